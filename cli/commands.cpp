@@ -1,0 +1,13 @@
+#include "cli/commands.hpp"
+
+namespace capsim::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> kCommands{
+      {"simulate", "simulate one training iteration of a scenario", run_simulate},
+      {"validate", "compare predictions with measured runs (capsim.validation/v1)", run_validate},
+  };
+  return kCommands;
+}
+
+}  // namespace capsim::cli

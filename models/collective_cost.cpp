@@ -1,0 +1,113 @@
+#include "models/collective_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace capsim {
+namespace {
+
+// Ring step counts per NCCL (nccl_tuning_model.md §2): 2(n-1) for all-reduce, n-1 for
+// all-gather / reduce-scatter / all-to-all, 1 for broadcast and send/recv (pipelined).
+double ring_steps(CollectiveKind kind, int n) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (n - 1);
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      return n - 1.0;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kSendRecv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
+  const double n = std::max(ranks, 1);
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (n - 1.0) / n;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      return (n - 1.0) / n;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kSendRecv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+const CollectiveFit* find_collective_fit(const HardwareProfile& profile, CollectiveKind kind,
+                                         bool inter_node) {
+  const CollectiveFit* fallback = nullptr;
+  for (const auto& fit : profile.collectives) {
+    if (fit.inter_node != inter_node) continue;
+    if (fit.kind == kind) return &fit;
+    if (fit.kind == CollectiveKind::kAllReduce) fallback = &fit;
+  }
+  return fallback;
+}
+
+double nic_share_scale(const HardwareProfile& profile, const GroupShape& group) {
+  if (profile.reference_node_nic_bandwidth_bytes_per_s <= 0.0 ||
+      group.nic_bandwidth_per_node_bytes_per_s <= 0.0) {
+    return 1.0;
+  }
+  return group.nic_bandwidth_per_node_bytes_per_s / profile.reference_node_nic_bandwidth_bytes_per_s;
+}
+
+double algorithm_time_s(const AlgorithmParams& params, CollectiveKind kind, double bytes,
+                        const GroupShape& group, double bandwidth_scale) {
+  const int n = group.ranks;
+  const int nodes = std::max(group.nodes, 1);
+  const int ppn = std::max(group.ranks_per_node, 1);
+  double latency = params.base_latency_s;
+  switch (params.algorithm) {
+    case CollectiveAlgorithm::kRing: {
+      const double steps = ring_steps(kind, n);
+      const double inter_steps = nodes > 1 ? ring_steps(kind, nodes) : 0.0;
+      latency += (steps - inter_steps) * params.intra_step_latency_s +
+                 inter_steps * params.inter_step_latency_s;
+      break;
+    }
+    case CollectiveAlgorithm::kTree:
+      // nccl tuning.cc: base + 2 x ((ppn - 1) x intraLat + log2(nNodes) x interLat).
+      latency += 2.0 * ((ppn - 1) * params.intra_step_latency_s +
+                        std::log2(static_cast<double>(nodes)) * params.inter_step_latency_s);
+      break;
+    case CollectiveAlgorithm::kNvls:
+      latency += params.intra_step_latency_s + (nodes > 1 ? params.inter_step_latency_s : 0.0);
+      break;
+  }
+  const double bus_bw = params.bus_bandwidth_bytes_per_s * bandwidth_scale;
+  if (bus_bw <= 0.0) return std::numeric_limits<double>::infinity();
+  return latency + bytes * bus_bandwidth_factor(kind, n) / bus_bw;
+}
+
+double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, double bytes,
+                         const GroupShape& group) {
+  if (group.ranks <= 1 && kind != CollectiveKind::kSendRecv) return 0.0;
+  if (bytes <= 0.0) return 0.0;
+  const bool inter = group.nodes > 1;
+  const CollectiveFit* fit = find_collective_fit(profile, kind, inter);
+  if (fit == nullptr) fit = find_collective_fit(profile, CollectiveKind::kAllReduce, inter);
+  if (fit == nullptr) return std::numeric_limits<double>::infinity();
+  const double scale = inter ? nic_share_scale(profile, group) : 1.0;
+  // A ring through the NICs cannot beat the NVLink ring inside the node it also crosses.
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& algo : fit->algorithms) {
+    // Trees only serve all-reduce in NCCL; NVLS serves all-reduce, all-gather, reduce-scatter.
+    if (algo.algorithm == CollectiveAlgorithm::kTree && kind != CollectiveKind::kAllReduce) {
+      continue;
+    }
+    best = std::min(best, algorithm_time_s(algo, kind, bytes, group, scale));
+  }
+  return best;
+}
+
+}  // namespace capsim

@@ -1,0 +1,66 @@
+#include "models/datasheet_profile.hpp"
+
+#include <algorithm>
+
+namespace capsim {
+namespace {
+
+constexpr double kUs = 1e-6;
+
+// NCCL hardware latencies (nccl_tuning_model.md §2a-2b, current values): Ring LL base 6.6 us,
+// NVLink step 0.6 us; Simple base 8.4 us, NVLink step 3.4 us, NET step 14 us; Tree LL base
+// 6.8 us, NET step 5 us. Plugin latency added per NET step: aws-ofi-nccl reports 75 us on
+// p4d/p4de/p5 (§8 there); the IB plugin reports 0.
+double plugin_latency_s(Fabric fabric) { return fabric == Fabric::kEfa ? 75 * kUs : 0.0; }
+
+}  // namespace
+
+HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster) {
+  HardwareProfile p;
+  p.name = "datasheet:" + gpu.name + "+" + to_string(cluster.inter_node_fabric);
+  p.gpu = gpu.name;
+  p.fabric = to_string(cluster.inter_node_fabric);
+  p.is_datasheet_default = true;
+  p.provenance = {"derived from datasheets and NCCL tuning tables; not fitted to measurements"};
+  // MAMF best-shape efficiency: A100 ~0.87, H100 ~0.80 (gemm_notes.md); transformer shapes
+  // rarely reach the best shape, so the datasheet profile starts a little lower.
+  p.gemm.max_efficiency = gpu.architecture == "ampere" ? 0.82 : 0.75;
+  p.reference_node_nic_bandwidth_bytes_per_s = cluster.node_nic_bandwidth_bytes_per_s();
+
+  // Intra-node all-reduce: measured 8-GPU busbw plateau is ~0.77 of NVLink per-direction
+  // bandwidth on A100 (230/300 GB/s) and NVLS reaches ~1.06x on H100 (476/450 GB/s);
+  // hardware_facts.md §1.
+  const double nvlink = cluster.intra_node_bandwidth_bytes_per_s;
+  CollectiveFit intra{CollectiveKind::kAllReduce, false, {}, 0.0};
+  intra.algorithms.push_back(
+      {CollectiveAlgorithm::kRing, 6.6 * kUs, 0.6 * kUs, 0.0, std::min(0.5 * nvlink, 87.7e9)});
+  intra.algorithms.push_back({CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, 0.0, 0.77 * nvlink});
+  if (gpu.has_nvls) {
+    intra.algorithms.push_back({CollectiveAlgorithm::kNvls, 0.0, 25 * kUs, 0.0, 1.06 * nvlink});
+  }
+  p.collectives.push_back(intra);
+
+  // Inter-node: ring busbw ~ 0.92-0.96 of the node's aggregate NIC bandwidth (OCI 191.8 of
+  // 200 GB/s; hardware_facts.md §2); tree for small messages.
+  const double nic = cluster.node_nic_bandwidth_bytes_per_s();
+  const double net_step = 14 * kUs + plugin_latency_s(cluster.inter_node_fabric);
+  CollectiveFit inter{CollectiveKind::kAllReduce, true, {}, 0.0};
+  inter.algorithms.push_back(
+      {CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, net_step, 0.92 * nic});
+  inter.algorithms.push_back({CollectiveAlgorithm::kTree, 6.8 * kUs, 0.6 * kUs,
+                              5 * kUs + plugin_latency_s(cluster.inter_node_fabric), 0.45 * nic});
+  p.collectives.push_back(inter);
+
+  // Point-to-point: one NVLink peer reaches ~0.65 of NVLink (195 of 300 GB/s, liplus log);
+  // across nodes one GPU's share of the NICs.
+  p.collectives.push_back({CollectiveKind::kSendRecv, false,
+                           {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, 0.0, 0.65 * nvlink}},
+                           0.0});
+  p.collectives.push_back({CollectiveKind::kSendRecv,
+                           true,
+                           {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, net_step, 0.92 * nic}},
+                           0.0});
+  return p;
+}
+
+}  // namespace capsim

@@ -1,0 +1,60 @@
+#include "models/gpu_catalog.hpp"
+
+#include <array>
+
+namespace capsim {
+namespace {
+
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Sources: NVIDIA A100 and H100/H200 datasheets as restated in
+// ../shared/reference/hardware_facts.md §1 and §5 (ml-engineering accelerator tables).
+// HBM capacities are the marketed decimal GB expressed as the GiB that nvidia-smi reports
+// (A100 40GB: 40 GiB, 80GB: 80 GiB, H100: 80 GiB, H200: 141 GB = 131.3 GiB... listed as
+// 141e9 bytes). NVLink: A100 12 links x 25 GB/s, H100/H200 18 links x 25 GB/s per direction.
+const std::array<GpuSpec, 4>& catalog() {
+  static const std::array<GpuSpec, 4> kGpus{{
+      {"A100-SXM4-40GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 40 * kGiB,
+       1555 * kGiga, 108, 3, 300 * kGiga, false},
+      {"A100-SXM4-80GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 80 * kGiB,
+       2039 * kGiga, 108, 3, 300 * kGiga, false},
+      {"H100-SXM5-80GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
+       80 * kGiB, 3350 * kGiga, 132, 4, 450 * kGiga, true},
+      {"H200-SXM-141GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
+       141 * kGiga, 4800 * kGiga, 132, 4, 450 * kGiga, true},
+  }};
+  return kGpus;
+}
+
+}  // namespace
+
+double GpuSpec::peak_flop_per_s(Precision precision) const {
+  switch (precision) {
+    case Precision::kFp16:
+      return peak_fp16_flop_per_s;
+    case Precision::kBf16:
+      return peak_bf16_flop_per_s;
+    case Precision::kFp8:
+      return peak_fp8_flop_per_s > 0.0 ? peak_fp8_flop_per_s : peak_bf16_flop_per_s;
+    case Precision::kFp32:
+      return peak_tf32_flop_per_s;
+  }
+  return peak_bf16_flop_per_s;
+}
+
+const GpuSpec* find_gpu(const std::string& name) {
+  for (const auto& gpu : catalog()) {
+    if (gpu.name == name) return &gpu;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> gpu_names() {
+  std::vector<std::string> names;
+  for (const auto& gpu : catalog()) names.push_back(gpu.name);
+  return names;
+}
+
+}  // namespace capsim

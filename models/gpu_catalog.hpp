@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace capsim {
+
+enum class Precision { kFp16, kBf16, kFp8, kFp32 };
+
+// Datasheet figures of one GPU model, SI units (bytes, bytes/s, FLOP/s). Immutable value.
+struct GpuSpec {
+  std::string name;
+  std::string architecture;  // "ampere", "hopper"
+  double peak_fp16_flop_per_s;
+  double peak_bf16_flop_per_s;
+  double peak_fp8_flop_per_s;   // 0 when the GPU has no fp8 tensor cores
+  double peak_tf32_flop_per_s;
+  double hbm_capacity_bytes;
+  double hbm_bandwidth_bytes_per_s;
+  int num_sms;
+  int nvlink_generation;
+  double nvlink_bandwidth_bytes_per_s;  // per GPU, per direction
+  bool has_nvls;                        // NVLink SHARP in the NVSwitch (Hopper)
+
+  // Returns the dense tensor-core peak for a precision (fp8 falls back to bf16 without fp8).
+  [[nodiscard]] double peak_flop_per_s(Precision precision) const;
+};
+
+// Returns the catalog entry or nullptr when `name` is unknown.
+[[nodiscard]] const GpuSpec* find_gpu(const std::string& name);
+// Returns every catalog name, sorted, for error messages.
+[[nodiscard]] std::vector<std::string> gpu_names();
+
+}  // namespace capsim

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace capsim {
+
+// GEMM efficiency model (fitted by calibrate/ from cuBLAS measurements):
+//   t = launch_overhead_s + max(flop / (peak x eta), bytes / (hbm_bw x memory_efficiency))
+//   eta = max_efficiency x tile_wave_efficiency(M, N, SMs) x K / (K + k_half) x alignment
+// after NVIDIA's "Matrix Multiplication Background" (tile and wave quantization) and
+// ../shared/reference/gemm_notes.md. alignment = 1 when every dim is a multiple of 64 elements,
+// misaligned_64 when some dim is a multiple of 8 only, misaligned_8 otherwise.
+struct GemmParams {
+  double max_efficiency = 0.80;
+  double k_half = 64.0;
+  double launch_overhead_s = 6e-6;
+  double memory_efficiency = 0.80;
+  double misaligned_64 = 0.90;
+  double misaligned_8 = 0.70;
+};
+
+// FlashAttention kernel efficiency as a fraction of the dense tensor-core peak, per head
+// dimension (forward and backward differ). Defaults cite Dao 2023 (FlashAttention-2, §4.1).
+struct AttentionParams {
+  double forward_efficiency_hd128 = 0.70;
+  double forward_efficiency_hd64 = 0.55;
+  double backward_efficiency_hd128 = 0.55;
+  double backward_efficiency_hd64 = 0.42;
+};
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kSendRecv };
+enum class CollectiveAlgorithm { kRing, kTree, kNvls };
+
+// One NCCL algorithm regime, NCCL's own structure (src/graph/tuning.cc, summarised in
+// ../shared/reference/nccl_tuning_model.md §1-3):
+//   time = base_latency + steps_intra x intra_step_latency + steps_inter x inter_step_latency
+//          + bytes x traffic_factor(n) / bus_bandwidth
+// Ring steps: 2(n-1) all-reduce, n-1 all-gather/reduce-scatter; tree: 2 log2(nodes) inter hops.
+struct AlgorithmParams {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  double base_latency_s = 0.0;
+  double intra_step_latency_s = 0.0;
+  double inter_step_latency_s = 0.0;
+  // Bus bandwidth (nccl-tests busbw), bytes/s. For inter-node regimes it is the value measured
+  // with the reference NIC bandwidth per node; costs scale it by what a group actually gets.
+  double bus_bandwidth_bytes_per_s = 0.0;
+};
+
+// The fitted regimes of one collective in one scope (inside a node, or across nodes).
+struct CollectiveFit {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  bool inter_node = false;
+  std::vector<AlgorithmParams> algorithms;  // NCCL picks the fastest; so do we
+  double mape_pct = 0.0;                    // fit quality over its log(s)
+};
+
+// Everything capsim knows about one hardware family, read from a `capsim.profile/v1` file or
+// derived from datasheets when no profile matches. Immutable after loading.
+struct HardwareProfile {
+  std::string name;
+  std::string gpu;
+  std::string fabric;  // "infiniband", "roce", "efa", "nvswitch"
+  // Aggregate NIC bandwidth per node (bytes/s) of the nodes the inter-node fits were measured
+  // on. Inter-node bus bandwidth is proportional to the NIC bandwidth a group gets per node
+  // (hardware_facts.md §2: ring busbw ~ aggregate NIC bandwidth per node).
+  double reference_node_nic_bandwidth_bytes_per_s = 0.0;
+  GemmParams gemm;
+  AttentionParams attention;
+  std::vector<CollectiveFit> collectives;
+  // Fixed CPU/framework cost per micro-batch per stage (kernel launches, Python), seconds.
+  double per_microbatch_overhead_s = 0.0;
+  std::vector<std::string> provenance;  // logs, dates, hardware the fit came from
+  bool is_datasheet_default = false;    // true when built from specs, not measurements
+};
+
+}  // namespace capsim

@@ -1,0 +1,387 @@
+#include "models/io/scenario_io.hpp"
+
+#include <filesystem>
+#include <numeric>
+
+#include "models/gpu_catalog.hpp"
+#include "models/instance_catalog.hpp"
+#include "models/io/units.hpp"
+
+namespace capsim {
+namespace {
+
+constexpr std::int64_t kMaxDim = 1 << 24;
+constexpr std::int64_t kMaxGpus = 1 << 20;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i > 0 ? ", " : "") + items[i];
+  return out;
+}
+
+int to_int(std::int64_t v) { return static_cast<int>(v); }
+
+Fabric parse_fabric(const std::string& s) {
+  if (s == "infiniband") return Fabric::kInfiniband;
+  if (s == "roce") return Fabric::kRoce;
+  if (s == "efa") return Fabric::kEfa;
+  return Fabric::kEthernet;
+}
+
+Topology parse_topology(const std::string& s) {
+  if (s == "fat-tree") return Topology::kFatTree;
+  if (s == "oversubscribed") return Topology::kOversubscribed;
+  return Topology::kRailOptimized;
+}
+
+Precision parse_precision(const std::string& s) {
+  if (s == "fp16") return Precision::kFp16;
+  if (s == "fp8") return Precision::kFp8;
+  return Precision::kBf16;
+}
+
+Schedule parse_schedule(const std::string& s) {
+  if (s == "gpipe") return Schedule::kGpipe;
+  if (s == "interleaved-1f1b") return Schedule::kInterleaved;
+  if (s == "zero-bubble") return Schedule::kZeroBubble;
+  return Schedule::kOneFOneB;
+}
+
+Recompute parse_recompute(const std::string& s) {
+  if (s == "selective") return Recompute::kSelective;
+  if (s == "full") return Recompute::kFull;
+  return Recompute::kNone;
+}
+
+// Defaults for clusters that name only a GPU: the DGX node of its generation
+// (DGX A100: 8x200 Gb/s HDR; DGX H100: 8x400 Gb/s NDR; hardware_facts.md §2).
+void apply_gpu_network_defaults(const GpuSpec& gpu, ClusterSpec& cluster) {
+  cluster.inter_node_fabric = Fabric::kInfiniband;
+  cluster.nics_per_node = 8;
+  cluster.nic_bandwidth_bytes_per_s = gpu.architecture == "ampere" ? 200e9 / 8 : 400e9 / 8;
+  cluster.topology = Topology::kRailOptimized;
+}
+
+ClusterSpec read_cluster(JsonReader& r) {
+  ClusterSpec c;
+  const GpuSpec* gpu = nullptr;
+  if (r.has("instance")) {
+    c.instance = r.required_string("instance");
+    const InstanceSpec* inst = find_instance(c.instance);
+    if (inst == nullptr) {
+      throw r.error("instance", "unknown instance \"" + c.instance +
+                                    "\"; known instances: " + join(instance_names()));
+    }
+    for (const char* key : {"gpu", "gpus_per_node"}) {
+      if (r.has(key)) {
+        throw r.error(key, std::string("\"") + key + "\" is given by instance \"" + c.instance +
+                               "\"; remove it or drop \"instance\"");
+      }
+    }
+    c.gpu = inst->gpu;
+    c.gpus_per_node = inst->gpus_per_node;
+    c.inter_node_fabric = parse_fabric(inst->fabric);
+    c.nics_per_node = inst->nics_per_node;
+    c.nic_bandwidth_bytes_per_s = inst->nic_bandwidth_bytes_per_s;
+    c.topology = Topology::kRailOptimized;
+    gpu = find_gpu(c.gpu);
+  } else {
+    c.gpu = r.required_string("gpu");
+    gpu = find_gpu(c.gpu);
+    if (gpu == nullptr) {
+      throw r.error("gpu", "unknown GPU \"" + c.gpu + "\"; known GPUs: " + join(gpu_names()));
+    }
+    c.gpus_per_node = to_int(r.required_int("gpus_per_node", 1, 64));
+    apply_gpu_network_defaults(*gpu, c);
+  }
+  c.num_nodes = to_int(r.required_int("num_nodes", 1, kMaxGpus));
+  c.intra_node_bandwidth_bytes_per_s = gpu->nvlink_bandwidth_bytes_per_s;
+  if (auto intra = r.optional_object("intra_node")) {
+    (void)intra->required_enum("fabric", {"nvswitch"});
+    c.intra_node_bandwidth_bytes_per_s = intra->required_bandwidth("bandwidth");
+    intra->finish();
+  }
+  if (auto inter = r.optional_object("inter_node")) {
+    c.inter_node_fabric =
+        parse_fabric(inter->required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"}));
+    c.nics_per_node = to_int(inter->required_int("nics_per_node", 1, 64));
+    c.nic_bandwidth_bytes_per_s = inter->required_bandwidth("nic_bandwidth");
+    c.topology = parse_topology(inter->optional_enum(
+        "topology", "rail-optimized", {"fat-tree", "rail-optimized", "oversubscribed"}));
+    c.oversubscription = inter->optional_number("oversubscription", 1.0, 1.0, 64.0);
+    if (c.topology == Topology::kOversubscribed && c.oversubscription <= 1.0) {
+      throw inter->error("oversubscription",
+                         "topology \"oversubscribed\" needs an oversubscription factor > 1");
+    }
+    if (c.topology != Topology::kOversubscribed && c.oversubscription > 1.0) {
+      throw inter->error("oversubscription",
+                         "an oversubscription factor > 1 needs topology \"oversubscribed\"");
+    }
+    inter->finish();
+  }
+  c.has_inter_node = c.num_nodes > 1;
+  r.finish();
+  return c;
+}
+
+Parallelism read_parallelism(JsonReader& r) {
+  Parallelism p;
+  p.tensor = to_int(r.required_int("tensor", 1, kMaxGpus));
+  p.pipeline = to_int(r.required_int("pipeline", 1, kMaxGpus));
+  p.data = to_int(r.required_int("data", 1, kMaxGpus));
+  p.context = to_int(r.optional_int("context", 1, 1, kMaxGpus));
+  p.micro_batch_size = to_int(r.required_int("micro_batch_size", 1, kMaxDim));
+  p.global_batch_size = to_int(r.required_int("global_batch_size", 1, kMaxDim));
+  p.virtual_pipeline_stages = to_int(r.optional_int("virtual_pipeline_stages", 1, 1, 1024));
+  p.schedule = parse_schedule(
+      r.optional_enum("schedule", p.virtual_pipeline_stages > 1 ? "interleaved-1f1b" : "1f1b",
+                      {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"}));
+  p.recompute =
+      parse_recompute(r.optional_enum("recompute", "none", {"none", "selective", "full"}));
+  p.sequence_parallel = r.optional_bool("sequence_parallel", false);
+  p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
+  p.precision = parse_precision(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
+  if (r.has("stage_layers")) {
+    for (auto v : r.int_array("stage_layers", 1, kMaxDim)) p.stage_layers.push_back(to_int(v));
+  }
+  p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
+  if (r.has("dp_bucket_size") && p.dp_bucket_bytes < 1.0) {
+    throw r.error("dp_bucket_size", "expected a size of at least 1B");
+  }
+  r.finish();
+  return p;
+}
+
+}  // namespace
+
+ModelSpec read_model(JsonReader& r) {
+  ModelSpec m;
+  m.name = r.optional_string("name", "model");
+  m.num_layers = to_int(r.required_int("num_layers", 1, 100000));
+  m.hidden_size = to_int(r.required_int("hidden_size", 1, kMaxDim));
+  m.num_attention_heads = to_int(r.required_int("num_attention_heads", 1, kMaxDim));
+  m.num_kv_heads = to_int(r.optional_int("num_kv_heads", m.num_attention_heads, 1, kMaxDim));
+  m.ffn_hidden_size =
+      to_int(r.optional_int("ffn_hidden_size", std::int64_t{4} * m.hidden_size, 1, kMaxDim));
+  m.ffn_activation = r.optional_enum("ffn_activation", "gelu", {"gelu", "swiglu"}) == "swiglu"
+                         ? FfnActivation::kSwiglu
+                         : FfnActivation::kGelu;
+  m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));
+  m.vocab_size = to_int(r.required_int("vocab_size", 1, kMaxDim));
+  m.tied_embeddings = r.optional_bool("tied_embeddings", false);
+  if (m.hidden_size % m.num_attention_heads != 0) {
+    throw r.error("num_attention_heads",
+                  "hidden_size " + std::to_string(m.hidden_size) +
+                      " is not divisible by num_attention_heads " +
+                      std::to_string(m.num_attention_heads));
+  }
+  if (m.num_attention_heads % m.num_kv_heads != 0) {
+    throw r.error("num_kv_heads", "num_kv_heads " + std::to_string(m.num_kv_heads) +
+                                      " does not divide num_attention_heads " +
+                                      std::to_string(m.num_attention_heads));
+  }
+  r.finish();
+  return m;
+}
+
+void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
+                  const std::string& file, const std::string& pointer) {
+  const std::string par = pointer + "/parallelism";
+  auto fail = [&](const std::string& key, const std::string& message) {
+    throw InputError(file, par + "/" + key, message);
+  };
+  const auto s = [](auto v) { return std::to_string(v); };
+  if (p.num_gpus() != c.num_gpus()) {
+    fail("data", "tensor (" + s(p.tensor) + ") x pipeline (" + s(p.pipeline) + ") x data (" +
+                     s(p.data) + ") x context (" + s(p.context) + ") = " + s(p.num_gpus()) +
+                     " must equal gpus_per_node (" + s(c.gpus_per_node) + ") x num_nodes (" +
+                     s(c.num_nodes) + ") = " + s(c.num_gpus()));
+  }
+  if (m.num_attention_heads % p.tensor != 0) {
+    fail("tensor", "num_attention_heads (" + s(m.num_attention_heads) +
+                       ") is not divisible by tensor (" + s(p.tensor) + ")");
+  }
+  if (m.num_kv_heads % p.tensor != 0) {
+    fail("tensor", "num_kv_heads (" + s(m.num_kv_heads) + ") is not divisible by tensor (" +
+                       s(p.tensor) + ")");
+  }
+  if (m.ffn_hidden_size % p.tensor != 0) {
+    fail("tensor", "ffn_hidden_size (" + s(m.ffn_hidden_size) + ") is not divisible by tensor (" +
+                       s(p.tensor) + ")");
+  }
+  if (p.sequence_parallel && p.tensor == 1) {
+    fail("sequence_parallel", "sequence_parallel needs tensor > 1");
+  }
+  if (p.context > 1 && m.seq_length % (2 * p.context) != 0) {
+    fail("context", "seq_length (" + s(m.seq_length) + ") is not divisible by 2 x context (" +
+                        s(2 * p.context) + "), which load-balanced causal CP needs");
+  }
+  if (p.global_batch_size % (p.micro_batch_size * p.data) != 0) {
+    fail("global_batch_size", "global_batch_size (" + s(p.global_batch_size) +
+                                  ") is not divisible by micro_batch_size (" +
+                                  s(p.micro_batch_size) + ") x data (" + s(p.data) + ")");
+  }
+  const bool interleaved = p.schedule == Schedule::kInterleaved;
+  if (interleaved && p.virtual_pipeline_stages < 2) {
+    fail("virtual_pipeline_stages", "schedule \"interleaved-1f1b\" needs virtual_pipeline_stages > 1");
+  }
+  if (!interleaved && p.virtual_pipeline_stages > 1) {
+    fail("schedule", "virtual_pipeline_stages > 1 needs schedule \"interleaved-1f1b\"");
+  }
+  if (interleaved && p.pipeline < 2) {
+    fail("pipeline", "schedule \"interleaved-1f1b\" needs pipeline > 1");
+  }
+  if (interleaved && p.num_micro_batches() % p.pipeline != 0) {
+    fail("global_batch_size", "interleaved-1f1b needs the micro-batch count (" +
+                                  s(p.num_micro_batches()) + ") to be a multiple of pipeline (" +
+                                  s(p.pipeline) + ")");
+  }
+  if (p.pipeline > m.num_layers) {
+    fail("pipeline", "pipeline (" + s(p.pipeline) + ") exceeds num_layers (" + s(m.num_layers) +
+                         ")");
+  }
+  if (!p.stage_layers.empty()) {
+    if (static_cast<int>(p.stage_layers.size()) != p.pipeline) {
+      fail("stage_layers", "stage_layers has " + s(p.stage_layers.size()) +
+                               " entries but pipeline is " + s(p.pipeline));
+    }
+    const int total = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
+    if (total != m.num_layers) {
+      fail("stage_layers",
+           "stage_layers sum to " + s(total) + " but num_layers is " + s(m.num_layers));
+    }
+    for (size_t i = 0; i < p.stage_layers.size(); ++i) {
+      if (p.stage_layers[i] % p.virtual_pipeline_stages != 0) {
+        throw InputError(file, par + "/stage_layers/" + s(i),
+                         "stage " + s(i) + " has " + s(p.stage_layers[i]) +
+                             " layers, not divisible by virtual_pipeline_stages (" +
+                             s(p.virtual_pipeline_stages) + ")");
+      }
+    }
+  } else if (m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+    fail("pipeline", "num_layers (" + s(m.num_layers) + ") is not divisible by pipeline (" +
+                         s(p.pipeline) + ") x virtual_pipeline_stages (" +
+                         s(p.virtual_pipeline_stages) + "); give stage_layers for an uneven split");
+  }
+  const GpuSpec* gpu = find_gpu(c.gpu);
+  if (p.precision == Precision::kFp8 && gpu != nullptr && gpu->peak_fp8_flop_per_s <= 0.0) {
+    fail("precision", "precision \"fp8\" needs a GPU with fp8 tensor cores; " + c.gpu +
+                          " has none");
+  }
+}
+
+Scenario read_scenario(JsonReader& r, bool require_schema) {
+  Scenario sc;
+  if (require_schema) {
+    r.expect_schema(kScenarioSchema);
+  } else if (r.has("schema")) {
+    r.expect_schema(kScenarioSchema);
+  }
+  sc.name = r.optional_string("name", "scenario");
+  {
+    auto model = r.object("model");
+    sc.model = read_model(model);
+  }
+  {
+    auto cluster = r.object("cluster");
+    sc.cluster = read_cluster(cluster);
+  }
+  {
+    auto par = r.object("parallelism");
+    sc.parallelism = read_parallelism(par);
+  }
+  sc.profile_path = r.optional_string("profile", "");
+  r.finish();
+  check_layout(sc.model, sc.cluster, sc.parallelism, r.file(), r.pointer());
+  return sc;
+}
+
+Scenario load_scenario(const std::string& path) {
+  const nlohmann::json doc = JsonReader::parse_file(path);
+  JsonReader reader(doc, path);
+  Scenario sc = read_scenario(reader, true);
+  if (!sc.profile_path.empty()) {
+    namespace fs = std::filesystem;
+    fs::path profile(sc.profile_path);
+    if (profile.is_relative()) {
+      const fs::path beside = fs::path(path).parent_path() / profile;
+      if (fs::exists(beside)) profile = beside;
+    }
+    if (!fs::exists(profile)) {
+      throw InputError(path, "/profile",
+                       "profile file \"" + sc.profile_path +
+                           "\" not found (looked beside the scenario and in the working folder)");
+    }
+    sc.profile_path = profile.string();
+  }
+  return sc;
+}
+
+nlohmann::json scenario_to_json(const Scenario& sc) {
+  using nlohmann::json;
+  const auto& m = sc.model;
+  const auto& c = sc.cluster;
+  const auto& p = sc.parallelism;
+  json model = {{"name", m.name},
+                {"num_layers", m.num_layers},
+                {"hidden_size", m.hidden_size},
+                {"num_attention_heads", m.num_attention_heads},
+                {"num_kv_heads", m.num_kv_heads},
+                {"ffn_hidden_size", m.ffn_hidden_size},
+                {"ffn_activation", to_string(m.ffn_activation)},
+                {"seq_length", m.seq_length},
+                {"vocab_size", m.vocab_size}};
+  if (m.tied_embeddings) model["tied_embeddings"] = true;
+  json cluster = json::object();
+  if (!c.instance.empty()) {
+    cluster["instance"] = c.instance;
+  } else {
+    cluster["gpu"] = c.gpu;
+    cluster["gpus_per_node"] = c.gpus_per_node;
+  }
+  cluster["num_nodes"] = c.num_nodes;
+  const auto gbps = [](double bytes_per_s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6gGbps", bytes_per_s * 8.0 / 1e9);
+    return std::string(buf);
+  };
+  const auto gBps = [](double bytes_per_s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6gGBps", bytes_per_s / 1e9);
+    return std::string(buf);
+  };
+  cluster["intra_node"] = {{"fabric", "nvswitch"},
+                           {"bandwidth", gBps(c.intra_node_bandwidth_bytes_per_s)}};
+  if (c.instance.empty() || c.num_nodes > 1) {
+    json inter = {{"fabric", to_string(c.inter_node_fabric)},
+                  {"nics_per_node", c.nics_per_node},
+                  {"nic_bandwidth", gbps(c.nic_bandwidth_bytes_per_s)},
+                  {"topology", to_string(c.topology)}};
+    if (c.oversubscription > 1.0) inter["oversubscription"] = c.oversubscription;
+    cluster["inter_node"] = inter;
+  }
+  json par = {{"tensor", p.tensor},
+              {"pipeline", p.pipeline},
+              {"data", p.data},
+              {"context", p.context},
+              {"micro_batch_size", p.micro_batch_size},
+              {"global_batch_size", p.global_batch_size},
+              {"virtual_pipeline_stages", p.virtual_pipeline_stages},
+              {"schedule", to_string(p.schedule)},
+              {"recompute", to_string(p.recompute)},
+              {"sequence_parallel", p.sequence_parallel},
+              {"zero_stage", p.zero_stage},
+              {"precision", to_string(p.precision)}};
+  if (!p.stage_layers.empty()) par["stage_layers"] = p.stage_layers;
+  if (p.dp_bucket_bytes > 0.0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0fB", p.dp_bucket_bytes);
+    par["dp_bucket_size"] = buf;
+  }
+  json out = {{"schema", kScenarioSchema}, {"name", sc.name}, {"model", model},
+              {"cluster", cluster},         {"parallelism", par}};
+  if (!sc.profile_path.empty()) out["profile"] = sc.profile_path;
+  return out;
+}
+
+}  // namespace capsim

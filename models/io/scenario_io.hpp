@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/io/json_reader.hpp"
+#include "models/scenario.hpp"
+
+namespace capsim {
+
+inline constexpr const char* kScenarioSchema = "capsim.scenario/v1";
+
+// Reads a `capsim.scenario/v1` file, checking every rule of DESIGN.md (keys, types, units,
+// ranges, cross-field). The profile path is resolved against the scenario's folder.
+[[nodiscard]] Scenario load_scenario(const std::string& path);
+
+// Reads a scenario object; `require_schema` is false for scenarios embedded in validation cases
+// and plans, which carry no schema key of their own.
+[[nodiscard]] Scenario read_scenario(JsonReader& reader, bool require_schema);
+
+// Reads only the model section (shared with plans).
+[[nodiscard]] ModelSpec read_model(JsonReader& reader);
+
+// Checks the rules that tie model, cluster and layout together; throws InputError pointing
+// below `pointer` (the scenario object's pointer).
+void check_layout(const ModelSpec& model, const ClusterSpec& cluster,
+                  const Parallelism& parallelism, const std::string& file,
+                  const std::string& pointer);
+
+// Writes a scenario back as `capsim.scenario/v1` JSON (round-trips through read_scenario).
+[[nodiscard]] nlohmann::json scenario_to_json(const Scenario& scenario);
+
+}  // namespace capsim

@@ -1,0 +1,166 @@
+#include "models/io/units.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+namespace capsim::units {
+namespace {
+
+struct Split {
+  double number;
+  std::string_view unit;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "1.5 GiB" into 1.5 and "GiB"; rejects negatives, NaN and text without a number.
+std::optional<Split> split_number(std::string_view text) {
+  text = trim(text);
+  if (text.empty()) return std::nullopt;
+  double value = 0.0;
+  const auto* begin = text.data();
+  const auto* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr == begin) return std::nullopt;
+  if (!std::isfinite(value) || value < 0.0) return std::nullopt;
+  return Split{value, trim(std::string_view(ptr, static_cast<size_t>(end - ptr)))};
+}
+
+// Consumes a decimal or binary multiplier prefix; returns 1 when there is none.
+double take_prefix(std::string_view& unit) {
+  static constexpr std::array<std::pair<std::string_view, double>, 9> kPrefixes{{
+      {"Ki", 1024.0},
+      {"Mi", 1024.0 * 1024.0},
+      {"Gi", 1024.0 * 1024.0 * 1024.0},
+      {"Ti", 1024.0 * 1024.0 * 1024.0 * 1024.0},
+      {"k", 1e3},
+      {"K", 1e3},
+      {"M", 1e6},
+      {"G", 1e9},
+      {"T", 1e12},
+  }};
+  for (const auto& [prefix, factor] : kPrefixes) {
+    if (unit.size() > prefix.size() && unit.substr(0, prefix.size()) == prefix) {
+      unit.remove_prefix(prefix.size());
+      return factor;
+    }
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text) {
+  auto split = split_number(text);
+  if (!split) return std::nullopt;
+  std::string_view unit = split->unit;
+  const double prefix = take_prefix(unit);
+  double bits_per_unit = 0.0;
+  if (unit == "bps" || unit == "b/s" || unit == "bit/s") {
+    bits_per_unit = 1.0;
+  } else if (unit == "Bps" || unit == "B/s") {
+    bits_per_unit = 8.0;
+  } else {
+    return std::nullopt;
+  }
+  if (split->number <= 0.0) return std::nullopt;
+  return split->number * prefix * bits_per_unit / 8.0;
+}
+
+std::optional<double> parse_duration_s(std::string_view text) {
+  auto split = split_number(text);
+  if (!split) return std::nullopt;
+  static constexpr std::array<std::pair<std::string_view, double>, 12> kUnits{{
+      {"ns", 1e-9},
+      {"us", 1e-6},
+      {"ms", 1e-3},
+      {"s", 1.0},
+      {"sec", 1.0},
+      {"min", 60.0},
+      {"m", 60.0},
+      {"h", 3600.0},
+      {"hr", 3600.0},
+      {"d", 86400.0},
+      {"day", 86400.0},
+      {"w", 7.0 * 86400.0},
+  }};
+  for (const auto& [unit, factor] : kUnits) {
+    if (split->unit == unit) return split->number * factor;
+  }
+  if (split->unit == "days") return split->number * 86400.0;
+  return std::nullopt;
+}
+
+std::optional<double> parse_size_bytes(std::string_view text) {
+  auto split = split_number(text);
+  if (!split) return std::nullopt;
+  std::string_view unit = split->unit;
+  const double prefix = take_prefix(unit);
+  if (unit != "B") return std::nullopt;
+  return split->number * prefix;
+}
+
+std::optional<double> parse_count(std::string_view text) {
+  auto split = split_number(text);
+  if (!split) return std::nullopt;
+  const std::string_view unit = split->unit;
+  double factor = 0.0;
+  if (unit.empty()) {
+    factor = 1.0;
+  } else if (unit == "k" || unit == "K") {
+    factor = 1e3;
+  } else if (unit == "M") {
+    factor = 1e6;
+  } else if (unit == "B" || unit == "G") {
+    factor = 1e9;
+  } else if (unit == "T") {
+    factor = 1e12;
+  } else {
+    return std::nullopt;
+  }
+  return split->number * factor;
+}
+
+std::optional<double> parse_price_usd_per_hour(std::string_view text) {
+  text = trim(text);
+  bool dollar = false;
+  if (!text.empty() && text.front() == '$') {
+    dollar = true;
+    text.remove_prefix(1);
+  }
+  auto split = split_number(text);
+  if (!split) return std::nullopt;
+  std::string_view unit = split->unit;
+  if (!dollar) {
+    if (unit.substr(0, 3) != "USD") return std::nullopt;
+    unit = trim(unit.substr(3));
+  }
+  if (unit == "/h" || unit == "/hr" || unit == "/hour") return split->number;
+  return std::nullopt;
+}
+
+std::string format_duration(double seconds) {
+  std::array<char, 32> buf{};
+  if (seconds < 1e-3) {
+    std::snprintf(buf.data(), buf.size(), "%.1f us", seconds * 1e6);
+  } else if (seconds < 1.0) {
+    std::snprintf(buf.data(), buf.size(), "%.1f ms", seconds * 1e3);
+  } else if (seconds < 3600.0) {
+    std::snprintf(buf.data(), buf.size(), "%.3f s", seconds);
+  } else if (seconds < 86400.0) {
+    std::snprintf(buf.data(), buf.size(), "%.2f h", seconds / 3600.0);
+  } else {
+    std::snprintf(buf.data(), buf.size(), "%.2f d", seconds / 86400.0);
+  }
+  return buf.data();
+}
+
+}  // namespace capsim::units

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <vector>
+
+#include "models/hardware_profile.hpp"
+#include "models/scenario.hpp"
+
+namespace capsim {
+
+// Shape of one communicator: how many ranks, spread over how many nodes.
+struct GroupShape {
+  int ranks = 1;
+  int ranks_per_node = 1;
+  int nodes = 1;
+  // NIC bandwidth (bytes/s, per direction) available to this group's ranks on one node when all
+  // concurrent groups of the same kind run at once (e.g. 8 DP groups share a node's NICs).
+  double nic_bandwidth_per_node_bytes_per_s = 0.0;
+};
+
+// Costs of one micro-batch through one model chunk (a pipeline stage's virtual stage) on one
+// GPU, seconds and bytes. Compute and TP communication are serial on the critical path.
+struct ChunkCosts {
+  int first_layer = 0;
+  int num_layers = 0;
+  bool has_embedding = false;  // first chunk of stage 0
+  bool has_head = false;       // last chunk of the last stage: logits + loss
+  double forward_compute_s = 0.0;
+  double forward_tp_comm_s = 0.0;   // TP/SP collectives in the forward pass
+  double forward_cp_comm_s = 0.0;   // CP ring exchange not hidden behind attention
+  double backward_input_s = 0.0;    // input-gradient compute (B of ZB-H1), excl. recompute
+  double backward_weight_s = 0.0;   // weight-gradient compute (W of ZB-H1)
+  double backward_tp_comm_s = 0.0;
+  double backward_cp_comm_s = 0.0;
+  double recompute_s = 0.0;         // forward recomputation done before the backward pass
+  double recompute_tp_comm_s = 0.0;
+  double activation_bytes = 0.0;    // sent to the next stage per micro-batch (same size back)
+  double parameter_count = 0.0;     // parameters of this chunk held by one GPU (per TP shard)
+  double forward_flop = 0.0;        // model FLOPs of the forward pass (for MFU)
+  double hardware_flop = 0.0;       // everything executed: fwd + bwd + recompute
+};
+
+struct StageCosts {
+  std::vector<ChunkCosts> chunks;  // one per virtual stage, in model order
+  double parameter_count = 0.0;    // sum over chunks, per GPU
+  double optimizer_s = 0.0;        // Adam step over the local shard (memory bound)
+};
+
+// Everything both engines need about one iteration, computed once from a scenario and profile.
+struct IterationCosts {
+  std::vector<StageCosts> stages;  // pipeline stages
+  int micro_batches = 1;           // per pipeline per iteration
+  GroupShape tp_group;
+  GroupShape dp_group;             // data-parallel replicas of one shard (x context)
+  GroupShape pp_link;              // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
+  double dp_bucket_bytes = 0.0;
+  double grad_bytes_per_element = 2.0;   // gradient reduction precision
+  double param_bytes_per_element = 2.0;  // ZeRO parameter gathers
+  double tokens_per_iteration = 0.0;
+  double model_flop_per_iteration = 0.0;     // 6N + attention convention (PaLM / Korthikanti)
+  double hardware_flop_per_iteration = 0.0;  // including recomputation
+};
+
+}  // namespace capsim

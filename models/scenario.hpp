@@ -1,0 +1,104 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+
+namespace capsim {
+
+enum class FfnActivation { kGelu, kSwiglu };
+
+// A decoder-only transformer (GPT and Llama families). Sizes in elements, not bytes.
+struct ModelSpec {
+  std::string name;
+  int num_layers = 0;
+  int hidden_size = 0;
+  int num_attention_heads = 0;
+  int num_kv_heads = 0;
+  int ffn_hidden_size = 0;
+  FfnActivation ffn_activation = FfnActivation::kGelu;
+  int seq_length = 0;
+  int vocab_size = 0;
+  bool tied_embeddings = false;
+
+  [[nodiscard]] int head_dim() const { return hidden_size / num_attention_heads; }
+};
+
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
+enum class Recompute { kNone, kSelective, kFull };
+
+// How one training iteration is laid out over the GPUs.
+struct Parallelism {
+  int tensor = 1;
+  int pipeline = 1;
+  int data = 1;
+  int context = 1;
+  int micro_batch_size = 1;
+  int global_batch_size = 1;
+  int virtual_pipeline_stages = 1;
+  Schedule schedule = Schedule::kOneFOneB;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  int zero_stage = 0;
+  Precision precision = Precision::kBf16;
+  std::vector<int> stage_layers;  // empty: even split
+  double dp_bucket_bytes = 0.0;   // 0: the framework default (see kDefaultDpBucketBytes)
+
+  [[nodiscard]] int num_gpus() const { return tensor * pipeline * data * context; }
+  // Micro-batches each pipeline runs per iteration: global / (micro * data).
+  [[nodiscard]] int num_micro_batches() const {
+    return global_batch_size / (micro_batch_size * data);
+  }
+};
+
+enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };
+enum class Topology { kFatTree, kRailOptimized, kOversubscribed };
+
+// Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s.
+struct ClusterSpec {
+  std::string gpu;
+  std::string instance;  // empty unless the scenario named a catalog instance
+  int gpus_per_node = 8;
+  int num_nodes = 1;
+  double intra_node_bandwidth_bytes_per_s = 0.0;  // per GPU into the NVSwitch
+  bool has_inter_node = false;
+  Fabric inter_node_fabric = Fabric::kInfiniband;
+  int nics_per_node = 0;
+  double nic_bandwidth_bytes_per_s = 0.0;
+  Topology topology = Topology::kRailOptimized;
+  double oversubscription = 1.0;
+
+  [[nodiscard]] int num_gpus() const { return gpus_per_node * num_nodes; }
+  [[nodiscard]] double node_nic_bandwidth_bytes_per_s() const {
+    return nics_per_node * nic_bandwidth_bytes_per_s;
+  }
+};
+
+// The input of `capsim simulate`: a model on a cluster with a layout and a profile.
+struct Scenario {
+  std::string name;
+  ModelSpec model;
+  ClusterSpec cluster;
+  Parallelism parallelism;
+  std::string profile_path;  // resolved path; empty: the default profile of the cluster
+};
+
+// Layers held by each pipeline stage (stage_layers, or an even split).
+[[nodiscard]] std::vector<int> layers_per_stage(const ModelSpec& model,
+                                                const Parallelism& parallelism);
+
+// Canonical names used in JSON and tables.
+[[nodiscard]] const char* to_string(Schedule schedule);
+[[nodiscard]] const char* to_string(Recompute recompute);
+[[nodiscard]] const char* to_string(Precision precision);
+[[nodiscard]] const char* to_string(FfnActivation activation);
+[[nodiscard]] const char* to_string(Fabric fabric);
+[[nodiscard]] const char* to_string(Topology topology);
+
+// Megatron-LM / PyTorch DDP default gradient bucket: 25 MB in DDP (bucket_cap_mb=25), Megatron's
+// distributed optimizer uses 40M elements; we take DDP's 25 MB as the default.
+inline constexpr double kDefaultDpBucketBytes = 25e6;
+
+}  // namespace capsim

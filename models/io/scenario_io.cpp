@@ -168,7 +168,9 @@ ModelSpec read_model(JsonReader& r) {
                          : FfnActivation::kGelu;
   m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));
   m.vocab_size = to_int(r.required_int("vocab_size", 1, kMaxDim));
-  m.tied_embeddings = r.optional_bool("tied_embeddings", false);
+  // GPT/Megatron ties input and output embeddings by default; Llama does not.
+  m.tied_embeddings =
+      r.optional_bool("tied_embeddings", m.ffn_activation == FfnActivation::kGelu);
   if (m.hidden_size % m.num_attention_heads != 0) {
     throw r.error("num_attention_heads",
                   "hidden_size " + std::to_string(m.hidden_size) +
@@ -331,7 +333,7 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
                 {"ffn_activation", to_string(m.ffn_activation)},
                 {"seq_length", m.seq_length},
                 {"vocab_size", m.vocab_size}};
-  if (m.tied_embeddings) model["tied_embeddings"] = true;
+  model["tied_embeddings"] = m.tied_embeddings;
   json cluster = json::object();
   if (!c.instance.empty()) {
     cluster["instance"] = c.instance;

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/memory_model.hpp"
+
+namespace capsim {
+
+// Where one iteration's wall time goes on the critical path (seconds). The parts sum to the
+// iteration time: compute + exposed communication + bubble + optimizer (+ other).
+struct TimeBreakdown {
+  double compute_s = 0.0;
+  double tp_comm_exposed_s = 0.0;
+  double cp_comm_exposed_s = 0.0;
+  double pp_comm_exposed_s = 0.0;
+  double dp_comm_exposed_s = 0.0;
+  double bubble_s = 0.0;
+  double optimizer_s = 0.0;
+  double other_s = 0.0;  // per-micro-batch framework overhead
+};
+
+// The outcome of simulating (or estimating) one iteration of a scenario.
+struct SimulationResult {
+  std::string engine;  // "analytic" or "event"
+  std::string scenario_name;
+  std::string profile_name;
+  double iteration_time_s = 0.0;
+  double tokens_per_s = 0.0;
+  double tokens_per_s_per_gpu = 0.0;
+  double model_tflops_per_gpu = 0.0;
+  double mfu = 0.0;  // model FLOPs / (time x GPUs x peak)
+  double hfu = 0.0;  // hardware FLOPs (with recompute) / (time x GPUs x peak)
+  int num_gpus = 0;
+  int micro_batches = 0;
+  MemoryEstimate memory;
+  TimeBreakdown breakdown;
+  std::vector<std::string> notes;  // what the engine could not see (e.g. contention)
+};
+
+}  // namespace capsim

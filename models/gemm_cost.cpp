@@ -1,0 +1,91 @@
+#include "models/gemm_cost.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace capsim {
+namespace {
+
+struct Tile {
+  double m;
+  double n;
+  double intrinsic;  // relative throughput of a full tile of this size (smaller tiles reuse less)
+};
+
+// CUTLASS/cuBLAS tile menu (gemm_notes.md, "Tile quantization"). Relative efficiencies of the
+// smaller tiles reflect their lower operand reuse: per output element a tile of m x n loads
+// (m + n) / (m n) operands, so 128x64 needs 1.5x the bandwidth of 128x128 per FLOP.
+constexpr std::array<Tile, 8> kTiles{{
+    {256, 128, 1.00},
+    {128, 256, 1.00},
+    {128, 128, 0.97},
+    {256, 64, 0.93},
+    {64, 256, 0.93},
+    {128, 64, 0.90},
+    {64, 128, 0.90},
+    {64, 64, 0.80},
+}};
+
+bool multiple_of(double value, double unit) { return std::fmod(value, unit) == 0.0; }
+
+// Tensor cores want every dimension a multiple of 64 elements (128 B) for full speed on A100,
+// and at least 8 (16 B) to be used at all (gemm_notes.md, "Modelling rules").
+double alignment_factor(const GemmParams& params, const GemmShape& s) {
+  const std::array<double, 3> dims{s.m, s.n, s.k};
+  double factor = 1.0;
+  for (double dim : dims) {
+    if (!multiple_of(dim, 8.0)) {
+      factor = std::min(factor, params.misaligned_8);
+    } else if (!multiple_of(dim, 64.0)) {
+      factor = std::min(factor, params.misaligned_64);
+    }
+  }
+  return factor;
+}
+
+}  // namespace
+
+double element_bytes(Precision precision) {
+  switch (precision) {
+    case Precision::kFp8:
+      return 1.0;
+    case Precision::kFp32:
+      return 4.0;
+    case Precision::kFp16:
+    case Precision::kBf16:
+      return 2.0;
+  }
+  return 2.0;
+}
+
+double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, const GemmShape& s) {
+  if (s.m <= 0.0 || s.n <= 0.0 || s.k <= 0.0) return 0.0;
+  const double sms = gpu.num_sms;
+  double best = 0.0;
+  for (const auto& tile : kTiles) {
+    const double tiles = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * s.batch;
+    const double waves = std::ceil(tiles / sms);
+    const double utilisation = (s.m * s.n * s.batch) / (waves * sms * tile.m * tile.n);
+    best = std::max(best, tile.intrinsic * utilisation);
+  }
+  const double k_efficiency = s.k / (s.k + params.k_half);
+  return params.max_efficiency * best * k_efficiency * alignment_factor(params, s);
+}
+
+double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,
+                   const GemmShape& s) {
+  const double eta = gemm_efficiency(params, gpu, s);
+  if (eta <= 0.0) return params.launch_overhead_s;
+  const double compute_s = s.flop() / (gpu.peak_flop_per_s(precision) * eta);
+  const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch * element_bytes(precision);
+  const double memory_s = bytes / (gpu.hbm_bandwidth_bytes_per_s * params.memory_efficiency);
+  return params.launch_overhead_s + std::max(compute_s, memory_s);
+}
+
+double memory_bound_time_s(const GemmParams& params, const GpuSpec& gpu, double bytes) {
+  return params.launch_overhead_s +
+         bytes / (gpu.hbm_bandwidth_bytes_per_s * params.memory_efficiency);
+}
+
+}  // namespace capsim

@@ -1,0 +1,437 @@
+#include "traces/job_trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "models/io/input_error.hpp"
+#include "models/io/units.hpp"
+
+namespace capsim::traces {
+namespace {
+
+struct Row {
+  int line = 0;
+  std::vector<std::string> cells;
+};
+
+struct Csv {
+  std::string file;
+  std::vector<std::string> header;
+  std::map<std::string, std::size_t> column;
+  std::vector<Row> rows;
+
+  [[nodiscard]] InputError error(int line, const std::string& message) const {
+    return InputError(file, "line " + std::to_string(line), message);
+  }
+  [[nodiscard]] bool has(const std::string& name) const { return column.count(name) > 0; }
+  [[nodiscard]] const std::string& cell(const Row& row, const std::string& name) const {
+    return row.cells.at(column.at(name));
+  }
+};
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// Splits one CSV line; double quotes protect commas (RFC 4180 subset: no embedded newlines).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  cells.push_back(trim(cur));
+  return cells;
+}
+
+// Reads a CSV with one header row; lines starting with '#' and blank lines are skipped.
+Csv read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "", "cannot open the job trace");
+  Csv csv;
+  csv.file = path;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    auto cells = split_csv(t);
+    if (csv.header.empty()) {
+      csv.header = cells;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (cells[i].empty()) throw csv.error(number, "empty column name in the header");
+        if (!csv.column.emplace(cells[i], i).second) {
+          throw csv.error(number, "column \"" + cells[i] + "\" appears twice in the header");
+        }
+      }
+      continue;
+    }
+    if (cells.size() != csv.header.size()) {
+      throw csv.error(number, "expected " + std::to_string(csv.header.size()) +
+                                  " fields like the header, got " + std::to_string(cells.size()));
+    }
+    csv.rows.push_back({number, std::move(cells)});
+  }
+  if (csv.header.empty()) throw InputError(path, "", "the job trace has no header row");
+  return csv;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+void require_columns(const Csv& csv, const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    if (!csv.has(n)) {
+      throw InputError(csv.file, "", "missing column \"" + n + "\" (header: " + join(csv.header) +
+                                         ")");
+    }
+  }
+}
+
+std::string bad(const std::string& column, const std::string& expected, const std::string& got) {
+  return "column \"" + column + "\": expected " + expected + ", got \"" + got + "\"";
+}
+
+int parse_int(const Csv& csv, const Row& row, const std::string& name, int min, int max) {
+  const std::string& s = csv.cell(row, name);
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || v < min || v > max) {
+    throw csv.error(row.line, bad(name, "an integer in [" + std::to_string(min) + ", " +
+                                            std::to_string(max) + "]",
+                                  s));
+  }
+  return static_cast<int>(v);
+}
+
+double parse_number(const Csv& csv, const Row& row, const std::string& name, double min) {
+  const std::string& s = csv.cell(row, name);
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !std::isfinite(v) || v < min) {
+    throw csv.error(row.line, bad(name, "a number >= " + std::to_string(static_cast<long long>(min)),
+                                  s));
+  }
+  return v;
+}
+
+// Days since 1970-01-01 of a civil date (H. Hinnant, "chrono-compatible low-level date
+// algorithms", days_from_civil).
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2 ? 1 : 0;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3U : 9U)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// Parses "YYYY-MM-DD HH:MM:SS" (Philly, Helios) or plain seconds.
+std::optional<double> parse_timestamp(const std::string& s) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d%c", &y, &mo, &d, &h, &mi, &se, &tail) == 6 &&
+      mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 &&
+      se >= 0 && se <= 60) {
+    const auto days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+    return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + se;
+  }
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+double timestamp(const Csv& csv, const Row& row, const std::string& name) {
+  const auto t = parse_timestamp(csv.cell(row, name));
+  if (!t) {
+    throw csv.error(row.line, bad(name, "a time like \"2017-10-09 07:01:55\" or seconds",
+                                  csv.cell(row, name)));
+  }
+  return *t;
+}
+
+std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
+  require_columns(csv, {"job_id", "submit", "gpus"});
+  static const std::set<std::string> kAllowed{"job_id", "submit",   "gpus",     "duration",
+                                              "scenario", "tokens", "min_gpus", "max_gpus",
+                                              "priority"};
+  for (const auto& h : csv.header) {
+    if (kAllowed.count(h) == 0) {
+      throw InputError(csv.file, "", "unknown column \"" + h + "\" (allowed: job_id, submit, gpus, "
+                                     "duration, scenario, tokens, min_gpus, max_gpus, priority)");
+    }
+  }
+  if (csv.has("duration") == csv.has("scenario")) {
+    throw InputError(csv.file, "",
+                     "the header needs either a \"duration\" column (rigid jobs) or "
+                     "\"scenario\" and \"tokens\" columns, not both");
+  }
+  if (csv.has("scenario") != csv.has("tokens")) {
+    throw InputError(csv.file, "", "columns \"scenario\" and \"tokens\" go together");
+  }
+  const auto folder = std::filesystem::path(csv.file).parent_path();
+  std::vector<JobRecord> jobs;
+  std::set<std::string> ids;
+  for (const auto& row : csv.rows) {
+    JobRecord job;
+    job.id = csv.cell(row, "job_id");
+    if (job.id.empty()) throw csv.error(row.line, "column \"job_id\": empty job id");
+    if (!ids.insert(job.id).second) {
+      throw csv.error(row.line, "column \"job_id\": duplicate job id \"" + job.id + "\"");
+    }
+    const auto submit = units::parse_duration_s(csv.cell(row, "submit"));
+    if (!submit || *submit < 0) {
+      throw csv.error(row.line, bad("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
+    }
+    job.submit_s = *submit;
+    job.gpus = parse_int(csv, row, "gpus", 1, 1 << 20);
+    job.min_gpus = csv.has("min_gpus") && !csv.cell(row, "min_gpus").empty()
+                       ? parse_int(csv, row, "min_gpus", 1, 1 << 20)
+                       : job.gpus;
+    job.max_gpus = csv.has("max_gpus") && !csv.cell(row, "max_gpus").empty()
+                       ? parse_int(csv, row, "max_gpus", 1, 1 << 20)
+                       : job.gpus;
+    if (job.min_gpus > job.gpus || job.gpus > job.max_gpus) {
+      throw csv.error(row.line, "min_gpus <= gpus <= max_gpus does not hold: min_gpus " +
+                                    std::to_string(job.min_gpus) + ", gpus " +
+                                    std::to_string(job.gpus) + ", max_gpus " +
+                                    std::to_string(job.max_gpus));
+    }
+    if (csv.has("priority") && !csv.cell(row, "priority").empty()) {
+      job.priority = parse_int(csv, row, "priority", -1000000, 1000000);
+    }
+    if (csv.has("duration")) {
+      const auto d = units::parse_duration_s(csv.cell(row, "duration"));
+      if (!d || *d <= 0) {
+        throw csv.error(row.line,
+                        bad("duration", "a positive duration like \"2h\"", csv.cell(row, "duration")));
+      }
+      job.duration_s = *d;
+    } else {
+      const std::string& scenario = csv.cell(row, "scenario");
+      if (scenario.empty()) throw csv.error(row.line, "column \"scenario\": empty scenario path");
+      job.scenario_path = (folder / scenario).lexically_normal().string();
+      const auto tokens = units::parse_count(csv.cell(row, "tokens"));
+      if (!tokens || *tokens <= 0) {
+        throw csv.error(row.line, bad("tokens", "a positive count like \"50B\"",
+                                      csv.cell(row, "tokens")));
+      }
+      job.tokens = *tokens;
+    }
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::vector<JobRecord> read_philly(const Csv& csv) {
+  require_columns(csv, {"timestamp", "duration", "num_gpus"});
+  std::vector<JobRecord> jobs;
+  for (const auto& row : csv.rows) {
+    JobRecord job;
+    job.id = "philly-" + std::to_string(row.line);
+    job.submit_s = timestamp(csv, row, "timestamp");
+    job.gpus = parse_int(csv, row, "num_gpus", 1, 1 << 20);
+    job.min_gpus = job.max_gpus = job.gpus;
+    job.duration_s = std::max(1.0, parse_number(csv, row, "duration", 0.0));
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::vector<JobRecord> read_openb(const Csv& csv) {
+  require_columns(csv, {"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time",
+                        "scheduled_time"});
+  std::vector<JobRecord> jobs;
+  for (const auto& row : csv.rows) {
+    const int gpus = parse_int(csv, row, "num_gpu", 0, 1 << 20);
+    // CPU-only pods and pods that were never scheduled carry no GPU work to replay.
+    if (gpus == 0 || csv.cell(row, "scheduled_time").empty()) continue;
+    JobRecord job;
+    job.id = csv.cell(row, "name");
+    job.submit_s = parse_number(csv, row, "creation_time", 0.0);
+    const double start = parse_number(csv, row, "scheduled_time", 0.0);
+    const double end = parse_number(csv, row, "deletion_time", 0.0);
+    if (end < start) {
+      throw csv.error(row.line, "deletion_time " + csv.cell(row, "deletion_time") +
+                                    " is before scheduled_time " +
+                                    csv.cell(row, "scheduled_time"));
+    }
+    // A fractional GPU (gpu_milli < 1000, num_gpu == 1) is replayed as one whole GPU: what-if
+    // nodes are allocated by whole GPUs.
+    job.gpus = job.min_gpus = job.max_gpus = gpus;
+    job.duration_s = std::max(1.0, end - start);
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+// Nominal work per Pollux application in GPU-hours, at the middle of the size classes of
+// Pollux (Qiao et al., OSDI'21, Table 1): cifar10/ncf "small" (0-1 GPU-h), deepspeech2/bert
+// "medium" (1-10), yolov3 "large" (10-100), imagenet "XL" (100-1000). The workload file itself
+// carries no durations (data/traces/README.md); these are assumptions, see docs/whatif.md.
+double pollux_work_gpu_hours(const std::string& application) {
+  static const std::map<std::string, double> kWork{{"cifar10", 0.5}, {"ncf", 0.5},
+                                                   {"deepspeech2", 3.0}, {"bert", 3.0},
+                                                   {"yolov3", 30.0}, {"imagenet", 300.0}};
+  const auto it = kWork.find(application);
+  return it == kWork.end() ? -1.0 : it->second;
+}
+
+std::vector<JobRecord> read_pollux(const Csv& csv) {
+  require_columns(csv, {"name", "time", "application", "num_replicas"});
+  std::vector<JobRecord> jobs;
+  for (const auto& row : csv.rows) {
+    JobRecord job;
+    job.id = csv.cell(row, "name");
+    job.submit_s = parse_number(csv, row, "time", 0.0);
+    const std::string& app = csv.cell(row, "application");
+    const double work = pollux_work_gpu_hours(app);
+    if (work < 0) {
+      throw csv.error(row.line, "column \"application\": unknown application \"" + app +
+                                    "\" (known: bert, cifar10, deepspeech2, imagenet, ncf, yolov3)");
+    }
+    job.gpus = parse_int(csv, row, "num_replicas", 1, 1 << 20);
+    // Pollux jobs are elastic: they may shrink to one replica and grow to twice the request.
+    job.min_gpus = 1;
+    job.max_gpus = std::max(job.gpus, 2 * job.gpus);
+    job.duration_s = work * 3600.0 / job.gpus;
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
+  require_columns(csv, {"job_id", "gpu_num", "submit_time"});
+  const bool has_duration = csv.has("duration");
+  if (!has_duration && !(csv.has("start_time") && csv.has("end_time"))) {
+    throw InputError(csv.file, "",
+                     "missing column \"duration\" (or \"start_time\" and \"end_time\")");
+  }
+  std::vector<JobRecord> jobs;
+  for (const auto& row : csv.rows) {
+    const int gpus = parse_int(csv, row, "gpu_num", 0, 1 << 20);
+    if (gpus == 0) continue;  // CPU jobs
+    double duration = 0.0;
+    if (has_duration && !csv.cell(row, "duration").empty()) {
+      duration = parse_number(csv, row, "duration", 0.0);
+    } else if (csv.has("start_time") && csv.has("end_time") &&
+               !csv.cell(row, "start_time").empty() && !csv.cell(row, "end_time").empty()) {
+      duration = timestamp(csv, row, "end_time") - timestamp(csv, row, "start_time");
+    }
+    if (duration <= 0) continue;  // never started (cancelled while queued)
+    JobRecord job;
+    job.id = csv.cell(row, "job_id");
+    job.submit_s = timestamp(csv, row, "submit_time");
+    // Multi-node jobs hold whole nodes in Helios/Acme (node_num is recorded beside gpu_num).
+    job.gpus = gpus > gpus_per_node ? (gpus + gpus_per_node - 1) / gpus_per_node * gpus_per_node
+                                    : gpus;
+    job.min_gpus = job.max_gpus = job.gpus;
+    job.duration_s = duration;
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+}  // namespace
+
+const char* to_string(JobTraceFormat format) {
+  switch (format) {
+    case JobTraceFormat::kCapsimCsv: return "capsim-csv";
+    case JobTraceFormat::kPhillyPollux: return "philly-pollux";
+    case JobTraceFormat::kAlibabaOpenb: return "alibaba-openb";
+    case JobTraceFormat::kPolluxWorkload: return "pollux-workload";
+    case JobTraceFormat::kHelios: return "helios";
+  }
+  return "?";
+}
+
+std::vector<std::string> job_trace_format_names() {
+  return {"capsim-csv", "philly-pollux", "alibaba-openb", "pollux-workload", "helios"};
+}
+
+bool parse_job_trace_format(const std::string& name, JobTraceFormat& format) {
+  for (auto f : {JobTraceFormat::kCapsimCsv, JobTraceFormat::kPhillyPollux,
+                 JobTraceFormat::kAlibabaOpenb, JobTraceFormat::kPolluxWorkload,
+                 JobTraceFormat::kHelios}) {
+    if (name == to_string(f)) {
+      format = f;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<JobRecord> read_job_trace(const JobTraceOptions& options) {
+  const Csv csv = read_csv(options.path);
+  std::vector<JobRecord> jobs;
+  switch (options.format) {
+    case JobTraceFormat::kCapsimCsv: jobs = read_capsim_csv(csv); break;
+    case JobTraceFormat::kPhillyPollux: jobs = read_philly(csv); break;
+    case JobTraceFormat::kAlibabaOpenb: jobs = read_openb(csv); break;
+    case JobTraceFormat::kPolluxWorkload: jobs = read_pollux(csv); break;
+    case JobTraceFormat::kHelios: jobs = read_helios(csv, options.gpus_per_node); break;
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const JobRecord& a, const JobRecord& b) { return a.submit_s < b.submit_s; });
+  if (options.format != JobTraceFormat::kCapsimCsv && !jobs.empty()) {
+    const double t0 = jobs.front().submit_s;
+    for (auto& j : jobs) j.submit_s -= t0;
+  }
+  if (options.limit > 0 && jobs.size() > options.limit) jobs.resize(options.limit);
+  for (auto& j : jobs) {
+    j.submit_s *= options.time_scale;
+    if (options.max_duration_s > 0 && j.duration_s > options.max_duration_s) {
+      j.duration_s = options.max_duration_s;
+    }
+  }
+  return jobs;
+}
+
+}  // namespace capsim::traces

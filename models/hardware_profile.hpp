@@ -55,6 +55,18 @@ struct CollectiveFit {
   double mape_pct = 0.0;                    // fit quality over its log(s)
 };
 
+// Quality of one fitted curve against the measurements it came from (`capsim calibrate fit`).
+// Errors are 100 x |model - measured| / measured over the curve's sizes, in percent.
+struct FitRecord {
+  std::string curve;   // e.g. "all_reduce inter_node 16 ranks / 2 nodes" or "gemm bf16"
+  std::string source;  // measurement file name the curve came from
+  int points = 0;
+  int points_large = 0;          // sizes >= 1 MiB (collectives); 0 for GEMM curves
+  double mape_pct = 0.0;         // over all points
+  double mape_large_pct = 0.0;   // over points_large (0 when there are none)
+  double max_abs_error_pct = 0.0;
+};
+
 // Everything capsim knows about one hardware family, read from a `capsim.profile/v1` file or
 // derived from datasheets when no profile matches. Immutable after loading.
 struct HardwareProfile {
@@ -72,6 +84,7 @@ struct HardwareProfile {
   double per_microbatch_overhead_s = 0.0;
   std::vector<std::string> provenance;  // logs, dates, hardware the fit came from
   bool is_datasheet_default = false;    // true when built from specs, not measurements
+  std::vector<FitRecord> fit_quality;   // one record per fitted curve (empty for datasheets)
 };
 
 }  // namespace capsim

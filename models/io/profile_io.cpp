@@ -1,0 +1,363 @@
+#include "models/io/profile_io.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "models/datasheet_profile.hpp"
+#include "models/gpu_catalog.hpp"
+
+namespace capsim {
+namespace {
+
+constexpr double kMaxLatencyS = 10.0;
+
+const std::vector<std::string>& fabric_names() {
+  static const std::vector<std::string> kNames{"infiniband", "roce", "efa", "nvswitch", "ethernet"};
+  return kNames;
+}
+
+const std::vector<std::string>& algorithm_names() {
+  static const std::vector<std::string> kNames{"ring", "tree", "nvls"};
+  return kNames;
+}
+
+// Rounds to 6 significant digits through the same text the file holds, so that a value read
+// back from a written profile formats to the same characters (byte-stable regeneration).
+double round6(double value) {
+  std::array<char, 40> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.6g", value);
+  return std::strtod(buf.data(), nullptr);
+}
+
+std::string with_unit(double value, const char* unit) {
+  std::array<char, 48> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.6g%s", value, unit);
+  return buf.data();
+}
+
+std::string duration_text(double seconds) {
+  return with_unit(seconds * 1e6, "us");
+}
+std::string bandwidth_text(double bytes_per_s) {
+  return with_unit(bytes_per_s / 1e9, "GBps");
+}
+
+CollectiveAlgorithm algorithm_from_name(const std::string& name) {
+  if (name == "tree")
+    return CollectiveAlgorithm::kTree;
+  if (name == "nvls")
+    return CollectiveAlgorithm::kNvls;
+  return CollectiveAlgorithm::kRing;
+}
+
+GemmParams read_gemm(JsonReader& r) {
+  GemmParams g;
+  g.max_efficiency = r.required_number("max_efficiency", 1e-3, 1.0);
+  g.k_half = r.required_number("k_half", 0.0, 1e6);
+  g.launch_overhead_s = r.required_duration("launch_overhead");
+  if (g.launch_overhead_s > kMaxLatencyS) {
+    throw r.error("launch_overhead",
+                  "expected at most 10s, got " + duration_text(g.launch_overhead_s));
+  }
+  g.memory_efficiency = r.required_number("memory_efficiency", 1e-3, 1.0);
+  g.misaligned_64 = r.required_number("misaligned_64", 1e-3, 1.0);
+  g.misaligned_8 = r.required_number("misaligned_8", 1e-3, 1.0);
+  r.finish();
+  return g;
+}
+
+AttentionParams read_attention(JsonReader& r) {
+  AttentionParams a;
+  a.forward_efficiency_hd128 = r.required_number("forward_efficiency_hd128", 1e-3, 1.0);
+  a.forward_efficiency_hd64 = r.required_number("forward_efficiency_hd64", 1e-3, 1.0);
+  a.backward_efficiency_hd128 = r.required_number("backward_efficiency_hd128", 1e-3, 1.0);
+  a.backward_efficiency_hd64 = r.required_number("backward_efficiency_hd64", 1e-3, 1.0);
+  r.finish();
+  return a;
+}
+
+double read_latency(JsonReader& r, const std::string& key) {
+  const double value = r.required_duration(key);
+  if (value > kMaxLatencyS) {
+    throw r.error(key, "expected at most 10s, got " + duration_text(value));
+  }
+  return value;
+}
+
+AlgorithmParams read_algorithm(JsonReader& r, bool inter_node, const GpuSpec& gpu) {
+  AlgorithmParams a;
+  const std::string name = r.required_enum("algorithm", algorithm_names());
+  a.algorithm = algorithm_from_name(name);
+  if (a.algorithm == CollectiveAlgorithm::kNvls && !gpu.has_nvls) {
+    throw r.error("algorithm", "nvls needs a GPU with NVLink SHARP; " + gpu.name + " has none");
+  }
+  a.base_latency_s = read_latency(r, "base_latency");
+  a.intra_step_latency_s = read_latency(r, "intra_step_latency");
+  a.inter_step_latency_s = read_latency(r, "inter_step_latency");
+  if (!inter_node && a.inter_step_latency_s > 0.0) {
+    throw r.error("inter_step_latency",
+                  "must be 0us in an intra_node fit, got " + duration_text(a.inter_step_latency_s));
+  }
+  a.bus_bandwidth_bytes_per_s = r.required_bandwidth("bus_bandwidth");
+  r.finish();
+  return a;
+}
+
+FitRecord read_fit_record(JsonReader& r) {
+  FitRecord f;
+  f.curve = r.required_string("curve");
+  f.source = r.required_string("source");
+  f.points = static_cast<int>(r.required_int("points", 1, 1000000));
+  f.points_large = static_cast<int>(r.required_int("points_large", 0, f.points));
+  f.mape_pct = r.required_number("mape_pct", 0.0, 1e6);
+  f.mape_large_pct = r.required_number("mape_large_pct", 0.0, 1e6);
+  f.max_abs_error_pct = r.required_number("max_abs_error_pct", 0.0, 1e6);
+  r.finish();
+  return f;
+}
+
+std::string scope_name(bool inter_node) {
+  return inter_node ? "inter_node" : "intra_node";
+}
+
+}  // namespace
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> kNames{"all_reduce", "all_gather", "reduce_scatter",
+                                               "alltoall",   "broadcast",  "send_recv"};
+  return kNames;
+}
+
+const char* collective_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "alltoall";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kSendRecv:
+      return "send_recv";
+  }
+  return "all_reduce";
+}
+
+CollectiveKind collective_from_name(const std::string& name) {
+  static constexpr std::array<CollectiveKind, 6> kKinds{
+      CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+      CollectiveKind::kAllToAll,  CollectiveKind::kBroadcast, CollectiveKind::kSendRecv};
+  for (CollectiveKind kind : kKinds) {
+    if (name == collective_name(kind))
+      return kind;
+  }
+  throw std::invalid_argument("unknown collective \"" + name + "\"");
+}
+
+const char* algorithm_name(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing:
+      return "ring";
+    case CollectiveAlgorithm::kTree:
+      return "tree";
+    case CollectiveAlgorithm::kNvls:
+      return "nvls";
+  }
+  return "ring";
+}
+
+HardwareProfile read_profile(JsonReader& reader) {
+  reader.expect_schema(kProfileSchema);
+  HardwareProfile p;
+  p.name = reader.required_string("name");
+  p.gpu = reader.required_enum("gpu", gpu_names());
+  const GpuSpec& gpu = *find_gpu(p.gpu);
+  p.fabric = reader.required_enum("fabric", fabric_names());
+  if (auto nic = reader.optional_bandwidth("reference_node_nic_bandwidth")) {
+    p.reference_node_nic_bandwidth_bytes_per_s = *nic;
+  }
+  if (auto overhead = reader.optional_duration("per_microbatch_overhead")) {
+    p.per_microbatch_overhead_s = *overhead;
+  }
+  p.is_datasheet_default = reader.optional_bool("datasheet_default", false);
+  {
+    JsonReader gemm = reader.object("gemm");
+    p.gemm = read_gemm(gemm);
+  }
+  {
+    JsonReader attention = reader.object("attention");
+    p.attention = read_attention(attention);
+  }
+  const auto collectives = reader.array("collectives", 1);
+  const std::string collectives_ptr = reader.pointer_to("collectives");
+  bool has_inter = false;
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    const std::string ptr = collectives_ptr + "/" + std::to_string(i);
+    JsonReader r(collectives[i], reader.file(), ptr);
+    CollectiveFit fit;
+    fit.kind = collective_from_name(r.required_enum("collective", collective_names()));
+    fit.inter_node = r.required_enum("scope", {"intra_node", "inter_node"}) == "inter_node";
+    fit.mape_pct = r.optional_number("mape_pct", 0.0, 0.0, 1e6);
+    for (size_t j = 0; j < p.collectives.size(); ++j) {
+      if (p.collectives[j].kind == fit.kind && p.collectives[j].inter_node == fit.inter_node) {
+        throw r.error("collective", std::string("duplicate fit for ") + collective_name(fit.kind) +
+                                        " " + scope_name(fit.inter_node) + " (also at " +
+                                        collectives_ptr + "/" + std::to_string(j) + ")");
+      }
+    }
+    const auto algorithms = r.array("algorithms", 1);
+    for (size_t j = 0; j < algorithms.size(); ++j) {
+      JsonReader a(algorithms[j], reader.file(),
+                   r.pointer_to("algorithms") + "/" + std::to_string(j));
+      fit.algorithms.push_back(read_algorithm(a, fit.inter_node, gpu));
+    }
+    r.finish();
+    has_inter = has_inter || fit.inter_node;
+    p.collectives.push_back(std::move(fit));
+  }
+  if (has_inter && p.reference_node_nic_bandwidth_bytes_per_s <= 0.0) {
+    throw reader.error("reference_node_nic_bandwidth",
+                       "required when the profile has inter_node fits");
+  }
+  if (reader.has("provenance")) {
+    const auto provenance = reader.array("provenance");
+    for (size_t i = 0; i < provenance.size(); ++i) {
+      if (!provenance[i].is_string()) {
+        throw InputError(reader.file(), reader.pointer_to("provenance") + "/" + std::to_string(i),
+                         "expected a string, got " + describe_json(provenance[i]));
+      }
+      p.provenance.push_back(provenance[i].get<std::string>());
+    }
+  }
+  if (reader.has("fit_quality")) {
+    const auto records = reader.array("fit_quality");
+    for (size_t i = 0; i < records.size(); ++i) {
+      JsonReader r(records[i], reader.file(),
+                   reader.pointer_to("fit_quality") + "/" + std::to_string(i));
+      p.fit_quality.push_back(read_fit_record(r));
+    }
+  }
+  reader.finish();
+  return p;
+}
+
+HardwareProfile load_profile(const std::string& path) {
+  const nlohmann::json doc = JsonReader::parse_file(path);
+  JsonReader reader(doc, path);
+  return read_profile(reader);
+}
+
+nlohmann::json profile_to_json(const HardwareProfile& p) {
+  nlohmann::json j;
+  j["schema"] = kProfileSchema;
+  j["name"] = p.name;
+  j["gpu"] = p.gpu;
+  j["fabric"] = p.fabric;
+  if (p.reference_node_nic_bandwidth_bytes_per_s > 0.0) {
+    j["reference_node_nic_bandwidth"] = bandwidth_text(p.reference_node_nic_bandwidth_bytes_per_s);
+  }
+  j["per_microbatch_overhead"] = duration_text(p.per_microbatch_overhead_s);
+  j["datasheet_default"] = p.is_datasheet_default;
+  j["gemm"] = {{"max_efficiency", round6(p.gemm.max_efficiency)},
+               {"k_half", round6(p.gemm.k_half)},
+               {"launch_overhead", duration_text(p.gemm.launch_overhead_s)},
+               {"memory_efficiency", round6(p.gemm.memory_efficiency)},
+               {"misaligned_64", round6(p.gemm.misaligned_64)},
+               {"misaligned_8", round6(p.gemm.misaligned_8)}};
+  j["attention"] = {{"forward_efficiency_hd128", round6(p.attention.forward_efficiency_hd128)},
+                    {"forward_efficiency_hd64", round6(p.attention.forward_efficiency_hd64)},
+                    {"backward_efficiency_hd128", round6(p.attention.backward_efficiency_hd128)},
+                    {"backward_efficiency_hd64", round6(p.attention.backward_efficiency_hd64)}};
+  nlohmann::json collectives = nlohmann::json::array();
+  for (const auto& fit : p.collectives) {
+    nlohmann::json algorithms = nlohmann::json::array();
+    for (const auto& a : fit.algorithms) {
+      algorithms.push_back({{"algorithm", algorithm_name(a.algorithm)},
+                            {"base_latency", duration_text(a.base_latency_s)},
+                            {"intra_step_latency", duration_text(a.intra_step_latency_s)},
+                            {"inter_step_latency", duration_text(a.inter_step_latency_s)},
+                            {"bus_bandwidth", bandwidth_text(a.bus_bandwidth_bytes_per_s)}});
+    }
+    collectives.push_back({{"collective", collective_name(fit.kind)},
+                           {"scope", scope_name(fit.inter_node)},
+                           {"mape_pct", round6(fit.mape_pct)},
+                           {"algorithms", algorithms}});
+  }
+  j["collectives"] = collectives;
+  j["provenance"] = p.provenance;
+  nlohmann::json records = nlohmann::json::array();
+  for (const auto& f : p.fit_quality) {
+    records.push_back({{"curve", f.curve},
+                       {"source", f.source},
+                       {"points", f.points},
+                       {"points_large", f.points_large},
+                       {"mape_pct", round6(f.mape_pct)},
+                       {"mape_large_pct", round6(f.mape_large_pct)},
+                       {"max_abs_error_pct", round6(f.max_abs_error_pct)}});
+  }
+  j["fit_quality"] = records;
+  return j;
+}
+
+std::string profile_to_text(const HardwareProfile& profile) {
+  return profile_to_json(profile).dump(2) + "\n";
+}
+
+HardwareProfile embedded_profile(const std::string& file) {
+  for (const auto& e : embedded_profiles()) {
+    if (e.file == file) {
+      const std::string name = "<embedded>/scenarios/profiles/" + file;
+      const nlohmann::json doc = JsonReader::parse_text(e.text, name);
+      JsonReader reader(doc, name);
+      return read_profile(reader);
+    }
+  }
+  throw InputError("<embedded>/scenarios/profiles/" + file, "", "no such shipped profile");
+}
+
+std::string shipped_profile_file(const std::string& architecture, const std::string& fabric) {
+  // File names follow <gpu family>-<fabric>.json (docs/calibration.md).
+  std::string family;
+  if (architecture == "ampere")
+    family = "a100";
+  if (architecture == "hopper")
+    family = "h100";
+  std::string suffix;
+  if (fabric == "infiniband")
+    suffix = "ib";
+  if (fabric == "roce")
+    suffix = "roce";
+  if (fabric == "efa")
+    suffix = "efa";
+  if (family.empty() || suffix.empty())
+    return "";
+  const std::string file = family + "-" + suffix + ".json";
+  const auto& all = embedded_profiles();
+  const bool shipped =
+      std::any_of(all.begin(), all.end(), [&](const EmbeddedProfile& e) { return e.file == file; });
+  return shipped ? file : "";
+}
+
+HardwareProfile resolve_profile(const Scenario& scenario) {
+  if (!scenario.profile_path.empty())
+    return load_profile(scenario.profile_path);
+  const ClusterSpec& cluster = scenario.cluster;
+  const GpuSpec* gpu = find_gpu(cluster.gpu);
+  if (gpu == nullptr) {
+    throw InputError(scenario.name, "/cluster/gpu", "unknown GPU \"" + cluster.gpu + "\"");
+  }
+  const std::string fabric =
+      cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");
+  const std::string file = shipped_profile_file(gpu->architecture, fabric);
+  if (!file.empty())
+    return embedded_profile(file);
+  return datasheet_profile(*gpu, cluster);
+}
+
+}  // namespace capsim

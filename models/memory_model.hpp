@@ -18,7 +18,8 @@ struct StageMemory {
   double embedding_logits_bytes = 0.0;   // embedding output / logits + loss buffers
   double communication_bytes = 0.0;      // NCCL and DP bucket buffers, ZeRO-3 gathered params
   double reserve_bytes = 0.0;            // CUDA context, allocator fragmentation
-  int micro_batches_in_flight = 0;
+  int micro_batches_in_flight = 0;       // interleaved: model-chunk micro-batches / v, rounded up
+  double parameters = 0.0;               // parameters held before ZeRO sharding (after TP)
   [[nodiscard]] double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
            embedding_logits_bytes + communication_bytes + reserve_bytes;
@@ -34,14 +35,53 @@ struct MemoryEstimate {
   bool fits = false;
 };
 
+// Bytes per parameter of the model states under Megatron-LM's mixed-precision convention:
+// weights in the compute precision (fp8 runs keep bf16 weights), gradients in fp32 for bf16/fp8
+// (Megatron forces fp32 main-grad accumulation for bf16) and fp16 for fp16, optimizer = fp32
+// master copy + two fp32 Adam moments. fp16: 2+2+12 = 16 (Rajbhandari et al. 2020 §3.1);
+// bf16/fp8: 2+4+12 = 18 (Megatron theoretical_memory_usage.py); fp32: 4+4+8 = 16.
+struct BytesPerParameter {
+  double weights_bytes = 0.0;
+  double gradients_bytes = 0.0;
+  double optimizer_bytes = 0.0;
+  [[nodiscard]] double total_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes;
+  }
+};
+
+// Returns the bytes per parameter of weights, gradients and Adam state for a precision.
+[[nodiscard]] BytesPerParameter bytes_per_parameter(Precision precision);
+
+// How attention keeps its softmax for the backward pass.
+enum class AttentionMemory {
+  kFlash,         // FlashAttention (Dao et al. 2022): no s x s scores stored (capsim default)
+  kMaterialized,  // scores, dropout mask and dropout output stored: Korthikanti's 5as/h term
+};
+
 // Returns the activation memory (bytes) one transformer layer keeps for one micro-batch on one
 // GPU: Korthikanti et al. 2022 Table 2 (sbh(34 + 5as/h) without parallelism; /t with TP+SP;
 // selective recompute drops the 5as/h term; full recompute keeps only the 2sbh layer input).
-[[nodiscard]] double activation_bytes_per_layer(const ModelSpec& model,
-                                                const Parallelism& parallelism);
+// The default (kFlash) drops the 5as/h term for every recompute mode; kMaterialized gives the
+// paper's figures. Sequence length is divided by the context-parallel size.
+[[nodiscard]] double activation_bytes_per_layer(
+    const ModelSpec& model, const Parallelism& parallelism,
+    AttentionMemory attention = AttentionMemory::kFlash);
+
+// Returns, for one pipeline stage, the micro-batches whose activations it holds at its peak in
+// units of the stage's full layer set: 1F1B / ZB-H1 min(p - i, m), GPipe m, interleaved
+// Megatron's warmup count ((p - i - 1)·2 + (v - 1)·p + 1 chunk micro-batches) / v.
+// REQUIRES: 0 <= stage < parallelism.pipeline
+[[nodiscard]] double micro_batches_in_flight(const Parallelism& parallelism, int stage);
+
+// Framework reserve: CUDA context, cuBLAS workspaces and NCCL internal buffers (a chosen
+// figure, 1 GiB; see docs/memory.md), plus 5% of activations for allocator fragmentation
+// (Megatron's overhead factor 1.05 in theoretical_memory_usage.py).
+inline constexpr double kFrameworkReserveBytes = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kFragmentationFraction = 0.05;
 
 // Returns the per-GPU memory of every pipeline stage and the peak.
 [[nodiscard]] MemoryEstimate estimate_memory(const ModelSpec& model,
-                                             const Parallelism& parallelism, const GpuSpec& gpu);
+                                             const Parallelism& parallelism, const GpuSpec& gpu,
+                                             AttentionMemory attention = AttentionMemory::kFlash);
 
 }  // namespace capsim

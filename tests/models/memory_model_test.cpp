@@ -1,0 +1,372 @@
+#include "models/memory_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "models/gpu_catalog.hpp"
+#include "models/parameter_count.hpp"
+
+namespace capsim {
+namespace {
+
+// GPT-style models of Korthikanti et al. 2022 Table 3 (s = 2048, V = 51200, f = 4h, MHA).
+ModelSpec gpt(int layers, int hidden, int heads) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.num_layers = layers;
+  m.hidden_size = hidden;
+  m.num_attention_heads = heads;
+  m.num_kv_heads = heads;
+  m.ffn_hidden_size = 4 * hidden;
+  m.seq_length = 2048;
+  m.vocab_size = 51200;
+  m.tied_embeddings = true;
+  return m;
+}
+ModelSpec gpt3_175b() { return gpt(96, 12288, 96); }
+ModelSpec mt_nlg_530b() { return gpt(105, 20480, 128); }
+
+// Llama-2 70B (Touvron et al. 2023): SwiGLU, GQA with 8 KV heads, untied embeddings.
+ModelSpec llama2_70b() {
+  ModelSpec m;
+  m.name = "llama2-70b";
+  m.num_layers = 80;
+  m.hidden_size = 8192;
+  m.num_attention_heads = 64;
+  m.num_kv_heads = 8;
+  m.ffn_hidden_size = 28672;
+  m.ffn_activation = FfnActivation::kSwiglu;
+  m.seq_length = 4096;
+  m.vocab_size = 32000;
+  return m;
+}
+
+Parallelism tp(int t, bool sp, Recompute recompute) {
+  Parallelism p;
+  p.tensor = t;
+  p.sequence_parallel = sp;
+  p.recompute = recompute;
+  return p;
+}
+
+const GpuSpec& a100() { return *find_gpu("A100-SXM4-80GB"); }
+
+double sbh(const ModelSpec& m) {
+  return static_cast<double>(m.seq_length) * static_cast<double>(m.hidden_size);
+}
+double five_as_over_h(const ModelSpec& m) {
+  return 5.0 * m.num_attention_heads * m.seq_length / static_cast<double>(m.hidden_size);
+}
+
+// Korthikanti et al. 2022 Table 2, every row, for GPT-3 175B with b = 1 and t = 8 (the paper's
+// materialised attention; AttentionMemory::kMaterialized).
+TEST(MemoryActivationTest, MatchesKorthikantiTable2ForGpt3) {
+  const ModelSpec m = gpt3_175b();
+  const double x = sbh(m);
+  const double k = five_as_over_h(m);
+  EXPECT_DOUBLE_EQ(k, 80.0);  // the paper's "5as/h = 80" for GPT-3 (§4.2.3)
+  const auto act = [&](int t, bool sp, Recompute r) {
+    return activation_bytes_per_layer(m, tp(t, sp, r), AttentionMemory::kMaterialized);
+  };
+  EXPECT_DOUBLE_EQ(act(1, false, Recompute::kNone), x * (34.0 + k));
+  EXPECT_DOUBLE_EQ(act(8, false, Recompute::kNone), x * (10.0 + 24.0 / 8 + k / 8));
+  EXPECT_DOUBLE_EQ(act(8, true, Recompute::kNone), x / 8 * (34.0 + k));
+  EXPECT_DOUBLE_EQ(act(8, false, Recompute::kSelective), x * (10.0 + 24.0 / 8));
+  EXPECT_DOUBLE_EQ(act(8, true, Recompute::kSelective), x / 8 * 34.0);
+  EXPECT_DOUBLE_EQ(act(8, false, Recompute::kFull), 2.0 * x);
+  EXPECT_DOUBLE_EQ(act(8, true, Recompute::kFull), 2.0 * x / 8);
+  // 34sbh/t for GPT-3 at t = 8: 106,954,752 bytes (102 MiB) per layer per micro-batch.
+  EXPECT_DOUBLE_EQ(act(8, true, Recompute::kSelective), 106954752.0);
+}
+
+// FlashAttention never stores the s x s scores, so by default "none" equals "selective".
+TEST(MemoryActivationTest, FlashAttentionDropsTheScoresTerm) {
+  const ModelSpec m = gpt3_175b();
+  const Parallelism none = tp(8, true, Recompute::kNone);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, none), sbh(m) / 8 * 34.0);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, none),
+                   activation_bytes_per_layer(m, tp(8, true, Recompute::kSelective),
+                                              AttentionMemory::kMaterialized));
+}
+
+// Korthikanti §4.2.3 states selective recomputation saves 70% of the activation memory of
+// GPT-3 and 65% of MT-NLG's: 1 - 34/(34 + 5as/h) with 5as/h = 80 and 64.
+TEST(MemoryActivationTest, SelectiveSavingsMatchPaperStatedPercentages) {
+  const auto saving = [](const ModelSpec& m) {
+    const double none = activation_bytes_per_layer(m, tp(8, true, Recompute::kNone),
+                                                   AttentionMemory::kMaterialized);
+    const double sel = activation_bytes_per_layer(m, tp(8, true, Recompute::kSelective),
+                                                  AttentionMemory::kMaterialized);
+    return 1.0 - sel / none;
+  };
+  EXPECT_NEAR(saving(gpt3_175b()), 0.70, 0.005);    // computed 0.7018
+  EXPECT_NEAR(saving(mt_nlg_530b()), 0.65, 0.005);  // computed 0.6531
+}
+
+// The abstract's "reduces activation memory by 5x": TP alone vs TP + SP + selective at t = 8
+// for the four Table 3 models (22B, 175B, 530B, 1T). The formulas give 6.2x, 5.4x, 4.9x, 4.9x.
+TEST(MemoryActivationTest, SequenceParallelPlusSelectiveIsAboutFiveFold) {
+  for (const ModelSpec& m : {gpt(48, 6144, 64), gpt3_175b(), mt_nlg_530b(), gpt(128, 25600, 160)}) {
+    const double baseline = activation_bytes_per_layer(m, tp(8, false, Recompute::kNone),
+                                                       AttentionMemory::kMaterialized);
+    const double reduced = activation_bytes_per_layer(m, tp(8, true, Recompute::kSelective),
+                                                      AttentionMemory::kMaterialized);
+    EXPECT_GT(baseline / reduced, 4.9) << m.hidden_size;
+    EXPECT_LT(baseline / reduced, 6.3) << m.hidden_size;
+  }
+}
+
+// Megatron-LM theoretical_memory_usage.py (compute_activation_memory, SP + selective): first
+// stage = [sbh(18 + 4f/h)·L + 8sbp + sbhp] / t, times 1 + (p - 1)/(p·v) when interleaved.
+TEST(MemoryActivationTest, FirstStageMatchesMegatronTheoreticalMemory) {
+  const ModelSpec m = gpt3_175b();
+  for (int v : {1, 2, 3}) {
+    Parallelism par = tp(8, true, Recompute::kSelective);
+    par.pipeline = 8;
+    par.data = 16;
+    par.global_batch_size = 1536;
+    par.virtual_pipeline_stages = v;
+    par.schedule = v > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+    const MemoryEstimate est = estimate_memory(m, par, a100());
+    const double s = m.seq_length;
+    const double h = m.hidden_size;
+    const double p = 8;
+    double megatron = (sbh(m) * (18.0 + 4.0 * 4.0) * m.num_layers + 8 * s * p + s * h * p) / 8;
+    if (v > 1) megatron *= 1.0 + (p - 1) / (p * v);
+    const StageMemory& first = est.stages.front();
+    // Megatron also divides the int64 token ids by t; we do not (they are not split).
+    EXPECT_NEAR((first.activations_bytes + first.embedding_logits_bytes) / megatron, 1.0, 1e-3)
+        << "v=" << v;
+  }
+}
+
+// Megatron-LM theoretical_memory_usage.py (compute_weight_and_optimizer_memory): the most loaded
+// shard holds (block/p + V·h)/t parameters at 18 bytes, or 6 + 12/d with the distributed
+// optimizer (= our bf16 ZeRO-1).
+TEST(MemoryStatesTest, FirstStageMatchesMegatronWeightAndOptimizerMemory) {
+  const ModelSpec m = llama2_70b();
+  for (int zero : {0, 1}) {
+    Parallelism par = tp(8, true, Recompute::kSelective);
+    par.pipeline = 4;
+    par.data = 8;
+    par.global_batch_size = 256;
+    par.zero_stage = zero;
+    const StageMemory first = estimate_memory(m, par, a100()).stages.front();
+    const double block = m.num_layers * layer_parameters(m) + m.hidden_size;  // + final norm
+    const double shard = (block / 4 + double(m.vocab_size) * m.hidden_size) / 8;
+    const double megatron = shard * (zero == 0 ? 18.0 : 6.0 + 12.0 / 8);
+    const double ours = first.weights_bytes + first.gradients_bytes + first.optimizer_bytes;
+    EXPECT_NEAR(ours / megatron, 1.0, 1e-4) << "zero=" << zero;
+  }
+}
+
+// Rajbhandari et al. 2020 Figure 1: a 7.5B model with fp16 mixed-precision Adam (K = 12) on 64
+// data-parallel GPUs needs 120 GB (baseline), 31.4 GB (P_os), 16.6 GB (P_os+g), 1.88 GB (P_os+g+p).
+TEST(MemoryStatesTest, ZeroStagesMatchZeroPaperFigure1) {
+  const double psi = 7.5e9;
+  const double stated_gb[] = {120.0, 31.4, 16.6, 1.88};
+  const BytesPerParameter bpp = bytes_per_parameter(Precision::kFp16);
+  EXPECT_DOUBLE_EQ(bpp.total_bytes(), 16.0);
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(Precision::kBf16).total_bytes(), 18.0);
+  ModelSpec m = gpt(32, 4096, 32);
+  for (int zero = 0; zero <= 3; ++zero) {
+    Parallelism par;
+    par.data = 64;
+    par.global_batch_size = 64;
+    par.zero_stage = zero;
+    par.precision = Precision::kFp16;
+    const StageMemory s = estimate_memory(m, par, a100()).stages.front();
+    const double per_param = (s.weights_bytes + s.gradients_bytes + s.optimizer_bytes) /
+                             s.parameters;
+    EXPECT_NEAR(per_param * psi / 1e9 / stated_gb[zero], 1.0, 0.005) << "zero=" << zero;
+  }
+}
+
+TEST(MemoryScheduleTest, MicroBatchesInFlightPerSchedule) {
+  Parallelism par;
+  par.pipeline = 8;
+  par.global_batch_size = 16;  // 16 micro-batches
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 8.0);  // 1F1B: p - i
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 7), 1.0);
+  par.schedule = Schedule::kZeroBubble;
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 3), 5.0);
+  par.schedule = Schedule::kGpipe;
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 7), 16.0);
+  par.schedule = Schedule::kInterleaved;
+  par.virtual_pipeline_stages = 4;
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 8.0 * (1.0 + 7.0 / 32.0));
+  par.schedule = Schedule::kOneFOneB;
+  par.global_batch_size = 4;  // fewer micro-batches than stages
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 4.0);
+}
+
+TEST(MemoryStageTest, EmbeddingLogitsAndTiedCopy) {
+  const ModelSpec m = gpt3_175b();
+  Parallelism par = tp(8, true, Recompute::kSelective);
+  par.pipeline = 8;
+  par.global_batch_size = 64;
+  const MemoryEstimate est = estimate_memory(m, par, a100());
+  const double s = m.seq_length;
+  const double v = m.vocab_size;
+  const StageMemory& last = est.stages.back();
+  // Last stage: fp32 softmax + bf16 logits (6sbV/t) and the final-norm output (2sbh/t).
+  EXPECT_DOUBLE_EQ(last.embedding_logits_bytes, 6.0 * s * v / 8 + 2.0 * sbh(m) / 8);
+  // Tied embeddings with p > 1: the last stage keeps a copy of the word embedding.
+  const double word = v * m.hidden_size / 8;
+  EXPECT_NEAR(last.parameters, 12.0 * layer_parameters(m) / 8 + word + 2.0 * m.hidden_size, 1.0);
+  EXPECT_DOUBLE_EQ(est.stages[3].embedding_logits_bytes, 0.0);
+  par.pipeline = 1;
+  const StageMemory only = estimate_memory(m, par, a100()).stages.front();
+  // p = 1: layers and word embedding split by t; positions and final norm replicated.
+  EXPECT_NEAR(only.parameters,
+              total_parameters(m) - (m.num_layers * layer_parameters(m) + v * m.hidden_size) * 7 / 8,
+              1.0);
+}
+
+// Full recompute keeps each layer's input for the micro-batches in flight plus one layer's
+// activations live during its backward recompute.
+TEST(MemoryStageTest, FullRecomputeAddsOneLiveLayer) {
+  const ModelSpec m = gpt3_175b();
+  Parallelism par = tp(8, true, Recompute::kFull);
+  par.pipeline = 8;
+  par.global_batch_size = 64;
+  const StageMemory first = estimate_memory(m, par, a100()).stages.front();
+  const double input = 2.0 * sbh(m) / 8;
+  EXPECT_DOUBLE_EQ(first.activations_bytes, 12 * 8 * input + (34.0 * sbh(m) / 8 - input));
+}
+
+// Published layouts: GPT-3 175B at t = 8, p = 8 with SP + selective ran on 80 GB A100s
+// (Korthikanti Table 3); the same model on one GPU does not fit; MT-NLG 530B at t = 8, p = 35
+// fits with SP + selective but its TP-only, no-recompute activations alone exceed 80 GB
+// (Korthikanti Figure 1).
+TEST(MemoryFitTest, PublishedLayouts) {
+  Parallelism par = tp(8, true, Recompute::kSelective);
+  par.pipeline = 8;
+  par.data = 16;
+  par.global_batch_size = 1536;
+  par.zero_stage = 1;
+  EXPECT_TRUE(estimate_memory(gpt3_175b(), par, a100()).fits);
+  EXPECT_FALSE(estimate_memory(gpt3_175b(), tp(1, false, Recompute::kFull), a100()).fits);
+
+  par.pipeline = 35;
+  par.data = 8;
+  par.global_batch_size = 2240;
+  const MemoryEstimate ok = estimate_memory(mt_nlg_530b(), par, a100());
+  EXPECT_TRUE(ok.fits) << ok.peak_bytes / 1e9;
+  EXPECT_EQ(ok.worst_stage, 0);
+  par.sequence_parallel = false;
+  par.recompute = Recompute::kNone;
+  const MemoryEstimate big = estimate_memory(mt_nlg_530b(), par, a100(), AttentionMemory::kMaterialized);
+  EXPECT_FALSE(big.fits);
+  EXPECT_GT(big.stages.front().activations_bytes, 80e9);
+}
+
+// ---- Properties over seeded random layouts (LevelDB-style Random rnd(301)). ----
+
+struct Case {
+  ModelSpec model;
+  Parallelism par;
+};
+
+Case random_case(std::mt19937_64& rnd) {
+  const auto pick = [&](std::initializer_list<int> xs) {
+    return *(xs.begin() + static_cast<std::ptrdiff_t>(rnd() % xs.size()));
+  };
+  Case c;
+  const bool llama = rnd() % 2 == 0;
+  const int heads = pick({16, 32, 64});
+  c.model = gpt(pick({8, 16, 32, 48}), heads * 128, heads);
+  c.model.num_kv_heads = llama ? 8 : heads;
+  if (llama) {
+    c.model.ffn_activation = FfnActivation::kSwiglu;
+    c.model.ffn_hidden_size = c.model.hidden_size * 8 / 3;
+    c.model.tied_embeddings = false;
+  }
+  c.model.vocab_size = pick({32000, 51200, 128256});
+  c.par.tensor = pick({1, 2, 4, 8});
+  c.par.pipeline = pick({1, 2, 4, 8});
+  c.par.data = pick({1, 2, 8, 64});
+  c.par.context = pick({1, 2});
+  c.par.micro_batch_size = pick({1, 2});
+  c.par.global_batch_size = c.par.micro_batch_size * c.par.data * pick({1, 4, 16});
+  c.par.schedule = static_cast<Schedule>(rnd() % 4);
+  c.par.virtual_pipeline_stages = c.par.schedule == Schedule::kInterleaved ? 2 : 1;
+  c.par.recompute = static_cast<Recompute>(rnd() % 3);
+  c.par.sequence_parallel = c.par.tensor > 1 && rnd() % 2 == 0;
+  c.par.zero_stage = static_cast<int>(rnd() % 4);
+  c.par.precision = static_cast<Precision>(rnd() % 3);
+  return c;
+}
+
+double peak(const Case& c) { return estimate_memory(c.model, c.par, a100()).peak_bytes; }
+
+TEST(MemoryPropertyTest, BiggerModelNeverNeedsLess) {
+  std::mt19937_64 rnd(301);
+  for (int i = 0; i < 500; ++i) {
+    const Case c = random_case(rnd);
+    Case deeper = c;
+    deeper.model.num_layers += c.par.pipeline;
+    EXPECT_LE(peak(c), peak(deeper)) << i;
+    Case wider = c;
+    wider.model.hidden_size += 128 * 4;
+    wider.model.num_attention_heads += 4;
+    if (c.model.num_kv_heads == c.model.num_attention_heads) wider.model.num_kv_heads += 4;
+    wider.model.ffn_hidden_size += 4 * 128 * 4;
+    EXPECT_LE(peak(c), peak(wider)) << i;
+    Case more_vocab = c;
+    more_vocab.model.vocab_size += 1024;
+    EXPECT_LE(peak(c), peak(more_vocab)) << i;
+  }
+}
+
+TEST(MemoryPropertyTest, MoreTensorParallelNeverNeedsMorePerGpu) {
+  std::mt19937_64 rnd(302);
+  for (int i = 0; i < 500; ++i) {
+    Case c = random_case(rnd);
+    c.par.tensor = 1;
+    double previous = peak(c);
+    for (int t : {2, 4, 8}) {
+      c.par.tensor = t;
+      const double now = peak(c);
+      EXPECT_LE(now, previous) << i << " t=" << t;
+      previous = now;
+    }
+  }
+}
+
+TEST(MemoryPropertyTest, HigherZeroStageNeverNeedsMore) {
+  std::mt19937_64 rnd(303);
+  for (int i = 0; i < 500; ++i) {
+    Case c = random_case(rnd);
+    c.par.zero_stage = 0;
+    double previous = peak(c);
+    for (int z = 1; z <= 3; ++z) {
+      c.par.zero_stage = z;
+      const double now = peak(c);
+      EXPECT_LE(now, previous) << i << " zero=" << z;
+      previous = now;
+    }
+  }
+}
+
+TEST(MemoryPropertyTest, FullLeSelectiveLeNone) {
+  std::mt19937_64 rnd(304);
+  for (int i = 0; i < 500; ++i) {
+    for (AttentionMemory attention : {AttentionMemory::kFlash, AttentionMemory::kMaterialized}) {
+      Case c = random_case(rnd);
+      const auto at = [&](Recompute r) {
+        c.par.recompute = r;
+        return estimate_memory(c.model, c.par, a100(), attention).peak_bytes;
+      };
+      const double full = at(Recompute::kFull);
+      const double selective = at(Recompute::kSelective);
+      const double none = at(Recompute::kNone);
+      EXPECT_LE(full, selective) << i;
+      EXPECT_LE(selective, none) << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capsim

@@ -9,15 +9,21 @@
 namespace capsim {
 namespace {
 
-double d(int v) { return static_cast<double>(v); }
+double d(int v) {
+  return static_cast<double>(v);
+}
 
 // Bytes of one stored activation element: fp16/bf16 (and fp8 runs, whose saved tensors we take
 // as bf16; Transformer Engine's fp8 copies would only lower this) use 2, fp32 uses 4.
-double element_bytes(Precision precision) { return precision == Precision::kFp32 ? 4.0 : 2.0; }
+double element_bytes(Precision precision) {
+  return precision == Precision::kFp32 ? 4.0 : 2.0;
+}
 
 // Korthikanti et al. 2022 §4.1 counts 1-byte dropout masks; Llama-family models train without
 // dropout (Touvron et al. 2023), so they keep none.
-double mask_bytes(const ModelSpec& model) { return is_gpt_family(model) ? 1.0 : 0.0; }
+double mask_bytes(const ModelSpec& model) {
+  return is_gpt_family(model) ? 1.0 : 0.0;
+}
 
 // Activation bytes of one layer and one micro-batch on one GPU, term by term from Korthikanti
 // et al. 2022 §4.1, generalised to GQA (K, V are kv_heads·head_dim wide) and to the FFN width
@@ -37,7 +43,8 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const double replicated_div = par.sequence_parallel ? t : 1.0;
 
   // Full recompute keeps only each layer's input (Korthikanti §4.3: 2sbh, /t with SP).
-  if (recompute == Recompute::kFull) return e * sb * h / replicated_div;
+  if (recompute == Recompute::kFull)
+    return e * sb * h / replicated_div;
 
   // Replicated under TP: two norm inputs, two norm outputs (the QKV and FC1 inputs), the
   // attention-output and MLP dropout masks: 10sbh for e = 2.
@@ -78,10 +85,12 @@ double activation_bytes_per_layer(const ModelSpec& model, const Parallelism& par
 
 double micro_batches_in_flight(const Parallelism& parallelism, int stage) {
   const int p = parallelism.pipeline;
-  if (stage < 0 || stage >= p) throw std::invalid_argument("micro_batches_in_flight: bad stage");
+  if (stage < 0 || stage >= p)
+    throw std::invalid_argument("micro_batches_in_flight: bad stage");
   const int m = std::max(1, parallelism.num_micro_batches());
   // Without a pipeline, micro-batches run one after another (gradient accumulation).
-  if (p == 1) return 1.0;
+  if (p == 1)
+    return 1.0;
   const int v = std::max(1, parallelism.virtual_pipeline_stages);
   switch (parallelism.schedule) {
     case Schedule::kGpipe:  // all forwards before any backward (Huang et al. 2019)
@@ -96,7 +105,7 @@ double micro_batches_in_flight(const Parallelism& parallelism, int stage) {
       }
       [[fallthrough]];
     case Schedule::kOneFOneB:
-    case Schedule::kZeroBubble:  // ZB-H1 peaks like 1F1B (Qi et al. 2024 §3.1)
+    case Schedule::kZeroBubble:          // ZB-H1 peaks like 1F1B (Qi et al. 2024 §3.1)
       return d(std::min(p - stage, m));  // Narayanan et al. 2021 §2.2
   }
   return d(std::min(p - stage, m));
@@ -134,8 +143,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   // attention scores under selective recompute (zero with FlashAttention).
   const double live_layer =
       layer_activation_bytes(model, parallelism, Recompute::kNone, attention) - layer_act;
-  const double bucket_bytes = parallelism.dp_bucket_bytes > 0.0 ? parallelism.dp_bucket_bytes
-                                                                : kDefaultDpBucketBytes;
+  const double bucket_bytes =
+      parallelism.dp_bucket_bytes > 0.0 ? parallelism.dp_bucket_bytes : kDefaultDpBucketBytes;
 
   MemoryEstimate estimate;
   estimate.capacity_bytes = gpu.hbm_capacity_bytes;
@@ -143,8 +152,10 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
     StageMemory s;
     s.stage = i;
     double params = d(layers[static_cast<size_t>(i)]) * layer_params / t;
-    if (i == 0) params += word / t + positions;
-    if (i == p - 1) params += final_norm + (last_has_word ? word / t : 0.0);
+    if (i == 0)
+      params += word / t + positions;
+    if (i == p - 1)
+      params += final_norm + (last_has_word ? word / t : 0.0);
     s.parameters = params;
     // ZeRO (Rajbhandari et al. 2020 §5): stage 1 shards optimizer state, 2 also gradients,
     // 3 also weights, over the data-parallel group (DP×CP, as Megatron's distributed optimizer).
@@ -168,8 +179,7 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
       // Per micro-batch held by the head: the final-norm output (output-layer input) and the fp32
       // softmax the vocab-parallel cross entropy saves (4sbV/t, Korthikanti §4.3); plus the
       // transient logits in compute precision for the micro-batch being computed.
-      const double head_mbs =
-          (parallelism.schedule == Schedule::kGpipe && p > 1) ? in_flight : 1.0;
+      const double head_mbs = (parallelism.schedule == Schedule::kGpipe && p > 1) ? in_flight : 1.0;
       s.embedding_logits_bytes +=
           head_mbs * (e * sb * h / replicated_div + 4.0 * sb * vocab / t) + e * sb * vocab / t;
     }
@@ -182,13 +192,12 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
         // Each rank's own 1/D shard is its slice of the gathered buffer (NCCL in-place
         // all-gather), so a gathered layer adds (1 - 1/D) of its weights.
         const double gathered_layers = std::min(2.0, d(layers[static_cast<size_t>(i)]));
-        s.communication_bytes += gathered_layers * layer_params / t * bpp.weights_bytes *
-                                 (1.0 - 1.0 / zero_group);
+        s.communication_bytes +=
+            gathered_layers * layer_params / t * bpp.weights_bytes * (1.0 - 1.0 / zero_group);
       }
     }
-    s.reserve_bytes =
-        kFrameworkReserveBytes + kFragmentationFraction * (s.activations_bytes +
-                                                           s.embedding_logits_bytes);
+    s.reserve_bytes = kFrameworkReserveBytes +
+                      kFragmentationFraction * (s.activations_bytes + s.embedding_logits_bytes);
 
     if (s.total_bytes() > estimate.peak_bytes) {
       estimate.peak_bytes = s.total_bytes();

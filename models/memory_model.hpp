@@ -13,13 +13,13 @@ struct StageMemory {
   int stage = 0;
   double weights_bytes = 0.0;
   double gradients_bytes = 0.0;
-  double optimizer_bytes = 0.0;          // fp32 master weights + Adam moments, after ZeRO
-  double activations_bytes = 0.0;        // all micro-batches in flight
-  double embedding_logits_bytes = 0.0;   // embedding output / logits + loss buffers
-  double communication_bytes = 0.0;      // NCCL and DP bucket buffers, ZeRO-3 gathered params
-  double reserve_bytes = 0.0;            // CUDA context, allocator fragmentation
-  int micro_batches_in_flight = 0;       // interleaved: model-chunk micro-batches / v, rounded up
-  double parameters = 0.0;               // parameters held before ZeRO sharding (after TP)
+  double optimizer_bytes = 0.0;         // fp32 master weights + Adam moments, after ZeRO
+  double activations_bytes = 0.0;       // all micro-batches in flight
+  double embedding_logits_bytes = 0.0;  // embedding output / logits + loss buffers
+  double communication_bytes = 0.0;     // NCCL and DP bucket buffers, ZeRO-3 gathered params
+  double reserve_bytes = 0.0;           // CUDA context, allocator fragmentation
+  int micro_batches_in_flight = 0;      // interleaved: model-chunk micro-batches / v, rounded up
+  double parameters = 0.0;              // parameters held before ZeRO sharding (after TP)
   [[nodiscard]] double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
            embedding_logits_bytes + communication_bytes + reserve_bytes;
@@ -80,8 +80,8 @@ inline constexpr double kFrameworkReserveBytes = 1024.0 * 1024.0 * 1024.0;
 inline constexpr double kFragmentationFraction = 0.05;
 
 // Returns the per-GPU memory of every pipeline stage and the peak.
-[[nodiscard]] MemoryEstimate estimate_memory(const ModelSpec& model,
-                                             const Parallelism& parallelism, const GpuSpec& gpu,
+[[nodiscard]] MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parallelism,
+                                             const GpuSpec& gpu,
                                              AttentionMemory attention = AttentionMemory::kFlash);
 
 }  // namespace capsim

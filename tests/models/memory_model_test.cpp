@@ -1,8 +1,8 @@
 #include "models/memory_model.hpp"
 
-#include <gtest/gtest.h>
-
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "models/gpu_catalog.hpp"
 #include "models/parameter_count.hpp"
@@ -24,8 +24,12 @@ ModelSpec gpt(int layers, int hidden, int heads) {
   m.tied_embeddings = true;
   return m;
 }
-ModelSpec gpt3_175b() { return gpt(96, 12288, 96); }
-ModelSpec mt_nlg_530b() { return gpt(105, 20480, 128); }
+ModelSpec gpt3_175b() {
+  return gpt(96, 12288, 96);
+}
+ModelSpec mt_nlg_530b() {
+  return gpt(105, 20480, 128);
+}
 
 // Llama-2 70B (Touvron et al. 2023): SwiGLU, GQA with 8 KV heads, untied embeddings.
 ModelSpec llama2_70b() {
@@ -50,7 +54,9 @@ Parallelism tp(int t, bool sp, Recompute recompute) {
   return p;
 }
 
-const GpuSpec& a100() { return *find_gpu("A100-SXM4-80GB"); }
+const GpuSpec& a100() {
+  return *find_gpu("A100-SXM4-80GB");
+}
 
 double sbh(const ModelSpec& m) {
   return static_cast<double>(m.seq_length) * static_cast<double>(m.hidden_size);
@@ -133,7 +139,8 @@ TEST(MemoryActivationTest, FirstStageMatchesMegatronTheoreticalMemory) {
     const double h = m.hidden_size;
     const double p = 8;
     double megatron = (sbh(m) * (18.0 + 4.0 * 4.0) * m.num_layers + 8 * s * p + s * h * p) / 8;
-    if (v > 1) megatron *= 1.0 + (p - 1) / (p * v);
+    if (v > 1)
+      megatron *= 1.0 + (p - 1) / (p * v);
     const StageMemory& first = est.stages.front();
     // Megatron also divides the int64 token ids by t; we do not (they are not split).
     EXPECT_NEAR((first.activations_bytes + first.embedding_logits_bytes) / megatron, 1.0, 1e-3)
@@ -177,8 +184,8 @@ TEST(MemoryStatesTest, ZeroStagesMatchZeroPaperFigure1) {
     par.zero_stage = zero;
     par.precision = Precision::kFp16;
     const StageMemory s = estimate_memory(m, par, a100()).stages.front();
-    const double per_param = (s.weights_bytes + s.gradients_bytes + s.optimizer_bytes) /
-                             s.parameters;
+    const double per_param =
+        (s.weights_bytes + s.gradients_bytes + s.optimizer_bytes) / s.parameters;
     EXPECT_NEAR(per_param * psi / 1e9 / stated_gb[zero], 1.0, 0.005) << "zero=" << zero;
   }
 }
@@ -186,7 +193,7 @@ TEST(MemoryStatesTest, ZeroStagesMatchZeroPaperFigure1) {
 TEST(MemoryScheduleTest, MicroBatchesInFlightPerSchedule) {
   Parallelism par;
   par.pipeline = 8;
-  par.global_batch_size = 16;  // 16 micro-batches
+  par.global_batch_size = 16;                              // 16 micro-batches
   EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 8.0);  // 1F1B: p - i
   EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 7), 1.0);
   par.schedule = Schedule::kZeroBubble;
@@ -219,9 +226,9 @@ TEST(MemoryStageTest, EmbeddingLogitsAndTiedCopy) {
   par.pipeline = 1;
   const StageMemory only = estimate_memory(m, par, a100()).stages.front();
   // p = 1: layers and word embedding split by t; positions and final norm replicated.
-  EXPECT_NEAR(only.parameters,
-              total_parameters(m) - (m.num_layers * layer_parameters(m) + v * m.hidden_size) * 7 / 8,
-              1.0);
+  EXPECT_NEAR(
+      only.parameters,
+      total_parameters(m) - (m.num_layers * layer_parameters(m) + v * m.hidden_size) * 7 / 8, 1.0);
 }
 
 // Full recompute keeps each layer's input for the micro-batches in flight plus one layer's
@@ -257,9 +264,35 @@ TEST(MemoryFitTest, PublishedLayouts) {
   EXPECT_EQ(ok.worst_stage, 0);
   par.sequence_parallel = false;
   par.recompute = Recompute::kNone;
-  const MemoryEstimate big = estimate_memory(mt_nlg_530b(), par, a100(), AttentionMemory::kMaterialized);
+  const MemoryEstimate big =
+      estimate_memory(mt_nlg_530b(), par, a100(), AttentionMemory::kMaterialized);
   EXPECT_FALSE(big.fits);
   EXPECT_GT(big.stages.front().activations_bytes, 80e9);
+}
+
+// The worked example of docs/memory.md: GPT-3 175B as in scenarios' Selene layout (t = 8, p = 8,
+// d = 16, SP, selective, ZeRO-1, bf16, 1536 sequences) on A100-80GB. Pins the breakdown.
+TEST(MemoryWorkedExampleTest, Gpt3OnSelene) {
+  Parallelism par = tp(8, true, Recompute::kSelective);
+  par.pipeline = 8;
+  par.data = 16;
+  par.global_batch_size = 1536;
+  par.zero_stage = 1;
+  const MemoryEstimate est = estimate_memory(gpt3_175b(), par, a100());
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const StageMemory& s = est.stages.front();
+  EXPECT_EQ(est.worst_stage, 0);
+  EXPECT_EQ(s.micro_batches_in_flight, 8);
+  EXPECT_NEAR(s.weights_bytes / gib, 5.256, 0.001);
+  EXPECT_NEAR(s.gradients_bytes / gib, 10.513, 0.001);
+  EXPECT_NEAR(s.optimizer_bytes / gib, 1.971, 0.001);
+  EXPECT_NEAR(s.activations_bytes / gib, 9.5625, 0.0001);  // 12 layers x 8 x 102 MiB
+  EXPECT_NEAR(s.embedding_logits_bytes / gib, 0.024, 0.001);
+  EXPECT_NEAR(s.communication_bytes / gib, 0.047, 0.001);
+  EXPECT_NEAR(s.reserve_bytes / gib, 1.479, 0.001);
+  EXPECT_NEAR(est.peak_bytes / gib, 28.852, 0.001);
+  EXPECT_NEAR(est.stages.back().total_bytes() / gib, 19.967, 0.001);
+  EXPECT_TRUE(est.fits);
 }
 
 // ---- Properties over seeded random layouts (LevelDB-style Random rnd(301)). ----
@@ -299,7 +332,9 @@ Case random_case(std::mt19937_64& rnd) {
   return c;
 }
 
-double peak(const Case& c) { return estimate_memory(c.model, c.par, a100()).peak_bytes; }
+double peak(const Case& c) {
+  return estimate_memory(c.model, c.par, a100()).peak_bytes;
+}
 
 TEST(MemoryPropertyTest, BiggerModelNeverNeedsLess) {
   std::mt19937_64 rnd(301);
@@ -311,7 +346,8 @@ TEST(MemoryPropertyTest, BiggerModelNeverNeedsLess) {
     Case wider = c;
     wider.model.hidden_size += 128 * 4;
     wider.model.num_attention_heads += 4;
-    if (c.model.num_kv_heads == c.model.num_attention_heads) wider.model.num_kv_heads += 4;
+    if (c.model.num_kv_heads == c.model.num_attention_heads)
+      wider.model.num_kv_heads += 4;
     wider.model.ffn_hidden_size += 4 * 128 * 4;
     EXPECT_LE(peak(c), peak(wider)) << i;
     Case more_vocab = c;

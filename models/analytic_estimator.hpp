@@ -16,7 +16,8 @@ namespace capsim {
 
 // Same, from costs already computed (the planner reuses them).
 [[nodiscard]] SimulationResult estimate_iteration(const Scenario& scenario,
-                                                  const IterationCosts& costs);
+                                                  const IterationCosts& costs,
+                                                  const HardwareProfile& profile);
 
 // Fills throughput, MFU/HFU and memory fields of `result` from its iteration time; shared by
 // both engines so they report identically.

@@ -1,0 +1,51 @@
+// capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
+// [--json]
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "models/analytic_estimator.hpp"
+#include "models/io/input_error.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/result_io.hpp"
+#include "models/io/scenario_io.hpp"
+
+namespace capsim::cli {
+
+int run_simulate(int argc, char** argv) {
+  return guarded("capsim simulate", [&] {
+    cxxopts::Options options("capsim simulate", "Simulate one training iteration of a scenario");
+    options.positional_help("SCENARIO.json");
+    options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
+        "engine", "event (SimGrid replay) or analytic (closed form)",
+        cxxopts::value<std::string>()->default_value("analytic"))(
+        "profile", "capsim.profile/v1 file (overrides the scenario's)",
+        cxxopts::value<std::string>())("trace", "write a Chrome/Perfetto trace (event engine)",
+                                       cxxopts::value<std::string>())(
+        "json", "print one JSON object instead of the table");
+    options.parse_positional({"scenario"});
+    cxxopts::ParseResult args;
+    if (!parse_or_help(options, argc, argv, args)) return 0;
+    if (args.count("scenario") == 0) throw InputError("", "", "missing SCENARIO.json argument");
+    Scenario scenario = load_scenario(args["scenario"].as<std::string>());
+    if (args.count("profile") > 0) scenario.profile_path = args["profile"].as<std::string>();
+    const std::string engine = args["engine"].as<std::string>();
+    if (engine != "analytic") {
+      throw InputError("", "", "--engine must be analytic (the event engine is not built yet), got \"" + engine + "\"");
+    }
+    if (args.count("trace") > 0) {
+      throw InputError("", "", "--trace needs --engine event");
+    }
+    const HardwareProfile profile = resolve_profile(scenario);
+    const SimulationResult result = estimate_iteration(scenario, profile);
+    if (args.count("json") > 0) {
+      std::cout << result_to_json(result).dump(2) << "\n";
+    } else {
+      std::cout << result_table(result);
+    }
+    return 0;
+  });
+}
+
+}  // namespace capsim::cli

@@ -1,0 +1,119 @@
+// capsim validate CASES.json [--engine event|analytic] [--json]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "models/analytic_estimator.hpp"
+#include "models/io/input_error.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/result_io.hpp"
+#include "models/io/validation_io.hpp"
+
+namespace capsim::cli {
+namespace {
+
+struct CaseOutcome {
+  const ValidationCase* vc;
+  double predicted_s;
+  double error_pct;  // 100 (predicted - measured) / measured
+};
+
+struct GroupStats {
+  int n = 0;
+  double abs_sum = 0.0;
+};
+
+nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::string& engine) {
+  using nlohmann::json;
+  json cases = json::array();
+  std::map<std::string, GroupStats> groups;
+  double abs_sum = 0.0;
+  double max_abs = 0.0;
+  for (const auto& o : outcomes) {
+    cases.push_back({{"id", o.vc->id},
+                     {"group", o.vc->group},
+                     {"measured_iteration_time_s", round_significant(o.vc->measured_iteration_time_s)},
+                     {"predicted_iteration_time_s", round_significant(o.predicted_s)},
+                     {"error_pct", round_significant(o.error_pct, 4)}});
+    abs_sum += std::fabs(o.error_pct);
+    max_abs = std::max(max_abs, std::fabs(o.error_pct));
+    auto& g = groups[o.vc->group];
+    ++g.n;
+    g.abs_sum += std::fabs(o.error_pct);
+  }
+  json by_group = json::object();
+  for (const auto& [name, g] : groups) {
+    by_group[name] = {{"n", g.n}, {"mape_pct", round_significant(g.abs_sum / g.n, 4)}};
+  }
+  const double n = static_cast<double>(outcomes.size());
+  return {{"engine", engine},
+          {"cases", cases},
+          {"summary",
+           {{"n", outcomes.size()},
+            {"mape_pct", round_significant(abs_sum / n, 4)},
+            {"max_abs_error_pct", round_significant(max_abs, 4)},
+            {"by_group", by_group}}}};
+}
+
+void print_table(const nlohmann::json& report) {
+  std::printf("%-40s %-20s %12s %12s %8s\n", "case", "group", "measured s", "predicted s",
+              "error");
+  for (const auto& c : report.at("cases")) {
+    std::printf("%-40s %-20s %12.4g %12.4g %7.1f%%\n", c.at("id").get<std::string>().c_str(),
+                c.at("group").get<std::string>().substr(0, 20).c_str(),
+                c.at("measured_iteration_time_s").get<double>(),
+                c.at("predicted_iteration_time_s").get<double>(), c.at("error_pct").get<double>());
+  }
+  const auto& s = report.at("summary");
+  std::printf("\n%zu cases (%s engine): MAPE %.2f%%, max |error| %.1f%%\n",
+              s.at("n").get<size_t>(), report.at("engine").get<std::string>().c_str(),
+              s.at("mape_pct").get<double>(), s.at("max_abs_error_pct").get<double>());
+  for (const auto& [group, g] : s.at("by_group").items()) {
+    std::printf("  %-28s n=%-4d MAPE %.2f%%\n", group.c_str(), g.at("n").get<int>(),
+                g.at("mape_pct").get<double>());
+  }
+}
+
+}  // namespace
+
+int run_validate(int argc, char** argv) {
+  return guarded("capsim validate", [&] {
+    cxxopts::Options options("capsim validate",
+                             "Predict measured training runs and report the error per case");
+    options.positional_help("CASES.json");
+    options.add_options()("cases", "capsim.validation/v1 file", cxxopts::value<std::string>())(
+        "engine", "event (SimGrid replay) or analytic (closed form)",
+        cxxopts::value<std::string>()->default_value("analytic"))(
+        "json", "print one JSON object instead of the table");
+    options.parse_positional({"cases"});
+    cxxopts::ParseResult args;
+    if (!parse_or_help(options, argc, argv, args)) return 0;
+    if (args.count("cases") == 0) throw InputError("", "", "missing CASES.json argument");
+    const std::string engine = args["engine"].as<std::string>();
+    if (engine != "analytic") {
+      throw InputError("", "", "--engine must be analytic (the event engine is not built yet), got \"" + engine + "\"");
+    }
+    const auto cases = load_validation_cases(args["cases"].as<std::string>());
+    std::vector<CaseOutcome> outcomes;
+    for (const auto& vc : cases) {
+      const HardwareProfile profile = resolve_profile(vc.scenario);
+      const double predicted = estimate_iteration(vc.scenario, profile).iteration_time_s;
+      outcomes.push_back({&vc, predicted,
+                          100.0 * (predicted - vc.measured_iteration_time_s) /
+                              vc.measured_iteration_time_s});
+    }
+    const nlohmann::json report = to_json(outcomes, engine);
+    if (args.count("json") > 0) {
+      std::cout << report.dump(2) << "\n";
+    } else {
+      print_table(report);
+    }
+    return 0;
+  });
+}
+
+}  // namespace capsim::cli

@@ -1,0 +1,256 @@
+#include "models/iteration_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/collective_cost.hpp"
+#include "models/gemm_cost.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/parameter_count.hpp"
+#include "models/workload.hpp"
+
+namespace capsim {
+namespace {
+
+double d(int v) { return static_cast<double>(v); }
+
+// Compute time of one pass's ops, split by pass.
+struct PassTimes {
+  double forward_s = 0.0;
+  double backward_input_s = 0.0;
+  double backward_weight_s = 0.0;
+  double attention_forward_s = 0.0;
+  double attention_backward_s = 0.0;
+};
+
+// FlashAttention efficiency by head dimension, linear between the 64 and 128 anchors
+// (Dao 2023 reports lower utilisation at head dim 64 than at 128 on A100).
+double attention_efficiency(const AttentionParams& a, int head_dim, bool backward) {
+  const double lo = backward ? a.backward_efficiency_hd64 : a.forward_efficiency_hd64;
+  const double hi = backward ? a.backward_efficiency_hd128 : a.forward_efficiency_hd128;
+  const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
+  return lo + (hi - lo) * x;
+}
+
+PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, const GpuSpec& gpu,
+                   Precision precision) {
+  PassTimes out;
+  for (const Op& op : ops) {
+    double t = 0.0;
+    switch (op.kind) {
+      case OpKind::kGemm: {
+        // fp8 recipes run the big GEMMs in fp8; the logits GEMM stays in bf16.
+        const bool is_logits = std::string_view(op.name) == "logits";
+        const Precision p = (precision == Precision::kFp8 && is_logits) ? Precision::kBf16 : precision;
+        t = gemm_time_s(profile.gemm, gpu, p, op.gemm);
+        break;
+      }
+      case OpKind::kAttention: {
+        const bool backward = op.pass != Pass::kForward;
+        // FlashAttention runs in 16-bit even in fp8 recipes (Transformer Engine default).
+        const double peak = gpu.peak_flop_per_s(Precision::kBf16);
+        const double compute = op.flop / (peak * attention_efficiency(profile.attention,
+                                                                      op.head_dim, backward));
+        const double memory = op.bytes / (gpu.hbm_bandwidth_bytes_per_s *
+                                          profile.gemm.memory_efficiency);
+        t = profile.gemm.launch_overhead_s + std::max(compute, memory);
+        (backward ? out.attention_backward_s : out.attention_forward_s) += t;
+        break;
+      }
+      case OpKind::kMemoryBound:
+        t = memory_bound_time_s(profile.gemm, gpu, op.bytes);
+        break;
+    }
+    switch (op.pass) {
+      case Pass::kForward:
+        out.forward_s += t;
+        break;
+      case Pass::kBackwardInput:
+        out.backward_input_s += t;
+        break;
+      case Pass::kBackwardWeight:
+        out.backward_weight_s += t;
+        break;
+    }
+  }
+  return out;
+}
+
+// Megatron orders ranks tensor (fastest), context, data, pipeline; a node holds
+// gpus_per_node consecutive ranks. Returns the shape of a group whose members are `stride`
+// ranks apart, and the NIC bandwidth one such group gets per node while all groups of its
+// kind communicate at once.
+GroupShape group_shape(int size, int stride, const ClusterSpec& cluster) {
+  GroupShape g;
+  g.ranks = size;
+  const int per_node = std::max(1, cluster.gpus_per_node / std::max(stride, 1));
+  g.ranks_per_node = std::min(size, per_node);
+  g.nodes = (size + g.ranks_per_node - 1) / g.ranks_per_node;
+  g.nic_bandwidth_per_node_bytes_per_s = cluster.node_nic_bandwidth_bytes_per_s() *
+                                         g.ranks_per_node / d(cluster.gpus_per_node);
+  return g;
+}
+
+struct LayerComm {
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+};
+
+// Megatron TP per layer: two all-reduces forward and two backward of tokens x h; with SP each
+// becomes an all-gather plus a reduce-scatter of the same buffer (Korthikanti et al. §4.2.2).
+LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, double buffer_bytes,
+                        bool sequence_parallel) {
+  if (tp.ranks <= 1) return {};
+  double one = 0.0;
+  if (sequence_parallel) {
+    one = collective_time_s(profile, CollectiveKind::kAllGather, buffer_bytes, tp) +
+          collective_time_s(profile, CollectiveKind::kReduceScatter, buffer_bytes, tp);
+  } else {
+    one = collective_time_s(profile, CollectiveKind::kAllReduce, buffer_bytes, tp);
+  }
+  return {2.0 * one, 2.0 * one};
+}
+
+}  // namespace
+
+IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const ClusterSpec& c = scenario.cluster;
+  const GpuSpec& gpu = *find_gpu(c.gpu);
+  // Activations, gradients and gathered parameters travel in 16 bits (fp8 recipes keep bf16
+  // activations between layers and bf16 gradients; Transformer Engine).
+  const double e = 2.0;
+  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
+
+  IterationCosts costs;
+  costs.micro_batches = p.num_micro_batches();
+  costs.tp_group = group_shape(p.tensor, 1, c);
+  const GroupShape cp_group = group_shape(p.context, p.tensor, c);
+  costs.dp_group = group_shape(p.data * p.context, p.tensor, c);
+  costs.pp_link.ranks = 2;
+  const int pp_stride = p.tensor * p.context * p.data;
+  costs.pp_link.nodes = pp_stride >= c.gpus_per_node ? 2 : 1;
+  costs.pp_link.ranks_per_node = 1;
+  // Every GPU of a node sends its slice at once in steady state: one GPU's share of the NICs.
+  costs.pp_link.nic_bandwidth_per_node_bytes_per_s =
+      c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
+  costs.dp_bucket_bytes = p.dp_bucket_bytes > 0.0 ? p.dp_bucket_bytes : kDefaultDpBucketBytes;
+  costs.grad_bytes_per_element = e;
+  costs.param_bytes_per_element = e;
+  costs.tokens_per_iteration = d(p.global_batch_size) * d(m.seq_length);
+  costs.model_flop_per_iteration = costs.tokens_per_iteration * model_flop_per_token(m);
+  costs.hardware_flop_per_iteration =
+      costs.tokens_per_iteration * hardware_flop_per_token(m, p.recompute);
+
+  // One layer, costed once: layers are identical.
+  const PassTimes layer = cost_ops(lower_layer(m, p), profile, gpu, p.precision);
+  const PassTimes embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision);
+  const PassTimes head = cost_ops(lower_head(m, p), profile, gpu, p.precision);
+  const double buffer_bytes = tokens * m.hidden_size * e;
+  const LayerComm tp = tp_layer_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
+  // Vocab-parallel embedding: one all-reduce (SP: reduce-scatter) forward; the head gathers
+  // the sequence before the logits with SP and reduce-scatters its gradient.
+  double embed_tp_s = 0.0;
+  double head_tp_s = 0.0;
+  if (p.tensor > 1) {
+    embed_tp_s = p.sequence_parallel
+                     ? collective_time_s(profile, CollectiveKind::kReduceScatter, buffer_bytes,
+                                         costs.tp_group)
+                     : collective_time_s(profile, CollectiveKind::kAllReduce, buffer_bytes,
+                                         costs.tp_group);
+    head_tp_s = p.sequence_parallel ? collective_time_s(profile, CollectiveKind::kAllGather,
+                                                        buffer_bytes, costs.tp_group)
+                                    : 0.0;
+  }
+  // Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention
+  // of each chunk (Megatron CP, ring attention; Liu et al. 2023); backward also sends dK/dV.
+  double cp_fwd_s = 0.0;
+  double cp_bwd_s = 0.0;
+  if (p.context > 1) {
+    const double kv_bytes =
+        2.0 * tokens * d(m.num_kv_heads) * d(m.head_dim()) / d(p.tensor) * e;
+    const double step_s = collective_time_s(profile, CollectiveKind::kSendRecv, kv_bytes, cp_group);
+    const double steps = p.context - 1.0;
+    cp_fwd_s = steps * std::max(0.0, step_s - layer.attention_forward_s / p.context);
+    const double bwd_step_s =
+        collective_time_s(profile, CollectiveKind::kSendRecv, 2.0 * kv_bytes, cp_group);
+    cp_bwd_s = steps * std::max(0.0, bwd_step_s - layer.attention_backward_s / p.context);
+  }
+
+  const double layer_params = layer_parameters(m) / p.tensor;
+  const std::vector<int> stage_layers = layers_per_stage(m, p);
+  const int v = p.virtual_pipeline_stages;
+  int first_layer = 0;
+  costs.stages.resize(static_cast<size_t>(p.pipeline));
+  // Megatron assigns chunk k of stage s the layers of model chunk k·p + s.
+  std::vector<int> chunk_first(static_cast<size_t>(p.pipeline * v), 0);
+  for (int k = 0; k < v; ++k) {
+    for (int s = 0; s < p.pipeline; ++s) {
+      chunk_first[static_cast<size_t>(k * p.pipeline + s)] = first_layer;
+      first_layer += stage_layers[static_cast<size_t>(s)] / v;
+    }
+  }
+  for (int s = 0; s < p.pipeline; ++s) {
+    StageCosts& stage = costs.stages[static_cast<size_t>(s)];
+    const int layers = stage_layers[static_cast<size_t>(s)] / v;
+    for (int k = 0; k < v; ++k) {
+      ChunkCosts ch;
+      ch.first_layer = chunk_first[static_cast<size_t>(k * p.pipeline + s)];
+      ch.num_layers = layers;
+      ch.has_embedding = s == 0 && k == 0;
+      ch.has_head = s == p.pipeline - 1 && k == v - 1;
+      const double n = layers;
+      ch.forward_compute_s = n * layer.forward_s;
+      ch.backward_input_s = n * layer.backward_input_s;
+      ch.backward_weight_s = n * layer.backward_weight_s;
+      ch.forward_tp_comm_s = n * tp.forward_s;
+      ch.backward_tp_comm_s = n * tp.backward_s;
+      ch.forward_cp_comm_s = n * cp_fwd_s;
+      ch.backward_cp_comm_s = n * cp_bwd_s;
+      if (p.recompute == Recompute::kFull) {
+        ch.recompute_s = n * layer.forward_s;
+        ch.recompute_tp_comm_s = n * tp.forward_s;
+      } else if (p.recompute == Recompute::kSelective) {
+        ch.recompute_s = n * layer.attention_forward_s;
+      }
+      ch.parameter_count = n * layer_params;
+      const double layer_fwd_flop = 2.0 * tokens * layer_params +
+                                    4.0 * tokens * m.seq_length * m.hidden_size / p.tensor;
+      ch.forward_flop = n * layer_fwd_flop;
+      if (ch.has_embedding) {
+        ch.forward_compute_s += embedding.forward_s;
+        ch.backward_input_s += embedding.backward_input_s;
+        ch.forward_tp_comm_s += embed_tp_s;
+        ch.backward_tp_comm_s += head_tp_s > 0.0 ? embed_tp_s : 0.0;
+        ch.parameter_count += input_embedding_parameters(m) / p.tensor;
+      }
+      if (ch.has_head) {
+        ch.forward_compute_s += head.forward_s;
+        ch.backward_input_s += head.backward_input_s;
+        ch.backward_weight_s += head.backward_weight_s;
+        ch.forward_tp_comm_s += head_tp_s;
+        ch.backward_tp_comm_s += head_tp_s > 0.0 ? head_tp_s : 0.0;
+        // Tied embeddings: with pipeline > 1 the last stage keeps its own copy of the word
+        // embedding (Megatron-LM), kept in sync by an extra all-reduce we neglect.
+        const bool own_copy = m.tied_embeddings && p.pipeline > 1;
+        ch.parameter_count +=
+            (head_parameters(m) + (own_copy ? d(m.vocab_size) * m.hidden_size : 0.0)) / p.tensor;
+        ch.forward_flop += 2.0 * tokens * m.hidden_size * m.vocab_size / p.tensor;
+      }
+      // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
+      ch.activation_bytes = buffer_bytes / p.tensor;
+      // Forward, backward (2x) and, with full recompute, the forward again.
+      ch.hardware_flop = ch.forward_flop * (p.recompute == Recompute::kFull ? 4.0 : 3.0);
+      stage.parameter_count += ch.parameter_count;
+      stage.chunks.push_back(ch);
+    }
+    // Adam over the local shard (ZeRO >= 1 shards it over DP x CP): read fp32 param, grad,
+    // m, v; write param, m, v and the 16-bit copy: 34 bytes per parameter.
+    const double shard = p.zero_stage >= 1 ? d(p.data * p.context) : 1.0;
+    stage.optimizer_s = memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard);
+  }
+  return costs;
+}
+
+}  // namespace capsim

@@ -1,0 +1,122 @@
+#include "models/workload.hpp"
+
+#include "models/parameter_count.hpp"
+
+namespace capsim {
+namespace {
+
+double d(int v) { return static_cast<double>(v); }
+
+// Appends a forward GEMM (rows x out = rows x in . in x out) and its two backward GEMMs:
+// data gradient (rows x in = rows x out . out x in) and weight gradient (in x out = in x rows .
+// rows x out).
+void add_linear(std::vector<Op>& ops, const char* name, double rows, double in, double out) {
+  Op fwd{name, OpKind::kGemm, Pass::kForward, {rows, out, in, 1.0}, 0.0, 0.0, 0};
+  Op dgrad{name, OpKind::kGemm, Pass::kBackwardInput, {rows, in, out, 1.0}, 0.0, 0.0, 0};
+  Op wgrad{name, OpKind::kGemm, Pass::kBackwardWeight, {in, out, rows, 1.0}, 0.0, 0.0, 0};
+  for (Op* op : {&fwd, &dgrad, &wgrad}) {
+    op->flop = op->gemm.flop();
+    ops.push_back(*op);
+  }
+}
+
+// Appends a memory-bound op with `fwd_bytes` of forward traffic; its backward moves about
+// twice as much (reads the saved input and the incoming gradient, writes one gradient).
+void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
+  ops.push_back({name, OpKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
+  ops.push_back({name, OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
+}
+
+}  // namespace
+
+std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
+  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double t = p.tensor;
+  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
+  const double h = m.hidden_size;
+  const double kv_width = d(m.num_kv_heads) * d(m.head_dim());
+  const double ffn = m.ffn_hidden_size;
+  const bool swiglu = m.ffn_activation == FfnActivation::kSwiglu;
+  // With sequence parallelism, norms, dropout and residuals run on tokens / t.
+  const double norm_tokens = p.sequence_parallel ? tokens / t : tokens;
+
+  std::vector<Op> ops;
+  ops.reserve(32);
+  // Pre-attention norm: read and write tokens x h.
+  add_elementwise(ops, "norm1", 2.0 * norm_tokens * h * e);
+  add_linear(ops, "qkv", tokens, h, (h + 2.0 * kv_width) / t);
+  if (!is_gpt_family(m)) {
+    // Rotary embeddings on Q and K: read and write.
+    add_elementwise(ops, "rope", 2.0 * tokens * (h + kv_width) / t * e);
+  }
+  // Causal FlashAttention: QK^T and PV over the lower triangle (half of 4·b·s²·h), each rank
+  // holding heads/t and, with CP, s/c queries against all s keys. Backward recomputes the
+  // scores and runs 5 matmuls where forward runs 2 (Dao 2023, §3.1): 2.5x forward FLOPs.
+  const double keys = m.seq_length;
+  const double attn_fwd_flop = 0.5 * 4.0 * tokens * keys * h / t;
+  const double qkv_bytes = tokens * (h + 2.0 * kv_width) / t * e;
+  const double out_bytes = tokens * h / t * e;
+  ops.push_back({"attention", OpKind::kAttention, Pass::kForward, {}, attn_fwd_flop,
+                 qkv_bytes + out_bytes, m.head_dim()});
+  ops.push_back({"attention", OpKind::kAttention, Pass::kBackwardInput, {}, 2.5 * attn_fwd_flop,
+                 2.0 * (qkv_bytes + out_bytes), m.head_dim()});
+  add_linear(ops, "attn_proj", tokens, h / t, h);
+  // Dropout + residual add (GPT: bias-dropout-add fused; Llama: residual add): read two
+  // tensors, write one, plus a 1-byte mask for dropout.
+  const double residual_bytes = norm_tokens * h * (3.0 * e + (is_gpt_family(m) ? 1.0 : 0.0));
+  add_elementwise(ops, "residual1", residual_bytes);
+  add_elementwise(ops, "norm2", 2.0 * norm_tokens * h * e);
+  add_linear(ops, "mlp_up", tokens, h, (swiglu ? 2.0 : 1.0) * ffn / t);
+  // GeLU: read f, write f. SwiGLU: read gate and up, write f.
+  add_elementwise(ops, "activation", (swiglu ? 3.0 : 2.0) * tokens * ffn / t * e);
+  add_linear(ops, "mlp_down", tokens, ffn / t, h);
+  add_elementwise(ops, "residual2", residual_bytes);
+  return ops;
+}
+
+std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {
+  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
+  std::vector<Op> ops;
+  // Lookup writes tokens x h (plus positions for GPT); the backward scatters gradients into the
+  // (vocab/t x h) table, read-modify-write of the touched rows.
+  add_elementwise(ops, "embedding", (is_gpt_family(m) ? 3.0 : 2.0) * tokens * m.hidden_size * e);
+  return ops;
+}
+
+std::vector<Op> lower_head(const ModelSpec& m, const Parallelism& p) {
+  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double t = p.tensor;
+  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
+  const double norm_tokens = p.sequence_parallel ? tokens / t : tokens;
+  std::vector<Op> ops;
+  add_elementwise(ops, "final_norm", 2.0 * norm_tokens * m.hidden_size * e);
+  // The logits GEMM stays in 16-bit even in fp8 recipes (Transformer Engine keeps the head in
+  // higher precision).
+  add_linear(ops, "logits", tokens, m.hidden_size, d(m.vocab_size) / t);
+  // Vocab-parallel cross-entropy in fp32: max, exp-sum and gradient passes over the logits.
+  add_elementwise(ops, "cross_entropy", 3.0 * tokens * d(m.vocab_size) / t * 4.0);
+  return ops;
+}
+
+double model_flop_per_token(const ModelSpec& m) {
+  return 6.0 * matmul_parameters(m) + 12.0 * d(m.num_layers) * d(m.hidden_size) * d(m.seq_length);
+}
+
+double hardware_flop_per_token(const ModelSpec& m, Recompute recompute) {
+  const double model = model_flop_per_token(m);
+  const double layers_matmul = matmul_parameters(m) - d(m.vocab_size) * d(m.hidden_size);
+  const double attention_fwd = 4.0 * d(m.num_layers) * d(m.hidden_size) * d(m.seq_length);
+  switch (recompute) {
+    case Recompute::kNone:
+      return model;
+    case Recompute::kSelective:
+      return model + attention_fwd;
+    case Recompute::kFull:
+      // One more forward of every layer (2N_layers + attention), not of the head.
+      return model + 2.0 * layers_matmul + attention_fwd;
+  }
+  return model;
+}
+
+}  // namespace capsim

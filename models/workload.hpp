@@ -1,0 +1,50 @@
+#pragma once
+
+#include <vector>
+
+#include "models/gemm_cost.hpp"
+#include "models/scenario.hpp"
+
+namespace capsim {
+
+enum class OpKind { kGemm, kAttention, kMemoryBound };
+// ZB-H1 splits the backward pass into input gradients (B) and weight gradients (W).
+enum class Pass { kForward, kBackwardInput, kBackwardWeight };
+
+// One kernel of one micro-batch on one GPU. GEMMs carry their exact shape; attention carries
+// its executed FLOPs (causal FlashAttention) and head dimension; memory-bound ops their HBM
+// bytes. Plain value type.
+struct Op {
+  const char* name = "";
+  OpKind kind = OpKind::kGemm;
+  Pass pass = Pass::kForward;
+  GemmShape gemm;
+  double flop = 0.0;   // executed FLOPs (GEMM: 2MNK x batch)
+  double bytes = 0.0;  // HBM traffic of memory-bound ops and attention
+  int head_dim = 0;
+};
+
+// Returns the kernels of one transformer layer for one micro-batch on one GPU under the
+// layout's TP/SP/CP split (Megatron-LM layer structure, Shoeybi et al. 2019 §3):
+// QKV, attention core, output projection, MLP up (GeLU) or gate+up (SwiGLU), MLP down, with
+// norms, activation, dropout and residual adds as memory-bound ops; each GEMM's backward as a
+// data-gradient and a weight-gradient GEMM.
+[[nodiscard]] std::vector<Op> lower_layer(const ModelSpec& model, const Parallelism& parallelism);
+
+// Returns the input-embedding kernels (first stage): lookup and its gradient scatter.
+[[nodiscard]] std::vector<Op> lower_embedding(const ModelSpec& model,
+                                              const Parallelism& parallelism);
+
+// Returns the head kernels (last stage): final norm, vocab-parallel logits GEMM, cross-entropy.
+[[nodiscard]] std::vector<Op> lower_head(const ModelSpec& model, const Parallelism& parallelism);
+
+// Model FLOPs per token: 6N + 12·l·h·s (PaLM appendix B; Korthikanti et al. 2022 §6), with N
+// the matmul parameters (non-causal attention, as the convention counts it).
+[[nodiscard]] double model_flop_per_token(const ModelSpec& model);
+
+// Hardware FLOPs per token including recomputation: full recompute reproduces Megatron's
+// 96·B·s·l·h²(1 + s/6h + V/16lh) / (B·s) exactly for GPT shapes (Narayanan et al. 2021 §5.1);
+// selective adds the attention core's forward again (Korthikanti et al. 2022 §5).
+[[nodiscard]] double hardware_flop_per_token(const ModelSpec& model, Recompute recompute);
+
+}  // namespace capsim

@@ -1,0 +1,129 @@
+#include "models/analytic_estimator.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/datasheet_profile.hpp"
+#include "models/io/scenario_io.hpp"
+#include "models/iteration_model.hpp"
+
+namespace capsim {
+namespace {
+
+Scenario base_scenario() {
+  return load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+}
+
+HardwareProfile profile_for(const Scenario& s) {
+  return datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+}
+
+double sum_of_parts(const SimulationResult& r) {
+  const auto& b = r.breakdown;
+  return b.compute_s + b.tp_comm_exposed_s + b.cp_comm_exposed_s + b.pp_comm_exposed_s +
+         b.dp_comm_exposed_s + b.bubble_s + b.optimizer_s + b.other_s;
+}
+
+TEST(AnalyticEstimatorTest, BreakdownSumsToIterationTime) {
+  for (int zero : {0, 1, 3}) {
+    Scenario s = base_scenario();
+    s.parallelism.zero_stage = zero;
+    const SimulationResult r = estimate_iteration(s, profile_for(s));
+    EXPECT_NEAR(sum_of_parts(r), r.iteration_time_s, 1e-9 * r.iteration_time_s) << zero;
+  }
+}
+
+TEST(AnalyticEstimatorTest, ThroughputFollowsIterationTime) {
+  const Scenario s = base_scenario();
+  const SimulationResult r = estimate_iteration(s, profile_for(s));
+  EXPECT_EQ(r.engine, "analytic");
+  EXPECT_NEAR(r.tokens_per_s * r.iteration_time_s, 64.0 * 2048, 1e-6);
+  EXPECT_NEAR(r.tokens_per_s_per_gpu * 32, r.tokens_per_s, 1e-6);
+  EXPECT_GT(r.mfu, 0.05);
+  EXPECT_LT(r.mfu, 0.87);
+  EXPECT_GE(r.hfu, r.mfu);  // selective recompute executes more than the model FLOPs
+  EXPECT_FALSE(r.notes.empty());
+}
+
+// 1F1B with equal stages idles (p-1) stage steps: the bubble equals the other stages' steps.
+TEST(AnalyticEstimatorTest, BubbleOfOneFOneBIsTheOtherStagesSteps) {
+  Scenario s = base_scenario();
+  const HardwareProfile p = profile_for(s);
+  const IterationCosts costs = compute_iteration_costs(s, p);
+  const SimulationResult r = estimate_iteration(s, costs, p);
+  const double m = costs.micro_batches;
+  // Two stages: bubble / (busy / m) is the lighter stage's step over the heavier one's, ~1.
+  const double step = r.breakdown.compute_s / m + r.breakdown.tp_comm_exposed_s / m;
+  EXPECT_GT(r.breakdown.bubble_s / step, 0.8);
+  EXPECT_LE(r.breakdown.bubble_s / step, 1.0 + 1e-9);
+}
+
+TEST(AnalyticEstimatorTest, InterleavingShrinksTheBubble) {
+  Scenario s = base_scenario();
+  const double plain = estimate_iteration(s, profile_for(s)).breakdown.bubble_s;
+  s.parallelism.schedule = Schedule::kInterleaved;
+  s.parallelism.virtual_pipeline_stages = 4;
+  const double interleaved = estimate_iteration(s, profile_for(s)).breakdown.bubble_s;
+  EXPECT_NEAR(interleaved / plain, 0.25, 0.02);
+}
+
+TEST(AnalyticEstimatorTest, ZeroBubbleBeatsOneFOneB) {
+  Scenario s = base_scenario();
+  const double plain = estimate_iteration(s, profile_for(s)).breakdown.bubble_s;
+  s.parallelism.schedule = Schedule::kZeroBubble;
+  const double zb = estimate_iteration(s, profile_for(s)).breakdown.bubble_s;
+  EXPECT_LT(zb, 0.6 * plain);
+}
+
+TEST(AnalyticEstimatorTest, MoreNicBandwidthIsNeverSlower) {
+  Scenario s = base_scenario();
+  double previous = 1e30;
+  for (double nic = 5e9; nic <= 100e9; nic *= 2) {
+    s.cluster.nic_bandwidth_bytes_per_s = nic;
+    HardwareProfile p = profile_for(base_scenario());  // fixed profile, varying hardware
+    const double t = estimate_iteration(s, p).iteration_time_s;
+    EXPECT_LE(t, previous * (1 + 1e-12));
+    previous = t;
+  }
+}
+
+TEST(AnalyticEstimatorTest, BiggerModelIsNeverFaster) {
+  Scenario s = base_scenario();
+  const double small = estimate_iteration(s, profile_for(s)).iteration_time_s;
+  s.model.num_layers = 48;
+  const double big = estimate_iteration(s, profile_for(s)).iteration_time_s;
+  EXPECT_GT(big, small);
+}
+
+TEST(AnalyticEstimatorTest, FullRecomputeCostsAboutAForward) {
+  Scenario s = base_scenario();
+  s.parallelism.recompute = Recompute::kNone;
+  const double none = estimate_iteration(s, profile_for(s)).breakdown.compute_s;
+  s.parallelism.recompute = Recompute::kFull;
+  const double full = estimate_iteration(s, profile_for(s)).breakdown.compute_s;
+  EXPECT_GT(full / none, 1.2);
+  EXPECT_LT(full / none, 1.45);
+}
+
+TEST(AnalyticEstimatorTest, SingleGpuHasNoCommunication) {
+  Scenario s = base_scenario();
+  s.cluster.num_nodes = 1;
+  s.cluster.gpus_per_node = 1;
+  s.parallelism = Parallelism{};
+  s.parallelism.global_batch_size = 4;
+  s.model.num_layers = 4;
+  const SimulationResult r = estimate_iteration(s, profile_for(s));
+  EXPECT_EQ(r.breakdown.tp_comm_exposed_s, 0.0);
+  EXPECT_EQ(r.breakdown.dp_comm_exposed_s, 0.0);
+  EXPECT_EQ(r.breakdown.pp_comm_exposed_s, 0.0);
+  EXPECT_EQ(r.breakdown.bubble_s, 0.0);
+}
+
+TEST(AnalyticEstimatorTest, Deterministic) {
+  const Scenario s = base_scenario();
+  const double a = estimate_iteration(s, profile_for(s)).iteration_time_s;
+  const double b = estimate_iteration(s, profile_for(s)).iteration_time_s;
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
+}  // namespace capsim

@@ -1,0 +1,136 @@
+// Parameter counts and FLOPs pinned to published figures.
+#include "models/parameter_count.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/workload.hpp"
+
+namespace capsim {
+namespace {
+
+ModelSpec gpt3_175b() {
+  ModelSpec m;
+  m.name = "GPT-3 175B";
+  m.num_layers = 96;
+  m.hidden_size = 12288;
+  m.num_attention_heads = 96;
+  m.num_kv_heads = 96;
+  m.ffn_hidden_size = 4 * 12288;
+  m.ffn_activation = FfnActivation::kGelu;
+  m.seq_length = 2048;
+  m.vocab_size = 51200;
+  m.tied_embeddings = true;
+  return m;
+}
+
+ModelSpec llama(int layers, int hidden, int heads, int kv, int ffn, int vocab) {
+  ModelSpec m;
+  m.num_layers = layers;
+  m.hidden_size = hidden;
+  m.num_attention_heads = heads;
+  m.num_kv_heads = kv;
+  m.ffn_hidden_size = ffn;
+  m.ffn_activation = FfnActivation::kSwiglu;
+  m.seq_length = 4096;
+  m.vocab_size = vocab;
+  m.tied_embeddings = false;
+  return m;
+}
+
+// Brown et al. 2020 Table 2.1 lists 175.0B; with Megatron's padded vocabulary (51,200) and
+// learned positions the count is 174.6B (Narayanan et al. 2021, Table 1).
+TEST(ParameterCountTest, Gpt3175b) {
+  EXPECT_NEAR(total_parameters(gpt3_175b()) / 1e9, 174.6, 0.05);
+  EXPECT_DOUBLE_EQ(total_parameters(gpt3_175b()), 174615822336.0 + 2 * 12288);
+}
+
+// Touvron et al. 2023 (Llama 2): 70B model, 68.98B parameters as counted by Hugging Face.
+TEST(ParameterCountTest, Llama2_70b) {
+  EXPECT_NEAR(total_parameters(llama(80, 8192, 64, 8, 28672, 32000)) / 1e9, 68.98, 0.005);
+}
+
+// Llama 3 herd paper, Table 3: 405B with 126 layers, h=16384, 8 KV heads, FFN 53248,
+// vocabulary 128,256: about 405.8B.
+TEST(ParameterCountTest, Llama3_405b) {
+  EXPECT_NEAR(total_parameters(llama(126, 16384, 128, 8, 53248, 128256)) / 1e9, 405.85, 0.01);
+}
+
+TEST(ParameterCountTest, UntyingAddsTheOutputMatrix) {
+  ModelSpec tied = gpt3_175b();
+  ModelSpec untied = tied;
+  untied.tied_embeddings = false;
+  EXPECT_DOUBLE_EQ(total_parameters(untied) - total_parameters(tied), 51200.0 * 12288.0);
+}
+
+// Megatron's hardware FLOPs with full recompute: 96·B·s·l·h²(1 + s/6h + V/16lh)
+// (Narayanan et al. 2021, §5.1), per token (B·s = 1), exactly.
+TEST(FlopsTest, MegatronFormulaWithFullRecompute) {
+  const ModelSpec m = gpt3_175b();
+  const double l = m.num_layers;
+  const double h = m.hidden_size;
+  const double s = m.seq_length;
+  const double v = m.vocab_size;
+  const double megatron = 96.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+  EXPECT_NEAR(hardware_flop_per_token(m, Recompute::kFull) / megatron, 1.0, 1e-12);
+}
+
+// Model FLOPs per token: 6N + 12·l·h·s (PaLM appendix B), N the matmul parameters.
+TEST(FlopsTest, ModelFlopsFollowPalmConvention) {
+  const ModelSpec m = gpt3_175b();
+  const double n = matmul_parameters(m);
+  EXPECT_DOUBLE_EQ(model_flop_per_token(m), 6.0 * n + 12.0 * 96 * 12288 * 2048);
+  // No recompute executes exactly the model FLOPs; selective adds the attention forward.
+  EXPECT_DOUBLE_EQ(hardware_flop_per_token(m, Recompute::kNone), model_flop_per_token(m));
+  EXPECT_DOUBLE_EQ(hardware_flop_per_token(m, Recompute::kSelective) - model_flop_per_token(m),
+                   4.0 * 96 * 12288 * 2048);
+}
+
+// The lowered GEMMs of one layer (forward, no TP) carry 2·tokens·(layer matmul weights) FLOPs.
+TEST(WorkloadTest, LayerGemmFlopsMatchWeights) {
+  const ModelSpec m = llama(80, 8192, 64, 8, 28672, 32000);
+  Parallelism p;
+  p.micro_batch_size = 2;
+  const double tokens = 2.0 * m.seq_length;
+  double forward_gemm_flop = 0.0;
+  double backward_gemm_flop = 0.0;
+  for (const Op& op : lower_layer(m, p)) {
+    if (op.kind != OpKind::kGemm) continue;
+    (op.pass == Pass::kForward ? forward_gemm_flop : backward_gemm_flop) += op.flop;
+  }
+  const double weights = layer_parameters(m) - 2.0 * m.hidden_size;  // minus the norms
+  EXPECT_DOUBLE_EQ(forward_gemm_flop, 2.0 * tokens * weights);
+  EXPECT_DOUBLE_EQ(backward_gemm_flop, 2.0 * forward_gemm_flop);
+}
+
+TEST(WorkloadTest, TensorParallelSplitsGemmShapes) {
+  const ModelSpec m = gpt3_175b();
+  Parallelism p;
+  p.tensor = 8;
+  for (const Op& op : lower_layer(m, p)) {
+    if (op.kind == OpKind::kGemm && op.pass == Pass::kForward &&
+        std::string_view(op.name) == "qkv") {
+      EXPECT_DOUBLE_EQ(op.gemm.m, 2048.0);
+      EXPECT_DOUBLE_EQ(op.gemm.n, 3.0 * 12288 / 8);
+      EXPECT_DOUBLE_EQ(op.gemm.k, 12288.0);
+    }
+    if (op.kind == OpKind::kGemm && op.pass == Pass::kForward &&
+        std::string_view(op.name) == "mlp_down") {
+      EXPECT_DOUBLE_EQ(op.gemm.k, 4.0 * 12288 / 8);
+      EXPECT_DOUBLE_EQ(op.gemm.n, 12288.0);
+    }
+  }
+}
+
+TEST(WorkloadTest, CausalAttentionIsHalfTheConventionalFlops) {
+  const ModelSpec m = gpt3_175b();
+  Parallelism p;
+  for (const Op& op : lower_layer(m, p)) {
+    if (op.kind == OpKind::kAttention && op.pass == Pass::kForward) {
+      EXPECT_DOUBLE_EQ(op.flop, 0.5 * 4.0 * 2048.0 * 2048.0 * 12288.0);
+      EXPECT_EQ(op.head_dim, 128);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capsim

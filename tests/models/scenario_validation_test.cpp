@@ -1,0 +1,107 @@
+// Every scenario validation rule, with its exact message (tests/data/bad/EXPECTED.tsv lists each
+// bad file and the message after "<file>:").
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/io/input_error.hpp"
+#include "models/io/scenario_io.hpp"
+
+namespace capsim {
+namespace {
+
+const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+
+struct BadCase {
+  std::string file;
+  std::string message;
+};
+
+std::vector<BadCase> load_expected() {
+  std::vector<BadCase> out;
+  std::ifstream in(kDataDir + "/bad/EXPECTED.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos || line.rfind("scenario_", 0) != 0) continue;
+    out.push_back({line.substr(0, tab), line.substr(tab + 1)});
+  }
+  return out;
+}
+
+class BadScenarioTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadScenarioTest, RejectedWithExactMessage) {
+  const BadCase& c = GetParam();
+  const std::string path = kDataDir + "/bad/" + c.file;
+  const std::string expected = path + (c.message.front() == '/' ? ":" : "") + c.message;
+  try {
+    (void)load_scenario(path);
+    FAIL() << c.file << " was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), expected);
+    EXPECT_EQ(e.file(), path);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRules, BadScenarioTest, ::testing::ValuesIn(load_expected()),
+                         [](const ::testing::TestParamInfo<BadCase>& param_info) {
+                           std::string name = param_info.param.file.substr(9);
+                           name = name.substr(0, name.size() - 5);
+                           return name;
+                         });
+
+TEST(ScenarioValidationTest, CoversEveryBadFile) { EXPECT_GE(load_expected().size(), 50u); }
+
+TEST(ScenarioValidationTest, ValidScenarioLoadsWithUnits) {
+  const Scenario s = load_scenario(kDataDir + "/scenarios/valid.json");
+  EXPECT_EQ(s.name, "gpt3-13b-test");
+  EXPECT_EQ(s.parallelism.num_gpus(), 32);
+  EXPECT_DOUBLE_EQ(s.cluster.nic_bandwidth_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ(s.cluster.intra_node_bandwidth_bytes_per_s, 300e9);
+  EXPECT_EQ(s.parallelism.recompute, Recompute::kSelective);
+  EXPECT_TRUE(s.model.tied_embeddings);  // GPT default
+}
+
+TEST(ScenarioValidationTest, JsonRoundTrip) {
+  const Scenario s = load_scenario(kDataDir + "/scenarios/valid.json");
+  const nlohmann::json j = scenario_to_json(s);
+  JsonReader reader(j, "roundtrip.json");
+  const Scenario back = read_scenario(reader, true);
+  EXPECT_EQ(scenario_to_json(back), j);
+}
+
+TEST(ScenarioValidationTest, InstanceFillsGpuAndNetwork) {
+  const nlohmann::json j = JsonReader::parse_text(R"({
+    "schema": "capsim.scenario/v1",
+    "model": {"num_layers": 48, "hidden_size": 7168, "num_attention_heads": 56,
+              "seq_length": 2048, "vocab_size": 50432},
+    "cluster": {"instance": "p4d.24xlarge", "num_nodes": 2},
+    "parallelism": {"tensor": 8, "pipeline": 1, "data": 2, "micro_batch_size": 1,
+                    "global_batch_size": 8}})",
+                                                  "inline.json");
+  JsonReader reader(j, "inline.json");
+  const Scenario s = read_scenario(reader, true);
+  EXPECT_EQ(s.cluster.gpu, "A100-SXM4-40GB");
+  EXPECT_EQ(s.cluster.nics_per_node, 4);
+  EXPECT_DOUBLE_EQ(s.cluster.nic_bandwidth_bytes_per_s, 12.5e9);
+  EXPECT_EQ(s.cluster.inter_node_fabric, Fabric::kEfa);
+  EXPECT_EQ(s.model.num_kv_heads, 56);
+  EXPECT_EQ(s.model.ffn_hidden_size, 4 * 7168);
+  EXPECT_EQ(s.parallelism.schedule, Schedule::kOneFOneB);
+}
+
+TEST(ScenarioValidationTest, MissingFileIsInputError) {
+  try {
+    (void)load_scenario("/nonexistent/scenario.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/scenario.json: cannot open file");
+  }
+}
+
+}  // namespace
+}  // namespace capsim

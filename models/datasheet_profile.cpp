@@ -15,6 +15,18 @@ double plugin_latency_s(Fabric fabric) { return fabric == Fabric::kEfa ? 75 * kU
 
 }  // namespace
 
+AttentionParams published_attention_params(const GpuSpec& gpu) {
+  AttentionParams a;  // A100 defaults
+  if (gpu.architecture == "hopper") {
+    // FA2 on H100 (Dao 2023, figure 7): ~335 TFLOP/s fwd+bwd at head dim 128 of 989 peak.
+    a.forward_efficiency_hd128 = 0.38;
+    a.forward_efficiency_hd64 = 0.33;
+    a.backward_efficiency_hd128 = 0.32;
+    a.backward_efficiency_hd64 = 0.27;
+  }
+  return a;
+}
+
 HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster) {
   HardwareProfile p;
   p.name = "datasheet:" + gpu.name + "+" + to_string(cluster.inter_node_fabric);
@@ -26,6 +38,7 @@ HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster
   // rarely reach the best shape, so the datasheet profile starts a little lower.
   p.gemm.max_efficiency = gpu.architecture == "ampere" ? 0.82 : 0.75;
   p.reference_node_nic_bandwidth_bytes_per_s = cluster.node_nic_bandwidth_bytes_per_s();
+  p.attention = published_attention_params(gpu);
 
   // Intra-node all-reduce: measured 8-GPU busbw plateau is ~0.77 of NVLink per-direction
   // bandwidth on A100 (230/300 GB/s) and NVLS reaches ~1.06x on H100 (476/450 GB/s);

@@ -20,13 +20,17 @@ struct GemmParams {
   double misaligned_8 = 0.70;
 };
 
-// FlashAttention kernel efficiency as a fraction of the dense tensor-core peak, per head
-// dimension (forward and backward differ). Defaults cite Dao 2023 (FlashAttention-2, §4.1).
+// FlashAttention kernel efficiency as a fraction of the dense 16-bit peak, per head dimension
+// (forward and backward differ), reached at long sequences; shorter sequences reach
+// eff x s / (s + half_efficiency_seq_length) (causal FA2 ramps up with the work per head).
+// Defaults: FlashAttention-2 on A100 (Dao 2023, figures 4-6: ~73% forward / ~63% backward at
+// head dim 128, lower at 64); published_attention_params() gives each architecture's values.
 struct AttentionParams {
-  double forward_efficiency_hd128 = 0.70;
-  double forward_efficiency_hd64 = 0.55;
-  double backward_efficiency_hd128 = 0.55;
-  double backward_efficiency_hd64 = 0.42;
+  double forward_efficiency_hd128 = 0.68;
+  double forward_efficiency_hd64 = 0.60;
+  double backward_efficiency_hd128 = 0.56;
+  double backward_efficiency_hd64 = 0.48;
+  double half_efficiency_seq_length = 512.0;
 };
 
 enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kSendRecv };

@@ -25,15 +25,16 @@ struct PassTimes {
 
 // FlashAttention efficiency by head dimension, linear between the 64 and 128 anchors
 // (Dao 2023 reports lower utilisation at head dim 64 than at 128 on A100).
-double attention_efficiency(const AttentionParams& a, int head_dim, bool backward) {
+double attention_efficiency(const AttentionParams& a, int head_dim, double seq_length,
+                            bool backward) {
   const double lo = backward ? a.backward_efficiency_hd64 : a.forward_efficiency_hd64;
   const double hi = backward ? a.backward_efficiency_hd128 : a.forward_efficiency_hd128;
   const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
-  return lo + (hi - lo) * x;
+  return (lo + (hi - lo) * x) * seq_length / (seq_length + a.half_efficiency_seq_length);
 }
 
 PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, const GpuSpec& gpu,
-                   Precision precision) {
+                   Precision precision, double seq_length) {
   PassTimes out;
   for (const Op& op : ops) {
     double t = 0.0;
@@ -49,8 +50,9 @@ PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, c
         const bool backward = op.pass != Pass::kForward;
         // FlashAttention runs in 16-bit even in fp8 recipes (Transformer Engine default).
         const double peak = gpu.peak_flop_per_s(Precision::kBf16);
-        const double compute = op.flop / (peak * attention_efficiency(profile.attention,
-                                                                      op.head_dim, backward));
+        const double compute =
+            op.flop / (peak * attention_efficiency(profile.attention, op.head_dim, seq_length,
+                                                   backward));
         const double memory = op.bytes / (gpu.hbm_bandwidth_bytes_per_s *
                                           profile.gemm.memory_efficiency);
         t = profile.gemm.launch_overhead_s + std::max(compute, memory);
@@ -144,9 +146,10 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
       costs.tokens_per_iteration * hardware_flop_per_token(m, p.recompute);
 
   // One layer, costed once: layers are identical.
-  const PassTimes layer = cost_ops(lower_layer(m, p), profile, gpu, p.precision);
-  const PassTimes embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision);
-  const PassTimes head = cost_ops(lower_head(m, p), profile, gpu, p.precision);
+  const double seq = m.seq_length;
+  const PassTimes layer = cost_ops(lower_layer(m, p), profile, gpu, p.precision, seq);
+  const PassTimes embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
+  const PassTimes head = cost_ops(lower_head(m, p), profile, gpu, p.precision, seq);
   const double buffer_bytes = tokens * m.hidden_size * e;
   const LayerComm tp = tp_layer_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
   // Vocab-parallel embedding: one all-reduce (SP: reduce-scatter) forward; the head gathers

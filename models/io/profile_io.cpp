@@ -75,6 +75,8 @@ AttentionParams read_attention(JsonReader& r) {
   a.forward_efficiency_hd64 = r.required_number("forward_efficiency_hd64", 1e-3, 1.0);
   a.backward_efficiency_hd128 = r.required_number("backward_efficiency_hd128", 1e-3, 1.0);
   a.backward_efficiency_hd64 = r.required_number("backward_efficiency_hd64", 1e-3, 1.0);
+  a.half_efficiency_seq_length = r.optional_number("half_efficiency_seq_length",
+                                                   a.half_efficiency_seq_length, 0.0, 1e7);
   r.finish();
   return a;
 }
@@ -273,7 +275,8 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   j["attention"] = {{"forward_efficiency_hd128", round6(p.attention.forward_efficiency_hd128)},
                     {"forward_efficiency_hd64", round6(p.attention.forward_efficiency_hd64)},
                     {"backward_efficiency_hd128", round6(p.attention.backward_efficiency_hd128)},
-                    {"backward_efficiency_hd64", round6(p.attention.backward_efficiency_hd64)}};
+                    {"backward_efficiency_hd64", round6(p.attention.backward_efficiency_hd64)},
+                    {"half_efficiency_seq_length", round6(p.attention.half_efficiency_seq_length)}};
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& fit : p.collectives) {
     nlohmann::json algorithms = nlohmann::json::array();

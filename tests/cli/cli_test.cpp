@@ -1,0 +1,82 @@
+// The command-line contract: help, exit codes (0 ok, 2 bad input), JSON keys scripts rely on.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_capsim.hpp"
+
+namespace capsim {
+namespace {
+
+using testing::run_capsim;
+const std::string kData = CAPSIM_TEST_DATA_DIR;
+const std::string kSource = CAPSIM_SOURCE_DIR;
+
+TEST(CliTest, HelpListsCommands) {
+  const auto r = run_capsim("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("simulate"), std::string::npos);
+  EXPECT_NE(r.out.find("validate"), std::string::npos);
+  EXPECT_EQ(run_capsim("simulate --help").exit_code, 0);
+  EXPECT_EQ(run_capsim("validate --help").exit_code, 0);
+}
+
+TEST(CliTest, UnknownCommandIsBadInput) { EXPECT_EQ(run_capsim("frobnicate").exit_code, 2); }
+
+TEST(CliTest, BadScenarioExitsTwoWithFileAndPointer) {
+  const std::string file = kData + "/bad/scenario_bandwidth_bare_number.json";
+  const auto r = run_capsim("simulate " + file, true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(file + ":/cluster/inter_node/nic_bandwidth: expected a bandwidth"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CliTest, MissingFileExitsTwo) {
+  EXPECT_EQ(run_capsim("simulate /nonexistent.json --engine analytic").exit_code, 2);
+  EXPECT_EQ(run_capsim("validate /nonexistent.json --engine analytic").exit_code, 2);
+}
+
+TEST(CliTest, UnknownOptionExitsTwo) {
+  EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/valid.json --frob").exit_code, 2);
+}
+
+TEST(CliTest, SimulateJsonHasContractKeys) {
+  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                          "model_tflops_per_gpu", "mfu", "hfu", "memory", "breakdown", "engine"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"peak_gib_per_gpu", "capacity_gib", "fits"}) {
+    EXPECT_TRUE(j.at("memory").contains(key)) << key;
+  }
+  for (const char* key : {"compute_s", "tp_comm_exposed_s", "pp_comm_exposed_s",
+                          "dp_comm_exposed_s", "bubble_s", "optimizer_s"}) {
+    EXPECT_TRUE(j.at("breakdown").contains(key)) << key;
+  }
+}
+
+TEST(CliTest, SameInputGivesByteIdenticalOutput) {
+  const std::string args = "simulate " + kData + "/scenarios/valid.json --engine analytic --json";
+  EXPECT_EQ(run_capsim(args).out, run_capsim(args).out);
+}
+
+TEST(CliTest, ValidateAnalyticRunsEveryCase) {
+  const auto r =
+      run_capsim("validate " + kSource + "/data/validation/dev.json --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("cases").size(), 124u);
+  EXPECT_EQ(j.at("summary").at("n").get<int>(), 124);
+  EXPECT_EQ(j.at("summary").at("by_group").size(), 3u);
+  for (const auto& c : j.at("cases")) {
+    for (const char* key : {"id", "group", "measured_iteration_time_s",
+                            "predicted_iteration_time_s", "error_pct"}) {
+      EXPECT_TRUE(c.contains(key)) << key;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capsim

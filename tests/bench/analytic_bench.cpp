@@ -1,0 +1,42 @@
+// Analytical screen rate: evaluations of estimate_iteration per second on one core (target:
+// >= 100,000/s, DESIGN.md). Profiles are resolved once outside the loop, as the planner does.
+#include <benchmark/benchmark.h>
+
+#include "models/analytic_estimator.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/scenario_io.hpp"
+
+namespace capsim {
+namespace {
+
+void BM_AnalyticEstimate(benchmark::State& state, const char* scenario_dir) {
+  const Scenario scenario = load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/" +
+                                          scenario_dir + "/scenario.json");
+  const HardwareProfile profile = resolve_profile(scenario);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(estimate_iteration(scenario, profile).iteration_time_s);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// The planner's inner loop varies the layout of one scenario; memory is part of every result.
+void BM_AnalyticScreenSweep(benchmark::State& state) {
+  Scenario scenario =
+      load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json");
+  const HardwareProfile profile = resolve_profile(scenario);
+  const int micro_batches[] = {1, 2, 4};
+  size_t i = 0;
+  for (auto _ : state) {
+    scenario.parallelism.micro_batch_size = micro_batches[i++ % 3];
+    benchmark::DoNotOptimize(estimate_iteration(scenario, profile).iteration_time_s);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+BENCHMARK_CAPTURE(BM_AnalyticEstimate, gpt3_175b_selene, "gpt3-175b-selene-1024");
+BENCHMARK_CAPTURE(BM_AnalyticEstimate, gpt_30b_p4d, "gpt-30b-p4d");
+BENCHMARK_CAPTURE(BM_AnalyticEstimate, llama3_70b_p5, "llama3-70b-p5");
+BENCHMARK(BM_AnalyticScreenSweep);
+
+}  // namespace
+}  // namespace capsim

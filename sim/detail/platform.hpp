@@ -1,0 +1,71 @@
+#pragma once
+
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+// SimGrid types are only forward-declared here: SimGrid headers stay in sim/*.cpp.
+namespace simgrid::s4u {
+class Host;
+class Link;
+}  // namespace simgrid::s4u
+
+namespace capsim::sim::detail {
+
+// The links of a training cluster, per direction, in bytes/s and seconds.
+struct PlatformSpec {
+  int gpus_per_node = 8;
+  double nvlink_bytes_per_s = 0.0;  // per GPU into the NVSwitch
+  double nvlink_latency_s = 0.0;
+  int nic_links_per_node = 0;  // 0: single node, no fabric
+  double nic_link_bytes_per_s = 0.0;
+  double nic_latency_s = 0.0;
+  double uplink_bytes_per_s_per_node = 0.0;  // 0: non-blocking fabric
+  // Reduced (symmetric) platform: every simulated GPU gets its own share of the links it would
+  // share with GPUs that are not simulated (a NIC serving k GPUs, the node's uplink share).
+  bool reduced = false;
+};
+
+// A SimGrid platform built in C++: one host per simulated GPU, one split-duplex NVLink port per
+// GPU into its node's NVSwitch, NIC links per GPU as the node's NICs dictate, an optional
+// per-node uplink for oversubscribed fabrics, and "mirror" hosts (a GPU's ring peer folded back
+// onto itself, for the reduced DP ring). Routes are explicit (a full zone), only for the pairs
+// that communicate. Build once per process, inside a live simgrid::s4u::Engine.
+class Platform {
+ public:
+  explicit Platform(const PlatformSpec& spec) : spec_(spec) {}
+  Platform(const Platform&) = delete;
+  Platform& operator=(const Platform&) = delete;
+
+  // Returns the id naming the mirror host of `gpu`.
+  [[nodiscard]] static int mirror_id(int gpu) { return -1 - gpu; }
+
+  void add_gpu(int gpu) { gpus_.insert(gpu); }
+  // Declares that `from` sends to `to` (GPU ids or mirror ids); both directions get a route
+  // unless `to` is a mirror.
+  void add_route(int from, int to);
+  // Creates the zone, hosts, links and routes, and seals the platform.
+  void build();
+
+  [[nodiscard]] simgrid::s4u::Host* host(int id) const { return hosts_.at(id); }
+  // Returns the latency (s) of the route from `from` to `to`.
+  [[nodiscard]] double route_latency_s(int from, int to) const;
+  [[nodiscard]] int node_of(int gpu) const { return gpu / spec_.gpus_per_node; }
+  [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
+
+ private:
+  simgrid::s4u::Link* nic_link(int gpu);
+  simgrid::s4u::Link* uplink(int gpu);
+
+  PlatformSpec spec_;
+  std::set<int> gpus_;
+  std::set<std::pair<int, int>> routes_;
+  std::map<int, simgrid::s4u::Host*> hosts_;
+  std::map<int, simgrid::s4u::Link*> nvlinks_;
+  std::map<int, simgrid::s4u::Link*> nics_;     // key: node * links + link (full) or gpu (reduced)
+  std::map<int, simgrid::s4u::Link*> uplinks_;  // key: node (full) or gpu (reduced)
+  void* zone_ = nullptr;                        // simgrid::s4u::NetZone*
+};
+
+}  // namespace capsim::sim::detail

@@ -1,0 +1,737 @@
+#include "sim/iteration_simulator.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/analytic_estimator.hpp"
+#include "models/collective_cost.hpp"
+#include "models/iteration_model.hpp"
+#include "sim/detail/platform.hpp"
+#include "sim/schedule.hpp"
+
+namespace capsim::sim {
+namespace sg4 = simgrid::s4u;
+namespace {
+
+std::atomic<bool> g_engine_used{false};
+
+constexpr int kComputeStream = 0;
+// Message size whose collective time is the pure latency term (collective_time_s returns 0
+// for 0 bytes); its bandwidth term is below 1e-15 s for any fitted bandwidth.
+constexpr double kLatencyProbeBytes = 1e-6;
+constexpr int kCommStream = 1;
+
+// Ranks in Megatron-LM's order (parallel_state.py, order "tp-cp-dp-pp"): TP fastest, then the
+// data-parallel index (DP x CP), then the pipeline stage. GPU id = rank; node = id / G.
+struct Layout {
+  int tp = 1;
+  int dpc = 1;  // data x context
+  int pp = 1;
+  int chunks = 1;
+  int gpus_per_node = 8;
+  [[nodiscard]] int rank(int t, int r, int s) const { return t + tp * (r + dpc * s); }
+  [[nodiscard]] int node(int gpu) const { return gpu / gpus_per_node; }
+};
+
+// A PP message: which micro-batch, and when the sender put it on the wire.
+struct Message {
+  int micro_batch = 0;
+  double sent_at_s = 0.0;
+};
+
+// Time spent by one rank's compute stream, by cause (seconds).
+struct Accounts {
+  double compute = 0.0;
+  double other = 0.0;  // per-micro-batch framework overhead
+  double tp = 0.0;
+  double cp = 0.0;
+  double pp = 0.0;
+  double bubble = 0.0;
+  double dp = 0.0;
+  double optimizer = 0.0;
+};
+
+// One gradient bucket (or ZeRO-3 layer) collective.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  double bytes = 0.0;
+};
+
+// Everything one stage's schedule needs, shared by every simulated rank of that stage.
+struct StagePlan {
+  std::vector<PipelineOp> ops;
+  std::vector<int> bucket_releases;   // per op: buckets released during it (split evenly)
+  std::vector<Collective> buckets;    // DP reduction, in release order (ZeRO 0-2)
+  std::vector<Collective> gathers;    // ZeRO-3 all-gathers, in compute order
+  std::vector<Collective> scatters;   // ZeRO-3 reduce-scatters, in compute order
+  std::vector<Collective> param_gathers;  // ZeRO-1/2 updated-parameter all-gather
+  double first_forward_s = 0.0;
+};
+
+struct Rank {
+  int gpu = 0;
+  int t = 0;
+  int r = 0;
+  int s = 0;
+  int track = 0;
+  const StagePlan* plan = nullptr;
+  std::vector<int> fwd_to, bwd_to;              // per chunk: destination GPU, -1 none
+  std::vector<sg4::Mailbox*> fwd_in, bwd_in;    // per chunk, nullptr when nothing arrives
+  std::vector<sg4::Mailbox*> fwd_out, bwd_out;  // per chunk, the destination's mailbox
+  std::vector<double> fwd_wire, bwd_wire;       // per chunk: flow bytes
+  std::vector<Message> outbox;
+  int dp_peer = 0;  // GPU or mirror id for inter-node DP flows
+  sg4::SemaphorePtr bucket_ready, ag_credit, ag_done, rs_ready;
+  sg4::ActorPtr compute_actor, dp_actor, ag_actor, rs_actor;
+  Accounts acc;
+  double stage_end_s = 0.0;
+};
+
+struct Sim {
+  const Scenario* scenario = nullptr;
+  const IterationCosts* costs = nullptr;
+  const HardwareProfile* profile = nullptr;
+  Layout layout;
+  std::unique_ptr<detail::Platform> platform;
+  bool zero3 = false;
+  bool zero12 = false;
+  bool dp_inter_node = false;
+  double nic_share_bytes_per_s = 0.0;  // one GPU's share of its node's NICs
+  double pp_intra_latency_s = 0.0;
+  double pp_inter_latency_s = 0.0;
+  double dp_route_latency_s = 0.0;
+  traces::ChromeTrace* trace = nullptr;
+  long long activities = 0;
+  std::vector<StagePlan> plans;
+  std::vector<std::unique_ptr<Rank>> ranks;
+
+  void slice(const Rank& rank, int stream, std::string name, const char* category, double start,
+             double end) const {
+    if (trace == nullptr || end <= start) return;
+    trace->slices.push_back({rank.track, stream, std::move(name), category, start, end - start});
+  }
+};
+
+double now() { return sg4::Engine::get_clock(); }
+
+void sleep(Sim& sim, double seconds) {
+  if (seconds <= 0.0) return;
+  ++sim.activities;
+  sg4::this_actor::sleep_for(seconds);
+}
+
+const ChunkCosts& chunk_costs(const Sim& sim, int stage, int chunk) {
+  return sim.costs->stages[static_cast<size_t>(stage)].chunks[static_cast<size_t>(chunk)];
+}
+
+// Runs one DP-group collective for `rank`: the uncontended time comes from the profile's
+// collective model; its latency part is a timed wait (plus the route latency) and its bandwidth
+// part a flow over the rank's NIC share, sized so that it takes exactly that time when nothing
+// else shares the links. Concurrent PP, bucket or ZeRO flows then slow it down.
+void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label) {
+  const double start = now();
+  const GroupShape& group = sim.costs->dp_group;
+  const double total_s = collective_time_s(*sim.profile, c.kind, c.bytes, group);
+  if (!sim.dp_inter_node) {
+    sleep(sim, total_s);
+  } else {
+    const double latency_s = collective_time_s(*sim.profile, c.kind, kLatencyProbeBytes, group);
+    sleep(sim, latency_s - sim.dp_route_latency_s);
+    const double wire = std::max(0.0, total_s - latency_s) * sim.nic_share_bytes_per_s;
+    if (wire >= 1.0) {
+      ++sim.activities;
+      sg4::Comm::sendto(sim.platform->host(rank.gpu), sim.platform->host(rank.dp_peer),
+                        static_cast<uint64_t>(wire));
+    }
+  }
+  sim.slice(rank, kCommStream, label, "dp", start, now());
+}
+
+void receive(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, int micro_batch) {
+  const double t0 = now();
+  const auto* msg = mailbox->get<Message>();
+  const double t1 = now();
+  ++sim.activities;
+  if (msg->micro_batch != micro_batch) {
+    throw std::logic_error("event engine: pipeline messages out of order on " +
+                           mailbox->get_name());
+  }
+  // Waiting before the sender put the message on the wire is pipeline bubble; waiting for
+  // the transfer itself is exposed PP communication.
+  const double ts = msg->sent_at_s;
+  rank.acc.bubble += std::max(0.0, std::min(ts, t1) - t0);
+  rank.acc.pp += std::max(0.0, t1 - std::max(t0, ts));
+  if (t1 > t0) sim.slice(rank, kCommStream, "wait PP", "pp", t0, t1);
+}
+
+void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_batch) {
+  rank.outbox.push_back({micro_batch, now()});
+  ++sim.activities;
+  mailbox->put_init(&rank.outbox.back(), static_cast<uint64_t>(std::max(wire, 0.0)))->detach();
+}
+
+// Computes for `seconds`, releasing `releases` gradient buckets evenly along the way (the
+// backward pass produces gradients layer by layer, Li et al. 2020 §3.2).
+void compute_with_buckets(Sim& sim, Rank& rank, double seconds, int releases) {
+  if (releases <= 0) {
+    sleep(sim, seconds);
+    return;
+  }
+  for (int k = 0; k < releases; ++k) {
+    sleep(sim, seconds / releases);
+    rank.bucket_ready->release();
+  }
+}
+
+// ZeRO-3: per layer, wait for its gathered parameters (prefetched one layer ahead), compute,
+// and hand its gradients to the reduce-scatter stream.
+void compute_zero3(Sim& sim, Rank& rank, double seconds, int layers, bool gather, bool scatter) {
+  layers = std::max(layers, 1);
+  for (int l = 0; l < layers; ++l) {
+    if (gather) {
+      const double t0 = now();
+      rank.ag_done->acquire();
+      rank.acc.dp += now() - t0;
+      if (now() > t0) sim.slice(rank, kCommStream, "wait ZeRO-3 gather", "dp", t0, now());
+      rank.ag_credit->release();
+    }
+    sleep(sim, seconds / layers);
+    if (scatter) rank.rs_ready->release();
+  }
+}
+
+void run_compute(Sim& sim, Rank& rank) {
+  const StagePlan& plan = *rank.plan;
+  const double overhead_s = sim.profile->per_microbatch_overhead_s;
+  double pending_recompute_s = 0.0;  // ZeRO-3 fuses recompute into the backward's layers
+  bool grad_received = false;
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const PipelineOp& op = plan.ops[i];
+    const size_t c = static_cast<size_t>(op.chunk);
+    const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
+    const int releases = plan.bucket_releases[i];
+    const std::string mb = std::to_string(op.micro_batch);
+    const std::string suffix = sim.layout.chunks > 1 ? " c" + std::to_string(op.chunk) : "";
+    switch (op.kind) {
+      case OpKind::kForward: {
+        if (rank.fwd_in[c] != nullptr) receive(sim, rank, rank.fwd_in[c], op.micro_batch);
+        const double t0 = now();
+        const double extra = op.chunk == 0 ? overhead_s : 0.0;
+        const double busy = cc.forward_compute_s + extra;
+        const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
+        if (sim.zero3) {
+          compute_zero3(sim, rank, busy + comm, cc.num_layers, true, false);
+        } else {
+          sleep(sim, busy + comm);
+        }
+        rank.acc.compute += cc.forward_compute_s;
+        rank.acc.other += extra;
+        rank.acc.tp += cc.forward_tp_comm_s;
+        rank.acc.cp += cc.forward_cp_comm_s;
+        sim.slice(rank, kComputeStream, "F" + mb + suffix, "compute", t0, t0 + busy);
+        sim.slice(rank, kCommStream, "TP/CP F" + mb, "tp", t0 + busy, now());
+        if (rank.fwd_to[c] >= 0) send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
+        break;
+      }
+      case OpKind::kRecompute: {
+        if (rank.bwd_in[c] != nullptr) {
+          receive(sim, rank, rank.bwd_in[c], op.micro_batch);
+          grad_received = true;
+        }
+        const double t0 = now();
+        if (sim.zero3) {
+          pending_recompute_s = cc.recompute_s + cc.recompute_tp_comm_s;
+        } else {
+          sleep(sim, cc.recompute_s + cc.recompute_tp_comm_s);
+          sim.slice(rank, kComputeStream, "R" + mb + suffix, "compute", t0, t0 + cc.recompute_s);
+        }
+        rank.acc.compute += cc.recompute_s;
+        rank.acc.tp += cc.recompute_tp_comm_s;
+        break;
+      }
+      case OpKind::kBackward:
+      case OpKind::kBackwardInput: {
+        if (rank.bwd_in[c] != nullptr && !grad_received) {
+          receive(sim, rank, rank.bwd_in[c], op.micro_batch);
+        }
+        grad_received = false;
+        const bool full = op.kind == OpKind::kBackward;
+        const double busy = cc.backward_input_s + (full ? cc.backward_weight_s : 0.0);
+        const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s;
+        const double t0 = now();
+        if (sim.zero3) {
+          compute_zero3(sim, rank, busy + comm + pending_recompute_s, cc.num_layers, true, full);
+          pending_recompute_s = 0.0;
+        } else {
+          compute_with_buckets(sim, rank, busy + comm, releases);
+        }
+        rank.acc.compute += busy;
+        rank.acc.tp += cc.backward_tp_comm_s;
+        rank.acc.cp += cc.backward_cp_comm_s;
+        const double comm_start = now() - comm;
+        sim.slice(rank, kComputeStream, (full ? "B" : "Bi") + mb + suffix, "compute", t0,
+                  comm_start);
+        sim.slice(rank, kCommStream, "TP/CP B" + mb, "tp", comm_start, now());
+        if (rank.bwd_to[c] >= 0) send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
+        break;
+      }
+      case OpKind::kBackwardWeight: {
+        const double t0 = now();
+        if (sim.zero3) {
+          compute_zero3(sim, rank, cc.backward_weight_s, cc.num_layers, false, true);
+        } else {
+          compute_with_buckets(sim, rank, cc.backward_weight_s, releases);
+        }
+        rank.acc.compute += cc.backward_weight_s;
+        sim.slice(rank, kComputeStream, "W" + mb + suffix, "compute", t0, now());
+        break;
+      }
+    }
+  }
+  const double compute_end = now();
+  for (const auto& actor : {rank.dp_actor, rank.ag_actor, rank.rs_actor}) {
+    if (actor) actor->join();
+  }
+  rank.acc.dp += now() - compute_end;
+
+  const double opt_start = now();
+  const double optimizer_s = sim.costs->stages[static_cast<size_t>(rank.s)].optimizer_s;
+  sleep(sim, optimizer_s);
+  rank.acc.optimizer += optimizer_s;
+  sim.slice(rank, kComputeStream, "optimizer", "optimizer", opt_start, now());
+
+  // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
+  // first forward (Megatron overlap_param_gather), so only what exceeds it is exposed.
+  const double opt_end = now();
+  for (const Collective& c : plan.param_gathers) run_collective(sim, rank, c, "param all-gather");
+  rank.stage_end_s = std::max(opt_end, now() - plan.first_forward_s);
+  rank.acc.dp += rank.stage_end_s - opt_end;
+  for (auto* mb : rank.fwd_in) {
+    if (mb != nullptr) mb->set_receiver(nullptr);
+  }
+  for (auto* mb : rank.bwd_in) {
+    if (mb != nullptr) mb->set_receiver(nullptr);
+  }
+}
+
+void run_dp(Sim& sim, Rank& rank) {
+  const auto& buckets = rank.plan->buckets;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    rank.bucket_ready->acquire();
+    run_collective(sim, rank, buckets[b],
+                   buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce"
+                                                                 : "DP reduce-scatter");
+  }
+}
+
+void run_gathers(Sim& sim, Rank& rank) {
+  for (const Collective& c : rank.plan->gathers) {
+    rank.ag_credit->acquire();
+    run_collective(sim, rank, c, "ZeRO-3 all-gather");
+    rank.ag_done->release();
+  }
+}
+
+void run_scatters(Sim& sim, Rank& rank) {
+  for (const Collective& c : rank.plan->scatters) {
+    rank.rs_ready->acquire();
+    run_collective(sim, rank, c, "ZeRO-3 reduce-scatter");
+  }
+}
+
+// Builds each stage's op list and the collectives its gradients and parameters need.
+void plan_stages(Sim& sim) {
+  const Parallelism& par = sim.scenario->parallelism;
+  const IterationCosts& costs = *sim.costs;
+  const bool recompute = par.recompute != Recompute::kNone;
+  const auto schedules = build_schedule(par.schedule, sim.layout.pp, costs.micro_batches,
+                                        sim.layout.chunks, recompute);
+  const bool has_dp = costs.dp_group.ranks > 1;
+  const double bucket_cap = costs.dp_bucket_bytes > 0.0 ? costs.dp_bucket_bytes
+                                                        : kDefaultDpBucketBytes;
+  sim.plans.resize(schedules.size());
+  for (size_t s = 0; s < schedules.size(); ++s) {
+    StagePlan& plan = sim.plans[s];
+    plan.ops = schedules[s];
+    plan.bucket_releases.assign(plan.ops.size(), 0);
+    const StageCosts& stage = costs.stages[s];
+    const bool split = par.schedule == Schedule::kZeroBubble;
+    // The last op producing each chunk's weight gradients releases that chunk's buckets.
+    if (has_dp && !sim.zero3) {
+      const CollectiveKind kind =
+          sim.zero12 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+      std::vector<int> last(stage.chunks.size(), -1);
+      for (size_t i = 0; i < plan.ops.size(); ++i) {
+        const OpKind k = plan.ops[i].kind;
+        if (k == (split ? OpKind::kBackwardWeight : OpKind::kBackward)) {
+          last[static_cast<size_t>(plan.ops[i].chunk)] = static_cast<int>(i);
+        }
+      }
+      std::vector<size_t> order(stage.chunks.size());
+      for (size_t c = 0; c < order.size(); ++c) order[c] = c;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return last[a] < last[b]; });
+      for (const size_t c : order) {
+        const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
+        if (bytes <= 0.0 || last[c] < 0) continue;
+        const int n = static_cast<int>(std::max(1.0, std::ceil(bytes / bucket_cap)));
+        plan.bucket_releases[static_cast<size_t>(last[c])] += n;
+        for (int k = 0; k < n; ++k) plan.buckets.push_back({kind, bytes / n});
+      }
+    }
+    if (has_dp && sim.zero12) {
+      const double bytes = stage.parameter_count * costs.param_bytes_per_element;
+      const int n = static_cast<int>(std::max(1.0, std::ceil(bytes / bucket_cap)));
+      for (int k = 0; k < n; ++k) {
+        plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
+      }
+    }
+    if (sim.zero3) {
+      for (const PipelineOp& op : plan.ops) {
+        const ChunkCosts& cc = stage.chunks[static_cast<size_t>(op.chunk)];
+        const int layers = std::max(cc.num_layers, 1);
+        const double param_bytes = cc.parameter_count / layers * costs.param_bytes_per_element;
+        const double grad_bytes = cc.parameter_count / layers * costs.grad_bytes_per_element;
+        const bool gathers = op.kind == OpKind::kForward || op.kind == OpKind::kBackward ||
+                             op.kind == OpKind::kBackwardInput;
+        const bool scatters = op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight;
+        for (int l = 0; l < layers; ++l) {
+          if (gathers && has_dp) plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
+          if (scatters && has_dp) {
+            plan.scatters.push_back({CollectiveKind::kReduceScatter, grad_bytes});
+          }
+        }
+      }
+    }
+    const ChunkCosts& first = stage.chunks.front();
+    plan.first_forward_s = first.forward_compute_s + first.forward_tp_comm_s +
+                           first.forward_cp_comm_s;
+  }
+}
+
+GroupShape pp_shape(const Sim& sim, bool inter_node) {
+  const ClusterSpec& cl = sim.scenario->cluster;
+  GroupShape g;
+  g.ranks = 2;
+  if (inter_node) {
+    g = sim.costs->pp_link.nodes > 1 ? sim.costs->pp_link : g;
+    g.ranks = 2;
+    g.ranks_per_node = 1;
+    g.nodes = 2;
+    if (g.nic_bandwidth_per_node_bytes_per_s <= 0.0) {
+      g.nic_bandwidth_per_node_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() /
+                                             std::max(cl.gpus_per_node, 1);
+    }
+  } else {
+    g.ranks_per_node = 2;
+    g.nodes = 1;
+  }
+  return g;
+}
+
+// Flow bytes that take the profile's uncontended send/recv time (minus its latency, paid as
+// route latency) on an otherwise idle path of `bandwidth`.
+double pp_wire_bytes(const Sim& sim, double bytes, bool inter_node, double bandwidth) {
+  if (bytes <= 0.0) return 0.0;
+  const GroupShape g = pp_shape(sim, inter_node);
+  const double total = collective_time_s(*sim.profile, CollectiveKind::kSendRecv, bytes, g);
+  const double latency = collective_time_s(*sim.profile, CollectiveKind::kSendRecv, kLatencyProbeBytes, g);
+  return std::max(0.0, total - latency) * bandwidth;
+}
+
+SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
+                     const HardwareProfile& profile, const SimOptions& options, SimStats* stats) {
+  if (g_engine_used.exchange(true)) {
+    throw std::logic_error(
+        "simulate_iteration: SimGrid runs one simulation per process; run each simulation in "
+        "its own process");
+  }
+  const auto wall0 = std::chrono::steady_clock::now();
+  static int argc = 1;
+  static char name[] = "capsim";
+  static char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  xbt_log_control_set("root.thres:critical");
+  // Flow-exact CM02 (../shared/reference/simgrid.md §0, §4): no LV08 latency/bandwidth
+  // factors, no cross-traffic, no TCP window bound, equal sharing regardless of route latency.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:1e30");
+  sg4::Engine::set_config("network/weight-S:1e12");
+  bool deadlock = false;
+  sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
+
+  Sim sim;
+  sim.scenario = &scenario;
+  sim.costs = &costs;
+  sim.profile = &profile;
+  sim.trace = options.trace;
+  const Parallelism& par = scenario.parallelism;
+  const ClusterSpec& cl = scenario.cluster;
+  sim.layout.tp = par.tensor;
+  sim.layout.dpc = par.data * par.context;
+  sim.layout.pp = static_cast<int>(costs.stages.size());
+  sim.layout.chunks = static_cast<int>(costs.stages.front().chunks.size());
+  sim.layout.gpus_per_node = cl.gpus_per_node;
+  sim.zero3 = par.zero_stage == 3;
+  sim.zero12 = par.zero_stage == 1 || par.zero_stage == 2;
+  const int g = cl.gpus_per_node;
+  sim.nic_share_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / g;
+  plan_stages(sim);
+
+  // Platform: NIC links as the node's NICs dictate, latencies from the profile's send/recv
+  // latency (split over the two ends of a route).
+  detail::PlatformSpec ps;
+  ps.gpus_per_node = g;
+  ps.nvlink_bytes_per_s = cl.intra_node_bandwidth_bytes_per_s;
+  sim.pp_intra_latency_s =
+      collective_time_s(profile, CollectiveKind::kSendRecv, kLatencyProbeBytes,
+                        pp_shape(sim, false));
+  ps.nvlink_latency_s = sim.pp_intra_latency_s / 2.0;
+  if (cl.num_nodes > 1 && cl.node_nic_bandwidth_bytes_per_s() > 0.0) {
+    const int nics = std::max(cl.nics_per_node, 1);
+    ps.nic_links_per_node = std::min(nics, g);
+    ps.nic_link_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / ps.nic_links_per_node;
+    sim.pp_inter_latency_s =
+        collective_time_s(profile, CollectiveKind::kSendRecv, kLatencyProbeBytes,
+                        pp_shape(sim, true));
+    ps.nic_latency_s = sim.pp_inter_latency_s / 2.0;
+    const bool oversubscribed =
+        cl.topology == Topology::kOversubscribed || cl.oversubscription > 1.0;
+    if (oversubscribed) {
+      ps.uplink_bytes_per_s_per_node =
+          cl.node_nic_bandwidth_bytes_per_s() / std::max(cl.oversubscription, 1.0);
+    }
+  }
+  ps.reduced = options.exploit_symmetry;
+  sim.platform = std::make_unique<detail::Platform>(ps);
+  sim.dp_inter_node = costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 &&
+                      ps.nic_links_per_node > 0;
+
+  // Simulated ranks: every GPU, or TP rank 0 of DP replica 0 of each stage.
+  const Layout& lay = sim.layout;
+  const int t_count = options.exploit_symmetry ? 1 : lay.tp;
+  const int r_count = options.exploit_symmetry ? 1 : lay.dpc;
+  for (int s = 0; s < lay.pp; ++s) {
+    for (int r = 0; r < r_count; ++r) {
+      for (int t = 0; t < t_count; ++t) {
+        auto rank = std::make_unique<Rank>();
+        rank->gpu = lay.rank(t, r, s);
+        rank->t = t;
+        rank->r = r;
+        rank->s = s;
+        rank->plan = &sim.plans[static_cast<size_t>(s)];
+        sim.platform->add_gpu(rank->gpu);
+        sim.ranks.push_back(std::move(rank));
+      }
+    }
+  }
+  // PP neighbours per chunk (model chunk c*P + s, Megatron's virtual-stage placement) and the
+  // DP ring peer: the same local GPU on the next node of the DP group (rail-aligned, as NCCL
+  // builds its rings), or in the reduced run the GPU's own mirror.
+  const int chunks = lay.chunks;
+  for (auto& rp : sim.ranks) {
+    Rank& rank = *rp;
+    const auto nc = static_cast<size_t>(chunks);
+    rank.fwd_to.assign(nc, -1);
+    rank.bwd_to.assign(nc, -1);
+    rank.fwd_in.assign(nc, nullptr);
+    rank.bwd_in.assign(nc, nullptr);
+    rank.fwd_out.assign(nc, nullptr);
+    rank.bwd_out.assign(nc, nullptr);
+    rank.fwd_wire.assign(nc, 0.0);
+    rank.bwd_wire.assign(nc, 0.0);
+    for (int c = 0; c < chunks; ++c) {
+      const auto ci = static_cast<size_t>(c);
+      int next_s = rank.s + 1;
+      int next_c = c;
+      if (next_s == lay.pp) {
+        next_s = 0;
+        next_c = c + 1;
+      }
+      int prev_s = rank.s - 1;
+      int prev_c = c;
+      if (prev_s < 0) {
+        prev_s = lay.pp - 1;
+        prev_c = c - 1;
+      }
+      auto mailbox = [](char dir, int gpu, int chunk) {
+        return sg4::Mailbox::by_name(std::string(1, dir) + std::to_string(gpu) + "_" +
+                                     std::to_string(chunk));
+      };
+      if (next_c < chunks) {
+        const int to = lay.rank(rank.t, rank.r, next_s);
+        if (to != rank.gpu) {
+          rank.fwd_to[ci] = to;
+          rank.fwd_out[ci] = mailbox('f', to, next_c);
+          const bool inter = lay.node(to) != lay.node(rank.gpu);
+          const double bw = inter ? sim.nic_share_bytes_per_s : ps.nvlink_bytes_per_s;
+          rank.fwd_wire[ci] = pp_wire_bytes(sim, chunk_costs(sim, rank.s, c).activation_bytes,
+                                            inter, bw);
+          sim.platform->add_route(rank.gpu, to);
+        }
+      }
+      if (prev_c >= 0) {
+        const int from = lay.rank(rank.t, rank.r, prev_s);
+        if (from != rank.gpu) {
+          rank.fwd_in[ci] = mailbox('f', rank.gpu, c);
+          rank.bwd_to[ci] = from;
+          rank.bwd_out[ci] = mailbox('b', from, prev_c);
+          const bool inter = lay.node(from) != lay.node(rank.gpu);
+          const double bw = inter ? sim.nic_share_bytes_per_s : ps.nvlink_bytes_per_s;
+          rank.bwd_wire[ci] = pp_wire_bytes(
+              sim, chunk_costs(sim, prev_s, prev_c).activation_bytes, inter, bw);
+        }
+      }
+      if (next_c < chunks && lay.rank(rank.t, rank.r, next_s) != rank.gpu) {
+        rank.bwd_in[ci] = mailbox('b', rank.gpu, c);
+      }
+    }
+    if (sim.dp_inter_node) {
+      if (options.exploit_symmetry) {
+        rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
+      } else {
+        const int first_node = lay.node(lay.rank(rank.t, 0, rank.s));
+        const int last_node = lay.node(lay.rank(rank.t, lay.dpc - 1, rank.s));
+        int next_node = lay.node(rank.gpu) + 1;
+        if (next_node > last_node) next_node = first_node;
+        rank.dp_peer = next_node * g + rank.gpu % g;
+        if (rank.dp_peer == rank.gpu) rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
+      }
+      sim.platform->add_route(rank.gpu, rank.dp_peer);
+    }
+    size_t outbox = 0;
+    for (const PipelineOp& op : rank.plan->ops) {
+      if (op.kind != OpKind::kRecompute && op.kind != OpKind::kBackwardWeight) ++outbox;
+    }
+    rank.outbox.reserve(outbox);  // messages are pointed to: never reallocate
+  }
+  sim.platform->build();
+  if (sim.dp_inter_node) {
+    const Rank& r0 = *sim.ranks.front();
+    sim.dp_route_latency_s = sim.platform->route_latency_s(r0.gpu, r0.dp_peer);
+  }
+
+  // Actors: a compute stream per simulated GPU, plus the communication streams it drives.
+  if (sim.trace != nullptr) {
+    sim.trace->streams = {"compute", "communication"};
+  }
+  int track = 0;
+  for (auto& rp : sim.ranks) {
+    Rank& rank = *rp;
+    rank.track = track++;
+    if (sim.trace != nullptr) {
+      sim.trace->tracks.push_back("stage " + std::to_string(rank.s) + " tp " +
+                                  std::to_string(rank.t) + " dp " + std::to_string(rank.r) +
+                                  " (gpu " + std::to_string(rank.gpu) + ")");
+    }
+    sg4::Host* host = sim.platform->host(rank.gpu);
+    const std::string id = std::to_string(rank.gpu);
+    Rank* rk = &rank;
+    Sim* sm = &sim;
+    if (!rank.plan->buckets.empty()) {
+      rank.bucket_ready = sg4::Semaphore::create(0);
+      rank.dp_actor = sg4::Actor::create("dp" + id, host, [sm, rk] { run_dp(*sm, *rk); });
+    }
+    if (!rank.plan->gathers.empty()) {
+      rank.ag_credit = sg4::Semaphore::create(1);
+      rank.ag_done = sg4::Semaphore::create(0);
+      rank.ag_actor = sg4::Actor::create("ag" + id, host, [sm, rk] { run_gathers(*sm, *rk); });
+    } else if (sim.zero3) {
+      // No DP peers: gathers are free; keep the semaphores satisfied.
+      rank.ag_credit = sg4::Semaphore::create(1 << 30);
+      rank.ag_done = sg4::Semaphore::create(1 << 30);
+    }
+    if (!rank.plan->scatters.empty()) {
+      rank.rs_ready = sg4::Semaphore::create(0);
+      rank.rs_actor = sg4::Actor::create("rs" + id, host, [sm, rk] { run_scatters(*sm, *rk); });
+    } else if (sim.zero3) {
+      rank.rs_ready = sg4::Semaphore::create(0);
+    }
+    rank.compute_actor =
+        sg4::Actor::create("gpu" + id, host, [sm, rk] { run_compute(*sm, *rk); });
+    // Permanent receivers make PP sends eager: the flow starts when the sender puts it.
+    for (auto* mb : rank.fwd_in) {
+      if (mb != nullptr) mb->set_receiver(rank.compute_actor);
+    }
+    for (auto* mb : rank.bwd_in) {
+      if (mb != nullptr) mb->set_receiver(rank.compute_actor);
+    }
+  }
+  const auto wall1 = std::chrono::steady_clock::now();
+  engine.run();
+  const auto wall2 = std::chrono::steady_clock::now();
+  if (deadlock) throw std::logic_error("event engine: the replay deadlocked (schedule bug)");
+
+  // The iteration ends when the slowest rank finishes; its accounts are the breakdown.
+  const Rank* critical = sim.ranks.front().get();
+  for (const auto& r : sim.ranks) {
+    if (r->stage_end_s > critical->stage_end_s) critical = r.get();
+  }
+  SimulationResult result;
+  result.engine = "event";
+  result.profile_name = profile.name;
+  result.iteration_time_s = critical->stage_end_s;
+  const Accounts& a = critical->acc;
+  TimeBreakdown& b = result.breakdown;
+  b.compute_s = a.compute;
+  b.other_s = a.other;
+  b.tp_comm_exposed_s = a.tp;
+  b.cp_comm_exposed_s = a.cp;
+  b.pp_comm_exposed_s = a.pp;
+  b.dp_comm_exposed_s = a.dp;
+  b.optimizer_s = a.optimizer;
+  b.bubble_s = std::max(0.0, result.iteration_time_s -
+                                 (a.compute + a.other + a.tp + a.cp + a.pp + a.dp + a.optimizer));
+  result.notes.push_back(
+      std::string("event engine: ") + std::to_string(sim.ranks.size()) + " simulated GPUs" +
+      (options.exploit_symmetry ? " (one TP rank per stage, one DP replica; symmetric ranks "
+                                  "simulated once)"
+                                : " (every GPU)"));
+  if (ps.uplink_bytes_per_s_per_node > 0.0) {
+    result.notes.push_back(
+        "oversubscribed fabric modelled as each node's share of its leaf uplinks");
+  }
+  finish_result(scenario, costs, result);
+  if (stats != nullptr) {
+    stats->simulated_gpus = static_cast<int>(sim.ranks.size());
+    stats->activities = sim.activities;
+    stats->build_wall_s = std::chrono::duration<double>(wall1 - wall0).count();
+    stats->run_wall_s = std::chrono::duration<double>(wall2 - wall1).count();
+  }
+  if (sim.trace != nullptr) {
+    std::stable_sort(sim.trace->slices.begin(), sim.trace->slices.end(),
+                     [](const traces::TraceSlice& x, const traces::TraceSlice& y) {
+                       return x.start_s < y.start_s;
+                     });
+  }
+  return result;
+}
+
+}  // namespace
+
+SimulationResult simulate_iteration(const Scenario& scenario, const HardwareProfile& profile,
+                                    const SimOptions& options, SimStats* stats) {
+  const IterationCosts costs = compute_iteration_costs(scenario, profile);
+  return simulate_iteration(scenario, costs, profile, options, stats);
+}
+
+SimulationResult simulate_iteration(const Scenario& scenario, const IterationCosts& costs,
+                                    const HardwareProfile& profile, const SimOptions& options,
+                                    SimStats* stats) {
+  if (costs.stages.empty() || costs.stages.front().chunks.empty()) {
+    throw std::invalid_argument("simulate_iteration: costs have no stages");
+  }
+  return run(scenario, costs, profile, options, stats);
+}
+
+}  // namespace capsim::sim

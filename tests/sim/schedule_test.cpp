@@ -1,0 +1,212 @@
+#include "sim/schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+
+namespace capsim::sim {
+namespace {
+
+using Key = std::tuple<int, int, int, int>;  // stage, kind, micro-batch, chunk
+
+// Replays per-stage op lists with fixed op times and the pipeline's data dependencies, each
+// stage running its ops in order. Returns the makespan, or nullopt on deadlock.
+std::optional<double> makespan(const std::vector<std::vector<PipelineOp>>& sched, int chunks,
+                               double f, double b, double w = 0.0) {
+  const int p = static_cast<int>(sched.size());
+  std::map<Key, double> done;
+  std::vector<size_t> next(sched.size(), 0);
+  std::vector<double> free_at(sched.size(), 0.0);
+  auto end_of = [&](int s, OpKind k, int mb, int c) -> std::optional<double> {
+    auto it = done.find({s, static_cast<int>(k), mb, c});
+    if (it == done.end()) return std::nullopt;
+    return it->second;
+  };
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int s = 0; s < p; ++s) {
+      auto& ops = sched[static_cast<size_t>(s)];
+      while (next[static_cast<size_t>(s)] < ops.size()) {
+        const PipelineOp& op = ops[next[static_cast<size_t>(s)]];
+        std::optional<double> dep = 0.0;
+        double cost = 0.0;
+        switch (op.kind) {
+          case OpKind::kForward:
+            cost = f / chunks;
+            if (s > 0) {
+              dep = end_of(s - 1, OpKind::kForward, op.micro_batch, op.chunk);
+            } else if (op.chunk > 0) {
+              dep = end_of(p - 1, OpKind::kForward, op.micro_batch, op.chunk - 1);
+            }
+            break;
+          case OpKind::kRecompute:
+            cost = 0.0;
+            break;
+          case OpKind::kBackward:
+          case OpKind::kBackwardInput: {
+            cost = (op.kind == OpKind::kBackward ? b + w : b) / chunks;
+            const OpKind up = op.kind;
+            if (!end_of(s, OpKind::kForward, op.micro_batch, op.chunk)) return std::nullopt;
+            if (s < p - 1) {
+              dep = end_of(s + 1, up, op.micro_batch, op.chunk);
+            } else if (op.chunk < chunks - 1) {
+              dep = end_of(0, up, op.micro_batch, op.chunk + 1);
+            }
+            break;
+          }
+          case OpKind::kBackwardWeight:
+            cost = w / chunks;
+            if (!end_of(s, OpKind::kBackwardInput, op.micro_batch, op.chunk)) return std::nullopt;
+            break;
+        }
+        if (!dep) break;
+        const double start = std::max(*dep, free_at[static_cast<size_t>(s)]);
+        free_at[static_cast<size_t>(s)] = start + cost;
+        done[{s, static_cast<int>(op.kind), op.micro_batch, op.chunk}] = start + cost;
+        ++next[static_cast<size_t>(s)];
+        progress = true;
+      }
+    }
+  }
+  for (int s = 0; s < p; ++s) {
+    if (next[static_cast<size_t>(s)] != sched[static_cast<size_t>(s)].size()) return std::nullopt;
+  }
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
+// Every (micro-batch, chunk) appears once per op kind, and backward follows forward.
+void expect_complete(const std::vector<std::vector<PipelineOp>>& sched, int m, int chunks,
+                     bool split) {
+  for (const auto& ops : sched) {
+    std::map<std::tuple<int, int, int>, int> seen;
+    for (const PipelineOp& op : ops) {
+      ++seen[{static_cast<int>(op.kind), op.micro_batch, op.chunk}];
+      if (op.kind != OpKind::kForward) {
+        const std::tuple<int, int, int> fwd{static_cast<int>(OpKind::kForward), op.micro_batch,
+                                            op.chunk};
+        EXPECT_EQ(seen[fwd], 1);
+      }
+    }
+    const size_t kinds = split ? 3 : 2;
+    EXPECT_EQ(seen.size(), kinds * static_cast<size_t>(m * chunks));
+    for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
+  }
+}
+
+TEST(ScheduleTest, OneFOneBWarmupSteadyCooldown) {
+  const auto s = build_schedule(Schedule::kOneFOneB, 4, 6, 1, false);
+  ASSERT_EQ(s.size(), 4u);
+  // Stage 0: 3 warm-up forwards, then F/B pairs, then 3 backwards.
+  const std::vector<PipelineOp> expected = {
+      {OpKind::kForward, 0, 0},  {OpKind::kForward, 1, 0},  {OpKind::kForward, 2, 0},
+      {OpKind::kForward, 3, 0},  {OpKind::kBackward, 0, 0}, {OpKind::kForward, 4, 0},
+      {OpKind::kBackward, 1, 0}, {OpKind::kForward, 5, 0},  {OpKind::kBackward, 2, 0},
+      {OpKind::kBackward, 3, 0}, {OpKind::kBackward, 4, 0}, {OpKind::kBackward, 5, 0}};
+  EXPECT_EQ(s[0], expected);
+  // Last stage alternates from the start.
+  EXPECT_EQ(s[3][0], (PipelineOp{OpKind::kForward, 0, 0}));
+  EXPECT_EQ(s[3][1], (PipelineOp{OpKind::kBackward, 0, 0}));
+  expect_complete(s, 6, 1, false);
+}
+
+TEST(ScheduleTest, GpipeAllForwardsFirst) {
+  const auto s = build_schedule(Schedule::kGpipe, 2, 3, 1, false);
+  for (const auto& ops : s) {
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(ops[i].kind, OpKind::kForward);
+    for (size_t i = 3; i < 6; ++i) EXPECT_EQ(ops[i].kind, OpKind::kBackward);
+  }
+  expect_complete(s, 3, 1, false);
+}
+
+TEST(ScheduleTest, RecomputePrecedesEveryBackward) {
+  const auto s = build_schedule(Schedule::kOneFOneB, 3, 5, 1, true);
+  for (const auto& ops : s) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind == OpKind::kBackward) {
+        ASSERT_GT(i, 0u);
+        EXPECT_EQ(ops[i - 1], (PipelineOp{OpKind::kRecompute, ops[i].micro_batch, 0}));
+      }
+    }
+  }
+}
+
+// Megatron-LM's interleaved order for P=2, v=2, M=4, stage 0: warm-up (2-0-1)*2 + (2-1)*2 = 4
+// forwards: (mb0,c0) (mb1,c0) (mb0,c1) (mb1,c1); backward k=0 is (mb0, c1).
+TEST(ScheduleTest, InterleavedMatchesMegatronOrder) {
+  const auto s = build_schedule(Schedule::kInterleaved, 2, 4, 2, false);
+  const std::vector<PipelineOp> head = {
+      {OpKind::kForward, 0, 0}, {OpKind::kForward, 1, 0}, {OpKind::kForward, 0, 1},
+      {OpKind::kForward, 1, 1}, {OpKind::kForward, 2, 0}, {OpKind::kBackward, 0, 1},
+      {OpKind::kForward, 3, 0}, {OpKind::kBackward, 1, 1}};
+  EXPECT_EQ(std::vector<PipelineOp>(s[0].begin(), s[0].begin() + 8), head);
+  expect_complete(s, 4, 2, false);
+}
+
+TEST(ScheduleTest, ZeroBubbleSplitsBackwardAndDefersWeights) {
+  const int p = 4;
+  const auto s = build_schedule(Schedule::kZeroBubble, p, 8, 1, false);
+  expect_complete(s, 8, 1, true);
+  for (int st = 0; st < p; ++st) {
+    int pending = 0;
+    int max_pending = 0;
+    for (const PipelineOp& op : s[static_cast<size_t>(st)]) {
+      if (op.kind == OpKind::kBackwardInput) ++pending;
+      if (op.kind == OpKind::kBackwardWeight) --pending;
+      EXPECT_NE(op.kind, OpKind::kBackward);
+      max_pending = std::max(max_pending, pending);
+    }
+    EXPECT_EQ(max_pending, st + 1) << "stage " << st;  // up to s deferred, +1 momentarily
+  }
+}
+
+// Closed forms with f = 1, b = 2 (Narayanan et al. 2021 §2.2): 1F1B and GPipe take
+// (M + P - 1)(f + b); interleaving divides the bubble by v.
+TEST(ScheduleTest, MakespansMatchClosedForms) {
+  const int p = 4;
+  const int m = 8;
+  for (Schedule sch : {Schedule::kGpipe, Schedule::kOneFOneB}) {
+    const auto t = makespan(build_schedule(sch, p, m, 1, false), 1, 1.0, 2.0);
+    ASSERT_TRUE(t.has_value()) << to_string(sch);
+    EXPECT_DOUBLE_EQ(*t, (m + p - 1) * 3.0) << to_string(sch);
+  }
+  for (int v : {2, 4}) {
+    const auto t = makespan(build_schedule(Schedule::kInterleaved, p, m, v, false), v, 1.0, 2.0);
+    ASSERT_TRUE(t.has_value()) << v;
+    EXPECT_NEAR(*t, m * 3.0 + (p - 1) * 3.0 / v, 1e-9) << v;
+  }
+  // ZB-H1 (Qi et al. 2024, Table 1): bubble (P-1)(F + B - W) with B and W each half of 1F1B's B.
+  const auto zb = makespan(build_schedule(Schedule::kZeroBubble, p, m, 1, false), 1, 1.0, 1.0, 1.0);
+  ASSERT_TRUE(zb.has_value());
+  EXPECT_LE(*zb, m * 3.0 + (p - 1) * (1.0 + 1.0 - 1.0) + 1e-9);
+}
+
+TEST(ScheduleTest, EverySchedulePlaysWithoutDeadlock) {
+  for (int p : {1, 2, 3, 4, 8}) {
+    for (int m : {1, 2, 3, 5, 8, 16}) {
+      for (Schedule sch : {Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kZeroBubble}) {
+        const auto s = build_schedule(sch, p, m, 1, true);
+        EXPECT_TRUE(makespan(s, 1, 1.0, 2.0, 1.0).has_value())
+            << to_string(sch) << " p=" << p << " m=" << m;
+      }
+      for (int v : {2, 3}) {
+        if (p < 2 || m < p) continue;
+        const auto s = build_schedule(Schedule::kInterleaved, p, m, v, false);
+        EXPECT_TRUE(makespan(s, v, 1.0, 2.0).has_value()) << "interleaved p=" << p << " m=" << m
+                                                           << " v=" << v;
+        expect_complete(s, m, v, false);
+      }
+    }
+  }
+}
+
+TEST(ScheduleTest, RejectsBadArguments) {
+  EXPECT_THROW((void)build_schedule(Schedule::kOneFOneB, 0, 4, 1, false), std::invalid_argument);
+  EXPECT_THROW((void)build_schedule(Schedule::kOneFOneB, 2, 4, 2, false), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace capsim::sim

@@ -1,0 +1,79 @@
+#include "traces/chrome_trace.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace capsim::traces {
+namespace {
+
+// JSON string escaping (RFC 8259 §7): quotes, backslash and control characters.
+std::string escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+// Microseconds with nanosecond resolution, fixed format so output is deterministic.
+std::string micros(double seconds) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", seconds * 1e6);
+  return buf;
+}
+
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const ChromeTrace& trace) {
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  bool first = true;
+  auto sep = [&] {
+    if (!first) out << ",\n";
+    first = false;
+  };
+  // Metadata events name each process (GPU track) and thread (stream) and fix their order.
+  for (size_t p = 0; p < trace.tracks.size(); ++p) {
+    sep();
+    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p
+        << ",\"args\":{\"name\":\"" << escape(trace.tracks[p]) << "\"}}";
+    sep();
+    out << "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p
+        << ",\"args\":{\"sort_index\":" << p << "}}";
+    for (size_t t = 0; t < trace.streams.size(); ++t) {
+      sep();
+      out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << p << ",\"tid\":" << t
+          << ",\"args\":{\"name\":\"" << escape(trace.streams[t]) << "\"}}";
+    }
+  }
+  for (const TraceSlice& s : trace.slices) {
+    sep();
+    out << "{\"ph\":\"X\",\"pid\":" << s.track << ",\"tid\":" << s.stream << ",\"name\":\""
+        << escape(s.name) << "\",\"cat\":\"" << escape(s.category) << "\",\"ts\":"
+        << micros(s.start_s) << ",\"dur\":" << micros(s.duration_s) << "}";
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace capsim::traces

@@ -1,6 +1,7 @@
 // capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
 // [--json]
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "cli/cli_util.hpp"
@@ -10,6 +11,8 @@
 #include "models/io/profile_io.hpp"
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "sim/iteration_simulator.hpp"
+#include "traces/chrome_trace.hpp"
 
 namespace capsim::cli {
 
@@ -19,7 +22,7 @@ int run_simulate(int argc, char** argv) {
     options.positional_help("SCENARIO.json");
     options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
         "engine", "event (SimGrid replay) or analytic (closed form)",
-        cxxopts::value<std::string>()->default_value("analytic"))(
+        cxxopts::value<std::string>()->default_value("event"))(
         "profile", "capsim.profile/v1 file (overrides the scenario's)",
         cxxopts::value<std::string>())("trace", "write a Chrome/Perfetto trace (event engine)",
                                        cxxopts::value<std::string>())(
@@ -31,14 +34,28 @@ int run_simulate(int argc, char** argv) {
     Scenario scenario = load_scenario(args["scenario"].as<std::string>());
     if (args.count("profile") > 0) scenario.profile_path = args["profile"].as<std::string>();
     const std::string engine = args["engine"].as<std::string>();
-    if (engine != "analytic") {
-      throw InputError("", "", "--engine must be analytic (the event engine is not built yet), got \"" + engine + "\"");
+    if (engine != "analytic" && engine != "event") {
+      throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
     }
-    if (args.count("trace") > 0) {
+    if (args.count("trace") > 0 && engine != "event") {
       throw InputError("", "", "--trace needs --engine event");
     }
     const HardwareProfile profile = resolve_profile(scenario);
-    const SimulationResult result = estimate_iteration(scenario, profile);
+    SimulationResult result;
+    if (engine == "event") {
+      traces::ChromeTrace trace;
+      sim::SimOptions sim_options;
+      if (args.count("trace") > 0) sim_options.trace = &trace;
+      result = sim::simulate_iteration(scenario, profile, sim_options);
+      if (args.count("trace") > 0) {
+        const std::string path = args["trace"].as<std::string>();
+        std::ofstream out(path);
+        if (!out) throw InputError(path, "", "cannot open the trace file for writing");
+        traces::write_chrome_trace(out, trace);
+      }
+    } else {
+      result = estimate_iteration(scenario, profile);
+    }
     if (args.count("json") > 0) {
       std::cout << result_to_json(result).dump(2) << "\n";
     } else {

@@ -1,0 +1,111 @@
+#include "sim/isolated_simulation.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "models/analytic_estimator.hpp"
+#include "models/iteration_model.hpp"
+
+namespace capsim::sim {
+namespace {
+
+// What the child sends back: the simulated numbers; the parent recomputes everything that is
+// a pure function of them (finish_result) so the wire format stays small.
+struct Wire {
+  double ok = 0.0;
+  double iteration_time_s = 0.0;
+  std::array<double, 8> breakdown{};
+  double simulated_gpus = 0.0;
+};
+
+bool write_all(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write(fd, p, size);
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+}  // namespace
+
+SimulationResult simulate_iteration_in_child(const Scenario& scenario,
+                                             const HardwareProfile& profile,
+                                             const SimOptions& options) {
+  if (options.trace != nullptr) {
+    throw std::invalid_argument("simulate_iteration_in_child: traces stay in-process");
+  }
+  const IterationCosts costs = compute_iteration_costs(scenario, profile);
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("simulate_iteration_in_child: pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("simulate_iteration_in_child: fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    Wire w;
+    std::string error;
+    try {
+      SimStats stats;
+      const SimulationResult r = simulate_iteration(scenario, costs, profile, options, &stats);
+      const TimeBreakdown& b = r.breakdown;
+      w.ok = 1.0;
+      w.iteration_time_s = r.iteration_time_s;
+      w.breakdown = {b.compute_s,         b.tp_comm_exposed_s, b.cp_comm_exposed_s,
+                     b.pp_comm_exposed_s, b.dp_comm_exposed_s, b.bubble_s,
+                     b.optimizer_s,       b.other_s};
+      w.simulated_gpus = stats.simulated_gpus;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const bool sent = write_all(fds[1], &w, sizeof w) && write_all(fds[1], error.data(), error.size());
+    close(fds[1]);
+    _exit(sent ? 0 : 1);
+  }
+  close(fds[1]);
+  const std::string bytes = read_all(fds[0]);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Wire w;
+  if (bytes.size() < sizeof w) {
+    throw std::runtime_error("event engine child process died (status " + std::to_string(status) +
+                             ")");
+  }
+  std::memcpy(&w, bytes.data(), sizeof w);
+  if (w.ok == 0.0) throw std::runtime_error(bytes.substr(sizeof w));
+  SimulationResult r;
+  r.engine = "event";
+  r.profile_name = profile.name;
+  r.iteration_time_s = w.iteration_time_s;
+  TimeBreakdown& b = r.breakdown;
+  b.compute_s = w.breakdown[0];
+  b.tp_comm_exposed_s = w.breakdown[1];
+  b.cp_comm_exposed_s = w.breakdown[2];
+  b.pp_comm_exposed_s = w.breakdown[3];
+  b.dp_comm_exposed_s = w.breakdown[4];
+  b.bubble_s = w.breakdown[5];
+  b.optimizer_s = w.breakdown[6];
+  b.other_s = w.breakdown[7];
+  r.notes.push_back("event engine: " + std::to_string(static_cast<int>(w.simulated_gpus)) +
+                    " simulated GPUs (run in a child process)");
+  finish_result(scenario, costs, r);
+  return r;
+}
+
+}  // namespace capsim::sim

@@ -74,9 +74,7 @@ std::vector<std::string> split_csv(const std::string& line) {
 }
 
 // Reads a CSV with one header row; lines starting with '#' and blank lines are skipped.
-Csv read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "cannot open the job trace");
+Csv read_csv(std::istream& in, const std::string& path) {
   Csv csv;
   csv.file = path;
   std::string line;
@@ -409,7 +407,13 @@ bool parse_job_trace_format(const std::string& name, JobTraceFormat& format) {
 }
 
 std::vector<JobRecord> read_job_trace(const JobTraceOptions& options) {
-  const Csv csv = read_csv(options.path);
+  std::ifstream in(options.path);
+  if (!in) throw InputError(options.path, "", "cannot open the job trace");
+  return read_job_trace(options, in);
+}
+
+std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istream& in) {
+  const Csv csv = read_csv(in, options.path);
   std::vector<JobRecord> jobs;
   switch (options.format) {
     case JobTraceFormat::kCapsimCsv: jobs = read_capsim_csv(csv); break;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,8 @@ struct JobTraceOptions {
 // submit offsets starting at 0 for imported formats. Throws InputError naming the file, the
 // line and the column of the first bad field.
 [[nodiscard]] std::vector<JobRecord> read_job_trace(const JobTraceOptions& options);
+// Same, from a stream whose text is attributed to options.path (embedded traces, tests).
+[[nodiscard]] std::vector<JobRecord> read_job_trace(const JobTraceOptions& options,
+                                                    std::istream& in);
 
 }  // namespace capsim::traces

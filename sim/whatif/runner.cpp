@@ -1,0 +1,111 @@
+#include "sim/whatif/runner.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "models/io/input_error.hpp"
+#include "sim/whatif/engine.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  std::FILE* out = nullptr;
+  std::size_t policy = 0;
+  int replica = 0;
+};
+
+// Child side: run one simulation, write its JSON to `out`, never return.
+[[noreturn]] void child_main(const WhatIf& whatif, const PolicySpec& policy, std::uint64_t seed,
+                             std::FILE* out) {
+  int code = 0;
+  std::string text;
+  try {
+    text = run_to_json(run_policy(whatif, policy, seed)).dump();
+  } catch (const std::exception& e) {
+    text = nlohmann::json{{"error", e.what()}}.dump();
+    code = 1;
+  }
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fflush(out);
+  _exit(code);
+}
+
+std::string slurp(std::FILE* f) {
+  std::string s;
+  std::rewind(f);
+  char buf[65536];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  return s;
+}
+
+}  // namespace
+
+std::vector<PolicyRuns> run_all(const WhatIf& whatif, const std::vector<PolicySpec>& policies,
+                                int replicas, int parallel) {
+  std::vector<PolicyRuns> out(policies.size());
+  for (std::size_t p = 0; p < policies.size(); ++p) {
+    out[p].name = policies[p].name;
+    out[p].preset = policies[p].preset;
+    out[p].runs.resize(static_cast<std::size_t>(replicas));
+  }
+  std::vector<std::pair<std::size_t, int>> todo;
+  for (std::size_t p = 0; p < policies.size(); ++p) {
+    for (int r = 0; r < replicas; ++r) todo.emplace_back(p, r);
+  }
+  std::vector<Child> running;
+  std::size_t next = 0;
+  std::string failure;
+  auto reap = [&] {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) throw std::runtime_error("waitpid failed");
+    for (auto it = running.begin(); it != running.end(); ++it) {
+      if (it->pid != pid) continue;
+      const std::string text = slurp(it->out);
+      std::fclose(it->out);
+      const auto json = nlohmann::json::parse(text, nullptr, false);
+      if (!WIFEXITED(status) || json.is_discarded() || json.contains("error")) {
+        if (failure.empty()) {
+          failure = "what-if run of policy \"" + policies[it->policy].name + "\" failed: " +
+                    (json.is_object() && json.contains("error")
+                         ? json.at("error").get<std::string>()
+                         : "child exited abnormally (status " + std::to_string(status) + ")");
+        }
+      } else {
+        out[it->policy].runs[static_cast<std::size_t>(it->replica)] = run_from_json(json);
+      }
+      running.erase(it);
+      return;
+    }
+  };
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && static_cast<int>(running.size()) < std::max(1, parallel)) {
+      Child c;
+      c.policy = todo[next].first;
+      c.replica = todo[next].second;
+      c.out = std::tmpfile();
+      if (c.out == nullptr) throw std::runtime_error("cannot create a temporary file");
+      std::fflush(nullptr);
+      c.pid = fork();
+      if (c.pid < 0) throw std::runtime_error("fork failed");
+      if (c.pid == 0) {
+        child_main(whatif, policies[c.policy], whatif.seed + static_cast<std::uint64_t>(c.replica),
+                   c.out);
+      }
+      running.push_back(c);
+      ++next;
+    }
+    reap();
+  }
+  if (!failure.empty()) throw std::runtime_error(failure);
+  return out;
+}
+
+}  // namespace capsim::whatif

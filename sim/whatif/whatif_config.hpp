@@ -1,0 +1,140 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/instance_catalog.hpp"
+#include "models/scenario.hpp"
+#include "traces/job_trace.hpp"
+
+namespace capsim::whatif {
+
+enum class Pricing { kOnDemand, kSpot, kCapacityBlock };
+
+[[nodiscard]] const char* to_string(Pricing pricing);
+
+// A positive delay: fixed (p95 == median) or log-normal with the given median and 95th
+// percentile (lognormal fits launch tails well: ../shared/reference/autoscaling.md §2.1).
+struct Delay {
+  double median_s = 0.0;
+  double p95_s = 0.0;
+
+  // Returns one sample; draws exactly one normal variate whatever the shape, so streams stay
+  // aligned across configurations.
+  [[nodiscard]] double sample(std::mt19937_64& rng) const;
+};
+
+// A group of identical nodes bought one way. Prices in USD per node-hour.
+struct NodePool {
+  std::string name;
+  InstanceSpec instance;
+  Pricing pricing = Pricing::kOnDemand;
+  double price_usd_per_hour = 0.0;
+  int min_nodes = 0;
+  int max_nodes = 0;
+  Delay boot;        // launch request -> OS up
+  Delay image_pull;  // container image
+  Delay init;        // NCCL/EFA init, health checks
+  int available_nodes = -1;     // capacity the market holds for us; -1: unlimited
+  double ice_probability = 0.0;  // per launch request: InsufficientInstanceCapacity
+  double interruptions_per_node_month = 0.0;  // spot: independent interruption triggers
+  double interruption_correlation = 0.0;  // chance each other spot node goes with a trigger
+  double notice_s = 120.0;                // spot notice (AWS: 2 min)
+
+  [[nodiscard]] int gpus_per_node() const { return instance.gpus_per_node; }
+};
+
+// Hardware failures, repair and checkpointing, shared by all jobs.
+struct FailureModel {
+  double gpu_mtbf_s = 0.0;  // 0: no failures
+  Delay repair;             // a failed node's slot is unusable this long
+  double detect_s = 0.0;    // failure -> job notices (NCCL watchdog)
+  bool young_daly = false;  // checkpoint interval sqrt(2 * cost * job MTBF)
+  double checkpoint_interval_s = 3600.0;
+  double checkpoint_cost_s = 0.0;  // blocking save
+  double restart_cost_s = 0.0;     // rendezvous, NCCL init, checkpoint load
+};
+
+enum class ScaleDownPredicate { kNever, kIdle, kUnderutilized };
+enum class Expander { kPriority, kPrice };
+
+// The one autoscaler control loop; every policy is a parameterisation of it
+// (../shared/reference/autoscaling.md §1.9). Times in seconds; 0 disables a cap or delay.
+struct ControlLoop {
+  std::string preset;
+  bool autoscale = true;           // false: static, every pool at max size
+  double tick_s = 10.0;            // loop period
+  double demand_delay_s = 0.0;     // upstream loop before node demand is visible (stacked)
+  double actuation_delay_s = 0.0;  // set-desired -> launch call (ASG)
+  bool exact_nodes = false;        // Slurm: provision only for the jobs at the queue head
+  double upscaling_speed = 0.0;    // Ray: pending <= max(floor, speed * running); 0: no cap
+  int upscaling_floor = 0;
+  bool conservative = false;        // KubeRay Conservative: pending <= running
+  int max_launch_per_tick = 0;     // 0: unlimited
+  int max_pending = 0;             // concurrent launches in flight; 0: unlimited
+  double provision_timeout_s = 0.0;
+  double backoff_initial_s = 0.0;
+  double backoff_max_s = 0.0;
+  double backoff_reset_s = 0.0;
+  Expander expander = Expander::kPriority;
+  ScaleDownPredicate scale_down = ScaleDownPredicate::kIdle;
+  double utilization_threshold = 0.0;  // kUnderutilized: busy GPUs / GPUs below this
+  double dwell_s = 0.0;                // predicate must hold this long
+  double delay_after_add_s = 0.0;
+  double delay_after_delete_s = 0.0;
+  double delay_after_failure_s = 0.0;
+  int max_delete_per_tick = 0;    // 0: unlimited
+  double budget_fraction = 1.0;   // voluntary disruptions in flight <= ceil(fraction * nodes)
+  double termination_s = 0.0;     // shutdown, still billed
+  double expire_after_s = 0.0;    // forced replacement age; 0: never
+  bool replace_on_notice = false;  // launch a replacement at a spot notice
+};
+
+// A named policy: a preset plus the knobs the user set (kept for output and sweeps).
+struct PolicySpec {
+  std::string name;
+  std::string preset;
+  nlohmann::json knobs = nlohmann::json::object();
+  ControlLoop loop;
+};
+
+// A sweep over one knob of one policy; each value becomes a policy variant.
+struct Sweep {
+  std::string policy;
+  std::string knob;
+  std::vector<nlohmann::json> values;
+};
+
+enum class QueueOrder { kFirstFit, kFifo };
+
+// Throughput of a scenario job at each GPU count, memoised by the loader (tokens/s).
+struct ScenarioJobModel {
+  std::string scenario_path;
+  int model_parallel = 1;                      // tp * pp * cp: allocations are multiples
+  std::map<std::string, std::map<int, double>> tokens_per_s;  // instance -> gpus -> rate
+};
+
+// A complete `capsim.whatif/v1` input, validated.
+struct WhatIf {
+  std::string file;
+  std::string name;
+  std::uint64_t seed = 1;
+  int replicas = 1;
+  double horizon_s = 0.0;  // 0: until every job finished (capped at last submit + 365 d)
+  double timeline_interval_s = 600.0;
+  QueueOrder queue = QueueOrder::kFirstFit;
+  std::vector<NodePool> pools;
+  std::vector<traces::JobRecord> jobs;
+  std::map<std::string, ScenarioJobModel> scenario_models;  // by scenario path
+  FailureModel failures;
+  std::vector<PolicySpec> policies;
+  std::optional<Sweep> sweep;
+};
+
+}  // namespace capsim::whatif

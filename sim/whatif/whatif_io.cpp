@@ -1,0 +1,312 @@
+#include "sim/whatif/whatif_io.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "models/io/input_error.hpp"
+#include "models/io/json_reader.hpp"
+#include "sim/whatif/detail/embedded_default.hpp"
+#include "sim/whatif/policy.hpp"
+#include "sim/whatif/throughput.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// A delay: "5min" (fixed) or {"median": "5min", "p95": "12min"} (log-normal).
+Delay read_delay(JsonReader& parent, const std::string& key, Delay dflt) {
+  if (!parent.has(key)) return dflt;
+  const auto& value = parent.json().at(key);
+  if (value.is_object()) {
+    JsonReader r = parent.object(key);
+    Delay d;
+    d.median_s = r.required_duration("median");
+    d.p95_s = r.required_duration("p95");
+    if (d.p95_s < d.median_s) {
+      throw r.error("p95", "p95 must be >= median (" + describe_json(r.json().at("p95")) + " < " +
+                               describe_json(r.json().at("median")) + ")");
+    }
+    r.finish();
+    return d;
+  }
+  Delay d;
+  d.median_s = d.p95_s = parent.required_duration(key);
+  return d;
+}
+
+Pricing read_pricing(JsonReader& r) {
+  const std::string p = r.required_enum("pricing", {"on-demand", "spot", "capacity-block"});
+  if (p == "spot") return Pricing::kSpot;
+  if (p == "capacity-block") return Pricing::kCapacityBlock;
+  return Pricing::kOnDemand;
+}
+
+NodePool read_pool(JsonReader& r) {
+  NodePool pool;
+  pool.name = r.required_string("name");
+  if (pool.name.empty()) throw r.error("name", "pool name must not be empty");
+  const std::string instance = r.required_string("instance");
+  const InstanceSpec* spec = find_instance(instance);
+  if (spec == nullptr) {
+    throw r.error("instance", "unknown instance \"" + instance + "\" (known: " +
+                                  join(instance_names()) + ")");
+  }
+  pool.instance = *spec;
+  pool.pricing = read_pricing(r);
+  const auto price = r.optional_price("price");
+  if (price) {
+    pool.price_usd_per_hour = *price;
+  } else if (pool.pricing == Pricing::kSpot) {
+    throw r.error("price", "a spot pool needs \"price\" (spot prices move; see docs/whatif.md)");
+  } else {
+    pool.price_usd_per_hour = pool.pricing == Pricing::kCapacityBlock
+                                  ? spec->capacity_block_usd_per_hour
+                                  : spec->on_demand_usd_per_hour;
+    if (pool.price_usd_per_hour <= 0) {
+      throw r.error("price", "the catalog has no " + std::string(to_string(pool.pricing)) +
+                                 " price for " + instance + "; give \"price\"");
+    }
+  }
+  pool.min_nodes = static_cast<int>(r.optional_int("min_nodes", 0, 0, 100000));
+  pool.max_nodes = static_cast<int>(r.required_int("max_nodes", 1, 100000));
+  if (pool.min_nodes > pool.max_nodes) {
+    throw r.error("min_nodes", "min_nodes (" + std::to_string(pool.min_nodes) +
+                                   ") must be <= max_nodes (" + std::to_string(pool.max_nodes) +
+                                   ")");
+  }
+  // p4d/p5 launch -> Ready 5-10 min with a 15+ min tail, image pull 2-8 min, NCCL/EFA init
+  // 0.5-5 min: ../shared/reference/autoscaling.md §2.1 ([D]/[R]; calibrate).
+  pool.boot = {360.0, 720.0};
+  pool.image_pull = {240.0, 480.0};
+  pool.init = {60.0, 180.0};
+  if (auto p = r.optional_object("provisioning")) {
+    pool.boot = read_delay(*p, "boot", pool.boot);
+    pool.image_pull = read_delay(*p, "image_pull", pool.image_pull);
+    pool.init = read_delay(*p, "init", pool.init);
+    p->finish();
+  }
+  if (auto c = r.optional_object("capacity")) {
+    pool.available_nodes = static_cast<int>(c->optional_int("available_nodes", -1, 0, 100000));
+    pool.ice_probability = c->optional_number("ice_probability", 0.0, 0.0, 1.0);
+    c->finish();
+  }
+  if (r.has("spot") && pool.pricing != Pricing::kSpot) {
+    throw r.error("spot", "a \"spot\" section needs \"pricing\": \"spot\"");
+  }
+  if (auto s = r.optional_object("spot")) {
+    pool.interruptions_per_node_month =
+        s->optional_number("interruptions_per_node_month", 0.0, 0.0, 1000.0);
+    pool.interruption_correlation = s->optional_number("correlation", 0.0, 0.0, 1.0);
+    pool.notice_s = s->optional_duration("notice").value_or(120.0);
+    s->finish();
+  }
+  r.finish();
+  return pool;
+}
+
+FailureModel read_failures(JsonReader& r) {
+  FailureModel f;
+  f.gpu_mtbf_s = r.optional_duration("gpu_mtbf").value_or(0.0);
+  f.repair = read_delay(r, "repair", {4 * 3600.0, 4 * 3600.0});
+  f.detect_s = r.optional_duration("detect").value_or(0.0);
+  if (r.has("checkpoint_interval") && r.json().at("checkpoint_interval").is_string() &&
+      r.json().at("checkpoint_interval").get<std::string>() == "young-daly") {
+    (void)r.required_string("checkpoint_interval");
+    f.young_daly = true;
+  } else {
+    f.checkpoint_interval_s = r.optional_duration("checkpoint_interval").value_or(3600.0);
+    if (f.checkpoint_interval_s <= 0) {
+      throw r.error("checkpoint_interval", "expected a positive duration or \"young-daly\"");
+    }
+  }
+  f.checkpoint_cost_s = r.optional_duration("checkpoint_cost").value_or(0.0);
+  f.restart_cost_s = r.optional_duration("restart_cost").value_or(0.0);
+  if (f.young_daly && (f.gpu_mtbf_s <= 0 || f.checkpoint_cost_s <= 0)) {
+    throw r.error("checkpoint_interval",
+                  "\"young-daly\" needs a positive \"gpu_mtbf\" and \"checkpoint_cost\"");
+  }
+  r.finish();
+  return f;
+}
+
+std::vector<traces::JobRecord> read_jobs(JsonReader& r, const std::string& base_dir,
+                                         const std::string* embedded_text, int gpus_per_node) {
+  traces::JobTraceOptions options;
+  const std::string format = r.required_enum("format", traces::job_trace_format_names());
+  (void)traces::parse_job_trace_format(format, options.format);
+  const std::string path = r.required_string("path");
+  options.path = (std::filesystem::path(base_dir) / path).lexically_normal().string();
+  options.limit = static_cast<std::size_t>(r.optional_int("limit", 0, 0, 100000000));
+  options.time_scale = r.optional_number("time_scale", 1.0, 1e-6, 1e6);
+  options.max_duration_s = r.optional_duration("max_duration").value_or(0.0);
+  options.gpus_per_node = gpus_per_node;
+  r.finish();
+  if (embedded_text != nullptr) {
+    std::istringstream in(*embedded_text);
+    return traces::read_job_trace(options, in);
+  }
+  if (!std::filesystem::exists(options.path)) {
+    throw r.error("path", "job trace \"" + options.path + "\" does not exist");
+  }
+  return traces::read_job_trace(options);
+}
+
+std::vector<PolicySpec> default_policies(const std::string& file) {
+  std::vector<PolicySpec> out;
+  for (const auto& p : preset_names()) {
+    out.push_back(make_policy(p, p, nlohmann::json::object(), file, "/policies"));
+  }
+  return out;
+}
+
+WhatIf read(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
+            const std::string* embedded_trace) {
+  JsonReader r(json, file);
+  r.expect_schema(kWhatIfSchema);
+  WhatIf w;
+  w.file = file;
+  w.name = r.optional_string("name", std::filesystem::path(file).stem().string());
+  w.seed = static_cast<std::uint64_t>(r.optional_int("seed", 1, 0, INT64_MAX));
+  w.replicas = static_cast<int>(r.optional_int("replicas", 1, 1, 1000));
+  w.horizon_s = r.optional_duration("horizon").value_or(0.0);
+  w.timeline_interval_s = r.optional_duration("timeline_interval").value_or(600.0);
+  if (w.timeline_interval_s <= 0) {
+    throw r.error("timeline_interval", "expected a positive duration");
+  }
+  w.queue = r.optional_enum("queue", "first-fit", {"first-fit", "fifo"}) == "fifo"
+                ? QueueOrder::kFifo
+                : QueueOrder::kFirstFit;
+
+  const auto pools = r.array("pools", 1);
+  std::set<std::string> pool_names;
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    JsonReader pr(pools[i], file, r.pointer_to("pools") + "/" + std::to_string(i));
+    w.pools.push_back(read_pool(pr));
+    if (!pool_names.insert(w.pools.back().name).second) {
+      throw pr.error("name", "duplicate pool name \"" + w.pools.back().name + "\"");
+    }
+  }
+  if (auto f = r.optional_object("failures")) w.failures = read_failures(*f);
+
+  JsonReader jr = r.object("jobs");
+  w.jobs = read_jobs(jr, base_dir, embedded_trace, w.pools.front().gpus_per_node());
+  if (w.jobs.empty()) throw jr.error("path", "the job trace holds no jobs");
+
+  if (r.has("policies")) {
+    const auto policies = r.array("policies", 1);
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < policies.size(); ++i) {
+      const std::string ptr = r.pointer_to("policies") + "/" + std::to_string(i);
+      JsonReader pr(policies[i], file, ptr);
+      const std::string preset = pr.required_enum("preset", preset_names());
+      const std::string name = pr.optional_string("name", preset);
+      if (!names.insert(name).second) {
+        throw pr.error("name", "duplicate policy name \"" + name + "\"");
+      }
+      nlohmann::json knobs = nlohmann::json::object();
+      if (pr.has("knobs")) {
+        (void)pr.object("knobs");
+        knobs = pr.json().at("knobs");
+      }
+      pr.finish();
+      w.policies.push_back(make_policy(name, preset, knobs, file, ptr));
+    }
+  } else {
+    w.policies = default_policies(file);
+  }
+
+  if (auto s = r.optional_object("sweep")) {
+    Sweep sweep;
+    sweep.policy = s->required_string("policy");
+    const auto it = std::find_if(w.policies.begin(), w.policies.end(),
+                                 [&](const PolicySpec& p) { return p.name == sweep.policy; });
+    if (it == w.policies.end()) {
+      std::vector<std::string> names;
+      for (const auto& p : w.policies) names.push_back(p.name);
+      throw s->error("policy", "no policy named \"" + sweep.policy + "\" (policies: " +
+                                   join(names) + ")");
+    }
+    sweep.knob = s->required_string("knob");
+    sweep.values = s->array("values", 1);
+    const std::string ptr = s->pointer();
+    s->finish();
+    for (std::size_t i = 0; i < sweep.values.size(); ++i) {
+      nlohmann::json knobs = it->knobs;
+      knobs[sweep.knob] = sweep.values[i];
+      (void)make_policy(it->name, it->preset, knobs, file, ptr + "/values/" + std::to_string(i));
+    }
+    w.sweep = sweep;
+  }
+  r.finish();
+
+  // Cross-field: every job must fit the largest pool.
+  int largest = 0;
+  for (const auto& p : w.pools) largest = std::max(largest, p.max_nodes * p.gpus_per_node());
+  for (const auto& j : w.jobs) {
+    if (j.min_gpus > largest) {
+      throw InputError(file, "/jobs", "job " + j.id + " needs " + std::to_string(j.min_gpus) +
+                                          " GPUs but the largest pool holds " +
+                                          std::to_string(largest));
+    }
+  }
+  fill_scenario_models(w, default_throughput());
+  return w;
+}
+
+}  // namespace
+
+const char* to_string(Pricing pricing) {
+  switch (pricing) {
+    case Pricing::kOnDemand: return "on-demand";
+    case Pricing::kSpot: return "spot";
+    case Pricing::kCapacityBlock: return "capacity-block";
+  }
+  return "?";
+}
+
+WhatIf load_whatif(const std::string& path) {
+  const nlohmann::json json = JsonReader::parse_file(path);
+  const auto base = std::filesystem::path(path).parent_path().string();
+  return read(json, path, base, nullptr);
+}
+
+WhatIf read_whatif(const nlohmann::json& json, const std::string& file,
+                   const std::string& base_dir) {
+  return read(json, file, base_dir, nullptr);
+}
+
+std::string_view default_whatif_text() { return detail::kDefaultWhatIfJson; }
+
+WhatIf default_whatif() {
+  const std::string file = "scenarios/whatif/default.json";
+  const nlohmann::json json = JsonReader::parse_text(detail::kDefaultWhatIfJson, file);
+  const std::string trace(detail::kDefaultWhatIfTrace);
+  return read(json, file, "scenarios/whatif", &trace);
+}
+
+std::vector<PolicySpec> expand_policies(const WhatIf& whatif) {
+  if (!whatif.sweep) return whatif.policies;
+  std::vector<PolicySpec> out;
+  const auto& sweep = *whatif.sweep;
+  for (const auto& p : whatif.policies) {
+    if (p.name != sweep.policy) continue;
+    for (const auto& v : sweep.values) {
+      nlohmann::json knobs = p.knobs;
+      knobs[sweep.knob] = v;
+      const std::string value = v.is_string() ? v.get<std::string>() : v.dump();
+      out.push_back(make_policy(p.name + "[" + sweep.knob + "=" + value + "]", p.preset, knobs,
+                                whatif.file, "/sweep"));
+    }
+  }
+  return out;
+}
+
+}  // namespace capsim::whatif

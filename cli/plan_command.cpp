@@ -1,0 +1,110 @@
+// capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
+// [--out-scenario PATH] [--timing]
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "models/io/input_error.hpp"
+#include "planner/plan_io.hpp"
+#include "planner/plan_report.hpp"
+#include "planner/planner.hpp"
+
+namespace capsim::cli {
+namespace {
+
+std::string self_executable() {
+  std::string buf(4096, '\0');
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the capsim binary via /proc/self/exe");
+  buf.resize(static_cast<size_t>(n));
+  return buf;
+}
+
+// A one-line progress bar on stderr, redrawn in place (only used on a terminal).
+void draw_progress(const char* phase, long long done, long long total) {
+  const int width = 30;
+  const double f = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+  const int filled = static_cast<int>(f * width);
+  std::fprintf(stderr, "\r%-8s [%s%s] %lld/%lld", phase, std::string(static_cast<size_t>(filled), '#').c_str(),
+               std::string(static_cast<size_t>(width - filled), '.').c_str(), done, total);
+  if (done >= total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int run_plan(int argc, char** argv) {
+  return guarded("capsim plan", [&] {
+    cxxopts::Options options(
+        "capsim plan",
+        "Find the cheapest (or fastest, or Pareto-optimal) cluster and layout for a training "
+        "target.\nWithout PLAN.json, runs the embedded default plan (30B model, 1T tokens, 30 "
+        "days).");
+    options.positional_help("[PLAN.json]");
+    const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
+    options.add_options()("plan", "capsim.plan/v1 file", cxxopts::value<std::string>())(
+        "json", "print one JSON object instead of the tables")(
+        "top", "ranked entries to show (0 = all)", cxxopts::value<int>()->default_value("10"))(
+        "jobs", "threads for the screen and child processes for the confirmation",
+        cxxopts::value<int>()->default_value(std::to_string(hw)))(
+        "engine", "event (confirm the leaders with the SimGrid replay) or analytic (screen only)",
+        cxxopts::value<std::string>()->default_value("event"))(
+        "out-scenario", "write the winner as a capsim.scenario/v1 file",
+        cxxopts::value<std::string>())(
+        "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
+    options.parse_positional({"plan"});
+    cxxopts::ParseResult args;
+    if (!parse_or_help(options, argc, argv, args)) return 0;
+    const int top = args["top"].as<int>();
+    const int jobs = args["jobs"].as<int>();
+    if (top < 0) throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
+    if (jobs < 1) throw InputError("", "", "--jobs must be at least 1, got " + std::to_string(jobs));
+    const std::string engine = args["engine"].as<std::string>();
+    if (engine != "event" && engine != "analytic") {
+      throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+    }
+    const planner::PlanSpec plan =
+        args.count("plan") > 0
+            ? planner::load_plan(args["plan"].as<std::string>())
+            : planner::read_plan_text(planner::default_plan_text(), "<default plan>");
+
+    planner::PlanOptions opts;
+    opts.jobs = jobs;
+    if (engine == "event") opts.confirm = planner::subprocess_confirmer(self_executable(), jobs);
+    if (isatty(STDERR_FILENO) != 0) opts.progress = draw_progress;
+    const planner::PlanResult result = planner::run_plan(plan, opts);
+    std::fprintf(stderr,
+                 "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s), "
+                 "%d event confirmations in %.2f s\n",
+                 result.screened, result.enumerated, result.screen_wall_s,
+                 result.screen_wall_s > 0.0
+                     ? static_cast<double>(result.enumerated) / result.screen_wall_s
+                     : 0.0,
+                 result.confirmations, result.confirm_wall_s);
+
+    if (args.count("out-scenario") > 0) {
+      const nlohmann::json best = planner::best_scenario_json(plan, result);
+      if (best.is_null()) {
+        std::fprintf(stderr, "capsim plan: no configuration meets the target; %s not written\n",
+                     args["out-scenario"].as<std::string>().c_str());
+      } else {
+        write_file_atomically(args["out-scenario"].as<std::string>(), best.dump(2) + "\n");
+      }
+    }
+    if (args.count("json") > 0) {
+      std::cout << planner::plan_to_json(plan, result, static_cast<size_t>(top),
+                                         args.count("timing") > 0)
+                       .dump(2)
+                << "\n";
+    } else {
+      std::cout << planner::plan_table(plan, result, static_cast<size_t>(top));
+    }
+    return 0;
+  });
+}
+
+}  // namespace capsim::cli

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "planner/plan.hpp"
+
+namespace capsim::planner {
+
+// Expected cost of failures for one training run (seconds; fraction of wall time).
+struct FailureOverhead {
+  double cluster_mtbf_s = 0.0;         // gpu MTBF / GPUs (independent exponential failures)
+  double checkpoint_interval_s = 0.0;  // compute time between checkpoints
+  double expected_wall_s = 0.0;        // failure-free time + checkpoints + rework + restarts
+  double overhead_fraction = 0.0;      // 1 - solve / expected_wall
+};
+
+// Returns the Young-Daly checkpoint interval sqrt(2·δ·M) for save cost δ and cluster MTBF M
+// (Young 1974, "A first order approximation to the optimum checkpoint interval", CACM 17(9);
+// the leading term of Daly 2006, "A higher order estimate of the optimum checkpoint interval
+// for restart dumps", FGCS 22(3)). REQUIRES: both > 0.
+[[nodiscard]] double young_daly_interval_s(double checkpoint_save_s, double cluster_mtbf_s);
+
+// Returns the expected wall time of `solve_s` seconds of failure-free training on `num_gpus`
+// GPUs, checkpointing every young_daly_interval_s, from Daly 2006's complete model for
+// exponential failures: T_wall = M·e^{R/M}·(e^{(τ+δ)/M} − 1)·T_solve/τ, restart cost R.
+// REQUIRES: num_gpus >= 1, solve_s >= 0.
+[[nodiscard]] FailureOverhead failure_overhead(const FailureModel& model, int num_gpus,
+                                               double solve_s);
+
+}  // namespace capsim::planner

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace capsim::planner {
+
+// What the planner optimises: total cost, days to train, or the cost-vs-days Pareto front.
+enum class Objective { kMinCost, kMinTime, kPareto };
+
+// How nodes are paid for; each option carries its own hourly price per node.
+enum class Pricing { kOnDemand, kSpot, kCapacityBlock, kReserved };
+
+struct PriceOption {
+  Pricing pricing = Pricing::kOnDemand;
+  double usd_per_node_hour = 0.0;
+};
+
+// One catalog instance the plan may buy, with the prices of the pricing options it offers.
+struct InstanceChoice {
+  std::string name;                // InstanceSpec::name
+  std::vector<PriceOption> prices;  // in the order of the plan's "pricing" list
+};
+
+// Hardware failures: exponential with the given per-GPU MTBF; checkpoints cost `save` seconds
+// of stalled training and a restart costs `restore` seconds plus the lost work.
+struct FailureModel {
+  double gpu_mtbf_s = 0.0;
+  double checkpoint_save_s = 0.0;
+  double checkpoint_restore_s = 0.0;
+};
+
+// Every value each parallelism dimension may take; the cross product is the search space.
+// Non-interleaved schedules run only with virtual stages 1 and sequence parallelism only with
+// tensor > 1 (those pairs are not distinct layouts and are skipped, not counted as pruned).
+struct SearchSpace {
+  std::vector<int> tensor;
+  std::vector<int> pipeline;
+  std::vector<int> virtual_pipeline_stages;
+  std::vector<int> micro_batch_size;
+  std::vector<int> context;
+  std::vector<Schedule> schedule;
+  std::vector<Recompute> recompute;
+  std::vector<int> zero_stage;
+  std::vector<bool> sequence_parallel;
+  std::vector<Precision> precision;
+};
+
+// A `capsim.plan/v1` input: a model, a training target, what may be bought and how the model
+// may be laid out. Units: seconds, tokens, USD. Plain value.
+struct PlanSpec {
+  std::string file;  // where it was read from (for messages)
+  std::string name;
+  ModelSpec model;
+  double tokens = 0.0;            // tokens to train
+  double deadline_s = 0.0;        // 0: none
+  double min_tokens_per_s = 0.0;  // 0: none
+  std::vector<InstanceChoice> instances;
+  std::vector<int> node_counts;        // ascending
+  std::vector<int> global_batch_sizes;  // sequences, ascending (one value when fixed)
+  SearchSpace space;
+  Objective objective = Objective::kMinCost;
+  std::optional<FailureModel> failure;
+  int confirm_top_k = 2;  // event confirmations per (instance, node count)
+};
+
+// Canonical names used in plan JSON and reports.
+[[nodiscard]] const char* to_string(Objective objective);
+[[nodiscard]] const char* to_string(Pricing pricing);
+
+}  // namespace capsim::planner

@@ -1,0 +1,474 @@
+#include "planner/plan_io.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "models/gpu_catalog.hpp"
+#include "models/instance_catalog.hpp"
+#include "models/io/json_reader.hpp"
+#include "models/io/scenario_io.hpp"
+
+namespace capsim::planner {
+namespace {
+
+// Kept identical to scenarios/plans/default.json (a test compares them). The model is a
+// GPT-style 30B decoder (12·l·h² + embeddings = 29.96B parameters); 2,048 sequences of 2,048
+// tokens per batch (4.2M tokens, in the range GPT-3 and MPT-30B trained with).
+constexpr std::string_view kDefaultPlan = R"json({
+  "schema": "capsim.plan/v1",
+  "name": "default-30b-1T-30d",
+  "model": {
+    "name": "GPT-style 30B",
+    "num_layers": 48,
+    "hidden_size": 7168,
+    "num_attention_heads": 56,
+    "ffn_hidden_size": 28672,
+    "ffn_activation": "gelu",
+    "seq_length": 2048,
+    "vocab_size": 51200
+  },
+  "target": { "tokens": "1T", "deadline": "30d" },
+  "instances": ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"],
+  "pricing": ["on-demand"],
+  "num_nodes": { "min": 1, "max": 512 },
+  "global_batch": { "sequences": 2048 },
+  "objective": "min_cost"
+}
+)json";
+
+constexpr std::int64_t kMaxDim = 1 << 24;
+constexpr std::int64_t kMaxNodes = 1 << 17;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i > 0 ? ", " : "") + items[i];
+  return out;
+}
+
+const std::vector<std::string>& pricing_names() {
+  static const std::vector<std::string> kNames{"on-demand", "spot", "capacity-block",
+                                               "reserved"};
+  return kNames;
+}
+
+Pricing parse_pricing(const std::string& s) {
+  if (s == "spot") return Pricing::kSpot;
+  if (s == "capacity-block") return Pricing::kCapacityBlock;
+  if (s == "reserved") return Pricing::kReserved;
+  return Pricing::kOnDemand;
+}
+
+double catalog_price(const InstanceSpec& inst, Pricing pricing) {
+  switch (pricing) {
+    case Pricing::kOnDemand:
+      return inst.on_demand_usd_per_hour;
+    case Pricing::kCapacityBlock:
+      return inst.capacity_block_usd_per_hour;
+    case Pricing::kReserved:
+      return inst.reserved_usd_per_hour;
+    case Pricing::kSpot:
+      return 0.0;  // spot prices move hourly; the catalog holds none
+  }
+  return 0.0;
+}
+
+std::vector<int> powers_of_two_between(int lo, int hi) {
+  std::vector<int> out{lo};
+  for (long long v = 1; v <= hi; v *= 2) {
+    if (v > lo && v < hi) out.push_back(static_cast<int>(v));
+  }
+  if (hi != lo) out.push_back(hi);
+  return out;
+}
+
+// An array of distinct integers in [min, max], sorted ascending.
+std::vector<int> int_values(JsonReader& r, const std::string& key, std::int64_t min,
+                            std::int64_t max) {
+  const auto raw = r.int_array(key, min, max);
+  std::vector<int> out;
+  std::set<std::int64_t> seen;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (!seen.insert(raw[i]).second) {
+      throw InputError(r.file(), r.pointer_to(key) + "/" + std::to_string(i),
+                       "duplicate value " + std::to_string(raw[i]));
+    }
+    out.push_back(static_cast<int>(raw[i]));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// An array of distinct strings from `allowed`, in file order.
+std::vector<std::string> enum_values(JsonReader& r, const std::string& key,
+                                     const std::vector<std::string>& allowed) {
+  const auto items = r.array(key, 1);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string where = r.pointer_to(key) + "/" + std::to_string(i);
+    const auto& v = items[i];
+    const bool known =
+        v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) !=
+                             allowed.end();
+    if (!known) {
+      throw InputError(r.file(), where,
+                       "expected one of " + join(allowed) + ", got " + describe_json(v));
+    }
+    if (std::find(out.begin(), out.end(), v.get<std::string>()) != out.end()) {
+      throw InputError(r.file(), where, "duplicate value " + describe_json(v));
+    }
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+// Records `key` as allowed when it is absent (an optional accessor on a missing key only
+// records it), so finish() lists it.
+void mark_allowed(JsonReader& r, const char* key) {
+  if (!r.has(key)) (void)r.optional_bool(key, false);
+}
+
+std::vector<int> divisors_up_to(int n, int limit) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, limit); ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+// Defaults: every value a practitioner would try (docs/planner.md, "Search space").
+SearchSpace default_space(const ModelSpec& m, int max_gpus_per_node) {
+  SearchSpace s;
+  for (int t = 1; t <= max_gpus_per_node; t *= 2) s.tensor.push_back(t);
+  s.pipeline = divisors_up_to(m.num_layers, 128);
+  s.virtual_pipeline_stages = {1, 2, 3, 4, 6, 8};
+  s.micro_batch_size = {1, 2, 4, 8};
+  // Context parallelism pays off only for long sequences (Megatron recommends it from 8k).
+  s.context = m.seq_length >= 8192 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
+  s.schedule = {Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kInterleaved,
+                Schedule::kZeroBubble};
+  s.recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  s.zero_stage = {0, 1, 2, 3};
+  s.sequence_parallel = {false, true};
+  // fp8 changes the numerics of training; a plan opts into it explicitly.
+  s.precision = {Precision::kBf16};
+  return s;
+}
+
+Schedule parse_schedule(const std::string& s) {
+  if (s == "gpipe") return Schedule::kGpipe;
+  if (s == "interleaved-1f1b") return Schedule::kInterleaved;
+  if (s == "zero-bubble") return Schedule::kZeroBubble;
+  return Schedule::kOneFOneB;
+}
+
+Recompute parse_recompute(const std::string& s) {
+  if (s == "selective") return Recompute::kSelective;
+  if (s == "full") return Recompute::kFull;
+  return Recompute::kNone;
+}
+
+Precision parse_precision(const std::string& s) {
+  if (s == "fp16") return Precision::kFp16;
+  if (s == "fp8") return Precision::kFp8;
+  return Precision::kBf16;
+}
+
+void read_search(JsonReader& r, SearchSpace& s) {
+  if (r.has("tensor")) s.tensor = int_values(r, "tensor", 1, 64);
+  if (r.has("pipeline")) s.pipeline = int_values(r, "pipeline", 1, kMaxDim);
+  if (r.has("virtual_pipeline_stages")) {
+    s.virtual_pipeline_stages = int_values(r, "virtual_pipeline_stages", 1, 1024);
+  }
+  if (r.has("micro_batch_size")) s.micro_batch_size = int_values(r, "micro_batch_size", 1, 4096);
+  if (r.has("context")) s.context = int_values(r, "context", 1, 1024);
+  if (r.has("zero_stage")) s.zero_stage = int_values(r, "zero_stage", 0, 3);
+  if (r.has("schedule")) {
+    s.schedule.clear();
+    for (const auto& v :
+         enum_values(r, "schedule", {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"})) {
+      s.schedule.push_back(parse_schedule(v));
+    }
+  }
+  if (r.has("recompute")) {
+    s.recompute.clear();
+    for (const auto& v : enum_values(r, "recompute", {"none", "selective", "full"})) {
+      s.recompute.push_back(parse_recompute(v));
+    }
+  }
+  if (r.has("sequence_parallel")) {
+    s.sequence_parallel.clear();
+    const auto items = r.array("sequence_parallel", 1);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string where = r.pointer_to("sequence_parallel") + "/" + std::to_string(i);
+      if (!items[i].is_boolean()) {
+        throw InputError(r.file(), where, "expected true or false, got " + describe_json(items[i]));
+      }
+      const bool v = items[i].get<bool>();
+      if (std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(), v) !=
+          s.sequence_parallel.end()) {
+        throw InputError(r.file(), where, "duplicate value " + describe_json(items[i]));
+      }
+      s.sequence_parallel.push_back(v);
+    }
+  }
+  if (r.has("precision")) {
+    s.precision.clear();
+    for (const auto& v : enum_values(r, "precision", {"fp16", "bf16", "fp8"})) {
+      s.precision.push_back(parse_precision(v));
+    }
+  }
+  // Record the absent keys too, so finish() lists every allowed key.
+  for (const char* key : {"tensor", "pipeline", "virtual_pipeline_stages", "micro_batch_size",
+                          "context", "schedule", "recompute", "zero_stage", "sequence_parallel",
+                          "precision"}) {
+    mark_allowed(r, key);
+  }
+  r.finish();
+}
+
+void read_target(JsonReader& r, PlanSpec& plan) {
+  plan.tokens = r.required_count("tokens");
+  if (plan.tokens < 1.0) throw r.error("tokens", "expected at least 1 token");
+  plan.deadline_s = r.optional_duration("deadline").value_or(0.0);
+  if (r.has("deadline") && plan.deadline_s <= 0.0) {
+    throw r.error("deadline", "expected a positive duration");
+  }
+  plan.min_tokens_per_s = r.optional_count("min_tokens_per_s").value_or(0.0);
+  if (r.has("min_tokens_per_s") && plan.min_tokens_per_s <= 0.0) {
+    throw r.error("min_tokens_per_s", "expected a positive throughput");
+  }
+  r.finish();
+  if (!r.has("deadline") && !r.has("min_tokens_per_s")) {
+    throw r.error("", "the target needs \"deadline\" or \"min_tokens_per_s\"");
+  }
+}
+
+// Reads "instances" (names or {name, prices}) against the "pricing" list.
+void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string>& pricing) {
+  const auto items = r.array("instances", 1);
+  std::set<std::string> seen;
+  std::vector<int> offered(pricing.size(), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string where = r.pointer_to("instances") + "/" + std::to_string(i);
+    InstanceChoice choice;
+    std::vector<std::optional<double>> overrides(pricing_names().size());
+    if (items[i].is_string()) {
+      choice.name = items[i].get<std::string>();
+    } else if (items[i].is_object()) {
+      JsonReader item(items[i], r.file(), where);
+      choice.name = item.required_string("name");
+      if (auto prices = item.optional_object("prices")) {
+        for (size_t k = 0; k < pricing_names().size(); ++k) {
+          overrides[k] = prices->optional_price(pricing_names()[k]);
+          if (overrides[k] && *overrides[k] <= 0.0) {
+            throw prices->error(pricing_names()[k], "expected a positive price");
+          }
+        }
+        prices->finish();
+      }
+      item.finish();
+    } else {
+      throw InputError(r.file(), where,
+                       "expected an instance name or an object with \"name\" and \"prices\", got " +
+                           describe_json(items[i]));
+    }
+    const InstanceSpec* inst = find_instance(choice.name);
+    if (inst == nullptr) {
+      throw InputError(r.file(), items[i].is_string() ? where : where + "/name",
+                       "unknown instance \"" + choice.name +
+                           "\"; known instances: " + join(instance_names()));
+    }
+    if (!seen.insert(choice.name).second) {
+      throw InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");
+    }
+    for (size_t k = 0; k < pricing.size(); ++k) {
+      const auto idx = static_cast<size_t>(
+          std::find(pricing_names().begin(), pricing_names().end(), pricing[k]) -
+          pricing_names().begin());
+      const Pricing kind = parse_pricing(pricing[k]);
+      const double price = overrides[idx].value_or(catalog_price(*inst, kind));
+      if (price > 0.0) {
+        choice.prices.push_back({kind, price});
+        ++offered[k];
+      }
+    }
+    plan.instances.push_back(choice);
+  }
+  for (size_t k = 0; k < pricing.size(); ++k) {
+    if (offered[k] == 0) {
+      throw InputError(r.file(), r.pointer_to("pricing") + "/" + std::to_string(k),
+                       "no listed instance has a \"" + pricing[k] +
+                           "\" price; give one in /instances/N/prices/" + pricing[k]);
+    }
+  }
+}
+
+void read_nodes(JsonReader& r, PlanSpec& plan) {
+  if (r.has("values")) {
+    plan.node_counts = int_values(r, "values", 1, kMaxNodes);
+    for (const char* key : {"min", "max"}) {
+      if (r.has(key)) {
+        throw r.error(key, std::string("give either \"values\" or \"min\"/\"max\", not both"));
+      }
+    }
+  } else {
+    mark_allowed(r, "values");
+    const int lo = static_cast<int>(r.required_int("min", 1, kMaxNodes));
+    const int hi = static_cast<int>(r.required_int("max", 1, kMaxNodes));
+    if (lo > hi) {
+      throw r.error("max", "max (" + std::to_string(hi) + ") is below min (" +
+                               std::to_string(lo) + ")");
+    }
+    plan.node_counts = powers_of_two_between(lo, hi);
+  }
+  r.finish();
+}
+
+int tokens_to_sequences(JsonReader& r, const std::string& key, double tokens, int seq_length) {
+  const double seqs = tokens / seq_length;
+  if (seqs < 1.0 || std::fabs(seqs - std::round(seqs)) > 1e-9 * seqs) {
+    throw r.error(key, "tokens (" + std::to_string(static_cast<long long>(tokens)) +
+                           ") are not a whole number of sequences of seq_length (" +
+                           std::to_string(seq_length) + ")");
+  }
+  if (seqs > static_cast<double>(kMaxDim)) throw r.error(key, "global batch is too large");
+  return static_cast<int>(std::llround(seqs));
+}
+
+void read_global_batch(JsonReader& r, PlanSpec& plan) {
+  const int seq = plan.model.seq_length;
+  const std::vector<std::string> forms{"sequences", "tokens", "min_sequences", "max_sequences",
+                                       "min_tokens", "max_tokens"};
+  int given = 0;
+  for (const auto& f : forms) given += r.has(f) ? 1 : 0;
+  const bool fixed_seq = r.has("sequences");
+  const bool fixed_tok = r.has("tokens");
+  const bool range_seq = r.has("min_sequences") || r.has("max_sequences");
+  const bool range_tok = r.has("min_tokens") || r.has("max_tokens");
+  const int kinds = (fixed_seq ? 1 : 0) + (fixed_tok ? 1 : 0) + (range_seq ? 1 : 0) +
+                    (range_tok ? 1 : 0);
+  if (kinds != 1) {
+    for (const auto& f : forms) mark_allowed(r, f.c_str());
+    r.finish();
+    throw r.error("", "give exactly one of \"sequences\", \"tokens\", "
+                      "\"min_sequences\"+\"max_sequences\" or \"min_tokens\"+\"max_tokens\"");
+  }
+  (void)given;
+  int lo = 0;
+  int hi = 0;
+  if (fixed_seq) {
+    lo = hi = static_cast<int>(r.required_int("sequences", 1, kMaxDim));
+  } else if (fixed_tok) {
+    lo = hi = tokens_to_sequences(r, "tokens", r.required_count("tokens"), seq);
+  } else if (range_seq) {
+    lo = static_cast<int>(r.required_int("min_sequences", 1, kMaxDim));
+    hi = static_cast<int>(r.required_int("max_sequences", 1, kMaxDim));
+  } else {
+    lo = tokens_to_sequences(r, "min_tokens", r.required_count("min_tokens"), seq);
+    hi = tokens_to_sequences(r, "max_tokens", r.required_count("max_tokens"), seq);
+  }
+  for (const auto& f : forms) mark_allowed(r, f.c_str());
+  r.finish();
+  if (lo > hi) {
+    throw r.error(range_seq ? "max_sequences" : "max_tokens",
+                  "the maximum global batch (" + std::to_string(hi) +
+                      " sequences) is below the minimum (" + std::to_string(lo) + ")");
+  }
+  plan.global_batch_sizes = powers_of_two_between(lo, hi);
+}
+
+void read_failure(JsonReader& r, PlanSpec& plan) {
+  FailureModel f;
+  f.gpu_mtbf_s = r.required_duration("gpu_mtbf");
+  f.checkpoint_save_s = r.required_duration("checkpoint_save");
+  f.checkpoint_restore_s = r.optional_duration("checkpoint_restore").value_or(f.checkpoint_save_s);
+  r.finish();
+  if (f.gpu_mtbf_s <= 0.0) throw r.error("gpu_mtbf", "expected a positive duration");
+  if (f.checkpoint_save_s <= 0.0) throw r.error("checkpoint_save", "expected a positive duration");
+  plan.failure = f;
+}
+
+PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
+  JsonReader r(doc, file);
+  PlanSpec plan;
+  plan.file = file;
+  r.expect_schema(kPlanSchema);
+  plan.name = r.optional_string("name", "plan");
+  {
+    auto model = r.object("model");
+    plan.model = read_model(model);
+  }
+  {
+    auto target = r.object("target");
+    read_target(target, plan);
+  }
+  const std::vector<std::string> pricing =
+      r.has("pricing") ? enum_values(r, "pricing", pricing_names())
+                       : std::vector<std::string>{"on-demand"};
+  mark_allowed(r, "pricing");
+  read_instances(r, plan, pricing);
+  {
+    auto nodes = r.object("num_nodes");
+    read_nodes(nodes, plan);
+  }
+  {
+    auto batch = r.object("global_batch");
+    read_global_batch(batch, plan);
+  }
+  int max_gpus_per_node = 1;
+  for (const auto& inst : plan.instances) {
+    max_gpus_per_node = std::max(max_gpus_per_node, find_instance(inst.name)->gpus_per_node);
+  }
+  plan.space = default_space(plan.model, max_gpus_per_node);
+  if (auto search = r.optional_object("search")) read_search(*search, plan.space);
+  const std::string objective =
+      r.optional_enum("objective", "min_cost", {"min_cost", "min_time", "pareto"});
+  plan.objective = objective == "min_time" ? Objective::kMinTime
+                   : objective == "pareto" ? Objective::kPareto
+                                           : Objective::kMinCost;
+  if (auto failure = r.optional_object("failure_model")) read_failure(*failure, plan);
+  plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 64));
+  r.finish();
+  return plan;
+}
+
+}  // namespace
+
+const char* to_string(Objective objective) {
+  switch (objective) {
+    case Objective::kMinCost:
+      return "min_cost";
+    case Objective::kMinTime:
+      return "min_time";
+    case Objective::kPareto:
+      return "pareto";
+  }
+  return "?";
+}
+
+const char* to_string(Pricing pricing) {
+  switch (pricing) {
+    case Pricing::kOnDemand:
+      return "on-demand";
+    case Pricing::kSpot:
+      return "spot";
+    case Pricing::kCapacityBlock:
+      return "capacity-block";
+    case Pricing::kReserved:
+      return "reserved";
+  }
+  return "?";
+}
+
+PlanSpec load_plan(const std::string& path) {
+  return read_plan(JsonReader::parse_file(path), path);
+}
+
+PlanSpec read_plan_text(std::string_view text, const std::string& name) {
+  return read_plan(JsonReader::parse_text(text, name), name);
+}
+
+std::string_view default_plan_text() { return kDefaultPlan; }
+
+}  // namespace capsim::planner

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/plan.hpp"
+#include "planner/planner.hpp"
+
+namespace capsim::planner {
+
+// Analytic screen vs event confirmation gaps above this are listed as disagreements.
+inline constexpr double kDisagreementPct = 5.0;
+
+// Returns the JSON of `capsim plan --json` (DESIGN.md "Command line"): best, ranked (first
+// `top` entries; 0 = all), pareto, pruned, plus search counts, disagreements and notes.
+// Numbers are rounded to 6 significant digits; output is byte-stable for a given result,
+// except the wall-clock timings under "timing" (omitted when `with_timing` is false).
+[[nodiscard]] nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result,
+                                          size_t top, bool with_timing);
+
+// Returns the readable report: ranked table, Pareto front, pruned counts, disagreements.
+[[nodiscard]] std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top);
+
+// Returns the winning configuration as a `capsim.scenario/v1` object, or null when no
+// candidate meets the target.
+[[nodiscard]] nlohmann::json best_scenario_json(const PlanSpec& plan, const PlanResult& result);
+
+}  // namespace capsim::planner

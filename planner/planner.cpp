@@ -1,0 +1,395 @@
+#include "planner/planner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "models/analytic_estimator.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/instance_catalog.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/scenario_io.hpp"
+#include "models/iteration_model.hpp"
+#include "models/memory_model.hpp"
+#include "planner/failure_model.hpp"
+
+namespace capsim::planner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Groups whose best analytic throughput is within this factor of the target are confirmed:
+// the event engine can disagree with the screen, so near-misses get their chance.
+constexpr double kConfirmSlack = 0.9;
+// When no group comes near the target, the fastest few are still confirmed and reported.
+constexpr size_t kFallbackGroups = 3;
+
+// One unit of screening work: a (tensor, pipeline) pair on one (instance, node count).
+struct WorkItem {
+  int instance = 0;
+  int nodes_index = 0;
+  int tensor = 1;
+  int pipeline = 1;
+};
+
+struct ItemResult {
+  PruneCounts pruned;
+  long long enumerated = 0;
+  long long screened = 0;
+  std::vector<ScreenedCandidate> top;  // best K by analytic throughput
+};
+
+// True when a beats b: higher throughput, then earlier in enumeration order.
+bool faster(const ScreenedCandidate& a, const ScreenedCandidate& b) {
+  if (a.analytic.tokens_per_s != b.analytic.tokens_per_s) {
+    return a.analytic.tokens_per_s > b.analytic.tokens_per_s;
+  }
+  return a.candidate.order < b.candidate.order;
+}
+
+void keep_best(std::vector<ScreenedCandidate>& top, ScreenedCandidate c, size_t k) {
+  if (top.size() == k && !faster(c, top.back())) return;
+  top.insert(std::upper_bound(top.begin(), top.end(), c, faster), std::move(c));
+  if (top.size() > k) top.pop_back();
+}
+
+// The (schedule, virtual stages) pairs of the space: only interleaving has virtual stages.
+std::vector<std::pair<Schedule, int>> schedule_pairs(const SearchSpace& s) {
+  std::vector<std::pair<Schedule, int>> out;
+  for (Schedule sched : s.schedule) {
+    if (sched == Schedule::kInterleaved) {
+      for (int v : s.virtual_pipeline_stages) {
+        if (v > 1) out.emplace_back(sched, v);
+      }
+    } else {
+      out.emplace_back(sched, 1);
+    }
+  }
+  return out;
+}
+
+double required_tokens_per_s(const PlanSpec& plan) {
+  double need = plan.min_tokens_per_s;
+  if (plan.deadline_s > 0.0) need = std::max(need, plan.tokens / plan.deadline_s);
+  return need;
+}
+
+ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,
+                       const HardwareProfile& profile, size_t k, double need) {
+  ItemResult out;
+  const InstanceSpec& inst = *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
+  const GpuSpec& gpu = *find_gpu(inst.gpu);
+  const int nodes = plan.node_counts[static_cast<size_t>(item.nodes_index)];
+  Scenario sc;
+  sc.model = plan.model;
+  sc.cluster = cluster_for_instance(inst, nodes);
+  const auto pairs = schedule_pairs(plan.space);
+  Schedule single_stage_schedule = Schedule::kInterleaved;  // none: pipeline 1 impossible
+  for (const auto& [sched, v] : pairs) {
+    if (sched == Schedule::kOneFOneB) single_stage_schedule = sched;
+  }
+  if (single_stage_schedule == Schedule::kInterleaved) {
+    for (const auto& [sched, v] : pairs) {
+      if (sched != Schedule::kInterleaved) {
+        single_stage_schedule = sched;
+        break;
+      }
+    }
+  }
+  long long order = item_index << 32;
+  const SearchSpace& s = plan.space;
+  Parallelism p;
+  p.tensor = item.tensor;
+  p.pipeline = item.pipeline;
+  for (int cp : s.context) {
+    p.context = cp;
+    const int model_parallel = p.tensor * p.pipeline * cp;
+    p.data = sc.cluster.num_gpus() % model_parallel == 0 ? sc.cluster.num_gpus() / model_parallel
+                                                         : 0;
+    for (const auto& [sched, v] : pairs) {
+      // Without a pipeline every schedule is the same layout: keep one (1F1B when listed).
+      if (p.pipeline == 1 && (sched != single_stage_schedule || v > 1)) continue;
+      p.schedule = sched;
+      p.virtual_pipeline_stages = v;
+      for (int mb : s.micro_batch_size) {
+        p.micro_batch_size = mb;
+        for (Recompute rc : s.recompute) {
+          p.recompute = rc;
+          for (int zero : s.zero_stage) {
+            p.zero_stage = zero;
+            for (bool sp : s.sequence_parallel) {
+              if (sp && p.tensor == 1) continue;  // not a distinct layout
+              p.sequence_parallel = sp;
+              for (Precision prec : s.precision) {
+                p.precision = prec;
+                for (int gbs : plan.global_batch_sizes) {
+                  p.global_batch_size = gbs;
+                  ++out.enumerated;
+                  ++order;
+                  if (p.data == 0) {
+                    out.pruned.add(p.tensor > sc.cluster.gpus_per_node
+                                       ? PruneReason::kTensorExceedsNode
+                                       : PruneReason::kGpuCount);
+                    continue;
+                  }
+                  if (auto reason = check_structure(sc.model, sc.cluster, p)) {
+                    out.pruned.add(*reason);
+                    continue;
+                  }
+                  sc.parallelism = p;
+                  try {
+                    check_layout(sc.model, sc.cluster, p, plan.file, "");
+                  } catch (const InputError&) {
+                    out.pruned.add(PruneReason::kInvalidLayout);
+                    continue;
+                  }
+                  const MemoryEstimate mem = estimate_memory(sc.model, p, gpu);
+                  if (!mem.fits) {
+                    out.pruned.add(PruneReason::kMemory);
+                    continue;
+                  }
+                  const IterationCosts costs = compute_iteration_costs(sc, profile);
+                  const SimulationResult r = estimate_iteration(sc, costs, profile);
+                  ++out.screened;
+                  if (r.tokens_per_s < need) out.pruned.add(PruneReason::kBelowTarget);
+                  ScreenedCandidate c;
+                  c.candidate = {item.instance, nodes, p, order};
+                  c.analytic = {"analytic",        r.iteration_time_s, r.tokens_per_s, r.mfu,
+                                mem.peak_bytes, mem.capacity_bytes};
+                  keep_best(out.top, std::move(c), k);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool entry_before(const RankedEntry& a, const RankedEntry& b, const PlanResult& result,
+                  Objective objective, size_t price_a, size_t price_b) {
+  if (a.meets_target != b.meets_target) return a.meets_target;
+  const bool by_time = objective == Objective::kMinTime;
+  const double ka = by_time ? a.wall_time_s : a.cost_usd;
+  const double kb = by_time ? b.wall_time_s : b.cost_usd;
+  if (ka != kb) return ka < kb;
+  const double sa = by_time ? a.cost_usd : a.wall_time_s;
+  const double sb = by_time ? b.cost_usd : b.wall_time_s;
+  if (sa != sb) return sa < sb;
+  const long long oa = result.candidates[a.candidate].candidate.order;
+  const long long ob = result.candidates[b.candidate].candidate.order;
+  if (oa != ob) return oa < ob;
+  return price_a < price_b;
+}
+
+}  // namespace
+
+Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
+  const InstanceSpec& inst = *find_instance(plan.instances[static_cast<size_t>(c.instance)].name);
+  Scenario sc;
+  sc.model = plan.model;
+  sc.cluster = cluster_for_instance(inst, c.num_nodes);
+  sc.parallelism = c.parallelism;
+  const Parallelism& p = c.parallelism;
+  sc.name = plan.name + "-" + inst.name + "-" + std::to_string(c.num_nodes) + "n-tp" +
+            std::to_string(p.tensor) + "-pp" + std::to_string(p.pipeline) + "-dp" +
+            std::to_string(p.data) + (p.context > 1 ? "-cp" + std::to_string(p.context) : "") +
+            (p.virtual_pipeline_stages > 1 ? "-vp" + std::to_string(p.virtual_pipeline_stages)
+                                           : "") +
+            "-mb" + std::to_string(p.micro_batch_size) + "-gbs" +
+            std::to_string(p.global_batch_size) + "-" + to_string(p.schedule) + "-rc-" +
+            to_string(p.recompute) + "-z" + std::to_string(p.zero_stage) +
+            (p.sequence_parallel ? "-sp" : "") +
+            (p.precision != Precision::kBf16 ? std::string("-") + to_string(p.precision) : "");
+  return sc;
+}
+
+std::vector<size_t> pareto_front(const std::vector<RankedEntry>& entries) {
+  std::vector<size_t> idx(entries.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  // Sweep by wall time (then cost, then input order): keep strictly cheaper ones.
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    if (entries[a].wall_time_s != entries[b].wall_time_s) {
+      return entries[a].wall_time_s < entries[b].wall_time_s;
+    }
+    return entries[a].cost_usd < entries[b].cost_usd;
+  });
+  std::vector<size_t> front;
+  double best_cost = INFINITY;
+  for (size_t i : idx) {
+    if (entries[i].cost_usd < best_cost) {
+      front.push_back(i);
+      best_cost = entries[i].cost_usd;
+    }
+  }
+  return front;
+}
+
+PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
+  PlanResult result;
+  const double need = required_tokens_per_s(plan);
+  result.required_tokens_per_s = need;
+  const size_t k = static_cast<size_t>(std::max(1, plan.confirm_top_k));
+
+  // Profiles: resolved once per (instance, single/multi node): they parse JSON.
+  std::map<std::pair<int, bool>, HardwareProfile> profiles;
+  std::vector<WorkItem> items;
+  for (size_t i = 0; i < plan.instances.size(); ++i) {
+    const InstanceSpec& inst = *find_instance(plan.instances[i].name);
+    for (size_t n = 0; n < plan.node_counts.size(); ++n) {
+      const auto key = std::make_pair(static_cast<int>(i), plan.node_counts[n] > 1);
+      if (profiles.count(key) == 0) {
+        Scenario probe;
+        probe.model = plan.model;
+        probe.cluster = cluster_for_instance(inst, plan.node_counts[n]);
+        profiles.emplace(key, resolve_profile(probe));
+      }
+      for (int t : plan.space.tensor) {
+        for (int pp : plan.space.pipeline) {
+          items.push_back({static_cast<int>(i), static_cast<int>(n), t, pp});
+        }
+      }
+    }
+  }
+
+  // Screen: threads pull items; results land in item order, so the merge is deterministic.
+  const auto t0 = Clock::now();
+  std::vector<ItemResult> item_results(items.size());
+  std::atomic<size_t> next{0};
+  std::atomic<long long> done{0};
+  const auto worker = [&] {
+    for (size_t i = next++; i < items.size(); i = next++) {
+      const WorkItem& w = items[i];
+      const HardwareProfile& prof =
+          profiles.at({w.instance, plan.node_counts[static_cast<size_t>(w.nodes_index)] > 1});
+      item_results[i] = screen_item(plan, w, static_cast<long long>(i), prof, k, need);
+      ++done;
+    }
+  };
+  const int jobs = std::max(1, options.jobs);
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  if (options.progress) {
+    // The calling thread reports progress and then helps.
+    options.progress("screen", 0, static_cast<long long>(items.size()));
+  }
+  worker();
+  for (auto& t : threads) t.join();
+  if (options.progress) {
+    options.progress("screen", done.load(), static_cast<long long>(items.size()));
+  }
+  result.screen_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  // Merge per (instance, node count) group.
+  std::map<std::pair<int, int>, std::vector<ScreenedCandidate>> groups;
+  for (size_t i = 0; i < items.size(); ++i) {
+    ItemResult& r = item_results[i];
+    result.pruned.merge(r.pruned);
+    result.enumerated += r.enumerated;
+    result.screened += r.screened;
+    auto& g = groups[{items[i].instance, items[i].nodes_index}];
+    for (auto& c : r.top) keep_best(g, std::move(c), k);
+  }
+  // Groups to confirm: near the target, else the fastest few.
+  std::vector<std::pair<int, int>> chosen;
+  std::vector<std::pair<double, std::pair<int, int>>> by_speed;
+  for (const auto& [key, g] : groups) {
+    if (g.empty()) continue;
+    if (g.front().analytic.tokens_per_s >= kConfirmSlack * need) chosen.push_back(key);
+    by_speed.push_back({-g.front().analytic.tokens_per_s, key});
+  }
+  if (chosen.empty() && !by_speed.empty()) {
+    std::sort(by_speed.begin(), by_speed.end());
+    for (size_t i = 0; i < std::min(kFallbackGroups, by_speed.size()); ++i) {
+      chosen.push_back(by_speed[i].second);
+    }
+    std::sort(chosen.begin(), chosen.end());
+    result.notes.push_back("no configuration comes within 10% of the target; showing the fastest");
+  }
+  for (const auto& key : chosen) {
+    for (auto& c : groups[key]) result.candidates.push_back(std::move(c));
+  }
+
+  // Confirm with the event engine.
+  const auto t1 = Clock::now();
+  if (options.confirm && !result.candidates.empty()) {
+    std::vector<Scenario> scenarios;
+    for (const auto& c : result.candidates) scenarios.push_back(candidate_scenario(plan, c.candidate));
+    ConfirmBatch batch = options.confirm(scenarios, options.progress);
+    result.event_available = batch.available;
+    if (!batch.available) {
+      result.event_unavailable_reason = batch.reason;
+      result.notes.push_back("event engine unavailable (" + batch.reason +
+                             "); ranking uses the analytic screen's numbers");
+    } else {
+      result.confirmations = static_cast<int>(batch.outcomes.size());
+      for (size_t i = 0; i < batch.outcomes.size() && i < result.candidates.size(); ++i) {
+        ConfirmOutcome& o = batch.outcomes[i];
+        ScreenedCandidate& c = result.candidates[i];
+        if (o.ok) {
+          c.confirmed = true;
+          c.event = o.evaluation;
+          if (c.event.capacity_bytes <= 0.0) c.event.capacity_bytes = c.analytic.capacity_bytes;
+        } else {
+          c.confirm_error = o.error;
+        }
+      }
+    }
+  } else if (!options.confirm) {
+    result.notes.push_back("confirmation disabled; ranking uses the analytic screen's numbers");
+  }
+  result.confirm_wall_s = std::chrono::duration<double>(Clock::now() - t1).count();
+
+  // Rank every candidate under every pricing option of its instance.
+  std::vector<size_t> price_order;
+  for (size_t i = 0; i < result.candidates.size(); ++i) {
+    const ScreenedCandidate& c = result.candidates[i];
+    const Evaluation& e = c.final_evaluation();
+    const auto& prices = plan.instances[static_cast<size_t>(c.candidate.instance)].prices;
+    for (size_t pi = 0; pi < prices.size(); ++pi) {
+      RankedEntry r;
+      r.candidate = i;
+      r.price = prices[pi];
+      r.time_to_train_s = plan.tokens / e.tokens_per_s;
+      r.wall_time_s = r.time_to_train_s;
+      if (plan.failure) {
+        const FailureOverhead f = failure_overhead(*plan.failure,
+                                                   c.candidate.parallelism.num_gpus(),
+                                                   r.time_to_train_s);
+        r.wall_time_s = f.expected_wall_s;
+        r.checkpoint_interval_s = f.checkpoint_interval_s;
+        r.failure_overhead_fraction = f.overhead_fraction;
+      }
+      r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour * r.wall_time_s / 3600.0;
+      r.meets_target = (plan.deadline_s <= 0.0 || r.wall_time_s <= plan.deadline_s) &&
+                       (plan.min_tokens_per_s <= 0.0 || e.tokens_per_s >= plan.min_tokens_per_s);
+      result.ranked.push_back(r);
+      price_order.push_back(pi);
+    }
+  }
+  std::vector<size_t> order(result.ranked.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return entry_before(result.ranked[a], result.ranked[b], result, plan.objective,
+                        price_order[a], price_order[b]);
+  });
+  std::vector<RankedEntry> sorted;
+  for (size_t i : order) sorted.push_back(result.ranked[i]);
+  result.ranked = std::move(sorted);
+
+  // Pareto front among the entries that meet the target (all of them when none does).
+  std::vector<RankedEntry> pool;
+  for (const auto& r : result.ranked) {
+    if (r.meets_target) pool.push_back(r);
+  }
+  if (pool.empty()) pool = result.ranked;
+  for (size_t i : pareto_front(pool)) result.pareto.push_back(pool[i]);
+  return result;
+}
+
+}  // namespace capsim::planner

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+#include "planner/confirm.hpp"
+#include "planner/plan.hpp"
+#include "planner/search.hpp"
+
+namespace capsim::planner {
+
+// One point of the search space: a layout on `num_nodes` nodes of plan.instances[instance].
+struct Candidate {
+  int instance = 0;
+  int num_nodes = 0;
+  Parallelism parallelism;
+  long long order = 0;  // enumeration index: ties are broken by it (determinism)
+};
+
+// A candidate after the screen, and after confirmation when it was confirmed.
+struct ScreenedCandidate {
+  Candidate candidate;
+  Evaluation analytic;
+  bool confirmed = false;  // the event engine ran it successfully
+  Evaluation event;
+  std::string confirm_error;  // set when its confirmation failed
+  // Returns the evaluation the ranking uses: the event one when confirmed.
+  [[nodiscard]] const Evaluation& final_evaluation() const { return confirmed ? event : analytic; }
+};
+
+// A confirmed candidate under one pricing option, with its time to train and cost.
+struct RankedEntry {
+  size_t candidate = 0;  // index into PlanResult::candidates
+  PriceOption price;
+  double time_to_train_s = 0.0;   // failure-free: tokens / throughput
+  double wall_time_s = 0.0;       // with expected failure overhead when a failure model is given
+  double checkpoint_interval_s = 0.0;  // Young-Daly; 0 without a failure model
+  double failure_overhead_fraction = 0.0;
+  double cost_usd = 0.0;  // nodes x price x wall time
+  bool meets_target = false;
+};
+
+// Everything `capsim plan` reports. Plain value.
+struct PlanResult {
+  std::vector<ScreenedCandidate> candidates;  // best K per (instance, node count)
+  std::vector<RankedEntry> ranked;            // by objective; target-meeting first
+  std::vector<RankedEntry> pareto;            // cost vs days, by days ascending
+  PruneCounts pruned;
+  long long enumerated = 0;
+  long long screened = 0;  // analytic evaluations
+  int confirmations = 0;   // event runs attempted
+  bool event_available = false;
+  std::string event_unavailable_reason;
+  double screen_wall_s = 0.0;
+  double confirm_wall_s = 0.0;
+  double required_tokens_per_s = 0.0;
+  std::vector<std::string> notes;
+};
+
+// Options of one planner run. `confirm` may be empty: then nothing is confirmed.
+struct PlanOptions {
+  int jobs = 1;  // screening threads
+  ConfirmFn confirm;
+  ProgressFn progress;
+};
+
+// Runs the search: enumerate, prune (counted per reason), screen with the analytic estimator,
+// confirm the best plan.confirm_top_k per (instance, node count) whose analytic throughput is
+// within 10% of the target, rank on confirmed numbers, and compute the Pareto front.
+// Deterministic for a given plan and confirm function, whatever `jobs` is.
+[[nodiscard]] PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options);
+
+// Returns the scenario of a candidate (named after its layout), ready for `capsim simulate`.
+[[nodiscard]] Scenario candidate_scenario(const PlanSpec& plan, const Candidate& candidate);
+
+// Returns the indices of the entries no other entry beats on both cost and wall time (ties on
+// both keep the first), sorted by wall time ascending.
+[[nodiscard]] std::vector<size_t> pareto_front(const std::vector<RankedEntry>& entries);
+
+}  // namespace capsim::planner

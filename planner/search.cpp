@@ -1,0 +1,87 @@
+#include "planner/search.hpp"
+
+#include "models/gpu_catalog.hpp"
+
+namespace capsim::planner {
+
+const char* to_string(PruneReason reason) {
+  switch (reason) {
+    case PruneReason::kTensorExceedsNode:
+      return "tensor_exceeds_node";
+    case PruneReason::kGpuCount:
+      return "gpu_count";
+    case PruneReason::kTensorDivisibility:
+      return "tensor_divisibility";
+    case PruneReason::kContextDivisibility:
+      return "context_divisibility";
+    case PruneReason::kLayerDivisibility:
+      return "layer_divisibility";
+    case PruneReason::kBatchDivisibility:
+      return "batch_divisibility";
+    case PruneReason::kInterleavedMicroBatches:
+      return "interleaved_micro_batches";
+    case PruneReason::kZeroWithPipeline:
+      return "zero_with_pipeline";
+    case PruneReason::kFp8Unsupported:
+      return "fp8_unsupported";
+    case PruneReason::kInvalidLayout:
+      return "invalid_layout";
+    case PruneReason::kMemory:
+      return "memory";
+    case PruneReason::kBelowTarget:
+      return "below_target";
+  }
+  return "?";
+}
+
+std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec& c,
+                                           const Parallelism& p) {
+  if (p.tensor > c.gpus_per_node) return PruneReason::kTensorExceedsNode;
+  if (p.num_gpus() != c.num_gpus()) return PruneReason::kGpuCount;
+  if (m.num_attention_heads % p.tensor != 0 || m.num_kv_heads % p.tensor != 0 ||
+      m.ffn_hidden_size % p.tensor != 0) {
+    return PruneReason::kTensorDivisibility;
+  }
+  if (p.context > 1 && m.seq_length % (2 * p.context) != 0) {
+    return PruneReason::kContextDivisibility;
+  }
+  if (p.pipeline > m.num_layers ||
+      m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+    return PruneReason::kLayerDivisibility;
+  }
+  if (p.global_batch_size % (p.micro_batch_size * p.data) != 0) {
+    return PruneReason::kBatchDivisibility;
+  }
+  if (p.schedule == Schedule::kInterleaved && p.num_micro_batches() % p.pipeline != 0) {
+    return PruneReason::kInterleavedMicroBatches;
+  }
+  // Megatron's distributed optimizer is ZeRO-1; DeepSpeed refuses ZeRO-2/3 with its pipeline
+  // engine, and FSDP (ZeRO-3) is used without pipeline parallelism.
+  if (p.zero_stage >= 2 && p.pipeline > 1) return PruneReason::kZeroWithPipeline;
+  const GpuSpec* gpu = find_gpu(c.gpu);
+  if (p.precision == Precision::kFp8 && (gpu == nullptr || gpu->peak_fp8_flop_per_s <= 0.0)) {
+    return PruneReason::kFp8Unsupported;
+  }
+  return std::nullopt;
+}
+
+ClusterSpec cluster_for_instance(const InstanceSpec& inst, int num_nodes) {
+  ClusterSpec c;
+  c.gpu = inst.gpu;
+  c.instance = inst.name;
+  c.gpus_per_node = inst.gpus_per_node;
+  c.num_nodes = num_nodes;
+  const GpuSpec* gpu = find_gpu(inst.gpu);
+  c.intra_node_bandwidth_bytes_per_s = gpu != nullptr ? gpu->nvlink_bandwidth_bytes_per_s : 0.0;
+  c.has_inter_node = num_nodes > 1;
+  c.inter_node_fabric = inst.fabric == "infiniband" ? Fabric::kInfiniband
+                        : inst.fabric == "roce"     ? Fabric::kRoce
+                        : inst.fabric == "efa"      ? Fabric::kEfa
+                                                    : Fabric::kEthernet;
+  c.nics_per_node = inst.nics_per_node;
+  c.nic_bandwidth_bytes_per_s = inst.nic_bandwidth_bytes_per_s;
+  c.topology = Topology::kRailOptimized;
+  return c;
+}
+
+}  // namespace capsim::planner

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <array>
+#include <optional>
+
+#include "models/instance_catalog.hpp"
+#include "models/scenario.hpp"
+
+namespace capsim::planner {
+
+// Why a candidate of the search space was dropped before (or, for kBelowTarget, after) the
+// analytic screen. Order matters: a candidate is counted under the first reason that applies.
+enum class PruneReason {
+  kTensorExceedsNode,        // TP larger than a node: TP traffic would cross the network
+  kGpuCount,                 // tensor x pipeline x context does not divide the cluster's GPUs
+  kTensorDivisibility,       // heads, KV heads or FFN width not divisible by tensor
+  kContextDivisibility,      // seq_length not divisible by 2 x context
+  kLayerDivisibility,        // num_layers not divisible by pipeline x virtual stages
+  kBatchDivisibility,        // global batch not divisible by micro batch x data
+  kInterleavedMicroBatches,  // interleaved 1F1B needs micro-batches to be a multiple of pipeline
+  kZeroWithPipeline,         // ZeRO-2/3 with pipeline parallelism (unsupported by Megatron/DS)
+  kFp8Unsupported,           // fp8 on a GPU without fp8 tensor cores
+  kInvalidLayout,            // rejected by check_layout for another reason (should not happen)
+  kMemory,                   // peak memory above the GPU's HBM
+  kBelowTarget,              // screened, but too slow for the deadline / throughput target
+};
+inline constexpr int kNumPruneReasons = 12;
+
+// Returns the key used in reports, e.g. "memory", "batch_divisibility".
+[[nodiscard]] const char* to_string(PruneReason reason);
+
+// Candidates dropped, per reason. Plain value; add() merges shards.
+struct PruneCounts {
+  std::array<long long, kNumPruneReasons> counts{};
+  void add(PruneReason reason, long long n = 1) { counts[static_cast<size_t>(reason)] += n; }
+  void merge(const PruneCounts& other) {
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] += other.counts[i];
+  }
+  [[nodiscard]] long long of(PruneReason reason) const {
+    return counts[static_cast<size_t>(reason)];
+  }
+};
+
+// Returns the first structural reason `parallelism` cannot run `model` on `cluster` (every
+// rule of check_layout, plus the planner's own kTensorExceedsNode and kZeroWithPipeline), or
+// nullopt when it can. Never throws: infeasible is not an error (STYLE.md §5).
+[[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
+                                                         const ClusterSpec& cluster,
+                                                         const Parallelism& parallelism);
+
+// Returns the cluster of `num_nodes` catalog instances, exactly as a scenario naming the
+// instance reads it (rail-optimized fabric, the GPU's NVLink bandwidth inside a node).
+[[nodiscard]] ClusterSpec cluster_for_instance(const InstanceSpec& instance, int num_nodes);
+
+}  // namespace capsim::planner

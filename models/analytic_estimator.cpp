@@ -191,7 +191,8 @@ void finish_result(const Scenario& scenario, const IterationCosts& costs,
   result.model_tflops_per_gpu = costs.model_flop_per_iteration / t / gpus / 1e12;
   result.mfu = costs.model_flop_per_iteration / (t * gpus * peak);
   result.hfu = costs.hardware_flop_per_iteration / (t * gpus * peak);
-  result.memory = estimate_memory(scenario.model, scenario.parallelism, gpu);
+  result.memory =
+      estimate_memory(scenario.model, scenario.parallelism, gpu, scenario.model.attention);
 }
 
 }  // namespace capsim

@@ -56,12 +56,14 @@ PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, c
         const double memory = op.bytes / (gpu.hbm_bandwidth_bytes_per_s *
                                           profile.gemm.memory_efficiency);
         t = profile.gemm.launch_overhead_s + std::max(compute, memory);
-        (backward ? out.attention_backward_s : out.attention_forward_s) += t;
         break;
       }
       case OpKind::kMemoryBound:
         t = memory_bound_time_s(profile.gemm, gpu, op.bytes);
         break;
+    }
+    if (op.attention_core) {
+      (op.pass == Pass::kForward ? out.attention_forward_s : out.attention_backward_s) += t;
     }
     switch (op.pass) {
       case Pass::kForward:

@@ -52,11 +52,9 @@ struct BytesPerParameter {
 // Returns the bytes per parameter of weights, gradients and Adam state for a precision.
 [[nodiscard]] BytesPerParameter bytes_per_parameter(Precision precision);
 
-// How attention keeps its softmax for the backward pass.
-enum class AttentionMemory {
-  kFlash,         // FlashAttention (Dao et al. 2022): no s x s scores stored (capsim default)
-  kMaterialized,  // scores, dropout mask and dropout output stored: Korthikanti's 5as/h term
-};
+// How attention keeps its softmax for the backward pass: kFlash stores no s x s scores;
+// kMaterialized stores scores, dropout mask and output (Korthikanti's 5as/h term).
+using AttentionMemory = AttentionKernel;
 
 // Returns the activation memory (bytes) one transformer layer keeps for one micro-batch on one
 // GPU: Korthikanti et al. 2022 Table 2 (sbh(34 + 5as/h) without parallelism; /t with TP+SP;

@@ -52,6 +52,10 @@ const char* to_string(FfnActivation activation) {
   return activation == FfnActivation::kGelu ? "gelu" : "swiglu";
 }
 
+const char* to_string(AttentionKernel attention) {
+  return attention == AttentionKernel::kFlash ? "flash" : "materialized";
+}
+
 const char* to_string(Fabric fabric) {
   switch (fabric) {
     case Fabric::kNvSwitch:

@@ -9,6 +9,10 @@
 namespace capsim {
 
 enum class FfnActivation { kGelu, kSwiglu };
+// FlashAttention (Dao et al. 2022; the default) never writes the s x s scores; materialized
+// attention (Megatron-LM's fused softmax before 2023) runs QK^T and PV as batched GEMMs and
+// softmax/dropout over the scores in HBM.
+enum class AttentionKernel { kFlash, kMaterialized };
 
 // A decoder-only transformer (GPT and Llama families). Sizes in elements, not bytes.
 struct ModelSpec {
@@ -22,6 +26,7 @@ struct ModelSpec {
   int seq_length = 0;
   int vocab_size = 0;
   bool tied_embeddings = false;
+  AttentionKernel attention = AttentionKernel::kFlash;
 
   [[nodiscard]] int head_dim() const { return hidden_size / num_attention_heads; }
 };
@@ -94,6 +99,7 @@ struct Scenario {
 [[nodiscard]] const char* to_string(Recompute recompute);
 [[nodiscard]] const char* to_string(Precision precision);
 [[nodiscard]] const char* to_string(FfnActivation activation);
+[[nodiscard]] const char* to_string(AttentionKernel attention);
 [[nodiscard]] const char* to_string(Fabric fabric);
 [[nodiscard]] const char* to_string(Topology topology);
 

@@ -27,6 +27,34 @@ void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
   ops.push_back({name, OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
 }
 
+// Megatron-LM before FlashAttention (Shoeybi et al. 2019; Korthikanti et al. 2022 §4.1): per
+// (micro-batch x head) a QK^T GEMM (s x s x d), a fused scale-mask-softmax and a dropout over
+// the full s x s scores in HBM, and a PV GEMM (s x d x s); the causal mask does not save work.
+void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
+                                double tokens, double e) {
+  const double batch = d(p.micro_batch_size) * d(m.num_attention_heads) / d(p.tensor);
+  const double queries = tokens / d(p.micro_batch_size);
+  const double keys = m.seq_length;
+  const double hd = m.head_dim();
+  const auto add_batched = [&](const char* name, double rows, double in, double out) {
+    Op fwd{name, OpKind::kGemm, Pass::kForward, {rows, out, in, batch}, 0.0, 0.0, 0};
+    Op dgrad{name, OpKind::kGemm, Pass::kBackwardInput, {rows, in, out, batch}, 0.0, 0.0, 0};
+    Op wgrad{name, OpKind::kGemm, Pass::kBackwardInput, {in, out, rows, batch}, 0.0, 0.0, 0};
+    for (Op* op : {&fwd, &dgrad, &wgrad}) {
+      op->flop = op->gemm.flop();
+      ops.push_back(*op);
+    }
+  };
+  const size_t first = ops.size();
+  const double scores = batch * queries * keys;
+  add_batched("attention_scores", queries, hd, keys);
+  // Softmax reads and writes the scores; dropout reads them, writes the output and a 1-byte mask.
+  add_elementwise(ops, "softmax", 2.0 * scores * e);
+  add_elementwise(ops, "attention_dropout", scores * (2.0 * e + 1.0));
+  add_batched("attention_values", queries, keys, hd);
+  for (size_t i = first; i < ops.size(); ++i) ops[i].attention_core = true;
+}
+
 }  // namespace
 
 std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
@@ -49,17 +77,22 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
     // Rotary embeddings on Q and K: read and write.
     add_elementwise(ops, "rope", 2.0 * tokens * (h + kv_width) / t * e);
   }
-  // Causal FlashAttention: QK^T and PV over the lower triangle (half of 4·b·s²·h), each rank
-  // holding heads/t and, with CP, s/c queries against all s keys. Backward recomputes the
-  // scores and runs 5 matmuls where forward runs 2 (Dao 2023, §3.1): 2.5x forward FLOPs.
-  const double keys = m.seq_length;
-  const double attn_fwd_flop = 0.5 * 4.0 * tokens * keys * h / t;
-  const double qkv_bytes = tokens * (h + 2.0 * kv_width) / t * e;
-  const double out_bytes = tokens * h / t * e;
-  ops.push_back({"attention", OpKind::kAttention, Pass::kForward, {}, attn_fwd_flop,
-                 qkv_bytes + out_bytes, m.head_dim()});
-  ops.push_back({"attention", OpKind::kAttention, Pass::kBackwardInput, {}, 2.5 * attn_fwd_flop,
-                 2.0 * (qkv_bytes + out_bytes), m.head_dim()});
+  if (m.attention == AttentionKernel::kFlash) {
+    // Causal FlashAttention: QK^T and PV over the lower triangle (half of 4·b·s²·h), each rank
+    // holding heads/t and, with CP, s/c queries against all s keys. Backward recomputes the
+    // scores and runs 5 matmuls where forward runs 2 (Dao 2023, §3.1): 2.5x forward FLOPs.
+    const double attn_fwd_flop = 0.5 * 4.0 * tokens * m.seq_length * h / t;
+    const double qkv_bytes = tokens * (h + 2.0 * kv_width) / t * e;
+    const double out_bytes = tokens * h / t * e;
+    ops.push_back({"attention", OpKind::kAttention, Pass::kForward, {}, attn_fwd_flop,
+                   qkv_bytes + out_bytes, m.head_dim()});
+    ops.push_back({"attention", OpKind::kAttention, Pass::kBackwardInput, {}, 2.5 * attn_fwd_flop,
+                   2.0 * (qkv_bytes + out_bytes), m.head_dim()});
+    ops[ops.size() - 2].attention_core = true;
+    ops[ops.size() - 1].attention_core = true;
+  } else {
+    add_materialized_attention(ops, m, p, tokens, e);
+  }
   add_linear(ops, "attn_proj", tokens, h / t, h);
   // Dropout + residual add (GPT: bias-dropout-add fused; Llama: residual add): read two
   // tensors, write one, plus a 1-byte mask for dropout.

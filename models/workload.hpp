@@ -22,6 +22,7 @@ struct Op {
   double flop = 0.0;   // executed FLOPs (GEMM: 2MNK x batch)
   double bytes = 0.0;  // HBM traffic of memory-bound ops and attention
   int head_dim = 0;
+  bool attention_core = false;  // replayed by selective recompute (Korthikanti et al. §5)
 };
 
 // Returns the kernels of one transformer layer for one micro-batch on one GPU under the

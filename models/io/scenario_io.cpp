@@ -166,6 +166,9 @@ ModelSpec read_model(JsonReader& r) {
   m.ffn_activation = r.optional_enum("ffn_activation", "gelu", {"gelu", "swiglu"}) == "swiglu"
                          ? FfnActivation::kSwiglu
                          : FfnActivation::kGelu;
+  m.attention = r.optional_enum("attention", "flash", {"flash", "materialized"}) == "flash"
+                    ? AttentionKernel::kFlash
+                    : AttentionKernel::kMaterialized;
   m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));
   m.vocab_size = to_int(r.required_int("vocab_size", 1, kMaxDim));
   // GPT/Megatron ties input and output embeddings by default; Llama does not.
@@ -334,6 +337,7 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
                 {"seq_length", m.seq_length},
                 {"vocab_size", m.vocab_size}};
   model["tied_embeddings"] = m.tied_embeddings;
+  if (m.attention != AttentionKernel::kFlash) model["attention"] = to_string(m.attention);
   json cluster = json::object();
   if (!c.instance.empty()) {
     cluster["instance"] = c.instance;

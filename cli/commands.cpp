@@ -6,6 +6,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands{
       {"simulate", "simulate one training iteration of a scenario", run_simulate},
       {"validate", "compare predictions with measured runs (capsim.validation/v1)", run_validate},
+      {"calibrate", "fit a hardware profile from nccl-tests logs and GEMM measurements",
+       run_calibrate},
       {"plan", "find the cheapest cluster and layout that meets a training target", run_plan},
   };
   return kCommands;

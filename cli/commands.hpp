@@ -15,6 +15,7 @@ struct Command {
 
 int run_simulate(int argc, char** argv);
 int run_validate(int argc, char** argv);
+int run_calibrate(int argc, char** argv);
 int run_plan(int argc, char** argv);
 
 // Every subcommand, in the order `capsim --help` lists them.

@@ -105,6 +105,18 @@ double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, do
     if (algo.algorithm == CollectiveAlgorithm::kTree && kind != CollectiveKind::kAllReduce) {
       continue;
     }
+    // A tree's 2-node advantage (busbw above the NICs' line rate: each rank's data crosses the
+    // network once, not 2(n-1)/n times) is gone beyond 2 nodes, where inner tree nodes forward
+    // for two children: NCCL switches from bwIntra to bwInter there (tuning.cc, "nNodes <= 2";
+    // nccl_tuning_model.md §3). So a tree fitted on 2 nodes is capped at the NIC bandwidth.
+    if (algo.algorithm == CollectiveAlgorithm::kTree && group.nodes > 2 &&
+        profile.reference_node_nic_bandwidth_bytes_per_s > 0.0 &&
+        algo.bus_bandwidth_bytes_per_s > profile.reference_node_nic_bandwidth_bytes_per_s) {
+      AlgorithmParams capped = algo;
+      capped.bus_bandwidth_bytes_per_s = profile.reference_node_nic_bandwidth_bytes_per_s;
+      best = std::min(best, algorithm_time_s(capped, kind, bytes, group, scale));
+      continue;
+    }
     best = std::min(best, algorithm_time_s(algo, kind, bytes, group, scale));
   }
   return best;

@@ -75,8 +75,8 @@ AttentionParams read_attention(JsonReader& r) {
   a.forward_efficiency_hd64 = r.required_number("forward_efficiency_hd64", 1e-3, 1.0);
   a.backward_efficiency_hd128 = r.required_number("backward_efficiency_hd128", 1e-3, 1.0);
   a.backward_efficiency_hd64 = r.required_number("backward_efficiency_hd64", 1e-3, 1.0);
-  a.half_efficiency_seq_length = r.optional_number("half_efficiency_seq_length",
-                                                   a.half_efficiency_seq_length, 0.0, 1e7);
+  a.half_efficiency_seq_length =
+      r.optional_number("half_efficiency_seq_length", a.half_efficiency_seq_length, 0.0, 1e7);
   r.finish();
   return a;
 }
@@ -227,6 +227,11 @@ HardwareProfile read_profile(JsonReader& reader) {
     throw reader.error("reference_node_nic_bandwidth",
                        "required when the profile has inter_node fits");
   }
+  // Optional arrays: mark them as known keys even when absent, so "allowed keys" lists them.
+  if (!reader.has("provenance"))
+    (void)reader.optional_bool("provenance", false);
+  if (!reader.has("fit_quality"))
+    (void)reader.optional_bool("fit_quality", false);
   if (reader.has("provenance")) {
     const auto provenance = reader.array("provenance");
     for (size_t i = 0; i < provenance.size(); ++i) {

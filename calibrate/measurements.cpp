@@ -1,0 +1,291 @@
+#include "calibrate/measurements.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "models/io/input_error.hpp"
+#include "models/io/json_reader.hpp"
+#include "models/io/profile_io.hpp"
+
+namespace capsim::calibrate {
+namespace {
+
+constexpr double kMaxSizeBytes = 1e15;
+
+MachineInfo read_machine(JsonReader& r) {
+  MachineInfo m;
+  m.hostname = r.optional_string("hostname", "");
+  m.gpu = r.required_string("gpu");
+  m.gpus_per_node = static_cast<int>(r.required_int("gpus_per_node", 1, 64));
+  m.nodes = static_cast<int>(r.required_int("nodes", 1, 100000));
+  m.nics_per_node = static_cast<int>(r.optional_int("nics_per_node", 0, 0, 256));
+  m.node_nic_bandwidth_bytes_per_s =
+      r.optional_number("node_nic_bandwidth_bytes_per_s", 0.0, 0.0, 1e15);
+  m.nccl_version = r.optional_string("nccl_version", "");
+  m.cuda_version = r.optional_string("cuda_version", "");
+  m.driver_version = r.optional_string("driver_version", "");
+  m.efa_plugin = r.optional_string("efa_plugin", "");
+  m.topology = r.optional_string("topology", "");
+  m.date = r.optional_string("date", "");
+  if (auto env = r.optional_object("env")) {
+    for (const auto& [key, value] : env->json().items()) {
+      if (!value.is_string()) {
+        throw env->error(key, "expected a string, got " + describe_json(value));
+      }
+      (void)env->optional_string(key, "");
+      m.env[key] = value.get<std::string>();
+    }
+    env->finish();
+  }
+  r.finish();
+  return m;
+}
+
+CollectiveCurve read_curve(JsonReader& r, const std::string& file) {
+  CollectiveCurve c;
+  c.source = file;
+  const std::string name = r.required_enum("collective", collective_names());
+  c.kind = collective_from_name(name);
+  c.ranks = static_cast<int>(r.required_int("ranks", 1, 1000000));
+  c.nodes = static_cast<int>(r.required_int("nodes", 1, 100000));
+  if (c.ranks % c.nodes != 0) {
+    throw r.error("nodes", "ranks (" + std::to_string(c.ranks) + ") must be a multiple of nodes (" +
+                               std::to_string(c.nodes) + ")");
+  }
+  c.ranks_per_node = c.ranks / c.nodes;
+  (void)r.optional_string("dtype", "float");
+  c.gpu = r.optional_string("gpu", "");
+  c.nccl_version = r.optional_string("nccl_version", "");
+  const auto samples = r.array("samples", 1);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    JsonReader s(samples[i], r.file(), r.pointer_to("samples") + "/" + std::to_string(i));
+    CollectiveSample sample;
+    sample.bytes = s.required_number("bytes", 1.0, kMaxSizeBytes);
+    sample.time_s = s.required_number("time_s", 1e-9, 1e6);
+    sample.time_in_place_s = s.optional_number("time_in_place_s", 0.0, 0.0, 1e6);
+    (void)s.optional_number("algbw_bytes_per_s", 0.0, 0.0, 1e15);
+    (void)s.optional_number("busbw_bytes_per_s", 0.0, 0.0, 1e15);
+    (void)s.optional_int("wrong", 0, 0, 1LL << 50);
+    s.finish();
+    if (!c.samples.empty() && sample.bytes <= c.samples.back().bytes) {
+      throw s.error("bytes", "sizes must increase within a curve");
+    }
+    c.samples.push_back(sample);
+  }
+  r.finish();
+  return c;
+}
+
+GemmMeasurement read_gemm(JsonReader& r, const std::string& gpu, const std::string& file) {
+  GemmMeasurement g;
+  g.gpu = gpu;
+  g.source = file;
+  g.dtype = r.required_enum("dtype", {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "tf32"});
+  g.m = r.required_number("m", 1.0, 1e9);
+  g.n = r.required_number("n", 1.0, 1e9);
+  g.k = r.required_number("k", 1.0, 1e9);
+  g.batch = r.optional_number("batch", 1.0, 1.0, 1e9);
+  const double time_s = r.required_number("time_s", 1e-9, 1e6);
+  g.flop_per_s = 2.0 * g.m * g.n * g.k * g.batch / time_s;
+  (void)r.optional_number("flop_per_s", 0.0, 0.0, 1e18);
+  (void)r.optional_int("wrong", 0, 0, 1LL << 50);
+  r.finish();
+  return g;
+}
+
+// Splits one CSV record (RFC 4180 quotes, no embedded newlines in this data set).
+std::vector<std::string> split_csv(const std::string& line, const std::string& file, int line_no) {
+  std::vector<std::string> fields;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(field);
+      field.clear();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (quoted)
+    throw InputError(file, std::to_string(line_no), "unterminated quoted field");
+  fields.push_back(field);
+  return fields;
+}
+
+std::optional<double> csv_number(const std::string& text) {
+  double value = 0.0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+Measurements read_measurements_json(const nlohmann::json& doc, const std::string& file) {
+  JsonReader r(doc, file);
+  r.expect_schema(kMeasurementsSchema);
+  Measurements out;
+  {
+    JsonReader machine = r.object("machine");
+    out.machine = read_machine(machine);
+  }
+  if (r.has("nccl")) {
+    const auto curves = r.array("nccl");
+    for (size_t i = 0; i < curves.size(); ++i) {
+      JsonReader c(curves[i], file, r.pointer_to("nccl") + "/" + std::to_string(i));
+      CollectiveCurve curve = read_curve(c, file);
+      if (curve.gpu.empty())
+        curve.gpu = out.machine.gpu;
+      if (curve.nccl_version.empty())
+        curve.nccl_version = out.machine.nccl_version;
+      out.collectives.push_back(std::move(curve));
+    }
+  }
+  if (r.has("gemm")) {
+    const auto gemms = r.array("gemm");
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      JsonReader g(gemms[i], file, r.pointer_to("gemm") + "/" + std::to_string(i));
+      out.gemms.push_back(read_gemm(g, out.machine.gpu, file));
+    }
+  }
+  r.finish();
+  if (out.collectives.empty() && out.gemms.empty()) {
+    throw r.error("", "no measurements: expected a non-empty \"nccl\" or \"gemm\" array");
+  }
+  return out;
+}
+
+Measurements read_measurements(const std::string& path) {
+  const nlohmann::json doc = JsonReader::parse_file(path);
+  return read_measurements_json(doc, path);
+}
+
+nlohmann::json measurements_to_json(const Measurements& m) {
+  nlohmann::json j;
+  j["schema"] = kMeasurementsSchema;
+  const MachineInfo& mi = m.machine;
+  j["machine"] = {{"hostname", mi.hostname},
+                  {"gpu", mi.gpu},
+                  {"gpus_per_node", mi.gpus_per_node},
+                  {"nodes", mi.nodes},
+                  {"nics_per_node", mi.nics_per_node},
+                  {"node_nic_bandwidth_bytes_per_s", mi.node_nic_bandwidth_bytes_per_s},
+                  {"nccl_version", mi.nccl_version},
+                  {"cuda_version", mi.cuda_version},
+                  {"driver_version", mi.driver_version},
+                  {"efa_plugin", mi.efa_plugin},
+                  {"topology", mi.topology},
+                  {"date", mi.date},
+                  {"env", mi.env}};
+  nlohmann::json curves = nlohmann::json::array();
+  for (const auto& c : m.collectives) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& s : c.samples) {
+      nlohmann::json js = {{"bytes", s.bytes}, {"time_s", s.time_s}};
+      if (s.time_in_place_s > 0.0)
+        js["time_in_place_s"] = s.time_in_place_s;
+      samples.push_back(js);
+    }
+    curves.push_back({{"collective", collective_name(c.kind)},
+                      {"ranks", c.ranks},
+                      {"nodes", c.nodes},
+                      {"samples", samples}});
+  }
+  if (!m.collectives.empty())
+    j["nccl"] = curves;
+  nlohmann::json gemms = nlohmann::json::array();
+  for (const auto& g : m.gemms) {
+    gemms.push_back({{"dtype", g.dtype},
+                     {"m", g.m},
+                     {"n", g.n},
+                     {"k", g.k},
+                     {"batch", g.batch},
+                     {"time_s", 2.0 * g.m * g.n * g.k * g.batch / g.flop_per_s}});
+  }
+  if (!m.gemms.empty())
+    j["gemm"] = gemms;
+  return j;
+}
+
+std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path, "", "cannot open file");
+  std::string line;
+  int line_no = 0;
+  std::vector<std::string> header;
+  std::vector<GemmMeasurement> out;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line == "\r")
+      continue;
+    auto fields = split_csv(line, path, line_no);
+    if (header.empty()) {
+      header = fields;
+      const std::vector<std::string> expected{"gpu", "dtype", "M", "N", "K", "tflops", "source"};
+      for (size_t i = 0; i < expected.size(); ++i) {
+        if (i >= header.size() || header[i] != expected[i]) {
+          throw InputError(path, "1",
+                           "expected the header to start with gpu,dtype,M,N,K,tflops,source");
+        }
+      }
+      continue;
+    }
+    if (fields.size() != header.size()) {
+      throw InputError(path, std::to_string(line_no),
+                       "expected " + std::to_string(header.size()) + " fields, got " +
+                           std::to_string(fields.size()));
+    }
+    GemmMeasurement g;
+    g.gpu = fields[0];
+    g.dtype = fields[1];
+    g.source = fields[6];
+    g.line = line_no;
+    const char* names[] = {"M", "N", "K", "tflops"};
+    double values[4] = {};
+    for (size_t i = 0; i < 4; ++i) {
+      auto v = csv_number(fields[2 + i]);
+      if (!v || *v <= 0.0) {
+        throw InputError(path, std::to_string(line_no),
+                         std::string("expected a positive number for ") + names[i] + ", got \"" +
+                             fields[2 + i] + "\"");
+      }
+      values[i] = *v;
+    }
+    g.m = values[0];
+    g.n = values[1];
+    g.k = values[2];
+    g.flop_per_s = values[3] * 1e12;
+    if (header.size() > 7 && header[7] == "batch" && !fields[7].empty()) {
+      auto b = csv_number(fields[7]);
+      if (!b || *b < 1.0) {
+        throw InputError(path, std::to_string(line_no),
+                         "expected a batch count >= 1, got \"" + fields[7] + "\"");
+      }
+      g.batch = *b;
+    }
+    out.push_back(g);
+  }
+  if (out.empty())
+    throw InputError(path, "", "no GEMM rows");
+  return out;
+}
+
+}  // namespace capsim::calibrate

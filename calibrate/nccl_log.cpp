@@ -1,0 +1,390 @@
+#include "calibrate/nccl_log.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "models/io/input_error.hpp"
+
+namespace capsim::calibrate {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+      ++i;
+    const size_t start = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i])))
+      ++i;
+    if (i > start)
+      out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+bool is_integer(std::string_view s) {
+  if (s.empty())
+    return false;
+  size_t i = (s.front() == '-') ? 1 : 0;
+  if (i == s.size())
+    return false;
+  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(i), s.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+std::optional<double> to_number(std::string_view s) {
+  double value = 0.0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// nccl-tests datatype names (src/common.cu test_typenames), plus older spellings.
+bool is_type_name(std::string_view s) {
+  static const std::set<std::string_view> kTypes{
+      "int8",   "uint8",    "int32",    "uint32",   "int64",  "uint64", "half", "float",
+      "double", "bfloat16", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2", "int",  "uint"};
+  return kTypes.count(s) > 0;
+}
+
+bool is_redop(std::string_view s) {
+  return s == "sum" || s == "prod" || s == "max" || s == "min" || s == "avg" || s == "none" ||
+         s == "mulsum" || s == "premulsum";
+}
+
+[[noreturn]] void fail_at(const std::string& name, int line, const std::string& message) {
+  throw InputError(name, std::to_string(line), message);
+}
+
+// Collective from the test binary name or the file name (all_reduce_perf, *_allreduce_*).
+std::optional<CollectiveKind> collective_from_text(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  lower.erase(std::remove(lower.begin(), lower.end(), '_'), lower.end());
+  static const std::array<std::pair<const char*, CollectiveKind>, 6> kNames{{
+      {"allreduce", CollectiveKind::kAllReduce},
+      {"allgather", CollectiveKind::kAllGather},
+      {"reducescatter", CollectiveKind::kReduceScatter},
+      {"alltoall", CollectiveKind::kAllToAll},
+      {"broadcast", CollectiveKind::kBroadcast},
+      {"sendrecv", CollectiveKind::kSendRecv},
+  }};
+  for (const auto& [key, kind] : kNames) {
+    if (lower.find(key) != std::string::npos)
+      return kind;
+  }
+  return std::nullopt;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+double ratio_for(CollectiveKind kind, int n) {
+  return kind == CollectiveKind::kAllReduce ? 2.0 * (n - 1) / n : (n - 1.0) / n;
+}
+
+// Rank counts consistent with busbw/algbw = factor(n) given the printed 2-decimal rounding
+// (format doc §4, §6 item 6). Large n are indistinguishable (2(n-1)/n flattens), so the caller
+// breaks ties.
+std::vector<int> ranks_from_ratio(CollectiveKind kind, double algbw, double busbw) {
+  if (kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kSendRecv)
+    return {};
+  const double lo = (busbw - 0.005) / (algbw + 0.005);
+  const double hi = (busbw + 0.005) / (algbw - 0.005);
+  std::vector<int> out;
+  for (int n = 2; n <= 65536; ++n) {
+    const double r = ratio_for(kind, n);
+    if (r >= lo - 1e-12 && r <= hi + 1e-12)
+      out.push_back(n);
+    if (r > hi)
+      break;
+  }
+  return out;
+}
+
+struct Row {
+  CollectiveSample sample;
+  double algbw = 0.0;
+  double busbw = 0.0;
+};
+
+// Parses a data row (format doc §6 item 4): size count type [redop] [root] then 4 fields per
+// variant (time algbw busbw #wrong|error), out-of-place and optionally in-place.
+Row parse_row(const std::vector<std::string_view>& t, const std::string& name, int line) {
+  size_t i = 3;
+  if (i < t.size() && is_redop(t[i]))
+    ++i;
+  std::vector<std::string_view> rest(t.begin() + static_cast<std::ptrdiff_t>(i), t.end());
+  if (rest.size() == 9 || rest.size() == 5)
+    rest.erase(rest.begin());  // root column
+  if (rest.size() != 8 && rest.size() != 4) {
+    fail_at(name, line,
+            "data row has " + std::to_string(rest.size()) +
+                " fields after the datatype, expected 8 (time algbw busbw #wrong, out-of-place "
+                "then in-place; an optional redop and root before them)");
+  }
+  auto number = [&](size_t k, const char* what) {
+    auto v = to_number(rest[k]);
+    if (!v || *v < 0.0) {
+      fail_at(
+          name, line,
+          std::string("expected a number for ") + what + ", got \"" + std::string(rest[k]) + "\"");
+    }
+    return *v;
+  };
+  Row row;
+  row.sample.line = line;
+  row.sample.bytes = *to_number(t[0]);
+  row.sample.time_s = number(0, "the out-of-place time (us)") * 1e-6;
+  row.algbw = number(1, "the out-of-place algbw (GB/s)");
+  row.busbw = number(2, "the out-of-place busbw (GB/s)");
+  if (rest.size() == 8)
+    row.sample.time_in_place_s = number(4, "the in-place time (us)") * 1e-6;
+  if (row.sample.bytes > 0.0 && row.sample.time_s <= 0.0) {
+    fail_at(name, line, "time must be positive for a non-empty message");
+  }
+  return row;
+}
+
+}  // namespace
+
+double CollectiveSample::best_time_s() const {
+  if (time_in_place_s > 0.0)
+    return std::min(time_s, time_in_place_s);
+  return time_s;
+}
+
+std::string_view strip_launcher_prefix(std::string_view line) {
+  // Open MPI --tag-output: "[1,0]<stdout>:".
+  if (!line.empty() && line.front() == '[') {
+    const size_t close = line.find("]<std");
+    if (close != std::string_view::npos) {
+      const size_t colon = line.find(">:", close);
+      if (colon != std::string_view::npos)
+        return line.substr(colon + 2);
+    }
+  }
+  // srun --label: "0: " or " 0: " (digits then a colon).
+  size_t i = 0;
+  while (i < line.size() && line[i] == ' ')
+    ++i;
+  const size_t digits = i;
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])))
+    ++i;
+  if (i > digits && i < line.size() && line[i] == ':') {
+    line.remove_prefix(i + 1);
+    if (!line.empty() && line.front() == ' ')
+      line.remove_prefix(1);
+  }
+  return line;
+}
+
+CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
+  CollectiveCurve curve;
+  curve.source = name;
+  std::optional<CollectiveKind> kind;
+  int header_threads = 0;
+  int header_gpus = 0;
+  bool rank_lines_elided = false;
+  std::vector<std::string> hosts;  // one per Rank line
+  std::vector<Row> rows;
+  static const std::regex kNcclVersion(R"(NCCL (?:version |v)?(\d+\.\d+\.\d+))");
+  static const std::regex kLibraryCode(R"(nccl-library=(\d+))");
+
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    std::string_view raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!raw.empty() && raw.back() == '\r')
+      raw.remove_suffix(1);
+    std::string_view line = trim(strip_launcher_prefix(raw));
+    if (line.empty())
+      continue;
+    std::smatch m;
+    const std::string owned(line);
+    if (curve.nccl_version.empty() && std::regex_search(owned, m, kNcclVersion)) {
+      curve.nccl_version = m[1].str();
+    }
+    if (curve.nccl_version.empty() && std::regex_search(owned, m, kLibraryCode)) {
+      const int code = std::stoi(m[1].str());  // major*10000 + minor*100 + patch (>= 2.9)
+      curve.nccl_version = std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
+                           "." + std::to_string(code % 100);
+    }
+    if (line.front() == '#' || line.rfind("nThread", 0) == 0) {
+      std::string_view body = trim(line.front() == '#' ? line.substr(1) : line);
+      if (body.rfind("SOURCE:", 0) == 0 || body.rfind("HARDWARE:", 0) == 0) {
+        curve.notes.emplace_back(body);
+      } else if (body.rfind("Collective test starting:", 0) == 0) {
+        kind = collective_from_text(body);
+      } else if (body.rfind("nThread", 0) == 0) {
+        const auto t = split_ws(body);
+        for (size_t i = 0; i + 1 < t.size(); ++i) {
+          if (t[i] == "nThread")
+            header_threads = static_cast<int>(to_number(t[i + 1]).value_or(0));
+          if (t[i] == "nGpus")
+            header_gpus = static_cast<int>(to_number(t[i + 1]).value_or(0));
+        }
+      } else if (body.rfind("Rank", 0) == 0) {
+        const auto t = split_ws(body);
+        auto on = std::find(t.begin(), t.end(), "on");
+        if (on != t.end() && on + 1 != t.end())
+          hosts.emplace_back(*(on + 1));
+        const size_t bracket = body.find(']');
+        if (curve.gpu.empty() && bracket != std::string_view::npos) {
+          curve.gpu = std::string(trim(body.substr(bracket + 1)));
+        }
+      }
+      continue;
+    }
+    if (line == "..." && !hosts.empty() && rows.empty())
+      rank_lines_elided = true;
+    const auto t = split_ws(line);
+    if (t.size() < 3 || !is_integer(t[0]) || !is_integer(t[1]) || !is_type_name(t[2])) {
+      continue;  // foreign text: NCCL INFO, MPI help, SHARP lines, "..." elisions
+    }
+    Row row = parse_row(t, name, line_no);
+    if (!rows.empty() && row.sample.bytes <= rows.back().sample.bytes) {
+      fail_at(name, line_no,
+              "size " + std::string(t[0]) + " does not increase (previous row has " +
+                  std::to_string(static_cast<long long>(rows.back().sample.bytes)) +
+                  "); one log must hold one sweep");
+    }
+    rows.push_back(row);
+  }
+
+  if (rows.empty())
+    throw InputError(name, "", "no nccl-tests data rows found");
+  if (!kind)
+    kind = collective_from_text(base_name(name));
+  if (!kind) {
+    throw InputError(name, "",
+                     "cannot tell which collective this log measures: no \"# Collective test "
+                     "starting\" line and the file name names none of allreduce, allgather, "
+                     "reducescatter, alltoall, broadcast, sendrecv");
+  }
+  curve.kind = *kind;
+
+  // Rank count: the busbw/algbw ratio of the row with the largest algbw (the most printed
+  // digits) survives elided Rank lines; among the counts it allows, prefer the Rank-line count,
+  // then nThread x nGpus, then a multiple of 8 (8-GPU nodes), then the smallest (§6 item 6).
+  const int listed = static_cast<int>(hosts.size());
+  const Row* widest = nullptr;
+  for (const Row& row : rows) {
+    if (row.algbw >= 0.5 && (widest == nullptr || row.algbw > widest->algbw))
+      widest = &row;
+  }
+  std::vector<int> candidates;
+  if (widest != nullptr) {
+    candidates = ranks_from_ratio(curve.kind, widest->algbw, widest->busbw);
+    if (candidates.empty() && curve.kind != CollectiveKind::kBroadcast &&
+        curve.kind != CollectiveKind::kSendRecv) {
+      fail_at(
+          name, widest->sample.line,
+          "busbw/algbw does not match any rank count for " +
+              std::string(curve.kind == CollectiveKind::kAllReduce ? "all-reduce (2(n-1)/n)"
+                                                                   : "this collective ((n-1)/n)"));
+    }
+  }
+  auto allowed = [&](int n) {
+    return candidates.empty() ||
+           std::find(candidates.begin(), candidates.end(), n) != candidates.end();
+  };
+  const int header_ranks = header_threads * header_gpus;
+  if (listed > 0 && allowed(listed) && !rank_lines_elided) {
+    curve.ranks = listed;
+  } else if (!candidates.empty()) {
+    if (listed > 0 && !rank_lines_elided) {
+      throw InputError(name, "",
+                       "busbw/algbw implies " + std::to_string(candidates.front()) +
+                           (candidates.size() > 1 ? "+" : "") + " ranks but the log lists " +
+                           std::to_string(listed) + " Rank lines");
+    }
+    curve.ranks = candidates.front();
+    for (int n : candidates) {
+      if (n == header_ranks) {
+        curve.ranks = n;
+        break;
+      }
+    }
+    if (curve.ranks != header_ranks) {
+      for (int n : candidates) {
+        if (n % 8 == 0) {
+          curve.ranks = n;
+          break;
+        }
+      }
+    }
+    curve.ranks_inferred = true;
+  } else if (listed > 0) {
+    curve.ranks = listed;
+  } else if (header_ranks > 0) {
+    curve.ranks = header_ranks;
+    curve.ranks_inferred = true;
+  } else {
+    curve.ranks = 2;  // send/recv without any header: one pair (busbw factor 1 either way)
+    curve.ranks_inferred = true;
+  }
+
+  if (listed == curve.ranks) {
+    std::vector<std::string> distinct = hosts;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    curve.nodes = static_cast<int>(distinct.size());
+  } else if (header_gpus > 1 && header_threads * header_gpus == curve.ranks) {
+    curve.nodes = 1;  // one process drives every rank
+  } else {
+    // Rank lines elided or absent: assume the 8-GPU nodes of every platform in scope.
+    curve.nodes = std::max(1, (curve.ranks + 7) / 8);
+    curve.nodes_inferred = true;
+  }
+  if (curve.ranks % curve.nodes != 0) {
+    throw InputError(name, "",
+                     std::to_string(curve.ranks) + " ranks do not divide evenly over " +
+                         std::to_string(curve.nodes) + " nodes");
+  }
+  curve.ranks_per_node = curve.ranks / curve.nodes;
+  for (const Row& row : rows) {
+    if (row.sample.bytes > 0.0)
+      curve.samples.push_back(row.sample);
+  }
+  if (curve.samples.empty())
+    throw InputError(name, "", "no data rows with a non-zero size");
+  return curve;
+}
+
+CollectiveCurve read_nccl_log(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path, "", "cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_nccl_log(buffer.str(), path);
+}
+
+}  // namespace capsim::calibrate

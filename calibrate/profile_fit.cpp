@@ -1,0 +1,196 @@
+#include "calibrate/profile_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "models/gpu_catalog.hpp"
+#include "models/io/input_error.hpp"
+#include "models/io/profile_io.hpp"
+
+namespace capsim::calibrate {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// aws-ofi-nccl reports 75 us network latency on p4d/p4de/p5 (nccl_tuning_model.md §8); the IB
+// and socket transports report 0.
+double plugin_latency_s(const std::string& fabric) {
+  return fabric == "efa" ? 75e-6 : 0.0;
+}
+
+std::string provenance_line(const CollectiveCurve& c) {
+  std::string line = base_name(c.source) + ": " + curve_label(c);
+  if (c.ranks_inferred)
+    line += " (rank count from busbw/algbw)";
+  if (c.nodes_inferred)
+    line += " (8 GPUs per node assumed: Rank lines elided)";
+  line += "; NCCL " + (c.nccl_version.empty() ? std::string("version not stated") : c.nccl_version);
+  if (!c.gpu.empty())
+    line += "; device " + c.gpu;
+  for (const auto& note : c.notes)
+    line += "; " + note;
+  return line;
+}
+
+}  // namespace
+
+CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
+  CalibrationInputs in;
+  for (const auto& path : paths) {
+    if (ends_with(path, ".json")) {
+      Measurements m = read_measurements(path);
+      for (auto& c : m.collectives)
+        in.curves.push_back(std::move(c));
+      for (auto& g : m.gemms)
+        in.gemm_rows.push_back(std::move(g));
+      in.machines.push_back(m.machine);
+    } else if (ends_with(path, ".csv")) {
+      auto rows = read_gemm_csv(path);
+      in.gemm_rows.insert(in.gemm_rows.end(), rows.begin(), rows.end());
+    } else {
+      in.curves.push_back(read_nccl_log(path));
+    }
+  }
+  return in;
+}
+
+std::string catalog_gpu_for_device(const std::string& device) {
+  std::string name = device;
+  if (name.rfind("NVIDIA ", 0) == 0)
+    name = name.substr(7);
+  if (find_gpu(name) != nullptr)
+    return name;
+  if (name.rfind("A100-SXM", 0) == 0) {
+    return name.find("40GB") != std::string::npos ? "A100-SXM4-40GB" : "A100-SXM4-80GB";
+  }
+  if (name.rfind("H100", 0) == 0 && name.find("HBM3") != std::string::npos)
+    return "H100-SXM5-80GB";
+  if (name.rfind("H200", 0) == 0)
+    return "H200-SXM-141GB";
+  return "";
+}
+
+std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
+                                              const ProfileFitOptions& options) {
+  auto result = std::make_unique<ProfileFitResult>();
+  HardwareProfile& p = result->profile;
+  if (inputs.curves.empty() && inputs.gemm_rows.empty()) {
+    throw InputError("", "", "no measurements given");
+  }
+
+  // GPU: the option, else the first device name the logs or measurement headers print.
+  std::string gpu = options.gpu;
+  if (gpu.empty()) {
+    for (const auto& c : inputs.curves) {
+      gpu = catalog_gpu_for_device(c.gpu);
+      if (!gpu.empty())
+        break;
+    }
+    for (const auto& m : inputs.machines) {
+      if (gpu.empty())
+        gpu = catalog_gpu_for_device(m.gpu);
+    }
+  }
+  if (gpu.empty()) {
+    throw InputError("--gpu", "", "the logs name no known GPU; pass --gpu (one of the catalog)");
+  }
+  const GpuSpec* spec = find_gpu(gpu);
+  if (spec == nullptr)
+    throw InputError("--gpu", "", "unknown GPU \"" + gpu + "\"");
+
+  const bool any_inter = std::any_of(inputs.curves.begin(), inputs.curves.end(),
+                                     [](const CollectiveCurve& c) { return c.nodes > 1; });
+  std::string fabric = options.fabric;
+  if (any_inter && (fabric.empty() || fabric == "nvswitch")) {
+    throw InputError("--fabric", "",
+                     "inter-node logs need the fabric they ran on: infiniband, roce or efa");
+  }
+  if (fabric.empty())
+    fabric = "nvswitch";
+  double nic = options.node_nic_bandwidth_bytes_per_s;
+  for (const auto& m : inputs.machines) {
+    if (nic <= 0.0)
+      nic = m.node_nic_bandwidth_bytes_per_s;
+  }
+  if (any_inter && nic <= 0.0) {
+    throw InputError("--node-nic-bandwidth", "",
+                     "inter-node logs need the aggregate NIC bandwidth per node they ran with, "
+                     "e.g. 400Gbps");
+  }
+
+  p.gpu = gpu;
+  p.fabric = fabric;
+  p.name = options.name.empty() ? gpu + "-" + fabric : options.name;
+  p.reference_node_nic_bandwidth_bytes_per_s = any_inter ? nic : 0.0;
+  p.is_datasheet_default = false;
+
+  // Collectives: one joint fit per (collective, scope), in a fixed order.
+  CollectiveFitOptions fit_options;
+  fit_options.gpu_has_nvls = spec->has_nvls;
+  fit_options.node_nic_bandwidth_bytes_per_s = nic;
+  fit_options.plugin_latency_s = plugin_latency_s(fabric);
+  fit_options.max_regimes = options.max_regimes;
+  std::map<std::pair<int, bool>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < inputs.curves.size(); ++i) {
+    const auto& c = inputs.curves[i];
+    groups[{static_cast<int>(c.kind), c.nodes > 1}].push_back(i);
+  }
+  result->curves = inputs.curves;
+  result->curve_model_s.resize(inputs.curves.size());
+  for (const auto& [key, members] : groups) {
+    std::vector<CollectiveCurve> curves;
+    for (size_t i : members)
+      curves.push_back(inputs.curves[i]);
+    CollectiveFit fit = fit_collective(curves, fit_options);
+    for (size_t i : members) {
+      result->curve_model_s[i] = model_times(fit, inputs.curves[i]);
+      p.fit_quality.push_back(evaluate_fit(fit, inputs.curves[i]));
+    }
+    p.collectives.push_back(std::move(fit));
+  }
+  for (const auto& c : inputs.curves)
+    p.provenance.push_back(provenance_line(c));
+  for (const auto& m : inputs.machines) {
+    p.provenance.push_back("measurements from " + (m.hostname.empty() ? "?" : m.hostname) + " (" +
+                           m.gpu + ", " + std::to_string(m.nodes) + " nodes, NCCL " +
+                           m.nccl_version + (m.date.empty() ? "" : ", " + m.date) + ")");
+  }
+
+  // GEMM: fitted from the rows of this GPU family; defaults when there are none.
+  result->gemm_rows = std::move(inputs.gemm_rows);
+  size_t matching = 0;
+  for (const auto& r : result->gemm_rows)
+    matching += gemm_row_matches(r, *spec) ? 1 : 0;
+  if (matching >= 3) {
+    result->gemm = fit_gemm(result->gemm_rows, *spec);
+    p.gemm = result->gemm->params;
+    p.fit_quality.push_back(result->gemm->record);
+    for (const auto& s : result->gemm->sources) {
+      char scale[32];
+      std::snprintf(scale, sizeof(scale), "%.3f", s.scale);
+      p.provenance.push_back(
+          "gemm source (" + std::to_string(s.rows) + " rows, " +
+          (s.consensus ? std::string("consensus level") : "own level x" + std::string(scale)) +
+          "): " + s.source);
+    }
+  } else {
+    p.provenance.push_back("gemm: no " + spec->architecture +
+                           " fp16/bf16 measurements given; GemmParams left at their defaults");
+  }
+  p.provenance.push_back(
+      "attention efficiencies: FlashAttention-2 defaults (Dao 2023, §4.1), not fitted; "
+      "memory_efficiency and per-microbatch overhead: defaults, not fitted (no such data)");
+  return result;
+}
+
+}  // namespace capsim::calibrate

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/collective_fit.hpp"
+#include "calibrate/gemm_fit.hpp"
+#include "calibrate/measurements.hpp"
+#include "models/hardware_profile.hpp"
+
+namespace capsim::calibrate {
+
+// Everything read from the files given to `capsim calibrate fit`.
+struct CalibrationInputs {
+  std::vector<CollectiveCurve> curves;
+  std::vector<GemmMeasurement> gemm_rows;
+  std::vector<MachineInfo> machines;  // one per measurement JSON
+};
+
+// Reads every input by kind: *.json capsim.measurements/v1, *.csv the GEMM CSV, anything else
+// a nccl-tests text log. Throws InputError naming the file.
+[[nodiscard]] CalibrationInputs load_inputs(const std::vector<std::string>& paths);
+
+// Choices the logs cannot make themselves (docs/calibration.md).
+struct ProfileFitOptions {
+  std::string name;    // profile name; default "<gpu>-<fabric>"
+  std::string gpu;     // catalog name; "" = from the logs' device names
+  std::string fabric;  // infiniband | roce | efa | nvswitch; required with inter-node curves
+  double node_nic_bandwidth_bytes_per_s = 0.0;  // required with inter-node curves
+  int max_regimes = 4;
+};
+
+// A fitted profile with what the report needs to draw it.
+struct ProfileFitResult {
+  HardwareProfile profile;
+  std::vector<CollectiveCurve> curves;
+  std::vector<std::vector<double>> curve_model_s;  // model time per sample, per curve
+  std::vector<GemmMeasurement> gemm_rows;          // owns the rows gemm->rows points into
+  std::optional<GemmFit> gemm;
+};
+
+// Returns the catalog GPU for a device name as nccl-tests prints it ("NVIDIA A100-SXM4-80GB",
+// "A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"), or "" when none matches.
+[[nodiscard]] std::string catalog_gpu_for_device(const std::string& device);
+
+// Fits a profile: one CollectiveFit per (collective, scope) over all curves of that scope,
+// GemmParams from the GEMM rows of the GPU family (defaults when there are none), attention
+// and framework overheads at their cited defaults. Deterministic. Throws InputError when an
+// option the inputs need is missing.
+[[nodiscard]] std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
+                                                            const ProfileFitOptions& options);
+
+// Returns a self-contained HTML report: measured vs fitted curves as inline SVG and a table of
+// errors per curve.
+[[nodiscard]] std::string render_report(const ProfileFitResult& result);
+
+}  // namespace capsim::calibrate

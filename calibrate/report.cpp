@@ -1,0 +1,199 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#include "calibrate/profile_fit.hpp"
+#include "models/collective_cost.hpp"
+#include "models/io/profile_io.hpp"
+
+namespace capsim::calibrate {
+namespace {
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v, const char* fmt = "%.1f") {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+struct Axes {
+  double x0, x1, y0, y1;
+  static constexpr double kW = 520, kH = 300, kL = 60, kB = 40, kT = 10, kR = 10;
+  [[nodiscard]] double px(double x) const { return kL + (x - x0) / (x1 - x0) * (kW - kL - kR); }
+  [[nodiscard]] double py(double y) const {
+    return kH - kB - (y - y0) / (y1 - y0) * (kH - kB - kT);
+  }
+};
+
+// Log-log plot: measured points as circles, fitted curve as a line (log10 of both axes).
+std::string svg_plot(const std::vector<double>& x, const std::vector<double>& measured,
+                     const std::vector<double>& model, const std::string& x_label,
+                     const std::string& y_label) {
+  std::vector<double> lx;
+  std::vector<double> ly;
+  for (double v : x)
+    lx.push_back(std::log10(v));
+  for (double v : measured)
+    ly.push_back(std::log10(v));
+  for (double v : model)
+    ly.push_back(std::log10(v));
+  Axes a{*std::min_element(lx.begin(), lx.end()), *std::max_element(lx.begin(), lx.end()),
+         std::floor(*std::min_element(ly.begin(), ly.end())),
+         std::ceil(*std::max_element(ly.begin(), ly.end()))};
+  if (a.x1 - a.x0 < 1e-9) {
+    a.x0 -= 0.5;
+    a.x1 += 0.5;
+  }
+  if (a.y1 - a.y0 < 1e-9)
+    a.y1 = a.y0 + 1;
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << Axes::kW << "\" height=\""
+    << Axes::kH << "\" font-size=\"11\">";
+  s << "<rect x=\"" << Axes::kL << "\" y=\"" << Axes::kT << "\" width=\""
+    << Axes::kW - Axes::kL - Axes::kR << "\" height=\"" << Axes::kH - Axes::kB - Axes::kT
+    << "\" fill=\"none\" stroke=\"#999\"/>";
+  for (double y = a.y0; y <= a.y1 + 1e-9; y += 1.0) {
+    s << "<text x=\"4\" y=\"" << num(a.py(y) + 4) << "\">1e" << num(y, "%.0f") << "</text>";
+  }
+  for (double xv = std::ceil(a.x0); xv <= a.x1 + 1e-9; xv += 1.0) {
+    s << "<text x=\"" << num(a.px(xv) - 10) << "\" y=\"" << Axes::kH - 24 << "\">1e"
+      << num(xv, "%.0f") << "</text>";
+  }
+  s << "<text x=\"" << Axes::kW / 2 << "\" y=\"" << Axes::kH - 6 << "\">" << escape(x_label)
+    << "</text><text x=\"4\" y=\"" << Axes::kT + 2 << "\" font-weight=\"bold\">" << escape(y_label)
+    << "</text>";
+  s << "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"";
+  for (size_t i = 0; i < x.size(); ++i) {
+    s << num(a.px(lx[i])) << "," << num(a.py(std::log10(model[i]))) << " ";
+  }
+  s << "\"/>";
+  for (size_t i = 0; i < x.size(); ++i) {
+    s << "<circle cx=\"" << num(a.px(lx[i])) << "\" cy=\"" << num(a.py(std::log10(measured[i])))
+      << "\" r=\"3\" fill=\"#1f77b4\"/>";
+  }
+  s << "</svg>";
+  return s.str();
+}
+
+}  // namespace
+
+std::string render_report(const ProfileFitResult& r) {
+  const HardwareProfile& p = r.profile;
+  std::ostringstream h;
+  h << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>capsim calibration: "
+    << escape(p.name) << "</title><style>body{font-family:sans-serif;max-width:1100px}"
+    << "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;"
+    << "text-align:right}td:first-child,td:nth-child(2){text-align:left}.bad{color:#b00}</style>"
+    << "</head><body><h1>capsim calibration report: " << escape(p.name) << "</h1>";
+  h << "<p>GPU " << escape(p.gpu) << ", fabric " << escape(p.fabric);
+  if (p.reference_node_nic_bandwidth_bytes_per_s > 0) {
+    h << ", reference NIC bandwidth per node "
+      << num(p.reference_node_nic_bandwidth_bytes_per_s / 1e9) << " GB/s";
+  }
+  h << ". Blue: measured (min of out-of-place and in-place); red: fitted model "
+    << "(collective_time_s). Targets: MAPE &le; 5% for sizes &ge; 1 MiB, &le; 15% over all "
+       "sizes.</p>";
+  h << "<h2>Errors per curve</h2><table><tr><th>curve</th><th>source</th><th>points</th>"
+    << "<th>MAPE all (%)</th><th>points &ge; 1 MiB</th><th>MAPE &ge; 1 MiB (%)</th>"
+    << "<th>max |err| (%)</th></tr>";
+  for (const auto& f : p.fit_quality) {
+    const bool bad = f.mape_pct > 15.0 || (f.points_large > 0 && f.mape_large_pct > 5.0);
+    h << "<tr" << (bad ? " class=\"bad\"" : "") << "><td>" << escape(f.curve) << "</td><td>"
+      << escape(f.source) << "</td><td>" << f.points << "</td><td>" << num(f.mape_pct, "%.2f")
+      << "</td><td>" << f.points_large << "</td><td>" << num(f.mape_large_pct, "%.2f")
+      << "</td><td>" << num(f.max_abs_error_pct, "%.2f") << "</td></tr>";
+  }
+  h << "</table><h2>Fitted regimes</h2><table><tr><th>collective</th><th>scope</th>"
+    << "<th>algorithm</th><th>base (us)</th><th>intra step (us)</th><th>inter step (us)</th>"
+    << "<th>bus bw (GB/s)</th></tr>";
+  for (const auto& fit : p.collectives) {
+    for (const auto& a : fit.algorithms) {
+      h << "<tr><td>" << collective_name(fit.kind) << "</td><td>"
+        << (fit.inter_node ? "inter_node" : "intra_node") << "</td><td>"
+        << algorithm_name(a.algorithm) << "</td><td>" << num(a.base_latency_s * 1e6, "%.2f")
+        << "</td><td>" << num(a.intra_step_latency_s * 1e6, "%.2f") << "</td><td>"
+        << num(a.inter_step_latency_s * 1e6, "%.2f") << "</td><td>"
+        << num(a.bus_bandwidth_bytes_per_s / 1e9, "%.1f") << "</td></tr>";
+    }
+  }
+  h << "</table><h2>Collective curves</h2>";
+  for (size_t i = 0; i < r.curves.size(); ++i) {
+    const auto& c = r.curves[i];
+    std::vector<double> x;
+    std::vector<double> measured;
+    for (const auto& s : c.samples) {
+      x.push_back(s.bytes);
+      measured.push_back(s.best_time_s() * 1e6);
+    }
+    std::vector<double> model;
+    for (double t : r.curve_model_s[i])
+      model.push_back(t * 1e6);
+    h << "<h3>" << escape(curve_label(c)) << " &mdash; " << escape(c.source) << "</h3>"
+      << svg_plot(x, measured, model, "message size (bytes)", "time (us)");
+  }
+  if (r.gemm) {
+    h << "<h2>GEMM</h2><p>Throughput (TFLOP/s) per measured shape, in input order; model "
+         "includes each source's level (consensus sources: 1).</p><table><tr><th>source</th>"
+         "<th>consensus</th><th>rows</th><th>level</th><th>MAPE (%)</th></tr>";
+    for (const auto& s : r.gemm->sources) {
+      h << "<tr><td>" << escape(s.source.substr(0, 90)) << "</td><td>"
+        << (s.consensus ? "yes" : "no") << "</td><td>" << s.rows << "</td><td>"
+        << num(s.scale, "%.3f") << "</td><td>" << num(s.mape_pct, "%.2f") << "</td></tr>";
+    }
+    h << "</table>";
+    std::vector<double> x;
+    std::vector<double> measured;
+    std::vector<double> model;
+    for (size_t i = 0; i < r.gemm->rows.size(); ++i) {
+      const auto* row = r.gemm->rows[i];
+      x.push_back(2.0 * row->m * row->n * row->k * row->batch);
+      measured.push_back(row->flop_per_s / 1e12);
+      model.push_back(r.gemm->model_flop_per_s[i] / 1e12);
+    }
+    // Sort by FLOP count so the model line reads left to right.
+    std::vector<size_t> order(x.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+    std::vector<double> xs;
+    std::vector<double> ms;
+    std::vector<double> mo;
+    for (size_t i : order) {
+      xs.push_back(x[i]);
+      ms.push_back(measured[i]);
+      mo.push_back(model[i]);
+    }
+    h << svg_plot(xs, ms, mo, "GEMM FLOP", "TFLOP/s");
+  }
+  h << "<h2>Provenance</h2><ul>";
+  for (const auto& line : p.provenance)
+    h << "<li>" << escape(line) << "</li>";
+  h << "</ul></body></html>\n";
+  return h.str();
+}
+
+}  // namespace capsim::calibrate

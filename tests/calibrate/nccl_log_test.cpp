@@ -1,0 +1,163 @@
+#include "calibrate/nccl_log.hpp"
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "models/io/input_error.hpp"
+
+namespace capsim::calibrate {
+namespace {
+
+const std::string kLogs = std::string(CAPSIM_DATA_DIR) + "/nccl/";
+const std::string kBad = std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/";
+
+std::string error_of(const std::string& path) {
+  try {
+    (void)read_nccl_log(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(NcclLogTest, EveryShippedLogImports) {
+  int logs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kLogs)) {
+    if (entry.path().extension() != ".txt")
+      continue;
+    ++logs;
+    const CollectiveCurve c = read_nccl_log(entry.path().string());
+    EXPECT_FALSE(c.samples.empty()) << entry.path();
+    EXPECT_GE(c.ranks, 2) << entry.path();
+    EXPECT_EQ(c.ranks, c.nodes * c.ranks_per_node) << entry.path();
+    for (size_t i = 1; i < c.samples.size(); ++i) {
+      EXPECT_GT(c.samples[i].bytes, c.samples[i - 1].bytes) << entry.path();
+    }
+  }
+  EXPECT_EQ(logs, 22);
+}
+
+struct Expected {
+  const char* file;
+  CollectiveKind kind;
+  int ranks;
+  int nodes;
+  size_t rows;
+};
+
+class NcclLogShapeTest : public ::testing::TestWithParam<Expected> {};
+
+// Rank and node counts per INDEX.md, except the CoreWeave H100 log whose busbw/algbw = 1.9792
+// = 2*95/96 implies 96 ranks, not the 64 its note states (2*63/64 = 1.96875).
+TEST_P(NcclLogShapeTest, ShapeAndRows) {
+  const Expected e = GetParam();
+  const CollectiveCurve c = read_nccl_log(kLogs + e.file);
+  EXPECT_EQ(c.kind, e.kind);
+  EXPECT_EQ(c.ranks, e.ranks);
+  EXPECT_EQ(c.nodes, e.nodes);
+  EXPECT_EQ(c.samples.size(), e.rows);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Logs, NcclLogShapeTest,
+    ::testing::Values(
+        Expected{"a100_p4d_2node_allreduce_awsdlami2024.txt", CollectiveKind::kAllReduce, 16, 2,
+                 28},
+        Expected{"a100_p4d_2node_allreduce_awsdlami2020ring.txt", CollectiveKind::kAllReduce, 16, 2,
+                 28},
+        Expected{"a100_p4de_2node_allreduce_awsome.txt", CollectiveKind::kAllReduce, 16, 2, 28},
+        Expected{"a100_1node_allreduce_g8_thanos.txt", CollectiveKind::kAllReduce, 8, 1, 30},
+        Expected{"a100_1node_allreduce_mpi8_thanos.txt", CollectiveKind::kAllReduce, 8, 1, 30},
+        Expected{"a100_1node_sendrecv_liplus.txt", CollectiveKind::kSendRecv, 2, 1, 4},
+        Expected{"a100_oci_1node_allreduce_10G_ocitut.txt", CollectiveKind::kAllReduce, 8, 1, 1},
+        Expected{"a100_ib_hdr_4node2gpu_allreduce_nccltests311.txt", CollectiveKind::kAllReduce, 8,
+                 4, 15},
+        Expected{"a100_ibhdr_16node128gpu_allreduce_coreweave2022.txt", CollectiveKind::kAllReduce,
+                 128, 16, 30},
+        Expected{"a100_ibhdr_4node32gpu_allreduce_coreweave2023jan.txt", CollectiveKind::kAllReduce,
+                 32, 4, 31},
+        Expected{"h100_p5_2node_allreduce_awsomeEKS_partial.txt", CollectiveKind::kAllReduce, 16, 2,
+                 6},
+        Expected{"h100_ibndr_2node_allreduce_ring_nccltests290.txt", CollectiveKind::kAllReduce, 16,
+                 2, 11},
+        Expected{"h100_ibndr_8node64gpu_allreduce_sharp_coreweave.txt", CollectiveKind::kAllReduce,
+                 96, 12, 5}));
+
+TEST(NcclLogTest, ReadsVersionsDevicesAndBothColumns) {
+  const CollectiveCurve c = read_nccl_log(kLogs + "a100_p4d_2node_allreduce_awsdlami2020ring.txt");
+  EXPECT_EQ(c.nccl_version, "2.7.8");
+  EXPECT_EQ(c.gpu, "A100-SXM4-40GB");
+  EXPECT_DOUBLE_EQ(c.samples.front().bytes, 8.0);
+  EXPECT_DOUBLE_EQ(c.samples.front().time_s, 158.9e-6);
+  EXPECT_DOUBLE_EQ(c.samples.front().time_in_place_s, 158.1e-6);
+  EXPECT_DOUBLE_EQ(c.samples.front().best_time_s(), 158.1e-6);
+  EXPECT_FALSE(c.ranks_inferred);
+  const CollectiveCurve h = read_nccl_log(kLogs + "h100_1node_allreduce_nccltests290.txt");
+  EXPECT_EQ(h.gpu, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(NcclLogTest, StripsLauncherPrefixes) {
+  EXPECT_EQ(strip_launcher_prefix("[1,0]<stdout>:   8  2 float"), "   8  2 float");
+  EXPECT_EQ(strip_launcher_prefix(" 0: #  Rank"), "#  Rank");
+  EXPECT_EQ(strip_launcher_prefix("0: "), "");
+  EXPECT_EQ(strip_launcher_prefix("           8             2     float"),
+            "           8             2     float");
+}
+
+TEST(NcclLogTest, ElidedRankLinesAreInferredAndFlagged) {
+  const CollectiveCurve c =
+      read_nccl_log(kLogs + "a100_ibhdr_16node128gpu_allreduce_coreweave2022.txt");
+  EXPECT_TRUE(c.ranks_inferred);
+  EXPECT_TRUE(c.nodes_inferred);
+  EXPECT_EQ(c.ranks_per_node, 8);
+}
+
+TEST(NcclLogTest, MalformedLogsNameFileAndLine) {
+  EXPECT_EQ(error_of(kBad + "bad_time_allreduce.txt"),
+            kBad +
+                "bad_time_allreduce.txt:7: expected a number for the out-of-place time (us), "
+                "got \"abc\"");
+  EXPECT_EQ(error_of(kBad + "truncated_allreduce.txt"),
+            kBad +
+                "truncated_allreduce.txt:7: data row has 6 fields after the datatype, expected "
+                "8 (time algbw busbw #wrong, out-of-place then in-place; an optional redop and "
+                "root before them)");
+  EXPECT_EQ(error_of(kBad + "empty_allreduce.txt"),
+            kBad + "empty_allreduce.txt: no nccl-tests data rows found");
+  EXPECT_EQ(error_of(kBad + "mystery_log.txt"),
+            kBad +
+                "mystery_log.txt: cannot tell which collective this log measures: no \"# "
+                "Collective test starting\" line and the file name names none of allreduce, "
+                "allgather, reducescatter, alltoall, broadcast, sendrecv");
+  EXPECT_EQ(error_of(kBad + "two_sweeps_allreduce.txt"),
+            kBad +
+                "two_sweeps_allreduce.txt:7: size 8 does not increase (previous row has 1024); "
+                "one log must hold one sweep");
+  EXPECT_EQ(error_of(kBad + "rank_mismatch_allreduce.txt"),
+            kBad +
+                "rank_mismatch_allreduce.txt: busbw/algbw implies 16 ranks but the log lists 2 "
+                "Rank lines");
+  EXPECT_EQ(error_of(kBad + "bad_ratio_allreduce.txt"),
+            kBad +
+                "bad_ratio_allreduce.txt:2: busbw/algbw does not match any rank count for "
+                "all-reduce (2(n-1)/n)");
+  EXPECT_EQ(error_of(kBad + "no_such_allreduce.txt"),
+            kBad + "no_such_allreduce.txt: cannot open file");
+}
+
+TEST(NcclLogTest, ParsesOtherCollectivesFromTheHeaderLine) {
+  const std::string text =
+      "# Collective test starting: all_gather_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "   1073741824      33554432     float    none      -1   5000.0  214.75  187.90      0   "
+      "5000.0  214.75  187.90      0\n";
+  const CollectiveCurve c = parse_nccl_log(text, "x.txt");
+  EXPECT_EQ(c.kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(c.ranks, 8);  // (n-1)/n = 0.875
+}
+
+}  // namespace
+}  // namespace capsim::calibrate

@@ -1,0 +1,226 @@
+#include "models/io/profile_io.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "models/io/input_error.hpp"
+
+namespace capsim {
+namespace {
+
+// A small valid profile; each rule test breaks one thing.
+nlohmann::json valid_profile() {
+  return nlohmann::json::parse(R"({
+    "schema": "capsim.profile/v1", "name": "t", "gpu": "A100-SXM4-80GB", "fabric": "efa",
+    "reference_node_nic_bandwidth": "50GBps", "per_microbatch_overhead": "0us",
+    "datasheet_default": false,
+    "gemm": {"max_efficiency": 0.8, "k_half": 64, "launch_overhead": "6us",
+             "memory_efficiency": 0.8, "misaligned_64": 0.9, "misaligned_8": 0.7},
+    "attention": {"forward_efficiency_hd128": 0.7, "forward_efficiency_hd64": 0.55,
+                  "backward_efficiency_hd128": 0.55, "backward_efficiency_hd64": 0.42},
+    "collectives": [
+      {"collective": "all_reduce", "scope": "intra_node", "mape_pct": 1.5, "algorithms": [
+        {"algorithm": "ring", "base_latency": "8.4us", "intra_step_latency": "3.4us",
+         "inter_step_latency": "0us", "bus_bandwidth": "230GBps"}]},
+      {"collective": "all_reduce", "scope": "inter_node", "algorithms": [
+        {"algorithm": "tree", "base_latency": "6.8us", "intra_step_latency": "0.6us",
+         "inter_step_latency": "80us", "bus_bandwidth": "76GBps"}]}],
+    "provenance": ["test"],
+    "fit_quality": [{"curve": "c", "source": "s", "points": 3, "points_large": 1,
+                     "mape_pct": 1, "mape_large_pct": 2, "max_abs_error_pct": 3}]
+  })");
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    JsonReader reader(doc, "p.json");
+    (void)read_profile(reader);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ProfileIoTest, ReadsValidProfile) {
+  const nlohmann::json doc = valid_profile();
+  JsonReader reader(doc, "p.json");
+  const HardwareProfile p = read_profile(reader);
+  EXPECT_EQ(p.gpu, "A100-SXM4-80GB");
+  EXPECT_DOUBLE_EQ(p.reference_node_nic_bandwidth_bytes_per_s, 50e9);
+  ASSERT_EQ(p.collectives.size(), 2U);
+  EXPECT_DOUBLE_EQ(p.collectives[0].algorithms[0].base_latency_s, 8.4e-6);
+  EXPECT_DOUBLE_EQ(p.collectives[0].algorithms[0].bus_bandwidth_bytes_per_s, 230e9);
+  EXPECT_EQ(p.collectives[1].algorithms[0].algorithm, CollectiveAlgorithm::kTree);
+  EXPECT_DOUBLE_EQ(p.gemm.launch_overhead_s, 6e-6);
+  ASSERT_EQ(p.fit_quality.size(), 1U);
+  EXPECT_EQ(p.fit_quality[0].points_large, 1);
+}
+
+TEST(ProfileIoTest, WriteReadWriteIsByteStable) {
+  const nlohmann::json doc = valid_profile();
+  JsonReader reader(doc, "p.json");
+  const HardwareProfile p = read_profile(reader);
+  const std::string first = profile_to_text(p);
+  const nlohmann::json again = JsonReader::parse_text(first, "again.json");
+  JsonReader reader2(again, "again.json");
+  EXPECT_EQ(profile_to_text(read_profile(reader2)), first);
+}
+
+TEST(ProfileIoTest, ShippedProfilesRoundTripByteForByte) {
+  ASSERT_EQ(embedded_profiles().size(), 5U);
+  for (const auto& e : embedded_profiles()) {
+    const HardwareProfile p = embedded_profile(std::string(e.file));
+    EXPECT_EQ(profile_to_text(p), std::string(e.text)) << e.file;
+    // The embedded copy is the file in scenarios/profiles/.
+    std::ifstream in(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/" + std::string(e.file));
+    std::stringstream file;
+    file << in.rdbuf();
+    EXPECT_EQ(file.str(), std::string(e.text)) << e.file;
+    EXPECT_FALSE(p.is_datasheet_default);
+    EXPECT_FALSE(p.provenance.empty());
+  }
+}
+
+TEST(ProfileIoTest, RoundTripsEveryFittedNumberToSixDigits) {
+  HardwareProfile p = embedded_profile("h100-efa.json");
+  p.collectives[0].algorithms[0].bus_bandwidth_bytes_per_s = 123.456789e9;
+  p.gemm.k_half = 77.7777777;
+  const nlohmann::json doc = profile_to_json(p);
+  JsonReader reader(doc, "x.json");
+  const HardwareProfile q = read_profile(reader);
+  EXPECT_NEAR(q.collectives[0].algorithms[0].bus_bandwidth_bytes_per_s, 123.457e9, 1.0);
+  EXPECT_DOUBLE_EQ(q.gemm.k_half, 77.7778);
+}
+
+struct Rule {
+  const char* name;
+  void (*mutate)(nlohmann::json&);
+  const char* message;
+};
+
+const Rule kRules[] = {
+    {"schema", [](nlohmann::json& j) { j["schema"] = "capsim.profile/v2"; },
+     "p.json:/schema: expected \"capsim.profile/v1\", got \"capsim.profile/v2\""},
+    {"unknown_key", [](nlohmann::json& j) { j["bogus"] = 1; },
+     "p.json:/bogus: unknown key \"bogus\"; allowed keys: attention, collectives, "
+     "datasheet_default, fabric, fit_quality, gemm, gpu, name, per_microbatch_overhead, "
+     "provenance, reference_node_nic_bandwidth, schema"},
+    {"gpu", [](nlohmann::json& j) { j["gpu"] = "B200"; },
+     "p.json:/gpu: expected one of A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, "
+     "H200-SXM-141GB, got \"B200\""},
+    {"fabric", [](nlohmann::json& j) { j["fabric"] = "myrinet"; },
+     "p.json:/fabric: expected one of infiniband, roce, efa, nvswitch, ethernet, got "
+     "\"myrinet\""},
+    {"bare_bandwidth",
+     [](nlohmann::json& j) { j["collectives"][0]["algorithms"][0]["bus_bandwidth"] = 230; },
+     "p.json:/collectives/0/algorithms/0/bus_bandwidth: expected a bandwidth like \"200Gbps\", "
+     "got 230"},
+    {"bad_latency",
+     [](nlohmann::json& j) { j["collectives"][0]["algorithms"][0]["base_latency"] = "fast"; },
+     "p.json:/collectives/0/algorithms/0/base_latency: expected a duration like \"30d\", got "
+     "\"fast\""},
+    {"latency_too_large",
+     [](nlohmann::json& j) { j["collectives"][0]["algorithms"][0]["base_latency"] = "20s"; },
+     "p.json:/collectives/0/algorithms/0/base_latency: expected at most 10s, got 2e+07us"},
+    {"intra_with_inter_latency",
+     [](nlohmann::json& j) { j["collectives"][0]["algorithms"][0]["inter_step_latency"] = "3us"; },
+     "p.json:/collectives/0/algorithms/0/inter_step_latency: must be 0us in an intra_node fit, "
+     "got 3us"},
+    {"algorithm",
+     [](nlohmann::json& j) { j["collectives"][0]["algorithms"][0]["algorithm"] = "pat"; },
+     "p.json:/collectives/0/algorithms/0/algorithm: expected one of ring, tree, nvls, got \"pat\""},
+    {"nvls_on_ampere",
+     [](nlohmann::json& j) { j["collectives"][0]["algorithms"][0]["algorithm"] = "nvls"; },
+     "p.json:/collectives/0/algorithms/0/algorithm: nvls needs a GPU with NVLink SHARP; "
+     "A100-SXM4-80GB has none"},
+    {"collective", [](nlohmann::json& j) { j["collectives"][0]["collective"] = "allreduce"; },
+     "p.json:/collectives/0/collective: expected one of all_reduce, all_gather, reduce_scatter, "
+     "alltoall, broadcast, send_recv, got \"allreduce\""},
+    {"scope", [](nlohmann::json& j) { j["collectives"][0]["scope"] = "global"; },
+     "p.json:/collectives/0/scope: expected one of intra_node, inter_node, got \"global\""},
+    {"duplicate", [](nlohmann::json& j) { j["collectives"][1]["scope"] = "intra_node"; },
+     "p.json:/collectives/1/collective: duplicate fit for all_reduce intra_node (also at "
+     "/collectives/0)"},
+    {"no_algorithms",
+     [](nlohmann::json& j) { j["collectives"][0]["algorithms"] = nlohmann::json::array(); },
+     "p.json:/collectives/0/algorithms: expected at least 1 element(s)"},
+    {"no_collectives", [](nlohmann::json& j) { j["collectives"] = nlohmann::json::array(); },
+     "p.json:/collectives: expected at least 1 element(s)"},
+    {"missing_nic", [](nlohmann::json& j) { j.erase("reference_node_nic_bandwidth"); },
+     "p.json:/reference_node_nic_bandwidth: required when the profile has inter_node fits"},
+    {"efficiency_range", [](nlohmann::json& j) { j["gemm"]["max_efficiency"] = 1.2; },
+     "p.json:/gemm/max_efficiency: expected a number in [0.001, 1], got 1.2"},
+    {"launch_overhead", [](nlohmann::json& j) { j["gemm"]["launch_overhead"] = 6; },
+     "p.json:/gemm/launch_overhead: expected a duration like \"30d\", got 6"},
+    {"attention_range", [](nlohmann::json& j) { j["attention"]["forward_efficiency_hd64"] = 0; },
+     "p.json:/attention/forward_efficiency_hd64: expected a number in [0.001, 1], got 0"},
+    {"missing_gemm", [](nlohmann::json& j) { j.erase("gemm"); },
+     "p.json:/gemm: missing required key"},
+    {"provenance_type", [](nlohmann::json& j) { j["provenance"][0] = 3; },
+     "p.json:/provenance/0: expected a string, got 3"},
+    {"fit_points", [](nlohmann::json& j) { j["fit_quality"][0]["points_large"] = 4; },
+     "p.json:/fit_quality/0/points_large: expected an integer in [0, 3], got 4"},
+};
+
+class ProfileRuleTest : public ::testing::TestWithParam<Rule> {};
+
+TEST_P(ProfileRuleTest, ExactMessage) {
+  nlohmann::json doc = valid_profile();
+  GetParam().mutate(doc);
+  EXPECT_EQ(error_of(doc), GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, ProfileRuleTest, ::testing::ValuesIn(kRules),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(ProfileIoTest, LoadProfileNamesFileOnSyntaxErrors) {
+  try {
+    (void)load_profile(std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/empty_allreduce.txt");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/empty_allreduce.txt");
+  }
+}
+
+Scenario scenario_on(const std::string& gpu, bool inter, Fabric fabric) {
+  Scenario s;
+  s.name = "s.json";
+  s.cluster.gpu = gpu;
+  s.cluster.has_inter_node = inter;
+  s.cluster.inter_node_fabric = fabric;
+  s.cluster.num_nodes = inter ? 4 : 1;
+  s.cluster.nics_per_node = 4;
+  s.cluster.nic_bandwidth_bytes_per_s = 12.5e9;
+  s.cluster.intra_node_bandwidth_bytes_per_s = 300e9;
+  return s;
+}
+
+TEST(ResolveProfileTest, PicksShippedProfileByFamilyAndFabric) {
+  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-40GB", true, Fabric::kEfa)).name, "a100-efa");
+  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-80GB", true, Fabric::kInfiniband)).name,
+            "a100-ib");
+  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-80GB", true, Fabric::kRoce)).name, "a100-roce");
+  EXPECT_EQ(resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kEfa)).name, "h100-efa");
+  EXPECT_EQ(resolve_profile(scenario_on("H200-SXM-141GB", true, Fabric::kInfiniband)).name,
+            "h100-ib");
+  // Single node without an inter-node section: the family's InfiniBand profile.
+  EXPECT_EQ(resolve_profile(scenario_on("H100-SXM5-80GB", false, Fabric::kInfiniband)).name,
+            "h100-ib");
+  // No shipped profile for H100 + RoCE / Ethernet: datasheet fallback.
+  const HardwareProfile d = resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kRoce));
+  EXPECT_TRUE(d.is_datasheet_default);
+}
+
+TEST(ResolveProfileTest, ScenarioProfileFileWins) {
+  Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
+  s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/h100-ib.json";
+  EXPECT_EQ(resolve_profile(s).name, "h100-ib");
+  s.profile_path = "/nonexistent/profile.json";
+  EXPECT_THROW((void)resolve_profile(s), InputError);
+}
+
+}  // namespace
+}  // namespace capsim

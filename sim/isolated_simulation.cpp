@@ -1,8 +1,5 @@
 #include "sim/isolated_simulation.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <cstring>
 #include <exception>
@@ -11,6 +8,9 @@
 
 #include "models/analytic_estimator.hpp"
 #include "models/iteration_model.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace capsim::sim {
 namespace {
@@ -28,7 +28,8 @@ bool write_all(int fd, const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     const ssize_t n = write(fd, p, size);
-    if (n <= 0) return false;
+    if (n <= 0)
+      return false;
     p += n;
     size -= static_cast<size_t>(n);
   }
@@ -39,7 +40,8 @@ std::string read_all(int fd) {
   std::string out;
   char buf[4096];
   ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    out.append(buf, static_cast<size_t>(n));
   return out;
 }
 
@@ -53,9 +55,11 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   }
   const IterationCosts costs = compute_iteration_costs(scenario, profile);
   int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("simulate_iteration_in_child: pipe failed");
+  if (pipe(fds) != 0)
+    throw std::runtime_error("simulate_iteration_in_child: pipe failed");
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("simulate_iteration_in_child: fork failed");
+  if (pid < 0)
+    throw std::runtime_error("simulate_iteration_in_child: fork failed");
   if (pid == 0) {
     close(fds[0]);
     Wire w;
@@ -66,14 +70,15 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
       const TimeBreakdown& b = r.breakdown;
       w.ok = 1.0;
       w.iteration_time_s = r.iteration_time_s;
-      w.breakdown = {b.compute_s,         b.tp_comm_exposed_s, b.cp_comm_exposed_s,
-                     b.pp_comm_exposed_s, b.dp_comm_exposed_s, b.bubble_s,
-                     b.optimizer_s,       b.other_s};
+      w.breakdown = {
+          b.compute_s,         b.tp_comm_exposed_s, b.cp_comm_exposed_s, b.pp_comm_exposed_s,
+          b.dp_comm_exposed_s, b.bubble_s,          b.optimizer_s,       b.other_s};
       w.simulated_gpus = stats.simulated_gpus;
     } catch (const std::exception& e) {
       error = e.what();
     }
-    const bool sent = write_all(fds[1], &w, sizeof w) && write_all(fds[1], error.data(), error.size());
+    const bool sent =
+        write_all(fds[1], &w, sizeof w) && write_all(fds[1], error.data(), error.size());
     close(fds[1]);
     _exit(sent ? 0 : 1);
   }
@@ -88,7 +93,8 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
                              ")");
   }
   std::memcpy(&w, bytes.data(), sizeof w);
-  if (w.ok == 0.0) throw std::runtime_error(bytes.substr(sizeof w));
+  if (w.ok == 0.0)
+    throw std::runtime_error(bytes.substr(sizeof w));
   SimulationResult r;
   r.engine = "event";
   r.profile_name = profile.name;

@@ -1,8 +1,5 @@
 #include "sim/iteration_simulator.hpp"
 
-#include <simgrid/s4u.hpp>
-#include <xbt/log.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,11 +10,15 @@
 #include <string>
 #include <vector>
 
+#include <simgrid/s4u.hpp>
+
 #include "models/analytic_estimator.hpp"
 #include "models/collective_cost.hpp"
 #include "models/iteration_model.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/schedule.hpp"
+
+#include <xbt/log.h>
 
 namespace capsim::sim {
 namespace sg4 = simgrid::s4u;
@@ -70,10 +71,10 @@ struct Collective {
 // Everything one stage's schedule needs, shared by every simulated rank of that stage.
 struct StagePlan {
   std::vector<PipelineOp> ops;
-  std::vector<int> bucket_releases;   // per op: buckets released during it (split evenly)
-  std::vector<Collective> buckets;    // DP reduction, in release order (ZeRO 0-2)
-  std::vector<Collective> gathers;    // ZeRO-3 all-gathers, in compute order
-  std::vector<Collective> scatters;   // ZeRO-3 reduce-scatters, in compute order
+  std::vector<int> bucket_releases;       // per op: buckets released during it (split evenly)
+  std::vector<Collective> buckets;        // DP reduction, in release order (ZeRO 0-2)
+  std::vector<Collective> gathers;        // ZeRO-3 all-gathers, in compute order
+  std::vector<Collective> scatters;       // ZeRO-3 reduce-scatters, in compute order
   std::vector<Collective> param_gathers;  // ZeRO-1/2 updated-parameter all-gather
   double first_forward_s = 0.0;
 };
@@ -117,15 +118,19 @@ struct Sim {
 
   void slice(const Rank& rank, int stream, std::string name, const char* category, double start,
              double end) const {
-    if (trace == nullptr || end <= start) return;
+    if (trace == nullptr || end <= start)
+      return;
     trace->slices.push_back({rank.track, stream, std::move(name), category, start, end - start});
   }
 };
 
-double now() { return sg4::Engine::get_clock(); }
+double now() {
+  return sg4::Engine::get_clock();
+}
 
 void sleep(Sim& sim, double seconds) {
-  if (seconds <= 0.0) return;
+  if (seconds <= 0.0)
+    return;
   ++sim.activities;
   sg4::this_actor::sleep_for(seconds);
 }
@@ -171,7 +176,8 @@ void receive(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, int micro_batch) {
   const double ts = msg->sent_at_s;
   rank.acc.bubble += std::max(0.0, std::min(ts, t1) - t0);
   rank.acc.pp += std::max(0.0, t1 - std::max(t0, ts));
-  if (t1 > t0) sim.slice(rank, kCommStream, "wait PP", "pp", t0, t1);
+  if (t1 > t0)
+    sim.slice(rank, kCommStream, "wait PP", "pp", t0, t1);
 }
 
 void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_batch) {
@@ -202,11 +208,13 @@ void compute_zero3(Sim& sim, Rank& rank, double seconds, int layers, bool gather
       const double t0 = now();
       rank.ag_done->acquire();
       rank.acc.dp += now() - t0;
-      if (now() > t0) sim.slice(rank, kCommStream, "wait ZeRO-3 gather", "dp", t0, now());
+      if (now() > t0)
+        sim.slice(rank, kCommStream, "wait ZeRO-3 gather", "dp", t0, now());
       rank.ag_credit->release();
     }
     sleep(sim, seconds / layers);
-    if (scatter) rank.rs_ready->release();
+    if (scatter)
+      rank.rs_ready->release();
   }
 }
 
@@ -224,7 +232,8 @@ void run_compute(Sim& sim, Rank& rank) {
     const std::string suffix = sim.layout.chunks > 1 ? " c" + std::to_string(op.chunk) : "";
     switch (op.kind) {
       case OpKind::kForward: {
-        if (rank.fwd_in[c] != nullptr) receive(sim, rank, rank.fwd_in[c], op.micro_batch);
+        if (rank.fwd_in[c] != nullptr)
+          receive(sim, rank, rank.fwd_in[c], op.micro_batch);
         const double t0 = now();
         const double extra = op.chunk == 0 ? overhead_s : 0.0;
         const double busy = cc.forward_compute_s + extra;
@@ -240,7 +249,8 @@ void run_compute(Sim& sim, Rank& rank) {
         rank.acc.cp += cc.forward_cp_comm_s;
         sim.slice(rank, kComputeStream, "F" + mb + suffix, "compute", t0, t0 + busy);
         sim.slice(rank, kCommStream, "TP/CP F" + mb, "tp", t0 + busy, now());
-        if (rank.fwd_to[c] >= 0) send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
+        if (rank.fwd_to[c] >= 0)
+          send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
         break;
       }
       case OpKind::kRecompute: {
@@ -282,7 +292,8 @@ void run_compute(Sim& sim, Rank& rank) {
         sim.slice(rank, kComputeStream, (full ? "B" : "Bi") + mb + suffix, "compute", t0,
                   comm_start);
         sim.slice(rank, kCommStream, "TP/CP B" + mb, "tp", comm_start, now());
-        if (rank.bwd_to[c] >= 0) send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
+        if (rank.bwd_to[c] >= 0)
+          send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
         break;
       }
       case OpKind::kBackwardWeight: {
@@ -300,7 +311,8 @@ void run_compute(Sim& sim, Rank& rank) {
   }
   const double compute_end = now();
   for (const auto& actor : {rank.dp_actor, rank.ag_actor, rank.rs_actor}) {
-    if (actor) actor->join();
+    if (actor)
+      actor->join();
   }
   rank.acc.dp += now() - compute_end;
 
@@ -313,14 +325,17 @@ void run_compute(Sim& sim, Rank& rank) {
   // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
   // first forward (Megatron overlap_param_gather), so only what exceeds it is exposed.
   const double opt_end = now();
-  for (const Collective& c : plan.param_gathers) run_collective(sim, rank, c, "param all-gather");
+  for (const Collective& c : plan.param_gathers)
+    run_collective(sim, rank, c, "param all-gather");
   rank.stage_end_s = std::max(opt_end, now() - plan.first_forward_s);
   rank.acc.dp += rank.stage_end_s - opt_end;
   for (auto* mb : rank.fwd_in) {
-    if (mb != nullptr) mb->set_receiver(nullptr);
+    if (mb != nullptr)
+      mb->set_receiver(nullptr);
   }
   for (auto* mb : rank.bwd_in) {
-    if (mb != nullptr) mb->set_receiver(nullptr);
+    if (mb != nullptr)
+      mb->set_receiver(nullptr);
   }
 }
 
@@ -328,9 +343,9 @@ void run_dp(Sim& sim, Rank& rank) {
   const auto& buckets = rank.plan->buckets;
   for (size_t b = 0; b < buckets.size(); ++b) {
     rank.bucket_ready->acquire();
-    run_collective(sim, rank, buckets[b],
-                   buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce"
-                                                                 : "DP reduce-scatter");
+    run_collective(
+        sim, rank, buckets[b],
+        buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter");
   }
 }
 
@@ -357,8 +372,8 @@ void plan_stages(Sim& sim) {
   const auto schedules = build_schedule(par.schedule, sim.layout.pp, costs.micro_batches,
                                         sim.layout.chunks, recompute);
   const bool has_dp = costs.dp_group.ranks > 1;
-  const double bucket_cap = costs.dp_bucket_bytes > 0.0 ? costs.dp_bucket_bytes
-                                                        : kDefaultDpBucketBytes;
+  const double bucket_cap =
+      costs.dp_bucket_bytes > 0.0 ? costs.dp_bucket_bytes : kDefaultDpBucketBytes;
   sim.plans.resize(schedules.size());
   for (size_t s = 0; s < schedules.size(); ++s) {
     StagePlan& plan = sim.plans[s];
@@ -378,14 +393,17 @@ void plan_stages(Sim& sim) {
         }
       }
       std::vector<size_t> order(stage.chunks.size());
-      for (size_t c = 0; c < order.size(); ++c) order[c] = c;
+      for (size_t c = 0; c < order.size(); ++c)
+        order[c] = c;
       std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return last[a] < last[b]; });
       for (const size_t c : order) {
         const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
-        if (bytes <= 0.0 || last[c] < 0) continue;
+        if (bytes <= 0.0 || last[c] < 0)
+          continue;
         const int n = static_cast<int>(std::max(1.0, std::ceil(bytes / bucket_cap)));
         plan.bucket_releases[static_cast<size_t>(last[c])] += n;
-        for (int k = 0; k < n; ++k) plan.buckets.push_back({kind, bytes / n});
+        for (int k = 0; k < n; ++k)
+          plan.buckets.push_back({kind, bytes / n});
       }
     }
     if (has_dp && sim.zero12) {
@@ -405,7 +423,8 @@ void plan_stages(Sim& sim) {
                              op.kind == OpKind::kBackwardInput;
         const bool scatters = op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight;
         for (int l = 0; l < layers; ++l) {
-          if (gathers && has_dp) plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
+          if (gathers && has_dp)
+            plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
           if (scatters && has_dp) {
             plan.scatters.push_back({CollectiveKind::kReduceScatter, grad_bytes});
           }
@@ -413,8 +432,8 @@ void plan_stages(Sim& sim) {
       }
     }
     const ChunkCosts& first = stage.chunks.front();
-    plan.first_forward_s = first.forward_compute_s + first.forward_tp_comm_s +
-                           first.forward_cp_comm_s;
+    plan.first_forward_s =
+        first.forward_compute_s + first.forward_tp_comm_s + first.forward_cp_comm_s;
   }
 }
 
@@ -428,8 +447,8 @@ GroupShape pp_shape(const Sim& sim, bool inter_node) {
     g.ranks_per_node = 1;
     g.nodes = 2;
     if (g.nic_bandwidth_per_node_bytes_per_s <= 0.0) {
-      g.nic_bandwidth_per_node_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() /
-                                             std::max(cl.gpus_per_node, 1);
+      g.nic_bandwidth_per_node_bytes_per_s =
+          cl.node_nic_bandwidth_bytes_per_s() / std::max(cl.gpus_per_node, 1);
     }
   } else {
     g.ranks_per_node = 2;
@@ -441,10 +460,12 @@ GroupShape pp_shape(const Sim& sim, bool inter_node) {
 // Flow bytes that take the profile's uncontended send/recv time (minus its latency, paid as
 // route latency) on an otherwise idle path of `bandwidth`.
 double pp_wire_bytes(const Sim& sim, double bytes, bool inter_node, double bandwidth) {
-  if (bytes <= 0.0) return 0.0;
+  if (bytes <= 0.0)
+    return 0.0;
   const GroupShape g = pp_shape(sim, inter_node);
   const double total = collective_time_s(*sim.profile, CollectiveKind::kSendRecv, bytes, g);
-  const double latency = collective_time_s(*sim.profile, CollectiveKind::kSendRecv, kLatencyProbeBytes, g);
+  const double latency =
+      collective_time_s(*sim.profile, CollectiveKind::kSendRecv, kLatencyProbeBytes, g);
   return std::max(0.0, total - latency) * bandwidth;
 }
 
@@ -493,17 +514,15 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   detail::PlatformSpec ps;
   ps.gpus_per_node = g;
   ps.nvlink_bytes_per_s = cl.intra_node_bandwidth_bytes_per_s;
-  sim.pp_intra_latency_s =
-      collective_time_s(profile, CollectiveKind::kSendRecv, kLatencyProbeBytes,
-                        pp_shape(sim, false));
+  sim.pp_intra_latency_s = collective_time_s(profile, CollectiveKind::kSendRecv, kLatencyProbeBytes,
+                                             pp_shape(sim, false));
   ps.nvlink_latency_s = sim.pp_intra_latency_s / 2.0;
   if (cl.num_nodes > 1 && cl.node_nic_bandwidth_bytes_per_s() > 0.0) {
     const int nics = std::max(cl.nics_per_node, 1);
     ps.nic_links_per_node = std::min(nics, g);
     ps.nic_link_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / ps.nic_links_per_node;
-    sim.pp_inter_latency_s =
-        collective_time_s(profile, CollectiveKind::kSendRecv, kLatencyProbeBytes,
-                        pp_shape(sim, true));
+    sim.pp_inter_latency_s = collective_time_s(profile, CollectiveKind::kSendRecv,
+                                               kLatencyProbeBytes, pp_shape(sim, true));
     ps.nic_latency_s = sim.pp_inter_latency_s / 2.0;
     const bool oversubscribed =
         cl.topology == Topology::kOversubscribed || cl.oversubscription > 1.0;
@@ -514,8 +533,8 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   }
   ps.reduced = options.exploit_symmetry;
   sim.platform = std::make_unique<detail::Platform>(ps);
-  sim.dp_inter_node = costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 &&
-                      ps.nic_links_per_node > 0;
+  sim.dp_inter_node =
+      costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 && ps.nic_links_per_node > 0;
 
   // Simulated ranks: every GPU, or TP rank 0 of DP replica 0 of each stage.
   const Layout& lay = sim.layout;
@@ -575,8 +594,8 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
           rank.fwd_out[ci] = mailbox('f', to, next_c);
           const bool inter = lay.node(to) != lay.node(rank.gpu);
           const double bw = inter ? sim.nic_share_bytes_per_s : ps.nvlink_bytes_per_s;
-          rank.fwd_wire[ci] = pp_wire_bytes(sim, chunk_costs(sim, rank.s, c).activation_bytes,
-                                            inter, bw);
+          rank.fwd_wire[ci] =
+              pp_wire_bytes(sim, chunk_costs(sim, rank.s, c).activation_bytes, inter, bw);
           sim.platform->add_route(rank.gpu, to);
         }
       }
@@ -588,8 +607,8 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
           rank.bwd_out[ci] = mailbox('b', from, prev_c);
           const bool inter = lay.node(from) != lay.node(rank.gpu);
           const double bw = inter ? sim.nic_share_bytes_per_s : ps.nvlink_bytes_per_s;
-          rank.bwd_wire[ci] = pp_wire_bytes(
-              sim, chunk_costs(sim, prev_s, prev_c).activation_bytes, inter, bw);
+          rank.bwd_wire[ci] =
+              pp_wire_bytes(sim, chunk_costs(sim, prev_s, prev_c).activation_bytes, inter, bw);
         }
       }
       if (next_c < chunks && lay.rank(rank.t, rank.r, next_s) != rank.gpu) {
@@ -603,15 +622,18 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
         const int first_node = lay.node(lay.rank(rank.t, 0, rank.s));
         const int last_node = lay.node(lay.rank(rank.t, lay.dpc - 1, rank.s));
         int next_node = lay.node(rank.gpu) + 1;
-        if (next_node > last_node) next_node = first_node;
+        if (next_node > last_node)
+          next_node = first_node;
         rank.dp_peer = next_node * g + rank.gpu % g;
-        if (rank.dp_peer == rank.gpu) rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
+        if (rank.dp_peer == rank.gpu)
+          rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
       }
       sim.platform->add_route(rank.gpu, rank.dp_peer);
     }
     size_t outbox = 0;
     for (const PipelineOp& op : rank.plan->ops) {
-      if (op.kind != OpKind::kRecompute && op.kind != OpKind::kBackwardWeight) ++outbox;
+      if (op.kind != OpKind::kRecompute && op.kind != OpKind::kBackwardWeight)
+        ++outbox;
     }
     rank.outbox.reserve(outbox);  // messages are pointed to: never reallocate
   }
@@ -657,25 +679,28 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
     } else if (sim.zero3) {
       rank.rs_ready = sg4::Semaphore::create(0);
     }
-    rank.compute_actor =
-        sg4::Actor::create("gpu" + id, host, [sm, rk] { run_compute(*sm, *rk); });
+    rank.compute_actor = sg4::Actor::create("gpu" + id, host, [sm, rk] { run_compute(*sm, *rk); });
     // Permanent receivers make PP sends eager: the flow starts when the sender puts it.
     for (auto* mb : rank.fwd_in) {
-      if (mb != nullptr) mb->set_receiver(rank.compute_actor);
+      if (mb != nullptr)
+        mb->set_receiver(rank.compute_actor);
     }
     for (auto* mb : rank.bwd_in) {
-      if (mb != nullptr) mb->set_receiver(rank.compute_actor);
+      if (mb != nullptr)
+        mb->set_receiver(rank.compute_actor);
     }
   }
   const auto wall1 = std::chrono::steady_clock::now();
   engine.run();
   const auto wall2 = std::chrono::steady_clock::now();
-  if (deadlock) throw std::logic_error("event engine: the replay deadlocked (schedule bug)");
+  if (deadlock)
+    throw std::logic_error("event engine: the replay deadlocked (schedule bug)");
 
   // The iteration ends when the slowest rank finishes; its accounts are the breakdown.
   const Rank* critical = sim.ranks.front().get();
   for (const auto& r : sim.ranks) {
-    if (r->stage_end_s > critical->stage_end_s) critical = r.get();
+    if (r->stage_end_s > critical->stage_end_s)
+      critical = r.get();
   }
   SimulationResult result;
   result.engine = "event";

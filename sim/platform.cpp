@@ -1,15 +1,17 @@
-#include <simgrid/s4u.hpp>
+#include "sim/detail/platform.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include "sim/detail/platform.hpp"
+#include <simgrid/s4u.hpp>
 
 namespace capsim::sim::detail {
 namespace sg4 = simgrid::s4u;
 namespace {
 
-sg4::LinkInRoute up(sg4::Link* l) { return sg4::LinkInRoute(l, sg4::LinkInRoute::Direction::UP); }
+sg4::LinkInRoute up(sg4::Link* l) {
+  return sg4::LinkInRoute(l, sg4::LinkInRoute::Direction::UP);
+}
 sg4::LinkInRoute down(sg4::Link* l) {
   return sg4::LinkInRoute(l, sg4::LinkInRoute::Direction::DOWN);
 }
@@ -17,7 +19,8 @@ sg4::LinkInRoute down(sg4::Link* l) {
 }  // namespace
 
 void Platform::add_route(int from, int to) {
-  if (to >= 0 && from > to) std::swap(from, to);
+  if (to >= 0 && from > to)
+    std::swap(from, to);
   routes_.insert({from, to});
 }
 
@@ -29,9 +32,11 @@ sg4::Link* Platform::nic_link(int gpu) {
   // NIC per two GPUs); with more NICs than GPUs they are aggregated per GPU (p5: 4 x 100G each).
   const int key = spec_.reduced ? gpu : node_of(gpu) * links + (gpu % g) * links / g;
   auto it = nics_.find(key);
-  if (it != nics_.end()) return it->second;
+  if (it != nics_.end())
+    return it->second;
   double bw = spec_.nic_link_bytes_per_s;
-  if (spec_.reduced) bw *= static_cast<double>(links) / g;  // this GPU's share of its NIC
+  if (spec_.reduced)
+    bw *= static_cast<double>(links) / g;  // this GPU's share of its NIC
   auto* l = zone->create_split_duplex_link("nic_" + std::to_string(key), bw);
   l->set_latency(spec_.nic_latency_s)->seal();
   nics_.emplace(key, l);
@@ -39,13 +44,16 @@ sg4::Link* Platform::nic_link(int gpu) {
 }
 
 sg4::Link* Platform::uplink(int gpu) {
-  if (spec_.uplink_bytes_per_s_per_node <= 0.0) return nullptr;
+  if (spec_.uplink_bytes_per_s_per_node <= 0.0)
+    return nullptr;
   auto* zone = static_cast<sg4::NetZone*>(zone_);
   const int key = spec_.reduced ? gpu : node_of(gpu);
   auto it = uplinks_.find(key);
-  if (it != uplinks_.end()) return it->second;
+  if (it != uplinks_.end())
+    return it->second;
   double bw = spec_.uplink_bytes_per_s_per_node;
-  if (spec_.reduced) bw /= spec_.gpus_per_node;
+  if (spec_.reduced)
+    bw /= spec_.gpus_per_node;
   auto* l = zone->create_split_duplex_link("up_" + std::to_string(key), bw);
   l->set_latency(0.0)->seal();
   uplinks_.emplace(key, l);
@@ -59,16 +67,18 @@ void Platform::build() {
     sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), 1.0);
     h->seal();
     hosts_.emplace(gpu, h);
-    auto* l = zone->create_split_duplex_link("nvl_" + std::to_string(gpu),
-                                             spec_.nvlink_bytes_per_s);
+    auto* l =
+        zone->create_split_duplex_link("nvl_" + std::to_string(gpu), spec_.nvlink_bytes_per_s);
     l->set_latency(spec_.nvlink_latency_s)->seal();
     nvlinks_.emplace(gpu, l);
   }
   for (const auto& [a, b] : routes_) {
-    if (!hosts_.count(a)) throw std::logic_error("platform: route from unknown GPU");
+    if (!hosts_.count(a))
+      throw std::logic_error("platform: route from unknown GPU");
     if (b < 0) {
       const int gpu = -1 - b;
-      if (gpu != a) throw std::logic_error("platform: a mirror serves only its own GPU");
+      if (gpu != a)
+        throw std::logic_error("platform: a mirror serves only its own GPU");
       sg4::Host* m = zone->create_host("mirror" + std::to_string(gpu), 1.0);
       m->seal();
       hosts_.emplace(b, m);
@@ -82,15 +92,19 @@ void Platform::build() {
                       false);
       continue;
     }
-    if (!hosts_.count(b)) throw std::logic_error("platform: route to unknown GPU");
+    if (!hosts_.count(b))
+      throw std::logic_error("platform: route to unknown GPU");
     std::vector<sg4::LinkInRoute> links;
     if (node_of(a) == node_of(b)) {
       links = {up(nvlinks_.at(a)), down(nvlinks_.at(b))};
     } else {
-      if (spec_.nic_links_per_node <= 0) throw std::logic_error("platform: no inter-node fabric");
+      if (spec_.nic_links_per_node <= 0)
+        throw std::logic_error("platform: no inter-node fabric");
       links.push_back(up(nic_link(a)));
-      if (auto* u = uplink(a)) links.push_back(up(u));
-      if (auto* u = uplink(b)) links.push_back(down(u));
+      if (auto* u = uplink(a))
+        links.push_back(up(u));
+      if (auto* u = uplink(b))
+        links.push_back(down(u));
       links.push_back(down(nic_link(b)));
     }
     zone->add_route(hosts_.at(a)->get_netpoint(), hosts_.at(b)->get_netpoint(), nullptr, nullptr,

@@ -12,27 +12,32 @@ struct Emitter {
   bool recompute;
   void forward(int mb, int chunk) { ops.push_back({OpKind::kForward, mb, chunk}); }
   void backward(OpKind kind, int mb, int chunk) {
-    if (recompute) ops.push_back({OpKind::kRecompute, mb, chunk});
+    if (recompute)
+      ops.push_back({OpKind::kRecompute, mb, chunk});
     ops.push_back({kind, mb, chunk});
   }
   void weight(int mb, int chunk) { ops.push_back({OpKind::kBackwardWeight, mb, chunk}); }
 };
 
 void gpipe(Emitter& e, int m) {
-  for (int i = 0; i < m; ++i) e.forward(i, 0);
-  for (int i = 0; i < m; ++i) e.backward(OpKind::kBackward, i, 0);
+  for (int i = 0; i < m; ++i)
+    e.forward(i, 0);
+  for (int i = 0; i < m; ++i)
+    e.backward(OpKind::kBackward, i, 0);
 }
 
 void one_f_one_b(Emitter& e, int stages, int stage, int m) {
   const int warmup = std::min(stages - stage - 1, m);
   int f = 0;
   int b = 0;
-  for (; f < warmup; ++f) e.forward(f, 0);
+  for (; f < warmup; ++f)
+    e.forward(f, 0);
   for (; f < m; ++f, ++b) {
     e.forward(f, 0);
     e.backward(OpKind::kBackward, b, 0);
   }
-  for (; b < m; ++b) e.backward(OpKind::kBackward, b, 0);
+  for (; b < m; ++b)
+    e.backward(OpKind::kBackward, b, 0);
 }
 
 // Megatron-LM's interleaved order: the k-th forward (backward) of a stage. Micro-batches go in
@@ -59,10 +64,12 @@ void interleaved(Emitter& e, int stages, int stage, int m, int chunks) {
   const InterleavedOrder order{stages, m, chunks};
   const int total = m * chunks;
   int warmup = (stages - stage - 1) * 2 + (chunks - 1) * stages;
-  if (m == stages) warmup = total;  // Megatron: all_warmup_microbatches
+  if (m == stages)
+    warmup = total;  // Megatron: all_warmup_microbatches
   // Megatron asserts M % P == 0 for this schedule; otherwise we run every forward first (a
   // GPipe order over the virtual stages), which cannot deadlock.
-  if (m % stages != 0) warmup = total;
+  if (m % stages != 0)
+    warmup = total;
   warmup = std::min(warmup, total);
   int f = 0;
   int b = 0;
@@ -96,20 +103,22 @@ void zero_bubble_h1(Emitter& e, int stages, int stage, int m) {
   };
   int f = 0;
   int b = 0;
-  for (; f < warmup; ++f) e.forward(f, 0);
+  for (; f < warmup; ++f)
+    e.forward(f, 0);
   for (; f < m; ++f, ++b) {
     e.forward(f, 0);
     backward(b);
   }
-  for (; b < m; ++b) backward(b);
-  for (const int mb : pending) e.weight(mb, 0);
+  for (; b < m; ++b)
+    backward(b);
+  for (const int mb : pending)
+    e.weight(mb, 0);
 }
 
 }  // namespace
 
 std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stages,
-                                                    int micro_batches, int chunks,
-                                                    bool recompute) {
+                                                    int micro_batches, int chunks, bool recompute) {
   if (stages < 1 || micro_batches < 1 || chunks < 1) {
     throw std::invalid_argument("build_schedule: stages, micro_batches and chunks must be >= 1");
   }

@@ -50,14 +50,15 @@ void write_chrome_trace(std::ostream& out, const ChromeTrace& trace) {
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   bool first = true;
   auto sep = [&] {
-    if (!first) out << ",\n";
+    if (!first)
+      out << ",\n";
     first = false;
   };
   // Metadata events name each process (GPU track) and thread (stream) and fix their order.
   for (size_t p = 0; p < trace.tracks.size(); ++p) {
     sep();
-    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p
-        << ",\"args\":{\"name\":\"" << escape(trace.tracks[p]) << "\"}}";
+    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p << ",\"args\":{\"name\":\""
+        << escape(trace.tracks[p]) << "\"}}";
     sep();
     out << "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p
         << ",\"args\":{\"sort_index\":" << p << "}}";
@@ -70,8 +71,8 @@ void write_chrome_trace(std::ostream& out, const ChromeTrace& trace) {
   for (const TraceSlice& s : trace.slices) {
     sep();
     out << "{\"ph\":\"X\",\"pid\":" << s.track << ",\"tid\":" << s.stream << ",\"name\":\""
-        << escape(s.name) << "\",\"cat\":\"" << escape(s.category) << "\",\"ts\":"
-        << micros(s.start_s) << ",\"dur\":" << micros(s.duration_s) << "}";
+        << escape(s.name) << "\",\"cat\":\"" << escape(s.category)
+        << "\",\"ts\":" << micros(s.start_s) << ",\"dur\":" << micros(s.duration_s) << "}";
   }
   out << "\n]}\n";
 }

@@ -8,9 +8,9 @@ namespace capsim::traces {
 
 // One timed slice on a GPU's stream (seconds from the start of the iteration).
 struct TraceSlice {
-  int track = 0;       // index into ChromeTrace::tracks
-  int stream = 0;      // index into ChromeTrace::streams (e.g. 0 compute, 1 communication)
-  std::string name;    // "F3", "B3 c1", "DP all-reduce 12"
+  int track = 0;         // index into ChromeTrace::tracks
+  int stream = 0;        // index into ChromeTrace::streams (e.g. 0 compute, 1 communication)
+  std::string name;      // "F3", "B3 c1", "DP all-reduce 12"
   std::string category;  // "compute", "tp", "pp", "dp", "optimizer", ...
   double start_s = 0.0;
   double duration_s = 0.0;

@@ -4,11 +4,12 @@
 // therefore includes fork, costing the scenario and the platform build: the wall time a user or
 // the planner sees. Counters: simulated GPUs, peak RSS of the children (MiB).
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include "models/io/profile_io.hpp"
 #include "models/scenario.hpp"
 #include "sim/isolated_simulation.hpp"
+
+#include <sys/resource.h>
 
 namespace {
 
@@ -40,8 +41,8 @@ Scenario gpt3_175b(int tp, int pp, int dp, int gbs) {
 Scenario llama3_405b(int dp, int gbs) {
   Scenario s;
   s.name = "llama3-405b";
-  s.model = {"Llama-3 405B", 126, 16384, 128, 8, 53248, FfnActivation::kSwiglu, 8192, 128256,
-             false};
+  s.model = {"Llama-3 405B",         126,  16384,  128,  8, 53248,
+             FfnActivation::kSwiglu, 8192, 128256, false};
   s.cluster.gpu = "H100-SXM5-80GB";
   s.cluster.gpus_per_node = 8;
   s.cluster.num_nodes = 8 * 16 * dp / 8;
@@ -96,14 +97,19 @@ void BM_Scale_Llama3_405B_Dp(benchmark::State& state) {
   const int dp = static_cast<int>(state.range(0));
   run(state, llama3_405b(dp, 16 * dp));
 }
-BENCHMARK(BM_Scale_Llama3_405B_Dp)->RangeMultiplier(4)->Range(1, 128)->Arg(128)
+BENCHMARK(BM_Scale_Llama3_405B_Dp)
+    ->RangeMultiplier(4)
+    ->Range(1, 128)
+    ->Arg(128)
     ->Unit(benchmark::kMillisecond);
 
 // Scaling with micro-batches: GPT-3 175B on 1,024 A100, M = GBS / 16.
 void BM_Scale_Gpt3_MicroBatches(benchmark::State& state) {
   run(state, gpt3_175b(8, 8, 16, 16 * static_cast<int>(state.range(0))));
 }
-BENCHMARK(BM_Scale_Gpt3_MicroBatches)->RangeMultiplier(4)->Range(8, 512)
+BENCHMARK(BM_Scale_Gpt3_MicroBatches)
+    ->RangeMultiplier(4)
+    ->Range(8, 512)
     ->Unit(benchmark::kMillisecond);
 
 // Scaling with pipeline depth (layers per stage fixed at 12): GPT-3 175B layers over PP.
@@ -111,10 +117,11 @@ void BM_Scale_Gpt3_Pipeline(benchmark::State& state) {
   const int pp = static_cast<int>(state.range(0));
   run(state, gpt3_175b(8, pp, 16, 1536));
 }
-BENCHMARK(BM_Scale_Gpt3_Pipeline)->RangeMultiplier(2)->Range(1, 32)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scale_Gpt3_Pipeline)->RangeMultiplier(2)->Range(1, 32)->Unit(benchmark::kMillisecond);
 
-void BM_Gpt3_8_Gpus(benchmark::State& state) { run(state, gpt3_175b(8, 1, 1, 64)); }
+void BM_Gpt3_8_Gpus(benchmark::State& state) {
+  run(state, gpt3_175b(8, 1, 1, 64));
+}
 BENCHMARK(BM_Gpt3_8_Gpus)->Unit(benchmark::kMillisecond);
 
 // Every GPU simulated (no symmetry), for comparison on small clusters.

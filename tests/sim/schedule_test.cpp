@@ -1,11 +1,11 @@
 #include "sim/schedule.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
+
+#include <gtest/gtest.h>
 
 namespace capsim::sim {
 namespace {
@@ -22,7 +22,8 @@ std::optional<double> makespan(const std::vector<std::vector<PipelineOp>>& sched
   std::vector<double> free_at(sched.size(), 0.0);
   auto end_of = [&](int s, OpKind k, int mb, int c) -> std::optional<double> {
     auto it = done.find({s, static_cast<int>(k), mb, c});
-    if (it == done.end()) return std::nullopt;
+    if (it == done.end())
+      return std::nullopt;
     return it->second;
   };
   bool progress = true;
@@ -50,7 +51,8 @@ std::optional<double> makespan(const std::vector<std::vector<PipelineOp>>& sched
           case OpKind::kBackwardInput: {
             cost = (op.kind == OpKind::kBackward ? b + w : b) / chunks;
             const OpKind up = op.kind;
-            if (!end_of(s, OpKind::kForward, op.micro_batch, op.chunk)) return std::nullopt;
+            if (!end_of(s, OpKind::kForward, op.micro_batch, op.chunk))
+              return std::nullopt;
             if (s < p - 1) {
               dep = end_of(s + 1, up, op.micro_batch, op.chunk);
             } else if (op.chunk < chunks - 1) {
@@ -60,10 +62,12 @@ std::optional<double> makespan(const std::vector<std::vector<PipelineOp>>& sched
           }
           case OpKind::kBackwardWeight:
             cost = w / chunks;
-            if (!end_of(s, OpKind::kBackwardInput, op.micro_batch, op.chunk)) return std::nullopt;
+            if (!end_of(s, OpKind::kBackwardInput, op.micro_batch, op.chunk))
+              return std::nullopt;
             break;
         }
-        if (!dep) break;
+        if (!dep)
+          break;
         const double start = std::max(*dep, free_at[static_cast<size_t>(s)]);
         free_at[static_cast<size_t>(s)] = start + cost;
         done[{s, static_cast<int>(op.kind), op.micro_batch, op.chunk}] = start + cost;
@@ -73,7 +77,8 @@ std::optional<double> makespan(const std::vector<std::vector<PipelineOp>>& sched
     }
   }
   for (int s = 0; s < p; ++s) {
-    if (next[static_cast<size_t>(s)] != sched[static_cast<size_t>(s)].size()) return std::nullopt;
+    if (next[static_cast<size_t>(s)] != sched[static_cast<size_t>(s)].size())
+      return std::nullopt;
   }
   return *std::max_element(free_at.begin(), free_at.end());
 }
@@ -93,7 +98,8 @@ void expect_complete(const std::vector<std::vector<PipelineOp>>& sched, int m, i
     }
     const size_t kinds = split ? 3 : 2;
     EXPECT_EQ(seen.size(), kinds * static_cast<size_t>(m * chunks));
-    for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
+    for (const auto& [k, n] : seen)
+      EXPECT_EQ(n, 1);
   }
 }
 
@@ -116,8 +122,10 @@ TEST(ScheduleTest, OneFOneBWarmupSteadyCooldown) {
 TEST(ScheduleTest, GpipeAllForwardsFirst) {
   const auto s = build_schedule(Schedule::kGpipe, 2, 3, 1, false);
   for (const auto& ops : s) {
-    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(ops[i].kind, OpKind::kForward);
-    for (size_t i = 3; i < 6; ++i) EXPECT_EQ(ops[i].kind, OpKind::kBackward);
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(ops[i].kind, OpKind::kForward);
+    for (size_t i = 3; i < 6; ++i)
+      EXPECT_EQ(ops[i].kind, OpKind::kBackward);
   }
   expect_complete(s, 3, 1, false);
 }
@@ -138,10 +146,10 @@ TEST(ScheduleTest, RecomputePrecedesEveryBackward) {
 // forwards: (mb0,c0) (mb1,c0) (mb0,c1) (mb1,c1); backward k=0 is (mb0, c1).
 TEST(ScheduleTest, InterleavedMatchesMegatronOrder) {
   const auto s = build_schedule(Schedule::kInterleaved, 2, 4, 2, false);
-  const std::vector<PipelineOp> head = {
-      {OpKind::kForward, 0, 0}, {OpKind::kForward, 1, 0}, {OpKind::kForward, 0, 1},
-      {OpKind::kForward, 1, 1}, {OpKind::kForward, 2, 0}, {OpKind::kBackward, 0, 1},
-      {OpKind::kForward, 3, 0}, {OpKind::kBackward, 1, 1}};
+  const std::vector<PipelineOp> head = {{OpKind::kForward, 0, 0}, {OpKind::kForward, 1, 0},
+                                        {OpKind::kForward, 0, 1}, {OpKind::kForward, 1, 1},
+                                        {OpKind::kForward, 2, 0}, {OpKind::kBackward, 0, 1},
+                                        {OpKind::kForward, 3, 0}, {OpKind::kBackward, 1, 1}};
   EXPECT_EQ(std::vector<PipelineOp>(s[0].begin(), s[0].begin() + 8), head);
   expect_complete(s, 4, 2, false);
 }
@@ -154,8 +162,10 @@ TEST(ScheduleTest, ZeroBubbleSplitsBackwardAndDefersWeights) {
     int pending = 0;
     int max_pending = 0;
     for (const PipelineOp& op : s[static_cast<size_t>(st)]) {
-      if (op.kind == OpKind::kBackwardInput) ++pending;
-      if (op.kind == OpKind::kBackwardWeight) --pending;
+      if (op.kind == OpKind::kBackwardInput)
+        ++pending;
+      if (op.kind == OpKind::kBackwardWeight)
+        --pending;
       EXPECT_NE(op.kind, OpKind::kBackward);
       max_pending = std::max(max_pending, pending);
     }
@@ -193,10 +203,11 @@ TEST(ScheduleTest, EverySchedulePlaysWithoutDeadlock) {
             << to_string(sch) << " p=" << p << " m=" << m;
       }
       for (int v : {2, 3}) {
-        if (p < 2 || m < p) continue;
+        if (p < 2 || m < p)
+          continue;
         const auto s = build_schedule(Schedule::kInterleaved, p, m, v, false);
-        EXPECT_TRUE(makespan(s, v, 1.0, 2.0).has_value()) << "interleaved p=" << p << " m=" << m
-                                                           << " v=" << v;
+        EXPECT_TRUE(makespan(s, v, 1.0, 2.0).has_value())
+            << "interleaved p=" << p << " m=" << m << " v=" << v;
         expect_complete(s, m, v, false);
       }
     }

@@ -3,9 +3,6 @@
 // Helpers for event-engine tests: hand-made scenarios, costs and profiles with round numbers,
 // and running a second simulation in a forked child (SimGrid allows one per process).
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -14,6 +11,9 @@
 #include "models/iteration_costs.hpp"
 #include "models/scenario.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace capsim::test {
 
 // A GPT-like model on A100 nodes of 8 GPUs with DGX-style NICs (one 25 GB/s NIC per GPU).
@@ -21,8 +21,8 @@ inline Scenario make_scenario(int tp, int pp, int dp, int micro_batches, Schedul
                               int virtual_stages = 1) {
   Scenario s;
   s.name = "test";
-  s.model = {"test-model", 8 * pp * virtual_stages, 4096, 32, 32, 16384,
-             FfnActivation::kGelu, 2048, 51200, false};
+  s.model = {"test-model", 8 * pp * virtual_stages, 4096, 32,    32,
+             16384,        FfnActivation::kGelu,    2048, 51200, false};
   s.cluster.gpu = "A100-SXM4-80GB";
   s.cluster.gpus_per_node = 8;
   s.cluster.num_nodes = std::max(1, tp * pp * dp / 8);
@@ -97,7 +97,8 @@ inline IterationCosts make_costs(const Scenario& sc, double f, double b, double 
 // Runs `body` in a forked child and returns what it printed into the pipe.
 inline std::string run_in_child(const std::function<std::string()>& body) {
   int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
+  if (pipe(fds) != 0)
+    return "pipe failed";
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
@@ -110,7 +111,8 @@ inline std::string run_in_child(const std::function<std::string()>& body) {
     size_t done = 0;
     while (done < out.size()) {
       const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
-      if (n <= 0) break;
+      if (n <= 0)
+        break;
       done += static_cast<size_t>(n);
     }
     close(fds[1]);
@@ -120,7 +122,8 @@ inline std::string run_in_child(const std::function<std::string()>& body) {
   std::string out;
   char buf[4096];
   ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+    out.append(buf, static_cast<size_t>(n));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -1,15 +1,15 @@
-#include "sim/iteration_simulator.hpp"
-
-#include <gtest/gtest.h>
-
 #include <sstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "models/analytic_estimator.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/iteration_model.hpp"
-#include "tests/sim/sim_test_util.hpp"
+#include "sim/iteration_simulator.hpp"
 #include "traces/chrome_trace.hpp"
+
+#include "tests/sim/sim_test_util.hpp"
 
 // Every TEST here runs its own SimGrid simulation, in its own process (gtest_discover_tests);
 // tests that compare two simulations run one of them in a forked child.
@@ -114,7 +114,8 @@ TEST(EventEngineTest, TraceHasOneTrackPerSimulatedGpu) {
   EXPECT_EQ(trace.streams.size(), 2u);
   int forwards = 0;
   for (const auto& s : trace.slices) {
-    if (s.category == "compute" && s.name[0] == 'F') ++forwards;
+    if (s.category == "compute" && s.name[0] == 'F')
+      ++forwards;
   }
   EXPECT_EQ(forwards, 8 * 4);
 }
@@ -166,9 +167,10 @@ TEST_P(SymmetryTest, ReducedRunEqualsFullRun) {
     SimStats stats;
     const SimulationResult r = simulate_iteration(sc, costs, make_profile(8e-6), opt, &stats);
     const TimeBreakdown& b = r.breakdown;
-    return test::format_double(r.iteration_time_s) + " " + test::format_double(b.pp_comm_exposed_s) +
-           " " + test::format_double(b.dp_comm_exposed_s) + " " +
-           test::format_double(b.bubble_s) + " gpus=" + std::to_string(stats.simulated_gpus);
+    return test::format_double(r.iteration_time_s) + " " +
+           test::format_double(b.pp_comm_exposed_s) + " " +
+           test::format_double(b.dp_comm_exposed_s) + " " + test::format_double(b.bubble_s) +
+           " gpus=" + std::to_string(stats.simulated_gpus);
   };
   const std::string reduced = test::run_in_child([&] { return run(true); });
   const std::string full = run(false);
@@ -179,8 +181,8 @@ TEST_P(SymmetryTest, ReducedRunEqualsFullRun) {
     double b = 0.0;
     rs >> a;
     fs >> b;
-    EXPECT_NEAR(a, b, 1e-12 + 1e-9 * b) << "field " << i << "\nreduced: " << reduced
-                                        << "\nfull:    " << full;
+    EXPECT_NEAR(a, b, 1e-12 + 1e-9 * b)
+        << "field " << i << "\nreduced: " << reduced << "\nfull:    " << full;
   }
   EXPECT_NE(reduced.substr(reduced.find("gpus=")), full.substr(full.find("gpus=")));
 }
@@ -210,8 +212,7 @@ TEST(EventEngineTest, AgreesWithAnalyticWithoutContention) {
   const IterationCosts costs = compute_iteration_costs(sc, profile);
   const SimulationResult analytic = estimate_iteration(sc, costs, profile);
   const SimulationResult event = simulate_iteration(sc, costs, profile);
-  EXPECT_NEAR(event.iteration_time_s, analytic.iteration_time_s,
-              0.01 * analytic.iteration_time_s);
+  EXPECT_NEAR(event.iteration_time_s, analytic.iteration_time_s, 0.01 * analytic.iteration_time_s);
   EXPECT_NEAR(event.breakdown.compute_s, analytic.breakdown.compute_s,
               1e-9 * analytic.breakdown.compute_s);
   EXPECT_NEAR(event.mfu, analytic.mfu, 0.01 * analytic.mfu);

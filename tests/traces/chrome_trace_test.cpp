@@ -1,9 +1,9 @@
 #include "traces/chrome_trace.hpp"
 
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace capsim::traces {
 namespace {

@@ -340,8 +340,6 @@ void read_global_batch(JsonReader& r, PlanSpec& plan) {
   const int seq = plan.model.seq_length;
   const std::vector<std::string> forms{"sequences", "tokens", "min_sequences", "max_sequences",
                                        "min_tokens", "max_tokens"};
-  int given = 0;
-  for (const auto& f : forms) given += r.has(f) ? 1 : 0;
   const bool fixed_seq = r.has("sequences");
   const bool fixed_tok = r.has("tokens");
   const bool range_seq = r.has("min_sequences") || r.has("max_sequences");
@@ -349,12 +347,9 @@ void read_global_batch(JsonReader& r, PlanSpec& plan) {
   const int kinds = (fixed_seq ? 1 : 0) + (fixed_tok ? 1 : 0) + (range_seq ? 1 : 0) +
                     (range_tok ? 1 : 0);
   if (kinds != 1) {
-    for (const auto& f : forms) mark_allowed(r, f.c_str());
-    r.finish();
     throw r.error("", "give exactly one of \"sequences\", \"tokens\", "
                       "\"min_sequences\"+\"max_sequences\" or \"min_tokens\"+\"max_tokens\"");
   }
-  (void)given;
   int lo = 0;
   int hi = 0;
   if (fixed_seq) {

@@ -1,0 +1,150 @@
+// Every capsim.plan/v1 validation rule with its exact message (tests/data/bad/PLAN_EXPECTED.tsv
+// lists each bad file and the message after "<file>:", as EXPECTED.tsv does for scenarios),
+// plus defaults and unit handling.
+#include "planner/plan_io.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/instance_catalog.hpp"
+#include "models/io/input_error.hpp"
+#include "models/io/json_reader.hpp"
+
+namespace capsim::planner {
+namespace {
+
+const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+const std::string kSourceDir = CAPSIM_SOURCE_DIR;
+
+struct BadCase {
+  std::string file;
+  std::string message;
+};
+
+std::vector<BadCase> load_expected() {
+  std::vector<BadCase> out;
+  std::ifstream in(kDataDir + "/bad/PLAN_EXPECTED.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    out.push_back({line.substr(0, tab), line.substr(tab + 1)});
+  }
+  return out;
+}
+
+class BadPlanTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadPlanTest, RejectedWithExactMessage) {
+  const BadCase& c = GetParam();
+  const std::string path = kDataDir + "/bad/" + c.file;
+  try {
+    (void)load_plan(path);
+    FAIL() << c.file << " was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path + (c.message.front() == '/' ? ":" : "") + c.message);
+    EXPECT_EQ(e.file(), path);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRules, BadPlanTest, ::testing::ValuesIn(load_expected()),
+                         [](const ::testing::TestParamInfo<BadCase>& param_info) {
+                           std::string name = param_info.param.file.substr(5);
+                           return name.substr(0, name.size() - 5);
+                         });
+
+TEST(PlanIoTest, EveryBadPlanFileHasAnExpectedMessage) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kDataDir + "/bad")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("plan_", 0) == 0 && entry.path().extension() == ".json") ++files;
+  }
+  EXPECT_EQ(files, load_expected().size());
+  EXPECT_GE(files, 50u);
+}
+
+TEST(PlanIoTest, ShippedDefaultEqualsEmbeddedDefault) {
+  const auto shipped = JsonReader::parse_file(kSourceDir + "/scenarios/plans/default.json");
+  const auto embedded = JsonReader::parse_text(default_plan_text(), "<default plan>");
+  EXPECT_EQ(shipped, embedded);
+}
+
+TEST(PlanIoTest, DefaultPlanReadsWithUnitsAndDefaults) {
+  const PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  EXPECT_DOUBLE_EQ(plan.tokens, 1e12);
+  EXPECT_DOUBLE_EQ(plan.deadline_s, 30 * 86400.0);
+  ASSERT_EQ(plan.instances.size(), 3u);
+  EXPECT_EQ(plan.instances[2].name, "p5.48xlarge");
+  ASSERT_EQ(plan.instances[2].prices.size(), 1u);
+  EXPECT_EQ(plan.instances[2].prices[0].pricing, Pricing::kOnDemand);
+  EXPECT_DOUBLE_EQ(plan.instances[2].prices[0].usd_per_node_hour,
+                   find_instance("p5.48xlarge")->on_demand_usd_per_hour);
+  EXPECT_EQ(plan.node_counts, (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
+  EXPECT_EQ(plan.global_batch_sizes, std::vector<int>{2048});
+  EXPECT_EQ(plan.space.tensor, (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(plan.space.pipeline, (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 48}));
+  EXPECT_EQ(plan.space.context, std::vector<int>{1});  // seq 2048: CP not worth it
+  EXPECT_EQ(plan.space.zero_stage, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.space.schedule.size(), 4u);
+  EXPECT_EQ(plan.space.recompute.size(), 3u);
+  EXPECT_EQ(plan.space.precision, std::vector<Precision>{Precision::kBf16});
+  EXPECT_EQ(plan.objective, Objective::kMinCost);
+  EXPECT_FALSE(plan.failure.has_value());
+}
+
+TEST(PlanIoTest, PriceOverridesAndPricingOptions) {
+  const std::string text = R"({"schema": "capsim.plan/v1",
+    "model": {"num_layers": 24, "hidden_size": 2048, "num_attention_heads": 16,
+              "seq_length": 2048, "vocab_size": 51200},
+    "target": {"tokens": "10B", "min_tokens_per_s": "100k"},
+    "instances": [{"name": "p5.48xlarge", "prices": {"spot": "$20/h", "on-demand": "$50/h"}},
+                  "p4d.24xlarge"],
+    "pricing": ["on-demand", "spot", "capacity-block"],
+    "num_nodes": {"min": 3, "max": 20},
+    "global_batch": {"min_tokens": "1M", "max_tokens": "8M"},
+    "failure_model": {"gpu_mtbf": "50000h", "checkpoint_save": "1min"}})";
+  std::string json = text;
+  // 1M tokens is not a whole number of 2048-token sequences; use 2^20 instead.
+  json.replace(json.find("\"1M\""), 4, "\"1048576\"");
+  json.replace(json.find("\"8M\""), 4, "\"8388608\"");
+  const PlanSpec plan = read_plan_text(json, "t.json");
+  ASSERT_EQ(plan.instances.size(), 2u);
+  const auto& p5 = plan.instances[0].prices;
+  ASSERT_EQ(p5.size(), 3u);
+  EXPECT_DOUBLE_EQ(p5[0].usd_per_node_hour, 50.0);
+  EXPECT_EQ(p5[1].pricing, Pricing::kSpot);
+  EXPECT_DOUBLE_EQ(p5[1].usd_per_node_hour, 20.0);
+  EXPECT_DOUBLE_EQ(p5[2].usd_per_node_hour, find_instance("p5.48xlarge")->capacity_block_usd_per_hour);
+  // p4d has no spot price: only on-demand and capacity block.
+  ASSERT_EQ(plan.instances[1].prices.size(), 2u);
+  EXPECT_EQ(plan.instances[1].prices[1].pricing, Pricing::kCapacityBlock);
+  EXPECT_EQ(plan.node_counts, (std::vector<int>{3, 4, 8, 16, 20}));
+  EXPECT_EQ(plan.global_batch_sizes, (std::vector<int>{512, 1024, 2048, 4096}));
+  EXPECT_DOUBLE_EQ(plan.min_tokens_per_s, 1e5);
+  EXPECT_DOUBLE_EQ(plan.deadline_s, 0.0);
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_DOUBLE_EQ(plan.failure->gpu_mtbf_s, 50000 * 3600.0);
+  EXPECT_DOUBLE_EQ(plan.failure->checkpoint_restore_s, 60.0);  // defaults to the save cost
+}
+
+TEST(PlanIoTest, LongSequencesDefaultToContextParallelism) {
+  const std::string json = R"({"schema": "capsim.plan/v1",
+    "model": {"num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+              "seq_length": 32768, "vocab_size": 128256, "ffn_activation": "swiglu",
+              "ffn_hidden_size": 14336, "num_kv_heads": 8},
+    "target": {"tokens": "100B", "deadline": "10d"}, "instances": ["p5.48xlarge"],
+    "num_nodes": {"values": [8, 4]}, "global_batch": {"sequences": 64},
+    "search": {"tensor": [8, 4], "precision": ["fp8", "bf16"]}})";
+  const PlanSpec plan = read_plan_text(json, "t.json");
+  EXPECT_EQ(plan.space.context, (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(plan.space.tensor, (std::vector<int>{4, 8}));  // sorted
+  EXPECT_EQ(plan.node_counts, (std::vector<int>{4, 8}));
+  EXPECT_EQ(plan.space.precision, (std::vector<Precision>{Precision::kFp8, Precision::kBf16}));
+}
+
+}  // namespace
+}  // namespace capsim::planner

@@ -1,0 +1,370 @@
+// Search, pruning counts, ranking, Pareto front, failure model and determinism of the planner,
+// with in-process confirm functions (the event engine runs in planner_event_test.cpp).
+#include "planner/planner.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/analytic_estimator.hpp"
+#include "models/instance_catalog.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/memory_model.hpp"
+#include "planner/failure_model.hpp"
+#include "planner/plan_io.hpp"
+#include "planner/plan_report.hpp"
+
+namespace capsim::planner {
+namespace {
+
+const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+
+ModelSpec small_model() {
+  ModelSpec m;
+  m.name = "GPT 1.3B";
+  m.num_layers = 24;
+  m.hidden_size = 2048;
+  m.num_attention_heads = 16;
+  m.num_kv_heads = 16;
+  m.ffn_hidden_size = 8192;
+  m.seq_length = 2048;
+  m.vocab_size = 51200;
+  m.tied_embeddings = true;
+  return m;
+}
+
+// A plan over one p4de node with a hand-countable space (see PruningCountsByHand).
+PlanSpec hand_plan() {
+  PlanSpec plan;
+  plan.name = "hand";
+  plan.model = small_model();
+  plan.tokens = 1e9;
+  plan.deadline_s = 365 * 86400.0;
+  plan.instances = {{"p4de.24xlarge", {{Pricing::kOnDemand, 27.0}}}};
+  plan.node_counts = {1};
+  plan.global_batch_sizes = {64};
+  SearchSpace& s = plan.space;
+  s.tensor = {2, 16};
+  s.pipeline = {1, 2, 5};
+  s.virtual_pipeline_stages = {1};
+  s.micro_batch_size = {1, 3};
+  s.context = {1};
+  s.schedule = {Schedule::kOneFOneB};
+  s.recompute = {Recompute::kNone};
+  s.zero_stage = {0, 2};
+  s.sequence_parallel = {false};
+  s.precision = {Precision::kBf16};
+  return plan;
+}
+
+TEST(CheckStructureTest, EachReason) {
+  const ModelSpec m = small_model();
+  const ClusterSpec c = cluster_for_instance(*find_instance("p4de.24xlarge"), 2);
+  Parallelism p;
+  p.tensor = 8;
+  p.pipeline = 2;
+  p.data = 1;
+  p.global_batch_size = 8;
+  EXPECT_EQ(check_structure(m, c, p), std::nullopt);
+  Parallelism q = p;
+  q.tensor = 16;
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kTensorExceedsNode);
+  q = p;
+  q.data = 2;
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kGpuCount);
+  ModelSpec odd = m;
+  odd.num_attention_heads = 12;  // 12 % 8 != 0
+  EXPECT_EQ(check_structure(odd, c, p), PruneReason::kTensorDivisibility);
+  q = p;
+  q.pipeline = 1;
+  q.context = 2;
+  odd = m;
+  odd.seq_length = 2050;  // not divisible by 2 x 2
+  EXPECT_EQ(check_structure(odd, c, q), PruneReason::kContextDivisibility);
+  q = p;
+  q.schedule = Schedule::kInterleaved;
+  q.virtual_pipeline_stages = 5;  // 24 % 10 != 0
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kLayerDivisibility);
+  q = p;
+  q.micro_batch_size = 3;
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kBatchDivisibility);
+  q = p;
+  q.schedule = Schedule::kInterleaved;
+  q.virtual_pipeline_stages = 2;
+  q.global_batch_size = 3;  // 3 micro-batches over 2 stages
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kInterleavedMicroBatches);
+  q = p;
+  q.zero_stage = 2;
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kZeroWithPipeline);
+  q = p;
+  q.precision = Precision::kFp8;
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kFp8Unsupported);
+}
+
+TEST(PlannerTest, PruningCountsByHand) {
+  // tensor 16 > 8 GPUs per node: 3 pipelines x 2 micro x 2 ZeRO = 12 candidates.
+  // tensor 2, pipeline 5: 10 does not divide 8 GPUs: 4.
+  // tensor 2, pipeline 1 (data 4): micro 3 -> 64 % 12: 2 batch; micro 1: 2 screened.
+  // tensor 2, pipeline 2 (data 2): micro 3 -> 64 % 6: 2 batch; micro 1: ZeRO-2 with PP: 1;
+  // ZeRO-0: 1 screened.
+  const PlanResult r = run_plan(hand_plan(), {});
+  EXPECT_EQ(r.enumerated, 24);
+  EXPECT_EQ(r.screened, 3);
+  EXPECT_EQ(r.pruned.of(PruneReason::kTensorExceedsNode), 12);
+  EXPECT_EQ(r.pruned.of(PruneReason::kGpuCount), 4);
+  EXPECT_EQ(r.pruned.of(PruneReason::kBatchDivisibility), 4);
+  EXPECT_EQ(r.pruned.of(PruneReason::kZeroWithPipeline), 1);
+  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), 0);
+  EXPECT_EQ(r.pruned.of(PruneReason::kBelowTarget), 0);
+  EXPECT_EQ(r.pruned.of(PruneReason::kInvalidLayout), 0);
+  long long total = r.screened;
+  for (auto n : r.pruned.counts) total += n;
+  EXPECT_EQ(total, r.enumerated);  // every candidate is screened or pruned exactly once
+}
+
+TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
+  // A 30B model on 40 GB A100s: count independently which layouts fit.
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.instances = {{"p4d.24xlarge", {{Pricing::kOnDemand, 21.96}}}};
+  plan.node_counts = {4};
+  plan.space.pipeline = {1, 2, 4, 8};
+  plan.space.schedule = {Schedule::kOneFOneB};
+  const PlanResult r = run_plan(plan, {});
+  long long fits = 0;
+  long long no_fit = 0;
+  const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
+  const GpuSpec& gpu = *find_gpu(c.gpu);
+  for (int t : plan.space.tensor) {
+    for (int pp : plan.space.pipeline) {
+      for (int mb : plan.space.micro_batch_size) {
+        for (Recompute rc : plan.space.recompute) {
+          for (int z : plan.space.zero_stage) {
+            for (bool sp : plan.space.sequence_parallel) {
+              if (sp && t == 1) continue;
+              Parallelism p;
+              p.tensor = t;
+              p.pipeline = pp;
+              p.data = 32 / (t * pp);
+              p.micro_batch_size = mb;
+              p.global_batch_size = 2048;
+              p.recompute = rc;
+              p.zero_stage = z;
+              p.sequence_parallel = sp;
+              if (check_structure(plan.model, c, p)) continue;
+              (estimate_memory(plan.model, p, gpu).fits ? fits : no_fit) += 1;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), no_fit);
+  EXPECT_EQ(r.screened, fits);
+  EXPECT_GT(no_fit, 0);
+  EXPECT_GT(fits, 0);
+}
+
+RankedEntry entry(double cost, double days) {
+  RankedEntry e;
+  e.cost_usd = cost;
+  e.wall_time_s = days * 86400.0;
+  return e;
+}
+
+TEST(ParetoTest, KeepsOnlyNonDominatedSortedByTime) {
+  const std::vector<RankedEntry> entries{entry(10, 5), entry(8, 6),  entry(9, 7),
+                                         entry(8, 6),  entry(20, 1), entry(15, 3),
+                                         entry(30, 1), entry(15, 4)};
+  EXPECT_EQ(pareto_front(entries), (std::vector<size_t>{4, 5, 0, 1}));
+  EXPECT_TRUE(pareto_front({}).empty());
+}
+
+TEST(ParetoTest, FrontOfARealPlanIsNonDominated) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.node_counts = {16, 32, 64, 128};
+  plan.space.pipeline = {1, 2, 4, 8};
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_FALSE(r.pareto.empty());
+  for (size_t i = 0; i < r.pareto.size(); ++i) {
+    if (i > 0) {
+      EXPECT_GT(r.pareto[i].wall_time_s, r.pareto[i - 1].wall_time_s);
+      EXPECT_LT(r.pareto[i].cost_usd, r.pareto[i - 1].cost_usd);
+    }
+    for (const auto& other : r.ranked) {
+      if (!other.meets_target) continue;
+      const bool dominates = other.cost_usd <= r.pareto[i].cost_usd &&
+                             other.wall_time_s <= r.pareto[i].wall_time_s &&
+                             (other.cost_usd < r.pareto[i].cost_usd ||
+                              other.wall_time_s < r.pareto[i].wall_time_s);
+      EXPECT_FALSE(dominates);
+    }
+  }
+}
+
+TEST(FailureModelTest, YoungDalyInterval) {
+  // sqrt(2 x 60 s x 3600 s) = 657.3 s (Young 1974).
+  EXPECT_NEAR(young_daly_interval_s(60.0, 3600.0), 657.267069, 1e-6);
+}
+
+TEST(FailureModelTest, ExpectedWallTimeFollowsDaly) {
+  FailureModel f;
+  f.gpu_mtbf_s = 1024 * 50000.0 * 3600.0 / 1024.0;  // 50,000 h per GPU
+  f.checkpoint_save_s = 60.0;
+  f.checkpoint_restore_s = 300.0;
+  const int gpus = 1024;
+  const double solve = 30 * 86400.0;
+  const FailureOverhead o = failure_overhead(f, gpus, solve);
+  const double m = 50000.0 * 3600.0 / gpus;
+  EXPECT_NEAR(o.cluster_mtbf_s, m, 1e-6);
+  const double tau = std::sqrt(2.0 * 60.0 * m);
+  EXPECT_NEAR(o.checkpoint_interval_s, tau, 1e-9);
+  const double daly = m * std::exp(300.0 / m) * (std::exp((tau + 60.0) / m) - 1.0) * solve / tau;
+  EXPECT_NEAR(o.expected_wall_s, daly, 1e-6 * daly);
+  // First order: waste ~ delta/tau + tau/(2M) + R/M = 2·sqrt(δ/2M) + R/M.
+  const double first_order = 2.0 * std::sqrt(60.0 / (2.0 * m)) + 300.0 / m;
+  EXPECT_NEAR(o.expected_wall_s / solve - 1.0, first_order, 0.1 * first_order);
+  // More GPUs fail more often: more overhead.
+  EXPECT_GT(failure_overhead(f, 4 * gpus, solve).overhead_fraction, o.overhead_fraction);
+  // Rare failures: overhead vanishes.
+  FailureModel rare = f;
+  rare.gpu_mtbf_s *= 1e6;
+  EXPECT_LT(failure_overhead(rare, gpus, solve).overhead_fraction, 1e-3);
+}
+
+TEST(FailureModelTest, PlanChargesFailureOverhead) {
+  PlanSpec plan = hand_plan();
+  const PlanResult base = run_plan(plan, {});
+  plan.failure = FailureModel{1000.0 * 3600.0, 120.0, 600.0};
+  const PlanResult with = run_plan(plan, {});
+  ASSERT_FALSE(base.ranked.empty());
+  ASSERT_EQ(base.ranked.size(), with.ranked.size());
+  EXPECT_GT(with.ranked[0].wall_time_s, base.ranked[0].wall_time_s);
+  EXPECT_GT(with.ranked[0].cost_usd, base.ranked[0].cost_usd);
+  EXPECT_GT(with.ranked[0].checkpoint_interval_s, 0.0);
+  EXPECT_DOUBLE_EQ(with.ranked[0].time_to_train_s, base.ranked[0].time_to_train_s);
+}
+
+// A confirm function that slows every candidate by a layout-dependent factor, like contention
+// would, so the confirmed ranking differs from the screen's.
+ConfirmFn skewed_confirmer(double pipeline_penalty) {
+  return [pipeline_penalty](const std::vector<Scenario>& scenarios, const ProgressFn&) {
+    ConfirmBatch batch;
+    for (const auto& sc : scenarios) {
+      const SimulationResult r = estimate_iteration(sc, resolve_profile(sc));
+      const double factor = 1.0 + pipeline_penalty * (sc.parallelism.pipeline - 1);
+      ConfirmOutcome o;
+      o.ok = true;
+      o.evaluation = {"event", r.iteration_time_s * factor, r.tokens_per_s / factor, r.mfu / factor,
+                      r.memory.peak_bytes, r.memory.capacity_bytes};
+      batch.outcomes.push_back(o);
+    }
+    return batch;
+  };
+}
+
+TEST(PlannerTest, RanksOnConfirmedNumbers) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
+  plan.node_counts = {64};
+  plan.space.zero_stage = {0, 1};  // forces pipelines for a 30B model
+  plan.space.pipeline = {1, 2, 4};
+  plan.confirm_top_k = 8;
+  PlanOptions opts;
+  opts.confirm = skewed_confirmer(0.5);
+  const PlanResult r = run_plan(plan, opts);
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_TRUE(r.event_available);
+  EXPECT_EQ(r.confirmations, static_cast<int>(r.candidates.size()));
+  for (size_t i = 1; i < r.ranked.size(); ++i) {
+    EXPECT_LE(r.ranked[i - 1].cost_usd, r.ranked[i].cost_usd);
+  }
+  const ScreenedCandidate& best = r.candidates[r.ranked[0].candidate];
+  EXPECT_TRUE(best.confirmed);
+  EXPECT_EQ(best.final_evaluation().engine, "event");
+  double fastest_event = 0.0;
+  for (const auto& c : r.candidates) fastest_event = std::max(fastest_event, c.event.tokens_per_s);
+  EXPECT_DOUBLE_EQ(best.event.tokens_per_s, fastest_event);
+}
+
+TEST(PlannerTest, UnavailableEventEngineFallsBackToTheScreen) {
+  const std::string dir = ::testing::TempDir() + "capsim_no_event";
+  std::filesystem::create_directories(dir);
+  const std::string fake = dir + "/capsim";
+  {
+    std::ofstream out(fake);
+    out << "#!/bin/sh\necho 'capsim simulate: error: --engine must be analytic' >&2\nexit 2\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  PlanOptions opts;
+  opts.confirm = subprocess_confirmer(fake, 2);
+  const PlanResult r = run_plan(hand_plan(), opts);
+  EXPECT_FALSE(r.event_available);
+  EXPECT_EQ(r.event_unavailable_reason, "capsim simulate: error: --engine must be analytic");
+  EXPECT_EQ(r.confirmations, 0);
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_EQ(r.candidates[r.ranked[0].candidate].final_evaluation().engine, "analytic");
+}
+
+TEST(PlannerTest, ParsesSimulateJson) {
+  const ConfirmOutcome o = parse_simulate_json(
+      R"({"engine": "event", "iteration_time_s": 2.5, "tokens_per_s": 1000, "mfu": 0.5,
+          "memory": {"peak_gib_per_gpu": 40, "capacity_gib": 80, "fits": true}})");
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_DOUBLE_EQ(o.evaluation.iteration_time_s, 2.5);
+  EXPECT_DOUBLE_EQ(o.evaluation.peak_memory_bytes, 40.0 * 1024 * 1024 * 1024);
+  EXPECT_FALSE(parse_simulate_json("not json").ok);
+  EXPECT_FALSE(parse_simulate_json(R"({"engine": "event"})").ok);
+}
+
+TEST(PlannerTest, DeterministicWhateverTheThreadCount) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.node_counts = {8, 16, 32, 64};
+  PlanOptions one;
+  one.jobs = 1;
+  one.confirm = skewed_confirmer(0.1);
+  PlanOptions two = one;
+  two.jobs = 2;
+  const std::string a = plan_to_json(plan, run_plan(plan, one), 0, false).dump(2);
+  const std::string b = plan_to_json(plan, run_plan(plan, two), 0, false).dump(2);
+  const std::string c = plan_to_json(plan, run_plan(plan, two), 0, false).dump(2);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(b, c);
+}
+
+TEST(PlannerTest, JsonHasTheContractKeys) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.node_counts = {16, 32};
+  const PlanResult r = run_plan(plan, {});
+  const nlohmann::json j = plan_to_json(plan, r, 5, false);
+  for (const char* key : {"best", "ranked", "pareto", "pruned"}) EXPECT_TRUE(j.contains(key));
+  for (const char* key : {"scenario", "instance", "pricing", "num_nodes", "iteration_time_s",
+                          "time_to_train_days", "cost_usd"}) {
+    EXPECT_TRUE(j.at("best").contains(key)) << key;
+  }
+  EXPECT_EQ(j.at("best").at("scenario").at("schema"), "capsim.scenario/v1");
+  EXPECT_LE(j.at("ranked").size(), 5u);
+  EXPECT_TRUE(j.at("pruned").contains("memory"));
+  EXPECT_FALSE(j.contains("timing"));
+  const std::string table = plan_table(plan, r, 5);
+  EXPECT_NE(table.find("Pareto front"), std::string::npos);
+  EXPECT_NE(table.find("pruned candidates"), std::string::npos);
+}
+
+TEST(PlannerTest, UnreachableTargetReportsTheFastest) {
+  PlanSpec plan = hand_plan();
+  plan.deadline_s = 1.0;  // 1e9 tokens in one second
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_FALSE(r.ranked[0].meets_target);
+  EXPECT_EQ(r.pruned.of(PruneReason::kBelowTarget), r.screened);
+  EXPECT_TRUE(best_scenario_json(plan, r).is_null());
+}
+
+}  // namespace
+}  // namespace capsim::planner

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/measurements.hpp"
+#include "models/gemm_cost.hpp"
+#include "models/scenario.hpp"
+
+namespace capsim::calibrate::harness {
+
+// Host side of capsim-calibrate: sweep planning, statistics, output and argument validation.
+// Everything that touches a GPU sits behind Backend (cuda_backend.cpp implements it with CUDA,
+// NCCL and cuBLASLt; tests use a fake). No CUDA types appear here.
+
+struct CollectiveTiming {
+  double time_s = 0.0;  // mean time of one op over the timed iterations, averaged over ranks
+  long long wrong = 0;  // wrong elements found by the sampled check (nccl-tests "#wrong")
+};
+
+struct GemmTiming {
+  std::vector<double> times_s;  // one per timed repeat (CUDA events around one GEMM)
+  long long wrong = 0;          // sampled output elements that failed the check
+  long long checked = 0;
+};
+
+// The device layer. Implementations are not thread-safe.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Returns the machine header (GPU, NCCL version, environment, topology).
+  [[nodiscard]] virtual MachineInfo machine() = 0;
+  [[nodiscard]] virtual int ranks() = 0;
+  [[nodiscard]] virtual int nodes() = 0;
+  // Runs `warmup` untimed then `iters` timed back-to-back ops of nccl-tests size `bytes`.
+  [[nodiscard]] virtual CollectiveTiming time_collective(CollectiveKind kind, double bytes,
+                                                         bool in_place, int warmup, int iters) = 0;
+  // Times one GEMM `repeats` times after `warmup` runs, rotating operand buffers.
+  [[nodiscard]] virtual GemmTiming time_gemm(const std::string& dtype, const GemmShape& shape,
+                                             int warmup, int repeats) = 0;
+};
+
+struct NcclSweep {
+  std::vector<CollectiveKind> collectives{CollectiveKind::kAllReduce};
+  double min_bytes = 8;
+  double max_bytes = 8.0 * 1024 * 1024 * 1024;
+  double factor = 2;
+  int warmup = 5;  // nccl-tests defaults (-w 5 -n 20)
+  int iters = 20;
+  bool in_place = true;
+};
+
+struct GemmSweep {
+  std::vector<GemmShape> shapes;
+  std::vector<std::string> dtypes{"bf16"};
+  int warmup = 10;
+  int repeats = 30;
+};
+
+// Parses an nccl-tests size argument: bytes with an optional K/M/G suffix, 1024-based like
+// nccl-tests' parsesize() ("8", "128K", "1M", "8G"). Throws InputError naming `option`.
+[[nodiscard]] double parse_size_arg(const std::string& option, const std::string& text);
+
+// Parses a comma-separated collective list ("all_reduce,all_gather" or "all").
+[[nodiscard]] std::vector<CollectiveKind> parse_collectives_arg(const std::string& text);
+
+// Checks a sweep (sizes, factor, iteration counts); throws InputError naming the option.
+void validate(const NcclSweep& sweep);
+void validate(const GemmSweep& sweep, bool gpu_has_fp8);
+
+// Returns the sizes of a sweep as nccl-tests runs them: from min to max multiplying by
+// factor, each rounded down to a whole number of elements per rank (4-byte floats; all-gather,
+// reduce-scatter and all-to-all move ranks x count elements), zero sizes dropped, no repeats.
+[[nodiscard]] std::vector<double> plan_sizes(const NcclSweep& sweep, CollectiveKind kind,
+                                             int ranks);
+
+// Returns nccl-tests' algbw (bytes/s): size / time (src/common.cu, with GB = 1e9).
+[[nodiscard]] double algorithm_bandwidth(double bytes, double time_s);
+
+// Returns the median of `values` (REQUIRES: non-empty).
+[[nodiscard]] double median(std::vector<double> values);
+
+// Returns the fitting grid: square and transformer-like shapes, aligned and misaligned.
+[[nodiscard]] std::vector<GemmShape> gemm_grid();
+
+// Returns the distinct GEMM shapes one micro-batch of `scenario` runs (the shapes the
+// simulator will cost), from the workload lowering.
+[[nodiscard]] std::vector<GemmShape> scenario_gemm_shapes(const Scenario& scenario);
+
+// Runs every collective of the sweep; throws std::runtime_error when a check finds wrong
+// elements (like nccl-tests' "Out of bounds values : N FAILED").
+[[nodiscard]] Measurements run_nccl(Backend& backend, const NcclSweep& sweep);
+
+// Runs every (dtype, shape); the recorded time is the median of the repeats.
+[[nodiscard]] Measurements run_gemm(Backend& backend, const GemmSweep& sweep);
+
+}  // namespace capsim::calibrate::harness

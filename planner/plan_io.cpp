@@ -423,7 +423,7 @@ PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
                    : objective == "pareto" ? Objective::kPareto
                                            : Objective::kMinCost;
   if (auto failure = r.optional_object("failure_model")) read_failure(*failure, plan);
-  plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 64));
+  plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 1 << 20));
   r.finish();
   return plan;
 }

@@ -1,0 +1,132 @@
+// Sanity against the real world (issue #5): the planner's choices should look like what
+// practitioners chose. (1) GPT-3 175B on 1,024 A100: Megatron-LM's published mesh (TP8 PP8
+// DP16, GBS 1536; Narayanan et al. SC'21) ranks among the planner's best. (2) The planner's
+// ranking of the measured configurations in data/validation/dev.json correlates with their
+// measured throughput (Spearman). Results are recorded in docs/planner.md.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/analytic_estimator.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/validation_io.hpp"
+#include "planner/plan_io.hpp"
+#include "planner/planner.hpp"
+
+namespace capsim::planner {
+namespace {
+
+const std::string kSourceDir = CAPSIM_SOURCE_DIR;
+const std::string kDataDir = CAPSIM_DATA_DIR;
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<size_t> idx(v.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) r[idx[k]] = 0.5 * static_cast<double>(i + j) + 1.0;
+    i = j + 1;
+  }
+  return r;
+}
+
+// Spearman's rank correlation: Pearson's correlation of the ranks (ties get average ranks).
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto ra = ranks(a);
+  const auto rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  double ma = 0.0;
+  double mb = 0.0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    ma += ra[i] / n;
+    mb += rb[i] / n;
+  }
+  double sab = 0.0;
+  double saa = 0.0;
+  double sbb = 0.0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return sab / std::sqrt(saa * sbb);
+}
+
+TEST(SpearmanTest, KnownValues) {
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  EXPECT_NEAR(spearman({1, 2, 3, 4, 5}, {2, 1, 4, 3, 5}), 0.8, 1e-12);
+}
+
+TEST(PlannerSanityTest, MegatronGpt3LayoutRanksAmongTheBest) {
+  PlanSpec plan = load_plan(kSourceDir + "/scenarios/plans/gpt3-175b-1024-a100.json");
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_EQ(static_cast<long long>(r.candidates.size()), r.screened);  // all kept
+  size_t rank = 0;
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    const Parallelism& p = r.candidates[r.ranked[i].candidate].candidate.parallelism;
+    if (p.tensor == 8 && p.pipeline == 8 && p.data == 16) {
+      rank = i + 1;
+      break;
+    }
+  }
+  ASSERT_GT(rank, 0u);
+  const double best_s = r.candidates[r.ranked[0].candidate].analytic.iteration_time_s;
+  const double megatron_s = r.candidates[r.ranked[rank - 1].candidate].analytic.iteration_time_s;
+  std::printf("GPT-3 175B / 1,024 A100: TP8 PP8 DP16 first at rank %zu of %lld screened; "
+              "%.2f s vs best %.2f s (+%.1f%%)\n",
+              rank, r.screened, megatron_s, best_s, 100.0 * (megatron_s / best_s - 1.0));
+  EXPECT_LE(static_cast<double>(rank), 0.05 * static_cast<double>(r.screened));
+  EXPECT_LT(megatron_s, 1.05 * best_s);
+}
+
+TEST(PlannerSanityTest, RankingCorrelatesWithMeasuredThroughput) {
+  const auto cases = load_validation_cases(kDataDir + "/validation/dev.json");
+  // Groups of configurations of the same model on the same hardware: the choice a planner
+  // makes. Megatron SC'21: by model (Table 2 compares PTD-P and ZeRO-3 at three sizes);
+  // MPT: by (model, GPU) across sequence lengths, micro-batches and node counts.
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+  std::vector<double> all_pred;
+  std::vector<double> all_meas;
+  for (const auto& c : cases) {
+    const SimulationResult r = estimate_iteration(c.scenario, resolve_profile(c.scenario));
+    const std::string key = c.group + " | " + c.scenario.model.name + " | " + c.scenario.cluster.gpu;
+    groups[key].first.push_back(r.tokens_per_s_per_gpu);
+    groups[key].second.push_back(c.measured_tokens_per_s_per_gpu);
+    all_pred.push_back(r.tokens_per_s_per_gpu);
+    all_meas.push_back(c.measured_tokens_per_s_per_gpu);
+  }
+  double weighted = 0.0;
+  double weight = 0.0;
+  std::vector<double> rhos;
+  for (const auto& [key, v] : groups) {
+    if (v.first.size() < 4) continue;
+    const double rho = spearman(v.first, v.second);
+    std::printf("  %-60s n=%2zu  rho=%.3f\n", key.c_str(), v.first.size(), rho);
+    weighted += rho * static_cast<double>(v.first.size());
+    weight += static_cast<double>(v.first.size());
+    rhos.push_back(rho);
+  }
+  std::sort(rhos.begin(), rhos.end());
+  const double median = rhos[rhos.size() / 2];
+  const double pooled = spearman(all_pred, all_meas);
+  std::printf("pooled over %zu cases: rho=%.3f; over %zu groups: median %.3f, size-weighted "
+              "mean %.3f\n",
+              all_pred.size(), pooled, rhos.size(), median, weighted / weight);
+  EXPECT_GT(pooled, 0.9);
+  // Not every group: the Megatron SC'21 groups (PTD-P vs ZeRO-3 at 384-1536 GPUs) rank
+  // negatively because both engines find ZeRO-3 at scale far cheaper than it measured
+  // (docs/planner.md, "Sanity"); that is an estimator gap, reported, not hidden.
+  EXPECT_GE(median, 0.8);
+}
+
+}  // namespace
+}  // namespace capsim::planner

@@ -9,6 +9,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "models/io/input_error.hpp"
+#include "planner/mpi_shard.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/planner.hpp"
@@ -72,11 +73,18 @@ int run_plan(int argc, char** argv) {
             ? planner::load_plan(args["plan"].as<std::string>())
             : planner::read_plan_text(planner::default_plan_text(), "<default plan>");
 
+    // Under `mpirun -np N` (MPI builds), every rank screens and the confirmations are sharded
+    // over the ranks; rank 0 reports.
+    const planner::MpiSession mpi(nullptr, nullptr);
     planner::PlanOptions opts;
     opts.jobs = jobs;
-    if (engine == "event") opts.confirm = planner::subprocess_confirmer(self_executable(), jobs);
-    if (isatty(STDERR_FILENO) != 0) opts.progress = draw_progress;
+    if (engine == "event") {
+      opts.confirm =
+          planner::mpi_sharded(planner::subprocess_confirmer(self_executable(), jobs), mpi);
+    }
+    if (isatty(STDERR_FILENO) != 0 && mpi.rank() == 0) opts.progress = draw_progress;
     const planner::PlanResult result = planner::run_plan(plan, opts);
+    if (mpi.rank() != 0) return 0;
     std::fprintf(stderr,
                  "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s), "
                  "%d event confirmations in %.2f s\n",

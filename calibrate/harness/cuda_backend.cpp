@@ -1,0 +1,598 @@
+// The CUDA/NCCL/cuBLASLt layer of capsim-calibrate. Kept thin: every decision (sizes,
+// statistics, output) lives in harness.cpp, which the tests exercise with a fake backend.
+// NOT RUN ON A GPU YET (docs/calibration.md, "What has not run on a real GPU").
+#include "calibrate/harness/cuda_backend.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "calibrate/harness/device_check.hpp"
+
+#include <unistd.h>
+
+#ifdef CAPSIM_HARNESS_WITH_MPI
+#include <mpi.h>
+#endif
+
+namespace capsim::calibrate::harness {
+
+std::string device_error_text(const char* file, int line, const char* what,
+                              const std::string& detail) {
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0)
+    std::strcpy(host.data(), "?");
+  return std::string(host.data()) + " " + file + ":" + std::to_string(line) + ": " + what + ": " +
+         detail;
+}
+
+namespace {
+
+constexpr size_t kFloat = 4;
+constexpr int kSampledChecks = 64;
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+#ifdef CAPSIM_HARNESS_WITH_MPI
+void mpi_check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS)
+    throw DeviceError(std::string("MPI call failed: ") + what);
+}
+#endif
+
+// Half-precision bits to float, for the sampled GEMM check (IEEE 754 binary16).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h >> 15) & 1u;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  float value = 0.0f;
+  if (exp == 0) {
+    value = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    value = mant == 0 ? INFINITY : NAN;
+  } else {
+    value = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
+  }
+  return sign != 0 ? -value : value;
+}
+
+float bf16_to_float(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float value = 0.0f;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+// +1/-1 pattern of A (storage index), deterministic.
+bool a_is_positive(uint64_t index) {
+  return ((static_cast<uint32_t>(index) * 2654435761u) >> 13 & 1u) != 0;
+}
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(const CudaBackendOptions& options) : options_(options) {
+    int visible = 0;
+    CAPSIM_CUDA_CHECK(cudaGetDeviceCount(&visible));
+    if (visible < 1)
+      throw DeviceError("no CUDA device visible");
+#ifdef CAPSIM_HARNESS_WITH_MPI
+    if (options.use_mpi) {
+      mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_), "MPI_Comm_rank");
+      mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world_size_), "MPI_Comm_size");
+      MPI_Comm local = MPI_COMM_NULL;
+      mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank_,
+                                    MPI_INFO_NULL, &local),
+                "MPI_Comm_split_type");
+      int local_rank = 0;
+      int local_size = 1;
+      mpi_check(MPI_Comm_rank(local, &local_rank), "MPI_Comm_rank");
+      mpi_check(MPI_Comm_size(local, &local_size), "MPI_Comm_size");
+      MPI_Comm_free(&local);
+      nodes_ = std::max(1, world_size_ / local_size);
+      ranks_per_node_ = local_size;
+      devices_ = {local_rank % visible};
+      ncclUniqueId id;
+      if (world_rank_ == 0)
+        CAPSIM_NCCL_CHECK(ncclGetUniqueId(&id));
+      mpi_check(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+      comms_.resize(1);
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+      CAPSIM_NCCL_CHECK(ncclCommInitRank(&comms_[0], world_size_, id, world_rank_));
+      ranks_ = world_size_;
+    }
+#endif
+    if (!options.use_mpi) {
+      const int n = options.gpus > 0 ? std::min(options.gpus, visible) : visible;
+      for (int d = 0; d < n; ++d)
+        devices_.push_back(d);
+      comms_.resize(devices_.size());
+      CAPSIM_NCCL_CHECK(
+          ncclCommInitAll(comms_.data(), static_cast<int>(devices_.size()), devices_.data()));
+      ranks_ = static_cast<int>(devices_.size());
+      ranks_per_node_ = ranks_;
+    }
+    streams_.resize(devices_.size());
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      CAPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
+    }
+  }
+
+  ~CudaBackend() override {
+    // Destructors must not throw: errors while freeing are ignored.
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      cudaSetDevice(devices_[i]);
+      if (i < send_.size())
+        cudaFree(send_[i]);
+      if (i < recv_.size())
+        cudaFree(recv_[i]);
+      cudaStreamDestroy(streams_[i]);
+    }
+    for (auto& c : comms_)
+      ncclCommDestroy(c);
+    for (void* p : gemm_buffers_)
+      cudaFree(p);
+    if (workspace_ != nullptr)
+      cudaFree(workspace_);
+    if (lt_ != nullptr)
+      cublasLtDestroy(lt_);
+  }
+
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  MachineInfo machine() override {
+    MachineInfo m;
+    std::array<char, 256> host{};
+    if (gethostname(host.data(), host.size() - 1) == 0)
+      m.hostname = host.data();
+    cudaDeviceProp prop{};
+    CAPSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, devices_[0]));
+    m.gpu = prop.name;
+    m.gpus_per_node = ranks_per_node_;
+    m.nodes = nodes_;
+    int version = 0;
+    CAPSIM_NCCL_CHECK(ncclGetVersion(&version));
+    m.nccl_version = std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) +
+                     "." + std::to_string(version % 100);
+    int runtime = 0;
+    int driver = 0;
+    CAPSIM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    CAPSIM_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    m.cuda_version = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+    m.driver_version = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+    std::error_code ec;
+    int nics = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
+      (void)e;
+      ++nics;
+    }
+    m.nics_per_node = nics;
+    for (const char* path :
+         {"/opt/amazon/ofi-nccl/lib/libnccl-net.so", "/opt/amazon/ofi-nccl/lib64/libnccl-net.so",
+          "/opt/aws-ofi-nccl/lib/libnccl-net.so"}) {
+      if (std::filesystem::exists(path, ec))
+        m.efa_plugin = std::string("aws-ofi-nccl at ") + path;
+    }
+    for (const char* name :
+         {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET_PLUGIN", "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE",
+          "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_BUFFSIZE", "FI_PROVIDER",
+          "FI_EFA_USE_DEVICE_RDMA", "CUDA_VISIBLE_DEVICES"}) {
+      m.env[name] = env_or_empty(name);
+    }
+    m.topology = std::to_string(ranks_per_node_) + " x " + prop.name + " (sm" +
+                 std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                 std::to_string(prop.multiProcessorCount) + " SMs) per node, " +
+                 std::to_string(nodes_) + " node(s), " + std::to_string(nics) +
+                 " RDMA device(s) per node";
+    m.date = options_.date;
+    return m;
+  }
+
+  int ranks() override {
+    return ranks_;
+  }
+  int nodes() override {
+    return nodes_;
+  }
+
+  CollectiveTiming time_collective(CollectiveKind kind, double bytes, bool in_place, int warmup,
+                                   int iters) override {
+    const auto size = static_cast<size_t>(bytes);
+    ensure_collective_buffers(size);
+    CollectiveTiming out;
+    if (!in_place)
+      out.wrong = check_collective(kind, size);
+    for (int i = 0; i < warmup; ++i)
+      launch(kind, size, in_place);
+    synchronize();
+    barrier();
+    // nccl-tests (src/common.cu): host timer around iters back-to-back launches, then the
+    // per-op mean; averaged over ranks (-a 1).
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i)
+      launch(kind, size, in_place);
+    synchronize();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.time_s = average_over_ranks(elapsed / iters);
+    return out;
+  }
+
+  GemmTiming time_gemm(const std::string& dtype, const GemmShape& shape, int warmup,
+                       int repeats) override {
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    if (lt_ == nullptr) {
+      CAPSIM_CUBLAS_CHECK(cublasLtCreate(&lt_));
+      CAPSIM_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspace));
+    }
+    const bool fp8 = dtype == "fp8_e4m3";
+    const cudaDataType_t in_type =
+        fp8 ? CUDA_R_8F_E4M3 : (dtype == "fp16" ? CUDA_R_16F : CUDA_R_16BF);
+    const cudaDataType_t out_type = dtype == "fp16" ? CUDA_R_16F : CUDA_R_16BF;
+    const size_t in_elt = fp8 ? 1 : 2;
+    const auto m = static_cast<uint64_t>(shape.m);
+    const auto n = static_cast<uint64_t>(shape.n);
+    const auto k = static_cast<uint64_t>(shape.k);
+    const auto batch = static_cast<int32_t>(shape.batch);
+    const size_t a_bytes = m * k * in_elt * static_cast<size_t>(batch);
+    const size_t b_bytes = k * n * in_elt * static_cast<size_t>(batch);
+    const size_t d_bytes = m * n * 2 * static_cast<size_t>(batch);
+
+    // Rotating operand sets so that no repeat finds its operands in L2 (>= 2x L2 in total).
+    cudaDeviceProp prop{};
+    CAPSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, devices_[0]));
+    const size_t set_bytes = a_bytes + b_bytes + d_bytes;
+    const size_t sets = std::clamp<size_t>(
+        (2 * static_cast<size_t>(prop.l2CacheSize) + set_bytes - 1) / set_bytes, 2, 16);
+    for (void* p : gemm_buffers_)
+      CAPSIM_CUDA_CHECK(cudaFree(p));
+    gemm_buffers_.clear();
+    for (size_t s = 0; s < sets * 3; ++s) {
+      void* p = nullptr;
+      CAPSIM_CUDA_CHECK(cudaMalloc(&p, s % 3 == 0 ? a_bytes : (s % 3 == 1 ? b_bytes : d_bytes)));
+      gemm_buffers_.push_back(p);
+    }
+    fill_gemm_operands(fp8, dtype == "fp16", a_bytes / in_elt, b_bytes / in_elt, sets);
+
+    // TN layout (column-major): A stored K x M and transposed, B K x N, D M x N; fp8 needs TN.
+    cublasLtMatmulDesc_t desc = nullptr;
+    CAPSIM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t op_t = CUBLAS_OP_T;
+    CAPSIM_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof(op_t)));
+    cublasLtMatrixLayout_t a_layout = nullptr;
+    cublasLtMatrixLayout_t b_layout = nullptr;
+    cublasLtMatrixLayout_t d_layout = nullptr;
+    CAPSIM_CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&a_layout, in_type, k, m, static_cast<int64_t>(k)));
+    CAPSIM_CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&b_layout, in_type, k, n, static_cast<int64_t>(k)));
+    CAPSIM_CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&d_layout, out_type, m, n, static_cast<int64_t>(m)));
+    if (batch > 1) {
+      const std::array<std::pair<cublasLtMatrixLayout_t, int64_t>, 3> strides{
+          {{a_layout, static_cast<int64_t>(m * k)},
+           {b_layout, static_cast<int64_t>(k * n)},
+           {d_layout, static_cast<int64_t>(m * n)}}};
+      for (const auto& [layout, stride] : strides) {
+        CAPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+            layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+        CAPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+            layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+      }
+    }
+    cublasLtMatmulPreference_t pref = nullptr;
+    CAPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const size_t ws = kWorkspace;
+    CAPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    CAPSIM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt_, desc, a_layout, b_layout, d_layout,
+                                                       d_layout, pref, 1, &heuristic, &found));
+    if (found < 1)
+      throw DeviceError("cuBLASLt found no algorithm for this GEMM");
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    cudaStream_t stream = streams_[0];
+    auto run = [&](size_t set) {
+      CAPSIM_CUBLAS_CHECK(cublasLtMatmul(
+          lt_, desc, &alpha, gemm_buffers_[3 * set], a_layout, gemm_buffers_[3 * set + 1], b_layout,
+          &beta, gemm_buffers_[3 * set + 2], d_layout, gemm_buffers_[3 * set + 2], d_layout,
+          &heuristic.algo, workspace_, kWorkspace, stream));
+    };
+    for (int i = 0; i < warmup; ++i)
+      run(static_cast<size_t>(i) % sets);
+    GemmTiming t;
+    cudaEvent_t start = nullptr;
+    cudaEvent_t stop = nullptr;
+    CAPSIM_CUDA_CHECK(cudaEventCreate(&start));
+    CAPSIM_CUDA_CHECK(cudaEventCreate(&stop));
+    for (int i = 0; i < repeats; ++i) {
+      CAPSIM_CUDA_CHECK(cudaEventRecord(start, stream));
+      run(static_cast<size_t>(i) % sets);
+      CAPSIM_CUDA_CHECK(cudaEventRecord(stop, stream));
+      CAPSIM_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0.0f;
+      CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      t.times_s.push_back(static_cast<double>(ms) * 1e-3);
+    }
+    // Sampled check of set 0's output against the known A pattern (B is all ones):
+    // D[i, j] = sum over k of A(k, i), exact in fp32 accumulation, rounded once to 16 bits.
+    run(0);
+    CAPSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int s = 0; s < kSampledChecks; ++s) {
+      const uint64_t i = (static_cast<uint64_t>(s) * 7919u) % m;
+      const uint64_t j = (static_cast<uint64_t>(s) * 104729u) % n;
+      uint16_t bits = 0;
+      CAPSIM_CUDA_CHECK(cudaMemcpy(&bits, static_cast<char*>(gemm_buffers_[2]) + 2 * (j * m + i),
+                                   sizeof(bits), cudaMemcpyDeviceToHost));
+      const float got = dtype == "fp16" ? half_to_float(bits) : bf16_to_float(bits);
+      double expected = 0.0;
+      for (uint64_t kk = 0; kk < k; ++kk)
+        expected += a_is_positive(i * k + kk) ? 1.0 : -1.0;
+      ++t.checked;
+      if (std::abs(got - expected) > 0.01 * std::abs(expected) + 1.0)
+        ++t.wrong;
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(a_layout);
+    cublasLtMatrixLayoutDestroy(b_layout);
+    cublasLtMatrixLayoutDestroy(d_layout);
+    cublasLtMatmulDescDestroy(desc);
+    return t;
+  }
+
+ private:
+  static constexpr size_t kWorkspace = 32u << 20;
+
+  void ensure_collective_buffers(size_t bytes) {
+    if (bytes <= buffer_bytes_)
+      return;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      if (i < send_.size()) {
+        CAPSIM_CUDA_CHECK(cudaFree(send_[i]));
+        CAPSIM_CUDA_CHECK(cudaFree(recv_[i]));
+      }
+    }
+    send_.assign(devices_.size(), nullptr);
+    recv_.assign(devices_.size(), nullptr);
+    // Round up to 16 MiB so a doubling sweep reallocates rarely.
+    buffer_bytes_ = (bytes + (16u << 20) - 1) / (16u << 20) * (16u << 20);
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      CAPSIM_CUDA_CHECK(cudaMalloc(&send_[i], buffer_bytes_));
+      CAPSIM_CUDA_CHECK(cudaMalloc(&recv_[i], buffer_bytes_));
+      fill_floats(send_[i], buffer_bytes_ / kFloat, 1.0f, streams_[i]);
+    }
+  }
+
+  static void fill_floats(void* dst, size_t count, float value, cudaStream_t stream) {
+    const std::vector<float> chunk(std::min<size_t>(count, 4u << 20), value);
+    for (size_t done = 0; done < count; done += chunk.size()) {
+      const size_t n = std::min(chunk.size(), count - done);
+      CAPSIM_CUDA_CHECK(cudaMemcpyAsync(static_cast<float*>(dst) + done, chunk.data(), n * kFloat,
+                                        cudaMemcpyHostToDevice, stream));
+      CAPSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+  }
+
+  void fill_gemm_operands(bool fp8, bool fp16, size_t a_elems, size_t b_elems, size_t sets) {
+    const uint16_t one16 = fp16 ? 0x3C00 : 0x3F80;
+    const uint16_t minus16 = fp16 ? 0xBC00 : 0xBF80;
+    const size_t elt = fp8 ? 1 : 2;
+    std::vector<uint8_t> host(std::max(a_elems, b_elems) * elt);
+    auto put = [&](size_t idx, bool positive) {
+      if (fp8) {
+        host[idx] = positive ? 0x38 : 0xB8;  // e4m3 +-1.0
+      } else {
+        const uint16_t v = positive ? one16 : minus16;
+        std::memcpy(&host[2 * idx], &v, 2);
+      }
+    };
+    for (size_t i = 0; i < a_elems; ++i)
+      put(i, a_is_positive(i));
+    CAPSIM_CUDA_CHECK(
+        cudaMemcpy(gemm_buffers_[0], host.data(), a_elems * elt, cudaMemcpyHostToDevice));
+    for (size_t i = 0; i < b_elems; ++i)
+      put(i, true);
+    CAPSIM_CUDA_CHECK(
+        cudaMemcpy(gemm_buffers_[1], host.data(), b_elems * elt, cudaMemcpyHostToDevice));
+    for (size_t s = 1; s < sets; ++s) {
+      CAPSIM_CUDA_CHECK(cudaMemcpy(gemm_buffers_[3 * s], gemm_buffers_[0], a_elems * elt,
+                                   cudaMemcpyDeviceToDevice));
+      CAPSIM_CUDA_CHECK(cudaMemcpy(gemm_buffers_[3 * s + 1], gemm_buffers_[1], b_elems * elt,
+                                   cudaMemcpyDeviceToDevice));
+    }
+  }
+
+  [[nodiscard]] int global_rank(size_t local) const {
+    return options_.use_mpi ? world_rank_ : static_cast<int>(local);
+  }
+
+  // One op on every local GPU, in one NCCL group (nccl-tests' -g N single-process mode).
+  void launch(CollectiveKind kind, size_t bytes, bool in_place) {
+    const int n = ranks_;
+    CAPSIM_NCCL_CHECK(ncclGroupStart());
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      char* send = static_cast<char*>(send_[i]);
+      char* recv = static_cast<char*>(recv_[i]);
+      const int rank = global_rank(i);
+      ncclComm_t comm = comms_[i];
+      cudaStream_t s = streams_[i];
+      switch (kind) {
+        case CollectiveKind::kAllReduce: {
+          const size_t count = bytes / kFloat;
+          CAPSIM_NCCL_CHECK(
+              ncclAllReduce(in_place ? recv : send, recv, count, ncclFloat, ncclSum, comm, s));
+          break;
+        }
+        case CollectiveKind::kAllGather: {
+          // nccl-tests: size is the gathered buffer; in place, the send chunk sits at rank's slot.
+          const size_t count = bytes / kFloat / static_cast<size_t>(n);
+          char* in = in_place ? recv + static_cast<size_t>(rank) * count * kFloat : send;
+          CAPSIM_NCCL_CHECK(ncclAllGather(in, recv, count, ncclFloat, comm, s));
+          break;
+        }
+        case CollectiveKind::kReduceScatter: {
+          const size_t count = bytes / kFloat / static_cast<size_t>(n);
+          char* out = in_place ? send + static_cast<size_t>(rank) * count * kFloat : recv;
+          CAPSIM_NCCL_CHECK(ncclReduceScatter(send, out, count, ncclFloat, ncclSum, comm, s));
+          break;
+        }
+        case CollectiveKind::kAllToAll: {
+          const size_t count = bytes / kFloat / static_cast<size_t>(n);
+          for (int peer = 0; peer < n; ++peer) {
+            const size_t off = static_cast<size_t>(peer) * count * kFloat;
+            CAPSIM_NCCL_CHECK(ncclSend(send + off, count, ncclFloat, peer, comm, s));
+            CAPSIM_NCCL_CHECK(ncclRecv(recv + off, count, ncclFloat, peer, comm, s));
+          }
+          break;
+        }
+        case CollectiveKind::kBroadcast: {
+          const size_t count = bytes / kFloat;
+          CAPSIM_NCCL_CHECK(
+              ncclBroadcast(in_place ? recv : send, recv, count, ncclFloat, 0, comm, s));
+          break;
+        }
+        case CollectiveKind::kSendRecv: {
+          // nccl-tests sendrecv: each rank sends to rank+1 and receives from rank-1.
+          const size_t count = bytes / kFloat;
+          CAPSIM_NCCL_CHECK(
+              ncclSend(in_place ? recv : send, count, ncclFloat, (rank + 1) % n, comm, s));
+          CAPSIM_NCCL_CHECK(ncclRecv(recv, count, ncclFloat, (rank - 1 + n) % n, comm, s));
+          break;
+        }
+      }
+    }
+    CAPSIM_NCCL_CHECK(ncclGroupEnd());
+  }
+
+  void synchronize() {
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      CAPSIM_CUDA_CHECK(cudaStreamSynchronize(streams_[i]));
+    }
+  }
+
+  void barrier() {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+    if (options_.use_mpi)
+      mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+#endif
+  }
+
+  double average_over_ranks(double value) {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+    if (options_.use_mpi) {
+      double sum = 0.0;
+      mpi_check(MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+                "MPI_Allreduce");
+      return sum / world_size_;
+    }
+#endif
+    return value;
+  }
+
+  // One untimed out-of-place op on send buffers of 1.0f, then sampled output elements: sums
+  // equal the rank count (all-reduce, reduce-scatter), copies equal 1.
+  long long check_collective(CollectiveKind kind, size_t bytes) {
+    if (kind == CollectiveKind::kReduceScatter) {
+      // In-place reduce-scatter of the previous size wrote sums into the send buffer.
+      for (size_t i = 0; i < devices_.size(); ++i) {
+        CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+        fill_floats(send_[i], bytes / kFloat, 1.0f, streams_[i]);
+      }
+    }
+    launch(kind, bytes, false);
+    synchronize();
+    const bool sums = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
+    const float expected = sums ? static_cast<float>(ranks_) : 1.0f;
+    size_t out_elems = bytes / kFloat;
+    if (kind == CollectiveKind::kReduceScatter)
+      out_elems /= static_cast<size_t>(ranks_);
+    long long wrong = 0;
+    for (size_t i = 0; i < devices_.size() && out_elems > 0; ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      for (int s = 0; s < 16; ++s) {
+        const size_t idx = (static_cast<size_t>(s) * 2654435761u) % out_elems;
+        float v = 0.0f;
+        CAPSIM_CUDA_CHECK(
+            cudaMemcpy(&v, static_cast<float*>(recv_[i]) + idx, kFloat, cudaMemcpyDeviceToHost));
+        if (v != expected)
+          ++wrong;
+      }
+    }
+    return wrong;
+  }
+
+  CudaBackendOptions options_;
+  std::vector<int> devices_;
+  std::vector<ncclComm_t> comms_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<void*> send_;
+  std::vector<void*> recv_;
+  size_t buffer_bytes_ = 0;
+  int ranks_ = 1;
+  int ranks_per_node_ = 1;
+  int nodes_ = 1;
+  int world_rank_ = 0;
+  int world_size_ = 1;
+  cublasLtHandle_t lt_ = nullptr;
+  void* workspace_ = nullptr;
+  std::vector<void*> gemm_buffers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options) {
+  return std::make_unique<CudaBackend>(options);
+}
+
+bool built_with_mpi() {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+void mpi_init(int* argc, char*** argv) {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+  MPI_Init(argc, argv);
+#else
+  (void)argc;
+  (void)argv;
+#endif
+}
+
+void mpi_finalize() {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+  MPI_Finalize();
+#endif
+}
+
+int mpi_rank() {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+#else
+  return 0;
+#endif
+}
+
+}  // namespace capsim::calibrate::harness

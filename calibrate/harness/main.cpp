@@ -1,0 +1,173 @@
+// capsim-calibrate: measures NCCL collectives and cuBLASLt GEMMs on this machine and writes
+// capsim.measurements/v1 JSON for `capsim calibrate fit`.
+//   capsim-calibrate nccl [-c all_reduce,...] [-b 8] [-e 8G] [-f 2] [-w 5] [-n 20] -o m.json
+//   capsim-calibrate gemm [--scenario s.json] [--grid] [--dtypes bf16,fp16,fp8_e4m3] -o m.json
+// Multi-node: build with MPI and launch one process per GPU with mpirun/srun (as nccl-tests).
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "calibrate/harness/cuda_backend.hpp"
+#include "calibrate/harness/harness.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/io/input_error.hpp"
+#include "models/io/scenario_io.hpp"
+
+namespace h = capsim::calibrate::harness;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: capsim-calibrate nccl|gemm [options] -o MEASUREMENTS.json (see --help of each)\n";
+
+std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    out.push_back(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+void write(const std::string& path, const capsim::calibrate::Measurements& m) {
+  if (h::mpi_rank() != 0)
+    return;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw capsim::InputError(path, "", "cannot write file");
+  out << capsim::calibrate::measurements_to_json(m).dump(2) << "\n";
+  if (!out)
+    throw capsim::InputError(path, "", "cannot write file");
+}
+
+int run_nccl(int argc, char** argv) {
+  cxxopts::Options options("capsim-calibrate nccl",
+                           "NCCL collectives over a size sweep, nccl-tests conventions");
+  options.add_options()("c,collectives", "all, or a list of all_reduce,all_gather,...",
+                        cxxopts::value<std::string>()->default_value("all"))(
+      "b,minbytes", "smallest size (1024-based K/M/G)",
+      cxxopts::value<std::string>()->default_value("8"))(
+      "e,maxbytes", "largest size", cxxopts::value<std::string>()->default_value("4G"))(
+      "f,stepfactor", "size multiplier", cxxopts::value<double>()->default_value("2"))(
+      "w,warmup_iters", "untimed ops per size", cxxopts::value<int>()->default_value("5"))(
+      "n,iters", "timed ops per size", cxxopts::value<int>()->default_value("20"))(
+      "no-in-place", "skip the in-place variant")(
+      "g,gpus", "local GPUs this process drives (0 = all; 1 per process under MPI)",
+      cxxopts::value<int>()->default_value("0"))("mpi", "bootstrap across processes with MPI")(
+      "date", "date recorded in the header (default: today, UTC)", cxxopts::value<std::string>())(
+      "o,output", "measurement JSON to write", cxxopts::value<std::string>())("h,help", "help");
+  const auto args = options.parse(argc, argv);
+  if (args.count("help") > 0) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (args.count("output") == 0)
+    throw capsim::InputError("-o", "", "missing output file");
+  h::NcclSweep sweep;
+  sweep.collectives = h::parse_collectives_arg(args["collectives"].as<std::string>());
+  sweep.min_bytes = h::parse_size_arg("--minbytes", args["minbytes"].as<std::string>());
+  sweep.max_bytes = h::parse_size_arg("--maxbytes", args["maxbytes"].as<std::string>());
+  sweep.factor = args["stepfactor"].as<double>();
+  sweep.warmup = args["warmup_iters"].as<int>();
+  sweep.iters = args["iters"].as<int>();
+  sweep.in_place = args.count("no-in-place") == 0;
+  h::validate(sweep);
+  h::CudaBackendOptions backend_options;
+  backend_options.gpus = args["gpus"].as<int>();
+  backend_options.use_mpi = args.count("mpi") > 0;
+  if (backend_options.use_mpi && !h::built_with_mpi()) {
+    throw capsim::InputError("--mpi", "", "this capsim-calibrate was built without MPI");
+  }
+  backend_options.date = args.count("date") > 0 ? args["date"].as<std::string>() : today_utc();
+  auto backend = h::make_cuda_backend(backend_options);
+  write(args["output"].as<std::string>(), h::run_nccl(*backend, sweep));
+  return 0;
+}
+
+int run_gemm(int argc, char** argv) {
+  cxxopts::Options options("capsim-calibrate gemm", "cuBLASLt GEMMs, median of repeats");
+  options.add_options()("scenario", "also run the GEMM shapes of this capsim scenario",
+                        cxxopts::value<std::string>())("grid", "run the fitting grid")(
+      "dtypes", "bf16,fp16,fp8_e4m3 (fp8 on Hopper)",
+      cxxopts::value<std::string>()->default_value("bf16"))(
+      "w,warmup", "untimed runs per shape", cxxopts::value<int>()->default_value("10"))(
+      "r,repeats", "timed runs per shape (median)", cxxopts::value<int>()->default_value("30"))(
+      "date", "date recorded in the header", cxxopts::value<std::string>())(
+      "o,output", "measurement JSON to write", cxxopts::value<std::string>())("h,help", "help");
+  const auto args = options.parse(argc, argv);
+  if (args.count("help") > 0) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (args.count("output") == 0)
+    throw capsim::InputError("-o", "", "missing output file");
+  h::GemmSweep sweep;
+  if (args.count("grid") > 0 || args.count("scenario") == 0)
+    sweep.shapes = h::gemm_grid();
+  if (args.count("scenario") > 0) {
+    const auto scenario = capsim::load_scenario(args["scenario"].as<std::string>());
+    for (const auto& s : h::scenario_gemm_shapes(scenario))
+      sweep.shapes.push_back(s);
+  }
+  sweep.dtypes = split(args["dtypes"].as<std::string>());
+  sweep.warmup = args["warmup"].as<int>();
+  sweep.repeats = args["repeats"].as<int>();
+  h::CudaBackendOptions backend_options;
+  backend_options.gpus = 1;
+  backend_options.date = args.count("date") > 0 ? args["date"].as<std::string>() : today_utc();
+  auto backend = h::make_cuda_backend(backend_options);
+  const auto machine = backend->machine();
+  // fp8 tensor cores from Hopper on: the device name says which architecture it is.
+  const bool hopper = machine.gpu.find("H100") != std::string::npos ||
+                      machine.gpu.find("H200") != std::string::npos ||
+                      machine.gpu.find("GH200") != std::string::npos;
+  h::validate(sweep, hopper);
+  write(args["output"].as<std::string>(), h::run_gemm(*backend, sweep));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  h::mpi_init(&argc, &argv);
+  int rc = 0;
+  try {
+    const std::string sub = argc > 1 ? argv[1] : "";
+    if (sub == "nccl") {
+      rc = run_nccl(argc - 1, argv + 1);
+    } else if (sub == "gemm") {
+      rc = run_gemm(argc - 1, argv + 1);
+    } else {
+      std::cerr << kUsage;
+      rc = sub == "-h" || sub == "--help" ? 0 : 2;
+    }
+  } catch (const capsim::InputError& e) {
+    std::fprintf(stderr, "capsim-calibrate: error: %s\n", e.what());
+    rc = 2;
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "capsim-calibrate: error: %s\n", e.what());
+    rc = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "capsim-calibrate: error: %s\n", e.what());
+    rc = 1;
+  }
+  h::mpi_finalize();
+  return rc;
+}

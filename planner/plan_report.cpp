@@ -141,7 +141,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                 result.event_available ? "yes" : "no");
   out += line;
   const char* header =
-      "  # instance       pricing    nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
+      "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
       "recompute  ZeRO SP  iter s   MFU    mem GiB  days    cost $       eng\n";
   const auto row = [&](size_t rank, const RankedEntry& r) {
     const ScreenedCandidate& c = result.candidates[r.candidate];
@@ -150,7 +150,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     const std::string mbg =
         std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
     std::snprintf(line, sizeof line,
-                  "%3zu %-14s %-10s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %7.3f  %5.1f%%  "
+                  "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %7.3f  %5.1f%%  "
                   "%6.1f  %6.2f%s %12.0f  %s\n",
                   rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
                   to_string(r.price.pricing), c.candidate.num_nodes, layout_text(p).c_str(),

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "calibrate/profile_fit.hpp"
+#include "models/collective_cost.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/units.hpp"
@@ -33,7 +34,9 @@ int run_fit(int argc, char** argv) {
       "node-nic-bandwidth", "aggregate NIC bandwidth per node of the logs, e.g. 400Gbps",
       cxxopts::value<std::string>())("max-regimes", "most NCCL regimes per curve (1-4)",
                                      cxxopts::value<int>()->default_value("4"))(
-      "inputs", "measurement files", cxxopts::value<std::vector<std::string>>());
+      "validate", "held-out nccl-tests log to evaluate the fitted profile on (repeatable)",
+      cxxopts::value<std::vector<std::string>>())("inputs", "measurement files",
+                                                  cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"inputs"});
   options.positional_help("LOG_OR_JSON...");
   cxxopts::ParseResult args;
@@ -82,6 +85,19 @@ int run_fit(int argc, char** argv) {
   for (const auto& f : result->profile.fit_quality) {
     std::printf("%-52s %-58s MAPE %6.2f%%  >=1MiB %6.2f%% (%d pts)\n", f.curve.c_str(),
                 f.source.c_str(), f.mape_pct, f.mape_large_pct, f.points_large);
+  }
+  if (args.count("validate") > 0) {
+    // Leave-out validation: the held-out curves are costed with the profile just fitted.
+    for (const auto& path : args["validate"].as<std::vector<std::string>>()) {
+      const calibrate::CollectiveCurve curve = calibrate::read_nccl_log(path);
+      const CollectiveFit* fit = find_collective_fit(result->profile, curve.kind, curve.nodes > 1);
+      if (fit == nullptr || fit->kind != curve.kind) {
+        throw InputError(path, "", "the fitted profile has no fit for this collective and scope");
+      }
+      const FitRecord f = calibrate::evaluate_fit(*fit, curve);
+      std::printf("held-out %-43s %-58s MAPE %6.2f%%  >=1MiB %6.2f%% (%d pts)\n", f.curve.c_str(),
+                  f.source.c_str(), f.mape_pct, f.mape_large_pct, f.points_large);
+    }
   }
   std::fprintf(stderr, "wrote %s\n", out.c_str());
   return 0;

@@ -1,18 +1,18 @@
 // capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
 // [--out-scenario PATH] [--timing]
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <thread>
 
-#include "cli/cli_util.hpp"
-#include "cli/commands.hpp"
 #include "models/io/input_error.hpp"
 #include "planner/mpi_shard.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/planner.hpp"
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include <unistd.h>
 
 namespace capsim::cli {
 namespace {
@@ -20,7 +20,8 @@ namespace {
 std::string self_executable() {
   std::string buf(4096, '\0');
   const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the capsim binary via /proc/self/exe");
+  if (n <= 0)
+    throw std::runtime_error("cannot find the capsim binary via /proc/self/exe");
   buf.resize(static_cast<size_t>(n));
   return buf;
 }
@@ -30,9 +31,11 @@ void draw_progress(const char* phase, long long done, long long total) {
   const int width = 30;
   const double f = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
   const int filled = static_cast<int>(f * width);
-  std::fprintf(stderr, "\r%-8s [%s%s] %lld/%lld", phase, std::string(static_cast<size_t>(filled), '#').c_str(),
+  std::fprintf(stderr, "\r%-8s [%s%s] %lld/%lld", phase,
+               std::string(static_cast<size_t>(filled), '#').c_str(),
                std::string(static_cast<size_t>(width - filled), '.').c_str(), done, total);
-  if (done >= total) std::fprintf(stderr, "\n");
+  if (done >= total)
+    std::fprintf(stderr, "\n");
   std::fflush(stderr);
 }
 
@@ -59,11 +62,14 @@ int run_plan(int argc, char** argv) {
         "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
     options.parse_positional({"plan"});
     cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args)) return 0;
+    if (!parse_or_help(options, argc, argv, args))
+      return 0;
     const int top = args["top"].as<int>();
     const int jobs = args["jobs"].as<int>();
-    if (top < 0) throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
-    if (jobs < 1) throw InputError("", "", "--jobs must be at least 1, got " + std::to_string(jobs));
+    if (top < 0)
+      throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
+    if (jobs < 1)
+      throw InputError("", "", "--jobs must be at least 1, got " + std::to_string(jobs));
     const std::string engine = args["engine"].as<std::string>();
     if (engine != "event" && engine != "analytic") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
@@ -82,9 +88,11 @@ int run_plan(int argc, char** argv) {
       opts.confirm =
           planner::mpi_sharded(planner::subprocess_confirmer(self_executable(), jobs), mpi);
     }
-    if (isatty(STDERR_FILENO) != 0 && mpi.rank() == 0) opts.progress = draw_progress;
+    if (isatty(STDERR_FILENO) != 0 && mpi.rank() == 0)
+      opts.progress = draw_progress;
     const planner::PlanResult result = planner::run_plan(plan, opts);
-    if (mpi.rank() != 0) return 0;
+    if (mpi.rank() != 0)
+      return 0;
     std::fprintf(stderr,
                  "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s), "
                  "%d event confirmations in %.2f s\n",

@@ -1,10 +1,5 @@
 #include "planner/confirm.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/scenario_io.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;  // NOLINT: POSIX, for posix_spawn
 
@@ -32,8 +32,8 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                       "/capsim-plan-XXXXXX";
+    std::string tmpl =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/capsim-plan-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {
       throw std::runtime_error("cannot create a temporary folder: " +
                                std::string(std::strerror(errno)));
@@ -78,7 +78,8 @@ pid_t spawn_simulate(const std::string& binary, const std::string& dir, size_t i
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> args{binary, "simulate", scenario, "--engine", "event", "--json"};
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
@@ -90,7 +91,8 @@ pid_t spawn_simulate(const std::string& binary, const std::string& dir, size_t i
 }
 
 int wait_exit_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
@@ -118,7 +120,8 @@ ConfirmOutcome parse_simulate_json(const std::string& text) {
     o.evaluation.peak_memory_bytes = mem.at("peak_gib_per_gpu").get<double>() * kGiB;
     o.evaluation.capacity_bytes = mem.at("capacity_gib").get<double>() * kGiB;
     o.ok = o.evaluation.iteration_time_s > 0.0 && o.evaluation.tokens_per_s > 0.0;
-    if (!o.ok) o.error = "non-positive iteration time in simulate output";
+    if (!o.ok)
+      o.error = "non-positive iteration time in simulate output";
   } catch (const nlohmann::json::exception& e) {
     o.ok = false;
     o.error = std::string("unreadable simulate output: ") + e.what();
@@ -130,7 +133,8 @@ ConfirmFn subprocess_confirmer(std::string binary, int jobs) {
   return [binary = std::move(binary), jobs](const std::vector<Scenario>& scenarios,
                                             const ProgressFn& progress) {
     ConfirmBatch batch;
-    if (scenarios.empty()) return batch;
+    if (scenarios.empty())
+      return batch;
     TempDir dir;
     for (size_t i = 0; i < scenarios.size(); ++i) {
       std::ofstream out(dir.path() + "/c" + std::to_string(i) + ".json");
@@ -153,7 +157,8 @@ ConfirmFn subprocess_confirmer(std::string binary, int jobs) {
         return batch;
       }
       batch.outcomes[0] = collect(dir.path(), 0, code);
-      if (progress) progress("confirm", 1, total);
+      if (progress)
+        progress("confirm", 1, total);
     }
     std::map<pid_t, size_t> running;
     size_t next = 1;
@@ -166,14 +171,17 @@ ConfirmFn subprocess_confirmer(std::string binary, int jobs) {
       int status = 0;
       const pid_t pid = waitpid(-1, &status, 0);
       if (pid < 0) {
-        if (errno == EINTR) continue;
+        if (errno == EINTR)
+          continue;
         throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
       }
       const auto it = running.find(pid);
-      if (it == running.end()) continue;  // not one of ours
+      if (it == running.end())
+        continue;  // not one of ours
       batch.outcomes[it->second] = collect(dir.path(), it->second, wait_exit_code(status));
       running.erase(it);
-      if (progress) progress("confirm", ++done, total);
+      if (progress)
+        progress("confirm", ++done, total);
     }
     return batch;
   };

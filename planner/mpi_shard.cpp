@@ -24,19 +24,24 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 }
 
 MpiSession::~MpiSession() {
-  if (initialized_) MPI_Finalize();
+  if (initialized_)
+    MPI_Finalize();
 }
 
-bool MpiSession::built_with_mpi() { return true; }
+bool MpiSession::built_with_mpi() {
+  return true;
+}
 
 ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
-  if (session.size() <= 1) return local;
+  if (session.size() <= 1)
+    return local;
   const int rank = session.rank();
   const int size = session.size();
   return [local = std::move(local), rank, size](const std::vector<Scenario>& scenarios,
                                                 const ProgressFn& progress) {
     std::vector<Scenario> mine;
-    for (size_t i = static_cast<size_t>(rank); i < scenarios.size(); i += static_cast<size_t>(size)) {
+    for (size_t i = static_cast<size_t>(rank); i < scenarios.size();
+         i += static_cast<size_t>(size)) {
       mine.push_back(scenarios[i]);
     }
     const ConfirmBatch part = local(mine, rank == 0 ? progress : ProgressFn{});
@@ -64,7 +69,8 @@ ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
     ConfirmBatch batch;
     batch.available = all_available == 1;
     if (!batch.available) {
-      batch.reason = part.available ? "the event engine is unavailable on another rank" : part.reason;
+      batch.reason =
+          part.available ? "the event engine is unavailable on another rank" : part.reason;
       return batch;
     }
     batch.outcomes.resize(scenarios.size());
@@ -87,8 +93,12 @@ ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
 
 MpiSession::MpiSession(int* /*argc*/, char*** /*argv*/) {}
 MpiSession::~MpiSession() = default;
-bool MpiSession::built_with_mpi() { return false; }
-ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& /*session*/) { return local; }
+bool MpiSession::built_with_mpi() {
+  return false;
+}
+ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& /*session*/) {
+  return local;
+}
 
 #endif
 

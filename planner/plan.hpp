@@ -21,7 +21,7 @@ struct PriceOption {
 
 // One catalog instance the plan may buy, with the prices of the pricing options it offers.
 struct InstanceChoice {
-  std::string name;                // InstanceSpec::name
+  std::string name;                 // InstanceSpec::name
   std::vector<PriceOption> prices;  // in the order of the plan's "pricing" list
 };
 
@@ -59,7 +59,7 @@ struct PlanSpec {
   double deadline_s = 0.0;        // 0: none
   double min_tokens_per_s = 0.0;  // 0: none
   std::vector<InstanceChoice> instances;
-  std::vector<int> node_counts;        // ascending
+  std::vector<int> node_counts;         // ascending
   std::vector<int> global_batch_sizes;  // sequences, ascending (one value when fixed)
   SearchSpace space;
   Objective objective = Objective::kMinCost;

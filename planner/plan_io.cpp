@@ -42,20 +42,23 @@ constexpr std::int64_t kMaxNodes = 1 << 17;
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i > 0 ? ", " : "") + items[i];
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i > 0 ? ", " : "") + items[i];
   return out;
 }
 
 const std::vector<std::string>& pricing_names() {
-  static const std::vector<std::string> kNames{"on-demand", "spot", "capacity-block",
-                                               "reserved"};
+  static const std::vector<std::string> kNames{"on-demand", "spot", "capacity-block", "reserved"};
   return kNames;
 }
 
 Pricing parse_pricing(const std::string& s) {
-  if (s == "spot") return Pricing::kSpot;
-  if (s == "capacity-block") return Pricing::kCapacityBlock;
-  if (s == "reserved") return Pricing::kReserved;
+  if (s == "spot")
+    return Pricing::kSpot;
+  if (s == "capacity-block")
+    return Pricing::kCapacityBlock;
+  if (s == "reserved")
+    return Pricing::kReserved;
   return Pricing::kOnDemand;
 }
 
@@ -76,9 +79,11 @@ double catalog_price(const InstanceSpec& inst, Pricing pricing) {
 std::vector<int> powers_of_two_between(int lo, int hi) {
   std::vector<int> out{lo};
   for (long long v = 1; v <= hi; v *= 2) {
-    if (v > lo && v < hi) out.push_back(static_cast<int>(v));
+    if (v > lo && v < hi)
+      out.push_back(static_cast<int>(v));
   }
-  if (hi != lo) out.push_back(hi);
+  if (hi != lo)
+    out.push_back(hi);
   return out;
 }
 
@@ -107,9 +112,8 @@ std::vector<std::string> enum_values(JsonReader& r, const std::string& key,
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string where = r.pointer_to(key) + "/" + std::to_string(i);
     const auto& v = items[i];
-    const bool known =
-        v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) !=
-                             allowed.end();
+    const bool known = v.is_string() && std::find(allowed.begin(), allowed.end(),
+                                                  v.get<std::string>()) != allowed.end();
     if (!known) {
       throw InputError(r.file(), where,
                        "expected one of " + join(allowed) + ", got " + describe_json(v));
@@ -125,13 +129,15 @@ std::vector<std::string> enum_values(JsonReader& r, const std::string& key,
 // Records `key` as allowed when it is absent (an optional accessor on a missing key only
 // records it), so finish() lists it.
 void mark_allowed(JsonReader& r, const char* key) {
-  if (!r.has(key)) (void)r.optional_bool(key, false);
+  if (!r.has(key))
+    (void)r.optional_bool(key, false);
 }
 
 std::vector<int> divisors_up_to(int n, int limit) {
   std::vector<int> out;
   for (int d = 1; d <= std::min(n, limit); ++d) {
-    if (n % d == 0) out.push_back(d);
+    if (n % d == 0)
+      out.push_back(d);
   }
   return out;
 }
@@ -139,7 +145,8 @@ std::vector<int> divisors_up_to(int n, int limit) {
 // Defaults: every value a practitioner would try (docs/planner.md, "Search space").
 SearchSpace default_space(const ModelSpec& m, int max_gpus_per_node) {
   SearchSpace s;
-  for (int t = 1; t <= max_gpus_per_node; t *= 2) s.tensor.push_back(t);
+  for (int t = 1; t <= max_gpus_per_node; t *= 2)
+    s.tensor.push_back(t);
   s.pipeline = divisors_up_to(m.num_layers, 128);
   s.virtual_pipeline_stages = {1, 2, 3, 4, 6, 8};
   s.micro_batch_size = {1, 2, 4, 8};
@@ -156,33 +163,45 @@ SearchSpace default_space(const ModelSpec& m, int max_gpus_per_node) {
 }
 
 Schedule parse_schedule(const std::string& s) {
-  if (s == "gpipe") return Schedule::kGpipe;
-  if (s == "interleaved-1f1b") return Schedule::kInterleaved;
-  if (s == "zero-bubble") return Schedule::kZeroBubble;
+  if (s == "gpipe")
+    return Schedule::kGpipe;
+  if (s == "interleaved-1f1b")
+    return Schedule::kInterleaved;
+  if (s == "zero-bubble")
+    return Schedule::kZeroBubble;
   return Schedule::kOneFOneB;
 }
 
 Recompute parse_recompute(const std::string& s) {
-  if (s == "selective") return Recompute::kSelective;
-  if (s == "full") return Recompute::kFull;
+  if (s == "selective")
+    return Recompute::kSelective;
+  if (s == "full")
+    return Recompute::kFull;
   return Recompute::kNone;
 }
 
 Precision parse_precision(const std::string& s) {
-  if (s == "fp16") return Precision::kFp16;
-  if (s == "fp8") return Precision::kFp8;
+  if (s == "fp16")
+    return Precision::kFp16;
+  if (s == "fp8")
+    return Precision::kFp8;
   return Precision::kBf16;
 }
 
 void read_search(JsonReader& r, SearchSpace& s) {
-  if (r.has("tensor")) s.tensor = int_values(r, "tensor", 1, 64);
-  if (r.has("pipeline")) s.pipeline = int_values(r, "pipeline", 1, kMaxDim);
+  if (r.has("tensor"))
+    s.tensor = int_values(r, "tensor", 1, 64);
+  if (r.has("pipeline"))
+    s.pipeline = int_values(r, "pipeline", 1, kMaxDim);
   if (r.has("virtual_pipeline_stages")) {
     s.virtual_pipeline_stages = int_values(r, "virtual_pipeline_stages", 1, 1024);
   }
-  if (r.has("micro_batch_size")) s.micro_batch_size = int_values(r, "micro_batch_size", 1, 4096);
-  if (r.has("context")) s.context = int_values(r, "context", 1, 1024);
-  if (r.has("zero_stage")) s.zero_stage = int_values(r, "zero_stage", 0, 3);
+  if (r.has("micro_batch_size"))
+    s.micro_batch_size = int_values(r, "micro_batch_size", 1, 4096);
+  if (r.has("context"))
+    s.context = int_values(r, "context", 1, 1024);
+  if (r.has("zero_stage"))
+    s.zero_stage = int_values(r, "zero_stage", 0, 3);
   if (r.has("schedule")) {
     s.schedule.clear();
     for (const auto& v :
@@ -219,9 +238,9 @@ void read_search(JsonReader& r, SearchSpace& s) {
     }
   }
   // Record the absent keys too, so finish() lists every allowed key.
-  for (const char* key : {"tensor", "pipeline", "virtual_pipeline_stages", "micro_batch_size",
-                          "context", "schedule", "recompute", "zero_stage", "sequence_parallel",
-                          "precision"}) {
+  for (const char* key :
+       {"tensor", "pipeline", "virtual_pipeline_stages", "micro_batch_size", "context", "schedule",
+        "recompute", "zero_stage", "sequence_parallel", "precision"}) {
     mark_allowed(r, key);
   }
   r.finish();
@@ -229,7 +248,8 @@ void read_search(JsonReader& r, SearchSpace& s) {
 
 void read_target(JsonReader& r, PlanSpec& plan) {
   plan.tokens = r.required_count("tokens");
-  if (plan.tokens < 1.0) throw r.error("tokens", "expected at least 1 token");
+  if (plan.tokens < 1.0)
+    throw r.error("tokens", "expected at least 1 token");
   plan.deadline_s = r.optional_duration("deadline").value_or(0.0);
   if (r.has("deadline") && plan.deadline_s <= 0.0) {
     throw r.error("deadline", "expected a positive duration");
@@ -275,9 +295,9 @@ void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string
     }
     const InstanceSpec* inst = find_instance(choice.name);
     if (inst == nullptr) {
-      throw InputError(r.file(), items[i].is_string() ? where : where + "/name",
-                       "unknown instance \"" + choice.name +
-                           "\"; known instances: " + join(instance_names()));
+      throw InputError(
+          r.file(), items[i].is_string() ? where : where + "/name",
+          "unknown instance \"" + choice.name + "\"; known instances: " + join(instance_names()));
     }
     if (!seen.insert(choice.name).second) {
       throw InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");
@@ -317,8 +337,8 @@ void read_nodes(JsonReader& r, PlanSpec& plan) {
     const int lo = static_cast<int>(r.required_int("min", 1, kMaxNodes));
     const int hi = static_cast<int>(r.required_int("max", 1, kMaxNodes));
     if (lo > hi) {
-      throw r.error("max", "max (" + std::to_string(hi) + ") is below min (" +
-                               std::to_string(lo) + ")");
+      throw r.error("max",
+                    "max (" + std::to_string(hi) + ") is below min (" + std::to_string(lo) + ")");
     }
     plan.node_counts = powers_of_two_between(lo, hi);
   }
@@ -332,23 +352,25 @@ int tokens_to_sequences(JsonReader& r, const std::string& key, double tokens, in
                            ") are not a whole number of sequences of seq_length (" +
                            std::to_string(seq_length) + ")");
   }
-  if (seqs > static_cast<double>(kMaxDim)) throw r.error(key, "global batch is too large");
+  if (seqs > static_cast<double>(kMaxDim))
+    throw r.error(key, "global batch is too large");
   return static_cast<int>(std::llround(seqs));
 }
 
 void read_global_batch(JsonReader& r, PlanSpec& plan) {
   const int seq = plan.model.seq_length;
-  const std::vector<std::string> forms{"sequences", "tokens", "min_sequences", "max_sequences",
-                                       "min_tokens", "max_tokens"};
+  const std::vector<std::string> forms{"sequences",     "tokens",     "min_sequences",
+                                       "max_sequences", "min_tokens", "max_tokens"};
   const bool fixed_seq = r.has("sequences");
   const bool fixed_tok = r.has("tokens");
   const bool range_seq = r.has("min_sequences") || r.has("max_sequences");
   const bool range_tok = r.has("min_tokens") || r.has("max_tokens");
-  const int kinds = (fixed_seq ? 1 : 0) + (fixed_tok ? 1 : 0) + (range_seq ? 1 : 0) +
-                    (range_tok ? 1 : 0);
+  const int kinds =
+      (fixed_seq ? 1 : 0) + (fixed_tok ? 1 : 0) + (range_seq ? 1 : 0) + (range_tok ? 1 : 0);
   if (kinds != 1) {
-    throw r.error("", "give exactly one of \"sequences\", \"tokens\", "
-                      "\"min_sequences\"+\"max_sequences\" or \"min_tokens\"+\"max_tokens\"");
+    throw r.error("",
+                  "give exactly one of \"sequences\", \"tokens\", "
+                  "\"min_sequences\"+\"max_sequences\" or \"min_tokens\"+\"max_tokens\"");
   }
   int lo = 0;
   int hi = 0;
@@ -363,7 +385,8 @@ void read_global_batch(JsonReader& r, PlanSpec& plan) {
     lo = tokens_to_sequences(r, "min_tokens", r.required_count("min_tokens"), seq);
     hi = tokens_to_sequences(r, "max_tokens", r.required_count("max_tokens"), seq);
   }
-  for (const auto& f : forms) mark_allowed(r, f.c_str());
+  for (const auto& f : forms)
+    mark_allowed(r, f.c_str());
   r.finish();
   if (lo > hi) {
     throw r.error(range_seq ? "max_sequences" : "max_tokens",
@@ -379,8 +402,10 @@ void read_failure(JsonReader& r, PlanSpec& plan) {
   f.checkpoint_save_s = r.required_duration("checkpoint_save");
   f.checkpoint_restore_s = r.optional_duration("checkpoint_restore").value_or(f.checkpoint_save_s);
   r.finish();
-  if (f.gpu_mtbf_s <= 0.0) throw r.error("gpu_mtbf", "expected a positive duration");
-  if (f.checkpoint_save_s <= 0.0) throw r.error("checkpoint_save", "expected a positive duration");
+  if (f.gpu_mtbf_s <= 0.0)
+    throw r.error("gpu_mtbf", "expected a positive duration");
+  if (f.checkpoint_save_s <= 0.0)
+    throw r.error("checkpoint_save", "expected a positive duration");
   plan.failure = f;
 }
 
@@ -398,9 +423,9 @@ PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
     auto target = r.object("target");
     read_target(target, plan);
   }
-  const std::vector<std::string> pricing =
-      r.has("pricing") ? enum_values(r, "pricing", pricing_names())
-                       : std::vector<std::string>{"on-demand"};
+  const std::vector<std::string> pricing = r.has("pricing")
+                                               ? enum_values(r, "pricing", pricing_names())
+                                               : std::vector<std::string>{"on-demand"};
   mark_allowed(r, "pricing");
   read_instances(r, plan, pricing);
   {
@@ -416,13 +441,15 @@ PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
     max_gpus_per_node = std::max(max_gpus_per_node, find_instance(inst.name)->gpus_per_node);
   }
   plan.space = default_space(plan.model, max_gpus_per_node);
-  if (auto search = r.optional_object("search")) read_search(*search, plan.space);
+  if (auto search = r.optional_object("search"))
+    read_search(*search, plan.space);
   const std::string objective =
       r.optional_enum("objective", "min_cost", {"min_cost", "min_time", "pareto"});
   plan.objective = objective == "min_time" ? Objective::kMinTime
                    : objective == "pareto" ? Objective::kPareto
                                            : Objective::kMinCost;
-  if (auto failure = r.optional_object("failure_model")) read_failure(*failure, plan);
+  if (auto failure = r.optional_object("failure_model"))
+    read_failure(*failure, plan);
   plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 1 << 20));
   r.finish();
   return plan;
@@ -464,6 +491,8 @@ PlanSpec read_plan_text(std::string_view text, const std::string& name) {
   return read_plan(JsonReader::parse_text(text, name), name);
 }
 
-std::string_view default_plan_text() { return kDefaultPlan; }
+std::string_view default_plan_text() {
+  return kDefaultPlan;
+}
 
 }  // namespace capsim::planner

@@ -12,7 +12,9 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kDay = 86400.0;
 
-double g(double v) { return round_significant(v, 6); }
+double g(double v) {
+  return round_significant(v, 6);
+}
 
 std::string layout_text(const Parallelism& p) {
   char buf[96];
@@ -30,49 +32,50 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
   const ScreenedCandidate& c = result.candidates[r.candidate];
   const Evaluation& e = c.final_evaluation();
   const Parallelism& p = c.candidate.parallelism;
-  nlohmann::json j = {
-      {"scenario", scenario_to_json(candidate_scenario(plan, c.candidate))},
-      {"instance", plan.instances[static_cast<size_t>(c.candidate.instance)].name},
-      {"pricing", to_string(r.price.pricing)},
-      {"usd_per_node_hour", g(r.price.usd_per_node_hour)},
-      {"num_nodes", c.candidate.num_nodes},
-      {"num_gpus", p.num_gpus()},
-      {"layout",
-       {{"tensor", p.tensor},
-        {"pipeline", p.pipeline},
-        {"data", p.data},
-        {"context", p.context},
-        {"virtual_pipeline_stages", p.virtual_pipeline_stages},
-        {"micro_batch_size", p.micro_batch_size},
-        {"global_batch_size", p.global_batch_size},
-        {"schedule", to_string(p.schedule)},
-        {"recompute", to_string(p.recompute)},
-        {"zero_stage", p.zero_stage},
-        {"sequence_parallel", p.sequence_parallel},
-        {"precision", to_string(p.precision)}}},
-      {"engine", e.engine},
-      {"iteration_time_s", g(e.iteration_time_s)},
-      {"analytic_iteration_time_s", g(c.analytic.iteration_time_s)},
-      {"tokens_per_s", g(e.tokens_per_s)},
-      {"mfu", g(e.mfu)},
-      {"peak_memory_gib", g(e.peak_memory_bytes / kGiB)},
-      {"capacity_gib", g(e.capacity_bytes / kGiB)},
-      {"time_to_train_days", g(r.wall_time_s / kDay)},
-      {"failure_free_days", g(r.time_to_train_s / kDay)},
-      {"cost_usd", g(r.cost_usd)},
-      {"meets_target", r.meets_target}};
+  nlohmann::json j = {{"scenario", scenario_to_json(candidate_scenario(plan, c.candidate))},
+                      {"instance", plan.instances[static_cast<size_t>(c.candidate.instance)].name},
+                      {"pricing", to_string(r.price.pricing)},
+                      {"usd_per_node_hour", g(r.price.usd_per_node_hour)},
+                      {"num_nodes", c.candidate.num_nodes},
+                      {"num_gpus", p.num_gpus()},
+                      {"layout",
+                       {{"tensor", p.tensor},
+                        {"pipeline", p.pipeline},
+                        {"data", p.data},
+                        {"context", p.context},
+                        {"virtual_pipeline_stages", p.virtual_pipeline_stages},
+                        {"micro_batch_size", p.micro_batch_size},
+                        {"global_batch_size", p.global_batch_size},
+                        {"schedule", to_string(p.schedule)},
+                        {"recompute", to_string(p.recompute)},
+                        {"zero_stage", p.zero_stage},
+                        {"sequence_parallel", p.sequence_parallel},
+                        {"precision", to_string(p.precision)}}},
+                      {"engine", e.engine},
+                      {"iteration_time_s", g(e.iteration_time_s)},
+                      {"analytic_iteration_time_s", g(c.analytic.iteration_time_s)},
+                      {"tokens_per_s", g(e.tokens_per_s)},
+                      {"mfu", g(e.mfu)},
+                      {"peak_memory_gib", g(e.peak_memory_bytes / kGiB)},
+                      {"capacity_gib", g(e.capacity_bytes / kGiB)},
+                      {"time_to_train_days", g(r.wall_time_s / kDay)},
+                      {"failure_free_days", g(r.time_to_train_s / kDay)},
+                      {"cost_usd", g(r.cost_usd)},
+                      {"meets_target", r.meets_target}};
   if (r.checkpoint_interval_s > 0.0) {
     j["checkpoint_interval_s"] = g(r.checkpoint_interval_s);
     j["failure_overhead_pct"] = g(100.0 * r.failure_overhead_fraction);
   }
-  if (!c.confirm_error.empty()) j["confirm_error"] = c.confirm_error;
+  if (!c.confirm_error.empty())
+    j["confirm_error"] = c.confirm_error;
   return j;
 }
 
 }  // namespace
 
 nlohmann::json best_scenario_json(const PlanSpec& plan, const PlanResult& result) {
-  if (result.ranked.empty() || !result.ranked.front().meets_target) return nullptr;
+  if (result.ranked.empty() || !result.ranked.front().meets_target)
+    return nullptr;
   const ScreenedCandidate& c = result.candidates[result.ranked.front().candidate];
   return scenario_to_json(candidate_scenario(plan, c.candidate));
 }
@@ -95,7 +98,8 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   }
   out["ranked"] = ranked;
   json pareto = json::array();
-  for (const auto& r : result.pareto) pareto.push_back(entry_json(plan, result, r));
+  for (const auto& r : result.pareto)
+    pareto.push_back(entry_json(plan, result, r));
   out["pareto"] = pareto;
   json pruned = json::object();
   for (int i = 0; i < kNumPruneReasons; ++i) {
@@ -109,9 +113,11 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
                    {"event_engine", result.event_available}};
   json dis = json::array();
   for (const auto& c : result.candidates) {
-    if (!c.confirmed) continue;
+    if (!c.confirmed)
+      continue;
     const double pct = disagreement_pct(c);
-    if (std::fabs(pct) <= kDisagreementPct) continue;
+    if (std::fabs(pct) <= kDisagreementPct)
+      continue;
     dis.push_back({{"scenario", candidate_scenario(plan, c.candidate).name},
                    {"analytic_iteration_time_s", g(c.analytic.iteration_time_s)},
                    {"event_iteration_time_s", g(c.event.iteration_time_s)},
@@ -120,12 +126,12 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   out["disagreements"] = dis;
   out["notes"] = result.notes;
   if (with_timing) {
-    out["timing"] = {{"screen_wall_s", g(result.screen_wall_s)},
-                     {"confirm_wall_s", g(result.confirm_wall_s)},
-                     {"screen_rate_per_s",
-                      g(result.screen_wall_s > 0.0
-                            ? static_cast<double>(result.enumerated) / result.screen_wall_s
-                            : 0.0)}};
+    out["timing"] = {
+        {"screen_wall_s", g(result.screen_wall_s)},
+        {"confirm_wall_s", g(result.confirm_wall_s)},
+        {"screen_rate_per_s", g(result.screen_wall_s > 0.0
+                                    ? static_cast<double>(result.enumerated) / result.screen_wall_s
+                                    : 0.0)}};
   }
   return out;
 }
@@ -167,36 +173,41 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   }
   out += "\nPareto front (cost vs days):\n";
   out += header;
-  for (size_t i = 0; i < result.pareto.size(); ++i) row(i + 1, result.pareto[i]);
+  for (size_t i = 0; i < result.pareto.size(); ++i)
+    row(i + 1, result.pareto[i]);
   out += "\npruned candidates:\n";
   for (int i = 0; i < kNumPruneReasons; ++i) {
     const long long n = result.pruned.counts[static_cast<size_t>(i)];
-    if (n == 0) continue;
+    if (n == 0)
+      continue;
     std::snprintf(line, sizeof line, "  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
     out += line;
   }
   out += "\nanalytic screen vs event confirmation:\n";
   int shown = 0;
   for (const auto& c : result.candidates) {
-    if (!c.confirmed) continue;
+    if (!c.confirmed)
+      continue;
     const double pct = disagreement_pct(c);
-    if (std::fabs(pct) <= kDisagreementPct) continue;
+    if (std::fabs(pct) <= kDisagreementPct)
+      continue;
     std::snprintf(line, sizeof line, "  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
-                  candidate_scenario(plan, c.candidate).name.c_str(),
-                  c.analytic.iteration_time_s, c.event.iteration_time_s, pct);
+                  candidate_scenario(plan, c.candidate).name.c_str(), c.analytic.iteration_time_s,
+                  c.event.iteration_time_s, pct);
     out += line;
     ++shown;
   }
   if (!result.event_available) {
-    out += "  not compared: " + (result.event_unavailable_reason.empty()
-                                     ? std::string("confirmation disabled")
-                                     : result.event_unavailable_reason) +
+    out += "  not compared: " +
+           (result.event_unavailable_reason.empty() ? std::string("confirmation disabled")
+                                                    : result.event_unavailable_reason) +
            "\n";
   } else if (shown == 0) {
     std::snprintf(line, sizeof line, "  none above %.0f%%\n", kDisagreementPct);
     out += line;
   }
-  for (const auto& n : result.notes) out += "note: " + n + "\n";
+  for (const auto& n : result.notes)
+    out += "note: " + n + "\n";
   if (result.ranked.empty() || !result.ranked.front().meets_target) {
     out += "\nno configuration meets the target\n";
   } else {

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include "models/analytic_estimator.hpp"
 #include "models/gpu_catalog.hpp"
@@ -51,9 +53,42 @@ bool faster(const ScreenedCandidate& a, const ScreenedCandidate& b) {
 }
 
 void keep_best(std::vector<ScreenedCandidate>& top, ScreenedCandidate c, size_t k) {
-  if (top.size() == k && !faster(c, top.back())) return;
+  if (top.size() == k && !faster(c, top.back()))
+    return;
   top.insert(std::upper_bound(top.begin(), top.end(), c, faster), std::move(c));
-  if (top.size() > k) top.pop_back();
+  if (top.size() > k)
+    top.pop_back();
+}
+
+// Candidates kept per group before choosing the K to confirm: enough to find K distinct meshes.
+constexpr size_t kPoolFactor = 8;
+
+// The part of a layout that decides its communication pattern; confirming K candidates that
+// differ here guards against the screen misjudging contention better than K that differ only in
+// recompute, ZeRO stage or sequence parallelism.
+std::tuple<int, int, int, int, int, int, Schedule> mesh_key(const Parallelism& p) {
+  return {p.tensor,           p.pipeline,          p.context, p.virtual_pipeline_stages,
+          p.micro_batch_size, p.global_batch_size, p.schedule};
+}
+
+// Returns the K to confirm from a group's pool (sorted fastest first): the fastest of each
+// distinct mesh first, then the fastest of the rest.
+std::vector<ScreenedCandidate> choose_for_confirmation(std::vector<ScreenedCandidate> pool,
+                                                       size_t k) {
+  std::vector<ScreenedCandidate> chosen;
+  std::vector<ScreenedCandidate> rest;
+  std::set<std::tuple<int, int, int, int, int, int, Schedule>> seen;
+  for (auto& c : pool) {
+    if (chosen.size() < k && seen.insert(mesh_key(c.candidate.parallelism)).second) {
+      chosen.push_back(std::move(c));
+    } else {
+      rest.push_back(std::move(c));
+    }
+  }
+  for (size_t i = 0; i < rest.size() && chosen.size() < k; ++i)
+    chosen.push_back(std::move(rest[i]));
+  std::sort(chosen.begin(), chosen.end(), faster);
+  return chosen;
 }
 
 // The (schedule, virtual stages) pairs of the space: only interleaving has virtual stages.
@@ -62,7 +97,8 @@ std::vector<std::pair<Schedule, int>> schedule_pairs(const SearchSpace& s) {
   for (Schedule sched : s.schedule) {
     if (sched == Schedule::kInterleaved) {
       for (int v : s.virtual_pipeline_stages) {
-        if (v > 1) out.emplace_back(sched, v);
+        if (v > 1)
+          out.emplace_back(sched, v);
       }
     } else {
       out.emplace_back(sched, 1);
@@ -73,14 +109,16 @@ std::vector<std::pair<Schedule, int>> schedule_pairs(const SearchSpace& s) {
 
 double required_tokens_per_s(const PlanSpec& plan) {
   double need = plan.min_tokens_per_s;
-  if (plan.deadline_s > 0.0) need = std::max(need, plan.tokens / plan.deadline_s);
+  if (plan.deadline_s > 0.0)
+    need = std::max(need, plan.tokens / plan.deadline_s);
   return need;
 }
 
 ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,
                        const HardwareProfile& profile, size_t k, double need) {
   ItemResult out;
-  const InstanceSpec& inst = *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
+  const InstanceSpec& inst =
+      *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
   const GpuSpec& gpu = *find_gpu(inst.gpu);
   const int nodes = plan.node_counts[static_cast<size_t>(item.nodes_index)];
   Scenario sc;
@@ -89,7 +127,8 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   const auto pairs = schedule_pairs(plan.space);
   Schedule single_stage_schedule = Schedule::kInterleaved;  // none: pipeline 1 impossible
   for (const auto& [sched, v] : pairs) {
-    if (sched == Schedule::kOneFOneB) single_stage_schedule = sched;
+    if (sched == Schedule::kOneFOneB)
+      single_stage_schedule = sched;
   }
   if (single_stage_schedule == Schedule::kInterleaved) {
     for (const auto& [sched, v] : pairs) {
@@ -107,11 +146,12 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   for (int cp : s.context) {
     p.context = cp;
     const int model_parallel = p.tensor * p.pipeline * cp;
-    p.data = sc.cluster.num_gpus() % model_parallel == 0 ? sc.cluster.num_gpus() / model_parallel
-                                                         : 0;
+    p.data =
+        sc.cluster.num_gpus() % model_parallel == 0 ? sc.cluster.num_gpus() / model_parallel : 0;
     for (const auto& [sched, v] : pairs) {
       // Without a pipeline every schedule is the same layout: keep one (1F1B when listed).
-      if (p.pipeline == 1 && (sched != single_stage_schedule || v > 1)) continue;
+      if (p.pipeline == 1 && (sched != single_stage_schedule || v > 1))
+        continue;
       p.schedule = sched;
       p.virtual_pipeline_stages = v;
       for (int mb : s.micro_batch_size) {
@@ -121,7 +161,8 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
           for (int zero : s.zero_stage) {
             p.zero_stage = zero;
             for (bool sp : s.sequence_parallel) {
-              if (sp && p.tensor == 1) continue;  // not a distinct layout
+              if (sp && p.tensor == 1)
+                continue;  // not a distinct layout
               p.sequence_parallel = sp;
               for (Precision prec : s.precision) {
                 p.precision = prec;
@@ -154,11 +195,12 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
                   const IterationCosts costs = compute_iteration_costs(sc, profile);
                   const SimulationResult r = estimate_iteration(sc, costs, profile);
                   ++out.screened;
-                  if (r.tokens_per_s < need) out.pruned.add(PruneReason::kBelowTarget);
+                  if (r.tokens_per_s < need)
+                    out.pruned.add(PruneReason::kBelowTarget);
                   ScreenedCandidate c;
                   c.candidate = {item.instance, nodes, p, order};
-                  c.analytic = {"analytic",        r.iteration_time_s, r.tokens_per_s, r.mfu,
-                                mem.peak_bytes, mem.capacity_bytes};
+                  c.analytic = {"analytic", r.iteration_time_s, r.tokens_per_s,
+                                r.mfu,      mem.peak_bytes,     mem.capacity_bytes};
                   keep_best(out.top, std::move(c), k);
                 }
               }
@@ -173,17 +215,21 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
 
 bool entry_before(const RankedEntry& a, const RankedEntry& b, const PlanResult& result,
                   Objective objective, size_t price_a, size_t price_b) {
-  if (a.meets_target != b.meets_target) return a.meets_target;
+  if (a.meets_target != b.meets_target)
+    return a.meets_target;
   const bool by_time = objective == Objective::kMinTime;
   const double ka = by_time ? a.wall_time_s : a.cost_usd;
   const double kb = by_time ? b.wall_time_s : b.cost_usd;
-  if (ka != kb) return ka < kb;
+  if (ka != kb)
+    return ka < kb;
   const double sa = by_time ? a.cost_usd : a.wall_time_s;
   const double sb = by_time ? b.cost_usd : b.wall_time_s;
-  if (sa != sb) return sa < sb;
+  if (sa != sb)
+    return sa < sb;
   const long long oa = result.candidates[a.candidate].candidate.order;
   const long long ob = result.candidates[b.candidate].candidate.order;
-  if (oa != ob) return oa < ob;
+  if (oa != ob)
+    return oa < ob;
   return price_a < price_b;
 }
 
@@ -196,22 +242,22 @@ Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
   sc.cluster = cluster_for_instance(inst, c.num_nodes);
   sc.parallelism = c.parallelism;
   const Parallelism& p = c.parallelism;
-  sc.name = plan.name + "-" + inst.name + "-" + std::to_string(c.num_nodes) + "n-tp" +
-            std::to_string(p.tensor) + "-pp" + std::to_string(p.pipeline) + "-dp" +
-            std::to_string(p.data) + (p.context > 1 ? "-cp" + std::to_string(p.context) : "") +
-            (p.virtual_pipeline_stages > 1 ? "-vp" + std::to_string(p.virtual_pipeline_stages)
-                                           : "") +
-            "-mb" + std::to_string(p.micro_batch_size) + "-gbs" +
-            std::to_string(p.global_batch_size) + "-" + to_string(p.schedule) + "-rc-" +
-            to_string(p.recompute) + "-z" + std::to_string(p.zero_stage) +
-            (p.sequence_parallel ? "-sp" : "") +
-            (p.precision != Precision::kBf16 ? std::string("-") + to_string(p.precision) : "");
+  sc.name =
+      plan.name + "-" + inst.name + "-" + std::to_string(c.num_nodes) + "n-tp" +
+      std::to_string(p.tensor) + "-pp" + std::to_string(p.pipeline) + "-dp" +
+      std::to_string(p.data) + (p.context > 1 ? "-cp" + std::to_string(p.context) : "") +
+      (p.virtual_pipeline_stages > 1 ? "-vp" + std::to_string(p.virtual_pipeline_stages) : "") +
+      "-mb" + std::to_string(p.micro_batch_size) + "-gbs" + std::to_string(p.global_batch_size) +
+      "-" + to_string(p.schedule) + "-rc-" + to_string(p.recompute) + "-z" +
+      std::to_string(p.zero_stage) + (p.sequence_parallel ? "-sp" : "") +
+      (p.precision != Precision::kBf16 ? std::string("-") + to_string(p.precision) : "");
   return sc;
 }
 
 std::vector<size_t> pareto_front(const std::vector<RankedEntry>& entries) {
   std::vector<size_t> idx(entries.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  for (size_t i = 0; i < idx.size(); ++i)
+    idx[i] = i;
   // Sweep by wall time (then cost, then input order): keep strictly cheaper ones.
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     if (entries[a].wall_time_s != entries[b].wall_time_s) {
@@ -235,6 +281,7 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   const double need = required_tokens_per_s(plan);
   result.required_tokens_per_s = need;
   const size_t k = static_cast<size_t>(std::max(1, plan.confirm_top_k));
+  const size_t pool = k * kPoolFactor;
 
   // Profiles: resolved once per (instance, single/multi node): they parse JSON.
   std::map<std::pair<int, bool>, HardwareProfile> profiles;
@@ -267,19 +314,21 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       const WorkItem& w = items[i];
       const HardwareProfile& prof =
           profiles.at({w.instance, plan.node_counts[static_cast<size_t>(w.nodes_index)] > 1});
-      item_results[i] = screen_item(plan, w, static_cast<long long>(i), prof, k, need);
+      item_results[i] = screen_item(plan, w, static_cast<long long>(i), prof, pool, need);
       ++done;
     }
   };
   const int jobs = std::max(1, options.jobs);
   std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  for (int j = 1; j < jobs; ++j)
+    threads.emplace_back(worker);
   if (options.progress) {
     // The calling thread reports progress and then helps.
     options.progress("screen", 0, static_cast<long long>(items.size()));
   }
   worker();
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   if (options.progress) {
     options.progress("screen", done.load(), static_cast<long long>(items.size()));
   }
@@ -293,14 +342,17 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
     result.enumerated += r.enumerated;
     result.screened += r.screened;
     auto& g = groups[{items[i].instance, items[i].nodes_index}];
-    for (auto& c : r.top) keep_best(g, std::move(c), k);
+    for (auto& c : r.top)
+      keep_best(g, std::move(c), pool);
   }
   // Groups to confirm: near the target, else the fastest few.
   std::vector<std::pair<int, int>> chosen;
   std::vector<std::pair<double, std::pair<int, int>>> by_speed;
   for (const auto& [key, g] : groups) {
-    if (g.empty()) continue;
-    if (g.front().analytic.tokens_per_s >= kConfirmSlack * need) chosen.push_back(key);
+    if (g.empty())
+      continue;
+    if (g.front().analytic.tokens_per_s >= kConfirmSlack * need)
+      chosen.push_back(key);
     by_speed.push_back({-g.front().analytic.tokens_per_s, key});
   }
   if (chosen.empty() && !by_speed.empty()) {
@@ -312,14 +364,17 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
     result.notes.push_back("no configuration comes within 10% of the target; showing the fastest");
   }
   for (const auto& key : chosen) {
-    for (auto& c : groups[key]) result.candidates.push_back(std::move(c));
+    for (auto& c : choose_for_confirmation(std::move(groups[key]), k)) {
+      result.candidates.push_back(std::move(c));
+    }
   }
 
   // Confirm with the event engine.
   const auto t1 = Clock::now();
   if (options.confirm && !result.candidates.empty()) {
     std::vector<Scenario> scenarios;
-    for (const auto& c : result.candidates) scenarios.push_back(candidate_scenario(plan, c.candidate));
+    for (const auto& c : result.candidates)
+      scenarios.push_back(candidate_scenario(plan, c.candidate));
     ConfirmBatch batch = options.confirm(scenarios, options.progress);
     result.event_available = batch.available;
     if (!batch.available) {
@@ -334,7 +389,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
         if (o.ok) {
           c.confirmed = true;
           c.event = o.evaluation;
-          if (c.event.capacity_bytes <= 0.0) c.event.capacity_bytes = c.analytic.capacity_bytes;
+          if (c.event.capacity_bytes <= 0.0)
+            c.event.capacity_bytes = c.analytic.capacity_bytes;
         } else {
           c.confirm_error = o.error;
         }
@@ -358,9 +414,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       r.time_to_train_s = plan.tokens / e.tokens_per_s;
       r.wall_time_s = r.time_to_train_s;
       if (plan.failure) {
-        const FailureOverhead f = failure_overhead(*plan.failure,
-                                                   c.candidate.parallelism.num_gpus(),
-                                                   r.time_to_train_s);
+        const FailureOverhead f =
+            failure_overhead(*plan.failure, c.candidate.parallelism.num_gpus(), r.time_to_train_s);
         r.wall_time_s = f.expected_wall_s;
         r.checkpoint_interval_s = f.checkpoint_interval_s;
         r.failure_overhead_fraction = f.overhead_fraction;
@@ -373,22 +428,27 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
     }
   }
   std::vector<size_t> order(result.ranked.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return entry_before(result.ranked[a], result.ranked[b], result, plan.objective,
-                        price_order[a], price_order[b]);
+    return entry_before(result.ranked[a], result.ranked[b], result, plan.objective, price_order[a],
+                        price_order[b]);
   });
   std::vector<RankedEntry> sorted;
-  for (size_t i : order) sorted.push_back(result.ranked[i]);
+  for (size_t i : order)
+    sorted.push_back(result.ranked[i]);
   result.ranked = std::move(sorted);
 
   // Pareto front among the entries that meet the target (all of them when none does).
-  std::vector<RankedEntry> pool;
+  std::vector<RankedEntry> eligible;
   for (const auto& r : result.ranked) {
-    if (r.meets_target) pool.push_back(r);
+    if (r.meets_target)
+      eligible.push_back(r);
   }
-  if (pool.empty()) pool = result.ranked;
-  for (size_t i : pareto_front(pool)) result.pareto.push_back(pool[i]);
+  if (eligible.empty())
+    eligible = result.ranked;
+  for (size_t i : pareto_front(eligible))
+    result.pareto.push_back(eligible[i]);
   return result;
 }
 

@@ -33,8 +33,8 @@ struct ScreenedCandidate {
 struct RankedEntry {
   size_t candidate = 0;  // index into PlanResult::candidates
   PriceOption price;
-  double time_to_train_s = 0.0;   // failure-free: tokens / throughput
-  double wall_time_s = 0.0;       // with expected failure overhead when a failure model is given
+  double time_to_train_s = 0.0;  // failure-free: tokens / throughput
+  double wall_time_s = 0.0;      // with expected failure overhead when a failure model is given
   double checkpoint_interval_s = 0.0;  // Young-Daly; 0 without a failure model
   double failure_overhead_fraction = 0.0;
   double cost_usd = 0.0;  // nodes x price x wall time
@@ -43,7 +43,7 @@ struct RankedEntry {
 
 // Everything `capsim plan` reports. Plain value.
 struct PlanResult {
-  std::vector<ScreenedCandidate> candidates;  // best K per (instance, node count)
+  std::vector<ScreenedCandidate> candidates;  // the K chosen per (instance, node count)
   std::vector<RankedEntry> ranked;            // by objective; target-meeting first
   std::vector<RankedEntry> pareto;            // cost vs days, by days ascending
   PruneCounts pruned;
@@ -66,8 +66,9 @@ struct PlanOptions {
 };
 
 // Runs the search: enumerate, prune (counted per reason), screen with the analytic estimator,
-// confirm the best plan.confirm_top_k per (instance, node count) whose analytic throughput is
-// within 10% of the target, rank on confirmed numbers, and compute the Pareto front.
+// confirm plan.confirm_top_k per (instance, node count) group whose analytic throughput comes
+// within 10% of the target (the fastest of distinct meshes first), rank on confirmed numbers,
+// and compute the Pareto front.
 // Deterministic for a given plan and confirm function, whatever `jobs` is.
 [[nodiscard]] PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options);
 

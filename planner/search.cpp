@@ -36,8 +36,10 @@ const char* to_string(PruneReason reason) {
 
 std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec& c,
                                            const Parallelism& p) {
-  if (p.tensor > c.gpus_per_node) return PruneReason::kTensorExceedsNode;
-  if (p.num_gpus() != c.num_gpus()) return PruneReason::kGpuCount;
+  if (p.tensor > c.gpus_per_node)
+    return PruneReason::kTensorExceedsNode;
+  if (p.num_gpus() != c.num_gpus())
+    return PruneReason::kGpuCount;
   if (m.num_attention_heads % p.tensor != 0 || m.num_kv_heads % p.tensor != 0 ||
       m.ffn_hidden_size % p.tensor != 0) {
     return PruneReason::kTensorDivisibility;
@@ -45,8 +47,7 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
   if (p.context > 1 && m.seq_length % (2 * p.context) != 0) {
     return PruneReason::kContextDivisibility;
   }
-  if (p.pipeline > m.num_layers ||
-      m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+  if (p.pipeline > m.num_layers || m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
     return PruneReason::kLayerDivisibility;
   }
   if (p.global_batch_size % (p.micro_batch_size * p.data) != 0) {
@@ -57,7 +58,8 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
   }
   // Megatron's distributed optimizer is ZeRO-1; DeepSpeed refuses ZeRO-2/3 with its pipeline
   // engine, and FSDP (ZeRO-3) is used without pipeline parallelism.
-  if (p.zero_stage >= 2 && p.pipeline > 1) return PruneReason::kZeroWithPipeline;
+  if (p.zero_stage >= 2 && p.pipeline > 1)
+    return PruneReason::kZeroWithPipeline;
   const GpuSpec* gpu = find_gpu(c.gpu);
   if (p.precision == Precision::kFp8 && (gpu == nullptr || gpu->peak_fp8_flop_per_s <= 0.0)) {
     return PruneReason::kFp8Unsupported;

@@ -34,7 +34,8 @@ struct PruneCounts {
   std::array<long long, kNumPruneReasons> counts{};
   void add(PruneReason reason, long long n = 1) { counts[static_cast<size_t>(reason)] += n; }
   void merge(const PruneCounts& other) {
-    for (size_t i = 0; i < counts.size(); ++i) counts[i] += other.counts[i];
+    for (size_t i = 0; i < counts.size(); ++i)
+      counts[i] += other.counts[i];
   }
   [[nodiscard]] long long of(PruneReason reason) const {
     return counts[static_cast<size_t>(reason)];

@@ -21,7 +21,8 @@ using capsim::planner::PlanSpec;
 void BM_ScreenDefaultPlan(benchmark::State& state) {
   PlanSpec plan = capsim::planner::read_plan_text(capsim::planner::default_plan_text(), "default");
   std::vector<int> nodes;
-  for (int n = 16; static_cast<int>(nodes.size()) < state.range(0); n *= 2) nodes.push_back(n);
+  for (int n = 16; static_cast<int>(nodes.size()) < state.range(0); n *= 2)
+    nodes.push_back(n);
   plan.node_counts = nodes;
   PlanOptions opts;
   opts.jobs = 1;

@@ -31,7 +31,8 @@ std::vector<BadCase> load_expected() {
   std::string line;
   while (std::getline(in, line)) {
     const auto tab = line.find('\t');
-    if (tab == std::string::npos) continue;
+    if (tab == std::string::npos)
+      continue;
     out.push_back({line.substr(0, tab), line.substr(tab + 1)});
   }
   return out;
@@ -61,7 +62,8 @@ TEST(PlanIoTest, EveryBadPlanFileHasAnExpectedMessage) {
   size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kDataDir + "/bad")) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("plan_", 0) == 0 && entry.path().extension() == ".json") ++files;
+    if (name.rfind("plan_", 0) == 0 && entry.path().extension() == ".json")
+      ++files;
   }
   EXPECT_EQ(files, load_expected().size());
   EXPECT_GE(files, 50u);
@@ -118,7 +120,8 @@ TEST(PlanIoTest, PriceOverridesAndPricingOptions) {
   EXPECT_DOUBLE_EQ(p5[0].usd_per_node_hour, 50.0);
   EXPECT_EQ(p5[1].pricing, Pricing::kSpot);
   EXPECT_DOUBLE_EQ(p5[1].usd_per_node_hour, 20.0);
-  EXPECT_DOUBLE_EQ(p5[2].usd_per_node_hour, find_instance("p5.48xlarge")->capacity_block_usd_per_hour);
+  EXPECT_DOUBLE_EQ(p5[2].usd_per_node_hour,
+                   find_instance("p5.48xlarge")->capacity_block_usd_per_hour);
   // p4d has no spot price: only on-demand and capacity block.
   ASSERT_EQ(plan.instances[1].prices.size(), 2u);
   EXPECT_EQ(plan.instances[1].prices[1].pricing, Pricing::kCapacityBlock);

@@ -53,7 +53,8 @@ PlanSpec small_space() {
 }
 
 TEST(PlannerEventTest, FindsTheOptimumOfExhaustiveEventSimulation) {
-  if (!event_engine_available()) GTEST_SKIP() << "capsim was built without the event engine";
+  if (!event_engine_available())
+    GTEST_SKIP() << "capsim was built without the event engine";
   PlanSpec plan = small_space();
   // Exhaustive: every feasible candidate (K large enough to keep them all), each simulated.
   PlanSpec all = plan;
@@ -87,8 +88,8 @@ TEST(PlannerEventTest, FindsTheOptimumOfExhaustiveEventSimulation) {
   EXPECT_TRUE(best.confirmed);
   EXPECT_EQ(candidate_scenario(plan, best.candidate).name, best_name);
   EXPECT_NEAR(r.ranked[0].cost_usd, best_cost, 1e-9 * best_cost);
-  std::printf("exhaustive: %d event runs; planner: %d; optimum %s at $%.2f\n",
-              every.confirmations, r.confirmations, best_name.c_str(), best_cost);
+  std::printf("exhaustive: %d event runs; planner: %d; optimum %s at $%.2f\n", every.confirmations,
+              r.confirmations, best_name.c_str(), best_cost);
 }
 
 TEST(PlannerEventTest, DefaultPlanGolden) {

@@ -2,8 +2,6 @@
 // with in-process confirm functions (the event engine runs in planner_event_test.cpp).
 #include "planner/planner.hpp"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +17,8 @@
 #include "planner/failure_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
+
+#include <unistd.h>
 
 namespace capsim::planner {
 namespace {
@@ -124,7 +124,8 @@ TEST(PlannerTest, PruningCountsByHand) {
   EXPECT_EQ(r.pruned.of(PruneReason::kBelowTarget), 0);
   EXPECT_EQ(r.pruned.of(PruneReason::kInvalidLayout), 0);
   long long total = r.screened;
-  for (auto n : r.pruned.counts) total += n;
+  for (auto n : r.pruned.counts)
+    total += n;
   EXPECT_EQ(total, r.enumerated);  // every candidate is screened or pruned exactly once
 }
 
@@ -146,7 +147,8 @@ TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
         for (Recompute rc : plan.space.recompute) {
           for (int z : plan.space.zero_stage) {
             for (bool sp : plan.space.sequence_parallel) {
-              if (sp && t == 1) continue;
+              if (sp && t == 1)
+                continue;
               Parallelism p;
               p.tensor = t;
               p.pipeline = pp;
@@ -156,7 +158,8 @@ TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
               p.recompute = rc;
               p.zero_stage = z;
               p.sequence_parallel = sp;
-              if (check_structure(plan.model, c, p)) continue;
+              if (check_structure(plan.model, c, p))
+                continue;
               (estimate_memory(plan.model, p, gpu).fits ? fits : no_fit) += 1;
             }
           }
@@ -178,9 +181,8 @@ RankedEntry entry(double cost, double days) {
 }
 
 TEST(ParetoTest, KeepsOnlyNonDominatedSortedByTime) {
-  const std::vector<RankedEntry> entries{entry(10, 5), entry(8, 6),  entry(9, 7),
-                                         entry(8, 6),  entry(20, 1), entry(15, 3),
-                                         entry(30, 1), entry(15, 4)};
+  const std::vector<RankedEntry> entries{entry(10, 5), entry(8, 6),  entry(9, 7),  entry(8, 6),
+                                         entry(20, 1), entry(15, 3), entry(30, 1), entry(15, 4)};
   EXPECT_EQ(pareto_front(entries), (std::vector<size_t>{4, 5, 0, 1}));
   EXPECT_TRUE(pareto_front({}).empty());
 }
@@ -197,11 +199,11 @@ TEST(ParetoTest, FrontOfARealPlanIsNonDominated) {
       EXPECT_LT(r.pareto[i].cost_usd, r.pareto[i - 1].cost_usd);
     }
     for (const auto& other : r.ranked) {
-      if (!other.meets_target) continue;
-      const bool dominates = other.cost_usd <= r.pareto[i].cost_usd &&
-                             other.wall_time_s <= r.pareto[i].wall_time_s &&
-                             (other.cost_usd < r.pareto[i].cost_usd ||
-                              other.wall_time_s < r.pareto[i].wall_time_s);
+      if (!other.meets_target)
+        continue;
+      const bool dominates =
+          other.cost_usd <= r.pareto[i].cost_usd && other.wall_time_s <= r.pareto[i].wall_time_s &&
+          (other.cost_usd < r.pareto[i].cost_usd || other.wall_time_s < r.pareto[i].wall_time_s);
       EXPECT_FALSE(dominates);
     }
   }
@@ -260,8 +262,8 @@ ConfirmFn skewed_confirmer(double pipeline_penalty) {
       const double factor = 1.0 + pipeline_penalty * (sc.parallelism.pipeline - 1);
       ConfirmOutcome o;
       o.ok = true;
-      o.evaluation = {"event", r.iteration_time_s * factor, r.tokens_per_s / factor, r.mfu / factor,
-                      r.memory.peak_bytes, r.memory.capacity_bytes};
+      o.evaluation = {"event",        r.iteration_time_s * factor, r.tokens_per_s / factor,
+                      r.mfu / factor, r.memory.peak_bytes,         r.memory.capacity_bytes};
       batch.outcomes.push_back(o);
     }
     return batch;
@@ -288,7 +290,8 @@ TEST(PlannerTest, RanksOnConfirmedNumbers) {
   EXPECT_TRUE(best.confirmed);
   EXPECT_EQ(best.final_evaluation().engine, "event");
   double fastest_event = 0.0;
-  for (const auto& c : r.candidates) fastest_event = std::max(fastest_event, c.event.tokens_per_s);
+  for (const auto& c : r.candidates)
+    fastest_event = std::max(fastest_event, c.event.tokens_per_s);
   EXPECT_DOUBLE_EQ(best.event.tokens_per_s, fastest_event);
 }
 
@@ -342,7 +345,8 @@ TEST(PlannerTest, JsonHasTheContractKeys) {
   plan.node_counts = {16, 32};
   const PlanResult r = run_plan(plan, {});
   const nlohmann::json j = plan_to_json(plan, r, 5, false);
-  for (const char* key : {"best", "ranked", "pareto", "pruned"}) EXPECT_TRUE(j.contains(key));
+  for (const char* key : {"best", "ranked", "pareto", "pruned"})
+    EXPECT_TRUE(j.contains(key));
   for (const char* key : {"scenario", "instance", "pricing", "num_nodes", "iteration_time_s",
                           "time_to_train_days", "cost_usd"}) {
     EXPECT_TRUE(j.at("best").contains(key)) << key;

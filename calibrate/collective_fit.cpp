@@ -16,6 +16,8 @@ namespace {
 
 constexpr double kUs = 1e-6;
 constexpr double kMiB = 1024.0 * 1024.0;
+// Fewest points one regime of a multi-regime fit may rest on.
+constexpr size_t kMinSegment = 3;
 // Weight of the prior "latency scale = 1" (NCCL's own constants) against the relative errors:
 // small, so it only decides latencies the data leave open (bandwidth-bound segments).
 constexpr double kPriorWeight = 0.03;
@@ -136,7 +138,7 @@ class Fitter {
   // Tries every split of the size-sorted points into templates.size() contiguous segments.
   Candidate fit(const std::vector<Template>& templates) const {
     const size_t n = points_.size();
-    const size_t k = std::min(templates.size(), n);
+    const size_t k = std::min(templates.size(), std::max<size_t>(1, n / kMinSegment));
     Candidate best;
     best.templates.assign(templates.end() - static_cast<std::ptrdiff_t>(k), templates.end());
     std::vector<std::vector<double>> a(k, std::vector<double>(n));
@@ -177,7 +179,8 @@ class Fitter {
         evaluate();
         return;
       }
-      for (size_t c = cuts[r - 1] + 1; c + (k - r) <= n; ++c) {
+      // Every regime rests on at least kMinSegment points, so none is set by the prior alone.
+      for (size_t c = cuts[r - 1] + kMinSegment; c + (k - r) * kMinSegment <= n; ++c) {
         cuts[r] = c;
         self(self, r + 1);
       }
@@ -241,7 +244,7 @@ CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
   // squared relative error), so short or smooth curves get few regimes.
   Candidate chosen;
   for (int k = 1; k <= std::max(1, options.max_regimes); ++k) {
-    if (static_cast<size_t>(k) > fitter.size())
+    if (k > 1 && static_cast<size_t>(k) * kMinSegment > fitter.size())
       break;
     Candidate c = fitter.fit(templates_for(k, inter, tree_allowed, Template::kRingSimple));
     const double last_bw = 1.0 / c.regimes.back().inv_bw;

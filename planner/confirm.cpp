@@ -46,6 +46,8 @@ class TempDir {
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
+  TempDir(TempDir&&) = delete;
+  TempDir& operator=(TempDir&&) = delete;
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:

@@ -13,6 +13,8 @@ class MpiSession {
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
+  MpiSession(MpiSession&&) = delete;
+  MpiSession& operator=(MpiSession&&) = delete;
 
   [[nodiscard]] int rank() const { return rank_; }
   [[nodiscard]] int size() const { return size_; }

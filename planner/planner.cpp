@@ -4,7 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -309,29 +311,56 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   std::vector<ItemResult> item_results(items.size());
   std::atomic<size_t> next{0};
   std::atomic<long long> done{0};
+  // An exception must not escape a std::thread (that aborts): the first one is kept and
+  // rethrown after the join; the other workers stop taking items.
+  std::mutex error_mutex;
+  std::exception_ptr error;
   const auto worker = [&] {
     for (size_t i = next++; i < items.size(); i = next++) {
-      const WorkItem& w = items[i];
-      const HardwareProfile& prof =
-          profiles.at({w.instance, plan.node_counts[static_cast<size_t>(w.nodes_index)] > 1});
-      item_results[i] = screen_item(plan, w, static_cast<long long>(i), prof, pool, need);
+      try {
+        const WorkItem& w = items[i];
+        const HardwareProfile& prof =
+            profiles.at({w.instance, plan.node_counts[static_cast<size_t>(w.nodes_index)] > 1});
+        item_results[i] = screen_item(plan, w, static_cast<long long>(i), prof, pool, need);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error)
+          error = std::current_exception();
+        next = items.size();
+      }
       ++done;
     }
   };
   const int jobs = std::max(1, options.jobs);
+  const auto total = static_cast<long long>(items.size());
   std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j)
-    threads.emplace_back(worker);
   if (options.progress) {
-    // The calling thread reports progress and then helps.
-    options.progress("screen", 0, static_cast<long long>(items.size()));
+    // `jobs` workers; the calling thread redraws the progress every 100 ms.
+    std::atomic<int> running{jobs};
+    for (int j = 0; j < jobs; ++j) {
+      threads.emplace_back([&] {
+        worker();
+        --running;
+      });
+    }
+    options.progress("screen", 0, total);
+    while (running.load() > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (done.load() < total)
+        options.progress("screen", done.load(), total);
+    }
+    for (auto& t : threads)
+      t.join();
+    options.progress("screen", total, total);
+  } else {
+    for (int j = 1; j < jobs; ++j)
+      threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads)
+      t.join();
   }
-  worker();
-  for (auto& t : threads)
-    t.join();
-  if (options.progress) {
-    options.progress("screen", done.load(), static_cast<long long>(items.size()));
-  }
+  if (error)
+    std::rethrow_exception(error);
   result.screen_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // Merge per (instance, node count) group.

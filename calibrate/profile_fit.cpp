@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
@@ -187,8 +188,9 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
     p.provenance.push_back("gemm: no " + spec->architecture +
                            " fp16/bf16 measurements given; GemmParams left at their defaults");
   }
+  p.attention = published_attention_params(*spec);
   p.provenance.push_back(
-      "attention efficiencies: FlashAttention-2 defaults (Dao 2023, §4.1), not fitted; "
+      "attention efficiencies: FlashAttention-2 published figures for the architecture (Dao 2023), not fitted; "
       "memory_efficiency and per-microbatch overhead: defaults, not fitted (no such data)");
   return result;
 }

@@ -314,6 +314,56 @@ TEST(PlannerTest, UnavailableEventEngineFallsBackToTheScreen) {
   EXPECT_EQ(r.candidates[r.ranked[0].candidate].final_evaluation().engine, "analytic");
 }
 
+TEST(PlannerTest, FailedConfirmationsKeepTheScreensNumbers) {
+  const std::string dir = ::testing::TempDir() + "capsim_crashing_event";
+  std::filesystem::create_directories(dir);
+  const std::string fake = dir + "/capsim";
+  {
+    std::ofstream out(fake);
+    out << "#!/bin/sh\necho 'internal error: boom' >&2\nexit 1\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  PlanOptions opts;
+  opts.confirm = subprocess_confirmer(fake, 2);
+  const PlanResult r = run_plan(hand_plan(), opts);
+  EXPECT_TRUE(r.event_available);
+  EXPECT_EQ(r.confirmations, static_cast<int>(r.candidates.size()));
+  for (const auto& c : r.candidates) {
+    EXPECT_FALSE(c.confirmed);
+    EXPECT_EQ(c.confirm_error, "exit 1: internal error: boom");
+    EXPECT_EQ(c.final_evaluation().engine, "analytic");
+  }
+}
+
+TEST(PlannerTest, MinTimeRanksByWallTime) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.node_counts = {16, 32, 64};
+  plan.objective = Objective::kMinTime;
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_GT(r.ranked.size(), 2u);
+  for (size_t i = 1; i < r.ranked.size(); ++i) {
+    if (r.ranked[i].meets_target != r.ranked[i - 1].meets_target)
+      continue;
+    EXPECT_LE(r.ranked[i - 1].wall_time_s, r.ranked[i].wall_time_s);
+  }
+  EXPECT_EQ(r.candidates[r.ranked[0].candidate].candidate.num_nodes, 64);
+}
+
+TEST(PlannerTest, GlobalBatchRangeIsSearched) {
+  PlanSpec plan = hand_plan();
+  plan.space.tensor = {2};
+  plan.space.pipeline = {1};
+  plan.space.micro_batch_size = {1};
+  plan.space.zero_stage = {0};
+  plan.global_batch_sizes = {16, 32, 64};
+  plan.confirm_top_k = 3;
+  const PlanResult r = run_plan(plan, {});
+  EXPECT_EQ(r.screened, 3);
+  ASSERT_EQ(r.candidates.size(), 3u);
+  // Larger batches amortise the gradient reduction: the fastest per token is the largest.
+  EXPECT_EQ(r.candidates[r.ranked[0].candidate].candidate.parallelism.global_batch_size, 64);
+}
+
 TEST(PlannerTest, ParsesSimulateJson) {
   const ConfirmOutcome o = parse_simulate_json(
       R"({"engine": "event", "iteration_time_s": 2.5, "tokens_per_s": 1000, "mfu": 0.5,

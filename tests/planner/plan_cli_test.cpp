@@ -1,0 +1,72 @@
+// `capsim plan` end to end through the binary: exit codes, JSON on stdout, the winner written as
+// a scenario that `capsim simulate` accepts.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "models/io/json_reader.hpp"
+#include "models/io/scenario_io.hpp"
+
+#include <sys/wait.h>
+
+namespace capsim {
+namespace {
+
+const std::string kBinary = CAPSIM_BINARY;
+const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs `capsim ARGS` with stderr discarded and returns its exit code and stdout.
+CliRun run(const std::string& args) {
+  CliRun r;
+  FILE* pipe = popen((kBinary + " " + args + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr)
+    return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
+    r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(PlanCliTest, JsonAndWinningScenario) {
+  const std::string out = ::testing::TempDir() + "capsim_plan_best.json";
+  std::filesystem::remove(out);
+  const CliRun r = run("plan " + kDataDir + "/plans/small.json --engine analytic --json --top 3 " +
+                       "--out-scenario " + out);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = JsonReader::parse_text(r.out, "stdout");
+  EXPECT_LE(j.at("ranked").size(), 3u);
+  EXPECT_EQ(j.at("best").at("engine"), "analytic");
+  const Scenario best = load_scenario(out);
+  EXPECT_EQ(best.cluster.num_nodes, j.at("best").at("num_nodes").get<int>());
+  EXPECT_EQ(best.cluster.instance, j.at("best").at("instance").get<std::string>());
+  EXPECT_EQ(run("simulate " + out + " --engine analytic --json").exit_code, 0);
+}
+
+TEST(PlanCliTest, SameInputSameBytes) {
+  const std::string args = "plan " + kDataDir + "/plans/small.json --engine analytic --json";
+  const CliRun a = run(args + " --jobs 1");
+  const CliRun b = run(args + " --jobs 2");
+  ASSERT_EQ(a.exit_code, 0);
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(PlanCliTest, BadInputExitsTwo) {
+  EXPECT_EQ(run("plan " + kDataDir + "/bad/plan_instance_unknown.json").exit_code, 2);
+  EXPECT_EQ(run("plan /nonexistent/plan.json").exit_code, 2);
+  EXPECT_EQ(run("plan --top -1").exit_code, 2);
+  EXPECT_EQ(run("plan --engine magic").exit_code, 2);
+  EXPECT_EQ(run("plan --help").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace capsim

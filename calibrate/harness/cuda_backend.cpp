@@ -562,6 +562,11 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options) {
   return std::make_unique<CudaBackend>(options);
 }
 
+bool cuda_device_available() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
 bool built_with_mpi() {
 #ifdef CAPSIM_HARNESS_WITH_MPI
   return true;

@@ -17,6 +17,9 @@ struct CudaBackendOptions {
 // Throws DeviceError when no GPU or NCCL communicator can be set up.
 [[nodiscard]] std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options);
 
+// Returns true when at least one CUDA device is usable (driver present, device visible).
+[[nodiscard]] bool cuda_device_available();
+
 // Returns true when this build can bootstrap multi-node runs over MPI.
 [[nodiscard]] bool built_with_mpi();
 

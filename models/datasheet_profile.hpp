@@ -11,10 +11,9 @@ namespace capsim {
 // ../shared/reference/hardware_facts.md, not fits; is_datasheet_default is set.
 [[nodiscard]] HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster);
 
-// Returns FlashAttention-2 efficiencies published for the GPU's architecture (Dao 2023: A100
-// forward up to 73% and backward up to 63% of peak at head dim 128; H100 without
-// Hopper-specific kernels up to 335 TFLOP/s fwd+bwd, ~34% of peak). Not fitted: no attention
-// measurements ship with capsim.
+// Returns the published FlashAttention efficiencies shipped profiles use for the GPU's
+// architecture: FlashAttention-1/Triton class on Ampere (the kernels of the published A100 runs),
+// FlashAttention-2 on Hopper (Dao 2023). Not fitted: no attention measurements ship with capsim.
 [[nodiscard]] AttentionParams published_attention_params(const GpuSpec& gpu);
 
 }  // namespace capsim

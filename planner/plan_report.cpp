@@ -124,6 +124,11 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
                    {"difference_pct", g(pct)}});
   }
   out["disagreements"] = dis;
+  if (result.event_available && !result.candidates.empty()) {
+    out["screen_winner"] =
+        candidate_scenario(plan, result.candidates[result.screen_winner].candidate).name;
+    out["confirmation_changed_winner"] = result.screen_winner_changed;
+  }
   out["notes"] = result.notes;
   if (with_timing) {
     out["timing"] = {
@@ -196,6 +201,14 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                   c.event.iteration_time_s, pct);
     out += line;
     ++shown;
+  }
+  if (result.event_available && !result.candidates.empty()) {
+    out +=
+        result.screen_winner_changed
+            ? "  the confirmation changed the winner; the screen alone would have chosen " +
+                  candidate_scenario(plan, result.candidates[result.screen_winner].candidate).name +
+                  "\n"
+            : std::string("  the screen and the confirmation agree on the winner\n");
   }
   if (!result.event_available) {
     out += "  not compared: " +

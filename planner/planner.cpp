@@ -235,6 +235,50 @@ bool entry_before(const RankedEntry& a, const RankedEntry& b, const PlanResult& 
   return price_a < price_b;
 }
 
+// Returns every candidate under every pricing option of its instance, sorted by the objective;
+// `confirmed` false ranks on the screen's numbers even where the event engine ran.
+std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& result,
+                                      bool confirmed) {
+  std::vector<RankedEntry> entries;
+  std::vector<size_t> price_order;
+  for (size_t i = 0; i < result.candidates.size(); ++i) {
+    const ScreenedCandidate& c = result.candidates[i];
+    const Evaluation& e = confirmed ? c.final_evaluation() : c.analytic;
+    const auto& prices = plan.instances[static_cast<size_t>(c.candidate.instance)].prices;
+    for (size_t pi = 0; pi < prices.size(); ++pi) {
+      RankedEntry r;
+      r.candidate = i;
+      r.price = prices[pi];
+      r.time_to_train_s = plan.tokens / e.tokens_per_s;
+      r.wall_time_s = r.time_to_train_s;
+      if (plan.failure) {
+        const FailureOverhead f =
+            failure_overhead(*plan.failure, c.candidate.parallelism.num_gpus(), r.time_to_train_s);
+        r.wall_time_s = f.expected_wall_s;
+        r.checkpoint_interval_s = f.checkpoint_interval_s;
+        r.failure_overhead_fraction = f.overhead_fraction;
+      }
+      r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour * r.wall_time_s / 3600.0;
+      r.meets_target = (plan.deadline_s <= 0.0 || r.wall_time_s <= plan.deadline_s) &&
+                       (plan.min_tokens_per_s <= 0.0 || e.tokens_per_s >= plan.min_tokens_per_s);
+      entries.push_back(r);
+      price_order.push_back(pi);
+    }
+  }
+  std::vector<size_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return entry_before(entries[a], entries[b], result, plan.objective, price_order[a],
+                        price_order[b]);
+  });
+  std::vector<RankedEntry> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order)
+    sorted.push_back(entries[i]);
+  return sorted;
+}
+
 }  // namespace
 
 Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
@@ -430,43 +474,16 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   }
   result.confirm_wall_s = std::chrono::duration<double>(Clock::now() - t1).count();
 
-  // Rank every candidate under every pricing option of its instance.
-  std::vector<size_t> price_order;
-  for (size_t i = 0; i < result.candidates.size(); ++i) {
-    const ScreenedCandidate& c = result.candidates[i];
-    const Evaluation& e = c.final_evaluation();
-    const auto& prices = plan.instances[static_cast<size_t>(c.candidate.instance)].prices;
-    for (size_t pi = 0; pi < prices.size(); ++pi) {
-      RankedEntry r;
-      r.candidate = i;
-      r.price = prices[pi];
-      r.time_to_train_s = plan.tokens / e.tokens_per_s;
-      r.wall_time_s = r.time_to_train_s;
-      if (plan.failure) {
-        const FailureOverhead f =
-            failure_overhead(*plan.failure, c.candidate.parallelism.num_gpus(), r.time_to_train_s);
-        r.wall_time_s = f.expected_wall_s;
-        r.checkpoint_interval_s = f.checkpoint_interval_s;
-        r.failure_overhead_fraction = f.overhead_fraction;
-      }
-      r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour * r.wall_time_s / 3600.0;
-      r.meets_target = (plan.deadline_s <= 0.0 || r.wall_time_s <= plan.deadline_s) &&
-                       (plan.min_tokens_per_s <= 0.0 || e.tokens_per_s >= plan.min_tokens_per_s);
-      result.ranked.push_back(r);
-      price_order.push_back(pi);
-    }
+  // Rank every candidate under every pricing option of its instance, on the confirmed numbers;
+  // the same on the screen's numbers alone tells whether confirmation changed the winner.
+  result.ranked = rank_entries(plan, result, /*confirmed=*/true);
+  if (result.event_available && !result.ranked.empty()) {
+    const std::vector<RankedEntry> screen_only = rank_entries(plan, result, /*confirmed=*/false);
+    const RankedEntry& s = screen_only.front();
+    const RankedEntry& f = result.ranked.front();
+    result.screen_winner_changed = s.candidate != f.candidate || s.price.pricing != f.price.pricing;
+    result.screen_winner = s.candidate;
   }
-  std::vector<size_t> order(result.ranked.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return entry_before(result.ranked[a], result.ranked[b], result, plan.objective, price_order[a],
-                        price_order[b]);
-  });
-  std::vector<RankedEntry> sorted;
-  for (size_t i : order)
-    sorted.push_back(result.ranked[i]);
-  result.ranked = std::move(sorted);
 
   // Pareto front among the entries that meet the target (all of them when none does).
   std::vector<RankedEntry> eligible;

@@ -55,6 +55,10 @@ struct PlanResult {
   double screen_wall_s = 0.0;
   double confirm_wall_s = 0.0;
   double required_tokens_per_s = 0.0;
+  // With confirmations: the candidate the screen alone would have chosen, and whether the
+  // confirmed ranking picked a different winner (candidate or pricing).
+  size_t screen_winner = 0;
+  bool screen_winner_changed = false;
   std::vector<std::string> notes;
 };
 

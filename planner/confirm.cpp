@@ -165,25 +165,35 @@ ConfirmFn subprocess_confirmer(std::string binary, int jobs) {
     std::map<pid_t, size_t> running;
     size_t next = 1;
     long long done = 1;
-    while (next < scenarios.size() || !running.empty()) {
-      while (next < scenarios.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
-        running[spawn_simulate(binary, dir.path(), next)] = next;
-        ++next;
+    try {
+      while (next < scenarios.size() || !running.empty()) {
+        while (next < scenarios.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
+          running[spawn_simulate(binary, dir.path(), next)] = next;
+          ++next;
+        }
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+          if (errno == EINTR)
+            continue;
+          throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+        }
+        const auto it = running.find(pid);
+        if (it == running.end())
+          continue;  // not one of ours
+        batch.outcomes[it->second] = collect(dir.path(), it->second, wait_exit_code(status));
+        running.erase(it);
+        if (progress)
+          progress("confirm", ++done, total);
       }
-      int status = 0;
-      const pid_t pid = waitpid(-1, &status, 0);
-      if (pid < 0) {
-        if (errno == EINTR)
-          continue;
-        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    } catch (...) {
+      // Reap the children still running before their folder goes away.
+      for (const auto& [pid, index] : running) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
       }
-      const auto it = running.find(pid);
-      if (it == running.end())
-        continue;  // not one of ours
-      batch.outcomes[it->second] = collect(dir.path(), it->second, wait_exit_code(status));
-      running.erase(it);
-      if (progress)
-        progress("confirm", ++done, total);
+      throw;
     }
     return batch;
   };

@@ -24,8 +24,7 @@ int guarded(const char* command, const std::function<int()>& body) {
   }
 }
 
-bool parse_or_help(cxxopts::Options& options, int argc, char** argv,
-                   cxxopts::ParseResult& result) {
+bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result) {
   options.add_options()("h,help", "show this help");
   result = options.parse(argc, argv);
   if (result.count("help") > 0) {
@@ -39,7 +38,8 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, "", "cannot write file");
+    if (!out)
+      throw InputError(path, "", "cannot write file");
     out << text;
     out.flush();
     if (!out) {

@@ -12,7 +12,8 @@ void print_usage() {
       "capsim - simulator and capacity planner for GPU training clusters\n\n"
       "usage: capsim <command> [options]   (capsim <command> --help for its options)\n\n"
       "commands:\n");
-  for (const auto& c : capsim::cli::commands()) std::printf("  %-10s %s\n", c.name, c.summary);
+  for (const auto& c : capsim::cli::commands())
+    std::printf("  %-10s %s\n", c.name, c.summary);
 }
 
 }  // namespace

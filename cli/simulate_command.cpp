@@ -4,8 +4,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "cli/cli_util.hpp"
-#include "cli/commands.hpp"
 #include "models/analytic_estimator.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
@@ -13,6 +11,9 @@
 #include "models/io/scenario_io.hpp"
 #include "sim/iteration_simulator.hpp"
 #include "traces/chrome_trace.hpp"
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
 
 namespace capsim::cli {
 
@@ -29,10 +30,13 @@ int run_simulate(int argc, char** argv) {
         "json", "print one JSON object instead of the table");
     options.parse_positional({"scenario"});
     cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args)) return 0;
-    if (args.count("scenario") == 0) throw InputError("", "", "missing SCENARIO.json argument");
+    if (!parse_or_help(options, argc, argv, args))
+      return 0;
+    if (args.count("scenario") == 0)
+      throw InputError("", "", "missing SCENARIO.json argument");
     Scenario scenario = load_scenario(args["scenario"].as<std::string>());
-    if (args.count("profile") > 0) scenario.profile_path = args["profile"].as<std::string>();
+    if (args.count("profile") > 0)
+      scenario.profile_path = args["profile"].as<std::string>();
     const std::string engine = args["engine"].as<std::string>();
     if (engine != "analytic" && engine != "event") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
@@ -45,12 +49,14 @@ int run_simulate(int argc, char** argv) {
     if (engine == "event") {
       traces::ChromeTrace trace;
       sim::SimOptions sim_options;
-      if (args.count("trace") > 0) sim_options.trace = &trace;
+      if (args.count("trace") > 0)
+        sim_options.trace = &trace;
       result = sim::simulate_iteration(scenario, profile, sim_options);
       if (args.count("trace") > 0) {
         const std::string path = args["trace"].as<std::string>();
         std::ofstream out(path);
-        if (!out) throw InputError(path, "", "cannot open the trace file for writing");
+        if (!out)
+          throw InputError(path, "", "cannot open the trace file for writing");
         traces::write_chrome_trace(out, trace);
       }
     } else {

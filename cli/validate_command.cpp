@@ -5,14 +5,15 @@
 #include <iostream>
 #include <map>
 
-#include "cli/cli_util.hpp"
-#include "cli/commands.hpp"
 #include "models/analytic_estimator.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/result_io.hpp"
 #include "models/io/validation_io.hpp"
 #include "sim/isolated_simulation.hpp"
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
 
 namespace capsim::cli {
 namespace {
@@ -35,11 +36,12 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
   double abs_sum = 0.0;
   double max_abs = 0.0;
   for (const auto& o : outcomes) {
-    cases.push_back({{"id", o.vc->id},
-                     {"group", o.vc->group},
-                     {"measured_iteration_time_s", round_significant(o.vc->measured_iteration_time_s)},
-                     {"predicted_iteration_time_s", round_significant(o.predicted_s)},
-                     {"error_pct", round_significant(o.error_pct, 4)}});
+    cases.push_back(
+        {{"id", o.vc->id},
+         {"group", o.vc->group},
+         {"measured_iteration_time_s", round_significant(o.vc->measured_iteration_time_s)},
+         {"predicted_iteration_time_s", round_significant(o.predicted_s)},
+         {"error_pct", round_significant(o.error_pct, 4)}});
     abs_sum += std::fabs(o.error_pct);
     max_abs = std::max(max_abs, std::fabs(o.error_pct));
     auto& g = groups[o.vc->group];
@@ -61,8 +63,7 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
 }
 
 void print_table(const nlohmann::json& report) {
-  std::printf("%-40s %-20s %12s %12s %8s\n", "case", "group", "measured s", "predicted s",
-              "error");
+  std::printf("%-40s %-20s %12s %12s %8s\n", "case", "group", "measured s", "predicted s", "error");
   for (const auto& c : report.at("cases")) {
     std::printf("%-40s %-20s %12.4g %12.4g %7.1f%%\n", c.at("id").get<std::string>().c_str(),
                 c.at("group").get<std::string>().substr(0, 20).c_str(),
@@ -70,9 +71,9 @@ void print_table(const nlohmann::json& report) {
                 c.at("predicted_iteration_time_s").get<double>(), c.at("error_pct").get<double>());
   }
   const auto& s = report.at("summary");
-  std::printf("\n%zu cases (%s engine): MAPE %.2f%%, max |error| %.1f%%\n",
-              s.at("n").get<size_t>(), report.at("engine").get<std::string>().c_str(),
-              s.at("mape_pct").get<double>(), s.at("max_abs_error_pct").get<double>());
+  std::printf("\n%zu cases (%s engine): MAPE %.2f%%, max |error| %.1f%%\n", s.at("n").get<size_t>(),
+              report.at("engine").get<std::string>().c_str(), s.at("mape_pct").get<double>(),
+              s.at("max_abs_error_pct").get<double>());
   for (const auto& [group, g] : s.at("by_group").items()) {
     std::printf("  %-28s n=%-4d MAPE %.2f%%\n", group.c_str(), g.at("n").get<int>(),
                 g.at("mape_pct").get<double>());
@@ -92,8 +93,10 @@ int run_validate(int argc, char** argv) {
         "json", "print one JSON object instead of the table");
     options.parse_positional({"cases"});
     cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args)) return 0;
-    if (args.count("cases") == 0) throw InputError("", "", "missing CASES.json argument");
+    if (!parse_or_help(options, argc, argv, args))
+      return 0;
+    if (args.count("cases") == 0)
+      throw InputError("", "", "missing CASES.json argument");
     const std::string engine = args["engine"].as<std::string>();
     if (engine != "analytic" && engine != "event") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
@@ -107,9 +110,9 @@ int run_validate(int argc, char** argv) {
           engine == "event"
               ? sim::simulate_iteration_in_child(vc.scenario, profile).iteration_time_s
               : estimate_iteration(vc.scenario, profile).iteration_time_s;
-      outcomes.push_back({&vc, predicted,
-                          100.0 * (predicted - vc.measured_iteration_time_s) /
-                              vc.measured_iteration_time_s});
+      outcomes.push_back(
+          {&vc, predicted,
+           100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s});
     }
     const nlohmann::json report = to_json(outcomes, engine);
     if (args.count("json") > 0) {

@@ -11,16 +11,18 @@
 namespace capsim {
 namespace {
 
-double d(int v) { return static_cast<double>(v); }
+double d(int v) {
+  return static_cast<double>(v);
+}
 
 // Per-micro-batch time of one stage, split into its parts (seconds).
 struct StageStep {
   double compute_s = 0.0;
   double tp_s = 0.0;
   double cp_s = 0.0;
-  double zero3_s = 0.0;       // exposed ZeRO-3 gathers / reduce-scatters
-  double weight_grad_s = 0.0; // W of ZB-H1 (inside compute_s)
-  double forward_s = 0.0;     // F (inside the totals), for ZB-H1's bubble
+  double zero3_s = 0.0;        // exposed ZeRO-3 gathers / reduce-scatters
+  double weight_grad_s = 0.0;  // W of ZB-H1 (inside compute_s)
+  double forward_s = 0.0;      // F (inside the totals), for ZB-H1's bubble
   [[nodiscard]] double total_s() const { return compute_s + tp_s + cp_s + zero3_s; }
 };
 
@@ -30,7 +32,8 @@ struct StageStep {
 // each pass and the last reduce-scatter stay exposed (Zhao et al. 2023, FSDP §3.3).
 double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
                        const ChunkCosts& chunk) {
-  if (chunk.num_layers == 0) return 0.0;
+  if (chunk.num_layers == 0)
+    return 0.0;
   const double layers = chunk.num_layers;
   const double layer_bytes = chunk.parameter_count / layers * costs.param_bytes_per_element;
   const GroupShape& dp = costs.dp_group;
@@ -38,8 +41,9 @@ double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profi
   const double scatter_s =
       collective_time_s(profile, CollectiveKind::kReduceScatter, layer_bytes, dp);
   const double fwd_layer_s = (chunk.forward_compute_s + chunk.forward_tp_comm_s) / layers;
-  const double bwd_layer_s = (chunk.backward_input_s + chunk.backward_weight_s +
-                              chunk.recompute_s + chunk.backward_tp_comm_s) / layers;
+  const double bwd_layer_s = (chunk.backward_input_s + chunk.backward_weight_s + chunk.recompute_s +
+                              chunk.backward_tp_comm_s) /
+                             layers;
   const double forward = gather_s + (layers - 1.0) * std::max(0.0, gather_s - fwd_layer_s);
   const double backward =
       gather_s + scatter_s + (layers - 1.0) * std::max(0.0, gather_s + scatter_s - bwd_layer_s);
@@ -50,13 +54,14 @@ StageStep stage_step(const IterationCosts& costs, const HardwareProfile& profile
                      const StageCosts& stage, int zero_stage) {
   StageStep step;
   for (const ChunkCosts& ch : stage.chunks) {
-    step.compute_s += ch.forward_compute_s + ch.backward_input_s + ch.backward_weight_s +
-                      ch.recompute_s;
+    step.compute_s +=
+        ch.forward_compute_s + ch.backward_input_s + ch.backward_weight_s + ch.recompute_s;
     step.tp_s += ch.forward_tp_comm_s + ch.backward_tp_comm_s + ch.recompute_tp_comm_s;
     step.cp_s += ch.forward_cp_comm_s + ch.backward_cp_comm_s;
     step.weight_grad_s += ch.backward_weight_s;
     step.forward_s += ch.forward_compute_s + ch.forward_tp_comm_s + ch.forward_cp_comm_s;
-    if (zero_stage == 3) step.zero3_s += zero3_exposed_s(costs, profile, ch);
+    if (zero_stage == 3)
+      step.zero3_s += zero3_exposed_s(costs, profile, ch);
   }
   step.compute_s += profile.per_microbatch_overhead_s;
   return step;
@@ -68,7 +73,8 @@ StageStep stage_step(const IterationCosts& costs, const HardwareProfile& profile
 // Returns the exposed time past the pipeline flush.
 double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
                     const std::vector<StageStep>& steps, int zero_stage) {
-  if (costs.dp_group.ranks <= 1 || zero_stage == 3) return 0.0;
+  if (costs.dp_group.ranks <= 1 || zero_stage == 3)
+    return 0.0;
   const CollectiveKind kind =
       zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
   double exposed = 0.0;
@@ -89,7 +95,8 @@ double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
 // only what exceeds the first micro-batch's forward is exposed.
 double param_gather_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
                               const std::vector<StageStep>& steps, int zero_stage) {
-  if (costs.dp_group.ranks <= 1 || zero_stage == 0 || zero_stage == 3) return 0.0;
+  if (costs.dp_group.ranks <= 1 || zero_stage == 0 || zero_stage == 3)
+    return 0.0;
   double exposed = 0.0;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
     const double bytes = costs.stages[s].parameter_count * costs.param_bytes_per_element;
@@ -123,7 +130,8 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   double sum_s = 0.0;
   for (size_t s = 0; s < steps.size(); ++s) {
     sum_s += steps[s].total_s();
-    if (steps[s].total_s() > steps[bottleneck].total_s()) bottleneck = s;
+    if (steps[s].total_s() > steps[bottleneck].total_s())
+      bottleneck = s;
   }
   const StageStep& b = steps[bottleneck];
   const double busy_s = m * b.total_s();
@@ -137,7 +145,8 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   } else if (par.schedule == Schedule::kZeroBubble) {
     bubble_s = 0.0;
     for (size_t s = 0; s < steps.size(); ++s) {
-      if (s == bottleneck) continue;
+      if (s == bottleneck)
+        continue;
       bubble_s += std::max(0.0, steps[s].total_s() - 2.0 * steps[s].weight_grad_s);
     }
   }
@@ -147,16 +156,17 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   double pp_s = 0.0;
   if (p > 1) {
     const double bytes = costs.stages.front().chunks.front().activation_bytes;
-    const double hop_s = collective_time_s(profile, CollectiveKind::kSendRecv, bytes, costs.pp_link);
+    const double hop_s =
+        collective_time_s(profile, CollectiveKind::kSendRecv, bytes, costs.pp_link);
     const double hops_per_microbatch = 2.0 * par.virtual_pipeline_stages;
     pp_s = m * hops_per_microbatch * hop_s + 2.0 * (p - 1) * hop_s;
   }
 
   double optimizer_s = 0.0;
-  for (const auto& stage : costs.stages) optimizer_s = std::max(optimizer_s, stage.optimizer_s);
+  for (const auto& stage : costs.stages)
+    optimizer_s = std::max(optimizer_s, stage.optimizer_s);
   const double dp_s = dp_exposed_s(costs, profile, steps, par.zero_stage) +
-                      param_gather_exposed_s(costs, profile, steps, par.zero_stage) +
-                      m * b.zero3_s;
+                      param_gather_exposed_s(costs, profile, steps, par.zero_stage) + m * b.zero3_s;
 
   SimulationResult r;
   r.engine = "analytic";

@@ -21,7 +21,6 @@ namespace capsim {
 
 // Fills throughput, MFU/HFU and memory fields of `result` from its iteration time; shared by
 // both engines so they report identically.
-void finish_result(const Scenario& scenario, const IterationCosts& costs,
-                   SimulationResult& result);
+void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result);
 
 }  // namespace capsim

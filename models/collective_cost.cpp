@@ -46,9 +46,12 @@ const CollectiveFit* find_collective_fit(const HardwareProfile& profile, Collect
                                          bool inter_node) {
   const CollectiveFit* fallback = nullptr;
   for (const auto& fit : profile.collectives) {
-    if (fit.inter_node != inter_node) continue;
-    if (fit.kind == kind) return &fit;
-    if (fit.kind == CollectiveKind::kAllReduce) fallback = &fit;
+    if (fit.inter_node != inter_node)
+      continue;
+    if (fit.kind == kind)
+      return &fit;
+    if (fit.kind == CollectiveKind::kAllReduce)
+      fallback = &fit;
   }
   return fallback;
 }
@@ -58,7 +61,8 @@ double nic_share_scale(const HardwareProfile& profile, const GroupShape& group) 
       group.nic_bandwidth_per_node_bytes_per_s <= 0.0) {
     return 1.0;
   }
-  return group.nic_bandwidth_per_node_bytes_per_s / profile.reference_node_nic_bandwidth_bytes_per_s;
+  return group.nic_bandwidth_per_node_bytes_per_s /
+         profile.reference_node_nic_bandwidth_bytes_per_s;
 }
 
 double algorithm_time_s(const AlgorithmParams& params, CollectiveKind kind, double bytes,
@@ -85,18 +89,23 @@ double algorithm_time_s(const AlgorithmParams& params, CollectiveKind kind, doub
       break;
   }
   const double bus_bw = params.bus_bandwidth_bytes_per_s * bandwidth_scale;
-  if (bus_bw <= 0.0) return std::numeric_limits<double>::infinity();
+  if (bus_bw <= 0.0)
+    return std::numeric_limits<double>::infinity();
   return latency + bytes * bus_bandwidth_factor(kind, n) / bus_bw;
 }
 
 double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, double bytes,
                          const GroupShape& group) {
-  if (group.ranks <= 1 && kind != CollectiveKind::kSendRecv) return 0.0;
-  if (bytes <= 0.0) return 0.0;
+  if (group.ranks <= 1 && kind != CollectiveKind::kSendRecv)
+    return 0.0;
+  if (bytes <= 0.0)
+    return 0.0;
   const bool inter = group.nodes > 1;
   const CollectiveFit* fit = find_collective_fit(profile, kind, inter);
-  if (fit == nullptr) fit = find_collective_fit(profile, CollectiveKind::kAllReduce, inter);
-  if (fit == nullptr) return std::numeric_limits<double>::infinity();
+  if (fit == nullptr)
+    fit = find_collective_fit(profile, CollectiveKind::kAllReduce, inter);
+  if (fit == nullptr)
+    return std::numeric_limits<double>::infinity();
   const double scale = inter ? nic_share_scale(profile, group) : 1.0;
   // A ring through the NICs cannot beat the NVLink ring inside the node it also crosses.
   double best = std::numeric_limits<double>::infinity();

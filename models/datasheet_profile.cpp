@@ -11,7 +11,9 @@ constexpr double kUs = 1e-6;
 // NVLink step 0.6 us; Simple base 8.4 us, NVLink step 3.4 us, NET step 14 us; Tree LL base
 // 6.8 us, NET step 5 us. Plugin latency added per NET step: aws-ofi-nccl reports 75 us on
 // p4d/p4de/p5 (§8 there); the IB plugin reports 0.
-double plugin_latency_s(Fabric fabric) { return fabric == Fabric::kEfa ? 75 * kUs : 0.0; }
+double plugin_latency_s(Fabric fabric) {
+  return fabric == Fabric::kEfa ? 75 * kUs : 0.0;
+}
 
 }  // namespace
 
@@ -58,7 +60,8 @@ HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster
   CollectiveFit intra{CollectiveKind::kAllReduce, false, {}, 0.0};
   intra.algorithms.push_back(
       {CollectiveAlgorithm::kRing, 6.6 * kUs, 0.6 * kUs, 0.0, std::min(0.5 * nvlink, 87.7e9)});
-  intra.algorithms.push_back({CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, 0.0, 0.77 * nvlink});
+  intra.algorithms.push_back(
+      {CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, 0.0, 0.77 * nvlink});
   if (gpu.has_nvls) {
     intra.algorithms.push_back({CollectiveAlgorithm::kNvls, 0.0, 25 * kUs, 0.0, 1.06 * nvlink});
   }
@@ -77,7 +80,8 @@ HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster
 
   // Point-to-point: one NVLink peer reaches ~0.65 of NVLink (195 of 300 GB/s, liplus log);
   // across nodes one GPU's share of the NICs.
-  p.collectives.push_back({CollectiveKind::kSendRecv, false,
+  p.collectives.push_back({CollectiveKind::kSendRecv,
+                           false,
                            {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, 0.0, 0.65 * nvlink}},
                            0.0});
   p.collectives.push_back({CollectiveKind::kSendRecv,

@@ -27,7 +27,9 @@ constexpr std::array<Tile, 8> kTiles{{
     {64, 64, 0.80},
 }};
 
-bool multiple_of(double value, double unit) { return std::fmod(value, unit) == 0.0; }
+bool multiple_of(double value, double unit) {
+  return std::fmod(value, unit) == 0.0;
+}
 
 // Tensor cores want every dimension a multiple of 64 elements (128 B) for full speed on A100,
 // and at least 8 (16 B) to be used at all (gemm_notes.md, "Modelling rules").
@@ -60,7 +62,8 @@ double element_bytes(Precision precision) {
 }
 
 double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, const GemmShape& s) {
-  if (s.m <= 0.0 || s.n <= 0.0 || s.k <= 0.0) return 0.0;
+  if (s.m <= 0.0 || s.n <= 0.0 || s.k <= 0.0)
+    return 0.0;
   const double sms = gpu.num_sms;
   double best = 0.0;
   for (const auto& tile : kTiles) {
@@ -76,7 +79,8 @@ double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, const GemmS
 double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,
                    const GemmShape& s) {
   const double eta = gemm_efficiency(params, gpu, s);
-  if (eta <= 0.0) return params.launch_overhead_s;
+  if (eta <= 0.0)
+    return params.launch_overhead_s;
   const double compute_s = s.flop() / (gpu.peak_flop_per_s(precision) * eta);
   const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch * element_bytes(precision);
   const double memory_s = bytes / (gpu.hbm_bandwidth_bytes_per_s * params.memory_efficiency);

@@ -22,8 +22,8 @@ struct GemmShape {
 
 // Returns the GEMM's time in seconds: launch + max(compute at that efficiency, operand and
 // result traffic at the profile's share of HBM bandwidth).
-[[nodiscard]] double gemm_time_s(const GemmParams& params, const GpuSpec& gpu,
-                                 Precision precision, const GemmShape& shape);
+[[nodiscard]] double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,
+                                 const GemmShape& shape);
 
 // Returns the time (s) of a memory-bound kernel moving `bytes` through HBM (norms, activations,
 // dropout, residual adds, optimizer steps): launch + bytes / (HBM bandwidth x efficiency).

@@ -20,8 +20,8 @@ const std::array<GpuSpec, 4>& catalog() {
        1555 * kGiga, 108, 3, 300 * kGiga, false},
       {"A100-SXM4-80GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 80 * kGiB,
        2039 * kGiga, 108, 3, 300 * kGiga, false},
-      {"H100-SXM5-80GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
-       80 * kGiB, 3350 * kGiga, 132, 4, 450 * kGiga, true},
+      {"H100-SXM5-80GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera, 80 * kGiB,
+       3350 * kGiga, 132, 4, 450 * kGiga, true},
       {"H200-SXM-141GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
        141 * kGiga, 4800 * kGiga, 132, 4, 450 * kGiga, true},
   }};
@@ -46,14 +46,16 @@ double GpuSpec::peak_flop_per_s(Precision precision) const {
 
 const GpuSpec* find_gpu(const std::string& name) {
   for (const auto& gpu : catalog()) {
-    if (gpu.name == name) return &gpu;
+    if (gpu.name == name)
+      return &gpu;
   }
   return nullptr;
 }
 
 std::vector<std::string> gpu_names() {
   std::vector<std::string> names;
-  for (const auto& gpu : catalog()) names.push_back(gpu.name);
+  for (const auto& gpu : catalog())
+    names.push_back(gpu.name);
   return names;
 }
 

@@ -13,7 +13,7 @@ struct GpuSpec {
   std::string architecture;  // "ampere", "hopper"
   double peak_fp16_flop_per_s;
   double peak_bf16_flop_per_s;
-  double peak_fp8_flop_per_s;   // 0 when the GPU has no fp8 tensor cores
+  double peak_fp8_flop_per_s;  // 0 when the GPU has no fp8 tensor cores
   double peak_tf32_flop_per_s;
   double hbm_capacity_bytes;
   double hbm_bandwidth_bytes_per_s;

@@ -33,7 +33,14 @@ struct AttentionParams {
   double half_efficiency_seq_length = 512.0;
 };
 
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kSendRecv };
+enum class CollectiveKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kSendRecv
+};
 enum class CollectiveAlgorithm { kRing, kTree, kNvls };
 
 // One NCCL algorithm regime, NCCL's own structure (src/graph/tuning.cc, summarised in
@@ -65,9 +72,9 @@ struct FitRecord {
   std::string curve;   // e.g. "all_reduce inter_node 16 ranks / 2 nodes" or "gemm bf16"
   std::string source;  // measurement file name the curve came from
   int points = 0;
-  int points_large = 0;          // sizes >= 1 MiB (collectives); 0 for GEMM curves
-  double mape_pct = 0.0;         // over all points
-  double mape_large_pct = 0.0;   // over points_large (0 when there are none)
+  int points_large = 0;         // sizes >= 1 MiB (collectives); 0 for GEMM curves
+  double mape_pct = 0.0;        // over all points
+  double mape_large_pct = 0.0;  // over points_large (0 when there are none)
   double max_abs_error_pct = 0.0;
 };
 

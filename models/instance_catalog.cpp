@@ -38,14 +38,16 @@ const std::array<InstanceSpec, 6>& catalog() {
 
 const InstanceSpec* find_instance(const std::string& name) {
   for (const auto& instance : catalog()) {
-    if (instance.name == name) return &instance;
+    if (instance.name == name)
+      return &instance;
   }
   return nullptr;
 }
 
 std::vector<std::string> instance_names() {
   std::vector<std::string> names;
-  for (const auto& instance : catalog()) names.push_back(instance.name);
+  for (const auto& instance : catalog())
+    names.push_back(instance.name);
   return names;
 }
 

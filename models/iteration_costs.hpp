@@ -25,18 +25,18 @@ struct ChunkCosts {
   bool has_embedding = false;  // first chunk of stage 0
   bool has_head = false;       // last chunk of the last stage: logits + loss
   double forward_compute_s = 0.0;
-  double forward_tp_comm_s = 0.0;   // TP/SP collectives in the forward pass
-  double forward_cp_comm_s = 0.0;   // CP ring exchange not hidden behind attention
-  double backward_input_s = 0.0;    // input-gradient compute (B of ZB-H1), excl. recompute
-  double backward_weight_s = 0.0;   // weight-gradient compute (W of ZB-H1)
+  double forward_tp_comm_s = 0.0;  // TP/SP collectives in the forward pass
+  double forward_cp_comm_s = 0.0;  // CP ring exchange not hidden behind attention
+  double backward_input_s = 0.0;   // input-gradient compute (B of ZB-H1), excl. recompute
+  double backward_weight_s = 0.0;  // weight-gradient compute (W of ZB-H1)
   double backward_tp_comm_s = 0.0;
   double backward_cp_comm_s = 0.0;
-  double recompute_s = 0.0;         // forward recomputation done before the backward pass
+  double recompute_s = 0.0;  // forward recomputation done before the backward pass
   double recompute_tp_comm_s = 0.0;
-  double activation_bytes = 0.0;    // sent to the next stage per micro-batch (same size back)
-  double parameter_count = 0.0;     // parameters of this chunk held by one GPU (per TP shard)
-  double forward_flop = 0.0;        // model FLOPs of the forward pass (for MFU)
-  double hardware_flop = 0.0;       // everything executed: fwd + bwd + recompute
+  double activation_bytes = 0.0;  // sent to the next stage per micro-batch (same size back)
+  double parameter_count = 0.0;   // parameters of this chunk held by one GPU (per TP shard)
+  double forward_flop = 0.0;      // model FLOPs of the forward pass (for MFU)
+  double hardware_flop = 0.0;     // everything executed: fwd + bwd + recompute
 };
 
 struct StageCosts {
@@ -50,8 +50,8 @@ struct IterationCosts {
   std::vector<StageCosts> stages;  // pipeline stages
   int micro_batches = 1;           // per pipeline per iteration
   GroupShape tp_group;
-  GroupShape dp_group;             // data-parallel replicas of one shard (x context)
-  GroupShape pp_link;              // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
+  GroupShape dp_group;  // data-parallel replicas of one shard (x context)
+  GroupShape pp_link;   // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
   double dp_bucket_bytes = 0.0;
   double grad_bytes_per_element = 2.0;   // gradient reduction precision
   double param_bytes_per_element = 2.0;  // ZeRO parameter gathers

@@ -12,7 +12,9 @@
 namespace capsim {
 namespace {
 
-double d(int v) { return static_cast<double>(v); }
+double d(int v) {
+  return static_cast<double>(v);
+}
 
 // Compute time of one pass's ops, split by pass.
 struct PassTimes {
@@ -42,7 +44,8 @@ PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, c
       case OpKind::kGemm: {
         // fp8 recipes run the big GEMMs in fp8; the logits GEMM stays in bf16.
         const bool is_logits = std::string_view(op.name) == "logits";
-        const Precision p = (precision == Precision::kFp8 && is_logits) ? Precision::kBf16 : precision;
+        const Precision p =
+            (precision == Precision::kFp8 && is_logits) ? Precision::kBf16 : precision;
         t = gemm_time_s(profile.gemm, gpu, p, op.gemm);
         break;
       }
@@ -51,10 +54,10 @@ PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, c
         // FlashAttention runs in 16-bit even in fp8 recipes (Transformer Engine default).
         const double peak = gpu.peak_flop_per_s(Precision::kBf16);
         const double compute =
-            op.flop / (peak * attention_efficiency(profile.attention, op.head_dim, seq_length,
-                                                   backward));
-        const double memory = op.bytes / (gpu.hbm_bandwidth_bytes_per_s *
-                                          profile.gemm.memory_efficiency);
+            op.flop /
+            (peak * attention_efficiency(profile.attention, op.head_dim, seq_length, backward));
+        const double memory =
+            op.bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.gemm.memory_efficiency);
         t = profile.gemm.launch_overhead_s + std::max(compute, memory);
         break;
       }
@@ -90,8 +93,8 @@ GroupShape group_shape(int size, int stride, const ClusterSpec& cluster) {
   const int per_node = std::max(1, cluster.gpus_per_node / std::max(stride, 1));
   g.ranks_per_node = std::min(size, per_node);
   g.nodes = (size + g.ranks_per_node - 1) / g.ranks_per_node;
-  g.nic_bandwidth_per_node_bytes_per_s = cluster.node_nic_bandwidth_bytes_per_s() *
-                                         g.ranks_per_node / d(cluster.gpus_per_node);
+  g.nic_bandwidth_per_node_bytes_per_s =
+      cluster.node_nic_bandwidth_bytes_per_s() * g.ranks_per_node / d(cluster.gpus_per_node);
   return g;
 }
 
@@ -104,7 +107,8 @@ struct LayerComm {
 // becomes an all-gather plus a reduce-scatter of the same buffer (Korthikanti et al. §4.2.2).
 LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, double buffer_bytes,
                         bool sequence_parallel) {
-  if (tp.ranks <= 1) return {};
+  if (tp.ranks <= 1)
+    return {};
   double one = 0.0;
   if (sequence_parallel) {
     one = collective_time_s(profile, CollectiveKind::kAllGather, buffer_bytes, tp) +
@@ -159,11 +163,10 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   double embed_tp_s = 0.0;
   double head_tp_s = 0.0;
   if (p.tensor > 1) {
-    embed_tp_s = p.sequence_parallel
-                     ? collective_time_s(profile, CollectiveKind::kReduceScatter, buffer_bytes,
-                                         costs.tp_group)
-                     : collective_time_s(profile, CollectiveKind::kAllReduce, buffer_bytes,
-                                         costs.tp_group);
+    embed_tp_s = p.sequence_parallel ? collective_time_s(profile, CollectiveKind::kReduceScatter,
+                                                         buffer_bytes, costs.tp_group)
+                                     : collective_time_s(profile, CollectiveKind::kAllReduce,
+                                                         buffer_bytes, costs.tp_group);
     head_tp_s = p.sequence_parallel ? collective_time_s(profile, CollectiveKind::kAllGather,
                                                         buffer_bytes, costs.tp_group)
                                     : 0.0;
@@ -173,8 +176,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   double cp_fwd_s = 0.0;
   double cp_bwd_s = 0.0;
   if (p.context > 1) {
-    const double kv_bytes =
-        2.0 * tokens * d(m.num_kv_heads) * d(m.head_dim()) / d(p.tensor) * e;
+    const double kv_bytes = 2.0 * tokens * d(m.num_kv_heads) * d(m.head_dim()) / d(p.tensor) * e;
     const double step_s = collective_time_s(profile, CollectiveKind::kSendRecv, kv_bytes, cp_group);
     const double steps = p.context - 1.0;
     cp_fwd_s = steps * std::max(0.0, step_s - layer.attention_forward_s / p.context);
@@ -220,8 +222,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         ch.recompute_s = n * layer.attention_forward_s;
       }
       ch.parameter_count = n * layer_params;
-      const double layer_fwd_flop = 2.0 * tokens * layer_params +
-                                    4.0 * tokens * m.seq_length * m.hidden_size / p.tensor;
+      const double layer_fwd_flop =
+          2.0 * tokens * layer_params + 4.0 * tokens * m.seq_length * m.hidden_size / p.tensor;
       ch.forward_flop = n * layer_fwd_flop;
       if (ch.has_embedding) {
         ch.forward_compute_s += embedding.forward_s;
@@ -253,7 +255,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
     // Adam over the local shard (ZeRO >= 1 shards it over DP x CP): read fp32 param, grad,
     // m, v; write param, m, v and the 16-bit copy: 34 bytes per parameter.
     const double shard = p.zero_stage >= 1 ? d(p.data * p.context) : 1.0;
-    stage.optimizer_s = memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard);
+    stage.optimizer_s =
+        memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard);
   }
   return costs;
 }

@@ -3,7 +3,9 @@
 namespace capsim {
 namespace {
 
-double d(int v) { return static_cast<double>(v); }
+double d(int v) {
+  return static_cast<double>(v);
+}
 
 // Weights of the attention block: Q and O are h x h, K and V are h x (kv_heads x head_dim).
 double attention_weights(const ModelSpec& m) {
@@ -19,25 +21,28 @@ double mlp_weights(const ModelSpec& m) {
 
 }  // namespace
 
-bool is_gpt_family(const ModelSpec& model) { return model.ffn_activation == FfnActivation::kGelu; }
+bool is_gpt_family(const ModelSpec& model) {
+  return model.ffn_activation == FfnActivation::kGelu;
+}
 
 double layer_parameters(const ModelSpec& m) {
   const double h = d(m.hidden_size);
   double params = attention_weights(m) + mlp_weights(m);
   if (is_gpt_family(m)) {
     const double kv = d(m.num_kv_heads) * d(m.head_dim());
-    params += (h + 2.0 * kv) + h;         // QKV and output-projection biases
-    params += d(m.ffn_hidden_size) + h;   // MLP biases
-    params += 4.0 * h;                    // two LayerNorms, weight and bias
+    params += (h + 2.0 * kv) + h;        // QKV and output-projection biases
+    params += d(m.ffn_hidden_size) + h;  // MLP biases
+    params += 4.0 * h;                   // two LayerNorms, weight and bias
   } else {
-    params += 2.0 * h;                    // two RMSNorms
+    params += 2.0 * h;  // two RMSNorms
   }
   return params;
 }
 
 double input_embedding_parameters(const ModelSpec& m) {
   double params = d(m.vocab_size) * d(m.hidden_size);
-  if (is_gpt_family(m)) params += d(m.seq_length) * d(m.hidden_size);  // learned positions
+  if (is_gpt_family(m))
+    params += d(m.seq_length) * d(m.hidden_size);  // learned positions
   return params;
 }
 
@@ -48,8 +53,7 @@ double head_parameters(const ModelSpec& m) {
 }
 
 double total_parameters(const ModelSpec& m) {
-  return d(m.num_layers) * layer_parameters(m) + input_embedding_parameters(m) +
-         head_parameters(m);
+  return d(m.num_layers) * layer_parameters(m) + input_embedding_parameters(m) + head_parameters(m);
 }
 
 double matmul_parameters(const ModelSpec& m) {

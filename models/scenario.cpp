@@ -3,7 +3,8 @@
 namespace capsim {
 
 std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& parallelism) {
-  if (!parallelism.stage_layers.empty()) return parallelism.stage_layers;
+  if (!parallelism.stage_layers.empty())
+    return parallelism.stage_layers;
   return std::vector<int>(static_cast<size_t>(parallelism.pipeline),
                           model.num_layers / parallelism.pipeline);
 }

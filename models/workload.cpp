@@ -5,7 +5,9 @@
 namespace capsim {
 namespace {
 
-double d(int v) { return static_cast<double>(v); }
+double d(int v) {
+  return static_cast<double>(v);
+}
 
 // Appends a forward GEMM (rows x out = rows x in . in x out) and its two backward GEMMs:
 // data gradient (rows x in = rows x out . out x in) and weight gradient (in x out = in x rows .
@@ -52,7 +54,8 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
   add_elementwise(ops, "softmax", 2.0 * scores * e);
   add_elementwise(ops, "attention_dropout", scores * (2.0 * e + 1.0));
   add_batched("attention_values", queries, keys, hd);
-  for (size_t i = first; i < ops.size(); ++i) ops[i].attention_core = true;
+  for (size_t i = first; i < ops.size(); ++i)
+    ops[i].attention_core = true;
 }
 
 }  // namespace
@@ -84,10 +87,20 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
     const double attn_fwd_flop = 0.5 * 4.0 * tokens * m.seq_length * h / t;
     const double qkv_bytes = tokens * (h + 2.0 * kv_width) / t * e;
     const double out_bytes = tokens * h / t * e;
-    ops.push_back({"attention", OpKind::kAttention, Pass::kForward, {}, attn_fwd_flop,
-                   qkv_bytes + out_bytes, m.head_dim()});
-    ops.push_back({"attention", OpKind::kAttention, Pass::kBackwardInput, {}, 2.5 * attn_fwd_flop,
-                   2.0 * (qkv_bytes + out_bytes), m.head_dim()});
+    ops.push_back({"attention",
+                   OpKind::kAttention,
+                   Pass::kForward,
+                   {},
+                   attn_fwd_flop,
+                   qkv_bytes + out_bytes,
+                   m.head_dim()});
+    ops.push_back({"attention",
+                   OpKind::kAttention,
+                   Pass::kBackwardInput,
+                   {},
+                   2.5 * attn_fwd_flop,
+                   2.0 * (qkv_bytes + out_bytes),
+                   m.head_dim()});
     ops[ops.size() - 2].attention_core = true;
     ops[ops.size() - 1].attention_core = true;
   } else {

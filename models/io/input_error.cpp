@@ -8,7 +8,8 @@ namespace {
 std::string compose(const std::string& file, const std::string& pointer,
                     const std::string& message) {
   std::string where = file;
-  if (!pointer.empty()) where += ":" + pointer;
+  if (!pointer.empty())
+    where += ":" + pointer;
   return where.empty() ? message : where + ": " + message;
 }
 

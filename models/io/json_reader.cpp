@@ -33,7 +33,8 @@ std::string format_number(double v) {
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ", ";
+    if (i > 0)
+      out += ", ";
     out += items[i];
   }
   return out;
@@ -42,10 +43,13 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 std::string describe_json(const nlohmann::json& value) {
-  if (value.is_object()) return "an object";
-  if (value.is_array()) return "an array";
+  if (value.is_object())
+    return "an object";
+  if (value.is_array())
+    return "an array";
   std::string text = value.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  if (text.size() > 40)
+    text = text.substr(0, 37) + "...";
   return text;
 }
 
@@ -59,7 +63,8 @@ JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::strin
 
 nlohmann::json JsonReader::parse_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file");
+  if (!in)
+    throw InputError(path, "", "cannot open file");
   std::stringstream buffer;
   buffer << in.rdbuf();
   return parse_text(buffer.str(), path);
@@ -81,9 +86,9 @@ nlohmann::json JsonReader::parse_text(std::string_view text, const std::string& 
         ++column;
       }
     }
-    throw InputError(name, "",
-                     "invalid JSON at line " + std::to_string(line) + ", column " +
-                         std::to_string(column));
+    throw InputError(
+        name, "",
+        "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column));
   }
 }
 
@@ -95,35 +100,39 @@ InputError JsonReader::error(const std::string& key, const std::string& message)
   return {file_, key.empty() ? (pointer_.empty() ? "/" : pointer_) : pointer_to(key), message};
 }
 
-bool JsonReader::has(const std::string& key) const { return value_->contains(key); }
+bool JsonReader::has(const std::string& key) const {
+  return value_->contains(key);
+}
 
 const nlohmann::json& JsonReader::at(const std::string& key) {
   used_.insert(key);
-  if (!value_->contains(key)) throw error(key, "missing required key");
+  if (!value_->contains(key))
+    throw error(key, "missing required key");
   return value_->at(key);
 }
 
-std::int64_t JsonReader::required_int(const std::string& key, std::int64_t min,
-                                      std::int64_t max) {
+std::int64_t JsonReader::required_int(const std::string& key, std::int64_t min, std::int64_t max) {
   const auto& v = at(key);
-  if (!v.is_number_integer()) throw error(key, "expected an integer, got " + describe_json(v));
+  if (!v.is_number_integer())
+    throw error(key, "expected an integer, got " + describe_json(v));
   const auto value = v.get<std::int64_t>();
   if (value < min || value > max) {
-    throw error(key, "expected an integer in [" + std::to_string(min) + ", " +
-                         std::to_string(max) + "], got " + std::to_string(value));
+    throw error(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                         "], got " + std::to_string(value));
   }
   return value;
 }
 
-std::int64_t JsonReader::optional_int(const std::string& key, std::int64_t dflt,
-                                      std::int64_t min, std::int64_t max) {
+std::int64_t JsonReader::optional_int(const std::string& key, std::int64_t dflt, std::int64_t min,
+                                      std::int64_t max) {
   used_.insert(key);
   return has(key) ? required_int(key, min, max) : dflt;
 }
 
 double JsonReader::required_number(const std::string& key, double min, double max) {
   const auto& v = at(key);
-  if (!v.is_number()) throw error(key, "expected a number, got " + describe_json(v));
+  if (!v.is_number())
+    throw error(key, "expected a number, got " + describe_json(v));
   const auto value = v.get<double>();
   if (!std::isfinite(value) || value < min || value > max) {
     throw error(key, "expected a number in [" + format_number(min) + ", " + format_number(max) +
@@ -139,15 +148,18 @@ double JsonReader::optional_number(const std::string& key, double dflt, double m
 
 bool JsonReader::optional_bool(const std::string& key, bool dflt) {
   used_.insert(key);
-  if (!has(key)) return dflt;
+  if (!has(key))
+    return dflt;
   const auto& v = at(key);
-  if (!v.is_boolean()) throw error(key, "expected true or false, got " + describe_json(v));
+  if (!v.is_boolean())
+    throw error(key, "expected true or false, got " + describe_json(v));
   return v.get<bool>();
 }
 
 std::string JsonReader::required_string(const std::string& key) {
   const auto& v = at(key);
-  if (!v.is_string()) throw error(key, "expected a string, got " + describe_json(v));
+  if (!v.is_string())
+    throw error(key, "expected a string, got " + describe_json(v));
   return v.get<std::string>();
 }
 
@@ -162,7 +174,8 @@ std::string JsonReader::required_enum(const std::string& key,
   if (v.is_string()) {
     auto s = v.get<std::string>();
     for (const auto& a : allowed) {
-      if (a == s) return s;
+      if (a == s)
+        return s;
     }
   }
   throw error(key, "expected one of " + join(allowed) + ", got " + describe_json(v));
@@ -179,10 +192,12 @@ std::optional<T> JsonReader::optional_unit(const std::string& key, const char* k
                                            const char* example,
                                            std::optional<T> (*parse)(std::string_view)) {
   used_.insert(key);
-  if (!has(key)) return std::nullopt;
+  if (!has(key))
+    return std::nullopt;
   const auto& v = at(key);
   std::optional<T> parsed;
-  if (v.is_string()) parsed = parse(v.get<std::string>());
+  if (v.is_string())
+    parsed = parse(v.get<std::string>());
   if (!parsed) {
     throw error(key, std::string("expected ") + kind + " like \"" + example + "\", got " +
                          describe_json(v));
@@ -232,13 +247,15 @@ JsonReader JsonReader::object(const std::string& key) {
 
 std::optional<JsonReader> JsonReader::optional_object(const std::string& key) {
   used_.insert(key);
-  if (!has(key)) return std::nullopt;
+  if (!has(key))
+    return std::nullopt;
   return object(key);
 }
 
 std::vector<nlohmann::json> JsonReader::array(const std::string& key, size_t min_size) {
   const auto& v = at(key);
-  if (!v.is_array()) throw error(key, "expected an array, got " + describe_json(v));
+  if (!v.is_array())
+    throw error(key, "expected an array, got " + describe_json(v));
   if (v.size() < min_size) {
     throw error(key, "expected at least " + std::to_string(min_size) + " element(s)");
   }

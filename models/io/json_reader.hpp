@@ -32,8 +32,7 @@ class JsonReader {
   [[nodiscard]] std::int64_t optional_int(const std::string& key, std::int64_t dflt,
                                           std::int64_t min, std::int64_t max);
   [[nodiscard]] double required_number(const std::string& key, double min, double max);
-  [[nodiscard]] double optional_number(const std::string& key, double dflt, double min,
-                                       double max);
+  [[nodiscard]] double optional_number(const std::string& key, double dflt, double min, double max);
   [[nodiscard]] bool optional_bool(const std::string& key, bool dflt);
   [[nodiscard]] std::string required_string(const std::string& key);
   [[nodiscard]] std::string optional_string(const std::string& key, const std::string& dflt);

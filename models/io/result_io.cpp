@@ -22,14 +22,16 @@ std::string fmt(const char* format, double value) {
 
 std::string seconds_with_share(double part_s, double total_s) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%10.4f s  %5.1f%%", part_s, total_s > 0 ? 100.0 * part_s / total_s : 0.0);
+  std::snprintf(buf, sizeof buf, "%10.4f s  %5.1f%%", part_s,
+                total_s > 0 ? 100.0 * part_s / total_s : 0.0);
   return buf;
 }
 
 }  // namespace
 
 double round_significant(double value, int digits) {
-  if (value == 0.0 || !std::isfinite(value)) return value;
+  if (value == 0.0 || !std::isfinite(value))
+    return value;
   const double magnitude = std::floor(std::log10(std::fabs(value))) + 1.0;
   const double scale = std::pow(10.0, digits - magnitude);
   return std::round(value * scale) / scale;
@@ -52,52 +54,50 @@ nlohmann::json result_to_json(const SimulationResult& r) {
                       {"reserve_gib", g(s.reserve_bytes / kGiB)},
                       {"micro_batches_in_flight", s.micro_batches_in_flight}});
   }
-  return json{
-      {"engine", r.engine},
-      {"scenario", r.scenario_name},
-      {"profile", r.profile_name},
-      {"num_gpus", r.num_gpus},
-      {"micro_batches", r.micro_batches},
-      {"iteration_time_s", g(r.iteration_time_s)},
-      {"tokens_per_s", g(r.tokens_per_s)},
-      {"tokens_per_s_per_gpu", g(r.tokens_per_s_per_gpu)},
-      {"model_tflops_per_gpu", g(r.model_tflops_per_gpu)},
-      {"mfu", g(r.mfu)},
-      {"hfu", g(r.hfu)},
-      {"memory",
-       {{"peak_gib_per_gpu", g(r.memory.peak_bytes / kGiB)},
-        {"capacity_gib", g(r.memory.capacity_bytes / kGiB)},
-        {"fits", r.memory.fits},
-        {"worst_stage", r.memory.worst_stage},
-        {"stages", stages}}},
-      {"breakdown",
-       {{"compute_s", g(b.compute_s)},
-        {"tp_comm_exposed_s", g(b.tp_comm_exposed_s)},
-        {"cp_comm_exposed_s", g(b.cp_comm_exposed_s)},
-        {"pp_comm_exposed_s", g(b.pp_comm_exposed_s)},
-        {"dp_comm_exposed_s", g(b.dp_comm_exposed_s)},
-        {"bubble_s", g(b.bubble_s)},
-        {"optimizer_s", g(b.optimizer_s)},
-        {"other_s", g(b.other_s)}}},
-      {"notes", r.notes}};
+  return json{{"engine", r.engine},
+              {"scenario", r.scenario_name},
+              {"profile", r.profile_name},
+              {"num_gpus", r.num_gpus},
+              {"micro_batches", r.micro_batches},
+              {"iteration_time_s", g(r.iteration_time_s)},
+              {"tokens_per_s", g(r.tokens_per_s)},
+              {"tokens_per_s_per_gpu", g(r.tokens_per_s_per_gpu)},
+              {"model_tflops_per_gpu", g(r.model_tflops_per_gpu)},
+              {"mfu", g(r.mfu)},
+              {"hfu", g(r.hfu)},
+              {"memory",
+               {{"peak_gib_per_gpu", g(r.memory.peak_bytes / kGiB)},
+                {"capacity_gib", g(r.memory.capacity_bytes / kGiB)},
+                {"fits", r.memory.fits},
+                {"worst_stage", r.memory.worst_stage},
+                {"stages", stages}}},
+              {"breakdown",
+               {{"compute_s", g(b.compute_s)},
+                {"tp_comm_exposed_s", g(b.tp_comm_exposed_s)},
+                {"cp_comm_exposed_s", g(b.cp_comm_exposed_s)},
+                {"pp_comm_exposed_s", g(b.pp_comm_exposed_s)},
+                {"dp_comm_exposed_s", g(b.dp_comm_exposed_s)},
+                {"bubble_s", g(b.bubble_s)},
+                {"optimizer_s", g(b.optimizer_s)},
+                {"other_s", g(b.other_s)}}},
+              {"notes", r.notes}};
 }
 
 std::string result_table(const SimulationResult& r) {
   std::string out;
   out += "capsim simulate: " + r.scenario_name + " (" + r.engine + " engine, profile " +
          r.profile_name + ")\n";
-  out += line("GPUs / micro-batches", std::to_string(r.num_gpus) + " / " +
-                                          std::to_string(r.micro_batches));
+  out += line("GPUs / micro-batches",
+              std::to_string(r.num_gpus) + " / " + std::to_string(r.micro_batches));
   out += line("iteration time", fmt("%.4f s", r.iteration_time_s));
-  out += line("tokens/s (per GPU)", fmt("%.6g", r.tokens_per_s) + " (" +
-                                        fmt("%.6g", r.tokens_per_s_per_gpu) + ")");
+  out += line("tokens/s (per GPU)",
+              fmt("%.6g", r.tokens_per_s) + " (" + fmt("%.6g", r.tokens_per_s_per_gpu) + ")");
   out += line("model TFLOP/s per GPU", fmt("%.1f", r.model_tflops_per_gpu));
   out += line("MFU / HFU", fmt("%.1f%%", 100.0 * r.mfu) + " / " + fmt("%.1f%%", 100.0 * r.hfu));
-  out += line("memory peak per GPU",
-              fmt("%.1f GiB", r.memory.peak_bytes / kGiB) + " of " +
-                  fmt("%.0f GiB", r.memory.capacity_bytes / kGiB) + " (stage " +
-                  std::to_string(r.memory.worst_stage) + ")" +
-                  (r.memory.fits ? ", fits" : ", DOES NOT FIT"));
+  out += line("memory peak per GPU", fmt("%.1f GiB", r.memory.peak_bytes / kGiB) + " of " +
+                                         fmt("%.0f GiB", r.memory.capacity_bytes / kGiB) +
+                                         " (stage " + std::to_string(r.memory.worst_stage) + ")" +
+                                         (r.memory.fits ? ", fits" : ", DOES NOT FIT"));
   const auto& b = r.breakdown;
   const double t = r.iteration_time_s;
   out += "  breakdown of the iteration:\n";
@@ -108,8 +108,10 @@ std::string result_table(const SimulationResult& r) {
   out += line("  DP communication (exposed)", seconds_with_share(b.dp_comm_exposed_s, t));
   out += line("  pipeline bubble", seconds_with_share(b.bubble_s, t));
   out += line("  optimizer step", seconds_with_share(b.optimizer_s, t));
-  if (b.other_s > 0.0) out += line("  framework overhead", seconds_with_share(b.other_s, t));
-  for (const auto& note : r.notes) out += "  note: " + note + "\n";
+  if (b.other_s > 0.0)
+    out += line("  framework overhead", seconds_with_share(b.other_s, t));
+  for (const auto& note : r.notes)
+    out += "  note: " + note + "\n";
   return out;
 }
 

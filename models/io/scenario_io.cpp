@@ -15,41 +15,56 @@ constexpr std::int64_t kMaxGpus = 1 << 20;
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i > 0 ? ", " : "") + items[i];
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i > 0 ? ", " : "") + items[i];
   return out;
 }
 
-int to_int(std::int64_t v) { return static_cast<int>(v); }
+int to_int(std::int64_t v) {
+  return static_cast<int>(v);
+}
 
 Fabric parse_fabric(const std::string& s) {
-  if (s == "infiniband") return Fabric::kInfiniband;
-  if (s == "roce") return Fabric::kRoce;
-  if (s == "efa") return Fabric::kEfa;
+  if (s == "infiniband")
+    return Fabric::kInfiniband;
+  if (s == "roce")
+    return Fabric::kRoce;
+  if (s == "efa")
+    return Fabric::kEfa;
   return Fabric::kEthernet;
 }
 
 Topology parse_topology(const std::string& s) {
-  if (s == "fat-tree") return Topology::kFatTree;
-  if (s == "oversubscribed") return Topology::kOversubscribed;
+  if (s == "fat-tree")
+    return Topology::kFatTree;
+  if (s == "oversubscribed")
+    return Topology::kOversubscribed;
   return Topology::kRailOptimized;
 }
 
 Precision parse_precision(const std::string& s) {
-  if (s == "fp16") return Precision::kFp16;
-  if (s == "fp8") return Precision::kFp8;
+  if (s == "fp16")
+    return Precision::kFp16;
+  if (s == "fp8")
+    return Precision::kFp8;
   return Precision::kBf16;
 }
 
 Schedule parse_schedule(const std::string& s) {
-  if (s == "gpipe") return Schedule::kGpipe;
-  if (s == "interleaved-1f1b") return Schedule::kInterleaved;
-  if (s == "zero-bubble") return Schedule::kZeroBubble;
+  if (s == "gpipe")
+    return Schedule::kGpipe;
+  if (s == "interleaved-1f1b")
+    return Schedule::kInterleaved;
+  if (s == "zero-bubble")
+    return Schedule::kZeroBubble;
   return Schedule::kOneFOneB;
 }
 
 Recompute parse_recompute(const std::string& s) {
-  if (s == "selective") return Recompute::kSelective;
-  if (s == "full") return Recompute::kFull;
+  if (s == "selective")
+    return Recompute::kSelective;
+  if (s == "full")
+    return Recompute::kFull;
   return Recompute::kNone;
 }
 
@@ -142,7 +157,8 @@ Parallelism read_parallelism(JsonReader& r) {
   p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
   p.precision = parse_precision(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
   if (r.has("stage_layers")) {
-    for (auto v : r.int_array("stage_layers", 1, kMaxDim)) p.stage_layers.push_back(to_int(v));
+    for (auto v : r.int_array("stage_layers", 1, kMaxDim))
+      p.stage_layers.push_back(to_int(v));
   }
   p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
   if (r.has("dp_bucket_size") && p.dp_bucket_bytes < 1.0) {
@@ -172,13 +188,11 @@ ModelSpec read_model(JsonReader& r) {
   m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));
   m.vocab_size = to_int(r.required_int("vocab_size", 1, kMaxDim));
   // GPT/Megatron ties input and output embeddings by default; Llama does not.
-  m.tied_embeddings =
-      r.optional_bool("tied_embeddings", m.ffn_activation == FfnActivation::kGelu);
+  m.tied_embeddings = r.optional_bool("tied_embeddings", m.ffn_activation == FfnActivation::kGelu);
   if (m.hidden_size % m.num_attention_heads != 0) {
-    throw r.error("num_attention_heads",
-                  "hidden_size " + std::to_string(m.hidden_size) +
-                      " is not divisible by num_attention_heads " +
-                      std::to_string(m.num_attention_heads));
+    throw r.error("num_attention_heads", "hidden_size " + std::to_string(m.hidden_size) +
+                                             " is not divisible by num_attention_heads " +
+                                             std::to_string(m.num_attention_heads));
   }
   if (m.num_attention_heads % m.num_kv_heads != 0) {
     throw r.error("num_kv_heads", "num_kv_heads " + std::to_string(m.num_kv_heads) +
@@ -228,7 +242,8 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
   }
   const bool interleaved = p.schedule == Schedule::kInterleaved;
   if (interleaved && p.virtual_pipeline_stages < 2) {
-    fail("virtual_pipeline_stages", "schedule \"interleaved-1f1b\" needs virtual_pipeline_stages > 1");
+    fail("virtual_pipeline_stages",
+         "schedule \"interleaved-1f1b\" needs virtual_pipeline_stages > 1");
   }
   if (!interleaved && p.virtual_pipeline_stages > 1) {
     fail("schedule", "virtual_pipeline_stages > 1 needs schedule \"interleaved-1f1b\"");
@@ -242,8 +257,8 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
                                   s(p.pipeline) + ")");
   }
   if (p.pipeline > m.num_layers) {
-    fail("pipeline", "pipeline (" + s(p.pipeline) + ") exceeds num_layers (" + s(m.num_layers) +
-                         ")");
+    fail("pipeline",
+         "pipeline (" + s(p.pipeline) + ") exceeds num_layers (" + s(m.num_layers) + ")");
   }
   if (!p.stage_layers.empty()) {
     if (static_cast<int>(p.stage_layers.size()) != p.pipeline) {
@@ -270,8 +285,8 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
   }
   const GpuSpec* gpu = find_gpu(c.gpu);
   if (p.precision == Precision::kFp8 && gpu != nullptr && gpu->peak_fp8_flop_per_s <= 0.0) {
-    fail("precision", "precision \"fp8\" needs a GPU with fp8 tensor cores; " + c.gpu +
-                          " has none");
+    fail("precision",
+         "precision \"fp8\" needs a GPU with fp8 tensor cores; " + c.gpu + " has none");
   }
 }
 
@@ -310,7 +325,8 @@ Scenario load_scenario(const std::string& path) {
     fs::path profile(sc.profile_path);
     if (profile.is_relative()) {
       const fs::path beside = fs::path(path).parent_path() / profile;
-      if (fs::exists(beside)) profile = beside;
+      if (fs::exists(beside))
+        profile = beside;
     }
     if (!fs::exists(profile)) {
       throw InputError(path, "/profile",
@@ -337,7 +353,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
                 {"seq_length", m.seq_length},
                 {"vocab_size", m.vocab_size}};
   model["tied_embeddings"] = m.tied_embeddings;
-  if (m.attention != AttentionKernel::kFlash) model["attention"] = to_string(m.attention);
+  if (m.attention != AttentionKernel::kFlash)
+    model["attention"] = to_string(m.attention);
   json cluster = json::object();
   if (!c.instance.empty()) {
     cluster["instance"] = c.instance;
@@ -363,7 +380,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
                   {"nics_per_node", c.nics_per_node},
                   {"nic_bandwidth", gbps(c.nic_bandwidth_bytes_per_s)},
                   {"topology", to_string(c.topology)}};
-    if (c.oversubscription > 1.0) inter["oversubscription"] = c.oversubscription;
+    if (c.oversubscription > 1.0)
+      inter["oversubscription"] = c.oversubscription;
     cluster["inter_node"] = inter;
   }
   json par = {{"tensor", p.tensor},
@@ -378,15 +396,20 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
               {"sequence_parallel", p.sequence_parallel},
               {"zero_stage", p.zero_stage},
               {"precision", to_string(p.precision)}};
-  if (!p.stage_layers.empty()) par["stage_layers"] = p.stage_layers;
+  if (!p.stage_layers.empty())
+    par["stage_layers"] = p.stage_layers;
   if (p.dp_bucket_bytes > 0.0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0fB", p.dp_bucket_bytes);
     par["dp_bucket_size"] = buf;
   }
-  json out = {{"schema", kScenarioSchema}, {"name", sc.name}, {"model", model},
-              {"cluster", cluster},         {"parallelism", par}};
-  if (!sc.profile_path.empty()) out["profile"] = sc.profile_path;
+  json out = {{"schema", kScenarioSchema},
+              {"name", sc.name},
+              {"model", model},
+              {"cluster", cluster},
+              {"parallelism", par}};
+  if (!sc.profile_path.empty())
+    out["profile"] = sc.profile_path;
   return out;
 }
 

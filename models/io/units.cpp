@@ -16,21 +16,26 @@ struct Split {
 };
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
   return s;
 }
 
 // Splits "1.5 GiB" into 1.5 and "GiB"; rejects negatives, NaN and text without a number.
 std::optional<Split> split_number(std::string_view text) {
   text = trim(text);
-  if (text.empty()) return std::nullopt;
+  if (text.empty())
+    return std::nullopt;
   double value = 0.0;
   const auto* begin = text.data();
   const auto* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || ptr == begin) return std::nullopt;
-  if (!std::isfinite(value) || value < 0.0) return std::nullopt;
+  if (ec != std::errc() || ptr == begin)
+    return std::nullopt;
+  if (!std::isfinite(value) || value < 0.0)
+    return std::nullopt;
   return Split{value, trim(std::string_view(ptr, static_cast<size_t>(end - ptr)))};
 }
 
@@ -60,7 +65,8 @@ double take_prefix(std::string_view& unit) {
 
 std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text) {
   auto split = split_number(text);
-  if (!split) return std::nullopt;
+  if (!split)
+    return std::nullopt;
   std::string_view unit = split->unit;
   const double prefix = take_prefix(unit);
   double bits_per_unit = 0.0;
@@ -71,13 +77,15 @@ std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text) {
   } else {
     return std::nullopt;
   }
-  if (split->number <= 0.0) return std::nullopt;
+  if (split->number <= 0.0)
+    return std::nullopt;
   return split->number * prefix * bits_per_unit / 8.0;
 }
 
 std::optional<double> parse_duration_s(std::string_view text) {
   auto split = split_number(text);
-  if (!split) return std::nullopt;
+  if (!split)
+    return std::nullopt;
   static constexpr std::array<std::pair<std::string_view, double>, 12> kUnits{{
       {"ns", 1e-9},
       {"us", 1e-6},
@@ -93,24 +101,29 @@ std::optional<double> parse_duration_s(std::string_view text) {
       {"w", 7.0 * 86400.0},
   }};
   for (const auto& [unit, factor] : kUnits) {
-    if (split->unit == unit) return split->number * factor;
+    if (split->unit == unit)
+      return split->number * factor;
   }
-  if (split->unit == "days") return split->number * 86400.0;
+  if (split->unit == "days")
+    return split->number * 86400.0;
   return std::nullopt;
 }
 
 std::optional<double> parse_size_bytes(std::string_view text) {
   auto split = split_number(text);
-  if (!split) return std::nullopt;
+  if (!split)
+    return std::nullopt;
   std::string_view unit = split->unit;
   const double prefix = take_prefix(unit);
-  if (unit != "B") return std::nullopt;
+  if (unit != "B")
+    return std::nullopt;
   return split->number * prefix;
 }
 
 std::optional<double> parse_count(std::string_view text) {
   auto split = split_number(text);
-  if (!split) return std::nullopt;
+  if (!split)
+    return std::nullopt;
   const std::string_view unit = split->unit;
   double factor = 0.0;
   if (unit.empty()) {
@@ -137,13 +150,16 @@ std::optional<double> parse_price_usd_per_hour(std::string_view text) {
     text.remove_prefix(1);
   }
   auto split = split_number(text);
-  if (!split) return std::nullopt;
+  if (!split)
+    return std::nullopt;
   std::string_view unit = split->unit;
   if (!dollar) {
-    if (unit.substr(0, 3) != "USD") return std::nullopt;
+    if (unit.substr(0, 3) != "USD")
+      return std::nullopt;
     unit = trim(unit.substr(3));
   }
-  if (unit == "/h" || unit == "/hr" || unit == "/hour") return split->number;
+  if (unit == "/h" || unit == "/hr" || unit == "/hour")
+    return split->number;
   return std::nullopt;
 }
 

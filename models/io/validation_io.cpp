@@ -20,7 +20,8 @@ std::vector<ValidationCase> load_validation_cases(const std::string& path) {
     JsonReader r(cases[i], path, "/cases/" + std::to_string(i));
     ValidationCase vc;
     vc.id = r.required_string("id");
-    if (!ids.insert(vc.id).second) throw r.error("id", "duplicate case id \"" + vc.id + "\"");
+    if (!ids.insert(vc.id).second)
+      throw r.error("id", "duplicate case id \"" + vc.id + "\"");
     vc.group = r.required_string("group");
     {
       JsonReader sc = r.object("scenario");

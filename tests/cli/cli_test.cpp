@@ -20,7 +20,9 @@ TEST(CliTest, HelpListsCommands) {
   EXPECT_EQ(run_capsim("validate --help").exit_code, 0);
 }
 
-TEST(CliTest, UnknownCommandIsBadInput) { EXPECT_EQ(run_capsim("frobnicate").exit_code, 2); }
+TEST(CliTest, UnknownCommandIsBadInput) {
+  EXPECT_EQ(run_capsim("frobnicate").exit_code, 2);
+}
 
 TEST(CliTest, BadScenarioExitsTwoWithFileAndPointer) {
   const std::string file = kData + "/bad/scenario_bandwidth_bare_number.json";
@@ -71,8 +73,8 @@ TEST(CliTest, ValidateAnalyticRunsEveryCase) {
   EXPECT_EQ(j.at("summary").at("n").get<int>(), 124);
   EXPECT_EQ(j.at("summary").at("by_group").size(), 3u);
   for (const auto& c : j.at("cases")) {
-    for (const char* key : {"id", "group", "measured_iteration_time_s",
-                            "predicted_iteration_time_s", "error_pct"}) {
+    for (const char* key :
+         {"id", "group", "measured_iteration_time_s", "predicted_iteration_time_s", "error_pct"}) {
       EXPECT_TRUE(c.contains(key)) << key;
     }
   }

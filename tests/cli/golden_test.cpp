@@ -60,9 +60,15 @@ void run_golden(const std::string& scenario, const std::string& engine) {
   expect_same(expected, actual, scenario);
 }
 
-TEST(GoldenTest, Gpt3175bSeleneAnalytic) { run_golden("gpt3-175b-selene-1024", "analytic"); }
-TEST(GoldenTest, Gpt30bP4dAnalytic) { run_golden("gpt-30b-p4d", "analytic"); }
-TEST(GoldenTest, Llama3_70bP5Analytic) { run_golden("llama3-70b-p5", "analytic"); }
+TEST(GoldenTest, Gpt3175bSeleneAnalytic) {
+  run_golden("gpt3-175b-selene-1024", "analytic");
+}
+TEST(GoldenTest, Gpt30bP4dAnalytic) {
+  run_golden("gpt-30b-p4d", "analytic");
+}
+TEST(GoldenTest, Llama3_70bP5Analytic) {
+  run_golden("llama3-70b-p5", "analytic");
+}
 
 }  // namespace
 }  // namespace capsim

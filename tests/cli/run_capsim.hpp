@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <string>
+
 #include <sys/wait.h>
 
 namespace capsim::testing {
@@ -18,10 +19,12 @@ inline CommandResult run_capsim(const std::string& args, bool merge_stderr = fal
       std::string(CAPSIM_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
+  if (pipe == nullptr)
+    return result;
   std::array<char, 4096> buf{};
   size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) result.out.append(buf.data(), n);
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0)
+    result.out.append(buf.data(), n);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;

@@ -74,7 +74,8 @@ TEST(CollectiveCostTest, FastestAlgorithmWins) {
     const double chosen = collective_time_s(p, CollectiveKind::kAllReduce, bytes, g);
     for (const auto& algo : fit->algorithms) {
       EXPECT_LE(chosen, algorithm_time_s(algo, CollectiveKind::kAllReduce, bytes, g,
-                                         nic_share_scale(p, g)) + 1e-15);
+                                         nic_share_scale(p, g)) +
+                            1e-15);
     }
   }
 }

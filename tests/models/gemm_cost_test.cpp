@@ -5,7 +5,9 @@
 namespace capsim {
 namespace {
 
-const GpuSpec& a100() { return *find_gpu("A100-SXM4-80GB"); }
+const GpuSpec& a100() {
+  return *find_gpu("A100-SXM4-80GB");
+}
 
 TEST(GemmCostTest, LargeAlignedGemmApproachesMaxEfficiency) {
   GemmParams params;
@@ -53,8 +55,8 @@ TEST(GemmCostTest, SkinnyGemmIsMemoryBound) {
   const GemmShape skinny{1, 8192, 8192, 1};
   const double bytes = (8192.0 * 8192 + 8192 + 8192) * 2;
   const double t = gemm_time_s(params, a100(), Precision::kBf16, skinny);
-  const double memory_s =
-      params.launch_overhead_s + bytes / (a100().hbm_bandwidth_bytes_per_s * params.memory_efficiency);
+  const double memory_s = params.launch_overhead_s +
+                          bytes / (a100().hbm_bandwidth_bytes_per_s * params.memory_efficiency);
   // A GEMV-like shape is bounded below by its weight traffic and stays close to it.
   EXPECT_GE(t, memory_s);
   EXPECT_LT(t, 1.2 * memory_s);

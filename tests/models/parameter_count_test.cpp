@@ -94,7 +94,8 @@ TEST(WorkloadTest, LayerGemmFlopsMatchWeights) {
   double forward_gemm_flop = 0.0;
   double backward_gemm_flop = 0.0;
   for (const Op& op : lower_layer(m, p)) {
-    if (op.kind != OpKind::kGemm) continue;
+    if (op.kind != OpKind::kGemm)
+      continue;
     (op.pass == Pass::kForward ? forward_gemm_flop : backward_gemm_flop) += op.flop;
   }
   const double weights = layer_parameters(m) - 2.0 * m.hidden_size;  // minus the norms

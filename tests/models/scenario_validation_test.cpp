@@ -26,7 +26,8 @@ std::vector<BadCase> load_expected() {
   std::string line;
   while (std::getline(in, line)) {
     const auto tab = line.find('\t');
-    if (tab == std::string::npos || line.rfind("scenario_", 0) != 0) continue;
+    if (tab == std::string::npos || line.rfind("scenario_", 0) != 0)
+      continue;
     out.push_back({line.substr(0, tab), line.substr(tab + 1)});
   }
   return out;
@@ -54,7 +55,9 @@ INSTANTIATE_TEST_SUITE_P(AllRules, BadScenarioTest, ::testing::ValuesIn(load_exp
                            return name;
                          });
 
-TEST(ScenarioValidationTest, CoversEveryBadFile) { EXPECT_GE(load_expected().size(), 50u); }
+TEST(ScenarioValidationTest, CoversEveryBadFile) {
+  EXPECT_GE(load_expected().size(), 50u);
+}
 
 TEST(ScenarioValidationTest, ValidScenarioLoadsWithUnits) {
   const Scenario s = load_scenario(kDataDir + "/scenarios/valid.json");

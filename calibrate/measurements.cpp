@@ -1,5 +1,6 @@
 #include "calibrate/measurements.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -258,13 +259,13 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     g.dtype = fields[1];
     g.source = fields[6];
     g.line = line_no;
-    const char* names[] = {"M", "N", "K", "tflops"};
-    double values[4] = {};
+    static constexpr std::array<const char*, 4> kColumns{"M", "N", "K", "tflops"};
+    std::array<double, 4> values{};
     for (size_t i = 0; i < 4; ++i) {
       auto v = csv_number(fields[2 + i]);
       if (!v || *v <= 0.0) {
         throw InputError(path, std::to_string(line_no),
-                         std::string("expected a positive number for ") + names[i] + ", got \"" +
+                         std::string("expected a positive number for ") + kColumns[i] + ", got \"" +
                              fields[2 + i] + "\"");
       }
       values[i] = *v;

@@ -18,9 +18,9 @@ namespace capsim::calibrate {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
     s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
     s.remove_suffix(1);
   return s;
 }
@@ -29,10 +29,10 @@ std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;
   size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])) != 0)
       ++i;
     const size_t start = i;
-    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i])))
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])) == 0)
       ++i;
     if (i > start)
       out.push_back(s.substr(start, i - start));
@@ -192,7 +192,7 @@ std::string_view strip_launcher_prefix(std::string_view line) {
   while (i < line.size() && line[i] == ' ')
     ++i;
   const size_t digits = i;
-  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])))
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) != 0)
     ++i;
   if (i > digits && i < line.size() && line[i] == ':') {
     line.remove_prefix(i + 1);
@@ -202,18 +202,62 @@ std::string_view strip_launcher_prefix(std::string_view line) {
   return line;
 }
 
-CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
-  CollectiveCurve curve;
-  curve.source = name;
+namespace {
+
+// What the line scan of one log collects before shape inference.
+struct LogScan {
   std::optional<CollectiveKind> kind;
   int header_threads = 0;
   int header_gpus = 0;
   bool rank_lines_elided = false;
   std::vector<std::string> hosts;  // one per Rank line
   std::vector<Row> rows;
+};
+
+void read_version(std::string_view line, CollectiveCurve& curve) {
   static const std::regex kNcclVersion(R"(NCCL (?:version |v)?(\d+\.\d+\.\d+))");
   static const std::regex kLibraryCode(R"(nccl-library=(\d+))");
+  if (!curve.nccl_version.empty())
+    return;
+  std::smatch m;
+  const std::string owned(line);
+  if (std::regex_search(owned, m, kNcclVersion)) {
+    curve.nccl_version = m[1].str();
+  } else if (std::regex_search(owned, m, kLibraryCode)) {
+    const int code = std::stoi(m[1].str());  // major*10000 + minor*100 + patch (>= 2.9)
+    curve.nccl_version = std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
+                         "." + std::to_string(code % 100);
+  }
+}
 
+// A '#' line (or the legacy header without '#'): notes, collective, nThread/nGpus, Rank lines.
+void read_comment(std::string_view body, LogScan& scan, CollectiveCurve& curve) {
+  if (body.rfind("SOURCE:", 0) == 0 || body.rfind("HARDWARE:", 0) == 0) {
+    curve.notes.emplace_back(body);
+  } else if (body.rfind("Collective test starting:", 0) == 0) {
+    scan.kind = collective_from_text(body);
+  } else if (body.rfind("nThread", 0) == 0) {
+    const auto t = split_ws(body);
+    for (size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t[i] == "nThread")
+        scan.header_threads = static_cast<int>(to_number(t[i + 1]).value_or(0));
+      if (t[i] == "nGpus")
+        scan.header_gpus = static_cast<int>(to_number(t[i + 1]).value_or(0));
+    }
+  } else if (body.rfind("Rank", 0) == 0) {
+    const auto t = split_ws(body);
+    auto on = std::find(t.begin(), t.end(), "on");
+    if (on != t.end() && on + 1 != t.end())
+      scan.hosts.emplace_back(*(on + 1));
+    const size_t bracket = body.find(']');
+    if (curve.gpu.empty() && bracket != std::string_view::npos) {
+      curve.gpu = std::string(trim(body.substr(bracket + 1)));
+    }
+  }
+}
+
+LogScan scan_lines(std::string_view text, const std::string& name, CollectiveCurve& curve) {
+  LogScan scan;
   int line_no = 0;
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -223,140 +267,94 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
     ++line_no;
     if (!raw.empty() && raw.back() == '\r')
       raw.remove_suffix(1);
-    std::string_view line = trim(strip_launcher_prefix(raw));
+    const std::string_view line = trim(strip_launcher_prefix(raw));
     if (line.empty())
       continue;
-    std::smatch m;
-    const std::string owned(line);
-    if (curve.nccl_version.empty() && std::regex_search(owned, m, kNcclVersion)) {
-      curve.nccl_version = m[1].str();
-    }
-    if (curve.nccl_version.empty() && std::regex_search(owned, m, kLibraryCode)) {
-      const int code = std::stoi(m[1].str());  // major*10000 + minor*100 + patch (>= 2.9)
-      curve.nccl_version = std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
-                           "." + std::to_string(code % 100);
-    }
+    read_version(line, curve);
     if (line.front() == '#' || line.rfind("nThread", 0) == 0) {
-      std::string_view body = trim(line.front() == '#' ? line.substr(1) : line);
-      if (body.rfind("SOURCE:", 0) == 0 || body.rfind("HARDWARE:", 0) == 0) {
-        curve.notes.emplace_back(body);
-      } else if (body.rfind("Collective test starting:", 0) == 0) {
-        kind = collective_from_text(body);
-      } else if (body.rfind("nThread", 0) == 0) {
-        const auto t = split_ws(body);
-        for (size_t i = 0; i + 1 < t.size(); ++i) {
-          if (t[i] == "nThread")
-            header_threads = static_cast<int>(to_number(t[i + 1]).value_or(0));
-          if (t[i] == "nGpus")
-            header_gpus = static_cast<int>(to_number(t[i + 1]).value_or(0));
-        }
-      } else if (body.rfind("Rank", 0) == 0) {
-        const auto t = split_ws(body);
-        auto on = std::find(t.begin(), t.end(), "on");
-        if (on != t.end() && on + 1 != t.end())
-          hosts.emplace_back(*(on + 1));
-        const size_t bracket = body.find(']');
-        if (curve.gpu.empty() && bracket != std::string_view::npos) {
-          curve.gpu = std::string(trim(body.substr(bracket + 1)));
-        }
-      }
+      read_comment(trim(line.front() == '#' ? line.substr(1) : line), scan, curve);
       continue;
     }
-    if (line == "..." && !hosts.empty() && rows.empty())
-      rank_lines_elided = true;
+    if (line == "..." && !scan.hosts.empty() && scan.rows.empty())
+      scan.rank_lines_elided = true;
     const auto t = split_ws(line);
     if (t.size() < 3 || !is_integer(t[0]) || !is_integer(t[1]) || !is_type_name(t[2])) {
       continue;  // foreign text: NCCL INFO, MPI help, SHARP lines, "..." elisions
     }
     Row row = parse_row(t, name, line_no);
-    if (!rows.empty() && row.sample.bytes <= rows.back().sample.bytes) {
+    if (!scan.rows.empty() && row.sample.bytes <= scan.rows.back().sample.bytes) {
       fail_at(name, line_no,
               "size " + std::string(t[0]) + " does not increase (previous row has " +
-                  std::to_string(static_cast<long long>(rows.back().sample.bytes)) +
+                  std::to_string(static_cast<long long>(scan.rows.back().sample.bytes)) +
                   "); one log must hold one sweep");
     }
-    rows.push_back(row);
+    scan.rows.push_back(row);
   }
+  return scan;
+}
 
-  if (rows.empty())
-    throw InputError(name, "", "no nccl-tests data rows found");
-  if (!kind)
-    kind = collective_from_text(base_name(name));
-  if (!kind) {
-    throw InputError(name, "",
-                     "cannot tell which collective this log measures: no \"# Collective test "
-                     "starting\" line and the file name names none of allreduce, allgather, "
-                     "reducescatter, alltoall, broadcast, sendrecv");
-  }
-  curve.kind = *kind;
-
-  // Rank count: the busbw/algbw ratio of the row with the largest algbw (the most printed
-  // digits) survives elided Rank lines; among the counts it allows, prefer the Rank-line count,
-  // then nThread x nGpus, then a multiple of 8 (8-GPU nodes), then the smallest (§6 item 6).
-  const int listed = static_cast<int>(hosts.size());
+// Rank count: the busbw/algbw ratio of the row with the largest algbw (the most printed
+// digits) survives elided Rank lines; among the counts it allows, prefer the Rank-line count,
+// then nThread x nGpus, then a multiple of 8 (8-GPU nodes), then the smallest (format doc §6).
+void infer_ranks(const LogScan& scan, const std::string& name, CollectiveCurve& curve) {
+  const int listed = static_cast<int>(scan.hosts.size());
   const Row* widest = nullptr;
-  for (const Row& row : rows) {
+  for (const Row& row : scan.rows) {
     if (row.algbw >= 0.5 && (widest == nullptr || row.algbw > widest->algbw))
       widest = &row;
   }
+  const bool has_factor =
+      curve.kind != CollectiveKind::kBroadcast && curve.kind != CollectiveKind::kSendRecv;
   std::vector<int> candidates;
   if (widest != nullptr) {
     candidates = ranks_from_ratio(curve.kind, widest->algbw, widest->busbw);
-    if (candidates.empty() && curve.kind != CollectiveKind::kBroadcast &&
-        curve.kind != CollectiveKind::kSendRecv) {
-      fail_at(
-          name, widest->sample.line,
-          "busbw/algbw does not match any rank count for " +
-              std::string(curve.kind == CollectiveKind::kAllReduce ? "all-reduce (2(n-1)/n)"
-                                                                   : "this collective ((n-1)/n)"));
+    if (candidates.empty() && has_factor) {
+      fail_at(name, widest->sample.line,
+              std::string("busbw/algbw does not match any rank count for ") +
+                  (curve.kind == CollectiveKind::kAllReduce ? "all-reduce (2(n-1)/n)"
+                                                            : "this collective ((n-1)/n)"));
     }
   }
-  auto allowed = [&](int n) {
-    return candidates.empty() ||
-           std::find(candidates.begin(), candidates.end(), n) != candidates.end();
-  };
-  const int header_ranks = header_threads * header_gpus;
-  if (listed > 0 && allowed(listed) && !rank_lines_elided) {
+  const bool listed_allowed = candidates.empty() || std::find(candidates.begin(), candidates.end(),
+                                                              listed) != candidates.end();
+  const int header_ranks = scan.header_threads * scan.header_gpus;
+  curve.ranks_inferred = true;
+  if (listed > 0 && listed_allowed && !scan.rank_lines_elided) {
     curve.ranks = listed;
+    curve.ranks_inferred = false;
   } else if (!candidates.empty()) {
-    if (listed > 0 && !rank_lines_elided) {
+    if (listed > 0 && !scan.rank_lines_elided) {
       throw InputError(name, "",
                        "busbw/algbw implies " + std::to_string(candidates.front()) +
                            (candidates.size() > 1 ? "+" : "") + " ranks but the log lists " +
                            std::to_string(listed) + " Rank lines");
     }
-    curve.ranks = candidates.front();
-    for (int n : candidates) {
-      if (n == header_ranks) {
-        curve.ranks = n;
-        break;
-      }
-    }
-    if (curve.ranks != header_ranks) {
-      for (int n : candidates) {
-        if (n % 8 == 0) {
-          curve.ranks = n;
-          break;
-        }
-      }
-    }
-    curve.ranks_inferred = true;
+    auto pick = [&](auto&& predicate) {
+      auto it = std::find_if(candidates.begin(), candidates.end(), predicate);
+      return it == candidates.end() ? 0 : *it;
+    };
+    curve.ranks = pick([&](int n) { return n == header_ranks; });
+    if (curve.ranks == 0)
+      curve.ranks = pick([](int n) { return n % 8 == 0; });
+    if (curve.ranks == 0)
+      curve.ranks = candidates.front();
   } else if (listed > 0) {
     curve.ranks = listed;
+    curve.ranks_inferred = false;
   } else if (header_ranks > 0) {
     curve.ranks = header_ranks;
-    curve.ranks_inferred = true;
   } else {
     curve.ranks = 2;  // send/recv without any header: one pair (busbw factor 1 either way)
-    curve.ranks_inferred = true;
   }
+}
 
-  if (listed == curve.ranks) {
-    std::vector<std::string> distinct = hosts;
+void infer_nodes(const LogScan& scan, const std::string& name, CollectiveCurve& curve) {
+  if (static_cast<int>(scan.hosts.size()) == curve.ranks) {
+    std::vector<std::string> distinct = scan.hosts;
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     curve.nodes = static_cast<int>(distinct.size());
-  } else if (header_gpus > 1 && header_threads * header_gpus == curve.ranks) {
+  } else if (scan.header_gpus > 1 && scan.header_threads * scan.header_gpus == curve.ranks) {
     curve.nodes = 1;  // one process drives every rank
   } else {
     // Rank lines elided or absent: assume the 8-GPU nodes of every platform in scope.
@@ -369,7 +367,28 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
                          std::to_string(curve.nodes) + " nodes");
   }
   curve.ranks_per_node = curve.ranks / curve.nodes;
-  for (const Row& row : rows) {
+}
+
+}  // namespace
+
+CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
+  CollectiveCurve curve;
+  curve.source = name;
+  LogScan scan = scan_lines(text, name, curve);
+  if (scan.rows.empty())
+    throw InputError(name, "", "no nccl-tests data rows found");
+  if (!scan.kind)
+    scan.kind = collective_from_text(base_name(name));
+  if (!scan.kind) {
+    throw InputError(name, "",
+                     "cannot tell which collective this log measures: no \"# Collective test "
+                     "starting\" line and the file name names none of allreduce, allgather, "
+                     "reducescatter, alltoall, broadcast, sendrecv");
+  }
+  curve.kind = *scan.kind;
+  infer_ranks(scan, name, curve);
+  infer_nodes(scan, name, curve);
+  for (const Row& row : scan.rows) {
     if (row.sample.bytes > 0.0)
       curve.samples.push_back(row.sample);
   }

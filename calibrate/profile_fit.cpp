@@ -1,6 +1,7 @@
 #include "calibrate/profile_fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -177,12 +178,12 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
     p.gemm = result->gemm->params;
     p.fit_quality.push_back(result->gemm->record);
     for (const auto& s : result->gemm->sources) {
-      char scale[32];
-      std::snprintf(scale, sizeof(scale), "%.3f", s.scale);
-      p.provenance.push_back(
-          "gemm source (" + std::to_string(s.rows) + " rows, " +
-          (s.consensus ? std::string("consensus level") : "own level x" + std::string(scale)) +
-          "): " + s.source);
+      std::array<char, 32> scale{};
+      std::snprintf(scale.data(), scale.size(), "%.3f", s.scale);
+      p.provenance.push_back("gemm source (" + std::to_string(s.rows) + " rows, " +
+                             (s.consensus ? std::string("consensus level")
+                                          : "own level x" + std::string(scale.data())) +
+                             "): " + s.source);
     }
   } else {
     p.provenance.push_back("gemm: no " + spec->architecture +
@@ -190,7 +191,8 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   }
   p.attention = published_attention_params(*spec);
   p.provenance.push_back(
-      "attention efficiencies: FlashAttention-2 published figures for the architecture (Dao 2023), not fitted; "
+      "attention efficiencies: FlashAttention-2 published figures for the architecture (Dao 2023), "
+      "not fitted; "
       "memory_efficiency and per-microbatch overhead: defaults, not fitted (no such data)");
   return result;
 }

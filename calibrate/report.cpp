@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -35,9 +36,9 @@ std::string escape(const std::string& text) {
 }
 
 std::string num(double v, const char* fmt = "%.1f") {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
+  std::array<char, 48> buf{};
+  std::snprintf(buf.data(), buf.size(), fmt, v);
+  return buf.data();
 }
 
 struct Axes {

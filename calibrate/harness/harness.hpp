@@ -27,7 +27,12 @@ struct GemmTiming {
 // The device layer. Implementations are not thread-safe.
 class Backend {
  public:
+  Backend() = default;
   virtual ~Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  Backend(Backend&&) = delete;
+  Backend& operator=(Backend&&) = delete;
   // Returns the machine header (GPU, NCCL version, environment, topology).
   [[nodiscard]] virtual MachineInfo machine() = 0;
   [[nodiscard]] virtual int ranks() = 0;

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/gpu_catalog.hpp"
@@ -102,6 +104,13 @@ struct Scenario {
 [[nodiscard]] const char* to_string(AttentionKernel attention);
 [[nodiscard]] const char* to_string(Fabric fabric);
 [[nodiscard]] const char* to_string(Topology topology);
+
+// Inverses of to_string: the value with that canonical name, or nullopt.
+[[nodiscard]] std::optional<Schedule> schedule_from_string(std::string_view name);
+[[nodiscard]] std::optional<Recompute> recompute_from_string(std::string_view name);
+[[nodiscard]] std::optional<Precision> precision_from_string(std::string_view name);
+[[nodiscard]] std::optional<Fabric> fabric_from_string(std::string_view name);
+[[nodiscard]] std::optional<Topology> topology_from_string(std::string_view name);
 
 // Megatron-LM / PyTorch DDP default gradient bucket: 25 MB in DDP (bucket_cap_mb=25), Megatron's
 // distributed optimizer uses 40M elements; we take DDP's 25 MB as the default.

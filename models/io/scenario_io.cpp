@@ -24,50 +24,6 @@ int to_int(std::int64_t v) {
   return static_cast<int>(v);
 }
 
-Fabric parse_fabric(const std::string& s) {
-  if (s == "infiniband")
-    return Fabric::kInfiniband;
-  if (s == "roce")
-    return Fabric::kRoce;
-  if (s == "efa")
-    return Fabric::kEfa;
-  return Fabric::kEthernet;
-}
-
-Topology parse_topology(const std::string& s) {
-  if (s == "fat-tree")
-    return Topology::kFatTree;
-  if (s == "oversubscribed")
-    return Topology::kOversubscribed;
-  return Topology::kRailOptimized;
-}
-
-Precision parse_precision(const std::string& s) {
-  if (s == "fp16")
-    return Precision::kFp16;
-  if (s == "fp8")
-    return Precision::kFp8;
-  return Precision::kBf16;
-}
-
-Schedule parse_schedule(const std::string& s) {
-  if (s == "gpipe")
-    return Schedule::kGpipe;
-  if (s == "interleaved-1f1b")
-    return Schedule::kInterleaved;
-  if (s == "zero-bubble")
-    return Schedule::kZeroBubble;
-  return Schedule::kOneFOneB;
-}
-
-Recompute parse_recompute(const std::string& s) {
-  if (s == "selective")
-    return Recompute::kSelective;
-  if (s == "full")
-    return Recompute::kFull;
-  return Recompute::kNone;
-}
-
 // Defaults for clusters that name only a GPU: the DGX node of its generation
 // (DGX A100: 8x200 Gb/s HDR; DGX H100: 8x400 Gb/s NDR; hardware_facts.md §2).
 void apply_gpu_network_defaults(const GpuSpec& gpu, ClusterSpec& cluster) {
@@ -95,7 +51,7 @@ ClusterSpec read_cluster(JsonReader& r) {
     }
     c.gpu = inst->gpu;
     c.gpus_per_node = inst->gpus_per_node;
-    c.inter_node_fabric = parse_fabric(inst->fabric);
+    c.inter_node_fabric = *fabric_from_string(inst->fabric);
     c.nics_per_node = inst->nics_per_node;
     c.nic_bandwidth_bytes_per_s = inst->nic_bandwidth_bytes_per_s;
     c.topology = Topology::kRailOptimized;
@@ -117,11 +73,11 @@ ClusterSpec read_cluster(JsonReader& r) {
     intra->finish();
   }
   if (auto inter = r.optional_object("inter_node")) {
-    c.inter_node_fabric =
-        parse_fabric(inter->required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"}));
+    c.inter_node_fabric = *fabric_from_string(
+        inter->required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"}));
     c.nics_per_node = to_int(inter->required_int("nics_per_node", 1, 64));
     c.nic_bandwidth_bytes_per_s = inter->required_bandwidth("nic_bandwidth");
-    c.topology = parse_topology(inter->optional_enum(
+    c.topology = *topology_from_string(inter->optional_enum(
         "topology", "rail-optimized", {"fat-tree", "rail-optimized", "oversubscribed"}));
     c.oversubscription = inter->optional_number("oversubscription", 1.0, 1.0, 64.0);
     if (c.topology == Topology::kOversubscribed && c.oversubscription <= 1.0) {
@@ -148,14 +104,15 @@ Parallelism read_parallelism(JsonReader& r) {
   p.micro_batch_size = to_int(r.required_int("micro_batch_size", 1, kMaxDim));
   p.global_batch_size = to_int(r.required_int("global_batch_size", 1, kMaxDim));
   p.virtual_pipeline_stages = to_int(r.optional_int("virtual_pipeline_stages", 1, 1, 1024));
-  p.schedule = parse_schedule(
+  p.schedule = *schedule_from_string(
       r.optional_enum("schedule", p.virtual_pipeline_stages > 1 ? "interleaved-1f1b" : "1f1b",
                       {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"}));
   p.recompute =
-      parse_recompute(r.optional_enum("recompute", "none", {"none", "selective", "full"}));
+      *recompute_from_string(r.optional_enum("recompute", "none", {"none", "selective", "full"}));
   p.sequence_parallel = r.optional_bool("sequence_parallel", false);
   p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
-  p.precision = parse_precision(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
+  p.precision =
+      *precision_from_string(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
   if (r.has("stage_layers")) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));

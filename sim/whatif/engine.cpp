@@ -1,8 +1,11 @@
-// The what-if engine on SimGrid. Nodes are hosts (speed 1 flop/s, one core per GPU, so an exec
-// of d flops on a node takes d seconds); a job attempt is an actor that runs one exec per node
-// it holds for each segment between checkpoints, so turning a host off (failure, spot kill,
-// eviction) fails the job's execs exactly when it happens. One control-loop actor runs the
-// scheduler (event-driven), the autoscaler loop (on its tick grid) and the timed node events.
+// The what-if engine on SimGrid. Nodes are hosts, turned on at launch and off at failure, spot
+// kill or scale-down; a job attempt is an actor on its first node that sleeps through its
+// phases (restart, compute to the next checkpoint, save), at the rate of its allocation. One
+// control-loop actor runs the scheduler (event-driven), the autoscaler loop (on its tick grid)
+// and the timed node events; it interrupts the actors of jobs whose nodes go away.
+// Execs are deliberately not used for job progress: SimGrid 3.32 connects every Exec to the
+// global Host::on_state_change signal and never disconnects it, so each host toggle would cost
+// O(execs ever created) (measured: 14.7 s instead of ~1 s on the 10k-job benchmark).
 #include "sim/whatif/engine.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -11,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -44,7 +48,7 @@ struct Node {
 };
 
 enum class EventType { kReady, kTimeout, kFailure, kSpotNotice, kKill, kShutdownDone, kRepaired,
-                       kExpire };
+                       kExpire, kJobRecovered };
 
 struct Event {
   double t;
@@ -52,6 +56,7 @@ struct Event {
   EventType type;
   int node;
   std::uint64_t gen;
+  int job = -1;
   bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
@@ -62,6 +67,7 @@ struct Piece {
 };
 
 enum class JobState { kPending, kQueued, kRunning, kDone };
+enum class Phase { kRestart, kCompute, kCheckpoint };
 
 struct Job {
   const traces::JobRecord* rec = nullptr;
@@ -78,6 +84,13 @@ struct Job {
   int gpus = 0;
   double alloc_since = 0.0;
   std::vector<Piece> pieces;
+  sg4::ActorPtr actor;
+  Phase phase = Phase::kCompute;
+  double phase_start = 0.0;
+  double phase_rate = 0.0;
+  double computed_since_ckpt_s = 0.0;
+  bool recovering = false;  // failed, holding its other nodes until it notices
+  std::uint64_t epoch = 0;  // bumped at every interruption
 };
 
 struct PoolRuntime {
@@ -123,6 +136,7 @@ class Simulation {
         nodes_.push_back(std::move(n));
       }
     }
+    nominated_.assign(nodes_.size(), false);
     ctrl_ = zone->create_host("control-plane", 1.0)->seal();
     zone->seal();
     (void)e;
@@ -270,98 +284,24 @@ class Simulation {
 
   // ---- job actors ---------------------------------------------------------------------------
 
-  // Runs `seconds` on every node of the job; false when a node went away underneath.
-  bool run_on_nodes(int j, double seconds) {
-    if (seconds <= 0) return true;
-    Job& job = jobs_[static_cast<std::size_t>(j)];
-    std::vector<sg4::ExecPtr> execs;
-    for (const auto& p : job.pieces) {
-      const Node& n = nodes_[static_cast<std::size_t>(p.node)];
-      if (n.gen != p.gen || !n.host->is_on()) return false;
-      execs.push_back(sg4::this_actor::exec_init(seconds)->set_host(n.host));
-    }
-    for (auto& x : execs) x->start();
-    bool ok = true;
-    std::vector<sg4::ExecPtr> pending = execs;
-    while (!pending.empty()) {
-      try {
-        const auto k = sg4::Exec::wait_any(pending);
-        if (k < 0) break;
-        if (pending[static_cast<std::size_t>(k)]->get_state() != sg4::Activity::State::FINISHED) {
-          ok = false;
-          break;
-        }
-        pending.erase(pending.begin() + k);
-      } catch (const simgrid::Exception&) {
-        ok = false;
-        break;
-      }
-    }
-    if (!ok) {
-      for (auto& x : execs) {
-        if (x->get_state() == sg4::Activity::State::STARTED) x->cancel();
-      }
-    }
-    return ok;
-  }
-
-  [[nodiscard]] OffReason cause(const Job& job) const {
-    OffReason r = OffReason::kNone;
-    for (const auto& p : job.pieces) {
-      const Node& n = nodes_[static_cast<std::size_t>(p.node)];
-      if (n.gen == p.gen && n.host->is_on()) continue;
-      if (n.reason == OffReason::kFailure) return OffReason::kFailure;
-      r = n.reason;
-    }
-    return r;
-  }
-
-  [[nodiscard]] double notice_of(const Job& job) const {
-    double notice = 0.0;
-    for (const auto& p : job.pieces) {
-      const Node& n = nodes_[static_cast<std::size_t>(p.node)];
-      if (n.reason != OffReason::kFailure && (n.gen != p.gen || !n.host->is_on())) {
-        notice = std::max(notice, n.notice_s);
-      }
-    }
-    return notice;
-  }
-
+  // The job's actor lives on its first node and sleeps through each phase (restart, compute
+  // until the next checkpoint or the end, checkpoint save); the phase start and rate are kept
+  // so that an interruption can account for exactly the work done so far.
   void job_actor(int j) {
     Job& job = jobs_[static_cast<std::size_t>(j)];
     const auto& f = w_.failures;
-    double computed_since_ckpt_s = 0.0;
-    auto interrupted = [&] {
-      if (stopping_) return;
-      const OffReason why = cause(job);
-      const double g = job.gpus;
-      if (why == OffReason::kFailure) {
-        sg4::this_actor::sleep_for(f.detect_s);  // the job holds its nodes until it notices
-        lost_.failure_gpu_hours += (computed_since_ckpt_s + f.detect_s) * g / 3600.0;
-        job.remaining = job.saved_remaining;
-      } else if (notice_of(job) >= f.checkpoint_cost_s) {
-        // Emergency checkpoint inside the notice: no work lost, one save paid.
-        lost_.checkpoint_gpu_hours += f.checkpoint_cost_s * g / 3600.0;
-        job.saved_remaining = job.remaining;
-      } else {
-        auto& bucket = why == OffReason::kSpot ? lost_.preemption_gpu_hours
-                                               : lost_.disruption_gpu_hours;
-        bucket += computed_since_ckpt_s * g / 3600.0;
-        job.remaining = job.saved_remaining;
-      }
-      if (stopping_) return;
-      release(j);
-      enqueue(j);
-      ++result_.job_restarts;
-    };
-
     bool restart = job.attempts > 1 || job.resized;
+    job.computed_since_ckpt_s = 0.0;
+    const std::uint64_t epoch = job.epoch;
+    // An interruption bumps the epoch; if this actor gets to run again before its kill lands,
+    // it must not touch the job.
+    auto gone = [&] { return job.epoch != epoch; };
     for (;;) {
       if (restart && f.restart_cost_s > 0) {
-        const double t0 = now();
-        const bool ok = run_on_nodes(j, f.restart_cost_s);
-        lost_.restart_gpu_hours += (now() - t0) * job.gpus / 3600.0;
-        if (!ok) return interrupted();
+        enter(job, Phase::kRestart, 0.0);
+        sg4::this_actor::sleep_for(f.restart_cost_s);
+        if (gone()) return;
+        lost_.restart_gpu_hours += f.restart_cost_s * job.gpus / 3600.0;
       }
       restart = false;
       const double r = rate(job);
@@ -369,15 +309,10 @@ class Simulation {
       const double tau = checkpoint_interval(job);
       const bool last = to_done <= tau;
       const double seg = last ? to_done : tau;
-      const double t0 = now();
-      const bool ok = run_on_nodes(j, seg);
-      if (!ok) {
-        const double done = now() - t0;
-        computed_since_ckpt_s += done;
-        job.remaining -= done * r;
-        return interrupted();
-      }
-      computed_since_ckpt_s += seg;
+      enter(job, Phase::kCompute, r);
+      sg4::this_actor::sleep_for(seg);
+      if (gone()) return;
+      job.computed_since_ckpt_s += seg;
       if (last) {
         job.remaining = 0.0;
         finish_job(j);
@@ -385,15 +320,75 @@ class Simulation {
       }
       job.remaining -= seg * r;
       if (f.checkpoint_cost_s > 0) {
-        const double c0 = now();
-        const bool saved = run_on_nodes(j, f.checkpoint_cost_s);
-        lost_.checkpoint_gpu_hours += (now() - c0) * job.gpus / 3600.0;
-        if (!saved) return interrupted();
+        enter(job, Phase::kCheckpoint, 0.0);
+        sg4::this_actor::sleep_for(f.checkpoint_cost_s);
+        if (gone()) return;
+        lost_.checkpoint_gpu_hours += f.checkpoint_cost_s * job.gpus / 3600.0;
       }
       job.saved_remaining = job.remaining;
-      computed_since_ckpt_s = 0.0;
-      if (job.rec->is_elastic() && resize_at_checkpoint(j)) restart = true;
+      job.computed_since_ckpt_s = 0.0;
+      if (job.rec->is_elastic() && resize_at_checkpoint(j)) {
+        restart = true;
+        notify();
+        sg4::this_actor::set_host(nodes_[static_cast<std::size_t>(job.pieces.front().node)].host);
+      }
     }
+  }
+
+  static void enter(Job& job, Phase phase, double rate) {
+    job.phase = phase;
+    job.phase_start = now();
+    job.phase_rate = rate;
+  }
+
+  // A node under a running job goes away: stop the job's actor, account for the phase it was
+  // in, and requeue it from its last checkpoint (or from an emergency checkpoint saved inside
+  // the notice). After a failure the job holds its other nodes until it notices (detect_s).
+  void interrupt(int j, OffReason why, double notice_s) {
+    Job& job = jobs_[static_cast<std::size_t>(j)];
+    if (job.state != JobState::kRunning || job.recovering) return;
+    ++job.epoch;
+    if (job.actor) {
+      job.actor->kill();
+      job.actor = nullptr;
+    }
+    const auto& f = w_.failures;
+    const double g = job.gpus;
+    const double dt = now() - job.phase_start;
+    switch (job.phase) {
+      case Phase::kRestart: lost_.restart_gpu_hours += dt * g / 3600.0; break;
+      case Phase::kCheckpoint: lost_.checkpoint_gpu_hours += dt * g / 3600.0; break;
+      case Phase::kCompute:
+        job.computed_since_ckpt_s += dt;
+        job.remaining -= dt * job.phase_rate;
+        break;
+    }
+    ++result_.job_restarts;
+    if (why == OffReason::kFailure) {
+      lost_.failure_gpu_hours += (job.computed_since_ckpt_s + f.detect_s) * g / 3600.0;
+      job.remaining = job.saved_remaining;
+      job.recovering = true;
+      events_.push({now() + f.detect_s, seq_++, EventType::kJobRecovered, -1, 0, j});
+      return;
+    }
+    if (notice_s >= f.checkpoint_cost_s) {
+      // Emergency checkpoint inside the notice: no work lost, one save paid.
+      lost_.checkpoint_gpu_hours += f.checkpoint_cost_s * g / 3600.0;
+      job.saved_remaining = job.remaining;
+    } else {
+      auto& bucket =
+          why == OffReason::kSpot ? lost_.preemption_gpu_hours : lost_.disruption_gpu_hours;
+      bucket += job.computed_since_ckpt_s * g / 3600.0;
+      job.remaining = job.saved_remaining;
+    }
+    release(j);
+    enqueue(j);
+  }
+
+  void interrupt_all(int id) {
+    Node& n = nodes_[static_cast<std::size_t>(id)];
+    const std::vector<int> victims = n.jobs;
+    for (int j : victims) interrupt(j, n.reason, n.reason == OffReason::kFailure ? 0.0 : n.notice_s);
   }
 
   // Elastic jobs resize at checkpoints: shrink to the minimum when others wait, grow into
@@ -455,6 +450,7 @@ class Simulation {
 
   void finish_job(int j) {
     Job& job = jobs_[static_cast<std::size_t>(j)];
+    job.actor = nullptr;
     release(j);
     job.state = JobState::kDone;
     job.end = now();
@@ -467,13 +463,24 @@ class Simulation {
     job.state = JobState::kQueued;
     job.queued_at = now();
     queue_.insert({-job.rec->priority, job.rec->submit_s, j});
+    ++queued_by_min_[job.rec->scenario_path.empty() ? job.rec->min_gpus : 1];
     changed();
   }
 
-  void changed() {
-    tick_wanted_ = std::min(tick_wanted_, now());
-    notify();
+  // Smallest GPU count any queued job could start with (scenario jobs count as 1).
+  [[nodiscard]] int queued_min_gpus() const {
+    return queued_by_min_.empty() ? std::numeric_limits<int>::max()
+                                  : queued_by_min_.begin()->first;
   }
+
+  void forget_queued(const Job& job) {
+    const auto it = queued_by_min_.find(job.rec->scenario_path.empty() ? job.rec->min_gpus : 1);
+    if (--it->second == 0) queued_by_min_.erase(it);
+  }
+
+  // Records a state change for the control loop. Never yields: a simcall here would let other
+  // actors run in the middle of a job's bookkeeping. Job actors call notify() before blocking.
+  void changed() { tick_wanted_ = std::min(tick_wanted_, now()); }
 
   // ---- scheduler ----------------------------------------------------------------------------
 
@@ -514,15 +521,18 @@ class Simulation {
       }
       if (!placed) {
         if (job.rec->scenario_path.empty()) smallest_failed = std::min(smallest_failed, smallest);
-        if (w_.queue == QueueOrder::kFifo) break;
+        if (w_.queue == QueueOrder::kFifo || smallest_failed <= queued_min_gpus()) break;
         ++it;
         continue;
       }
       it = queue_.erase(it);
+      forget_queued(job);
       job.state = JobState::kRunning;
       ++job.attempts;
       if (job.first_start < 0) job.first_start = now();
-      sg4::Actor::create("job", ctrl_, [this, j] { job_actor(j); });
+      job.actor = sg4::Actor::create(
+          "job", nodes_[static_cast<std::size_t>(job.pieces.front().node)].host,
+          [this, j] { job_actor(j); });
     }
   }
 
@@ -632,6 +642,8 @@ class Simulation {
   // Stops billing and powers the host off; jobs on it see their execs fail.
   void power_off(int id, OffReason why, NodeState next) {
     Node& n = nodes_[static_cast<std::size_t>(id)];
+    n.reason = why;
+    interrupt_all(id);
     if (n.state != NodeState::kShutdown) {
       pools_[static_cast<std::size_t>(n.pool)].billed_s += now() - n.billed_since;
     }
@@ -661,6 +673,7 @@ class Simulation {
   void shutdown(int id) {
     Node& n = nodes_[static_cast<std::size_t>(id)];
     const OffReason why = n.reason;
+    interrupt_all(id);
     ++n.gen;
     n.state = NodeState::kShutdown;
     n.free_gpus = 0;
@@ -671,6 +684,13 @@ class Simulation {
   }
 
   void handle(const Event& ev) {
+    if (ev.type == EventType::kJobRecovered) {
+      Job& job = jobs_[static_cast<std::size_t>(ev.job)];
+      job.recovering = false;
+      release(ev.job);
+      enqueue(ev.job);
+      return;
+    }
     Node& n = nodes_[static_cast<std::size_t>(ev.node)];
     if (ev.gen != n.gen) return;
     const auto& spec = w_.pools[static_cast<std::size_t>(n.pool)];
@@ -733,6 +753,7 @@ class Simulation {
           changed();
         }
         break;
+      case EventType::kJobRecovered: break;  // handled above
       case EventType::kExpire:
         if (n.state == NodeState::kReady) {
           ++result_.scale_downs;
@@ -760,26 +781,35 @@ class Simulation {
         if (!launch(static_cast<int>(p), false)) break;
       }
     }
+    std::fill(nominated_.begin(), nominated_.end(), false);
     if (!loop_.autoscale || queue_.empty()) return wake;
 
-    // Capacity the queue can count on: free GPUs of ready nodes and whole booting nodes.
-    std::vector<std::vector<int>> free(pools_.size());
+    // Capacity the queue can count on: free GPUs of ready nodes and whole booting nodes. Ready
+    // nodes the pending jobs are packed onto are nominated: scale-down leaves them alone
+    // (CA's re-placement simulation, Ray's demand packing, Karpenter's nominated nodes).
+    std::vector<std::vector<int>> free(pools_.size()), ids(pools_.size());
     std::vector<int> pending(pools_.size(), 0), running(pools_.size(), 0);
     for (std::size_t p = 0; p < pools_.size(); ++p) {
       for (int id : pools_[p].nodes) {
         const Node& n = nodes_[static_cast<std::size_t>(id)];
         if (n.state == NodeState::kReady) {
           free[p].push_back(n.free_gpus);
+          ids[p].push_back(id);
           ++running[p];
         } else if (n.state == NodeState::kBooting) {
           free[p].push_back(w_.pools[p].gpus_per_node());
+          ids[p].push_back(id);
           ++pending[p];
         }
       }
     }
     std::vector<int> launches(pools_.size(), 0);
     std::vector<std::vector<int>> fresh(pools_.size());
-    auto fit = [](std::vector<int>& slots, int g, int gpn) {
+    // Packs g GPUs onto slots (best fit, or whole nodes); marks used slots' nodes in `mark`.
+    auto fit = [this](std::vector<int>& slots, int g, int gpn, const std::vector<int>* mark) {
+      auto nominate = [&](std::size_t k) {
+        if (mark != nullptr) nominated_[static_cast<std::size_t>((*mark)[k])] = true;
+      };
       if (g <= gpn) {
         int best = -1;
         for (std::size_t k = 0; k < slots.size(); ++k) {
@@ -789,6 +819,7 @@ class Simulation {
         }
         if (best < 0) return false;
         slots[static_cast<std::size_t>(best)] -= g;
+        nominate(static_cast<std::size_t>(best));
         return true;
       }
       const int whole = (g + gpn - 1) / gpn;
@@ -796,17 +827,30 @@ class Simulation {
       for (int s : slots) have += s == gpn ? 1 : 0;
       if (have < whole) return false;
       int left = whole;
-      for (auto& s : slots) {
-        if (left > 0 && s == gpn) {
-          s = 0;
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        if (left > 0 && slots[k] == gpn) {
+          slots[k] = 0;
+          nominate(k);
           --left;
         }
       }
       return true;
     };
+    // Expander: pools in listed order (priority) or by price per GPU-hour.
+    std::vector<std::size_t> order(pools_.size());
+    for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
+    if (loop_.expander == Expander::kPrice) {
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return w_.pools[a].price_usd_per_hour / w_.pools[a].gpus_per_node() <
+               w_.pools[b].price_usd_per_hour / w_.pools[b].gpus_per_node();
+      });
+    }
+    int room_left = 0;
+    for (std::size_t p = 0; p < pools_.size(); ++p) room_left += off_slots(static_cast<int>(p));
     for (const auto& entry : queue_) {
       const int j = std::get<2>(entry);
       const Job& job = jobs_[static_cast<std::size_t>(j)];
+      if (room_left <= 0) break;  // every pool is at its maximum: nothing more to launch
       if (job.queued_at + loop_.demand_delay_s > now()) {
         wake = std::min(wake, job.queued_at + loop_.demand_delay_s);
         continue;
@@ -814,18 +858,9 @@ class Simulation {
       bool covered = false;
       for (std::size_t p = 0; p < pools_.size() && !covered; ++p) {
         const auto s = sizes(job, static_cast<int>(p));
-        if (!s.empty()) covered = fit(free[p], s.front(), w_.pools[p].gpus_per_node());
+        if (!s.empty()) covered = fit(free[p], s.front(), w_.pools[p].gpus_per_node(), &ids[p]);
       }
       if (covered) continue;
-      // Expander: pools in listed order (priority) or by price per GPU-hour.
-      std::vector<std::size_t> order(pools_.size());
-      for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
-      if (loop_.expander == Expander::kPrice) {
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-          return w_.pools[a].price_usd_per_hour / w_.pools[a].gpus_per_node() <
-                 w_.pools[b].price_usd_per_hour / w_.pools[b].gpus_per_node();
-        });
-      }
       for (std::size_t p : order) {
         const auto s = sizes(job, static_cast<int>(p));
         if (s.empty()) continue;
@@ -834,13 +869,14 @@ class Simulation {
           wake = std::min(wake, pools_[p].backoff_until);
           continue;
         }
-        if (fit(fresh[p], s.front(), gpn)) break;
+        if (fit(fresh[p], s.front(), gpn, nullptr)) break;
         const int nodes_needed = (s.front() + gpn - 1) / gpn;
         const int room = off_slots(static_cast<int>(p)) - launches[p];
         if (room < nodes_needed) continue;
         for (int k = 0; k < nodes_needed; ++k) fresh[p].push_back(gpn);
-        (void)fit(fresh[p], s.front(), gpn);
+        (void)fit(fresh[p], s.front(), gpn, nullptr);
         launches[p] += nodes_needed;
+        room_left -= nodes_needed;
         break;
       }
     }
@@ -920,12 +956,15 @@ class Simulation {
         Node& n = nodes_[static_cast<std::size_t>(id)];
         if (n.state != NodeState::kReady) continue;
         bool unneeded = n.jobs.empty();
-        if (!unneeded && loop_.scale_down == ScaleDownPredicate::kUnderutilized) {
+        // Moving running jobs only pays when nothing waits: with pending jobs the scheduling
+        // simulation of CA and Karpenter would need new nodes for them anyway.
+        if (!unneeded && loop_.scale_down == ScaleDownPredicate::kUnderutilized &&
+            queue_.empty()) {
           const double util = static_cast<double>(gpn - n.free_gpus) / gpn;
           auto trial = free;
           unneeded = util < loop_.utilization_threshold && replaceable(id, trial);
         }
-        if (!unneeded) {
+        if (!unneeded || nominated_[static_cast<std::size_t>(id)]) {
           n.unneeded_since = -1.0;
           continue;
         }
@@ -1048,9 +1087,11 @@ class Simulation {
   ControlLoop loop_;
   std::mt19937_64 rng_prov_, rng_fail_, rng_spot_, rng_repair_;
   std::vector<Node> nodes_;
+  std::vector<bool> nominated_;  // ready nodes the pending jobs are packed onto (this tick)
   std::vector<PoolRuntime> pools_;
   std::vector<Job> jobs_;
   std::set<std::tuple<int, double, int>> queue_;
+  std::map<int, int> queued_by_min_;  // queued jobs by their smallest start size
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
   sg4::Host* ctrl_ = nullptr;
@@ -1095,6 +1136,7 @@ PolicyResult Simulation::finish_result() {
   r.utilization = billed_gpu_s > 0 ? busy_gpu_s_ / billed_gpu_s : 0.0;
   std::vector<double> waits, jcts;
   for (const auto& j : jobs_) {
+    if (j.rec->submit_s > end_time_) continue;  // after the horizon
     // Jobs that never started count with the wait they had when the run ended (censored).
     waits.push_back((j.first_start >= 0 ? j.first_start : end_time_) - j.rec->submit_s);
     if (j.state == JobState::kDone) jcts.push_back(j.end - j.rec->submit_s);
@@ -1123,7 +1165,7 @@ double Delay::sample(std::mt19937_64& rng) const {
 PolicyResult run_policy(const WhatIf& whatif, const PolicySpec& policy, std::uint64_t seed) {
   int argc = 3;
   std::string a0 = "capsim-whatif", a1 = "--log=root.thres:critical",
-              a2 = "--cfg=contexts/guard-size:0";
+              a2 = "--cfg=contexts/stack-size:256";
   char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
   sg4::Engine engine(&argc, argv);
   Simulation sim(whatif, policy, seed);

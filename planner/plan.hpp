@@ -47,6 +47,9 @@ struct SearchSpace {
   std::vector<int> zero_stage;
   std::vector<bool> sequence_parallel;
   std::vector<Precision> precision;
+  // When pipeline x virtual stages does not divide the layers, try uneven_stage_layers()
+  // (Llama-3 405B: 7 + 14 x 8 + 7) instead of pruning.
+  bool uneven_stages = true;
 };
 
 // A `capsim.plan/v1` input: a model, a training target, what may be bought and how the model

@@ -147,7 +147,13 @@ SearchSpace default_space(const ModelSpec& m, int max_gpus_per_node) {
   SearchSpace s;
   for (int t = 1; t <= max_gpus_per_node; t *= 2)
     s.tensor.push_back(t);
+  // Divisors of the layers, plus powers of two (split unevenly when they do not divide).
   s.pipeline = divisors_up_to(m.num_layers, 128);
+  for (int p = 2; p <= std::min(m.num_layers, 128); p *= 2) {
+    if (m.num_layers % p != 0)
+      s.pipeline.push_back(p);
+  }
+  std::sort(s.pipeline.begin(), s.pipeline.end());
   s.virtual_pipeline_stages = {1, 2, 3, 4, 6, 8};
   s.micro_batch_size = {1, 2, 4, 8};
   // Context parallelism pays off only for long sequences (Megatron recommends it from 8k).
@@ -237,6 +243,7 @@ void read_search(JsonReader& r, SearchSpace& s) {
       s.precision.push_back(parse_precision(v));
     }
   }
+  s.uneven_stages = r.optional_bool("uneven_stages", true);
   // Record the absent keys too, so finish() lists every allowed key.
   for (const char* key :
        {"tensor", "pipeline", "virtual_pipeline_stages", "micro_batch_size", "context", "schedule",

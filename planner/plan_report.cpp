@@ -16,10 +16,11 @@ double g(double v) {
   return round_significant(v, 6);
 }
 
+// TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages.
 std::string layout_text(const Parallelism& p) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%d/%d/%d/%d/%d", p.tensor, p.pipeline, p.data, p.context,
-                p.virtual_pipeline_stages);
+  std::snprintf(buf, sizeof buf, "%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
+                p.stage_layers.empty() ? "" : "*", p.data, p.context, p.virtual_pipeline_stages);
   return buf;
 }
 
@@ -62,6 +63,8 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
                       {"failure_free_days", g(r.time_to_train_s / kDay)},
                       {"cost_usd", g(r.cost_usd)},
                       {"meets_target", r.meets_target}};
+  if (!p.stage_layers.empty())
+    j["layout"]["stage_layers"] = p.stage_layers;
   if (r.checkpoint_interval_s > 0.0) {
     j["checkpoint_interval_s"] = g(r.checkpoint_interval_s);
     j["failure_overhead_pct"] = g(100.0 * r.failure_overhead_fraction);
@@ -171,7 +174,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                   r.cost_usd, c.confirmed ? "event" : "analytic");
     out += line;
   };
-  out += "ranked (! = misses the target):\n";
+  out += "ranked (! = misses the target; PP* = uneven split of the layers over the stages):\n";
   out += header;
   for (size_t i = 0; i < result.ranked.size() && (top == 0 || i < top); ++i) {
     row(i + 1, result.ranked[i]);

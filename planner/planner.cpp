@@ -156,6 +156,10 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
         continue;
       p.schedule = sched;
       p.virtual_pipeline_stages = v;
+      p.stage_layers.clear();
+      if (s.uneven_stages && sc.model.num_layers % (p.pipeline * v) != 0) {
+        p.stage_layers = uneven_stage_layers(sc.model.num_layers, p.pipeline, v);
+      }
       for (int mb : s.micro_batch_size) {
         p.micro_batch_size = mb;
         for (Recompute rc : s.recompute) {
@@ -293,9 +297,10 @@ Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
       std::to_string(p.tensor) + "-pp" + std::to_string(p.pipeline) + "-dp" +
       std::to_string(p.data) + (p.context > 1 ? "-cp" + std::to_string(p.context) : "") +
       (p.virtual_pipeline_stages > 1 ? "-vp" + std::to_string(p.virtual_pipeline_stages) : "") +
-      "-mb" + std::to_string(p.micro_batch_size) + "-gbs" + std::to_string(p.global_batch_size) +
-      "-" + to_string(p.schedule) + "-rc-" + to_string(p.recompute) + "-z" +
-      std::to_string(p.zero_stage) + (p.sequence_parallel ? "-sp" : "") +
+      (p.stage_layers.empty() ? "" : "-uneven") + "-mb" + std::to_string(p.micro_batch_size) +
+      "-gbs" + std::to_string(p.global_batch_size) + "-" + to_string(p.schedule) + "-rc-" +
+      to_string(p.recompute) + "-z" + std::to_string(p.zero_stage) +
+      (p.sequence_parallel ? "-sp" : "") +
       (p.precision != Precision::kBf16 ? std::string("-") + to_string(p.precision) : "");
   return sc;
 }

@@ -47,8 +47,21 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
   if (p.context > 1 && m.seq_length % (2 * p.context) != 0) {
     return PruneReason::kContextDivisibility;
   }
-  if (p.pipeline > m.num_layers || m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
-    return PruneReason::kLayerDivisibility;
+  if (p.stage_layers.empty()) {
+    if (p.pipeline > m.num_layers || m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+      return PruneReason::kLayerDivisibility;
+    }
+  } else {
+    int total = 0;
+    for (int n : p.stage_layers) {
+      if (n < p.virtual_pipeline_stages || n % p.virtual_pipeline_stages != 0) {
+        return PruneReason::kLayerDivisibility;
+      }
+      total += n;
+    }
+    if (static_cast<int>(p.stage_layers.size()) != p.pipeline || total != m.num_layers) {
+      return PruneReason::kLayerDivisibility;
+    }
   }
   if (p.global_batch_size % (p.micro_batch_size * p.data) != 0) {
     return PruneReason::kBatchDivisibility;
@@ -65,6 +78,27 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
     return PruneReason::kFp8Unsupported;
   }
   return std::nullopt;
+}
+
+std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages) {
+  if (layers % virtual_stages != 0)
+    return {};
+  const int units = layers / virtual_stages;
+  if (units < pipeline)
+    return {};
+  const int base = (units + pipeline - 1) / pipeline;
+  std::vector<int> out(static_cast<size_t>(pipeline), base);
+  int deficit = base * pipeline - units;
+  // Take one unit at a time from the ends inwards: last, first, second-to-last, second, ...
+  for (int k = 0; deficit > 0; ++k) {
+    const int from_end = k / 2;
+    const int stage = k % 2 == 0 ? pipeline - 1 - from_end : from_end;
+    --out[static_cast<size_t>(stage)];
+    --deficit;
+  }
+  for (int& n : out)
+    n *= virtual_stages;
+  return out;
 }
 
 ClusterSpec cluster_for_instance(const InstanceSpec& inst, int num_nodes) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "models/instance_catalog.hpp"
 #include "models/scenario.hpp"
@@ -15,7 +16,7 @@ enum class PruneReason {
   kGpuCount,                 // tensor x pipeline x context does not divide the cluster's GPUs
   kTensorDivisibility,       // heads, KV heads or FFN width not divisible by tensor
   kContextDivisibility,      // seq_length not divisible by 2 x context
-  kLayerDivisibility,        // num_layers not divisible by pipeline x virtual stages
+  kLayerDivisibility,        // no even or (when allowed) uneven split of the layers fits
   kBatchDivisibility,        // global batch not divisible by micro batch x data
   kInterleavedMicroBatches,  // interleaved 1F1B needs micro-batches to be a multiple of pipeline
   kZeroWithPipeline,         // ZeRO-2/3 with pipeline parallelism (unsupported by Megatron/DS)
@@ -48,6 +49,14 @@ struct PruneCounts {
 [[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
                                                          const Parallelism& parallelism);
+
+// Returns an uneven split of `layers` over `pipeline` stages for when pipeline x virtual stages
+// does not divide them: units of `virtual_stages` layers, as even as possible, the lighter
+// stages at the ends (they also hold the embedding and the logits), alternating last, first,
+// second-to-last, ... E.g. Llama-3 405B's 126 layers over 16 stages: 7 + 14 x 8 + 7 (Llama 3
+// paper §3.3.2). Returns {} when the layers are not a multiple of `virtual_stages` or fewer
+// units than stages. REQUIRES: pipeline >= 1, virtual_stages >= 1.
+[[nodiscard]] std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages);
 
 // Returns the cluster of `num_nodes` catalog instances, exactly as a scenario naming the
 // instance reads it (rail-optimized fabric, the GPU's NVLink bandwidth inside a node).

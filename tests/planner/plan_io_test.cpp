@@ -88,7 +88,9 @@ TEST(PlanIoTest, DefaultPlanReadsWithUnitsAndDefaults) {
   EXPECT_EQ(plan.node_counts, (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
   EXPECT_EQ(plan.global_batch_sizes, std::vector<int>{2048});
   EXPECT_EQ(plan.space.tensor, (std::vector<int>{1, 2, 4, 8}));
-  EXPECT_EQ(plan.space.pipeline, (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 48}));
+  // Divisors of 48 layers, plus 32 (a power of two, split unevenly).
+  EXPECT_EQ(plan.space.pipeline, (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48}));
+  EXPECT_TRUE(plan.space.uneven_stages);
   EXPECT_EQ(plan.space.context, std::vector<int>{1});  // seq 2048: CP not worth it
   EXPECT_EQ(plan.space.zero_stage, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(plan.space.schedule.size(), 4u);

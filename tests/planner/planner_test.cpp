@@ -92,6 +92,11 @@ TEST(CheckStructureTest, EachReason) {
   q.virtual_pipeline_stages = 5;  // 24 % 10 != 0
   EXPECT_EQ(check_structure(m, c, q), PruneReason::kLayerDivisibility);
   q = p;
+  q.stage_layers = {11, 13};  // an uneven split that sums to 24 is fine...
+  EXPECT_EQ(check_structure(m, c, q), std::nullopt);
+  q.stage_layers = {11, 12};  // ...one that does not is not
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kLayerDivisibility);
+  q = p;
   q.micro_batch_size = 3;
   EXPECT_EQ(check_structure(m, c, q), PruneReason::kBatchDivisibility);
   q = p;
@@ -105,6 +110,52 @@ TEST(CheckStructureTest, EachReason) {
   q = p;
   q.precision = Precision::kFp8;
   EXPECT_EQ(check_structure(m, c, q), PruneReason::kFp8Unsupported);
+}
+
+TEST(UnevenStagesTest, LighterEndsLikeLlama3) {
+  // Llama-3 405B: 126 layers over 16 stages as 7 + 14 x 8 + 7 (Dubey et al. 2024, §3.3.2).
+  std::vector<int> llama(16, 8);
+  llama.front() = 7;
+  llama.back() = 7;
+  EXPECT_EQ(uneven_stage_layers(126, 16, 1), llama);
+  // Units of v layers: 63 chunks of 2 over 16 stages; the last stage is one chunk lighter.
+  std::vector<int> v2(16, 8);
+  v2.back() = 6;
+  EXPECT_EQ(uneven_stage_layers(126, 16, 2), v2);
+  // 48 over 32: sixteen stages of 1 at the ends, sixteen of 2 in the middle.
+  const std::vector<int> s = uneven_stage_layers(48, 32, 1);
+  ASSERT_EQ(s.size(), 32u);
+  for (size_t i = 0; i < s.size(); ++i)
+    EXPECT_EQ(s[i], (i < 8 || i >= 24) ? 1 : 2) << i;
+  EXPECT_TRUE(uneven_stage_layers(10, 20, 1).empty());  // fewer layers than stages
+  EXPECT_TRUE(uneven_stage_layers(63, 4, 2).empty());   // not a multiple of v
+}
+
+TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
+  PlanSpec plan = hand_plan();
+  plan.model.num_layers = 126;
+  plan.model.hidden_size = 1024;
+  plan.model.ffn_hidden_size = 4096;
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
+  plan.node_counts = {4};
+  plan.global_batch_sizes = {256};
+  plan.space.tensor = {2};
+  plan.space.pipeline = {16};
+  plan.space.micro_batch_size = {1};
+  plan.space.zero_stage = {0};
+  const PlanResult r = run_plan(plan, {});
+  for (int i = 0; i < kNumPruneReasons; ++i) {
+    EXPECT_EQ(r.pruned.counts[static_cast<size_t>(i)], 0) << to_string(static_cast<PruneReason>(i));
+  }
+  ASSERT_EQ(r.screened, 1);
+  const Parallelism& p = r.candidates.at(0).candidate.parallelism;
+  EXPECT_EQ(p.stage_layers, uneven_stage_layers(126, 16, 1));
+  EXPECT_NE(candidate_scenario(plan, r.candidates[0].candidate).name.find("-uneven"),
+            std::string::npos);
+  plan.space.uneven_stages = false;
+  const PlanResult even_only = run_plan(plan, {});
+  EXPECT_EQ(even_only.screened, 0);
+  EXPECT_EQ(even_only.pruned.of(PruneReason::kLayerDivisibility), 1);
 }
 
 TEST(PlannerTest, PruningCountsByHand) {

@@ -139,6 +139,26 @@ TEST(CollectiveFitTest, ExtrapolatesWithNcclStepCounts) {
                    p.reference_node_nic_bandwidth_bytes_per_s);
 }
 
+// All-gather across nodes: NCCL has no tree for it, so neither does the fit.
+TEST(CollectiveFitTest, AllGatherFitUsesRingsOnly) {
+  CollectiveCurve curve;
+  curve.kind = CollectiveKind::kAllGather;
+  curve.ranks = 16;
+  curve.nodes = 2;
+  curve.ranks_per_node = 8;
+  const GroupShape g{16, 8, 2, 0.0};
+  const AlgorithmParams ring{CollectiveAlgorithm::kRing, 10e-6, 2e-6, 20e-6, 45e9};
+  for (double b = 1024; b <= 1024.0 * 1024 * 1024; b *= 4) {
+    curve.samples.push_back({b, algorithm_time_s(ring, curve.kind, b, g, 1.0), 0.0, 0});
+  }
+  CollectiveFitOptions options;
+  options.node_nic_bandwidth_bytes_per_s = 50e9;
+  const CollectiveFit fit = fit_collective({curve}, options);
+  for (const auto& a : fit.algorithms)
+    EXPECT_EQ(a.algorithm, CollectiveAlgorithm::kRing);
+  EXPECT_LT(evaluate_fit(fit, curve).mape_pct, 1.0);
+}
+
 TEST(CollectiveFitTest, HopperSingleNodeFastestRegimeIsNvls) {
   const HardwareProfile p = embedded_profile("h100-efa.json");
   const CollectiveFit* fit = find_collective_fit(p, CollectiveKind::kAllReduce, false);

@@ -159,5 +159,24 @@ TEST(NcclLogTest, ParsesOtherCollectivesFromTheHeaderLine) {
   EXPECT_EQ(c.ranks, 8);  // (n-1)/n = 0.875
 }
 
+// Old-format alltoall rows leave redop blank (11 tokens); broadcast rows carry a root.
+TEST(NcclLogTest, ParsesBlankRedopAndRootColumns) {
+  const std::string alltoall =
+      "#       size         count    type   redop     time   algbw   busbw  error     time   "
+      "algbw   busbw  error\n"
+      "   1073741824      16777216   float            9000.0  119.30  111.85  0e+00   9000.0  "
+      "119.30  111.85  0e+00\n";
+  const CollectiveCurve a = parse_nccl_log(alltoall, "x_alltoall_y.txt");
+  EXPECT_EQ(a.kind, CollectiveKind::kAllToAll);
+  EXPECT_EQ(a.ranks, 16);  // (n-1)/n = 0.9375
+  const std::string broadcast =
+      "# Collective test starting: broadcast_perf\n"
+      "   1073741824     268435456     float    none       0   5000.0  214.75  214.75      0   "
+      "5000.0  214.75  214.75      0\n";
+  const CollectiveCurve b = parse_nccl_log(broadcast, "b.txt");
+  EXPECT_EQ(b.kind, CollectiveKind::kBroadcast);
+  EXPECT_DOUBLE_EQ(b.samples[0].time_s, 5e-3);
+}
+
 }  // namespace
 }  // namespace capsim::calibrate

@@ -1,6 +1,7 @@
 // capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
 // [--out-scenario PATH] [--timing]
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -73,6 +74,14 @@ int run_plan(int argc, char** argv) {
     const std::string engine = args["engine"].as<std::string>();
     if (engine != "event" && engine != "analytic") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+    }
+    if (args.count("out-scenario") > 0) {
+      // Fail before the search, not after it, when the winner could not be written.
+      const std::filesystem::path out(args["out-scenario"].as<std::string>());
+      const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : ".";
+      if (!std::filesystem::is_directory(dir)) {
+        throw InputError(out.string(), "", "cannot write file: no folder " + dir.string());
+      }
     }
     const planner::PlanSpec plan =
         args.count("plan") > 0

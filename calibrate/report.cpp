@@ -85,8 +85,8 @@ std::string svg_plot(const std::vector<double>& x, const std::vector<double>& me
       << num(xv, "%.0f") << "</text>";
   }
   s << "<text x=\"" << Axes::kW / 2 << "\" y=\"" << Axes::kH - 6 << "\">" << escape(x_label)
-    << "</text><text x=\"4\" y=\"" << Axes::kT + 2 << "\" font-weight=\"bold\">" << escape(y_label)
-    << "</text>";
+    << "</text><text x=\"" << Axes::kL + 6 << "\" y=\"" << Axes::kT + 14
+    << "\" font-weight=\"bold\">" << escape(y_label) << "</text>";
   s << "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"";
   for (size_t i = 0; i < x.size(); ++i) {
     s << num(a.px(lx[i])) << "," << num(a.py(std::log10(model[i]))) << " ";

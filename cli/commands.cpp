@@ -9,6 +9,7 @@ const std::vector<Command>& commands() {
       {"calibrate", "fit a hardware profile from nccl-tests logs and GEMM measurements",
        run_calibrate},
       {"plan", "find the cheapest cluster and layout that meets a training target", run_plan},
+      {"whatif", "replay a job trace on an autoscaled cluster under each policy", run_whatif},
   };
   return kCommands;
 }

@@ -17,6 +17,7 @@ int run_simulate(int argc, char** argv);
 int run_validate(int argc, char** argv);
 int run_calibrate(int argc, char** argv);
 int run_plan(int argc, char** argv);
+int run_whatif(int argc, char** argv);
 
 // Every subcommand, in the order `capsim --help` lists them.
 [[nodiscard]] const std::vector<Command>& commands();

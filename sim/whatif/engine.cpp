@@ -372,8 +372,13 @@ class Simulation {
       return;
     }
     if (notice_s >= f.checkpoint_cost_s) {
-      // Emergency checkpoint inside the notice: no work lost, one save paid.
-      lost_.checkpoint_gpu_hours += f.checkpoint_cost_s * g / 3600.0;
+      // Emergency checkpoint inside the notice: the last checkpoint_cost seconds of computing
+      // went to the save instead (a save already under way simply completes).
+      if (job.phase == Phase::kCompute) {
+        const double save = std::min(f.checkpoint_cost_s, job.computed_since_ckpt_s);
+        job.remaining += save * job.phase_rate;
+        lost_.checkpoint_gpu_hours += save * g / 3600.0;
+      }
       job.saved_remaining = job.remaining;
     } else {
       auto& bucket =
@@ -397,55 +402,43 @@ class Simulation {
     Job& job = jobs_[static_cast<std::size_t>(j)];
     const int pool = job.pool;
     const auto options = sizes(job, pool);
-    int target = job.gpus;
+    // Free GPUs of the pool plus the job's own (on nodes still usable: a cordoned node's GPUs
+    // cannot be reused).
+    auto free = free_vector(pool);
+    const auto& nodes = pools_[static_cast<std::size_t>(pool)].nodes;
+    for (const auto& p : job.pieces) {
+      const auto k = static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), p.node) -
+                                              nodes.begin());
+      free[k] += p.gpus;
+    }
+    std::vector<int> candidates;
     if (!queue_.empty()) {
-      target = options.empty() ? job.gpus : options.back();
+      if (!options.empty() && options.back() < job.gpus) candidates.push_back(options.back());
     } else {
-      // Free GPUs of the pool plus the job's own: grow to the largest size that fits.
-      const int max_g = job.rec->max_gpus;
-      std::vector<int> grow;
       const auto& r = *job.rec;
       const int gpn = w_.pools[static_cast<std::size_t>(pool)].gpus_per_node();
       if (r.scenario_path.empty()) {
-        for (int g = max_g; g > job.gpus; --g) {
-          if (g <= gpn || g % gpn == 0) grow.push_back(g);
+        for (int g = r.max_gpus; g > job.gpus; --g) {
+          if (g <= gpn || g % gpn == 0) candidates.push_back(g);
         }
       } else {
         for (auto it = job.rates->rbegin(); it != job.rates->rend(); ++it) {
-          if (it->first > job.gpus) grow.push_back(it->first);
-        }
-      }
-      auto free = free_vector(pool);
-      for (const auto& p : job.pieces) {
-        const auto& nodes = pools_[static_cast<std::size_t>(pool)].nodes;
-        const auto k = std::find(nodes.begin(), nodes.end(), p.node) - nodes.begin();
-        free[static_cast<std::size_t>(k)] += p.gpus;
-      }
-      std::vector<Piece> place;
-      for (int g : grow) {
-        if (find_place(pool, g, free, place)) {
-          target = g;
-          break;
+          if (it->first > job.gpus) candidates.push_back(it->first);
         }
       }
       // Growing pays a restart; only worth it when the job has well over that left to run.
-      if (target != job.gpus && job.remaining / rate(job) < 4 * w_.failures.restart_cost_s) {
-        target = job.gpus;
-      }
+      if (job.remaining / rate(job) < 4 * w_.failures.restart_cost_s) candidates.clear();
     }
-    if (target == job.gpus) return false;
-    release(j);
-    auto free = free_vector(pool);
     std::vector<Piece> place;
-    if (!find_place(pool, target, free, place)) {
-      // Cannot happen for a shrink; fall back to the old size (same nodes are free again).
-      const bool back = find_place(pool, job.rec->min_gpus, free, place);
-      if (!back) return false;
+    for (int g : candidates) {
+      if (!find_place(pool, g, free, place)) continue;
+      release(j);
+      take(j, pool, place);
+      job.resized = true;
+      ++result_.job_resizes;
+      return true;
     }
-    take(j, pool, place);
-    job.resized = true;
-    ++result_.job_resizes;
-    return true;
+    return false;
   }
 
   void finish_job(int j) {

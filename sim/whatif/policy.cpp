@@ -1,5 +1,6 @@
 #include "sim/whatif/policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -249,6 +250,17 @@ PolicySpec make_policy(const std::string& name, const std::string& preset,
   spec.knobs = knobs;
   spec.loop = base_loop(preset);
   JsonReader reader(knobs, file, pointer + "/knobs");
+  // Unknown knobs first, listing the preset's own (JsonReader::finish() only knows keys read).
+  std::vector<std::string> allowed;
+  for (const auto& def : it->second) allowed.push_back(def.info.name);
+  std::sort(allowed.begin(), allowed.end());
+  for (const auto& [key, value] : knobs.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      throw reader.error(key, "unknown key \"" + key + "\"; allowed keys: " +
+                                  (allowed.empty() ? "none (" + preset + " has no knobs)"
+                                                   : join(allowed)));
+    }
+  }
   for (const auto& def : it->second) {
     const bool given = reader.has(def.info.name);
     // Defaults go through the same parser as user values, so documented == applied.

@@ -1,0 +1,171 @@
+// Each TEST runs at most one in-process simulation (SimGrid: one engine per process;
+// gtest_discover_tests runs every TEST in its own process). Expected numbers are worked by hand.
+#include <gtest/gtest.h>
+
+#include "sim/whatif/engine.hpp"
+#include "tests/whatif/whatif_test_util.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+using testing::job;
+using testing::policy;
+using testing::pool;
+
+TEST(EngineTest, StaticClusterQueuesTheThirdJob) {
+  // Two 8-GPU nodes at $10/h; three 8-GPU jobs at t=0 of 1 h, 2 h, 1 h: the third starts
+  // when the first ends (1 h) and ends at 2 h.
+  const WhatIf w = testing::whatif({pool("od", 0, 2, 600)},
+                                   {job("a", 0, 8, 3600), job("b", 0, 8, 7200), job("c", 0, 8, 3600)});
+  const PolicyResult r = run_policy(w, policy("static"), 1);
+  EXPECT_DOUBLE_EQ(r.end_time_s, 7200.0);
+  EXPECT_NEAR(r.cost_usd, 2 * 2 * 10.0, 1e-9);
+  EXPECT_NEAR(r.cost_by_pricing_usd.at("on-demand"), 40.0, 1e-9);
+  EXPECT_NEAR(r.gpu_hours_billed, 32.0, 1e-9);
+  EXPECT_NEAR(r.gpu_hours_busy, 32.0, 1e-9);
+  EXPECT_NEAR(r.utilization, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.queue_wait_p50_s, 0.0);
+  EXPECT_DOUBLE_EQ(r.queue_wait_p95_s, 3600.0);
+  EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 3600.0);
+  EXPECT_DOUBLE_EQ(r.jct_p50_s, 7200.0);
+  EXPECT_DOUBLE_EQ(r.jct_p95_s, 7200.0);
+  EXPECT_EQ(r.jobs_finished, 3);
+  EXPECT_EQ(r.scale_ups, 0);
+  EXPECT_EQ(r.scale_downs, 0);
+  EXPECT_DOUBLE_EQ(r.lost.total(), 0.0);
+}
+
+TEST(EngineTest, AutoscalerWaitsForTheBoot) {
+  // Empty pool, 10 min boot: the loop launches at its first tick (t=0), the job starts at 600 s.
+  const WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 0, 8, 3600)});
+  const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 1);
+  EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 600.0);
+  EXPECT_DOUBLE_EQ(r.jct_p50_s, 4200.0);
+  EXPECT_EQ(r.scale_ups, 1);
+  EXPECT_NEAR(r.cost_usd, 4200.0 / 3600.0 * 10.0, 1e-9);  // billed from launch to the end
+  EXPECT_NEAR(r.gpu_hours_busy, 8.0, 1e-9);
+}
+
+TEST(EngineTest, ArrivalsWaitForTheNextTick) {
+  // A job submitted at 3 s is seen at the CA's next scan (10 s): wait = 7 s + 600 s boot.
+  const WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 3, 8, 3600)});
+  const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 1);
+  EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 607.0);
+}
+
+TEST(EngineTest, IdleNodesGoAfterTheDwellTime) {
+  // Ray v1 (idle_timeout 5 min, 5 s loop): a 1 h job, then another at 2 h. The node idles from
+  // 4200 s and is removed at 4500 s; the second job needs a new node.
+  const WhatIf w =
+      testing::whatif({pool("od", 0, 2, 600)}, {job("a", 0, 8, 3600), job("b", 7200, 8, 3600)});
+  const PolicyResult r = run_policy(w, policy("ray-v1"), 1);
+  EXPECT_EQ(r.scale_ups, 2);
+  EXPECT_EQ(r.scale_downs, 1);
+  EXPECT_DOUBLE_EQ(r.end_time_s, 7200.0 + 600.0 + 3600.0);
+  // Billed: 0..4500 and 7200..11400.
+  EXPECT_NEAR(r.cost_usd, (4500.0 + 4200.0) / 3600.0 * 10.0, 1e-9);
+}
+
+TEST(EngineTest, CheckpointsCostTheirSaveTime) {
+  // 3 h of work, a checkpoint every hour costing 60 s: two saves, 120 s late.
+  WhatIf w = testing::whatif({pool("od", 1, 1, 0)}, {job("a", 0, 8, 3 * 3600)});
+  w.failures.checkpoint_interval_s = 3600;
+  w.failures.checkpoint_cost_s = 60;
+  const PolicyResult r = run_policy(w, policy("static"), 1);
+  EXPECT_DOUBLE_EQ(r.end_time_s, 3 * 3600.0 + 120.0);
+  EXPECT_NEAR(r.lost.checkpoint_gpu_hours, 2 * 60 * 8 / 3600.0, 1e-9);
+  EXPECT_NEAR(r.gpu_hours_busy, 24.0 + 2 * 60 * 8 / 3600.0, 1e-9);
+}
+
+TEST(EngineTest, FailuresCostWorkSinceTheCheckpointAndTheRestart) {
+  WhatIf w = testing::whatif({pool("od", 2, 2, 0)}, {job("a", 0, 16, 24 * 3600)});
+  w.failures.gpu_mtbf_s = 16 * 6 * 3600.0;  // one failure every ~3 h on two 8-GPU nodes
+  w.failures.repair = {1800.0, 1800.0};
+  w.failures.detect_s = 600;
+  w.failures.checkpoint_interval_s = 1800;
+  w.failures.checkpoint_cost_s = 30;
+  w.failures.restart_cost_s = 300;
+  const PolicyResult r = run_policy(w, policy("static"), 7);
+  EXPECT_EQ(r.jobs_finished, 1);
+  EXPECT_GE(r.node_failures, 1);
+  EXPECT_GE(r.job_restarts, 1);
+  EXPECT_LE(r.job_restarts, r.node_failures);  // a node may fail while the job waits for repair
+  EXPECT_GT(r.lost.failure_gpu_hours, r.job_restarts * 600 * 16 / 3600.0 - 1e-9);
+  EXPECT_NEAR(r.lost.restart_gpu_hours, r.job_restarts * 300 * 16 / 3600.0, 1e-9);
+  // Conservation: busy GPU-hours = useful work + every loss.
+  EXPECT_NEAR(r.gpu_hours_busy, 16 * 24.0 + r.lost.total(), 1e-6);
+}
+
+TEST(EngineTest, SpotNoticeAllowsAnEmergencyCheckpoint) {
+  WhatIf w = testing::whatif({pool("spot", 0, 4, 300, Pricing::kSpot, 4.0)},
+                             {job("a", 0, 8, 48 * 3600)});
+  w.pools[0].interruptions_per_node_month = 60;  // about one every 12 h
+  w.failures.checkpoint_interval_s = 3600;
+  w.failures.checkpoint_cost_s = 60;  // fits in the 2-minute notice
+  w.failures.restart_cost_s = 120;
+  const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 3);
+  EXPECT_EQ(r.jobs_finished, 1);
+  EXPECT_GT(r.spot_interruptions, 0);
+  EXPECT_DOUBLE_EQ(r.lost.preemption_gpu_hours, 0.0);  // saved inside the notice
+  EXPECT_GT(r.cost_by_pricing_usd.at("spot"), 0.0);
+  EXPECT_NEAR(r.gpu_hours_busy, 8 * 48.0 + r.lost.total(), 1e-6);
+}
+
+TEST(EngineTest, SpotWithoutTimeToSaveLosesWork) {
+  WhatIf w = testing::whatif({pool("spot", 0, 4, 300, Pricing::kSpot, 4.0)},
+                             {job("a", 0, 8, 48 * 3600)});
+  w.pools[0].interruptions_per_node_month = 60;
+  w.failures.checkpoint_interval_s = 3600;
+  w.failures.checkpoint_cost_s = 600;  // longer than the notice
+  const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 3);
+  EXPECT_GT(r.lost.preemption_gpu_hours, 0.0);
+  EXPECT_NEAR(r.gpu_hours_busy, 8 * 48.0 + r.lost.total(), 1e-6);
+}
+
+TEST(EngineTest, CapacityBlockIsPaidWhetherUsedOrNot) {
+  const WhatIf w = testing::whatif({pool("cb", 0, 4, 600, Pricing::kCapacityBlock, 14.75)},
+                                   {job("a", 0, 8, 3600)});
+  const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 1);
+  EXPECT_NEAR(r.cost_usd, 4 * 14.75 * r.end_time_s / 3600.0, 1e-9);
+}
+
+TEST(EngineTest, InsufficientCapacityBacksTheGroupOff) {
+  WhatIf w = testing::whatif({pool("od", 0, 4, 600)}, {job("a", 0, 8, 3600)});
+  w.pools[0].available_nodes = 0;  // nothing to get
+  w.horizon_s = 3 * 3600;
+  const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 1);
+  EXPECT_EQ(r.jobs_finished, 0);
+  // Backoff 5, 10, 20 min after each failure: attempts at 0, 300, 900, 2100, 4500, 6300(+30 min)...
+  EXPECT_GE(r.launch_failures, 5);
+  EXPECT_LE(r.launch_failures, 9);
+  EXPECT_DOUBLE_EQ(r.cost_usd, 0.0);
+}
+
+TEST(EngineTest, ElasticJobGrowsIntoFreeGpus) {
+  // An elastic job asks for 8, may use 32; alone on a static 4-node cluster it grows at its
+  // first checkpoint and finishes sooner than at 8 GPUs (work is linear in GPUs).
+  WhatIf w = testing::whatif({pool("od", 4, 4, 0)}, {job("e", 0, 8, 8 * 3600, 4, 32)});
+  w.failures.checkpoint_interval_s = 3600;
+  const PolicyResult r = run_policy(w, policy("static"), 1);
+  EXPECT_EQ(r.job_resizes, 1);
+  EXPECT_DOUBLE_EQ(r.end_time_s, 3600.0 + 7 * 3600.0 / 4);
+  EXPECT_NEAR(r.gpu_hours_busy, 64.0, 1e-9);
+}
+
+TEST(EngineTest, TimelineCountsNodesAndQueue) {
+  WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 0, 8, 3600), job("b", 0, 8, 3600)});
+  w.timeline_interval_s = 300;
+  const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 1);
+  ASSERT_GE(r.timeline.samples.size(), 3u);
+  const auto& s1 = r.timeline.samples[1];  // t = 300: both nodes booting, both jobs queued
+  EXPECT_DOUBLE_EQ(s1.time_s, 300.0);
+  EXPECT_EQ(s1.nodes_booting, 2);
+  EXPECT_EQ(s1.jobs_queued, 2);
+  const auto& s3 = r.timeline.samples[3];  // t = 900: both busy
+  EXPECT_EQ(s3.nodes_busy, 2);
+  EXPECT_EQ(s3.gpus_busy, 16);
+  EXPECT_EQ(s3.jobs_running, 2);
+}
+
+}  // namespace
+}  // namespace capsim::whatif

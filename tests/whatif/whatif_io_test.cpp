@@ -1,0 +1,186 @@
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "models/io/input_error.hpp"
+#include "sim/whatif/whatif_io.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+const std::string kDir = std::string(CAPSIM_TEST_DATA_DIR) + "/whatif";
+
+nlohmann::json base() {
+  return nlohmann::json::parse(R"({
+    "schema": "capsim.whatif/v1",
+    "pools": [ { "name": "od", "instance": "p4d.24xlarge", "pricing": "on-demand",
+                 "max_nodes": 4 } ],
+    "jobs": { "format": "capsim-csv", "path": "jobs.csv" }
+  })");
+}
+
+std::string error_of(const nlohmann::json& j) {
+  try {
+    (void)read_whatif(j, "w.json", kDir);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(WhatIfIoTest, ReadsTheTinyFileWithDefaults) {
+  const WhatIf w = load_whatif(kDir + "/tiny.json");
+  EXPECT_EQ(w.name, "tiny");
+  ASSERT_EQ(w.pools.size(), 1u);
+  EXPECT_DOUBLE_EQ(w.pools[0].price_usd_per_hour, 21.957642);  // catalog on-demand price
+  EXPECT_DOUBLE_EQ(w.pools[0].boot.median_s, 300.0);
+  EXPECT_EQ(w.jobs.size(), 3u);
+  ASSERT_EQ(w.policies.size(), 2u);
+  EXPECT_EQ(w.policies[1].name, "ca");
+  EXPECT_DOUBLE_EQ(w.policies[1].loop.dwell_s, 600.0);
+  EXPECT_EQ(w.seed, 1u);
+}
+
+TEST(WhatIfIoTest, NoPoliciesMeansEveryPreset) {
+  const WhatIf w = read_whatif(base(), "w.json", kDir);
+  EXPECT_EQ(w.policies.size(), 7u);
+}
+
+TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
+  auto j = base();
+  j["schema"] = "capsim.whatif/v2";
+  EXPECT_EQ(error_of(j), "w.json:/schema: expected \"capsim.whatif/v1\", got \"capsim.whatif/v2\"");
+  j = base();
+  j["colour"] = "blue";
+  EXPECT_EQ(error_of(j).rfind("w.json:/colour: unknown key \"colour\"; allowed keys: ", 0), 0u);
+  j = base();
+  j["pools"] = nlohmann::json::array();
+  EXPECT_EQ(error_of(j), "w.json:/pools: expected at least 1 element(s)");
+  j = base();
+  j["pools"][0]["instance"] = "p9.huge";
+  EXPECT_EQ(error_of(j).rfind("w.json:/pools/0/instance: unknown instance \"p9.huge\" (known: "
+                              "p4d.24xlarge, ",
+                              0),
+            0u);
+  j = base();
+  j["pools"][0]["pricing"] = "reserved";
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/pricing: expected one of on-demand, spot, "
+                         "capacity-block, got \"reserved\"");
+  j = base();
+  j["pools"][0]["pricing"] = "spot";
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/price: a spot pool needs \"price\" (spot prices move; "
+                         "see docs/whatif.md)");
+  j = base();
+  j["pools"][0]["instance"] = "p5en.48xlarge";
+  j["pools"][0]["pricing"] = "capacity-block";
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/price: the catalog has no capacity-block price for "
+                         "p5en.48xlarge; give \"price\"");
+  j = base();
+  j["pools"][0]["min_nodes"] = 5;
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/min_nodes: min_nodes (5) must be <= max_nodes (4)");
+  j = base();
+  j["pools"][0]["spot"] = {{"notice", "2min"}};
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/spot: a \"spot\" section needs \"pricing\": \"spot\"");
+  j = base();
+  j["pools"][0]["provisioning"] = {{"boot", {{"median", "10min"}, {"p95", "5min"}}}};
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/provisioning/boot/p95: p95 must be >= median (\"5min\" "
+                         "< \"10min\")");
+  j = base();
+  j["pools"][0]["provisioning"] = {{"boot", 300}};
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/provisioning/boot: expected a duration like \"30d\", "
+                         "got 300");
+  j = base();
+  j["pools"][0]["capacity"] = {{"ice_probability", 1.5}};
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/capacity/ice_probability: expected a number in [0, 1], "
+                         "got 1.5");
+  j = base();
+  j["pools"].push_back(j["pools"][0]);
+  EXPECT_EQ(error_of(j), "w.json:/pools/1/name: duplicate pool name \"od\"");
+  j = base();
+  j["jobs"]["format"] = "slurm-sacct";
+  EXPECT_EQ(error_of(j), "w.json:/jobs/format: expected one of capsim-csv, philly-pollux, "
+                         "alibaba-openb, pollux-workload, helios, got \"slurm-sacct\"");
+  j = base();
+  j["jobs"]["path"] = "missing.csv";
+  EXPECT_EQ(error_of(j), "w.json:/jobs/path: job trace \"" + kDir +
+                             "/missing.csv\" does not exist");
+  j = base();
+  j["pools"][0]["max_nodes"] = 1;
+  EXPECT_EQ(error_of(j), "w.json:/jobs: job b needs 16 GPUs but the largest pool holds 8");
+  j = base();
+  j["failures"] = {{"checkpoint_interval", "young-daly"}};
+  EXPECT_EQ(error_of(j), "w.json:/failures/checkpoint_interval: \"young-daly\" needs a positive "
+                         "\"gpu_mtbf\" and \"checkpoint_cost\"");
+  j = base();
+  j["failures"] = {{"checkpoint_interval", "0s"}};
+  EXPECT_EQ(error_of(j), "w.json:/failures/checkpoint_interval: expected a positive duration or "
+                         "\"young-daly\"");
+  j = base();
+  j["policies"] = {{{"preset", "yarn"}}};
+  EXPECT_EQ(error_of(j), "w.json:/policies/0/preset: expected one of static, cluster-autoscaler, "
+                         "ray-v1, kuberay-v2, karpenter, slurm-power-save, kuberay-ca-asg, got "
+                         "\"yarn\"");
+  j = base();
+  j["policies"] = {{{"preset", "static"}}, {{"preset", "static"}}};
+  EXPECT_EQ(error_of(j), "w.json:/policies/1/name: duplicate policy name \"static\"");
+  j = base();
+  j["policies"] = {{{"preset", "cluster-autoscaler"}, {"knobs", {{"scan_interval", 10}}}}};
+  EXPECT_EQ(error_of(j), "w.json:/policies/0/knobs/scan_interval: expected a duration like "
+                         "\"30d\", got 10");
+  j = base();
+  j["sweep"] = {{"policy", "nope"}, {"knob", "idle_timeout"}, {"values", {"1min"}}};
+  EXPECT_EQ(error_of(j), "w.json:/sweep/policy: no policy named \"nope\" (policies: static, "
+                         "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "
+                         "kuberay-ca-asg)");
+  j = base();
+  j["sweep"] = {{"policy", "ray-v1"}, {"knob", "idle_timeout"}, {"values", {"1min", 5}}};
+  EXPECT_EQ(error_of(j), "w.json:/sweep/values/1/knobs/idle_timeout: expected a duration like "
+                         "\"30d\", got 5");
+  j = base();
+  j["timeline_interval"] = "0s";
+  EXPECT_EQ(error_of(j), "w.json:/timeline_interval: expected a positive duration");
+}
+
+TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {
+  const std::string bad = std::string(CAPSIM_TEST_DATA_DIR) + "/bad/";
+  try {
+    (void)load_whatif(bad + "whatif_bare_price.json");
+    FAIL() << "accepted a bare price";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), bad + "whatif_bare_price.json:/pools/0/price: expected a "
+                                           "price like \"$32.77/h\", got 32.77");
+  }
+  try {
+    (void)load_whatif(bad + "whatif_unknown_knob.json");
+    FAIL() << "accepted an unknown knob";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              bad + "whatif_unknown_knob.json:/policies/0/knobs/idle_timeout_minutes: unknown key "
+                    "\"idle_timeout_minutes\"; allowed keys: idle_timeout, max_concurrent_launches, "
+                    "node_start_wait, update_interval, upscaling_initial_num_nodes, "
+                    "upscaling_speed");
+  }
+}
+
+TEST(WhatIfIoTest, SweepExpandsIntoNamedVariants) {
+  auto j = base();
+  j["policies"] = {{{"preset", "ray-v1"}}, {{"preset", "static"}}};
+  j["sweep"] = {{"policy", "ray-v1"}, {"knob", "idle_timeout"}, {"values", {"1min", "10min"}}};
+  const WhatIf w = read_whatif(j, "w.json", kDir);
+  const auto variants = expand_policies(w);
+  ASSERT_EQ(variants.size(), 2u);
+  EXPECT_EQ(variants[0].name, "ray-v1[idle_timeout=1min]");
+  EXPECT_DOUBLE_EQ(variants[0].loop.dwell_s, 60.0);
+  EXPECT_DOUBLE_EQ(variants[1].loop.dwell_s, 600.0);
+}
+
+TEST(WhatIfIoTest, DefaultWhatIfIsEmbedded) {
+  const WhatIf w = default_whatif();
+  EXPECT_EQ(w.name, "philly-day-p4d");
+  EXPECT_EQ(w.jobs.size(), 364u);
+  EXPECT_EQ(w.policies.size(), 7u);
+  EXPECT_EQ(w.pools.size(), 2u);
+}
+
+}  // namespace
+}  // namespace capsim::whatif

@@ -1,0 +1,83 @@
+// What-if replay speed: 10,000 jobs over 30 simulated days on a pool of up to 512 p4d nodes
+// (DESIGN.md target: under 10 s on one core). Each run forks one child (SimGrid allows one
+// engine per process), so the time includes the fork. Run:
+//   build/tests/bench/whatif_bench --benchmark_out_format=json --benchmark_out=whatif.json
+#include <cmath>
+#include <random>
+
+#include <benchmark/benchmark.h>
+
+#include "models/instance_catalog.hpp"
+#include "sim/whatif/policy.hpp"
+#include "sim/whatif/runner.hpp"
+
+namespace {
+
+using capsim::whatif::WhatIf;
+
+// 10,000 jobs, Poisson arrivals over 30 days, sizes 1-128 GPUs (Philly/Helios-like mix),
+// log-normal durations (median 2 h); about 45 % of the 512 nodes busy on average.
+WhatIf workload() {
+  WhatIf w;
+  w.file = "whatif_bench";
+  w.name = "bench-10k-30d-512";
+  capsim::whatif::NodePool p;
+  p.name = "p4d";
+  p.instance = *capsim::find_instance("p4d.24xlarge");
+  p.price_usd_per_hour = p.instance.on_demand_usd_per_hour;
+  p.max_nodes = 512;
+  p.boot = {360, 720};
+  p.image_pull = {240, 480};
+  p.init = {60, 180};
+  p.ice_probability = 0.02;
+  w.pools.push_back(p);
+  std::mt19937_64 rng(301);
+  const double horizon = 30 * 86400.0;
+  std::exponential_distribution<double> gap(10000 / horizon);
+  std::discrete_distribution<int> size({30, 10, 10, 25, 10, 8, 5, 2});
+  const int sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
+  std::lognormal_distribution<double> dur(std::log(7200.0), 1.0);
+  double t = 0;
+  for (int i = 0; i < 10000; ++i) {
+    t += gap(rng);
+    capsim::traces::JobRecord j;
+    j.id = "j" + std::to_string(i);
+    j.submit_s = std::floor(t);
+    j.gpus = j.min_gpus = j.max_gpus = sizes[size(rng)];
+    if (i % 5 == 0 && j.gpus >= 8) {  // a fifth of the larger jobs are elastic
+      j.min_gpus = j.gpus / 2;
+      j.max_gpus = 2 * j.gpus;
+    }
+    j.duration_s = std::max(60.0, std::ceil(dur(rng)));
+    w.jobs.push_back(j);
+  }
+  // Llama-3-like hardware failure rate, Young-Daly checkpoints (autoscaling.md §2.5, §2.6).
+  w.failures.gpu_mtbf_s = 50000 * 3600.0;
+  w.failures.repair = {4 * 3600.0, 8 * 3600.0};
+  w.failures.detect_s = 600;
+  w.failures.young_daly = true;
+  w.failures.checkpoint_cost_s = 60;
+  w.failures.restart_cost_s = 300;
+  return w;
+}
+
+void BM_WhatIf(benchmark::State& state) {
+  static const WhatIf w = workload();
+  const auto presets = capsim::whatif::preset_names();
+  const std::string preset = presets[static_cast<std::size_t>(state.range(0))];
+  const auto policy =
+      capsim::whatif::make_policy(preset, preset, nlohmann::json::object(), "bench", "/");
+  double finished = 0;
+  for (auto _ : state) {
+    const auto runs = capsim::whatif::run_all(w, {policy}, 1, 1);
+    finished = runs.front().runs.front().jobs_finished;
+    benchmark::DoNotOptimize(finished);
+  }
+  state.SetLabel(preset);
+  state.counters["jobs_finished"] = finished;
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 10000);
+}
+// Real time: the work happens in the forked child, not in this process.
+BENCHMARK(BM_WhatIf)->DenseRange(0, 6)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+}  // namespace

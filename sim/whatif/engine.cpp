@@ -503,7 +503,10 @@ class Simulation {
       }
       bool placed = false;
       for (std::size_t p = 0; p < pools_.size() && !placed; ++p) {
-        for (int g : sizes(job, static_cast<int>(p))) {
+        const auto options = sizes(job, static_cast<int>(p));
+        for (int g : options) {
+          // An elastic job starts below its request only when no capacity is on its way.
+          if (g != options.front() && booting(static_cast<int>(p)) > 0) break;
           if (find_place(static_cast<int>(p), g, free[p], place)) {
             take(j, static_cast<int>(p), place);
             free[p] = free_vector(static_cast<int>(p));
@@ -552,6 +555,14 @@ class Simulation {
           (include_draining && (s == NodeState::kDraining || s == NodeState::kShutdown))) {
         ++c;
       }
+    }
+    return c;
+  }
+
+  [[nodiscard]] int booting(int pool) const {
+    int c = 0;
+    for (int id : pools_[static_cast<std::size_t>(pool)].nodes) {
+      c += nodes_[static_cast<std::size_t>(id)].state == NodeState::kBooting ? 1 : 0;
     }
     return c;
   }
@@ -863,11 +874,26 @@ class Simulation {
           continue;
         }
         if (fit(fresh[p], s.front(), gpn, nullptr)) break;
-        const int nodes_needed = (s.front() + gpn - 1) / gpn;
+        int nodes_needed = (s.front() + gpn - 1) / gpn;
+        // A gang job counts the whole free nodes it already has (ready or booting) and asks
+        // only for the rest, as CA's binpacking estimator does; those nodes are nominated.
+        std::vector<std::size_t> have;
+        if (s.front() > gpn) {
+          for (std::size_t k = 0; k < free[p].size() && static_cast<int>(have.size()) < nodes_needed; ++k) {
+            if (free[p][k] == gpn) have.push_back(k);
+          }
+        }
         const int room = off_slots(static_cast<int>(p)) - launches[p];
-        if (room < nodes_needed) continue;
-        for (int k = 0; k < nodes_needed; ++k) fresh[p].push_back(gpn);
-        (void)fit(fresh[p], s.front(), gpn, nullptr);
+        if (room < nodes_needed - static_cast<int>(have.size())) continue;
+        for (std::size_t k : have) {
+          free[p][k] = 0;
+          nominated_[static_cast<std::size_t>(ids[p][k])] = true;
+        }
+        nodes_needed -= static_cast<int>(have.size());
+        if (s.front() <= gpn) {
+          fresh[p].push_back(gpn);
+          (void)fit(fresh[p], s.front(), gpn, nullptr);
+        }
         launches[p] += nodes_needed;
         room_left -= nodes_needed;
         break;

@@ -1,0 +1,85 @@
+// The `capsim whatif` command end to end (exit codes, outputs), through the built binary.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+};
+
+Outcome capsim(const std::string& args) {
+  const std::string cmd = std::string(CAPSIM_BINARY) + " whatif " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+const std::string kDir = std::string(CAPSIM_TEST_DATA_DIR);
+
+TEST(WhatIfCliTest, BadInputExitsTwo) {
+  EXPECT_EQ(capsim(kDir + "/bad/whatif_bare_price.json").code, 2);
+  EXPECT_EQ(capsim(kDir + "/bad/whatif_unknown_knob.json").code, 2);
+  EXPECT_EQ(capsim("/no/such/file.json").code, 2);
+  EXPECT_EQ(capsim("--seeds 0").code, 2);
+  EXPECT_EQ(capsim("--policy nope").code, 2);
+}
+
+TEST(WhatIfCliTest, JsonHasTheContractKeys) {
+  const Outcome r = capsim(kDir + "/whatif/tiny.json --json --seeds 2");
+  ASSERT_EQ(r.code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("policies").size(), 2u);
+  for (const auto& p : j.at("policies")) {
+    for (const char* key : {"name", "cost_usd", "gpu_hours_billed", "gpu_hours_busy",
+                            "utilization", "queue_wait_p50_s", "queue_wait_p95_s", "jct_p50_s",
+                            "jct_p95_s", "jobs_finished", "goodput_lost_gpu_hours", "spread",
+                            "cost_by_pricing_usd", "scale_ups", "scale_downs",
+                            "queue_wait_max_s", "goodput_lost_by_cause_gpu_hours"}) {
+      EXPECT_TRUE(p.contains(key)) << key;
+    }
+  }
+  EXPECT_EQ(j.at("seeds"), nlohmann::json({1, 2}));
+}
+
+TEST(WhatIfCliTest, TimelineAndReportFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-whatif-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const Outcome r = capsim(kDir + "/whatif/tiny.json --timeline " + (dir / "t.csv").string() +
+                       " --report " + (dir / "r.html").string());
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("\nca "), std::string::npos);
+  std::ifstream t(dir / "t.csv");
+  std::string header;
+  std::getline(t, header);
+  EXPECT_EQ(header, "series,time_s,nodes_booting,nodes_idle,nodes_busy,nodes_draining,"
+                    "nodes_failed,gpus_busy,jobs_running,jobs_queued");
+  std::stringstream html;
+  html << std::ifstream(dir / "r.html").rdbuf();
+  EXPECT_NE(html.str().find("<svg"), std::string::npos);
+  EXPECT_NE(html.str().find("</html>"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(WhatIfCliTest, DefaultRunsWithoutAFile) {
+  const Outcome r = capsim("--json --jobs 2");
+  ASSERT_EQ(r.code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("name"), "philly-day-p4d");
+  EXPECT_EQ(j.at("policies").size(), 7u);
+}
+
+}  // namespace

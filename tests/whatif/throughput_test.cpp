@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include "models/io/input_error.hpp"
+#include "models/io/scenario_io.hpp"
+#include "sim/whatif/throughput.hpp"
+#include "sim/whatif/whatif_io.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+const std::string kScenario = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json";
+
+TEST(ThroughputTest, ScaleScenarioKeepsModelParallelismAndBatch) {
+  const Scenario base = load_scenario(kScenario);  // TP8 PP2 DP8, global batch 1024
+  const Scenario s = scale_scenario(base, *find_instance("p5.48xlarge"), 64);
+  EXPECT_EQ(s.parallelism.tensor, 8);
+  EXPECT_EQ(s.parallelism.pipeline, 2);
+  EXPECT_EQ(s.parallelism.data, 4);
+  EXPECT_EQ(s.parallelism.global_batch_size, 1024);
+  EXPECT_EQ(s.cluster.gpu, "H100-SXM5-80GB");
+  EXPECT_EQ(s.cluster.num_nodes, 8);
+  EXPECT_EQ(s.cluster.num_gpus(), s.parallelism.num_gpus());
+  // 48 GPUs: DP 3 does not divide 1024 micro-batches of 1, so the batch rounds up to 1026.
+  EXPECT_EQ(scale_scenario(base, *find_instance("p4d.24xlarge"), 48).parallelism.global_batch_size,
+            1026);
+}
+
+TEST(ThroughputTest, MemoisedPerInstanceAndAdmissibleSize) {
+  WhatIf w = load_whatif(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/llm.json");
+  const auto& model = w.scenario_models.at(
+      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json");
+  EXPECT_EQ(model.model_parallel, 16);
+  const auto& rates = model.tokens_per_s.at("p4d.24xlarge");
+  // Multiples of TP x PP = 16 from 64 to 256 GPUs.
+  EXPECT_EQ(rates.begin()->first, 64);
+  EXPECT_EQ(rates.rbegin()->first, 256);
+  EXPECT_EQ(rates.size(), 13u);
+  // More data parallelism is faster, and sub-linear.
+  EXPECT_GT(rates.at(128), rates.at(64));
+  EXPECT_LT(rates.at(128), 2.0 * rates.at(64) * 1.0001);
+}
+
+TEST(ThroughputTest, CountsAreCalledOncePerKey) {
+  WhatIf w = load_whatif(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/llm.json");
+  int calls = 0;
+  w.scenario_models.clear();
+  fill_scenario_models(w, [&](const Scenario& s) {
+    ++calls;
+    return 1000.0 * s.parallelism.data;
+  });
+  // Jobs share the scenario: 13 sizes (64..256) on each of the two p4d pools, computed once
+  // per pool instance (both pools are p4d, so the second pool reuses the map).
+  EXPECT_EQ(calls, 13);
+}
+
+TEST(ThroughputTest, GpuCountsMustFitTheLayout) {
+  auto j = nlohmann::json::parse(R"({
+    "schema": "capsim.whatif/v1",
+    "pools": [ { "name": "od", "instance": "p4d.24xlarge", "pricing": "on-demand",
+                 "max_nodes": 32 } ],
+    "jobs": { "format": "capsim-csv", "path": "bad_layout.csv" } })");
+  try {
+    (void)read_whatif(j, "w.json", std::string(CAPSIM_TEST_DATA_DIR) + "/whatif");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "w.json:/jobs: job x asks for 24 GPUs, not a multiple of tensor x pipeline x "
+              "context = 16 in " +
+                  std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json");
+  }
+}
+
+}  // namespace
+}  // namespace capsim::whatif

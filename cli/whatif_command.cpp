@@ -4,13 +4,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/cli_util.hpp"
-#include "cli/commands.hpp"
 #include "models/io/input_error.hpp"
 #include "sim/whatif/results.hpp"
 #include "sim/whatif/runner.hpp"
 #include "sim/whatif/whatif_io.hpp"
 #include "traces/timeline_csv.hpp"
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
 
 namespace capsim::cli {
 
@@ -33,7 +34,8 @@ int run_whatif(int argc, char** argv) {
         "print-default", "print the embedded default what-if and exit");
     options.parse_positional({"whatif"});
     cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args)) return 0;
+    if (!parse_or_help(options, argc, argv, args))
+      return 0;
     if (args.count("print-default") > 0) {
       std::cout << whatif::default_whatif_text();
       return 0;
@@ -43,7 +45,8 @@ int run_whatif(int argc, char** argv) {
                            : whatif::default_whatif();
     if (args.count("seed") > 0) {
       const long long seed = args["seed"].as<long long>();
-      if (seed < 0) throw InputError("", "", "--seed must be >= 0, got " + std::to_string(seed));
+      if (seed < 0)
+        throw InputError("", "", "--seed must be >= 0, got " + std::to_string(seed));
       w.seed = static_cast<std::uint64_t>(seed);
     }
     int replicas = w.replicas;
@@ -54,7 +57,8 @@ int run_whatif(int argc, char** argv) {
       }
     }
     const int jobs = args["jobs"].as<int>();
-    if (jobs < 1) throw InputError("", "", "--jobs must be >= 1, got " + std::to_string(jobs));
+    if (jobs < 1)
+      throw InputError("", "", "--jobs must be >= 1, got " + std::to_string(jobs));
     auto policies = whatif::expand_policies(w);
     if (args.count("policy") > 0) {
       const auto wanted = args["policy"].as<std::vector<std::string>>();
@@ -63,9 +67,10 @@ int run_whatif(int argc, char** argv) {
                                        [&](const auto& p) { return p.name == name; });
         if (!known) {
           std::string names;
-          for (const auto& p : policies) names += (names.empty() ? "" : ", ") + p.name;
-          throw InputError("", "", "--policy " + name + ": no such policy (policies: " + names +
-                                       ")");
+          for (const auto& p : policies)
+            names += (names.empty() ? "" : ", ") + p.name;
+          throw InputError("", "",
+                           "--policy " + name + ": no such policy (policies: " + names + ")");
         }
       }
       std::erase_if(policies, [&](const auto& p) {
@@ -75,7 +80,8 @@ int run_whatif(int argc, char** argv) {
     const auto runs = whatif::run_all(w, policies, replicas, jobs);
     if (args.count("timeline") > 0) {
       std::vector<traces::Timeline> timelines;
-      for (const auto& p : runs) timelines.push_back(p.runs.front().timeline);
+      for (const auto& p : runs)
+        timelines.push_back(p.runs.front().timeline);
       std::ostringstream os;
       traces::write_timeline_csv(os, timelines);
       write_file_atomically(args["timeline"].as<std::string>(), os.str());

@@ -39,7 +39,8 @@ struct Csv {
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
+  if (b == std::string::npos)
+    return "";
   const auto e = s.find_last_not_of(" \t\r");
   return s.substr(b, e - b + 1);
 }
@@ -82,12 +83,14 @@ Csv read_csv(std::istream& in, const std::string& path) {
   while (std::getline(in, line)) {
     ++number;
     const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
+    if (t.empty() || t[0] == '#')
+      continue;
     auto cells = split_csv(t);
     if (csv.header.empty()) {
       csv.header = cells;
       for (std::size_t i = 0; i < cells.size(); ++i) {
-        if (cells[i].empty()) throw csv.error(number, "empty column name in the header");
+        if (cells[i].empty())
+          throw csv.error(number, "empty column name in the header");
         if (!csv.column.emplace(cells[i], i).second) {
           throw csv.error(number, "column \"" + cells[i] + "\" appears twice in the header");
         }
@@ -100,21 +103,23 @@ Csv read_csv(std::istream& in, const std::string& path) {
     }
     csv.rows.push_back({number, std::move(cells)});
   }
-  if (csv.header.empty()) throw InputError(path, "", "the job trace has no header row");
+  if (csv.header.empty())
+    throw InputError(path, "", "the job trace has no header row");
   return csv;
 }
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  for (const auto& s : v)
+    out += (out.empty() ? "" : ", ") + s;
   return out;
 }
 
 void require_columns(const Csv& csv, const std::vector<std::string>& names) {
   for (const auto& n : names) {
     if (!csv.has(n)) {
-      throw InputError(csv.file, "", "missing column \"" + n + "\" (header: " + join(csv.header) +
-                                         ")");
+      throw InputError(csv.file, "",
+                       "missing column \"" + n + "\" (header: " + join(csv.header) + ")");
     }
   }
 }
@@ -133,9 +138,9 @@ int parse_int(const Csv& csv, const Row& row, const std::string& name, int min, 
     used = 0;
   }
   if (used == 0 || used != s.size() || v < min || v > max) {
-    throw csv.error(row.line, bad(name, "an integer in [" + std::to_string(min) + ", " +
-                                            std::to_string(max) + "]",
-                                  s));
+    throw csv.error(
+        row.line,
+        bad(name, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]", s));
   }
   return static_cast<int>(v);
 }
@@ -150,8 +155,8 @@ double parse_number(const Csv& csv, const Row& row, const std::string& name, dou
     used = 0;
   }
   if (used == 0 || used != s.size() || !std::isfinite(v) || v < min) {
-    throw csv.error(row.line, bad(name, "a number >= " + std::to_string(static_cast<long long>(min)),
-                                  s));
+    throw csv.error(row.line,
+                    bad(name, "a number >= " + std::to_string(static_cast<long long>(min)), s));
   }
   return v;
 }
@@ -180,7 +185,8 @@ std::optional<double> parse_timestamp(const std::string& s) {
   std::size_t used = 0;
   try {
     const double v = std::stod(s, &used);
-    if (used == s.size() && std::isfinite(v)) return v;
+    if (used == s.size() && std::isfinite(v))
+      return v;
   } catch (const std::exception&) {
   }
   return std::nullopt;
@@ -189,21 +195,23 @@ std::optional<double> parse_timestamp(const std::string& s) {
 double timestamp(const Csv& csv, const Row& row, const std::string& name) {
   const auto t = parse_timestamp(csv.cell(row, name));
   if (!t) {
-    throw csv.error(row.line, bad(name, "a time like \"2017-10-09 07:01:55\" or seconds",
-                                  csv.cell(row, name)));
+    throw csv.error(
+        row.line, bad(name, "a time like \"2017-10-09 07:01:55\" or seconds", csv.cell(row, name)));
   }
   return *t;
 }
 
 std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
   require_columns(csv, {"job_id", "submit", "gpus"});
-  static const std::set<std::string> kAllowed{"job_id", "submit",   "gpus",     "duration",
-                                              "scenario", "tokens", "min_gpus", "max_gpus",
-                                              "priority"};
+  static const std::set<std::string> kAllowed{"job_id",   "submit",   "gpus",
+                                              "duration", "scenario", "tokens",
+                                              "min_gpus", "max_gpus", "priority"};
   for (const auto& h : csv.header) {
     if (kAllowed.count(h) == 0) {
-      throw InputError(csv.file, "", "unknown column \"" + h + "\" (allowed: job_id, submit, gpus, "
-                                     "duration, scenario, tokens, min_gpus, max_gpus, priority)");
+      throw InputError(csv.file, "",
+                       "unknown column \"" + h +
+                           "\" (allowed: job_id, submit, gpus, "
+                           "duration, scenario, tokens, min_gpus, max_gpus, priority)");
     }
   }
   if (csv.has("duration") == csv.has("scenario")) {
@@ -220,7 +228,8 @@ std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
   for (const auto& row : csv.rows) {
     JobRecord job;
     job.id = csv.cell(row, "job_id");
-    if (job.id.empty()) throw csv.error(row.line, "column \"job_id\": empty job id");
+    if (job.id.empty())
+      throw csv.error(row.line, "column \"job_id\": empty job id");
     if (!ids.insert(job.id).second) {
       throw csv.error(row.line, "column \"job_id\": duplicate job id \"" + job.id + "\"");
     }
@@ -248,18 +257,19 @@ std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
     if (csv.has("duration")) {
       const auto d = units::parse_duration_s(csv.cell(row, "duration"));
       if (!d || *d <= 0) {
-        throw csv.error(row.line,
-                        bad("duration", "a positive duration like \"2h\"", csv.cell(row, "duration")));
+        throw csv.error(row.line, bad("duration", "a positive duration like \"2h\"",
+                                      csv.cell(row, "duration")));
       }
       job.duration_s = *d;
     } else {
       const std::string& scenario = csv.cell(row, "scenario");
-      if (scenario.empty()) throw csv.error(row.line, "column \"scenario\": empty scenario path");
+      if (scenario.empty())
+        throw csv.error(row.line, "column \"scenario\": empty scenario path");
       job.scenario_path = (folder / scenario).lexically_normal().string();
       const auto tokens = units::parse_count(csv.cell(row, "tokens"));
       if (!tokens || *tokens <= 0) {
-        throw csv.error(row.line, bad("tokens", "a positive count like \"50B\"",
-                                      csv.cell(row, "tokens")));
+        throw csv.error(row.line,
+                        bad("tokens", "a positive count like \"50B\"", csv.cell(row, "tokens")));
       }
       job.tokens = *tokens;
     }
@@ -284,13 +294,14 @@ std::vector<JobRecord> read_philly(const Csv& csv) {
 }
 
 std::vector<JobRecord> read_openb(const Csv& csv) {
-  require_columns(csv, {"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time",
-                        "scheduled_time"});
+  require_columns(
+      csv, {"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"});
   std::vector<JobRecord> jobs;
   for (const auto& row : csv.rows) {
     const int gpus = parse_int(csv, row, "num_gpu", 0, 1 << 20);
     // CPU-only pods and pods that were never scheduled carry no GPU work to replay.
-    if (gpus == 0 || csv.cell(row, "scheduled_time").empty()) continue;
+    if (gpus == 0 || csv.cell(row, "scheduled_time").empty())
+      continue;
     JobRecord job;
     job.id = csv.cell(row, "name");
     job.submit_s = parse_number(csv, row, "creation_time", 0.0);
@@ -298,8 +309,7 @@ std::vector<JobRecord> read_openb(const Csv& csv) {
     const double end = parse_number(csv, row, "deletion_time", 0.0);
     if (end < start) {
       throw csv.error(row.line, "deletion_time " + csv.cell(row, "deletion_time") +
-                                    " is before scheduled_time " +
-                                    csv.cell(row, "scheduled_time"));
+                                    " is before scheduled_time " + csv.cell(row, "scheduled_time"));
     }
     // A fractional GPU (gpu_milli < 1000, num_gpu == 1) is replayed as one whole GPU: what-if
     // nodes are allocated by whole GPUs.
@@ -315,9 +325,9 @@ std::vector<JobRecord> read_openb(const Csv& csv) {
 // "medium" (1-10), yolov3 "large" (10-100), imagenet "XL" (100-1000). The workload file itself
 // carries no durations (data/traces/README.md); these are assumptions, see docs/whatif.md.
 double pollux_work_gpu_hours(const std::string& application) {
-  static const std::map<std::string, double> kWork{{"cifar10", 0.5}, {"ncf", 0.5},
+  static const std::map<std::string, double> kWork{{"cifar10", 0.5},     {"ncf", 0.5},
                                                    {"deepspeech2", 3.0}, {"bert", 3.0},
-                                                   {"yolov3", 30.0}, {"imagenet", 300.0}};
+                                                   {"yolov3", 30.0},     {"imagenet", 300.0}};
   const auto it = kWork.find(application);
   return it == kWork.end() ? -1.0 : it->second;
 }
@@ -332,8 +342,9 @@ std::vector<JobRecord> read_pollux(const Csv& csv) {
     const std::string& app = csv.cell(row, "application");
     const double work = pollux_work_gpu_hours(app);
     if (work < 0) {
-      throw csv.error(row.line, "column \"application\": unknown application \"" + app +
-                                    "\" (known: bert, cifar10, deepspeech2, imagenet, ncf, yolov3)");
+      throw csv.error(row.line,
+                      "column \"application\": unknown application \"" + app +
+                          "\" (known: bert, cifar10, deepspeech2, imagenet, ncf, yolov3)");
     }
     job.gpus = parse_int(csv, row, "num_replicas", 1, 1 << 20);
     // Pollux jobs are elastic: they may shrink to one replica and grow to twice the request.
@@ -355,7 +366,8 @@ std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
   std::vector<JobRecord> jobs;
   for (const auto& row : csv.rows) {
     const int gpus = parse_int(csv, row, "gpu_num", 0, 1 << 20);
-    if (gpus == 0) continue;  // CPU jobs
+    if (gpus == 0)
+      continue;  // CPU jobs
     double duration = 0.0;
     if (has_duration && !csv.cell(row, "duration").empty()) {
       duration = parse_number(csv, row, "duration", 0.0);
@@ -363,13 +375,14 @@ std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
                !csv.cell(row, "start_time").empty() && !csv.cell(row, "end_time").empty()) {
       duration = timestamp(csv, row, "end_time") - timestamp(csv, row, "start_time");
     }
-    if (duration <= 0) continue;  // never started (cancelled while queued)
+    if (duration <= 0)
+      continue;  // never started (cancelled while queued)
     JobRecord job;
     job.id = csv.cell(row, "job_id");
     job.submit_s = timestamp(csv, row, "submit_time");
     // Multi-node jobs hold whole nodes in Helios/Acme (node_num is recorded beside gpu_num).
-    job.gpus = gpus > gpus_per_node ? (gpus + gpus_per_node - 1) / gpus_per_node * gpus_per_node
-                                    : gpus;
+    job.gpus =
+        gpus > gpus_per_node ? (gpus + gpus_per_node - 1) / gpus_per_node * gpus_per_node : gpus;
     job.min_gpus = job.max_gpus = job.gpus;
     job.duration_s = duration;
     jobs.push_back(std::move(job));
@@ -381,11 +394,16 @@ std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
 
 const char* to_string(JobTraceFormat format) {
   switch (format) {
-    case JobTraceFormat::kCapsimCsv: return "capsim-csv";
-    case JobTraceFormat::kPhillyPollux: return "philly-pollux";
-    case JobTraceFormat::kAlibabaOpenb: return "alibaba-openb";
-    case JobTraceFormat::kPolluxWorkload: return "pollux-workload";
-    case JobTraceFormat::kHelios: return "helios";
+    case JobTraceFormat::kCapsimCsv:
+      return "capsim-csv";
+    case JobTraceFormat::kPhillyPollux:
+      return "philly-pollux";
+    case JobTraceFormat::kAlibabaOpenb:
+      return "alibaba-openb";
+    case JobTraceFormat::kPolluxWorkload:
+      return "pollux-workload";
+    case JobTraceFormat::kHelios:
+      return "helios";
   }
   return "?";
 }
@@ -395,9 +413,9 @@ std::vector<std::string> job_trace_format_names() {
 }
 
 bool parse_job_trace_format(const std::string& name, JobTraceFormat& format) {
-  for (auto f : {JobTraceFormat::kCapsimCsv, JobTraceFormat::kPhillyPollux,
-                 JobTraceFormat::kAlibabaOpenb, JobTraceFormat::kPolluxWorkload,
-                 JobTraceFormat::kHelios}) {
+  for (auto f :
+       {JobTraceFormat::kCapsimCsv, JobTraceFormat::kPhillyPollux, JobTraceFormat::kAlibabaOpenb,
+        JobTraceFormat::kPolluxWorkload, JobTraceFormat::kHelios}) {
     if (name == to_string(f)) {
       format = f;
       return true;
@@ -408,7 +426,8 @@ bool parse_job_trace_format(const std::string& name, JobTraceFormat& format) {
 
 std::vector<JobRecord> read_job_trace(const JobTraceOptions& options) {
   std::ifstream in(options.path);
-  if (!in) throw InputError(options.path, "", "cannot open the job trace");
+  if (!in)
+    throw InputError(options.path, "", "cannot open the job trace");
   return read_job_trace(options, in);
 }
 
@@ -416,19 +435,31 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
   const Csv csv = read_csv(in, options.path);
   std::vector<JobRecord> jobs;
   switch (options.format) {
-    case JobTraceFormat::kCapsimCsv: jobs = read_capsim_csv(csv); break;
-    case JobTraceFormat::kPhillyPollux: jobs = read_philly(csv); break;
-    case JobTraceFormat::kAlibabaOpenb: jobs = read_openb(csv); break;
-    case JobTraceFormat::kPolluxWorkload: jobs = read_pollux(csv); break;
-    case JobTraceFormat::kHelios: jobs = read_helios(csv, options.gpus_per_node); break;
+    case JobTraceFormat::kCapsimCsv:
+      jobs = read_capsim_csv(csv);
+      break;
+    case JobTraceFormat::kPhillyPollux:
+      jobs = read_philly(csv);
+      break;
+    case JobTraceFormat::kAlibabaOpenb:
+      jobs = read_openb(csv);
+      break;
+    case JobTraceFormat::kPolluxWorkload:
+      jobs = read_pollux(csv);
+      break;
+    case JobTraceFormat::kHelios:
+      jobs = read_helios(csv, options.gpus_per_node);
+      break;
   }
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const JobRecord& a, const JobRecord& b) { return a.submit_s < b.submit_s; });
   if (options.format != JobTraceFormat::kCapsimCsv && !jobs.empty()) {
     const double t0 = jobs.front().submit_s;
-    for (auto& j : jobs) j.submit_s -= t0;
+    for (auto& j : jobs)
+      j.submit_s -= t0;
   }
-  if (options.limit > 0 && jobs.size() > options.limit) jobs.resize(options.limit);
+  if (options.limit > 0 && jobs.size() > options.limit)
+    jobs.resize(options.limit);
   for (auto& j : jobs) {
     j.submit_s *= options.time_scale;
     if (options.max_duration_s > 0 && j.duration_s > options.max_duration_s) {

@@ -15,9 +15,9 @@ struct JobRecord {
   int gpus = 1;  // requested at submission
   int min_gpus = 1;
   int max_gpus = 1;
-  double duration_s = 0.0;     // rigid work: wall time at `gpus`; 0 for scenario jobs
-  std::string scenario_path;   // resolved against the trace's folder; empty for rigid jobs
-  double tokens = 0.0;         // work of a scenario job
+  double duration_s = 0.0;    // rigid work: wall time at `gpus`; 0 for scenario jobs
+  std::string scenario_path;  // resolved against the trace's folder; empty for rigid jobs
+  double tokens = 0.0;        // work of a scenario job
   int priority = 0;
 
   [[nodiscard]] bool is_elastic() const { return min_gpus != max_gpus; }
@@ -29,10 +29,10 @@ enum class JobTraceFormat { kCapsimCsv, kPhillyPollux, kAlibabaOpenb, kPolluxWor
 struct JobTraceOptions {
   JobTraceFormat format = JobTraceFormat::kCapsimCsv;
   std::string path;
-  std::size_t limit = 0;     // keep the first `limit` jobs by submit time; 0 keeps all
-  double time_scale = 1.0;   // multiplies submit offsets (0.5 compresses arrivals 2x)
+  std::size_t limit = 0;        // keep the first `limit` jobs by submit time; 0 keeps all
+  double time_scale = 1.0;      // multiplies submit offsets (0.5 compresses arrivals 2x)
   double max_duration_s = 0.0;  // clips imported durations; 0 keeps them
-  int gpus_per_node = 8;     // Helios/Acme jobs bigger than a node round up to whole nodes
+  int gpus_per_node = 8;        // Helios/Acme jobs bigger than a node round up to whole nodes
 };
 
 // Returns the canonical name of a format ("capsim-csv", "philly-pollux", ...).

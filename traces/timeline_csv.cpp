@@ -12,8 +12,8 @@ void write_timeline_csv(std::ostream& out, const std::vector<Timeline>& timeline
     for (const auto& s : t.samples) {
       std::snprintf(time, sizeof time, "%.0f", s.time_s);
       out << t.name << ',' << time << ',' << s.nodes_booting << ',' << s.nodes_idle << ','
-          << s.nodes_busy << ',' << s.nodes_draining << ',' << s.nodes_failed << ','
-          << s.gpus_busy << ',' << s.jobs_running << ',' << s.jobs_queued << '\n';
+          << s.nodes_busy << ',' << s.nodes_draining << ',' << s.nodes_failed << ',' << s.gpus_busy
+          << ',' << s.jobs_running << ',' << s.jobs_queued << '\n';
     }
   }
 }

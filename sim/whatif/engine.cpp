@@ -8,9 +8,6 @@
 // O(execs ever created) (measured: 14.7 s instead of ~1 s on the 10k-job benchmark).
 #include "sim/whatif/engine.hpp"
 
-#include <simgrid/s4u.hpp>
-#include <xbt/log.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,6 +16,10 @@
 #include <set>
 #include <tuple>
 #include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include <xbt/log.h>
 
 namespace capsim::whatif {
 namespace {
@@ -47,8 +48,17 @@ struct Node {
   double notice_s = 0.0;  // warning the jobs got before the kill
 };
 
-enum class EventType { kReady, kTimeout, kFailure, kSpotNotice, kKill, kShutdownDone, kRepaired,
-                       kExpire, kJobRecovered };
+enum class EventType {
+  kReady,
+  kTimeout,
+  kFailure,
+  kSpotNotice,
+  kKill,
+  kShutdownDone,
+  kRepaired,
+  kExpire,
+  kJobRecovered
+};
 
 struct Event {
   double t;
@@ -104,15 +114,20 @@ struct PoolRuntime {
 class Simulation {
  public:
   Simulation(const WhatIf& w, const PolicySpec& p, std::uint64_t seed)
-      : w_(w), loop_(p.loop), rng_prov_(mix(seed, 1)), rng_fail_(mix(seed, 2)),
-        rng_spot_(mix(seed, 3)), rng_repair_(mix(seed, 4)) {
+      : w_(w),
+        loop_(p.loop),
+        rng_prov_(mix(seed, 1)),
+        rng_fail_(mix(seed, 2)),
+        rng_spot_(mix(seed, 3)),
+        rng_repair_(mix(seed, 4)) {
     result_.name = p.name;
     result_.preset = p.preset;
     result_.seed = seed;
     result_.timeline.name = p.name;
     result_.jobs_total = static_cast<int>(w.jobs.size());
     double last_submit = 0.0;
-    for (const auto& j : w.jobs) last_submit = std::max(last_submit, j.submit_s);
+    for (const auto& j : w.jobs)
+      last_submit = std::max(last_submit, j.submit_s);
     horizon_ = w.horizon_s > 0 ? w.horizon_s : last_submit + 365 * 86400.0;
     jobs_.resize(w.jobs.size());
     for (std::size_t i = 0; i < w.jobs.size(); ++i) {
@@ -165,7 +180,8 @@ class Simulation {
   static double now() { return sg4::Engine::get_clock(); }
 
   void push(double t, EventType type, int node) {
-    events_.push({t, seq_++, type, node, node >= 0 ? nodes_[static_cast<std::size_t>(node)].gen : 0});
+    events_.push(
+        {t, seq_++, type, node, node >= 0 ? nodes_[static_cast<std::size_t>(node)].gen : 0});
   }
 
   void notify() { wake_->release(); }
@@ -182,17 +198,21 @@ class Simulation {
     std::vector<int> out;
     if (r.scenario_path.empty()) {
       if (!r.is_elastic()) {
-        if (r.gpus <= cap) out.push_back(r.gpus);
+        if (r.gpus <= cap)
+          out.push_back(r.gpus);
         return out;
       }
       for (int g = std::min(r.gpus, cap); g >= r.min_gpus; --g) {
-        if (g <= gpn || g % gpn == 0) out.push_back(g);
+        if (g <= gpn || g % gpn == 0)
+          out.push_back(g);
       }
     } else {
-      const auto& rates = w_.scenario_models.at(r.scenario_path)
-                              .tokens_per_s.at(w_.pools[static_cast<std::size_t>(pool)].instance.name);
+      const auto& rates =
+          w_.scenario_models.at(r.scenario_path)
+              .tokens_per_s.at(w_.pools[static_cast<std::size_t>(pool)].instance.name);
       for (auto it = rates.rbegin(); it != rates.rend(); ++it) {
-        if (it->first <= r.gpus && it->first >= r.min_gpus) out.push_back(it->first);
+        if (it->first <= r.gpus && it->first >= r.min_gpus)
+          out.push_back(it->first);
       }
     }
     return out;
@@ -207,17 +227,21 @@ class Simulation {
       int best = -1;
       for (std::size_t k = 0; k < nodes.size(); ++k) {
         const Node& n = nodes_[static_cast<std::size_t>(nodes[k])];
-        if (!usable(n) || free[k] < gpus) continue;
-        if (best < 0 || free[k] < free[static_cast<std::size_t>(best)]) best = static_cast<int>(k);
+        if (!usable(n) || free[k] < gpus)
+          continue;
+        if (best < 0 || free[k] < free[static_cast<std::size_t>(best)])
+          best = static_cast<int>(k);
       }
-      if (best < 0) return false;
+      if (best < 0)
+        return false;
       out.push_back({nodes[static_cast<std::size_t>(best)], gpus, 0});
       return true;
     }
     int rest = gpus;
     for (std::size_t k = 0; k < nodes.size() && rest > 0; ++k) {
       const Node& n = nodes_[static_cast<std::size_t>(nodes[k])];
-      if (!usable(n) || free[k] != gpn) continue;
+      if (!usable(n) || free[k] != gpn)
+        continue;
       out.push_back({nodes[k], std::min(gpn, rest), 0});
       rest -= gpn;
     }
@@ -258,7 +282,8 @@ class Simulation {
     Job& job = jobs_[static_cast<std::size_t>(j)];
     for (const auto& p : job.pieces) {
       Node& n = nodes_[static_cast<std::size_t>(p.node)];
-      if (n.gen != p.gen) continue;  // the node went away meanwhile
+      if (n.gen != p.gen)
+        continue;  // the node went away meanwhile
       n.free_gpus += p.gpus;
       n.jobs.erase(std::find(n.jobs.begin(), n.jobs.end(), j));
     }
@@ -269,7 +294,8 @@ class Simulation {
   }
 
   [[nodiscard]] double rate(const Job& job) const {
-    if (job.rates != nullptr) return job.rates->at(job.gpus);
+    if (job.rates != nullptr)
+      return job.rates->at(job.gpus);
     return static_cast<double>(job.gpus) / job.rec->gpus;  // linear in GPUs for rigid-work jobs
   }
 
@@ -300,7 +326,8 @@ class Simulation {
       if (restart && f.restart_cost_s > 0) {
         enter(job, Phase::kRestart, 0.0);
         sg4::this_actor::sleep_for(f.restart_cost_s);
-        if (gone()) return;
+        if (gone())
+          return;
         lost_.restart_gpu_hours += f.restart_cost_s * job.gpus / 3600.0;
       }
       restart = false;
@@ -311,7 +338,8 @@ class Simulation {
       const double seg = last ? to_done : tau;
       enter(job, Phase::kCompute, r);
       sg4::this_actor::sleep_for(seg);
-      if (gone()) return;
+      if (gone())
+        return;
       job.computed_since_ckpt_s += seg;
       if (last) {
         job.remaining = 0.0;
@@ -322,7 +350,8 @@ class Simulation {
       if (f.checkpoint_cost_s > 0) {
         enter(job, Phase::kCheckpoint, 0.0);
         sg4::this_actor::sleep_for(f.checkpoint_cost_s);
-        if (gone()) return;
+        if (gone())
+          return;
         lost_.checkpoint_gpu_hours += f.checkpoint_cost_s * job.gpus / 3600.0;
       }
       job.saved_remaining = job.remaining;
@@ -346,7 +375,8 @@ class Simulation {
   // the notice). After a failure the job holds its other nodes until it notices (detect_s).
   void interrupt(int j, OffReason why, double notice_s) {
     Job& job = jobs_[static_cast<std::size_t>(j)];
-    if (job.state != JobState::kRunning || job.recovering) return;
+    if (job.state != JobState::kRunning || job.recovering)
+      return;
     ++job.epoch;
     if (job.actor) {
       job.actor->kill();
@@ -356,8 +386,12 @@ class Simulation {
     const double g = job.gpus;
     const double dt = now() - job.phase_start;
     switch (job.phase) {
-      case Phase::kRestart: lost_.restart_gpu_hours += dt * g / 3600.0; break;
-      case Phase::kCheckpoint: lost_.checkpoint_gpu_hours += dt * g / 3600.0; break;
+      case Phase::kRestart:
+        lost_.restart_gpu_hours += dt * g / 3600.0;
+        break;
+      case Phase::kCheckpoint:
+        lost_.checkpoint_gpu_hours += dt * g / 3600.0;
+        break;
       case Phase::kCompute:
         job.computed_since_ckpt_s += dt;
         job.remaining -= dt * job.phase_rate;
@@ -393,7 +427,8 @@ class Simulation {
   void interrupt_all(int id) {
     Node& n = nodes_[static_cast<std::size_t>(id)];
     const std::vector<int> victims = n.jobs;
-    for (int j : victims) interrupt(j, n.reason, n.reason == OffReason::kFailure ? 0.0 : n.notice_s);
+    for (int j : victims)
+      interrupt(j, n.reason, n.reason == OffReason::kFailure ? 0.0 : n.notice_s);
   }
 
   // Elastic jobs resize at checkpoints: shrink to the minimum when others wait, grow into
@@ -407,31 +442,36 @@ class Simulation {
     auto free = free_vector(pool);
     const auto& nodes = pools_[static_cast<std::size_t>(pool)].nodes;
     for (const auto& p : job.pieces) {
-      const auto k = static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), p.node) -
-                                              nodes.begin());
+      const auto k =
+          static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), p.node) - nodes.begin());
       free[k] += p.gpus;
     }
     std::vector<int> candidates;
     if (!queue_.empty()) {
-      if (!options.empty() && options.back() < job.gpus) candidates.push_back(options.back());
+      if (!options.empty() && options.back() < job.gpus)
+        candidates.push_back(options.back());
     } else {
       const auto& r = *job.rec;
       const int gpn = w_.pools[static_cast<std::size_t>(pool)].gpus_per_node();
       if (r.scenario_path.empty()) {
         for (int g = r.max_gpus; g > job.gpus; --g) {
-          if (g <= gpn || g % gpn == 0) candidates.push_back(g);
+          if (g <= gpn || g % gpn == 0)
+            candidates.push_back(g);
         }
       } else {
         for (auto it = job.rates->rbegin(); it != job.rates->rend(); ++it) {
-          if (it->first > job.gpus) candidates.push_back(it->first);
+          if (it->first > job.gpus)
+            candidates.push_back(it->first);
         }
       }
       // Growing pays a restart; only worth it when the job has well over that left to run.
-      if (job.remaining / rate(job) < 4 * w_.failures.restart_cost_s) candidates.clear();
+      if (job.remaining / rate(job) < 4 * w_.failures.restart_cost_s)
+        candidates.clear();
     }
     std::vector<Piece> place;
     for (int g : candidates) {
-      if (!find_place(pool, g, free, place)) continue;
+      if (!find_place(pool, g, free, place))
+        continue;
       release(j);
       take(j, pool, place);
       job.resized = true;
@@ -462,13 +502,13 @@ class Simulation {
 
   // Smallest GPU count any queued job could start with (scenario jobs count as 1).
   [[nodiscard]] int queued_min_gpus() const {
-    return queued_by_min_.empty() ? std::numeric_limits<int>::max()
-                                  : queued_by_min_.begin()->first;
+    return queued_by_min_.empty() ? std::numeric_limits<int>::max() : queued_by_min_.begin()->first;
   }
 
   void forget_queued(const Job& job) {
     const auto it = queued_by_min_.find(job.rec->scenario_path.empty() ? job.rec->min_gpus : 1);
-    if (--it->second == 0) queued_by_min_.erase(it);
+    if (--it->second == 0)
+      queued_by_min_.erase(it);
   }
 
   // Records a state change for the control loop. Never yields: a simcall here would let other
@@ -478,16 +518,19 @@ class Simulation {
   // ---- scheduler ----------------------------------------------------------------------------
 
   void schedule() {
-    if (queue_.empty()) return;
+    if (queue_.empty())
+      return;
     std::vector<std::vector<int>> free(pools_.size());
     int total_free = 0;
     for (std::size_t p = 0; p < pools_.size(); ++p) {
       free[p] = free_vector(static_cast<int>(p));
       for (std::size_t k = 0; k < free[p].size(); ++k) {
-        if (usable(nodes_[static_cast<std::size_t>(pools_[p].nodes[k])])) total_free += free[p][k];
+        if (usable(nodes_[static_cast<std::size_t>(pools_[p].nodes[k])]))
+          total_free += free[p][k];
       }
     }
-    if (total_free == 0) return;
+    if (total_free == 0)
+      return;
     // Fits are monotone in size within a pass (free capacity only shrinks), so a job no
     // smaller than one that failed cannot fit either.
     int smallest_failed = std::numeric_limits<int>::max();
@@ -497,7 +540,8 @@ class Simulation {
       Job& job = jobs_[static_cast<std::size_t>(j)];
       const int smallest = job.rec->min_gpus;
       if (smallest >= smallest_failed && job.rec->scenario_path.empty()) {
-        if (w_.queue == QueueOrder::kFifo) break;
+        if (w_.queue == QueueOrder::kFifo)
+          break;
         ++it;
         continue;
       }
@@ -506,7 +550,8 @@ class Simulation {
         const auto options = sizes(job, static_cast<int>(p));
         for (int g : options) {
           // An elastic job starts below its request only when no capacity is on its way.
-          if (g != options.front() && booting(static_cast<int>(p)) > 0) break;
+          if (g != options.front() && booting(static_cast<int>(p)) > 0)
+            break;
           if (find_place(static_cast<int>(p), g, free[p], place)) {
             take(j, static_cast<int>(p), place);
             free[p] = free_vector(static_cast<int>(p));
@@ -516,8 +561,10 @@ class Simulation {
         }
       }
       if (!placed) {
-        if (job.rec->scenario_path.empty()) smallest_failed = std::min(smallest_failed, smallest);
-        if (w_.queue == QueueOrder::kFifo || smallest_failed <= queued_min_gpus()) break;
+        if (job.rec->scenario_path.empty())
+          smallest_failed = std::min(smallest_failed, smallest);
+        if (w_.queue == QueueOrder::kFifo || smallest_failed <= queued_min_gpus())
+          break;
         ++it;
         continue;
       }
@@ -525,10 +572,11 @@ class Simulation {
       forget_queued(job);
       job.state = JobState::kRunning;
       ++job.attempts;
-      if (job.first_start < 0) job.first_start = now();
-      job.actor = sg4::Actor::create(
-          "job", nodes_[static_cast<std::size_t>(job.pieces.front().node)].host,
-          [this, j] { job_actor(j); });
+      if (job.first_start < 0)
+        job.first_start = now();
+      job.actor =
+          sg4::Actor::create("job", nodes_[static_cast<std::size_t>(job.pieces.front().node)].host,
+                             [this, j] { job_actor(j); });
     }
   }
 
@@ -541,7 +589,8 @@ class Simulation {
     }
     pr.last_failure = now();
     last_failure_ = now();
-    if (loop_.backoff_initial_s <= 0) return;
+    if (loop_.backoff_initial_s <= 0)
+      return;
     pr.backoff_s = pr.backoff_s <= 0 ? loop_.backoff_initial_s
                                      : std::min(2 * pr.backoff_s, loop_.backoff_max_s);
     pr.backoff_until = now() + pr.backoff_s;
@@ -577,7 +626,8 @@ class Simulation {
 
   int off_slot(int pool) const {
     for (int id : pools_[static_cast<std::size_t>(pool)].nodes) {
-      if (nodes_[static_cast<std::size_t>(id)].state == NodeState::kOff) return id;
+      if (nodes_[static_cast<std::size_t>(id)].state == NodeState::kOff)
+        return id;
     }
     return -1;
   }
@@ -586,7 +636,8 @@ class Simulation {
   bool launch(int pool, bool instant) {
     const auto& spec = w_.pools[static_cast<std::size_t>(pool)];
     const int id = off_slot(pool);
-    if (id < 0) return false;
+    if (id < 0)
+      return false;
     Node& n = nodes_[static_cast<std::size_t>(id)];
     std::uniform_real_distribution<double> u(0.0, 1.0);
     const double draw = u(rng_prov_);
@@ -639,7 +690,8 @@ class Simulation {
       std::exponential_distribution<double> tti(spec.interruptions_per_node_month / kMonth_s);
       push(now() + tti(rng_spot_), EventType::kSpotNotice, id);
     }
-    if (loop_.expire_after_s > 0) push(n.billed_since + loop_.expire_after_s, EventType::kExpire, id);
+    if (loop_.expire_after_s > 0)
+      push(n.billed_since + loop_.expire_after_s, EventType::kExpire, id);
     changed();
   }
 
@@ -655,7 +707,8 @@ class Simulation {
     n.state = next;
     ++n.gen;
     n.free_gpus = 0;
-    if (n.host->is_on()) n.host->turn_off();
+    if (n.host->is_on())
+      n.host->turn_off();
     changed();
   }
 
@@ -682,7 +735,8 @@ class Simulation {
     n.state = NodeState::kShutdown;
     n.free_gpus = 0;
     n.reason = why;
-    if (n.host->is_on()) n.host->turn_off();
+    if (n.host->is_on())
+      n.host->turn_off();
     push(now() + loop_.termination_s, EventType::kShutdownDone, id);
     changed();
   }
@@ -696,11 +750,13 @@ class Simulation {
       return;
     }
     Node& n = nodes_[static_cast<std::size_t>(ev.node)];
-    if (ev.gen != n.gen) return;
+    if (ev.gen != n.gen)
+      return;
     const auto& spec = w_.pools[static_cast<std::size_t>(n.pool)];
     switch (ev.type) {
       case EventType::kReady:
-        if (n.state == NodeState::kBooting) become_ready(ev.node);
+        if (n.state == NodeState::kBooting)
+          become_ready(ev.node);
         break;
       case EventType::kTimeout:
         ++result_.provision_timeouts;
@@ -708,7 +764,8 @@ class Simulation {
         backoff(n.pool);
         break;
       case EventType::kFailure: {
-        if (n.state != NodeState::kReady && n.state != NodeState::kDraining) break;
+        if (n.state != NodeState::kReady && n.state != NodeState::kDraining)
+          break;
         ++result_.node_failures;
         power_off(ev.node, OffReason::kFailure, NodeState::kFailed);
         events_.push({now() + w_.failures.repair.sample(rng_repair_), seq_++, EventType::kRepaired,
@@ -722,28 +779,34 @@ class Simulation {
         }
         break;
       case EventType::kSpotNotice: {
-        if (n.state != NodeState::kReady) break;
+        if (n.state != NodeState::kReady)
+          break;
         ++result_.spot_interruptions;
         n.reason = OffReason::kSpot;
         n.notice_s = spec.notice_s;
         n.state = NodeState::kDraining;
         push(now() + spec.notice_s, EventType::kKill, ev.node);
-        if (loop_.replace_on_notice && !n.jobs.empty()) (void)launch(n.pool, false);
+        if (loop_.replace_on_notice && !n.jobs.empty())
+          (void)launch(n.pool, false);
         // Correlated interruptions: the same market pulls other spot nodes within minutes.
         std::uniform_real_distribution<double> u(0.0, 1.0);
         for (int other : pools_[static_cast<std::size_t>(n.pool)].nodes) {
-          if (other == ev.node) continue;
+          if (other == ev.node)
+            continue;
           const Node& o = nodes_[static_cast<std::size_t>(other)];
-          if (o.state != NodeState::kReady) continue;
+          if (o.state != NodeState::kReady)
+            continue;
           const double draw = u(rng_spot_);
           const double when = u(rng_spot_) * kCorrelationWindow_s;
-          if (draw < spec.interruption_correlation) push(now() + when, EventType::kSpotNotice, other);
+          if (draw < spec.interruption_correlation)
+            push(now() + when, EventType::kSpotNotice, other);
         }
         changed();
         break;
       }
       case EventType::kKill:
-        if (n.state != NodeState::kDraining) break;
+        if (n.state != NodeState::kDraining)
+          break;
         if (n.reason == OffReason::kSpot) {
           power_off(ev.node, OffReason::kSpot, NodeState::kOff);
         } else {
@@ -757,7 +820,8 @@ class Simulation {
           changed();
         }
         break;
-      case EventType::kJobRecovered: break;  // handled above
+      case EventType::kJobRecovered:
+        break;  // handled above
       case EventType::kExpire:
         if (n.state == NodeState::kReady) {
           ++result_.scale_downs;
@@ -782,11 +846,13 @@ class Simulation {
           wake = std::min(wake, pools_[p].backoff_until);
           break;
         }
-        if (!launch(static_cast<int>(p), false)) break;
+        if (!launch(static_cast<int>(p), false))
+          break;
       }
     }
     std::fill(nominated_.begin(), nominated_.end(), false);
-    if (!loop_.autoscale || queue_.empty()) return wake;
+    if (!loop_.autoscale || queue_.empty())
+      return wake;
 
     // Capacity the queue can count on: free GPUs of ready nodes and whole booting nodes. Ready
     // nodes the pending jobs are packed onto are nominated: scale-down leaves them alone
@@ -812,7 +878,8 @@ class Simulation {
     // Packs g GPUs onto slots (best fit, or whole nodes); marks used slots' nodes in `mark`.
     auto fit = [this](std::vector<int>& slots, int g, int gpn, const std::vector<int>* mark) {
       auto nominate = [&](std::size_t k) {
-        if (mark != nullptr) nominated_[static_cast<std::size_t>((*mark)[k])] = true;
+        if (mark != nullptr)
+          nominated_[static_cast<std::size_t>((*mark)[k])] = true;
       };
       if (g <= gpn) {
         int best = -1;
@@ -821,15 +888,18 @@ class Simulation {
             best = static_cast<int>(k);
           }
         }
-        if (best < 0) return false;
+        if (best < 0)
+          return false;
         slots[static_cast<std::size_t>(best)] -= g;
         nominate(static_cast<std::size_t>(best));
         return true;
       }
       const int whole = (g + gpn - 1) / gpn;
       int have = 0;
-      for (int s : slots) have += s == gpn ? 1 : 0;
-      if (have < whole) return false;
+      for (int s : slots)
+        have += s == gpn ? 1 : 0;
+      if (have < whole)
+        return false;
       int left = whole;
       for (std::size_t k = 0; k < slots.size(); ++k) {
         if (left > 0 && slots[k] == gpn) {
@@ -842,7 +912,8 @@ class Simulation {
     };
     // Expander: pools in listed order (priority) or by price per GPU-hour.
     std::vector<std::size_t> order(pools_.size());
-    for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
+    for (std::size_t p = 0; p < order.size(); ++p)
+      order[p] = p;
     if (loop_.expander == Expander::kPrice) {
       std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return w_.pools[a].price_usd_per_hour / w_.pools[a].gpus_per_node() <
@@ -850,11 +921,13 @@ class Simulation {
       });
     }
     int room_left = 0;
-    for (std::size_t p = 0; p < pools_.size(); ++p) room_left += off_slots(static_cast<int>(p));
+    for (std::size_t p = 0; p < pools_.size(); ++p)
+      room_left += off_slots(static_cast<int>(p));
     for (const auto& entry : queue_) {
       const int j = std::get<2>(entry);
       const Job& job = jobs_[static_cast<std::size_t>(j)];
-      if (room_left <= 0) break;  // every pool is at its maximum: nothing more to launch
+      if (room_left <= 0)
+        break;  // every pool is at its maximum: nothing more to launch
       if (job.queued_at + loop_.demand_delay_s > now()) {
         wake = std::min(wake, job.queued_at + loop_.demand_delay_s);
         continue;
@@ -862,29 +935,36 @@ class Simulation {
       bool covered = false;
       for (std::size_t p = 0; p < pools_.size() && !covered; ++p) {
         const auto s = sizes(job, static_cast<int>(p));
-        if (!s.empty()) covered = fit(free[p], s.front(), w_.pools[p].gpus_per_node(), &ids[p]);
+        if (!s.empty())
+          covered = fit(free[p], s.front(), w_.pools[p].gpus_per_node(), &ids[p]);
       }
-      if (covered) continue;
+      if (covered)
+        continue;
       for (std::size_t p : order) {
         const auto s = sizes(job, static_cast<int>(p));
-        if (s.empty()) continue;
+        if (s.empty())
+          continue;
         const int gpn = w_.pools[p].gpus_per_node();
         if (now() < pools_[p].backoff_until) {
           wake = std::min(wake, pools_[p].backoff_until);
           continue;
         }
-        if (fit(fresh[p], s.front(), gpn, nullptr)) break;
+        if (fit(fresh[p], s.front(), gpn, nullptr))
+          break;
         int nodes_needed = (s.front() + gpn - 1) / gpn;
         // A gang job counts the whole free nodes it already has (ready or booting) and asks
         // only for the rest, as CA's binpacking estimator does; those nodes are nominated.
         std::vector<std::size_t> have;
         if (s.front() > gpn) {
-          for (std::size_t k = 0; k < free[p].size() && static_cast<int>(have.size()) < nodes_needed; ++k) {
-            if (free[p][k] == gpn) have.push_back(k);
+          for (std::size_t k = 0;
+               k < free[p].size() && static_cast<int>(have.size()) < nodes_needed; ++k) {
+            if (free[p][k] == gpn)
+              have.push_back(k);
           }
         }
         const int room = off_slots(static_cast<int>(p)) - launches[p];
-        if (room < nodes_needed - static_cast<int>(have.size())) continue;
+        if (room < nodes_needed - static_cast<int>(have.size()))
+          continue;
         for (std::size_t k : have) {
           free[p][k] = 0;
           nominated_[static_cast<std::size_t>(ids[p][k])] = true;
@@ -905,17 +985,20 @@ class Simulation {
       int want = launches[p];
       if (loop_.upscaling_speed > 0) {
         // Ray: allowed pending = max(UPSCALING_INITIAL_NUM_NODES, speed * max(running, 1)).
-        const int allowed = std::max(
-            loop_.upscaling_floor,
-            static_cast<int>(std::floor(loop_.upscaling_speed * std::max(running[p], 1))));
+        const int allowed =
+            std::max(loop_.upscaling_floor,
+                     static_cast<int>(std::floor(loop_.upscaling_speed * std::max(running[p], 1))));
         want = std::min(want, std::max(0, allowed - pending[p]));
       }
-      if (loop_.conservative) want = std::min(want, std::max(0, std::max(running[p], 1) - pending[p]));
-      if (loop_.max_pending > 0) want = std::min(want, std::max(0, loop_.max_pending - pending[p]));
+      if (loop_.conservative)
+        want = std::min(want, std::max(0, std::max(running[p], 1) - pending[p]));
+      if (loop_.max_pending > 0)
+        want = std::min(want, std::max(0, loop_.max_pending - pending[p]));
       if (loop_.max_launch_per_tick > 0) {
         want = std::min(want, loop_.max_launch_per_tick - launched_this_tick);
       }
-      if (want < launches[p]) wake = std::min(wake, now() + loop_.tick_s);
+      if (want < launches[p])
+        wake = std::min(wake, now() + loop_.tick_s);
       for (int k = 0; k < want; ++k) {
         if (!launch(static_cast<int>(p), false)) {
           wake = std::min(wake, now() + loop_.tick_s);
@@ -931,20 +1014,25 @@ class Simulation {
   bool replaceable(int id, std::vector<int>& free) const {
     const Node& n = nodes_[static_cast<std::size_t>(id)];
     const auto& nodes = pools_[static_cast<std::size_t>(n.pool)].nodes;
-    const auto self = static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), id) - nodes.begin());
+    const auto self =
+        static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), id) - nodes.begin());
     std::vector<int> trial = free;
     trial[self] = 0;
     const int gpn = w_.pools[static_cast<std::size_t>(n.pool)].gpus_per_node();
     for (int j : n.jobs) {
       const Job& job = jobs_[static_cast<std::size_t>(j)];
-      if (job.gpus > gpn || job.pieces.size() != 1) return false;  // gang jobs stay put
+      if (job.gpus > gpn || job.pieces.size() != 1)
+        return false;  // gang jobs stay put
       int best = -1;
       for (std::size_t k = 0; k < trial.size(); ++k) {
         const Node& o = nodes_[static_cast<std::size_t>(nodes[k])];
-        if (k == self || !usable(o) || trial[k] < job.gpus) continue;
-        if (best < 0 || trial[k] < trial[static_cast<std::size_t>(best)]) best = static_cast<int>(k);
+        if (k == self || !usable(o) || trial[k] < job.gpus)
+          continue;
+        if (best < 0 || trial[k] < trial[static_cast<std::size_t>(best)])
+          best = static_cast<int>(k);
       }
-      if (best < 0) return false;
+      if (best < 0)
+        return false;
       trial[static_cast<std::size_t>(best)] -= job.gpus;
     }
     trial[self] = 0;
@@ -953,15 +1041,18 @@ class Simulation {
   }
 
   double scale_down() {
-    if (loop_.scale_down == ScaleDownPredicate::kNever) return kInf;
+    if (loop_.scale_down == ScaleDownPredicate::kNever)
+      return kInf;
     double wake = kInf;
-    const double cooldown = std::max({last_add_ + loop_.delay_after_add_s,
-                                      last_delete_ + loop_.delay_after_delete_s,
-                                      last_failure_ + loop_.delay_after_failure_s});
+    const double cooldown =
+        std::max({last_add_ + loop_.delay_after_add_s, last_delete_ + loop_.delay_after_delete_s,
+                  last_failure_ + loop_.delay_after_failure_s});
     int total = 0, disrupting = 0;
     for (const auto& n : nodes_) {
-      if (n.state == NodeState::kBooting || n.state == NodeState::kReady) ++total;
-      if (n.state == NodeState::kDraining && n.reason == OffReason::kScaleDown) ++disrupting;
+      if (n.state == NodeState::kBooting || n.state == NodeState::kReady)
+        ++total;
+      if (n.state == NodeState::kDraining && n.reason == OffReason::kScaleDown)
+        ++disrupting;
     }
     int budget = loop_.budget_fraction >= 1.0
                      ? std::numeric_limits<int>::max()
@@ -973,12 +1064,12 @@ class Simulation {
       const int gpn = w_.pools[p].gpus_per_node();
       for (int id : pools_[p].nodes) {
         Node& n = nodes_[static_cast<std::size_t>(id)];
-        if (n.state != NodeState::kReady) continue;
+        if (n.state != NodeState::kReady)
+          continue;
         bool unneeded = n.jobs.empty();
         // Moving running jobs only pays when nothing waits: with pending jobs the scheduling
         // simulation of CA and Karpenter would need new nodes for them anyway.
-        if (!unneeded && loop_.scale_down == ScaleDownPredicate::kUnderutilized &&
-            queue_.empty()) {
+        if (!unneeded && loop_.scale_down == ScaleDownPredicate::kUnderutilized && queue_.empty()) {
           const double util = static_cast<double>(gpn - n.free_gpus) / gpn;
           auto trial = free;
           unneeded = util < loop_.utilization_threshold && replaceable(id, trial);
@@ -987,13 +1078,15 @@ class Simulation {
           n.unneeded_since = -1.0;
           continue;
         }
-        if (n.unneeded_since < 0) n.unneeded_since = now();
+        if (n.unneeded_since < 0)
+          n.unneeded_since = now();
         const double due = std::max(n.unneeded_since + loop_.dwell_s, cooldown);
         if (due > now() + kEps) {
           wake = std::min(wake, due);
           continue;
         }
-        if (on <= w_.pools[p].min_nodes) continue;
+        if (on <= w_.pools[p].min_nodes)
+          continue;
         if (budget <= 0 ||
             (loop_.max_delete_per_tick > 0 && deleted >= loop_.max_delete_per_tick)) {
           wake = std::min(wake, now() + loop_.tick_s);
@@ -1001,14 +1094,16 @@ class Simulation {
         }
         if (!n.jobs.empty()) {
           auto trial = free;
-          if (!replaceable(id, trial)) continue;
+          if (!replaceable(id, trial))
+            continue;
           free = trial;
         }
         ++result_.scale_downs;
         remove_node(id, OffReason::kScaleDown, w_.failures.checkpoint_cost_s);
         --on;
         ++deleted;
-        if (!n.jobs.empty()) --budget;
+        if (!n.jobs.empty())
+          --budget;
       }
     }
     return wake;
@@ -1019,12 +1114,21 @@ class Simulation {
     s.time_s = now();
     for (const auto& n : nodes_) {
       switch (n.state) {
-        case NodeState::kBooting: ++s.nodes_booting; break;
-        case NodeState::kReady: ++(n.jobs.empty() ? s.nodes_idle : s.nodes_busy); break;
+        case NodeState::kBooting:
+          ++s.nodes_booting;
+          break;
+        case NodeState::kReady:
+          ++(n.jobs.empty() ? s.nodes_idle : s.nodes_busy);
+          break;
         case NodeState::kDraining:
-        case NodeState::kShutdown: ++s.nodes_draining; break;
-        case NodeState::kFailed: ++s.nodes_failed; break;
-        case NodeState::kOff: break;
+        case NodeState::kShutdown:
+          ++s.nodes_draining;
+          break;
+        case NodeState::kFailed:
+          ++s.nodes_failed;
+          break;
+        case NodeState::kOff:
+          break;
       }
     }
     for (const auto& j : jobs_) {
@@ -1041,7 +1145,8 @@ class Simulation {
     // Pools start at their minimum (static: maximum), already running.
     for (std::size_t p = 0; p < pools_.size(); ++p) {
       const int n0 = loop_.autoscale ? w_.pools[p].min_nodes : w_.pools[p].max_nodes;
-      for (int k = 0; k < n0; ++k) (void)launch(static_cast<int>(p), true);
+      for (int k = 0; k < n0; ++k)
+        (void)launch(static_cast<int>(p), true);
     }
     std::size_t next_job = 0;
     double next_sample = 0.0;
@@ -1076,14 +1181,18 @@ class Simulation {
         sample();
         next_sample += w_.timeline_interval_s;
       }
-      if (finished_ == static_cast<int>(jobs_.size()) || t >= horizon_) break;
+      if (finished_ == static_cast<int>(jobs_.size()) || t >= horizon_)
+        break;
       double wake = std::min({next_tick, next_sample, horizon_});
-      if (!events_.empty()) wake = std::min(wake, events_.top().t);
-      if (next_job < jobs_.size()) wake = std::min(wake, jobs_[next_job].rec->submit_s);
+      if (!events_.empty())
+        wake = std::min(wake, events_.top().t);
+      if (next_job < jobs_.size())
+        wake = std::min(wake, jobs_[next_job].rec->submit_s);
       if (wake > t + kEps) {
         (void)wake_->acquire_timeout(wake - t);
       }
-      while (!wake_->would_block()) wake_->acquire();
+      while (!wake_->would_block())
+        wake_->acquire();
     }
     end_time_ = now();
     sample();
@@ -1095,10 +1204,12 @@ class Simulation {
         pools_[static_cast<std::size_t>(n.pool)].billed_s += end_time_ - n.billed_since;
         n.state = NodeState::kOff;
       }
-      if (n.host->is_on()) n.host->turn_off();
+      if (n.host->is_on())
+        n.host->turn_off();
     }
     for (auto& j : jobs_) {
-      if (j.state == JobState::kRunning) busy_gpu_s_ += (end_time_ - j.alloc_since) * j.gpus;
+      if (j.state == JobState::kRunning)
+        busy_gpu_s_ += (end_time_ - j.alloc_since) * j.gpus;
     }
   }
 
@@ -1130,7 +1241,8 @@ class Simulation {
 
 // Nearest-rank percentile (deterministic, no interpolation).
 double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
+  if (v.empty())
+    return 0.0;
   std::sort(v.begin(), v.end());
   const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
@@ -1155,10 +1267,12 @@ PolicyResult Simulation::finish_result() {
   r.utilization = billed_gpu_s > 0 ? busy_gpu_s_ / billed_gpu_s : 0.0;
   std::vector<double> waits, jcts;
   for (const auto& j : jobs_) {
-    if (j.rec->submit_s > end_time_) continue;  // after the horizon
+    if (j.rec->submit_s > end_time_)
+      continue;  // after the horizon
     // Jobs that never started count with the wait they had when the run ended (censored).
     waits.push_back((j.first_start >= 0 ? j.first_start : end_time_) - j.rec->submit_s);
-    if (j.state == JobState::kDone) jcts.push_back(j.end - j.rec->submit_s);
+    if (j.state == JobState::kDone)
+      jcts.push_back(j.end - j.rec->submit_s);
   }
   r.queue_wait_p50_s = percentile(waits, 0.50);
   r.queue_wait_p95_s = percentile(waits, 0.95);
@@ -1175,7 +1289,8 @@ PolicyResult Simulation::finish_result() {
 double Delay::sample(std::mt19937_64& rng) const {
   std::normal_distribution<double> z(0.0, 1.0);
   const double draw = z(rng);
-  if (p95_s <= median_s || median_s <= 0) return median_s;
+  if (p95_s <= median_s || median_s <= 0)
+    return median_s;
   // Log-normal with the given median and 95th percentile: sigma = ln(p95/median) / 1.6449.
   const double sigma = std::log(p95_s / median_s) / 1.6448536269514722;
   return median_s * std::exp(sigma * draw);

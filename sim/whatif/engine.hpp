@@ -42,8 +42,8 @@ struct PolicyResult {
   int jobs_total = 0;
   int jobs_finished = 0;
   GoodputLoss lost;
-  int scale_ups = 0;      // nodes launched by the loop
-  int scale_downs = 0;    // nodes removed by the loop (idle, consolidation, expiry)
+  int scale_ups = 0;        // nodes launched by the loop
+  int scale_downs = 0;      // nodes removed by the loop (idle, consolidation, expiry)
   int launch_failures = 0;  // insufficient capacity
   int provision_timeouts = 0;
   int node_failures = 0;

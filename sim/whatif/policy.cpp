@@ -28,23 +28,39 @@ using Defs = std::vector<KnobDef>;
 
 KnobDef dur(const std::string& name, const std::string& dflt, const std::string& meaning,
             std::function<void(ControlLoop&, double)> f) {
-  return {{name, "\"" + dflt + "\"", meaning}, Kind::kDuration, 0.0, 1e18, {},
+  return {{name, "\"" + dflt + "\"", meaning},
+          Kind::kDuration,
+          0.0,
+          1e18,
+          {},
           [f](ControlLoop& l, double v, const std::string&) { f(l, v); }};
 }
 KnobDef num(const std::string& name, const std::string& dflt, double min, double max,
             const std::string& meaning, std::function<void(ControlLoop&, double)> f) {
-  return {{name, dflt, meaning}, Kind::kNumber, min, max, {},
+  return {{name, dflt, meaning},
+          Kind::kNumber,
+          min,
+          max,
+          {},
           [f](ControlLoop& l, double v, const std::string&) { f(l, v); }};
 }
 KnobDef integer(const std::string& name, const std::string& dflt, double min, double max,
                 const std::string& meaning, std::function<void(ControlLoop&, double)> f) {
-  return {{name, dflt, meaning}, Kind::kInt, min, max, {},
+  return {{name, dflt, meaning},
+          Kind::kInt,
+          min,
+          max,
+          {},
           [f](ControlLoop& l, double v, const std::string&) { f(l, v); }};
 }
 KnobDef choice(const std::string& name, const std::string& dflt,
                const std::vector<std::string>& choices, const std::string& meaning,
                std::function<void(ControlLoop&, const std::string&)> f) {
-  return {{name, "\"" + dflt + "\"", meaning}, Kind::kEnum, 0.0, 0.0, choices,
+  return {{name, "\"" + dflt + "\"", meaning},
+          Kind::kEnum,
+          0.0,
+          0.0,
+          choices,
           [f](ControlLoop& l, double, const std::string& s) { f(l, s); }};
 }
 
@@ -128,8 +144,7 @@ Defs karpenter() {
       dur("batch_max_duration", "10s", "BATCH_MAX_DURATION: loop period bound",
           [](ControlLoop& l, double v) { l.tick_s = v; }),
       choice("consolidation_policy", "WhenEmptyOrUnderutilized",
-             {"WhenEmptyOrUnderutilized", "WhenEmpty"},
-             "disruption.consolidationPolicy",
+             {"WhenEmptyOrUnderutilized", "WhenEmpty"}, "disruption.consolidationPolicy",
              [](ControlLoop& l, const std::string& s) {
                l.scale_down = s == "WhenEmpty" ? ScaleDownPredicate::kIdle
                                                : ScaleDownPredicate::kUnderutilized;
@@ -177,15 +192,19 @@ Defs stacked() {
       dur("asg_actuation_delay", "30s", "CA sets desired capacity -> ASG launch call",
           [](ControlLoop& l, double v) { l.actuation_delay_s = v; }),
   };
-  for (auto& k : cluster_autoscaler("ca_")) d.push_back(std::move(k));
+  for (auto& k : cluster_autoscaler("ca_"))
+    d.push_back(std::move(k));
   return d;
 }
 
 const std::map<std::string, Defs>& registry() {
   static const std::map<std::string, Defs> kRegistry{
-      {"static", {}},          {"cluster-autoscaler", cluster_autoscaler("")},
-      {"ray-v1", ray_v1()},    {"kuberay-v2", kuberay_v2()},
-      {"karpenter", karpenter()}, {"slurm-power-save", slurm()},
+      {"static", {}},
+      {"cluster-autoscaler", cluster_autoscaler("")},
+      {"ray-v1", ray_v1()},
+      {"kuberay-v2", kuberay_v2()},
+      {"karpenter", karpenter()},
+      {"slurm-power-save", slurm()},
       {"kuberay-ca-asg", stacked()},
   };
   return kRegistry;
@@ -213,15 +232,16 @@ ControlLoop base_loop(const std::string& preset) {
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  for (const auto& s : v)
+    out += (out.empty() ? "" : ", ") + s;
   return out;
 }
 
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"static", "cluster-autoscaler", "ray-v1", "kuberay-v2", "karpenter",
-          "slurm-power-save", "kuberay-ca-asg"};
+  return {"static",    "cluster-autoscaler", "ray-v1",        "kuberay-v2",
+          "karpenter", "slurm-power-save",   "kuberay-ca-asg"};
 }
 
 const std::vector<KnobInfo>& preset_knobs(const std::string& preset) {
@@ -229,7 +249,8 @@ const std::vector<KnobInfo>& preset_knobs(const std::string& preset) {
     std::map<std::string, std::vector<KnobInfo>> m;
     for (const auto& [name, defs] : registry()) {
       auto& v = m[name];
-      for (const auto& d : defs) v.push_back(d.info);
+      for (const auto& d : defs)
+        v.push_back(d.info);
     }
     return m;
   }();
@@ -252,13 +273,14 @@ PolicySpec make_policy(const std::string& name, const std::string& preset,
   JsonReader reader(knobs, file, pointer + "/knobs");
   // Unknown knobs first, listing the preset's own (JsonReader::finish() only knows keys read).
   std::vector<std::string> allowed;
-  for (const auto& def : it->second) allowed.push_back(def.info.name);
+  for (const auto& def : it->second)
+    allowed.push_back(def.info.name);
   std::sort(allowed.begin(), allowed.end());
   for (const auto& [key, value] : knobs.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      throw reader.error(key, "unknown key \"" + key + "\"; allowed keys: " +
-                                  (allowed.empty() ? "none (" + preset + " has no knobs)"
-                                                   : join(allowed)));
+      throw reader.error(
+          key, "unknown key \"" + key + "\"; allowed keys: " +
+                   (allowed.empty() ? "none (" + preset + " has no knobs)" : join(allowed)));
     }
   }
   for (const auto& def : it->second) {
@@ -272,13 +294,19 @@ PolicySpec make_policy(const std::string& name, const std::string& preset,
     double v = 0.0;
     std::string s;
     switch (def.kind) {
-      case Kind::kDuration: v = r.required_duration(def.info.name); break;
-      case Kind::kNumber: v = r.required_number(def.info.name, def.min, def.max); break;
+      case Kind::kDuration:
+        v = r.required_duration(def.info.name);
+        break;
+      case Kind::kNumber:
+        v = r.required_number(def.info.name, def.min, def.max);
+        break;
       case Kind::kInt:
         v = static_cast<double>(r.required_int(def.info.name, static_cast<std::int64_t>(def.min),
                                                static_cast<std::int64_t>(def.max)));
         break;
-      case Kind::kEnum: s = r.required_enum(def.info.name, def.choices); break;
+      case Kind::kEnum:
+        s = r.required_enum(def.info.name, def.choices);
+        break;
     }
     def.apply(spec.loop, v, s);
   }

@@ -10,7 +10,9 @@ namespace capsim::whatif {
 namespace {
 
 // Rounds to 6 significant decimals past the point so outputs stay readable and stable.
-double round6(double v) { return std::round(v * 1e6) / 1e6; }
+double round6(double v) {
+  return std::round(v * 1e6) / 1e6;
+}
 
 struct Metric {
   const char* key;
@@ -40,7 +42,8 @@ const std::vector<Metric>& metrics() {
 double mean_of(const std::vector<PolicyResult>& runs,
                const std::function<double(const PolicyResult&)>& get) {
   double s = 0.0;
-  for (const auto& r : runs) s += get(r);
+  for (const auto& r : runs)
+    s += get(r);
   return runs.empty() ? 0.0 : s / static_cast<double>(runs.size());
 }
 
@@ -60,7 +63,9 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string hours(double s) { return fmt("%.2f", s / 3600.0); }
+std::string hours(double s) {
+  return fmt("%.2f", s / 3600.0);
+}
 
 }  // namespace
 
@@ -82,9 +87,8 @@ nlohmann::json run_to_json(const PolicyResult& r) {
   j["jct_p95_s"] = r.jct_p95_s;
   j["jobs_total"] = r.jobs_total;
   j["jobs_finished"] = r.jobs_finished;
-  j["lost"] = {r.lost.failure_gpu_hours, r.lost.preemption_gpu_hours,
-               r.lost.disruption_gpu_hours, r.lost.restart_gpu_hours,
-               r.lost.checkpoint_gpu_hours};
+  j["lost"] = {r.lost.failure_gpu_hours, r.lost.preemption_gpu_hours, r.lost.disruption_gpu_hours,
+               r.lost.restart_gpu_hours, r.lost.checkpoint_gpu_hours};
   j["counts"] = {r.scale_ups,     r.scale_downs,        r.launch_failures, r.provision_timeouts,
                  r.node_failures, r.spot_interruptions, r.job_restarts,    r.job_resizes};
   nlohmann::json t = nlohmann::json::array();
@@ -151,7 +155,8 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
   out["replicas"] = policies.empty() ? 0 : policies.front().runs.size();
   nlohmann::json seeds = nlohmann::json::array();
   if (!policies.empty()) {
-    for (const auto& r : policies.front().runs) seeds.push_back(r.seed);
+    for (const auto& r : policies.front().runs)
+      seeds.push_back(r.seed);
   }
   out["seeds"] = seeds;
   nlohmann::json list = nlohmann::json::array();
@@ -159,7 +164,8 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
     nlohmann::json j;
     j["name"] = p.name;
     j["preset"] = p.preset;
-    for (const auto& m : metrics()) j[m.key] = round6(mean_of(p.runs, m.get));
+    for (const auto& m : metrics())
+      j[m.key] = round6(mean_of(p.runs, m.get));
     j["jobs_total"] = whatif.jobs.size();
     nlohmann::json cost = nlohmann::json::object();
     for (const auto& r : p.runs) {
@@ -168,7 +174,8 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
                   v / static_cast<double>(p.runs.size());
       }
     }
-    for (auto& [k, v] : cost.items()) v = round6(v.get<double>());
+    for (auto& [k, v] : cost.items())
+      v = round6(v.get<double>());
     j["cost_by_pricing_usd"] = cost;
     GoodputLoss l;
     for (const auto& r : p.runs) {
@@ -223,7 +230,9 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
                 "wait max", "JCT p50", "JCT p95", "lost GPUh", "done", "up", "down");
   os << line;
   for (const auto& p : policies) {
-    auto m = [&](const std::function<double(const PolicyResult&)>& f) { return mean_of(p.runs, f); };
+    auto m = [&](const std::function<double(const PolicyResult&)>& f) {
+      return mean_of(p.runs, f);
+    };
     std::snprintf(
         line, sizeof line,
         "%-34s %11.0f %9.1f %9.1f %5.1f%% %8sh %8sh %8sh %8sh %8sh %9.1f %3.0f/%-3zu %5.0f %5.0f\n",
@@ -246,8 +255,9 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
 namespace {
 
 // One line chart: x = hours, one polyline per series, axes with min/max labels.
-std::string svg_chart(const std::string& title,
-                      const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& series) {
+std::string svg_chart(
+    const std::string& title,
+    const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& series) {
   const double w = 720, h = 220, l = 50, r = 10, t = 24, b = 30;
   double xmax = 1e-9, ymax = 1e-9;
   for (const auto& [name, pts] : series) {
@@ -259,48 +269,58 @@ std::string svg_chart(const std::string& title,
   static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   std::ostringstream os;
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h + 18.0 * static_cast<double>((series.size() + 3) / 4)
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
+     << h + 18.0 * static_cast<double>((series.size() + 3) / 4)
      << "\" font-family=\"sans-serif\" font-size=\"11\">";
   os << "<text x=\"" << l << "\" y=\"14\" font-weight=\"bold\">" << title << "</text>";
   os << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b
      << "\" stroke=\"#000\"/><line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\""
      << h - b << "\" stroke=\"#000\"/>";
-  os << "<text x=\"" << l - 4 << "\" y=\"" << t + 4 << "\" text-anchor=\"end\">" << fmt("%.0f", ymax)
-     << "</text><text x=\"" << l - 4 << "\" y=\"" << h - b << "\" text-anchor=\"end\">0</text>";
+  os << "<text x=\"" << l - 4 << "\" y=\"" << t + 4 << "\" text-anchor=\"end\">"
+     << fmt("%.0f", ymax) << "</text><text x=\"" << l - 4 << "\" y=\"" << h - b
+     << "\" text-anchor=\"end\">0</text>";
   os << "<text x=\"" << w - r << "\" y=\"" << h - b + 14 << "\" text-anchor=\"end\">"
-     << fmt("%.1f h", xmax) << "</text><text x=\"" << l << "\" y=\"" << h - b + 14 << "\">0 h</text>";
+     << fmt("%.1f h", xmax) << "</text><text x=\"" << l << "\" y=\"" << h - b + 14
+     << "\">0 h</text>";
   std::size_t i = 0;
   for (const auto& [name, pts] : series) {
     const char* color = kColors[i % 10];
     os << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
     for (const auto& [x, y] : pts) {
-      os << fmt("%.1f", l + (w - l - r) * x / xmax) << ',' << fmt("%.1f", h - b - (h - b - t) * y / ymax) << ' ';
+      os << fmt("%.1f", l + (w - l - r) * x / xmax) << ','
+         << fmt("%.1f", h - b - (h - b - t) * y / ymax) << ' ';
     }
     os << "\"/>";
-    const double lx = l + static_cast<double>(i % 4) * 170, ly = h + 4 + 18 * static_cast<double>(i / 4);
-    os << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\"" << color
-       << "\"/><text x=\"" << lx + 14 << "\" y=\"" << ly << "\">" << name << "</text>";
+    const double lx = l + static_cast<double>(i % 4) * 170,
+                 ly = h + 4 + 18 * static_cast<double>(i / 4);
+    os << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\""
+       << color << "\"/><text x=\"" << lx + 14 << "\" y=\"" << ly << "\">" << name << "</text>";
     ++i;
   }
   os << "</svg>";
   return os.str();
 }
 
-std::string svg_bars(const std::string& title, const std::vector<std::pair<std::string, double>>& bars) {
+std::string svg_bars(const std::string& title,
+                     const std::vector<std::pair<std::string, double>>& bars) {
   const double w = 720, row = 20, l = 230;
   double vmax = 1e-9;
-  for (const auto& [n, v] : bars) vmax = std::max(vmax, v);
+  for (const auto& [n, v] : bars)
+    vmax = std::max(vmax, v);
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
-     << 24 + row * static_cast<double>(bars.size()) << "\" font-family=\"sans-serif\" font-size=\"11\">";
+     << 24 + row * static_cast<double>(bars.size())
+     << "\" font-family=\"sans-serif\" font-size=\"11\">";
   os << "<text x=\"0\" y=\"14\" font-weight=\"bold\">" << title << "</text>";
   double y = 22;
   for (const auto& [n, v] : bars) {
     const double bw = (w - l - 80) * v / vmax;
-    os << "<text x=\"" << l - 6 << "\" y=\"" << y + 13 << "\" text-anchor=\"end\">" << n << "</text>";
+    os << "<text x=\"" << l - 6 << "\" y=\"" << y + 13 << "\" text-anchor=\"end\">" << n
+       << "</text>";
     os << "<rect x=\"" << l << "\" y=\"" << y + 3 << "\" width=\"" << fmt("%.1f", bw)
        << "\" height=\"14\" fill=\"#1f77b4\"/>";
-    os << "<text x=\"" << l + bw + 4 << "\" y=\"" << y + 14 << "\">$" << fmt("%.0f", v) << "</text>";
+    os << "<text x=\"" << l + bw + 4 << "\" y=\"" << y + 14 << "\">$" << fmt("%.0f", v)
+       << "</text>";
     y += row;
   }
   os << "</svg>";
@@ -310,10 +330,14 @@ std::string svg_bars(const std::string& title, const std::vector<std::pair<std::
 std::string escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
   }
   return o;
 }
@@ -329,13 +353,15 @@ std::string html_report(const WhatIf& whatif, const std::vector<PolicyRuns>& pol
   os << "<pre>" << escape(comparison_table(whatif, policies)) << "</pre>\n";
   std::vector<std::pair<std::string, double>> bars;
   for (const auto& p : policies) {
-    bars.emplace_back(escape(p.name), mean_of(p.runs, [](const PolicyResult& r) { return r.cost_usd; }));
+    bars.emplace_back(escape(p.name),
+                      mean_of(p.runs, [](const PolicyResult& r) { return r.cost_usd; }));
   }
   os << svg_bars("Cost per policy (USD, mean over replicas)", bars) << "\n";
   using Series = std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>;
   Series on, queue, gpus;
   for (const auto& p : policies) {
-    if (p.runs.empty()) continue;
+    if (p.runs.empty())
+      continue;
     std::vector<std::pair<double, double>> a, q, g;
     for (const auto& s : p.runs.front().timeline.samples) {
       const double x = s.time_s / 3600.0;
@@ -347,11 +373,13 @@ std::string html_report(const WhatIf& whatif, const std::vector<PolicyRuns>& pol
     queue.emplace_back(escape(p.name), q);
     gpus.emplace_back(escape(p.name), g);
   }
-  os << "<h2>Nodes powered (booting, idle, busy, draining)</h2>\n" << svg_chart("nodes on", on) << "\n";
+  os << "<h2>Nodes powered (booting, idle, busy, draining)</h2>\n"
+     << svg_chart("nodes on", on) << "\n";
   os << "<h2>Jobs queued</h2>\n" << svg_chart("jobs queued", queue) << "\n";
   os << "<h2>GPUs busy</h2>\n" << svg_chart("GPUs busy", gpus) << "\n";
   for (const auto& p : policies) {
-    if (p.runs.empty()) continue;
+    if (p.runs.empty())
+      continue;
     Series states;
     std::vector<std::pair<double, double>> boot, idle, busy, drain, failed;
     for (const auto& s : p.runs.front().timeline.samples) {
@@ -362,7 +390,8 @@ std::string html_report(const WhatIf& whatif, const std::vector<PolicyRuns>& pol
       drain.emplace_back(x, s.nodes_draining);
       failed.emplace_back(x, s.nodes_failed);
     }
-    states = {{"booting", boot}, {"idle", idle}, {"busy", busy}, {"draining", drain}, {"failed", failed}};
+    states = {
+        {"booting", boot}, {"idle", idle}, {"busy", busy}, {"draining", drain}, {"failed", failed}};
     os << "<h3>" << escape(p.name) << ": nodes by state</h3>\n"
        << svg_chart(escape(p.name), states) << "\n";
   }

@@ -1,14 +1,14 @@
 #include "sim/whatif/runner.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
 #include "models/io/input_error.hpp"
 #include "sim/whatif/engine.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace capsim::whatif {
 namespace {
@@ -41,7 +41,8 @@ std::string slurp(std::FILE* f) {
   std::rewind(f);
   char buf[65536];
   std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    s.append(buf, n);
   return s;
 }
 
@@ -57,7 +58,8 @@ std::vector<PolicyRuns> run_all(const WhatIf& whatif, const std::vector<PolicySp
   }
   std::vector<std::pair<std::size_t, int>> todo;
   for (std::size_t p = 0; p < policies.size(); ++p) {
-    for (int r = 0; r < replicas; ++r) todo.emplace_back(p, r);
+    for (int r = 0; r < replicas; ++r)
+      todo.emplace_back(p, r);
   }
   std::vector<Child> running;
   std::size_t next = 0;
@@ -65,9 +67,11 @@ std::vector<PolicyRuns> run_all(const WhatIf& whatif, const std::vector<PolicySp
   auto reap = [&] {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) throw std::runtime_error("waitpid failed");
+    if (pid < 0)
+      throw std::runtime_error("waitpid failed");
     for (auto it = running.begin(); it != running.end(); ++it) {
-      if (it->pid != pid) continue;
+      if (it->pid != pid)
+        continue;
       const std::string text = slurp(it->out);
       std::fclose(it->out);
       const auto json = nlohmann::json::parse(text, nullptr, false);
@@ -91,10 +95,12 @@ std::vector<PolicyRuns> run_all(const WhatIf& whatif, const std::vector<PolicySp
       c.policy = todo[next].first;
       c.replica = todo[next].second;
       c.out = std::tmpfile();
-      if (c.out == nullptr) throw std::runtime_error("cannot create a temporary file");
+      if (c.out == nullptr)
+        throw std::runtime_error("cannot create a temporary file");
       std::fflush(nullptr);
       c.pid = fork();
-      if (c.pid < 0) throw std::runtime_error("fork failed");
+      if (c.pid < 0)
+        throw std::runtime_error("fork failed");
       if (c.pid == 0) {
         child_main(whatif, policies[c.policy], whatif.seed + static_cast<std::uint64_t>(c.replica),
                    c.out);
@@ -104,7 +110,8 @@ std::vector<PolicyRuns> run_all(const WhatIf& whatif, const std::vector<PolicySp
     }
     reap();
   }
-  if (!failure.empty()) throw std::runtime_error(failure);
+  if (!failure.empty())
+    throw std::runtime_error(failure);
   return out;
 }
 

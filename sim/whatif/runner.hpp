@@ -13,7 +13,7 @@ namespace capsim::whatif {
 // back in policy order, seeds ascending, whatever order the children finish in.
 // Throws std::runtime_error when a child fails.
 [[nodiscard]] std::vector<PolicyRuns> run_all(const WhatIf& whatif,
-                                              const std::vector<PolicySpec>& policies,
-                                              int replicas, int parallel);
+                                              const std::vector<PolicySpec>& policies, int replicas,
+                                              int parallel);
 
 }  // namespace capsim::whatif

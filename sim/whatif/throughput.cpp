@@ -13,8 +13,10 @@ namespace capsim::whatif {
 namespace {
 
 Fabric fabric_of(const std::string& name) {
-  if (name == "efa") return Fabric::kEfa;
-  if (name == "roce") return Fabric::kRoce;
+  if (name == "efa")
+    return Fabric::kEfa;
+  if (name == "roce")
+    return Fabric::kRoce;
   return Fabric::kInfiniband;
 }
 
@@ -55,7 +57,8 @@ Scenario scale_scenario(const Scenario& base, const InstanceSpec& instance, int 
 void fill_scenario_models(WhatIf& whatif, const ThroughputFn& throughput) {
   std::map<std::string, Scenario> scenarios;
   for (const auto& job : whatif.jobs) {
-    if (job.scenario_path.empty()) continue;
+    if (job.scenario_path.empty())
+      continue;
     auto it = scenarios.find(job.scenario_path);
     if (it == scenarios.end()) {
       it = scenarios.emplace(job.scenario_path, load_scenario(job.scenario_path)).first;
@@ -77,7 +80,8 @@ void fill_scenario_models(WhatIf& whatif, const ThroughputFn& throughput) {
       auto& rates = model.tokens_per_s[pool.instance.name];
       const int gpn = pool.gpus_per_node();
       for (int g = job.min_gpus; g <= std::min(job.max_gpus, pool.max_nodes * gpn); g += mp) {
-        if (!admissible(g, mp, gpn) || rates.count(g) > 0) continue;
+        if (!admissible(g, mp, gpn) || rates.count(g) > 0)
+          continue;
         rates[g] = throughput(scale_scenario(base, pool.instance, g));
       }
     }

@@ -19,8 +19,7 @@ using ThroughputFn = std::function<double(const Scenario&)>;
 // Returns `base` re-laid out on `gpus` GPUs of `instance`: same model, tensor, pipeline and
 // context degrees, data-parallel degree gpus / (tp * pp * cp), global batch kept (rounded up to
 // a multiple of micro-batch x data). REQUIRES: gpus is a multiple of tp * pp * cp.
-[[nodiscard]] Scenario scale_scenario(const Scenario& base, const InstanceSpec& instance,
-                                      int gpus);
+[[nodiscard]] Scenario scale_scenario(const Scenario& base, const InstanceSpec& instance, int gpus);
 
 // Loads every scenario the jobs name and fills whatif.scenario_models with the throughput of
 // each job's admissible allocations on each pool's instance. Throws InputError naming the

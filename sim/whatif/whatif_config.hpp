@@ -38,14 +38,14 @@ struct NodePool {
   double price_usd_per_hour = 0.0;
   int min_nodes = 0;
   int max_nodes = 0;
-  Delay boot;        // launch request -> OS up
-  Delay image_pull;  // container image
-  Delay init;        // NCCL/EFA init, health checks
-  int available_nodes = -1;     // capacity the market holds for us; -1: unlimited
-  double ice_probability = 0.0;  // per launch request: InsufficientInstanceCapacity
+  Delay boot;                                 // launch request -> OS up
+  Delay image_pull;                           // container image
+  Delay init;                                 // NCCL/EFA init, health checks
+  int available_nodes = -1;                   // capacity the market holds for us; -1: unlimited
+  double ice_probability = 0.0;               // per launch request: InsufficientInstanceCapacity
   double interruptions_per_node_month = 0.0;  // spot: independent interruption triggers
-  double interruption_correlation = 0.0;  // chance each other spot node goes with a trigger
-  double notice_s = 120.0;                // spot notice (AWS: 2 min)
+  double interruption_correlation = 0.0;      // chance each other spot node goes with a trigger
+  double notice_s = 120.0;                    // spot notice (AWS: 2 min)
 
   [[nodiscard]] int gpus_per_node() const { return instance.gpus_per_node; }
 };
@@ -75,9 +75,9 @@ struct ControlLoop {
   bool exact_nodes = false;        // Slurm: provision only for the jobs at the queue head
   double upscaling_speed = 0.0;    // Ray: pending <= max(floor, speed * running); 0: no cap
   int upscaling_floor = 0;
-  bool conservative = false;        // KubeRay Conservative: pending <= running
-  int max_launch_per_tick = 0;     // 0: unlimited
-  int max_pending = 0;             // concurrent launches in flight; 0: unlimited
+  bool conservative = false;    // KubeRay Conservative: pending <= running
+  int max_launch_per_tick = 0;  // 0: unlimited
+  int max_pending = 0;          // concurrent launches in flight; 0: unlimited
   double provision_timeout_s = 0.0;
   double backoff_initial_s = 0.0;
   double backoff_max_s = 0.0;
@@ -89,10 +89,10 @@ struct ControlLoop {
   double delay_after_add_s = 0.0;
   double delay_after_delete_s = 0.0;
   double delay_after_failure_s = 0.0;
-  int max_delete_per_tick = 0;    // 0: unlimited
-  double budget_fraction = 1.0;   // voluntary disruptions in flight <= ceil(fraction * nodes)
-  double termination_s = 0.0;     // shutdown, still billed
-  double expire_after_s = 0.0;    // forced replacement age; 0: never
+  int max_delete_per_tick = 0;     // 0: unlimited
+  double budget_fraction = 1.0;    // voluntary disruptions in flight <= ceil(fraction * nodes)
+  double termination_s = 0.0;      // shutdown, still billed
+  double expire_after_s = 0.0;     // forced replacement age; 0: never
   bool replace_on_notice = false;  // launch a replacement at a spot notice
 };
 
@@ -116,7 +116,7 @@ enum class QueueOrder { kFirstFit, kFifo };
 // Throughput of a scenario job at each GPU count, memoised by the loader (tokens/s).
 struct ScenarioJobModel {
   std::string scenario_path;
-  int model_parallel = 1;                      // tp * pp * cp: allocations are multiples
+  int model_parallel = 1;  // tp * pp * cp: allocations are multiples
   std::map<std::string, std::map<int, double>> tokens_per_s;  // instance -> gpus -> rate
 };
 

@@ -17,13 +17,15 @@ namespace {
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  for (const auto& s : v)
+    out += (out.empty() ? "" : ", ") + s;
   return out;
 }
 
 // A delay: "5min" (fixed) or {"median": "5min", "p95": "12min"} (log-normal).
 Delay read_delay(JsonReader& parent, const std::string& key, Delay dflt) {
-  if (!parent.has(key)) return dflt;
+  if (!parent.has(key))
+    return dflt;
   const auto& value = parent.json().at(key);
   if (value.is_object()) {
     JsonReader r = parent.object(key);
@@ -44,20 +46,23 @@ Delay read_delay(JsonReader& parent, const std::string& key, Delay dflt) {
 
 Pricing read_pricing(JsonReader& r) {
   const std::string p = r.required_enum("pricing", {"on-demand", "spot", "capacity-block"});
-  if (p == "spot") return Pricing::kSpot;
-  if (p == "capacity-block") return Pricing::kCapacityBlock;
+  if (p == "spot")
+    return Pricing::kSpot;
+  if (p == "capacity-block")
+    return Pricing::kCapacityBlock;
   return Pricing::kOnDemand;
 }
 
 NodePool read_pool(JsonReader& r) {
   NodePool pool;
   pool.name = r.required_string("name");
-  if (pool.name.empty()) throw r.error("name", "pool name must not be empty");
+  if (pool.name.empty())
+    throw r.error("name", "pool name must not be empty");
   const std::string instance = r.required_string("instance");
   const InstanceSpec* spec = find_instance(instance);
   if (spec == nullptr) {
-    throw r.error("instance", "unknown instance \"" + instance + "\" (known: " +
-                                  join(instance_names()) + ")");
+    throw r.error("instance",
+                  "unknown instance \"" + instance + "\" (known: " + join(instance_names()) + ")");
   }
   pool.instance = *spec;
   pool.pricing = read_pricing(r);
@@ -194,11 +199,13 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
       throw pr.error("name", "duplicate pool name \"" + w.pools.back().name + "\"");
     }
   }
-  if (auto f = r.optional_object("failures")) w.failures = read_failures(*f);
+  if (auto f = r.optional_object("failures"))
+    w.failures = read_failures(*f);
 
   JsonReader jr = r.object("jobs");
   w.jobs = read_jobs(jr, base_dir, embedded_trace, w.pools.front().gpus_per_node());
-  if (w.jobs.empty()) throw jr.error("path", "the job trace holds no jobs");
+  if (w.jobs.empty())
+    throw jr.error("path", "the job trace holds no jobs");
 
   if (r.has("policies")) {
     const auto policies = r.array("policies", 1);
@@ -230,9 +237,10 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
                                  [&](const PolicySpec& p) { return p.name == sweep.policy; });
     if (it == w.policies.end()) {
       std::vector<std::string> names;
-      for (const auto& p : w.policies) names.push_back(p.name);
-      throw s->error("policy", "no policy named \"" + sweep.policy + "\" (policies: " +
-                                   join(names) + ")");
+      for (const auto& p : w.policies)
+        names.push_back(p.name);
+      throw s->error("policy",
+                     "no policy named \"" + sweep.policy + "\" (policies: " + join(names) + ")");
     }
     sweep.knob = s->required_string("knob");
     sweep.values = s->array("values", 1);
@@ -249,12 +257,13 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
 
   // Cross-field: every job must fit the largest pool.
   int largest = 0;
-  for (const auto& p : w.pools) largest = std::max(largest, p.max_nodes * p.gpus_per_node());
+  for (const auto& p : w.pools)
+    largest = std::max(largest, p.max_nodes * p.gpus_per_node());
   for (const auto& j : w.jobs) {
     if (j.min_gpus > largest) {
-      throw InputError(file, "/jobs", "job " + j.id + " needs " + std::to_string(j.min_gpus) +
-                                          " GPUs but the largest pool holds " +
-                                          std::to_string(largest));
+      throw InputError(file, "/jobs",
+                       "job " + j.id + " needs " + std::to_string(j.min_gpus) +
+                           " GPUs but the largest pool holds " + std::to_string(largest));
     }
   }
   fill_scenario_models(w, default_throughput());
@@ -265,9 +274,12 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
 
 const char* to_string(Pricing pricing) {
   switch (pricing) {
-    case Pricing::kOnDemand: return "on-demand";
-    case Pricing::kSpot: return "spot";
-    case Pricing::kCapacityBlock: return "capacity-block";
+    case Pricing::kOnDemand:
+      return "on-demand";
+    case Pricing::kSpot:
+      return "spot";
+    case Pricing::kCapacityBlock:
+      return "capacity-block";
   }
   return "?";
 }
@@ -283,7 +295,9 @@ WhatIf read_whatif(const nlohmann::json& json, const std::string& file,
   return read(json, file, base_dir, nullptr);
 }
 
-std::string_view default_whatif_text() { return detail::kDefaultWhatIfJson; }
+std::string_view default_whatif_text() {
+  return detail::kDefaultWhatIfJson;
+}
 
 WhatIf default_whatif() {
   const std::string file = "scenarios/whatif/default.json";
@@ -293,11 +307,13 @@ WhatIf default_whatif() {
 }
 
 std::vector<PolicySpec> expand_policies(const WhatIf& whatif) {
-  if (!whatif.sweep) return whatif.policies;
+  if (!whatif.sweep)
+    return whatif.policies;
   std::vector<PolicySpec> out;
   const auto& sweep = *whatif.sweep;
   for (const auto& p : whatif.policies) {
-    if (p.name != sweep.policy) continue;
+    if (p.name != sweep.policy)
+      continue;
     for (const auto& v : sweep.values) {
       nlohmann::json knobs = p.knobs;
       knobs[sweep.knob] = v;

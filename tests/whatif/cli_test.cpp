@@ -4,11 +4,11 @@
 #include <fstream>
 #include <sstream>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -23,7 +23,8 @@ Outcome capsim(const std::string& args) {
   std::string out;
   char buf[4096];
   std::size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+    out.append(buf, n);
   const int status = pclose(p);
   return {WEXITSTATUS(status), out};
 }
@@ -44,11 +45,11 @@ TEST(WhatIfCliTest, JsonHasTheContractKeys) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("policies").size(), 2u);
   for (const auto& p : j.at("policies")) {
-    for (const char* key : {"name", "cost_usd", "gpu_hours_billed", "gpu_hours_busy",
-                            "utilization", "queue_wait_p50_s", "queue_wait_p95_s", "jct_p50_s",
-                            "jct_p95_s", "jobs_finished", "goodput_lost_gpu_hours", "spread",
-                            "cost_by_pricing_usd", "scale_ups", "scale_downs",
-                            "queue_wait_max_s", "goodput_lost_by_cause_gpu_hours"}) {
+    for (const char* key :
+         {"name", "cost_usd", "gpu_hours_billed", "gpu_hours_busy", "utilization",
+          "queue_wait_p50_s", "queue_wait_p95_s", "jct_p50_s", "jct_p95_s", "jobs_finished",
+          "goodput_lost_gpu_hours", "spread", "cost_by_pricing_usd", "scale_ups", "scale_downs",
+          "queue_wait_max_s", "goodput_lost_by_cause_gpu_hours"}) {
       EXPECT_TRUE(p.contains(key)) << key;
     }
   }
@@ -56,17 +57,19 @@ TEST(WhatIfCliTest, JsonHasTheContractKeys) {
 }
 
 TEST(WhatIfCliTest, TimelineAndReportFiles) {
-  const auto dir = std::filesystem::temp_directory_path() / ("capsim-whatif-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("capsim-whatif-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const Outcome r = capsim(kDir + "/whatif/tiny.json --timeline " + (dir / "t.csv").string() +
-                       " --report " + (dir / "r.html").string());
+                           " --report " + (dir / "r.html").string());
   ASSERT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("\nca "), std::string::npos);
   std::ifstream t(dir / "t.csv");
   std::string header;
   std::getline(t, header);
-  EXPECT_EQ(header, "series,time_s,nodes_booting,nodes_idle,nodes_busy,nodes_draining,"
-                    "nodes_failed,gpus_busy,jobs_running,jobs_queued");
+  EXPECT_EQ(header,
+            "series,time_s,nodes_booting,nodes_idle,nodes_busy,nodes_draining,"
+            "nodes_failed,gpus_busy,jobs_running,jobs_queued");
   std::stringstream html;
   html << std::ifstream(dir / "r.html").rdbuf();
   EXPECT_NE(html.str().find("<svg"), std::string::npos);

@@ -1,8 +1,9 @@
 // Each TEST runs at most one in-process simulation (SimGrid: one engine per process;
 // gtest_discover_tests runs every TEST in its own process). Expected numbers are worked by hand.
+#include "sim/whatif/engine.hpp"
+
 #include <gtest/gtest.h>
 
-#include "sim/whatif/engine.hpp"
 #include "tests/whatif/whatif_test_util.hpp"
 
 namespace capsim::whatif {
@@ -15,8 +16,8 @@ using testing::pool;
 TEST(EngineTest, StaticClusterQueuesTheThirdJob) {
   // Two 8-GPU nodes at $10/h; three 8-GPU jobs at t=0 of 1 h, 2 h, 1 h: the third starts
   // when the first ends (1 h) and ends at 2 h.
-  const WhatIf w = testing::whatif({pool("od", 0, 2, 600)},
-                                   {job("a", 0, 8, 3600), job("b", 0, 8, 7200), job("c", 0, 8, 3600)});
+  const WhatIf w = testing::whatif(
+      {pool("od", 0, 2, 600)}, {job("a", 0, 8, 3600), job("b", 0, 8, 7200), job("c", 0, 8, 3600)});
   const PolicyResult r = run_policy(w, policy("static"), 1);
   EXPECT_DOUBLE_EQ(r.end_time_s, 7200.0);
   EXPECT_NEAR(r.cost_usd, 2 * 2 * 10.0, 1e-9);
@@ -97,8 +98,8 @@ TEST(EngineTest, FailuresCostWorkSinceTheCheckpointAndTheRestart) {
 }
 
 TEST(EngineTest, SpotNoticeAllowsAnEmergencyCheckpoint) {
-  WhatIf w = testing::whatif({pool("spot", 0, 4, 300, Pricing::kSpot, 4.0)},
-                             {job("a", 0, 8, 48 * 3600)});
+  WhatIf w =
+      testing::whatif({pool("spot", 0, 4, 300, Pricing::kSpot, 4.0)}, {job("a", 0, 8, 48 * 3600)});
   w.pools[0].interruptions_per_node_month = 60;  // about one every 12 h
   w.failures.checkpoint_interval_s = 3600;
   w.failures.checkpoint_cost_s = 60;  // fits in the 2-minute notice
@@ -112,8 +113,8 @@ TEST(EngineTest, SpotNoticeAllowsAnEmergencyCheckpoint) {
 }
 
 TEST(EngineTest, SpotWithoutTimeToSaveLosesWork) {
-  WhatIf w = testing::whatif({pool("spot", 0, 4, 300, Pricing::kSpot, 4.0)},
-                             {job("a", 0, 8, 48 * 3600)});
+  WhatIf w =
+      testing::whatif({pool("spot", 0, 4, 300, Pricing::kSpot, 4.0)}, {job("a", 0, 8, 48 * 3600)});
   w.pools[0].interruptions_per_node_month = 60;
   w.failures.checkpoint_interval_s = 3600;
   w.failures.checkpoint_cost_s = 600;  // longer than the notice

@@ -28,7 +28,8 @@ void expect_close(const nlohmann::json& want, const nlohmann::json& got, const s
     }
   } else if (want.is_array()) {
     ASSERT_EQ(want.size(), got.size()) << at;
-    for (std::size_t i = 0; i < want.size(); ++i) expect_close(want[i], got[i], at + "/" + std::to_string(i));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      expect_close(want[i], got[i], at + "/" + std::to_string(i));
   } else {
     EXPECT_EQ(want, got) << at;
   }
@@ -37,7 +38,8 @@ void expect_close(const nlohmann::json& want, const nlohmann::json& got, const s
 TEST(GoldenTest, DefaultWhatIf) {
   const WhatIf w = default_whatif();
   const auto got = summary_json(w, run_all(w, expand_policies(w), 1, 2));
-  const std::string path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/expected/default.json";
+  const std::string path =
+      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/expected/default.json";
   if (std::getenv("CAPSIM_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(path) << got.dump(2) << "\n";
     GTEST_SKIP() << "golden updated: " << path;

@@ -1,10 +1,11 @@
+#include "traces/job_trace.hpp"
+
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "models/io/input_error.hpp"
-#include "traces/job_trace.hpp"
 
 namespace capsim::traces {
 namespace {
@@ -18,8 +19,7 @@ std::vector<JobRecord> read_text(const std::string& text,
   return read_job_trace(options, in);
 }
 
-std::string error_of(const std::string& text,
-                     JobTraceFormat format = JobTraceFormat::kCapsimCsv) {
+std::string error_of(const std::string& text, JobTraceFormat format = JobTraceFormat::kCapsimCsv) {
   try {
     (void)read_text(text, format);
   } catch (const InputError& e) {
@@ -101,7 +101,8 @@ TEST(ImportTest, PhillySampleFromPollux) {
   ASSERT_EQ(jobs.size(), 371u);
   EXPECT_DOUBLE_EQ(jobs.front().submit_s, 0.0);  // 2017-09-29 07:58:32, the earliest row
   EXPECT_DOUBLE_EQ(jobs.front().duration_s, 860662.0);
-  for (std::size_t i = 1; i < jobs.size(); ++i) EXPECT_LE(jobs[i - 1].submit_s, jobs[i].submit_s);
+  for (std::size_t i = 1; i < jobs.size(); ++i)
+    EXPECT_LE(jobs[i - 1].submit_s, jobs[i].submit_s);
   // 2017-10-09 07:01:55 is 10 days minus 56 min 37 s after the first row.
   EXPECT_DOUBLE_EQ(jobs.back().submit_s, 10 * 86400.0 - 3397.0);
 }
@@ -147,10 +148,10 @@ TEST(ImportTest, HeliosClusterLog) {
   EXPECT_DOUBLE_EQ(jobs[0].duration_s, 1800.0);
   EXPECT_EQ(jobs[1].id, "j1");
   EXPECT_DOUBLE_EQ(jobs[1].submit_s, 10.0);
-  EXPECT_EQ(error_of("job_id,gpu_num,submit_time,duration\nx,1,yesterday,5\n",
-                     JobTraceFormat::kHelios),
-            "traces/jobs.csv:line 2: column \"submit_time\": expected a time like "
-            "\"2017-10-09 07:01:55\" or seconds, got \"yesterday\"");
+  EXPECT_EQ(
+      error_of("job_id,gpu_num,submit_time,duration\nx,1,yesterday,5\n", JobTraceFormat::kHelios),
+      "traces/jobs.csv:line 2: column \"submit_time\": expected a time like "
+      "\"2017-10-09 07:01:55\" or seconds, got \"yesterday\"");
 }
 
 TEST(ImportTest, LimitTimeScaleAndDurationClip) {

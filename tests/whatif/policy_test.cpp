@@ -1,7 +1,8 @@
+#include "sim/whatif/policy.hpp"
+
 #include <gtest/gtest.h>
 
 #include "models/io/input_error.hpp"
-#include "sim/whatif/policy.hpp"
 
 namespace capsim::whatif {
 namespace {
@@ -91,16 +92,18 @@ TEST(PolicyTest, ErrorsNameTheKnob) {
     (void)preset("kuberay-v2", {{"upscaling_mode", "Turbo"}});
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "p.json:/policies/0/knobs/upscaling_mode: expected one of Default, "
-                           "Aggressive, Conservative, got \"Turbo\"");
+    EXPECT_STREQ(e.what(),
+                 "p.json:/policies/0/knobs/upscaling_mode: expected one of Default, "
+                 "Aggressive, Conservative, got \"Turbo\"");
   }
   try {
     (void)make_policy("x", "yarn", nlohmann::json::object(), "p.json", "/policies/0");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "p.json:/policies/0/preset: unknown preset \"yarn\" (allowed: static, "
-                           "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "
-                           "kuberay-ca-asg)");
+    EXPECT_STREQ(e.what(),
+                 "p.json:/policies/0/preset: unknown preset \"yarn\" (allowed: static, "
+                 "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "
+                 "kuberay-ca-asg)");
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "sim/whatif/results.hpp"
 #include "sim/whatif/runner.hpp"
+
 #include "tests/whatif/whatif_test_util.hpp"
 
 namespace capsim::whatif {
@@ -36,13 +37,15 @@ std::vector<traces::JobRecord> random_jobs(std::uint64_t seed, int n) {
 
 std::vector<PolicySpec> all_presets() {
   std::vector<PolicySpec> out;
-  for (const auto& p : preset_names()) out.push_back(testing::policy(p));
+  for (const auto& p : preset_names())
+    out.push_back(testing::policy(p));
   return out;
 }
 
 double useful_gpu_hours(const WhatIf& w) {
   double s = 0;
-  for (const auto& j : w.jobs) s += j.duration_s * j.gpus / 3600.0;
+  for (const auto& j : w.jobs)
+    s += j.duration_s * j.gpus / 3600.0;
   return s;
 }
 
@@ -66,7 +69,8 @@ TEST_P(LawTest, EveryPolicyConservesWorkAndMoney) {
   const auto runs = run_all(w, all_presets(), 1, 2);
   const double useful = useful_gpu_hours(w);
   int max_nodes = 0;
-  for (const auto& p : w.pools) max_nodes += p.max_nodes;
+  for (const auto& p : w.pools)
+    max_nodes += p.max_nodes;
   for (const auto& p : runs) {
     const PolicyResult& r = p.runs.front();
     SCOPED_TRACE(p.name);
@@ -75,7 +79,8 @@ TEST_P(LawTest, EveryPolicyConservesWorkAndMoney) {
     EXPECT_NEAR(r.gpu_hours_busy, useful + r.lost.total(), 1e-6 * useful);
     EXPECT_LE(r.gpu_hours_busy, r.gpu_hours_billed + 1e-9);
     double by_pricing = 0;
-    for (const auto& [k, v] : r.cost_by_pricing_usd) by_pricing += v;
+    for (const auto& [k, v] : r.cost_by_pricing_usd)
+      by_pricing += v;
     EXPECT_NEAR(r.cost_usd, by_pricing, 1e-9 * r.cost_usd);
     EXPECT_LE(r.queue_wait_p50_s, r.queue_wait_p95_s);
     EXPECT_LE(r.queue_wait_p95_s, r.queue_wait_max_s);
@@ -100,7 +105,8 @@ TEST_P(LawTest, AStaticPoolThatHoldsEveryJobNeverQueues) {
   WhatIf w = testing::whatif({pool("od", 0, 128, 600)}, random_jobs(seed, 40));
   w.pools[0].boot = {300, 900};
   int total = 0;
-  for (const auto& j : w.jobs) total += j.max_gpus;
+  for (const auto& j : w.jobs)
+    total += j.max_gpus;
   ASSERT_LE(total, 128 * 8 / 2);  // enough room even with fragmentation
   const auto runs = run_all(w, all_presets(), 1, 2);
   const PolicyResult& fixed = runs.front().runs.front();

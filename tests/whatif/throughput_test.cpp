@@ -1,14 +1,16 @@
+#include "sim/whatif/throughput.hpp"
+
 #include <gtest/gtest.h>
 
 #include "models/io/input_error.hpp"
 #include "models/io/scenario_io.hpp"
-#include "sim/whatif/throughput.hpp"
 #include "sim/whatif/whatif_io.hpp"
 
 namespace capsim::whatif {
 namespace {
 
-const std::string kScenario = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json";
+const std::string kScenario =
+    std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json";
 
 TEST(ThroughputTest, ScaleScenarioKeepsModelParallelismAndBatch) {
   const Scenario base = load_scenario(kScenario);  // TP8 PP2 DP8, global batch 1024
@@ -27,8 +29,8 @@ TEST(ThroughputTest, ScaleScenarioKeepsModelParallelismAndBatch) {
 
 TEST(ThroughputTest, MemoisedPerInstanceAndAdmissibleSize) {
   WhatIf w = load_whatif(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/llm.json");
-  const auto& model = w.scenario_models.at(
-      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json");
+  const auto& model =
+      w.scenario_models.at(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json");
   EXPECT_EQ(model.model_parallel, 16);
   const auto& rates = model.tokens_per_s.at("p4d.24xlarge");
   // Multiples of TP x PP = 16 from 64 to 256 GPUs.

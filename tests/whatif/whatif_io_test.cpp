@@ -1,9 +1,10 @@
+#include "sim/whatif/whatif_io.hpp"
+
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "models/io/input_error.hpp"
-#include "sim/whatif/whatif_io.hpp"
 
 namespace capsim::whatif {
 namespace {
@@ -64,17 +65,20 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
             0u);
   j = base();
   j["pools"][0]["pricing"] = "reserved";
-  EXPECT_EQ(error_of(j), "w.json:/pools/0/pricing: expected one of on-demand, spot, "
-                         "capacity-block, got \"reserved\"");
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/pricing: expected one of on-demand, spot, "
+            "capacity-block, got \"reserved\"");
   j = base();
   j["pools"][0]["pricing"] = "spot";
-  EXPECT_EQ(error_of(j), "w.json:/pools/0/price: a spot pool needs \"price\" (spot prices move; "
-                         "see docs/whatif.md)");
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/price: a spot pool needs \"price\" (spot prices move; "
+            "see docs/whatif.md)");
   j = base();
   j["pools"][0]["instance"] = "p5en.48xlarge";
   j["pools"][0]["pricing"] = "capacity-block";
-  EXPECT_EQ(error_of(j), "w.json:/pools/0/price: the catalog has no capacity-block price for "
-                         "p5en.48xlarge; give \"price\"");
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/price: the catalog has no capacity-block price for "
+            "p5en.48xlarge; give \"price\"");
   j = base();
   j["pools"][0]["min_nodes"] = 5;
   EXPECT_EQ(error_of(j), "w.json:/pools/0/min_nodes: min_nodes (5) must be <= max_nodes (4)");
@@ -83,59 +87,69 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
   EXPECT_EQ(error_of(j), "w.json:/pools/0/spot: a \"spot\" section needs \"pricing\": \"spot\"");
   j = base();
   j["pools"][0]["provisioning"] = {{"boot", {{"median", "10min"}, {"p95", "5min"}}}};
-  EXPECT_EQ(error_of(j), "w.json:/pools/0/provisioning/boot/p95: p95 must be >= median (\"5min\" "
-                         "< \"10min\")");
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/provisioning/boot/p95: p95 must be >= median (\"5min\" "
+            "< \"10min\")");
   j = base();
   j["pools"][0]["provisioning"] = {{"boot", 300}};
-  EXPECT_EQ(error_of(j), "w.json:/pools/0/provisioning/boot: expected a duration like \"30d\", "
-                         "got 300");
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/provisioning/boot: expected a duration like \"30d\", "
+            "got 300");
   j = base();
   j["pools"][0]["capacity"] = {{"ice_probability", 1.5}};
-  EXPECT_EQ(error_of(j), "w.json:/pools/0/capacity/ice_probability: expected a number in [0, 1], "
-                         "got 1.5");
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/capacity/ice_probability: expected a number in [0, 1], "
+            "got 1.5");
   j = base();
   j["pools"].push_back(j["pools"][0]);
   EXPECT_EQ(error_of(j), "w.json:/pools/1/name: duplicate pool name \"od\"");
   j = base();
   j["jobs"]["format"] = "slurm-sacct";
-  EXPECT_EQ(error_of(j), "w.json:/jobs/format: expected one of capsim-csv, philly-pollux, "
-                         "alibaba-openb, pollux-workload, helios, got \"slurm-sacct\"");
+  EXPECT_EQ(error_of(j),
+            "w.json:/jobs/format: expected one of capsim-csv, philly-pollux, "
+            "alibaba-openb, pollux-workload, helios, got \"slurm-sacct\"");
   j = base();
   j["jobs"]["path"] = "missing.csv";
-  EXPECT_EQ(error_of(j), "w.json:/jobs/path: job trace \"" + kDir +
-                             "/missing.csv\" does not exist");
+  EXPECT_EQ(error_of(j),
+            "w.json:/jobs/path: job trace \"" + kDir + "/missing.csv\" does not exist");
   j = base();
   j["pools"][0]["max_nodes"] = 1;
   EXPECT_EQ(error_of(j), "w.json:/jobs: job b needs 16 GPUs but the largest pool holds 8");
   j = base();
   j["failures"] = {{"checkpoint_interval", "young-daly"}};
-  EXPECT_EQ(error_of(j), "w.json:/failures/checkpoint_interval: \"young-daly\" needs a positive "
-                         "\"gpu_mtbf\" and \"checkpoint_cost\"");
+  EXPECT_EQ(error_of(j),
+            "w.json:/failures/checkpoint_interval: \"young-daly\" needs a positive "
+            "\"gpu_mtbf\" and \"checkpoint_cost\"");
   j = base();
   j["failures"] = {{"checkpoint_interval", "0s"}};
-  EXPECT_EQ(error_of(j), "w.json:/failures/checkpoint_interval: expected a positive duration or "
-                         "\"young-daly\"");
+  EXPECT_EQ(error_of(j),
+            "w.json:/failures/checkpoint_interval: expected a positive duration or "
+            "\"young-daly\"");
   j = base();
   j["policies"] = {{{"preset", "yarn"}}};
-  EXPECT_EQ(error_of(j), "w.json:/policies/0/preset: expected one of static, cluster-autoscaler, "
-                         "ray-v1, kuberay-v2, karpenter, slurm-power-save, kuberay-ca-asg, got "
-                         "\"yarn\"");
+  EXPECT_EQ(error_of(j),
+            "w.json:/policies/0/preset: expected one of static, cluster-autoscaler, "
+            "ray-v1, kuberay-v2, karpenter, slurm-power-save, kuberay-ca-asg, got "
+            "\"yarn\"");
   j = base();
   j["policies"] = {{{"preset", "static"}}, {{"preset", "static"}}};
   EXPECT_EQ(error_of(j), "w.json:/policies/1/name: duplicate policy name \"static\"");
   j = base();
   j["policies"] = {{{"preset", "cluster-autoscaler"}, {"knobs", {{"scan_interval", 10}}}}};
-  EXPECT_EQ(error_of(j), "w.json:/policies/0/knobs/scan_interval: expected a duration like "
-                         "\"30d\", got 10");
+  EXPECT_EQ(error_of(j),
+            "w.json:/policies/0/knobs/scan_interval: expected a duration like "
+            "\"30d\", got 10");
   j = base();
   j["sweep"] = {{"policy", "nope"}, {"knob", "idle_timeout"}, {"values", {"1min"}}};
-  EXPECT_EQ(error_of(j), "w.json:/sweep/policy: no policy named \"nope\" (policies: static, "
-                         "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "
-                         "kuberay-ca-asg)");
+  EXPECT_EQ(error_of(j),
+            "w.json:/sweep/policy: no policy named \"nope\" (policies: static, "
+            "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "
+            "kuberay-ca-asg)");
   j = base();
   j["sweep"] = {{"policy", "ray-v1"}, {"knob", "idle_timeout"}, {"values", {"1min", 5}}};
-  EXPECT_EQ(error_of(j), "w.json:/sweep/values/1/knobs/idle_timeout: expected a duration like "
-                         "\"30d\", got 5");
+  EXPECT_EQ(error_of(j),
+            "w.json:/sweep/values/1/knobs/idle_timeout: expected a duration like "
+            "\"30d\", got 5");
   j = base();
   j["timeline_interval"] = "0s";
   EXPECT_EQ(error_of(j), "w.json:/timeline_interval: expected a positive duration");
@@ -147,18 +161,20 @@ TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {
     (void)load_whatif(bad + "whatif_bare_price.json");
     FAIL() << "accepted a bare price";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), bad + "whatif_bare_price.json:/pools/0/price: expected a "
-                                           "price like \"$32.77/h\", got 32.77");
+    EXPECT_EQ(std::string(e.what()), bad +
+                                         "whatif_bare_price.json:/pools/0/price: expected a "
+                                         "price like \"$32.77/h\", got 32.77");
   }
   try {
     (void)load_whatif(bad + "whatif_unknown_knob.json");
     FAIL() << "accepted an unknown knob";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              bad + "whatif_unknown_knob.json:/policies/0/knobs/idle_timeout_minutes: unknown key "
-                    "\"idle_timeout_minutes\"; allowed keys: idle_timeout, max_concurrent_launches, "
-                    "node_start_wait, update_interval, upscaling_initial_num_nodes, "
-                    "upscaling_speed");
+              bad +
+                  "whatif_unknown_knob.json:/policies/0/knobs/idle_timeout_minutes: unknown key "
+                  "\"idle_timeout_minutes\"; allowed keys: idle_timeout, max_concurrent_launches, "
+                  "node_start_wait, update_interval, upscaling_initial_num_nodes, "
+                  "upscaling_speed");
   }
 }
 

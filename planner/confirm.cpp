@@ -80,6 +80,7 @@ pid_t spawn_simulate(const std::string& binary, const std::string& dir, size_t i
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> args{binary, "simulate", scenario, "--engine", "event", "--json"};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);

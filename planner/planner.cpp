@@ -431,7 +431,7 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       continue;
     if (g.front().analytic.tokens_per_s >= kConfirmSlack * need)
       chosen.push_back(key);
-    by_speed.push_back({-g.front().analytic.tokens_per_s, key});
+    by_speed.emplace_back(-g.front().analytic.tokens_per_s, key);
   }
   if (chosen.empty() && !by_speed.empty()) {
     std::sort(by_speed.begin(), by_speed.end());
@@ -439,7 +439,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       chosen.push_back(by_speed[i].second);
     }
     std::sort(chosen.begin(), chosen.end());
-    result.notes.push_back("no configuration comes within 10% of the target; showing the fastest");
+    result.notes.emplace_back(
+        "no configuration comes within 10% of the target; showing the fastest");
   }
   for (const auto& key : chosen) {
     for (auto& c : choose_for_confirmation(std::move(groups[key]), k)) {
@@ -475,7 +476,7 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       }
     }
   } else if (!options.confirm) {
-    result.notes.push_back("confirmation disabled; ranking uses the analytic screen's numbers");
+    result.notes.emplace_back("confirmation disabled; ranking uses the analytic screen's numbers");
   }
   result.confirm_wall_s = std::chrono::duration<double>(Clock::now() - t1).count();
 

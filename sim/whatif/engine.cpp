@@ -30,6 +30,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMonth_s = 30.0 * 86400.0;
 constexpr double kCorrelationWindow_s = 180.0;  // >92 % of co-interruptions within 3 min
 constexpr double kEps = 1e-9;
+constexpr int kCorrelated = -2;  // Event::job of a spot notice caused by another one
 
 enum class NodeState { kOff, kBooting, kReady, kDraining, kShutdown, kFailed };
 enum class OffReason { kNone, kFailure, kSpot, kScaleDown };
@@ -643,8 +644,15 @@ class Simulation {
     const double draw = u(rng_prov_);
     const double delay = spec.boot.sample(rng_prov_) + spec.image_pull.sample(rng_prov_) +
                          spec.init.sample(rng_prov_);
-    if (!instant && ((spec.available_nodes >= 0 && count(pool, true) >= spec.available_nodes) ||
-                     draw < spec.ice_probability)) {
+    // The market's capacity limits even the nodes a static cluster starts with.
+    if (spec.available_nodes >= 0 && count(pool, true) >= spec.available_nodes) {
+      if (instant)
+        return false;
+      ++result_.launch_failures;
+      backoff(pool);
+      return false;
+    }
+    if (!instant && draw < spec.ice_probability) {
       ++result_.launch_failures;
       backoff(pool);
       return false;
@@ -788,18 +796,21 @@ class Simulation {
         push(now() + spec.notice_s, EventType::kKill, ev.node);
         if (loop_.replace_on_notice && !n.jobs.empty())
           (void)launch(n.pool, false);
-        // Correlated interruptions: the same market pulls other spot nodes within minutes.
+        // Correlated interruptions: the same market pulls other spot nodes within minutes. Only
+        // an independent trigger spreads (no cascades of cascades).
         std::uniform_real_distribution<double> u(0.0, 1.0);
         for (int other : pools_[static_cast<std::size_t>(n.pool)].nodes) {
-          if (other == ev.node)
+          if (other == ev.node || ev.job == kCorrelated)
             continue;
           const Node& o = nodes_[static_cast<std::size_t>(other)];
           if (o.state != NodeState::kReady)
             continue;
           const double draw = u(rng_spot_);
           const double when = u(rng_spot_) * kCorrelationWindow_s;
-          if (draw < spec.interruption_correlation)
-            push(now() + when, EventType::kSpotNotice, other);
+          if (draw < spec.interruption_correlation) {
+            events_.push({now() + when, seq_++, EventType::kSpotNotice, other,
+                          nodes_[static_cast<std::size_t>(other)].gen, kCorrelated});
+          }
         }
         changed();
         break;
@@ -839,8 +850,10 @@ class Simulation {
     double wake = kInf;
     // Pools below their minimum launch regardless of caps (Ray min_workers, CA min size).
     for (std::size_t p = 0; p < pools_.size(); ++p) {
-      const int need = (loop_.autoscale ? w_.pools[p].min_nodes : w_.pools[p].max_nodes) -
-                       count(static_cast<int>(p), true);
+      int target = loop_.autoscale ? w_.pools[p].min_nodes : w_.pools[p].max_nodes;
+      if (w_.pools[p].available_nodes >= 0)
+        target = std::min(target, w_.pools[p].available_nodes);
+      const int need = target - count(static_cast<int>(p), true);
       for (int k = 0; k < need; ++k) {
         if (now() < pools_[p].backoff_until) {
           wake = std::min(wake, pools_[p].backoff_until);

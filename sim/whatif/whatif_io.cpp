@@ -164,6 +164,52 @@ std::vector<traces::JobRecord> read_jobs(JsonReader& r, const std::string& base_
   return traces::read_job_trace(options);
 }
 
+// Jobs written inline as JSON objects with the capsim CSV's columns as keys.
+std::vector<traces::JobRecord> read_inline_jobs(JsonReader& parent, const std::string& base_dir) {
+  const auto items = parent.array("jobs", 1);
+  std::vector<traces::JobRecord> jobs;
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    JsonReader r(items[i], parent.file(), parent.pointer_to("jobs") + "/" + std::to_string(i));
+    traces::JobRecord j;
+    j.id = r.required_string("job_id");
+    if (!ids.insert(j.id).second)
+      throw r.error("job_id", "duplicate job id \"" + j.id + "\"");
+    j.submit_s = r.required_duration("submit");
+    j.gpus = static_cast<int>(r.required_int("gpus", 1, 1 << 20));
+    j.min_gpus = static_cast<int>(r.optional_int("min_gpus", j.gpus, 1, 1 << 20));
+    j.max_gpus = static_cast<int>(r.optional_int("max_gpus", j.gpus, 1, 1 << 20));
+    if (j.min_gpus > j.gpus || j.gpus > j.max_gpus) {
+      throw r.error("gpus", "min_gpus <= gpus <= max_gpus does not hold: min_gpus " +
+                                std::to_string(j.min_gpus) + ", gpus " + std::to_string(j.gpus) +
+                                ", max_gpus " + std::to_string(j.max_gpus));
+    }
+    j.priority = static_cast<int>(r.optional_int("priority", 0, -1000000, 1000000));
+    const bool rigid = r.has("duration");
+    if (rigid == r.has("scenario")) {
+      throw r.error(rigid ? "scenario" : "duration",
+                    "a job has either \"duration\" (rigid) or \"scenario\" and \"tokens\"");
+    }
+    if (rigid) {
+      j.duration_s = r.required_duration("duration");
+      if (j.duration_s <= 0)
+        throw r.error("duration", "expected a positive duration");
+    } else {
+      j.scenario_path = (std::filesystem::path(base_dir) / r.required_string("scenario"))
+                            .lexically_normal()
+                            .string();
+      j.tokens = r.required_count("tokens");
+      if (j.tokens <= 0)
+        throw r.error("tokens", "expected a positive count");
+    }
+    r.finish();
+    jobs.push_back(std::move(j));
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const auto& a, const auto& b) { return a.submit_s < b.submit_s; });
+  return jobs;
+}
+
 std::vector<PolicySpec> default_policies(const std::string& file) {
   std::vector<PolicySpec> out;
   for (const auto& p : preset_names()) {
@@ -202,10 +248,14 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
   if (auto f = r.optional_object("failures"))
     w.failures = read_failures(*f);
 
-  JsonReader jr = r.object("jobs");
-  w.jobs = read_jobs(jr, base_dir, embedded_trace, w.pools.front().gpus_per_node());
-  if (w.jobs.empty())
-    throw jr.error("path", "the job trace holds no jobs");
+  if (r.has("jobs") && r.json().at("jobs").is_array()) {
+    w.jobs = read_inline_jobs(r, base_dir);
+  } else {
+    JsonReader jr = r.object("jobs");
+    w.jobs = read_jobs(jr, base_dir, embedded_trace, w.pools.front().gpus_per_node());
+    if (w.jobs.empty())
+      throw jr.error("path", "the job trace holds no jobs");
+  }
 
   if (r.has("policies")) {
     const auto policies = r.array("policies", 1);

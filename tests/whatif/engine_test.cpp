@@ -142,6 +142,19 @@ TEST(EngineTest, InsufficientCapacityBacksTheGroupOff) {
   EXPECT_DOUBLE_EQ(r.cost_usd, 0.0);
 }
 
+TEST(EngineTest, YoungDalyIntervalFromTheJobMtbf) {
+  // One 8-GPU node, GPU MTBF 2,000,000 s: job MTBF M = 250,000 s; C = 50 s gives
+  // tau = sqrt(2 * 50 * 250,000) = 5,000 s. A 12,000 s job saves twice (at 5,000 and 10,050 s).
+  WhatIf w = testing::whatif({pool("od", 1, 1, 0)}, {job("a", 0, 8, 12000)});
+  w.failures.gpu_mtbf_s = 2e6;
+  w.failures.young_daly = true;
+  w.failures.checkpoint_cost_s = 50;
+  const PolicyResult r = run_policy(w, policy("static"), 1);
+  ASSERT_EQ(r.node_failures, 0);  // this seed draws no failure within the run
+  EXPECT_DOUBLE_EQ(r.end_time_s, 12000.0 + 2 * 50);
+  EXPECT_NEAR(r.lost.checkpoint_gpu_hours, 2 * 50 * 8 / 3600.0, 1e-9);
+}
+
 TEST(EngineTest, ElasticJobGrowsIntoFreeGpus) {
   // An elastic job asks for 8, may use 32; alone on a static 4-node cluster it grows at its
   // first checkpoint and finishes sooner than at 8 GPUs (work is linear in GPUs).

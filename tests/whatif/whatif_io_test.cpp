@@ -200,3 +200,32 @@ TEST(WhatIfIoTest, DefaultWhatIfIsEmbedded) {
 
 }  // namespace
 }  // namespace capsim::whatif
+
+namespace capsim::whatif {
+namespace {
+
+TEST(WhatIfIoTest, InlineJobs) {
+  auto j = base();
+  j["jobs"] = nlohmann::json::parse(R"([
+    {"job_id": "b", "submit": "1h", "gpus": 8, "duration": "2h"},
+    {"job_id": "a", "submit": "0s", "gpus": 16, "min_gpus": 8, "max_gpus": 32, "duration": "1h"}
+  ])");
+  const WhatIf w = read_whatif(j, "w.json", kDir);
+  ASSERT_EQ(w.jobs.size(), 2u);
+  EXPECT_EQ(w.jobs[0].id, "a");
+  EXPECT_TRUE(w.jobs[0].is_elastic());
+  EXPECT_DOUBLE_EQ(w.jobs[1].duration_s, 7200.0);
+  j["jobs"][0].erase("duration");
+  EXPECT_EQ(error_of(j),
+            "w.json:/jobs/0/duration: a job has either \"duration\" (rigid) or "
+            "\"scenario\" and \"tokens\"");
+  j["jobs"][0]["duration"] = "2h";
+  j["jobs"][0]["user"] = "x";
+  EXPECT_EQ(error_of(j).rfind("w.json:/jobs/0/user: unknown key \"user\"", 0), 0u);
+  j["jobs"][0].erase("user");
+  j["jobs"][1]["job_id"] = "b";
+  EXPECT_EQ(error_of(j), "w.json:/jobs/1/job_id: duplicate job id \"b\"");
+}
+
+}  // namespace
+}  // namespace capsim::whatif

@@ -86,3 +86,29 @@ TEST(WhatIfCliTest, DefaultRunsWithoutAFile) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(WhatIfCliTest, SameSeedSameBytes) {
+  const Outcome a = capsim("--json --seeds 2 --jobs 2");
+  const Outcome b = capsim("--json --seeds 2 --jobs 1");
+  ASSERT_EQ(a.code, 0);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(capsim("--json --seed 5").out, capsim("--json --seed 6").out);
+}
+
+TEST(WhatIfCliTest, SweepRunsOneVariantPerValue) {
+  const Outcome r =
+      capsim(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/sweep_ca_unneeded.json --json");
+  ASSERT_EQ(r.code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("policies").size(), 4u);
+  EXPECT_EQ(j.at("policies")[0].at("name"), "ca[scale_down_unneeded_time=1min]");
+  // On this bursty trace a longer dwell only keeps idle nodes longer (docs/whatif.md).
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_GE(j.at("policies")[i].at("gpu_hours_billed").get<double>(),
+              j.at("policies")[i - 1].at("gpu_hours_billed").get<double>());
+  }
+}
+
+}  // namespace

@@ -1209,7 +1209,6 @@ class Simulation {
     }
     end_time_ = now();
     sample();
-    stopping_ = true;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       Node& n = nodes_[i];
       if (n.state == NodeState::kBooting || n.state == NodeState::kReady ||
@@ -1247,7 +1246,6 @@ class Simulation {
   double last_failure_ = -kInf;
   double busy_gpu_s_ = 0.0;
   int finished_ = 0;
-  bool stopping_ = false;
   GoodputLoss lost_;
   PolicyResult result_;
 };

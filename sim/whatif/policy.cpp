@@ -224,9 +224,9 @@ ControlLoop base_loop(const std::string& preset) {
     l.replace_on_notice = true;
     // WhenEmptyOrUnderutilized has no threshold: any node whose pods fit elsewhere goes.
     l.utilization_threshold = 1.0 + 1e-9;
-  } else if (preset == "slurm-power-save") {
-    l.exact_nodes = true;
   }
+  // slurm-power-save needs no structural change: Slurm resumes exactly the nodes its scheduler
+  // allocates to queued jobs, which is what packing the queue onto new nodes computes.
   return l;
 }
 

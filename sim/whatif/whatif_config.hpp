@@ -72,7 +72,6 @@ struct ControlLoop {
   double tick_s = 10.0;            // loop period
   double demand_delay_s = 0.0;     // upstream loop before node demand is visible (stacked)
   double actuation_delay_s = 0.0;  // set-desired -> launch call (ASG)
-  bool exact_nodes = false;        // Slurm: provision only for the jobs at the queue head
   double upscaling_speed = 0.0;    // Ray: pending <= max(floor, speed * running); 0: no cap
   int upscaling_floor = 0;
   bool conservative = false;    // KubeRay Conservative: pending <= running

@@ -1,0 +1,73 @@
+#include "sim/whatif/results.hpp"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "traces/timeline_csv.hpp"
+
+#include "tests/whatif/whatif_test_util.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+PolicyResult sample_run(std::uint64_t seed, double cost) {
+  PolicyResult r;
+  r.name = "ca";
+  r.preset = "cluster-autoscaler";
+  r.seed = seed;
+  r.cost_usd = cost;
+  r.cost_by_pricing_usd = {{"on-demand", cost * 0.75}, {"spot", cost * 0.25}};
+  r.gpu_hours_billed = 100;
+  r.gpu_hours_busy = 50;
+  r.utilization = 0.5;
+  r.jobs_total = 3;
+  r.jobs_finished = 3;
+  r.lost = {1, 2, 3, 4, 5};
+  r.scale_ups = 7;
+  r.timeline.samples.push_back({600, 1, 2, 3, 4, 5, 24, 3, 2});
+  return r;
+}
+
+TEST(ResultsTest, RunJsonRoundTrips) {
+  const PolicyResult r = sample_run(3, 12.5);
+  const PolicyResult back = run_from_json(run_to_json(r));
+  EXPECT_EQ(run_to_json(back), run_to_json(r));
+  EXPECT_EQ(back.timeline.samples.at(0).gpus_busy, 24);
+  EXPECT_DOUBLE_EQ(back.lost.total(), 15.0);
+}
+
+TEST(ResultsTest, SummaryMeansAndSpreads) {
+  WhatIf w = testing::whatif({testing::pool("od", 0, 2, 0)}, {testing::job("a", 0, 8, 60)});
+  const std::vector<PolicyRuns> runs{
+      {"ca",
+       "cluster-autoscaler",
+       {sample_run(1, 10.0), sample_run(2, 20.0), sample_run(3, 30.0)}}};
+  const auto j = summary_json(w, runs);
+  EXPECT_EQ(j.at("seeds"), nlohmann::json({1, 2, 3}));
+  const auto& p = j.at("policies").at(0);
+  EXPECT_DOUBLE_EQ(p.at("cost_usd").get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(p.at("spread").at("cost_usd").at("std").get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(p.at("spread").at("cost_usd").at("min").get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(p.at("cost_by_pricing_usd").at("spot").get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(p.at("goodput_lost_gpu_hours").get<double>(), 15.0);
+  EXPECT_DOUBLE_EQ(p.at("goodput_lost_by_cause_gpu_hours").at("checkpoint").get<double>(), 5.0);
+  const std::string table = comparison_table(w, runs);
+  EXPECT_NE(table.find("3 replicas (means)"), std::string::npos);
+  EXPECT_NE(table.find("ca "), std::string::npos);
+  EXPECT_NE(html_report(w, runs).find("<polyline"), std::string::npos);
+}
+
+TEST(TimelineCsvTest, WritesOneRowPerSample) {
+  traces::Timeline t{"static", {{0, 0, 2, 0, 0, 0, 0, 0, 1}, {600.4, 1, 0, 2, 0, 1, 16, 2, 0}}};
+  std::ostringstream os;
+  traces::write_timeline_csv(os, {t});
+  EXPECT_EQ(os.str(),
+            "series,time_s,nodes_booting,nodes_idle,nodes_busy,nodes_draining,nodes_failed,"
+            "gpus_busy,jobs_running,jobs_queued\n"
+            "static,0,0,2,0,0,0,0,0,1\n"
+            "static,600,1,0,2,0,1,16,2,0\n");
+}
+
+}  // namespace
+}  // namespace capsim::whatif

@@ -652,7 +652,7 @@ class Simulation {
       backoff(pool);
       return false;
     }
-    if (!instant && draw < spec.ice_probability) {
+    if (!instant && !loop_.zero_delay && draw < spec.ice_probability) {
       ++result_.launch_failures;
       backoff(pool);
       return false;
@@ -672,7 +672,9 @@ class Simulation {
     }
     ++result_.scale_ups;
     last_add_ = now();
-    if (loop_.provision_timeout_s > 0 && delay > loop_.provision_timeout_s) {
+    if (loop_.zero_delay) {
+      push(now(), EventType::kReady, id);
+    } else if (loop_.provision_timeout_s > 0 && delay > loop_.provision_timeout_s) {
       push(start + loop_.provision_timeout_s, EventType::kTimeout, id);
     } else {
       push(start + delay, EventType::kReady, id);
@@ -975,7 +977,12 @@ class Simulation {
               have.push_back(k);
           }
         }
-        const int room = off_slots(static_cast<int>(p)) - launches[p];
+        int room = off_slots(static_cast<int>(p)) - launches[p];
+        if (loop_.zero_delay && w_.pools[p].available_nodes >= 0) {
+          // The oracle knows the market's capacity; real loops find out through ICE.
+          room = std::min(
+              room, w_.pools[p].available_nodes - count(static_cast<int>(p), true) - launches[p]);
+        }
         if (room < nodes_needed - static_cast<int>(have.size()))
           continue;
         for (std::size_t k : have) {

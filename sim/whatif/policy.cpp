@@ -197,6 +197,16 @@ Defs stacked() {
   return d;
 }
 
+// A lower bound, not a product (autoscaling.md §1.9 "oracle" baseline): capacity appears the
+// moment it is asked for and never fails, and idle nodes go at once.
+Defs oracle() {
+  return {
+      dur("update_interval", "1s", "loop period", [](ControlLoop& l, double v) { l.tick_s = v; }),
+      dur("idle_timeout", "0s", "idle node removed after this",
+          [](ControlLoop& l, double v) { l.dwell_s = v; }),
+  };
+}
+
 const std::map<std::string, Defs>& registry() {
   static const std::map<std::string, Defs> kRegistry{
       {"static", {}},
@@ -206,6 +216,7 @@ const std::map<std::string, Defs>& registry() {
       {"karpenter", karpenter()},
       {"slurm-power-save", slurm()},
       {"kuberay-ca-asg", stacked()},
+      {"oracle", oracle()},
   };
   return kRegistry;
 }
@@ -214,6 +225,10 @@ const std::map<std::string, Defs>& registry() {
 ControlLoop base_loop(const std::string& preset) {
   ControlLoop l;
   l.preset = preset;
+  if (preset == "oracle") {
+    l.zero_delay = true;
+    l.expander = Expander::kPrice;
+  }
   if (preset == "static") {
     l.autoscale = false;
     l.scale_down = ScaleDownPredicate::kNever;
@@ -240,8 +255,8 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"static",    "cluster-autoscaler", "ray-v1",        "kuberay-v2",
-          "karpenter", "slurm-power-save",   "kuberay-ca-asg"};
+  return {"static",    "cluster-autoscaler", "ray-v1",         "kuberay-v2",
+          "karpenter", "slurm-power-save",   "kuberay-ca-asg", "oracle"};
 }
 
 const std::vector<KnobInfo>& preset_knobs(const std::string& preset) {

@@ -93,6 +93,7 @@ struct ControlLoop {
   double termination_s = 0.0;      // shutdown, still billed
   double expire_after_s = 0.0;     // forced replacement age; 0: never
   bool replace_on_notice = false;  // launch a replacement at a spot notice
+  bool zero_delay = false;         // oracle: nodes are ready at launch, no ICE
 };
 
 // A named policy: a preset plus the knobs the user set (kept for output and sweeps).

@@ -82,7 +82,7 @@ TEST(WhatIfCliTest, DefaultRunsWithoutAFile) {
   ASSERT_EQ(r.code, 0);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("name"), "philly-day-p4d");
-  EXPECT_EQ(j.at("policies").size(), 7u);
+  EXPECT_EQ(j.at("policies").size(), 8u);
 }
 
 }  // namespace

@@ -47,6 +47,14 @@ TEST(EngineTest, AutoscalerWaitsForTheBoot) {
   EXPECT_NEAR(r.gpu_hours_busy, 8.0, 1e-9);
 }
 
+TEST(EngineTest, OracleHasNoProvisioningDelay) {
+  WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 5, 8, 3600)});
+  w.pools[0].ice_probability = 1.0;  // the oracle never meets insufficient capacity
+  const PolicyResult r = run_policy(w, policy("oracle"), 1);
+  EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 0.0);  // 1 s loop: the arrival at 5 s is on the grid
+  EXPECT_NEAR(r.cost_usd, 10.0, 1e-9);        // billed exactly the job's hour
+}
+
 TEST(EngineTest, ArrivalsWaitForTheNextTick) {
   // A job submitted at 3 s is seen at the CA's next scan (10 s): wait = 7 s + 600 s boot.
   const WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 3, 8, 3600)});

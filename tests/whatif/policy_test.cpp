@@ -103,7 +103,7 @@ TEST(PolicyTest, ErrorsNameTheKnob) {
     EXPECT_STREQ(e.what(),
                  "p.json:/policies/0/preset: unknown preset \"yarn\" (allowed: static, "
                  "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "
-                 "kuberay-ca-asg)");
+                 "kuberay-ca-asg, oracle)");
   }
 }
 

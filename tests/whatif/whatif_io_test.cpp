@@ -44,7 +44,7 @@ TEST(WhatIfIoTest, ReadsTheTinyFileWithDefaults) {
 
 TEST(WhatIfIoTest, NoPoliciesMeansEveryPreset) {
   const WhatIf w = read_whatif(base(), "w.json", kDir);
-  EXPECT_EQ(w.policies.size(), 7u);
+  EXPECT_EQ(w.policies.size(), 8u);
 }
 
 TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
@@ -129,7 +129,7 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
   j["policies"] = {{{"preset", "yarn"}}};
   EXPECT_EQ(error_of(j),
             "w.json:/policies/0/preset: expected one of static, cluster-autoscaler, "
-            "ray-v1, kuberay-v2, karpenter, slurm-power-save, kuberay-ca-asg, got "
+            "ray-v1, kuberay-v2, karpenter, slurm-power-save, kuberay-ca-asg, oracle, got "
             "\"yarn\"");
   j = base();
   j["policies"] = {{{"preset", "static"}}, {{"preset", "static"}}};
@@ -144,7 +144,7 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
   EXPECT_EQ(error_of(j),
             "w.json:/sweep/policy: no policy named \"nope\" (policies: static, "
             "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "
-            "kuberay-ca-asg)");
+            "kuberay-ca-asg, oracle)");
   j = base();
   j["sweep"] = {{"policy", "ray-v1"}, {"knob", "idle_timeout"}, {"values", {"1min", 5}}};
   EXPECT_EQ(error_of(j),
@@ -194,7 +194,7 @@ TEST(WhatIfIoTest, DefaultWhatIfIsEmbedded) {
   const WhatIf w = default_whatif();
   EXPECT_EQ(w.name, "philly-day-p4d");
   EXPECT_EQ(w.jobs.size(), 364u);
-  EXPECT_EQ(w.policies.size(), 7u);
+  EXPECT_EQ(w.policies.size(), 8u);
   EXPECT_EQ(w.pools.size(), 2u);
 }
 

@@ -151,6 +151,15 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
             "w.json:/sweep/values/1/knobs/idle_timeout: expected a duration like "
             "\"30d\", got 5");
   j = base();
+  j["pools"][0]["name"] = "";
+  EXPECT_EQ(error_of(j), "w.json:/pools/0/name: pool name must not be empty");
+  j = base();
+  j["jobs"]["path"] = "empty.csv";
+  EXPECT_EQ(error_of(j), "w.json:/jobs/path: the job trace holds no jobs");
+  j = base();
+  j["jobs"]["time_scale"] = 0;
+  EXPECT_EQ(error_of(j), "w.json:/jobs/time_scale: expected a number in [1e-06, 1e+06], got 0");
+  j = base();
   j["timeline_interval"] = "0s";
   EXPECT_EQ(error_of(j), "w.json:/timeline_interval: expected a positive duration");
 }

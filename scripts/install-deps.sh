@@ -2,7 +2,8 @@
 # Installs the Debian packages capsim builds with, only those missing; safe to run again.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config ccache libsimgrid-dev libeigen3-dev
-          nlohmann-json3-dev libcxxopts-dev googletest libgtest-dev libbenchmark-dev)
+          nlohmann-json3-dev libcxxopts-dev googletest libgtest-dev libbenchmark-dev
+          clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Fails when a tracked C++ file differs from .clang-format (clang-format 14, STYLE.md §8).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+formatter=$(command -v clang-format-14 || command -v clang-format || true)
+if [ -z "$formatter" ]; then
+  echo "check-format: clang-format not found" >&2
+  exit 1
+fi
+git ls-files '*.cpp' '*.hpp' | xargs "$formatter" --dry-run -Werror

@@ -4,15 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "models/pricing.hpp"
 #include "models/scenario.hpp"
 
 namespace capsim::planner {
 
 // What the planner optimises: total cost, days to train, or the cost-vs-days Pareto front.
 enum class Objective { kMinCost, kMinTime, kPareto };
-
-// How nodes are paid for; each option carries its own hourly price per node.
-enum class Pricing { kOnDemand, kSpot, kCapacityBlock, kReserved };
 
 struct PriceOption {
   Pricing pricing = Pricing::kOnDemand;
@@ -72,6 +70,5 @@ struct PlanSpec {
 
 // Canonical names used in plan JSON and reports.
 [[nodiscard]] const char* to_string(Objective objective);
-[[nodiscard]] const char* to_string(Pricing pricing);
 
 }  // namespace capsim::planner

@@ -52,30 +52,6 @@ const std::vector<std::string>& pricing_names() {
   return kNames;
 }
 
-Pricing parse_pricing(const std::string& s) {
-  if (s == "spot")
-    return Pricing::kSpot;
-  if (s == "capacity-block")
-    return Pricing::kCapacityBlock;
-  if (s == "reserved")
-    return Pricing::kReserved;
-  return Pricing::kOnDemand;
-}
-
-double catalog_price(const InstanceSpec& inst, Pricing pricing) {
-  switch (pricing) {
-    case Pricing::kOnDemand:
-      return inst.on_demand_usd_per_hour;
-    case Pricing::kCapacityBlock:
-      return inst.capacity_block_usd_per_hour;
-    case Pricing::kReserved:
-      return inst.reserved_usd_per_hour;
-    case Pricing::kSpot:
-      return 0.0;  // spot prices move hourly; the catalog holds none
-  }
-  return 0.0;
-}
-
 std::vector<int> powers_of_two_between(int lo, int hi) {
   std::vector<int> out{lo};
   for (long long v = 1; v <= hi; v *= 2) {
@@ -168,32 +144,6 @@ SearchSpace default_space(const ModelSpec& m, int max_gpus_per_node) {
   return s;
 }
 
-Schedule parse_schedule(const std::string& s) {
-  if (s == "gpipe")
-    return Schedule::kGpipe;
-  if (s == "interleaved-1f1b")
-    return Schedule::kInterleaved;
-  if (s == "zero-bubble")
-    return Schedule::kZeroBubble;
-  return Schedule::kOneFOneB;
-}
-
-Recompute parse_recompute(const std::string& s) {
-  if (s == "selective")
-    return Recompute::kSelective;
-  if (s == "full")
-    return Recompute::kFull;
-  return Recompute::kNone;
-}
-
-Precision parse_precision(const std::string& s) {
-  if (s == "fp16")
-    return Precision::kFp16;
-  if (s == "fp8")
-    return Precision::kFp8;
-  return Precision::kBf16;
-}
-
 void read_search(JsonReader& r, SearchSpace& s) {
   if (r.has("tensor"))
     s.tensor = int_values(r, "tensor", 1, 64);
@@ -212,13 +162,13 @@ void read_search(JsonReader& r, SearchSpace& s) {
     s.schedule.clear();
     for (const auto& v :
          enum_values(r, "schedule", {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"})) {
-      s.schedule.push_back(parse_schedule(v));
+      s.schedule.push_back(*schedule_from_string(v));
     }
   }
   if (r.has("recompute")) {
     s.recompute.clear();
     for (const auto& v : enum_values(r, "recompute", {"none", "selective", "full"})) {
-      s.recompute.push_back(parse_recompute(v));
+      s.recompute.push_back(*recompute_from_string(v));
     }
   }
   if (r.has("sequence_parallel")) {
@@ -240,7 +190,7 @@ void read_search(JsonReader& r, SearchSpace& s) {
   if (r.has("precision")) {
     s.precision.clear();
     for (const auto& v : enum_values(r, "precision", {"fp16", "bf16", "fp8"})) {
-      s.precision.push_back(parse_precision(v));
+      s.precision.push_back(*precision_from_string(v));
     }
   }
   s.uneven_stages = r.optional_bool("uneven_stages", true);
@@ -313,8 +263,8 @@ void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string
       const auto idx = static_cast<size_t>(
           std::find(pricing_names().begin(), pricing_names().end(), pricing[k]) -
           pricing_names().begin());
-      const Pricing kind = parse_pricing(pricing[k]);
-      const double price = overrides[idx].value_or(catalog_price(*inst, kind));
+      const Pricing kind = *pricing_from_string(pricing[k]);
+      const double price = overrides[idx].value_or(catalog_price_usd_per_hour(*inst, kind));
       if (price > 0.0) {
         choice.prices.push_back({kind, price});
         ++offered[k];
@@ -472,20 +422,6 @@ const char* to_string(Objective objective) {
       return "min_time";
     case Objective::kPareto:
       return "pareto";
-  }
-  return "?";
-}
-
-const char* to_string(Pricing pricing) {
-  switch (pricing) {
-    case Pricing::kOnDemand:
-      return "on-demand";
-    case Pricing::kSpot:
-      return "spot";
-    case Pricing::kCapacityBlock:
-      return "capacity-block";
-    case Pricing::kReserved:
-      return "reserved";
   }
   return "?";
 }

@@ -10,14 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "models/instance_catalog.hpp"
+#include "models/pricing.hpp"
 #include "models/scenario.hpp"
 #include "traces/job_trace.hpp"
 
 namespace capsim::whatif {
 
-enum class Pricing { kOnDemand, kSpot, kCapacityBlock };
-
-[[nodiscard]] const char* to_string(Pricing pricing);
+// Node pools buy on-demand, spot or capacity-block nodes (capsim::Pricing; reserved is a
+// planner-only option).
+using capsim::Pricing;
 
 // A positive delay: fixed (p95 == median) or log-normal with the given median and 95th
 // percentile (lognormal fits launch tails well: ../shared/reference/autoscaling.md §2.1).

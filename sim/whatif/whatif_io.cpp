@@ -45,12 +45,7 @@ Delay read_delay(JsonReader& parent, const std::string& key, Delay dflt) {
 }
 
 Pricing read_pricing(JsonReader& r) {
-  const std::string p = r.required_enum("pricing", {"on-demand", "spot", "capacity-block"});
-  if (p == "spot")
-    return Pricing::kSpot;
-  if (p == "capacity-block")
-    return Pricing::kCapacityBlock;
-  return Pricing::kOnDemand;
+  return *pricing_from_string(r.required_enum("pricing", {"on-demand", "spot", "capacity-block"}));
 }
 
 NodePool read_pool(JsonReader& r) {
@@ -321,18 +316,6 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
 }
 
 }  // namespace
-
-const char* to_string(Pricing pricing) {
-  switch (pricing) {
-    case Pricing::kOnDemand:
-      return "on-demand";
-    case Pricing::kSpot:
-      return "spot";
-    case Pricing::kCapacityBlock:
-      return "capacity-block";
-  }
-  return "?";
-}
 
 WhatIf load_whatif(const std::string& path) {
   const nlohmann::json json = JsonReader::parse_file(path);

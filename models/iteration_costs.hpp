@@ -35,8 +35,6 @@ struct ChunkCosts {
   double recompute_tp_comm_s = 0.0;
   double activation_bytes = 0.0;  // sent to the next stage per micro-batch (same size back)
   double parameter_count = 0.0;   // parameters of this chunk held by one GPU (per TP shard)
-  double forward_flop = 0.0;      // model FLOPs of the forward pass (for MFU)
-  double hardware_flop = 0.0;     // everything executed: fwd + bwd + recompute
 };
 
 struct StageCosts {

@@ -119,6 +119,25 @@ LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, do
   return {2.0 * one, 2.0 * one};
 }
 
+struct EdgeComm {
+  LayerComm embedding;
+  LayerComm head;
+};
+
+EdgeComm tp_edge_comm(const HardwareProfile& profile, const GroupShape& tp, double buffer_bytes,
+                      bool sequence_parallel) {
+  if (tp.ranks <= 1)
+    return {};
+  const auto time = [&](CollectiveKind kind) {
+    return collective_time_s(profile, kind, buffer_bytes, tp);
+  };
+  if (sequence_parallel) {
+    return {{time(CollectiveKind::kReduceScatter), time(CollectiveKind::kAllGather)},
+            {time(CollectiveKind::kAllGather), time(CollectiveKind::kReduceScatter)}};
+  }
+  return {{time(CollectiveKind::kAllReduce), 0.0}, {0.0, time(CollectiveKind::kAllReduce)}};
+}
+
 }  // namespace
 
 IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile) {
@@ -158,19 +177,12 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   const PassTimes head = cost_ops(lower_head(m, p), profile, gpu, p.precision, seq);
   const double buffer_bytes = tokens * m.hidden_size * e;
   const LayerComm tp = tp_layer_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
-  // Vocab-parallel embedding: one all-reduce (SP: reduce-scatter) forward; the head gathers
-  // the sequence before the logits with SP and reduce-scatters its gradient.
-  double embed_tp_s = 0.0;
-  double head_tp_s = 0.0;
-  if (p.tensor > 1) {
-    embed_tp_s = p.sequence_parallel ? collective_time_s(profile, CollectiveKind::kReduceScatter,
-                                                         buffer_bytes, costs.tp_group)
-                                     : collective_time_s(profile, CollectiveKind::kAllReduce,
-                                                         buffer_bytes, costs.tp_group);
-    head_tp_s = p.sequence_parallel ? collective_time_s(profile, CollectiveKind::kAllGather,
-                                                        buffer_bytes, costs.tp_group)
-                                    : 0.0;
-  }
+  // Vocab-parallel embedding (Megatron-LM): forward all-reduces its output (SP: reduce-scatter),
+  // whose backward is free (SP: an all-gather). The head's column-parallel logits take a
+  // replicated input: with SP it is all-gathered forward and reduce-scattered backward,
+  // without SP the input gradient is all-reduced backward.
+  const EdgeComm edges = tp_edge_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
+
   // Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention
   // of each chunk (Megatron CP, ring attention; Liu et al. 2023); backward also sends dK/dV.
   double cp_fwd_s = 0.0;
@@ -222,33 +234,27 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         ch.recompute_s = n * layer.attention_forward_s;
       }
       ch.parameter_count = n * layer_params;
-      const double layer_fwd_flop =
-          2.0 * tokens * layer_params + 4.0 * tokens * m.seq_length * m.hidden_size / p.tensor;
-      ch.forward_flop = n * layer_fwd_flop;
       if (ch.has_embedding) {
         ch.forward_compute_s += embedding.forward_s;
         ch.backward_input_s += embedding.backward_input_s;
-        ch.forward_tp_comm_s += embed_tp_s;
-        ch.backward_tp_comm_s += head_tp_s > 0.0 ? embed_tp_s : 0.0;
+        ch.forward_tp_comm_s += edges.embedding.forward_s;
+        ch.backward_tp_comm_s += edges.embedding.backward_s;
         ch.parameter_count += input_embedding_parameters(m) / p.tensor;
       }
       if (ch.has_head) {
         ch.forward_compute_s += head.forward_s;
         ch.backward_input_s += head.backward_input_s;
         ch.backward_weight_s += head.backward_weight_s;
-        ch.forward_tp_comm_s += head_tp_s;
-        ch.backward_tp_comm_s += head_tp_s > 0.0 ? head_tp_s : 0.0;
+        ch.forward_tp_comm_s += edges.head.forward_s;
+        ch.backward_tp_comm_s += edges.head.backward_s;
         // Tied embeddings: with pipeline > 1 the last stage keeps its own copy of the word
         // embedding (Megatron-LM), kept in sync by an extra all-reduce we neglect.
         const bool own_copy = m.tied_embeddings && p.pipeline > 1;
         ch.parameter_count +=
             (head_parameters(m) + (own_copy ? d(m.vocab_size) * m.hidden_size : 0.0)) / p.tensor;
-        ch.forward_flop += 2.0 * tokens * m.hidden_size * m.vocab_size / p.tensor;
       }
       // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
       ch.activation_bytes = buffer_bytes / p.tensor;
-      // Forward, backward (2x) and, with full recompute, the forward again.
-      ch.hardware_flop = ch.forward_flop * (p.recompute == Recompute::kFull ? 4.0 : 3.0);
       stage.parameter_count += ch.parameter_count;
       stage.chunks.push_back(ch);
     }

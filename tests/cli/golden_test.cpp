@@ -69,6 +69,15 @@ TEST(GoldenTest, Gpt30bP4dAnalytic) {
 TEST(GoldenTest, Llama3_70bP5Analytic) {
   run_golden("llama3-70b-p5", "analytic");
 }
+TEST(GoldenTest, Gpt3175bSeleneEvent) {
+  run_golden("gpt3-175b-selene-1024", "event");
+}
+TEST(GoldenTest, Gpt30bP4dEvent) {
+  run_golden("gpt-30b-p4d", "event");
+}
+TEST(GoldenTest, Llama3_70bP5Event) {
+  run_golden("llama3-70b-p5", "event");
+}
 
 }  // namespace
 }  // namespace capsim

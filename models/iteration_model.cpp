@@ -230,6 +230,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
       if (p.recompute == Recompute::kFull) {
         ch.recompute_s = n * layer.forward_s;
         ch.recompute_tp_comm_s = n * tp.forward_s;
+        ch.backward_cp_comm_s += n * cp_fwd_s;  // the replayed forward's K/V ring
       } else if (p.recompute == Recompute::kSelective) {
         ch.recompute_s = n * layer.attention_forward_s;
       }
@@ -259,7 +260,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
       stage.chunks.push_back(ch);
     }
     // Adam over the local shard (ZeRO >= 1 shards it over DP x CP): read fp32 param, grad,
-    // m, v; write param, m, v and the 16-bit copy: 34 bytes per parameter.
+    // m, v (16 B); write param, m, v (12 B) and the 16-bit copy (2 B); plus the gradient-norm
+    // pass for clipping, which reads the fp32 gradients once more (4 B): 34 bytes per parameter.
     const double shard = p.zero_stage >= 1 ? d(p.data * p.context) : 1.0;
     stage.optimizer_s =
         memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard);

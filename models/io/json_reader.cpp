@@ -100,7 +100,8 @@ InputError JsonReader::error(const std::string& key, const std::string& message)
   return {file_, key.empty() ? (pointer_.empty() ? "/" : pointer_) : pointer_to(key), message};
 }
 
-bool JsonReader::has(const std::string& key) const {
+bool JsonReader::has(const std::string& key) {
+  known_.insert(key);
   return value_->contains(key);
 }
 
@@ -210,7 +211,14 @@ double JsonReader::required_bandwidth(const std::string& key) {
   return *optional_bandwidth(key);
 }
 std::optional<double> JsonReader::optional_bandwidth(const std::string& key) {
-  return optional_unit<double>(key, "a bandwidth", "200Gbps", units::parse_bandwidth_bytes_per_s);
+  const auto value =
+      optional_unit<double>(key, "a bandwidth", "200Gbps", units::parse_bandwidth_bytes_per_s);
+  // 1 Mb/s .. 100 TB/s: anything outside is a unit slip, and it would break the flow solver.
+  if (value && (*value < 125e3 || *value > 1e14)) {
+    throw error(key, "expected a bandwidth between 1Mbps and 100TBps, got " +
+                         describe_json(value_->at(key)));
+  }
+  return value;
 }
 double JsonReader::required_duration(const std::string& key) {
   (void)at(key);
@@ -293,7 +301,9 @@ void JsonReader::expect_schema(const std::string& schema) {
 void JsonReader::finish() const {
   for (const auto& [key, value] : value_->items()) {
     if (used_.count(key) == 0) {
-      std::vector<std::string> allowed(used_.begin(), used_.end());
+      std::set<std::string> names = used_;
+      names.insert(known_.begin(), known_.end());
+      std::vector<std::string> allowed(names.begin(), names.end());
       throw error(key, "unknown key \"" + key + "\"; allowed keys: " + join(allowed));
     }
   }

@@ -26,7 +26,8 @@ class JsonReader {
   // Parses text attributed to `name` (for embedded defaults and tests).
   [[nodiscard]] static nlohmann::json parse_text(std::string_view text, const std::string& name);
 
-  [[nodiscard]] bool has(const std::string& key) const;
+  // Returns whether `key` is present; the key counts as allowed in finish()'s message.
+  [[nodiscard]] bool has(const std::string& key);
   [[nodiscard]] std::int64_t required_int(const std::string& key, std::int64_t min,
                                           std::int64_t max);
   [[nodiscard]] std::int64_t optional_int(const std::string& key, std::int64_t dflt,
@@ -81,7 +82,8 @@ class JsonReader {
   const nlohmann::json* value_;
   std::string file_;
   std::string pointer_;
-  std::set<std::string> used_;
+  std::set<std::string> used_;   // keys read: anything else present is rejected
+  std::set<std::string> known_;  // keys asked about: listed as allowed too
 };
 
 // Describes a JSON value briefly for error messages: 200, "400", an object, an array.

@@ -118,8 +118,11 @@ Parallelism read_parallelism(JsonReader& r) {
       p.stage_layers.push_back(to_int(v));
   }
   p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
-  if (r.has("dp_bucket_size") && p.dp_bucket_bytes < 1.0) {
-    throw r.error("dp_bucket_size", "expected a size of at least 1B");
+  // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
+  if (r.has("dp_bucket_size") &&
+      (p.dp_bucket_bytes < 65536.0 || p.dp_bucket_bytes > 16.0 * 1024 * 1024 * 1024)) {
+    throw r.error("dp_bucket_size", "expected a size between 64KiB and 16GiB, got " +
+                                        describe_json(r.json().at("dp_bucket_size")));
   }
   r.finish();
   return p;
@@ -167,9 +170,11 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
     throw InputError(file, par + "/" + key, message);
   };
   const auto s = [](auto v) { return std::to_string(v); };
-  if (p.num_gpus() != c.num_gpus()) {
+  // 64-bit products: each factor may be up to 2^20, and an int product could wrap to a match.
+  const std::int64_t layout_gpus = std::int64_t{p.tensor} * p.pipeline * p.data * p.context;
+  if (layout_gpus != c.num_gpus()) {
     fail("data", "tensor (" + s(p.tensor) + ") x pipeline (" + s(p.pipeline) + ") x data (" +
-                     s(p.data) + ") x context (" + s(p.context) + ") = " + s(p.num_gpus()) +
+                     s(p.data) + ") x context (" + s(p.context) + ") = " + s(layout_gpus) +
                      " must equal gpus_per_node (" + s(c.gpus_per_node) + ") x num_nodes (" +
                      s(c.num_nodes) + ") = " + s(c.num_gpus()));
   }
@@ -192,7 +197,20 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
     fail("context", "seq_length (" + s(m.seq_length) + ") is not divisible by 2 x context (" +
                         s(2 * p.context) + "), which load-balanced causal CP needs");
   }
-  if (p.global_batch_size % (p.micro_batch_size * p.data) != 0) {
+  // Megatron's rank order (tensor fastest) must tile the nodes, or groups straddle them.
+  const auto tiles_nodes = [&](std::int64_t n) {
+    return c.gpus_per_node % n == 0 || n % c.gpus_per_node == 0;
+  };
+  if (!tiles_nodes(p.tensor)) {
+    fail("tensor", "tensor (" + s(p.tensor) + ") must divide gpus_per_node (" + s(c.gpus_per_node) +
+                       ") or be a multiple of it");
+  }
+  const std::int64_t stage_gpus = std::int64_t{p.tensor} * p.context * p.data;
+  if (!tiles_nodes(stage_gpus)) {
+    fail("data", "tensor x context x data (" + s(stage_gpus) + ") must divide gpus_per_node (" +
+                     s(c.gpus_per_node) + ") or be a multiple of it");
+  }
+  if (p.global_batch_size % (std::int64_t{p.micro_batch_size} * p.data) != 0) {
     fail("global_batch_size", "global_batch_size (" + s(p.global_batch_size) +
                                   ") is not divisible by micro_batch_size (" +
                                   s(p.micro_batch_size) + ") x data (" + s(p.data) + ")");
@@ -273,25 +291,31 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
   return sc;
 }
 
+std::string resolve_profile_path(const std::string& profile_path, const std::string& file,
+                                 const std::string& pointer) {
+  if (profile_path.empty())
+    return profile_path;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path profile(profile_path);
+  if (profile.is_relative()) {
+    const fs::path beside = fs::path(file).parent_path() / profile;
+    if (fs::is_regular_file(beside, ec))
+      profile = beside;
+  }
+  if (!fs::is_regular_file(profile, ec)) {
+    throw InputError(file, pointer,
+                     "profile file \"" + profile_path +
+                         "\" not found (looked beside the input file and in the working folder)");
+  }
+  return profile.string();
+}
+
 Scenario load_scenario(const std::string& path) {
   const nlohmann::json doc = JsonReader::parse_file(path);
   JsonReader reader(doc, path);
   Scenario sc = read_scenario(reader, true);
-  if (!sc.profile_path.empty()) {
-    namespace fs = std::filesystem;
-    fs::path profile(sc.profile_path);
-    if (profile.is_relative()) {
-      const fs::path beside = fs::path(path).parent_path() / profile;
-      if (fs::exists(beside))
-        profile = beside;
-    }
-    if (!fs::exists(profile)) {
-      throw InputError(path, "/profile",
-                       "profile file \"" + sc.profile_path +
-                           "\" not found (looked beside the scenario and in the working folder)");
-    }
-    sc.profile_path = profile.string();
-  }
+  sc.profile_path = resolve_profile_path(sc.profile_path, path, "/profile");
   return sc;
 }
 

@@ -79,7 +79,10 @@ std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text) {
   }
   if (split->number <= 0.0)
     return std::nullopt;
-  return split->number * prefix * bits_per_unit / 8.0;
+  const double bytes_per_s = split->number * prefix * bits_per_unit / 8.0;
+  if (!std::isfinite(bytes_per_s))
+    return std::nullopt;
+  return bytes_per_s;
 }
 
 std::optional<double> parse_duration_s(std::string_view text) {
@@ -102,7 +105,8 @@ std::optional<double> parse_duration_s(std::string_view text) {
   }};
   for (const auto& [unit, factor] : kUnits) {
     if (split->unit == unit)
-      return split->number * factor;
+      return std::isfinite(split->number * factor) ? std::optional<double>(split->number * factor)
+                                                   : std::nullopt;
   }
   if (split->unit == "days")
     return split->number * 86400.0;
@@ -139,6 +143,8 @@ std::optional<double> parse_count(std::string_view text) {
   } else {
     return std::nullopt;
   }
+  if (!std::isfinite(split->number * factor))
+    return std::nullopt;
   return split->number * factor;
 }
 

@@ -26,6 +26,8 @@ std::vector<ValidationCase> load_validation_cases(const std::string& path) {
     {
       JsonReader sc = r.object("scenario");
       vc.scenario = read_scenario(sc, false);
+      vc.scenario.profile_path =
+          resolve_profile_path(vc.scenario.profile_path, path, sc.pointer_to("profile"));
     }
     JsonReader measured = r.object("measured");
     vc.measured_iteration_time_s = measured.required_number("iteration_time_s", 1e-9, 1e9);

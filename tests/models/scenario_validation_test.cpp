@@ -9,6 +9,7 @@
 
 #include "models/io/input_error.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/io/validation_io.hpp"
 
 namespace capsim {
 namespace {
@@ -103,6 +104,26 @@ TEST(ScenarioValidationTest, MissingFileIsInputError) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "/nonexistent/scenario.json: cannot open file");
+  }
+}
+
+}  // namespace
+}  // namespace capsim
+
+namespace capsim {
+namespace {
+
+TEST(ValidationCasesTest, ProfileIsResolvedAndNamedByPointer) {
+  const std::string path =
+      std::string(CAPSIM_TEST_DATA_DIR) + "/bad/validation_missing_profile.json";
+  try {
+    (void)load_validation_cases(path);
+    FAIL() << "accepted a missing profile";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path +
+                  ":/cases/0/scenario/profile: profile file \"no-such-profile.json\" not found "
+                  "(looked beside the input file and in the working folder)");
   }
 }
 

@@ -186,6 +186,14 @@ void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_ba
   mailbox->put_init(&rank.outbox.back(), static_cast<uint64_t>(std::max(wire, 0.0)))->detach();
 }
 
+// Returns how many buckets carry `bytes`: ceil(bytes / cap), at most kMaxBuckets. Beyond that the
+// replay merges buckets (a 64 KiB bucket on a 70B stage would mean millions of flows); 4,096
+// buckets already resolve the overlap to 1/4,096 of the backward pass.
+constexpr double kMaxBuckets = 4096.0;
+int bucket_count(double bytes, double cap) {
+  return static_cast<int>(std::clamp(std::ceil(bytes / cap), 1.0, kMaxBuckets));
+}
+
 // Computes for `seconds`, releasing `releases` gradient buckets evenly along the way (the
 // backward pass produces gradients layer by layer, Li et al. 2020 §3.2).
 void compute_with_buckets(Sim& sim, Rank& rank, double seconds, int releases) {
@@ -400,7 +408,7 @@ void plan_stages(Sim& sim) {
         const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
         if (bytes <= 0.0 || last[c] < 0)
           continue;
-        const int n = static_cast<int>(std::max(1.0, std::ceil(bytes / bucket_cap)));
+        const int n = bucket_count(bytes, bucket_cap);
         plan.bucket_releases[static_cast<size_t>(last[c])] += n;
         for (int k = 0; k < n; ++k)
           plan.buckets.push_back({kind, bytes / n});
@@ -408,7 +416,7 @@ void plan_stages(Sim& sim) {
     }
     if (has_dp && sim.zero12) {
       const double bytes = stage.parameter_count * costs.param_bytes_per_element;
-      const int n = static_cast<int>(std::max(1.0, std::ceil(bytes / bucket_cap)));
+      const int n = bucket_count(bytes, bucket_cap);
       for (int k = 0; k < n; ++k) {
         plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
       }

@@ -82,3 +82,19 @@ TEST(CliTest, ValidateAnalyticRunsEveryCase) {
 
 }  // namespace
 }  // namespace capsim
+
+namespace capsim {
+namespace {
+
+// Every event-engine case runs in its own child process; the report must not depend on which
+// child finishes first.
+TEST(CliTest, ValidateEventIsByteIdenticalAcrossRuns) {
+  const std::string args = "validate " + std::string(CAPSIM_SOURCE_DIR) +
+                           "/scenarios/validation/megatron-sc21-materialized.json --json";
+  const auto first = testing::run_capsim(args);
+  ASSERT_EQ(first.exit_code, 0);
+  EXPECT_EQ(first.out, testing::run_capsim(args).out);
+}
+
+}  // namespace
+}  // namespace capsim

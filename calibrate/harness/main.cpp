@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,20 @@ void write(const std::string& path, const capsim::calibrate::Measurements& m) {
     throw capsim::InputError(path, "", "cannot write file");
 }
 
+// Parses a subcommand's options: prints the help and returns nullopt on --help; otherwise
+// requires -o.
+std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc,
+                                                  char** argv) {
+  auto args = options.parse(argc, argv);
+  if (args.count("help") > 0) {
+    std::cout << options.help();
+    return std::nullopt;
+  }
+  if (args.count("output") == 0)
+    throw capsim::InputError("-o", "", "missing output file");
+  return args;
+}
+
 int run_nccl(int argc, char** argv) {
   cxxopts::Options options("capsim-calibrate nccl",
                            "NCCL collectives over a size sweep, nccl-tests conventions");
@@ -73,13 +88,10 @@ int run_nccl(int argc, char** argv) {
       cxxopts::value<int>()->default_value("0"))("mpi", "bootstrap across processes with MPI")(
       "date", "date recorded in the header (default: today, UTC)", cxxopts::value<std::string>())(
       "o,output", "measurement JSON to write", cxxopts::value<std::string>())("h,help", "help");
-  const auto args = options.parse(argc, argv);
-  if (args.count("help") > 0) {
-    std::cout << options.help();
+  const auto parsed = parse_or_help(options, argc, argv);
+  if (!parsed)
     return 0;
-  }
-  if (args.count("output") == 0)
-    throw capsim::InputError("-o", "", "missing output file");
+  const auto& args = *parsed;
   h::NcclSweep sweep;
   sweep.collectives = h::parse_collectives_arg(args["collectives"].as<std::string>());
   sweep.min_bytes = h::parse_size_arg("--minbytes", args["minbytes"].as<std::string>());
@@ -111,13 +123,10 @@ int run_gemm(int argc, char** argv) {
       "r,repeats", "timed runs per shape (median)", cxxopts::value<int>()->default_value("30"))(
       "date", "date recorded in the header", cxxopts::value<std::string>())(
       "o,output", "measurement JSON to write", cxxopts::value<std::string>())("h,help", "help");
-  const auto args = options.parse(argc, argv);
-  if (args.count("help") > 0) {
-    std::cout << options.help();
+  const auto parsed = parse_or_help(options, argc, argv);
+  if (!parsed)
     return 0;
-  }
-  if (args.count("output") == 0)
-    throw capsim::InputError("-o", "", "missing output file");
+  const auto& args = *parsed;
   h::GemmSweep sweep;
   if (args.count("grid") > 0 || args.count("scenario") == 0)
     sweep.shapes = h::gemm_grid();

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "models/io/input_error.hpp"
@@ -43,7 +44,20 @@ void draw_progress(const char* phase, long long done, long long total) {
 }  // namespace
 
 int run_plan(int argc, char** argv) {
-  return guarded("capsim plan", [&] {
+  // Under `mpirun -np N` (MPI builds), every rank screens the same space and the confirmations
+  // are sharded over the ranks; rank 0 alone prints and writes files. Started before parsing:
+  // input errors are then the same on every rank, and rank 0 alone reports them.
+  std::optional<planner::MpiSession> session;
+  const int started = guarded("capsim plan", [&] {
+    session.emplace(nullptr, nullptr);
+    return 0;
+  });
+  if (started != 0)
+    return started;
+  const planner::MpiSession& mpi = *session;
+  if (mpi.rank() != 0)
+    std::cout.setstate(std::ios::badbit);  // rank 0 alone prints (--help included)
+  const auto body = [&] {
     cxxopts::Options options(
         "capsim plan",
         "Find the cheapest (or fastest, or Pareto-optimal) cluster and layout for a training "
@@ -88,9 +102,6 @@ int run_plan(int argc, char** argv) {
             ? planner::load_plan(args["plan"].as<std::string>())
             : planner::read_plan_text(planner::default_plan_text(), "<default plan>");
 
-    // Under `mpirun -np N` (MPI builds), every rank screens and the confirmations are sharded
-    // over the ranks; rank 0 reports.
-    const planner::MpiSession mpi(nullptr, nullptr);
     planner::PlanOptions opts;
     opts.jobs = jobs;
     if (engine == "event") {
@@ -129,6 +140,19 @@ int run_plan(int argc, char** argv) {
       std::cout << planner::plan_table(plan, result, static_cast<size_t>(top));
     }
     return 0;
+  };
+  return guarded("capsim plan", [&] {
+    try {
+      return body();
+    } catch (const InputError&) {
+      if (mpi.rank() == 0)
+        throw;
+      return 2;
+    } catch (const cxxopts::exceptions::exception&) {
+      if (mpi.rank() == 0)
+        throw;
+      return 2;
+    }
   });
 }
 

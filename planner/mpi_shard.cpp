@@ -1,18 +1,43 @@
 #include "planner/mpi_shard.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "models/io/input_error.hpp"
 
 #ifdef CAPSIM_WITH_MPI
 #include <mpi.h>
 #endif
 
 namespace capsim::planner {
+namespace {
+
+// The world size a launcher announced in the environment (Open MPI's mpirun; MPICH/Intel mpiexec
+// and Slurm's PMI), 1 for a PMIx launch (size not in the environment), or 0 when this process
+// was not started as an MPI rank.
+int launcher_world_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0')
+      return std::max(1, std::atoi(v));
+  }
+  return std::getenv("PMIX_RANK") != nullptr ? 1 : 0;
+}
+
+}  // namespace
 
 #ifdef CAPSIM_WITH_MPI
 
 MpiSession::MpiSession(int* argc, char*** argv) {
+  if (launcher_world_size() == 0)
+    return;  // not under mpirun: one rank without MPI_Init (a singleton init costs ~0.35 s)
   int already = 0;
   MPI_Initialized(&already);
   if (already == 0) {
@@ -32,6 +57,135 @@ bool MpiSession::built_with_mpi() {
   return true;
 }
 
+namespace {
+
+// Byte records exchanged between ranks (every rank runs the same binary: host byte order).
+void put_u64(std::string& buf, uint64_t v) {
+  char bytes[sizeof v];
+  std::memcpy(bytes, &v, sizeof v);
+  buf.append(bytes, sizeof v);
+}
+
+void put_f64(std::string& buf, double v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof v);
+  put_u64(buf, bits);
+}
+
+void put_str(std::string& buf, const std::string& s) {
+  put_u64(buf, s.size());
+  buf += s;
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& buf) : buf_(buf) {}
+  uint64_t u64() {
+    need(sizeof(uint64_t));
+    uint64_t v = 0;
+    std::memcpy(&v, buf_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  double f64() {
+    const uint64_t bits = u64();
+    double v = 0.0;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+  std::string str() {
+    const uint64_t n = u64();
+    need(n);
+    std::string s = buf_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  void need(uint64_t n) const {
+    if (n > buf_.size() - pos_)
+      throw std::runtime_error("MPI: truncated confirmation record from another rank");
+  }
+  const std::string& buf_;
+  size_t pos_ = 0;
+};
+
+// Returns every rank's `mine`, in rank order, on every rank.
+std::vector<std::string> allgather(const std::string& mine, int size) {
+  if (mine.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw std::runtime_error("MPI: confirmation record over 2 GiB");
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<size_t>(size), 0);
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> offsets(static_cast<size_t>(size), 0);
+  long long total = 0;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    offsets[r] = static_cast<int>(total);
+    total += lengths[r];
+    if (total > std::numeric_limits<int>::max())
+      throw std::runtime_error("MPI: confirmation records over 2 GiB");
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                 MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> parts;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    parts.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lengths[r])));
+  }
+  return parts;
+}
+
+// Runs this rank's share. Only scenario 0 (rank 0's first) is the probe, as with one process: on
+// another rank, exit 2 of the first scenario of a call is a failed outcome like any later one
+// (subprocess_confirmer's "exit 2: <first stderr line>"), and the rest of the share runs.
+ConfirmBatch run_share(const ConfirmFn& local, const std::vector<Scenario>& mine, int rank,
+                       const ProgressFn& progress) {
+  if (rank == 0)
+    return local(mine, progress);
+  ConfirmBatch share;
+  size_t start = 0;
+  while (start < mine.size()) {
+    const std::vector<Scenario> rest(mine.begin() + static_cast<std::ptrdiff_t>(start), mine.end());
+    ConfirmBatch part = local(rest, progress);
+    if (part.available) {
+      for (auto& o : part.outcomes)
+        share.outcomes.push_back(std::move(o));
+      break;
+    }
+    ConfirmOutcome failed;
+    failed.error = "exit 2: " + part.reason;
+    share.outcomes.push_back(std::move(failed));
+    ++start;
+  }
+  return share;
+}
+
+// Record: status (0 ran, 1 threw) and the message, or available, reason and the outcomes.
+std::string encode(const ConfirmBatch* share, const std::string& thrown) {
+  std::string buf;
+  put_u64(buf, share == nullptr ? 1 : 0);
+  if (share == nullptr) {
+    put_str(buf, thrown);
+    return buf;
+  }
+  put_u64(buf, share->available ? 1 : 0);
+  put_str(buf, share->reason);
+  put_u64(buf, share->outcomes.size());
+  for (const ConfirmOutcome& o : share->outcomes) {
+    put_u64(buf, o.ok ? 1 : 0);
+    put_str(buf, o.evaluation.engine);
+    put_f64(buf, o.evaluation.iteration_time_s);
+    put_f64(buf, o.evaluation.tokens_per_s);
+    put_f64(buf, o.evaluation.mfu);
+    put_f64(buf, o.evaluation.peak_memory_bytes);
+    put_f64(buf, o.evaluation.capacity_bytes);
+    put_str(buf, o.error);
+  }
+  return buf;
+}
+
+}  // namespace
+
 ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
   if (session.size() <= 1)
     return local;
@@ -39,51 +193,58 @@ ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
   const int size = session.size();
   return [local = std::move(local), rank, size](const std::vector<Scenario>& scenarios,
                                                 const ProgressFn& progress) {
+    const auto ranks = static_cast<size_t>(size);
     std::vector<Scenario> mine;
-    for (size_t i = static_cast<size_t>(rank); i < scenarios.size();
-         i += static_cast<size_t>(size)) {
+    for (size_t i = static_cast<size_t>(rank); i < scenarios.size(); i += ranks)
       mine.push_back(scenarios[i]);
+    // A rank that throws still takes part in the exchange, so that every rank throws the same
+    // error instead of the others waiting forever in the collective.
+    std::string record;
+    try {
+      const ConfirmBatch share = run_share(local, mine, rank, rank == 0 ? progress : ProgressFn{});
+      if (share.available && share.outcomes.size() != mine.size())
+        throw std::runtime_error("confirmer returned a wrong number of outcomes");
+      record = encode(&share, "");
+    } catch (const std::exception& e) {
+      record = encode(nullptr, e.what());
     }
-    const ConfirmBatch part = local(mine, rank == 0 ? progress : ProgressFn{});
-    // Fixed-size records summed over ranks: each scenario is filled by exactly one rank.
-    constexpr size_t kFields = 7;  // ok, failed, time, tokens/s, mfu, peak, capacity
-    std::vector<double> send(scenarios.size() * kFields, 0.0);
-    for (size_t j = 0; j < part.outcomes.size(); ++j) {
-      const size_t i = static_cast<size_t>(rank) + j * static_cast<size_t>(size);
-      const ConfirmOutcome& o = part.outcomes[j];
-      double* f = &send[i * kFields];
-      f[0] = o.ok ? 1.0 : 0.0;
-      f[1] = o.ok ? 0.0 : 1.0;
-      f[2] = o.evaluation.iteration_time_s;
-      f[3] = o.evaluation.tokens_per_s;
-      f[4] = o.evaluation.mfu;
-      f[5] = o.evaluation.peak_memory_bytes;
-      f[6] = o.evaluation.capacity_bytes;
+    const std::vector<std::string> records = allgather(record, size);
+
+    std::vector<ConfirmBatch> shares(ranks);
+    for (size_t r = 0; r < ranks; ++r) {
+      Reader in(records[r]);
+      if (in.u64() != 0) {
+        const std::string what = in.str();
+        throw std::runtime_error(r == 0 ? what : "rank " + std::to_string(r) + ": " + what);
+      }
+      ConfirmBatch& share = shares[r];
+      share.available = in.u64() != 0;
+      share.reason = in.str();
+      share.outcomes.resize(in.u64());
+      for (ConfirmOutcome& o : share.outcomes) {
+        o.ok = in.u64() != 0;
+        o.evaluation.engine = in.str();
+        o.evaluation.iteration_time_s = in.f64();
+        o.evaluation.tokens_per_s = in.f64();
+        o.evaluation.mfu = in.f64();
+        o.evaluation.peak_memory_bytes = in.f64();
+        o.evaluation.capacity_bytes = in.f64();
+        o.error = in.str();
+      }
     }
-    std::vector<double> all(send.size(), 0.0);
-    MPI_Allreduce(send.data(), all.data(), static_cast<int>(send.size()), MPI_DOUBLE, MPI_SUM,
-                  MPI_COMM_WORLD);
-    int available = part.available ? 1 : 0;
-    int all_available = 0;
-    MPI_Allreduce(&available, &all_available, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    // Rank 0 ran the probe (scenario 0): its verdict on the engine is the batch's.
     ConfirmBatch batch;
-    batch.available = all_available == 1;
-    if (!batch.available) {
-      batch.reason =
-          part.available ? "the event engine is unavailable on another rank" : part.reason;
+    if (!shares[0].available) {
+      batch.available = false;
+      batch.reason = shares[0].reason;
       return batch;
     }
     batch.outcomes.resize(scenarios.size());
     for (size_t i = 0; i < scenarios.size(); ++i) {
-      const double* f = &all[i * kFields];
-      ConfirmOutcome& o = batch.outcomes[i];
-      o.ok = f[0] > 0.5;
-      o.evaluation = {"event", f[2], f[3], f[4], f[5], f[6]};
-      const int owner = static_cast<int>(i % static_cast<size_t>(size));
-      if (!o.ok) {
-        o.error = owner == rank ? part.outcomes[i / static_cast<size_t>(size)].error
-                                : "failed on rank " + std::to_string(owner);
-      }
+      ConfirmBatch& share = shares[i % ranks];
+      if (i / ranks >= share.outcomes.size())
+        throw std::runtime_error("rank " + std::to_string(i % ranks) + " is missing outcomes");
+      batch.outcomes[i] = std::move(share.outcomes[i / ranks]);
     }
     return batch;
   };
@@ -91,7 +252,13 @@ ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
 
 #else
 
-MpiSession::MpiSession(int* /*argc*/, char*** /*argv*/) {}
+MpiSession::MpiSession(int* /*argc*/, char*** /*argv*/) {
+  // N independent copies would each run everything and write the same files.
+  if (launcher_world_size() > 1) {
+    throw InputError("", "",
+                     "this capsim was built without MPI (libopenmpi-dev); run it without mpirun");
+  }
+}
 MpiSession::~MpiSession() = default;
 bool MpiSession::built_with_mpi() {
   return false;

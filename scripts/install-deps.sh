@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config ccache libsimgrid-dev libeigen3-dev
           nlohmann-json3-dev libcxxopts-dev googletest libgtest-dev libbenchmark-dev
-          clang-format)
+          clang-format
+          libopenmpi-dev)  # MPI: `mpirun -np N capsim plan` sharding (pulls in openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/iteration_model.hpp"
 #include "models/memory_model.hpp"
+#include "models/overlap.hpp"
 
 namespace capsim {
 namespace {
@@ -28,8 +29,9 @@ struct StageStep {
 
 // ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
 // its backward, and its gradients reduce-scattered, every micro-batch (PyTorch FSDP without
-// no_sync). Prefetch hides a gather behind the previous layer's compute; the first gather of
-// each pass and the last reduce-scatter stay exposed (Zhao et al. 2023, FSDP §3.3).
+// no_sync). Prefetch hides a gather behind the previous layer's compute (slowed meanwhile,
+// overlap.hpp); the first gather of each pass and the last reduce-scatter stay exposed (Zhao
+// et al. 2023, FSDP §3.3).
 double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
                        const ChunkCosts& chunk) {
   if (chunk.num_layers == 0)
@@ -44,9 +46,12 @@ double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profi
   const double bwd_layer_s = (chunk.backward_input_s + chunk.backward_weight_s + chunk.recompute_s +
                               chunk.backward_tp_comm_s) /
                              layers;
-  const double forward = gather_s + (layers - 1.0) * std::max(0.0, gather_s - fwd_layer_s);
+  const double rate = costs.compute_rate_during_comm;
+  const double forward =
+      gather_s + (layers - 1.0) * overlapped_exposed_s(gather_s, fwd_layer_s, rate);
   const double backward =
-      gather_s + scatter_s + (layers - 1.0) * std::max(0.0, gather_s + scatter_s - bwd_layer_s);
+      gather_s + scatter_s +
+      (layers - 1.0) * overlapped_exposed_s(gather_s + scatter_s, bwd_layer_s, rate);
   return forward + backward;
 }
 
@@ -68,7 +73,8 @@ StageStep stage_step(const IterationCosts& costs, const HardwareProfile& profile
 }
 
 // Gradient reduction after the last micro-batch: bucketed and overlapped with that
-// micro-batch's backward (PyTorch DDP, Li et al. 2020 §3.2; Megatron overlap_grad_reduce).
+// micro-batch's backward (PyTorch DDP, Li et al. 2020 §3.2; Megatron overlap_grad_reduce),
+// which runs slower while buckets are on the wire (overlap.hpp).
 // Stage s finishes its last backward s backward-steps before stage 0, which widens its window.
 // Returns the exposed time past the pipeline flush.
 double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
@@ -85,7 +91,9 @@ double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
     const double total_s = buckets * bucket_s;
     const double backward_s = steps[s].total_s() - steps[s].forward_s;
     const double window_s = backward_s * (1.0 + d(static_cast<int>(s)));
-    exposed = std::max(exposed, std::max(bucket_s, total_s - window_s));
+    const double overlap_s =
+        overlapped_exposed_s(total_s, window_s, costs.compute_rate_during_comm);
+    exposed = std::max(exposed, std::max(bucket_s, overlap_s));
   }
   return exposed;
 }
@@ -103,7 +111,9 @@ double param_gather_exposed_s(const IterationCosts& costs, const HardwareProfile
     const double buckets = std::max(1.0, std::ceil(bytes / costs.dp_bucket_bytes));
     const double bucket_s =
         collective_time_s(profile, CollectiveKind::kAllGather, bytes / buckets, costs.dp_group);
-    exposed = std::max(exposed, std::max(bucket_s, buckets * bucket_s - steps[s].forward_s));
+    const double overlap_s = overlapped_exposed_s(buckets * bucket_s, steps[s].forward_s,
+                                                  costs.compute_rate_during_comm);
+    exposed = std::max(exposed, std::max(bucket_s, overlap_s));
   }
   return exposed;
 }

@@ -93,6 +93,12 @@ struct HardwareProfile {
   std::vector<CollectiveFit> collectives;
   // Fixed CPU/framework cost per micro-batch per stage (kernel launches, Python), seconds.
   double per_microbatch_overhead_s = 0.0;
+  // SMs a running NCCL collective takes from compute: one CTA per channel, and NCCL CTAs do
+  // not share an SM with compute kernels (NVIDIA/nccl#1656, #689). HGX A100 NVSwitch runs 24
+  // channels (NCCL INFO "Channel 23/24", NVIDIA/nccl-tests#100); an H100 all-gather launches
+  // 24 blocks (NVIDIA developer forum, "Compute-Communication Overlap Causes Severe GEMM
+  // Performance Degradation", 2025). 0 models free overlap.
+  int collective_sms = 24;
   std::vector<std::string> provenance;  // logs, dates, hardware the fit came from
   bool is_datasheet_default = false;    // true when built from specs, not measurements
   std::vector<FitRecord> fit_quality;   // one record per fitted curve (empty for datasheets)

@@ -51,6 +51,10 @@ struct IterationCosts {
   GroupShape dp_group;  // data-parallel replicas of one shard (x context)
   GroupShape pp_link;   // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
   double dp_bucket_bytes = 0.0;
+  // Fraction of compute throughput left while a collective runs concurrently (its CTAs hold
+  // HardwareProfile::collective_sms SMs): one layer's fwd + bwd time on the whole GPU over its
+  // time on the remaining SMs. 1 when nothing is taken.
+  double compute_rate_during_comm = 1.0;
   double grad_bytes_per_element = 2.0;   // gradient reduction precision
   double param_bytes_per_element = 2.0;  // ZeRO parameter gathers
   double tokens_per_iteration = 0.0;

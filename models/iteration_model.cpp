@@ -6,6 +6,7 @@
 #include "models/collective_cost.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/overlap.hpp"
 #include "models/parameter_count.hpp"
 #include "models/workload.hpp"
 
@@ -81,6 +82,23 @@ PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, c
     }
   }
   return out;
+}
+
+// The same GPU with `taken` SMs held by communication kernels: fewer SMs per wave and a
+// proportionally lower tensor-core peak; HBM bandwidth is unchanged.
+GpuSpec without_sms(const GpuSpec& gpu, int taken) {
+  GpuSpec g = gpu;
+  g.num_sms = std::max(1, gpu.num_sms - taken);
+  const double share = d(g.num_sms) / d(gpu.num_sms);
+  g.peak_fp16_flop_per_s *= share;
+  g.peak_bf16_flop_per_s *= share;
+  g.peak_fp8_flop_per_s *= share;
+  g.peak_tf32_flop_per_s *= share;
+  return g;
+}
+
+double pass_total_s(const PassTimes& t) {
+  return t.forward_s + t.backward_input_s + t.backward_weight_s;
 }
 
 // Megatron orders ranks tensor (fastest), context, data, pipeline; a node holds
@@ -172,7 +190,14 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
 
   // One layer, costed once: layers are identical.
   const double seq = m.seq_length;
-  const PassTimes layer = cost_ops(lower_layer(m, p), profile, gpu, p.precision, seq);
+  const std::vector<Op> layer_ops = lower_layer(m, p);
+  const PassTimes layer = cost_ops(layer_ops, profile, gpu, p.precision, seq);
+  if (profile.collective_sms > 0) {
+    const GpuSpec shared = without_sms(gpu, profile.collective_sms);
+    costs.compute_rate_during_comm =
+        pass_total_s(layer) / pass_total_s(cost_ops(layer_ops, profile, shared, p.precision, seq));
+  }
+  const double rate = costs.compute_rate_during_comm;
   const PassTimes embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
   const PassTimes head = cost_ops(lower_head(m, p), profile, gpu, p.precision, seq);
   const double buffer_bytes = tokens * m.hidden_size * e;
@@ -191,10 +216,11 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
     const double kv_bytes = 2.0 * tokens * d(m.num_kv_heads) * d(m.head_dim()) / d(p.tensor) * e;
     const double step_s = collective_time_s(profile, CollectiveKind::kSendRecv, kv_bytes, cp_group);
     const double steps = p.context - 1.0;
-    cp_fwd_s = steps * std::max(0.0, step_s - layer.attention_forward_s / p.context);
+    cp_fwd_s = steps * overlapped_exposed_s(step_s, layer.attention_forward_s / p.context, rate);
     const double bwd_step_s =
         collective_time_s(profile, CollectiveKind::kSendRecv, 2.0 * kv_bytes, cp_group);
-    cp_bwd_s = steps * std::max(0.0, bwd_step_s - layer.attention_backward_s / p.context);
+    cp_bwd_s =
+        steps * overlapped_exposed_s(bwd_step_s, layer.attention_backward_s / p.context, rate);
   }
 
   const double layer_params = layer_parameters(m) / p.tensor;

@@ -15,6 +15,7 @@
 #include "models/analytic_estimator.hpp"
 #include "models/collective_cost.hpp"
 #include "models/iteration_model.hpp"
+#include "models/overlap.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/schedule.hpp"
 
@@ -94,6 +95,8 @@ struct Rank {
   int dp_peer = 0;  // GPU or mirror id for inter-node DP flows
   sg4::SemaphorePtr bucket_ready, ag_credit, ag_done, rs_ready;
   sg4::ActorPtr compute_actor, dp_actor, ag_actor, rs_actor;
+  int collectives_running = 0;  // DP / ZeRO collectives on the wire beside compute
+  sg4::ExecPtr sm_occupancy;    // their CTAs' share of the GPU while any runs
   Accounts acc;
   double stage_end_s = 0.0;
 };
@@ -107,6 +110,9 @@ struct Sim {
   bool zero3 = false;
   bool zero12 = false;
   bool dp_inter_node = false;
+  // Share of a GPU host that running collectives take from compute (1 - the compute rate);
+  // 0: compute is a plain timed wait.
+  double collective_share = 0.0;
   double nic_share_bytes_per_s = 0.0;  // one GPU's share of its node's NICs
   double pp_intra_latency_s = 0.0;
   double pp_inter_latency_s = 0.0;
@@ -133,6 +139,40 @@ void sleep(Sim& sim, double seconds) {
     return;
   ++sim.activities;
   sg4::this_actor::sleep_for(seconds);
+}
+
+// Runs `seconds` of compute (at the full GPU) on the rank's host. Collectives running beside it
+// hold part of the host (begin_collective), so it may take longer: the extra time is charged to
+// exposed DP communication, which caused it.
+void compute(Sim& sim, Rank& rank, double seconds) {
+  if (seconds <= 0.0)
+    return;
+  if (sim.collective_share <= 0.0) {
+    sleep(sim, seconds);
+    return;
+  }
+  ++sim.activities;
+  const double t0 = now();
+  sg4::this_actor::execute(seconds * detail::Platform::kGpuWorkPerSecond);
+  rank.acc.dp += std::max(0.0, now() - t0 - seconds);
+}
+
+// A DP or ZeRO collective starts beside compute: while any runs, an exec bounded to the SMs
+// the collectives hold shares the GPU host with compute (NCCL CTAs do not share an SM).
+void begin_collective(Sim& sim, Rank& rank) {
+  if (sim.collective_share <= 0.0 || rank.collectives_running++ > 0)
+    return;
+  ++sim.activities;
+  const double speed = detail::Platform::kGpuWorkPerSecond;
+  rank.sm_occupancy =
+      sg4::this_actor::exec_init(1e12 * speed)->set_bound(sim.collective_share * speed)->start();
+}
+
+void end_collective(Sim& sim, Rank& rank) {
+  if (sim.collective_share <= 0.0 || --rank.collectives_running > 0)
+    return;
+  rank.sm_occupancy->cancel();
+  rank.sm_occupancy = nullptr;
 }
 
 const ChunkCosts& chunk_costs(const Sim& sim, int stage, int chunk) {
@@ -194,22 +234,26 @@ int bucket_count(double bytes, double cap) {
   return static_cast<int>(std::clamp(std::ceil(bytes / cap), 1.0, kMaxBuckets));
 }
 
-// Computes for `seconds`, releasing `releases` gradient buckets evenly along the way (the
-// backward pass produces gradients layer by layer, Li et al. 2020 §3.2).
-void compute_with_buckets(Sim& sim, Rank& rank, double seconds, int releases) {
+// Computes for `busy_s` with `comm_s` of TP/CP collectives in between, releasing `releases`
+// gradient buckets evenly along the way (the backward pass produces gradients layer by layer,
+// Li et al. 2020 §3.2).
+void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s, int releases) {
   if (releases <= 0) {
-    sleep(sim, seconds);
+    compute(sim, rank, busy_s);
+    sleep(sim, comm_s);
     return;
   }
   for (int k = 0; k < releases; ++k) {
-    sleep(sim, seconds / releases);
+    compute(sim, rank, busy_s / releases);
+    sleep(sim, comm_s / releases);
     rank.bucket_ready->release();
   }
 }
 
 // ZeRO-3: per layer, wait for its gathered parameters (prefetched one layer ahead), compute,
 // and hand its gradients to the reduce-scatter stream.
-void compute_zero3(Sim& sim, Rank& rank, double seconds, int layers, bool gather, bool scatter) {
+void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layers, bool gather,
+                   bool scatter) {
   layers = std::max(layers, 1);
   for (int l = 0; l < layers; ++l) {
     if (gather) {
@@ -220,7 +264,8 @@ void compute_zero3(Sim& sim, Rank& rank, double seconds, int layers, bool gather
         sim.slice(rank, kCommStream, "wait ZeRO-3 gather", "dp", t0, now());
       rank.ag_credit->release();
     }
-    sleep(sim, seconds / layers);
+    compute(sim, rank, busy_s / layers);
+    sleep(sim, comm_s / layers);
     if (scatter)
       rank.rs_ready->release();
   }
@@ -229,7 +274,9 @@ void compute_zero3(Sim& sim, Rank& rank, double seconds, int layers, bool gather
 void run_compute(Sim& sim, Rank& rank) {
   const StagePlan& plan = *rank.plan;
   const double overhead_s = sim.profile->per_microbatch_overhead_s;
-  double pending_recompute_s = 0.0;  // ZeRO-3 fuses recompute into the backward's layers
+  // ZeRO-3 fuses recompute into the backward's layers.
+  double pending_recompute_s = 0.0;
+  double pending_recompute_comm_s = 0.0;
   bool grad_received = false;
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const PipelineOp& op = plan.ops[i];
@@ -244,19 +291,22 @@ void run_compute(Sim& sim, Rank& rank) {
           receive(sim, rank, rank.fwd_in[c], op.micro_batch);
         const double t0 = now();
         const double extra = op.chunk == 0 ? overhead_s : 0.0;
-        const double busy = cc.forward_compute_s + extra;
+        const double busy = cc.forward_compute_s;
         const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
+        sleep(sim, extra);
         if (sim.zero3) {
-          compute_zero3(sim, rank, busy + comm, cc.num_layers, true, false);
+          compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false);
         } else {
-          sleep(sim, busy + comm);
+          compute(sim, rank, busy);
+          sleep(sim, comm);
         }
         rank.acc.compute += cc.forward_compute_s;
         rank.acc.other += extra;
         rank.acc.tp += cc.forward_tp_comm_s;
         rank.acc.cp += cc.forward_cp_comm_s;
-        sim.slice(rank, kComputeStream, "F" + mb + suffix, "compute", t0, t0 + busy);
-        sim.slice(rank, kCommStream, "TP/CP F" + mb, "tp", t0 + busy, now());
+        const double comm_start = now() - comm;
+        sim.slice(rank, kComputeStream, "F" + mb + suffix, "compute", t0, comm_start);
+        sim.slice(rank, kCommStream, "TP/CP F" + mb, "tp", comm_start, now());
         if (rank.fwd_to[c] >= 0)
           send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
         break;
@@ -268,10 +318,13 @@ void run_compute(Sim& sim, Rank& rank) {
         }
         const double t0 = now();
         if (sim.zero3) {
-          pending_recompute_s = cc.recompute_s + cc.recompute_tp_comm_s;
+          pending_recompute_s = cc.recompute_s;
+          pending_recompute_comm_s = cc.recompute_tp_comm_s;
         } else {
-          sleep(sim, cc.recompute_s + cc.recompute_tp_comm_s);
-          sim.slice(rank, kComputeStream, "R" + mb + suffix, "compute", t0, t0 + cc.recompute_s);
+          compute(sim, rank, cc.recompute_s);
+          const double t1 = now();
+          sleep(sim, cc.recompute_tp_comm_s);
+          sim.slice(rank, kComputeStream, "R" + mb + suffix, "compute", t0, t1);
         }
         rank.acc.compute += cc.recompute_s;
         rank.acc.tp += cc.recompute_tp_comm_s;
@@ -288,10 +341,12 @@ void run_compute(Sim& sim, Rank& rank) {
         const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s;
         const double t0 = now();
         if (sim.zero3) {
-          compute_zero3(sim, rank, busy + comm + pending_recompute_s, cc.num_layers, true, full);
+          compute_zero3(sim, rank, busy + pending_recompute_s, comm + pending_recompute_comm_s,
+                        cc.num_layers, true, full);
           pending_recompute_s = 0.0;
+          pending_recompute_comm_s = 0.0;
         } else {
-          compute_with_buckets(sim, rank, busy + comm, releases);
+          compute_with_buckets(sim, rank, busy, comm, releases);
         }
         rank.acc.compute += busy;
         rank.acc.tp += cc.backward_tp_comm_s;
@@ -307,9 +362,9 @@ void run_compute(Sim& sim, Rank& rank) {
       case OpKind::kBackwardWeight: {
         const double t0 = now();
         if (sim.zero3) {
-          compute_zero3(sim, rank, cc.backward_weight_s, cc.num_layers, false, true);
+          compute_zero3(sim, rank, cc.backward_weight_s, 0.0, cc.num_layers, false, true);
         } else {
-          compute_with_buckets(sim, rank, cc.backward_weight_s, releases);
+          compute_with_buckets(sim, rank, cc.backward_weight_s, 0.0, releases);
         }
         rank.acc.compute += cc.backward_weight_s;
         sim.slice(rank, kComputeStream, "W" + mb + suffix, "compute", t0, now());
@@ -331,11 +386,13 @@ void run_compute(Sim& sim, Rank& rank) {
   sim.slice(rank, kComputeStream, "optimizer", "optimizer", opt_start, now());
 
   // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
-  // first forward (Megatron overlap_param_gather), so only what exceeds it is exposed.
+  // first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
+  // gather, overlap.hpp) is exposed.
   const double opt_end = now();
   for (const Collective& c : plan.param_gathers)
     run_collective(sim, rank, c, "param all-gather");
-  rank.stage_end_s = std::max(opt_end, now() - plan.first_forward_s);
+  rank.stage_end_s = opt_end + overlapped_exposed_s(now() - opt_end, plan.first_forward_s,
+                                                    sim.costs->compute_rate_during_comm);
   rank.acc.dp += rank.stage_end_s - opt_end;
   for (auto* mb : rank.fwd_in) {
     if (mb != nullptr)
@@ -351,16 +408,20 @@ void run_dp(Sim& sim, Rank& rank) {
   const auto& buckets = rank.plan->buckets;
   for (size_t b = 0; b < buckets.size(); ++b) {
     rank.bucket_ready->acquire();
+    begin_collective(sim, rank);
     run_collective(
         sim, rank, buckets[b],
         buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter");
+    end_collective(sim, rank);
   }
 }
 
 void run_gathers(Sim& sim, Rank& rank) {
   for (const Collective& c : rank.plan->gathers) {
     rank.ag_credit->acquire();
+    begin_collective(sim, rank);
     run_collective(sim, rank, c, "ZeRO-3 all-gather");
+    end_collective(sim, rank);
     rank.ag_done->release();
   }
 }
@@ -368,7 +429,9 @@ void run_gathers(Sim& sim, Rank& rank) {
 void run_scatters(Sim& sim, Rank& rank) {
   for (const Collective& c : rank.plan->scatters) {
     rank.rs_ready->acquire();
+    begin_collective(sim, rank);
     run_collective(sim, rank, c, "ZeRO-3 reduce-scatter");
+    end_collective(sim, rank);
   }
 }
 
@@ -515,6 +578,7 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   sim.zero12 = par.zero_stage == 1 || par.zero_stage == 2;
   const int g = cl.gpus_per_node;
   sim.nic_share_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / g;
+  sim.collective_share = 1.0 - costs.compute_rate_during_comm;
   plan_stages(sim);
 
   // Platform: NIC links as the node's NICs dictate, latencies from the profile's send/recv

@@ -64,7 +64,7 @@ void Platform::build() {
   auto* zone = sg4::create_full_zone("cluster");
   zone_ = zone;
   for (const int gpu : gpus_) {
-    sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), 1.0);
+    sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), kGpuWorkPerSecond);
     h->seal();
     hosts_.emplace(gpu, h);
     auto* l =

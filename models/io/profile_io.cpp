@@ -188,6 +188,8 @@ HardwareProfile read_profile(JsonReader& reader) {
     p.per_microbatch_overhead_s = *overhead;
   }
   p.is_datasheet_default = reader.optional_bool("datasheet_default", false);
+  p.collective_sms =
+      static_cast<int>(reader.optional_int("collective_sms", p.collective_sms, 0, gpu.num_sms - 1));
   {
     JsonReader gemm = reader.object("gemm");
     p.gemm = read_gemm(gemm);
@@ -271,6 +273,7 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   }
   j["per_microbatch_overhead"] = duration_text(p.per_microbatch_overhead_s);
   j["datasheet_default"] = p.is_datasheet_default;
+  j["collective_sms"] = p.collective_sms;
   j["gemm"] = {{"max_efficiency", round6(p.gemm.max_efficiency)},
                {"k_half", round6(p.gemm.k_half)},
                {"launch_overhead", duration_text(p.gemm.launch_overhead_s)},

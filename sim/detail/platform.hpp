@@ -38,6 +38,11 @@ class Platform {
   Platform(const Platform&) = delete;
   Platform& operator=(const Platform&) = delete;
 
+  // Work units a GPU host executes per second: compute ops are execs of seconds x this, so
+  // communication kernels running beside them can take a share of the host (SimGrid's maxmin
+  // precision, 1e-5 units, is then 1e-14 s).
+  static constexpr double kGpuWorkPerSecond = 1e9;
+
   // Returns the id naming the mirror host of `gpu`.
   [[nodiscard]] static int mirror_id(int gpu) { return -1 - gpu; }
 

@@ -105,9 +105,9 @@ const Rule kRules[] = {
     {"schema", [](nlohmann::json& j) { j["schema"] = "capsim.profile/v2"; },
      "p.json:/schema: expected \"capsim.profile/v1\", got \"capsim.profile/v2\""},
     {"unknown_key", [](nlohmann::json& j) { j["bogus"] = 1; },
-     "p.json:/bogus: unknown key \"bogus\"; allowed keys: attention, collectives, "
-     "datasheet_default, fabric, fit_quality, gemm, gpu, name, per_microbatch_overhead, "
-     "provenance, reference_node_nic_bandwidth, schema"},
+     "p.json:/bogus: unknown key \"bogus\"; allowed keys: attention, collective_sms, "
+     "collectives, datasheet_default, fabric, fit_quality, gemm, gpu, name, "
+     "per_microbatch_overhead, provenance, reference_node_nic_bandwidth, schema"},
     {"gpu", [](nlohmann::json& j) { j["gpu"] = "B200"; },
      "p.json:/gpu: expected one of A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, "
      "H200-SXM-141GB, got \"B200\""},
@@ -161,6 +161,10 @@ const Rule kRules[] = {
      "p.json:/gemm: missing required key"},
     {"provenance_type", [](nlohmann::json& j) { j["provenance"][0] = 3; },
      "p.json:/provenance/0: expected a string, got 3"},
+    {"collective_sms_range", [](nlohmann::json& j) { j["collective_sms"] = 108; },
+     "p.json:/collective_sms: expected an integer in [0, 107], got 108"},
+    {"collective_sms_type", [](nlohmann::json& j) { j["collective_sms"] = "24"; },
+     "p.json:/collective_sms: expected an integer, got \"24\""},
     {"fit_points", [](nlohmann::json& j) { j["fit_quality"][0]["points_large"] = 4; },
      "p.json:/fit_quality/0/points_large: expected an integer in [0, 3], got 4"},
 };

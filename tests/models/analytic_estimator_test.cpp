@@ -86,6 +86,39 @@ TEST(AnalyticEstimatorTest, MoreNicBandwidthIsNeverSlower) {
   }
 }
 
+// NCCL CTAs hold SMs while a collective overlaps compute (HardwareProfile::collective_sms): the
+// compute rate beside a collective falls with the SMs taken, and overlapped ZeRO/DP
+// communication is never cheaper for it; taking none reproduces free overlap.
+TEST(AnalyticEstimatorTest, CollectiveSmsSlowOverlappedCompute) {
+  for (int zero : {0, 1, 3}) {
+    Scenario s = base_scenario();
+    s.parallelism.zero_stage = zero;
+    HardwareProfile p = profile_for(s);
+    double previous_time = 0.0;
+    double previous_rate = 2.0;
+    for (int sms : {0, 8, 24, 48}) {
+      p.collective_sms = sms;
+      const IterationCosts costs = compute_iteration_costs(s, p);
+      EXPECT_LT(costs.compute_rate_during_comm, previous_rate) << zero << " " << sms;
+      EXPECT_GT(costs.compute_rate_during_comm, 0.0);
+      const double t = estimate_iteration(s, costs, p).iteration_time_s;
+      EXPECT_GE(t, previous_time) << zero << " " << sms;
+      previous_time = t;
+      previous_rate = costs.compute_rate_during_comm;
+    }
+  }
+  // Compute-bound per layer (8 sequences per micro-batch), so the slowed compute shows.
+  Scenario s = base_scenario();
+  s.parallelism.zero_stage = 3;
+  s.parallelism.micro_batch_size = 8;
+  HardwareProfile p = profile_for(s);
+  p.collective_sms = 0;
+  EXPECT_DOUBLE_EQ(compute_iteration_costs(s, p).compute_rate_during_comm, 1.0);
+  const double free_overlap = estimate_iteration(s, p).iteration_time_s;
+  p.collective_sms = 24;
+  EXPECT_GT(estimate_iteration(s, p).iteration_time_s, free_overlap);
+}
+
 TEST(AnalyticEstimatorTest, BiggerModelIsNeverFaster) {
   Scenario s = base_scenario();
   const double small = estimate_iteration(s, profile_for(s)).iteration_time_s;

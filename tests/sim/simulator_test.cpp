@@ -93,6 +93,21 @@ TEST(EventEngineTest, DataParallelBucketsOverlapTheLastBackward) {
   EXPECT_NEAR(r.breakdown.dp_comm_exposed_s, 50 * kMs + 0.05 * kMs - 2 * kMs, 1e-8);
 }
 
+// Collectives beside compute take SMs (compute rate 0.5 here). One micro-batch, 40 MB of
+// gradients in two 20 MB buckets of 1 ms each, released halfway through and at the end of the
+// 2 ms backward: bucket 1 runs while compute does half its remaining 1 ms of work, so compute
+// ends at 1 + 1 + 1.5 ms and bucket 2 at 4.5 ms (4 ms with free overlap). The 0.5 ms of
+// slowdown is charged to exposed DP communication.
+TEST(EventEngineTest, CollectivesSlowComputeBesideThem) {
+  const Scenario sc = make_scenario(8, 1, 2, 1, Schedule::kOneFOneB);
+  IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 20e6);
+  costs.compute_rate_during_comm = 0.5;
+  const SimulationResult r = simulate_iteration(sc, costs, make_profile());
+  EXPECT_NEAR(r.iteration_time_s, 4.5 * kMs, 1e-9);
+  EXPECT_NEAR(r.breakdown.compute_s, 3 * kMs, 1e-12);
+  EXPECT_NEAR(r.breakdown.dp_comm_exposed_s, 1.5 * kMs, 1e-9);
+}
+
 TEST(EventEngineTest, SecondSimulationInOneProcessThrows) {
   const Scenario sc = make_scenario(8, 1, 1, 1, Schedule::kOneFOneB);
   const IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 0.0);

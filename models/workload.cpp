@@ -29,6 +29,15 @@ void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
   ops.push_back({name, OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
 }
 
+// Transformer Engine's fp8 linear layers (TE "Using FP8 with Transformer Engine", fused
+// cast-transpose): forward casts the 16-bit input to fp8 and also writes it transposed for the
+// weight gradient (read 2 B, write 1 + 1 B per element); backward does the same with the output
+// gradient. Weight casts are cached across micro-batches (once per iteration): neglected.
+void add_fp8_casts(std::vector<Op>& ops, const char* name, double rows, double in, double out) {
+  ops.push_back({name, OpKind::kMemoryBound, Pass::kForward, {}, 0.0, 4.0 * rows * in, 0});
+  ops.push_back({name, OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 4.0 * rows * out, 0});
+}
+
 // Megatron-LM before FlashAttention (Shoeybi et al. 2019; Korthikanti et al. 2022 §4.1): per
 // (micro-batch x head) a QK^T GEMM (s x s x d), a fused scale-mask-softmax and a dropout over
 // the full s x s scores in HBM, and a PV GEMM (s x d x s); the causal mask does not save work.
@@ -71,11 +80,17 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
   // With sequence parallelism, norms, dropout and residuals run on tokens / t.
   const double norm_tokens = p.sequence_parallel ? tokens / t : tokens;
 
+  const bool fp8 = p.precision == Precision::kFp8;
   std::vector<Op> ops;
-  ops.reserve(32);
+  ops.reserve(40);
+  const auto linear = [&](const char* name, const char* cast, double in, double out) {
+    add_linear(ops, name, tokens, in, out);
+    if (fp8)
+      add_fp8_casts(ops, cast, tokens, in, out);
+  };
   // Pre-attention norm: read and write tokens x h.
   add_elementwise(ops, "norm1", 2.0 * norm_tokens * h * e);
-  add_linear(ops, "qkv", tokens, h, (h + 2.0 * kv_width) / t);
+  linear("qkv", "qkv_fp8_cast", h, (h + 2.0 * kv_width) / t);
   if (!is_gpt_family(m)) {
     // Rotary embeddings on Q and K: read and write.
     add_elementwise(ops, "rope", 2.0 * tokens * (h + kv_width) / t * e);
@@ -106,16 +121,16 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
   } else {
     add_materialized_attention(ops, m, p, tokens, e);
   }
-  add_linear(ops, "attn_proj", tokens, h / t, h);
+  linear("attn_proj", "attn_proj_fp8_cast", h / t, h);
   // Dropout + residual add (GPT: bias-dropout-add fused; Llama: residual add): read two
   // tensors, write one, plus a 1-byte mask for dropout.
   const double residual_bytes = norm_tokens * h * (3.0 * e + (is_gpt_family(m) ? 1.0 : 0.0));
   add_elementwise(ops, "residual1", residual_bytes);
   add_elementwise(ops, "norm2", 2.0 * norm_tokens * h * e);
-  add_linear(ops, "mlp_up", tokens, h, (swiglu ? 2.0 : 1.0) * ffn / t);
+  linear("mlp_up", "mlp_up_fp8_cast", h, (swiglu ? 2.0 : 1.0) * ffn / t);
   // GeLU: read f, write f. SwiGLU: read gate and up, write f.
   add_elementwise(ops, "activation", (swiglu ? 3.0 : 2.0) * tokens * ffn / t * e);
-  add_linear(ops, "mlp_down", tokens, ffn / t, h);
+  linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h);
   add_elementwise(ops, "residual2", residual_bytes);
   return ops;
 }

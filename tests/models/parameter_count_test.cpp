@@ -133,5 +133,39 @@ TEST(WorkloadTest, CausalAttentionIsHalfTheConventionalFlops) {
   }
 }
 
+// fp8 linears add Transformer Engine's cast-transpose traffic: 4 bytes per input element forward
+// and per output-gradient element backward, for the four layer GEMMs; 16-bit layouts add none.
+TEST(WorkloadTest, Fp8LinearsAddCastTransposeTraffic) {
+  const ModelSpec m = llama(80, 8192, 64, 8, 28672, 32000);
+  Parallelism p;
+  p.tensor = 4;
+  double bf16_bytes = 0.0;
+  for (const Op& op : lower_layer(m, p)) {
+    if (op.kind == OpKind::kMemoryBound)
+      bf16_bytes += op.bytes;
+  }
+  p.precision = Precision::kFp8;
+  const double tokens = m.seq_length;
+  double cast_fwd = 0.0;
+  double cast_bwd = 0.0;
+  double other_bytes = 0.0;
+  for (const Op& op : lower_layer(m, p)) {
+    if (op.kind != OpKind::kMemoryBound)
+      continue;
+    if (std::string_view(op.name).find("_fp8_cast") == std::string_view::npos) {
+      other_bytes += op.bytes;
+      continue;
+    }
+    (op.pass == Pass::kForward ? cast_fwd : cast_bwd) += op.bytes;
+  }
+  const double h = m.hidden_size;
+  const double qkv_out = (h + 2.0 * 8 * 128) / 4;
+  const double inputs = h + h / 4 + h + 28672.0 / 4;         // qkv, attn_proj, mlp_up, mlp_down
+  const double outputs = qkv_out + h + 2.0 * 28672 / 4 + h;  // SwiGLU's up is gate + up
+  EXPECT_DOUBLE_EQ(cast_fwd, 4.0 * tokens * inputs);
+  EXPECT_DOUBLE_EQ(cast_bwd, 4.0 * tokens * outputs);
+  EXPECT_DOUBLE_EQ(other_bytes, bf16_bytes);  // the rest stays 16-bit
+}
+
 }  // namespace
 }  // namespace capsim

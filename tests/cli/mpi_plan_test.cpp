@@ -1,8 +1,6 @@
 // `mpirun -np 2 capsim plan` (registered only when CMake found MPI): the confirmations are
 // sharded over two ranks, and the output is byte for byte the one-process output; rank 0 alone
 // prints and writes the winner; bad input still exits 2, reported once.
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,17 +29,7 @@ std::string read_text(const fs::path& path) {
 
 // Runs `command` through the shell with stdout captured and stderr written to `err`.
 CommandResult run_shell(const std::string& command, const fs::path& err) {
-  CommandResult result;
-  FILE* pipe = popen((command + " 2>" + err.string()).c_str(), "r");
-  if (pipe == nullptr)
-    return result;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0)
-    result.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return testing::run_shell(command + " 2>" + err.string());
 }
 
 // `capsim plan ARGS` as 2 MPI ranks, each in its own folder DIR/rR (Open MPI as root and on

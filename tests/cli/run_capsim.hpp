@@ -13,10 +13,8 @@ struct CommandResult {
   std::string out;  // stdout; stderr is appended when `merge_stderr`
 };
 
-// Runs the built capsim binary with `args` (shell-quoted by the caller) and captures stdout.
-inline CommandResult run_capsim(const std::string& args, bool merge_stderr = false) {
-  const std::string command =
-      std::string(CAPSIM_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs `command` through the shell and captures its stdout.
+inline CommandResult run_shell(const std::string& command) {
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr)
@@ -28,6 +26,12 @@ inline CommandResult run_capsim(const std::string& args, bool merge_stderr = fal
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// Runs the built capsim binary with `args` (shell-quoted by the caller) and captures stdout.
+inline CommandResult run_capsim(const std::string& args, bool merge_stderr = false) {
+  return run_shell(std::string(CAPSIM_BINARY) + " " + args +
+                   (merge_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 }  // namespace capsim::testing

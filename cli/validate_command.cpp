@@ -22,6 +22,9 @@ struct CaseOutcome {
   const ValidationCase* vc;
   double predicted_s;
   double error_pct;  // 100 (predicted - measured) / measured
+  // Every case was measured, so it did fit: a predicted overflow is a memory-model miss.
+  double peak_memory_gib;
+  bool fits_in_memory;
 };
 
 struct GroupStats {
@@ -35,13 +38,17 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
   std::map<std::string, GroupStats> groups;
   double abs_sum = 0.0;
   double max_abs = 0.0;
+  int memory_misses = 0;
   for (const auto& o : outcomes) {
     cases.push_back(
         {{"id", o.vc->id},
          {"group", o.vc->group},
          {"measured_iteration_time_s", round_significant(o.vc->measured_iteration_time_s)},
          {"predicted_iteration_time_s", round_significant(o.predicted_s)},
-         {"error_pct", round_significant(o.error_pct, 4)}});
+         {"error_pct", round_significant(o.error_pct, 4)},
+         {"predicted_peak_memory_gib", round_significant(o.peak_memory_gib, 4)},
+         {"fits_in_memory", o.fits_in_memory}});
+    memory_misses += o.fits_in_memory ? 0 : 1;
     abs_sum += std::fabs(o.error_pct);
     max_abs = std::max(max_abs, std::fabs(o.error_pct));
     auto& g = groups[o.vc->group];
@@ -59,16 +66,21 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
            {{"n", outcomes.size()},
             {"mape_pct", round_significant(abs_sum / n, 4)},
             {"max_abs_error_pct", round_significant(max_abs, 4)},
+            {"predicted_out_of_memory", memory_misses},
             {"by_group", by_group}}}};
 }
 
 void print_table(const nlohmann::json& report) {
-  std::printf("%-40s %-20s %12s %12s %8s\n", "case", "group", "measured s", "predicted s", "error");
+  std::printf("%-40s %-20s %12s %12s %8s %9s\n", "case", "group", "measured s", "predicted s",
+              "error", "mem GiB");
   for (const auto& c : report.at("cases")) {
-    std::printf("%-40s %-20s %12.4g %12.4g %7.1f%%\n", c.at("id").get<std::string>().c_str(),
+    std::printf("%-40s %-20s %12.4g %12.4g %7.1f%% %8.1f%s\n",
+                c.at("id").get<std::string>().c_str(),
                 c.at("group").get<std::string>().substr(0, 20).c_str(),
                 c.at("measured_iteration_time_s").get<double>(),
-                c.at("predicted_iteration_time_s").get<double>(), c.at("error_pct").get<double>());
+                c.at("predicted_iteration_time_s").get<double>(), c.at("error_pct").get<double>(),
+                c.at("predicted_peak_memory_gib").get<double>(),
+                c.at("fits_in_memory").get<bool>() ? "" : "!");
   }
   const auto& s = report.at("summary");
   std::printf("\n%zu cases (%s engine): MAPE %.2f%%, max |error| %.1f%%\n", s.at("n").get<size_t>(),
@@ -77,6 +89,13 @@ void print_table(const nlohmann::json& report) {
   for (const auto& [group, g] : s.at("by_group").items()) {
     std::printf("  %-28s n=%-4d MAPE %.2f%%\n", group.c_str(), g.at("n").get<int>(),
                 g.at("mape_pct").get<double>());
+  }
+  const int misses = s.at("predicted_out_of_memory").get<int>();
+  if (misses > 0) {
+    std::printf(
+        "memory: %d measured run(s) predicted not to fit (marked !): the memory model is "
+        "conservative for them\n",
+        misses);
   }
 }
 
@@ -106,13 +125,14 @@ int run_validate(int argc, char** argv) {
     for (const auto& vc : cases) {
       const HardwareProfile profile = resolve_profile(vc.scenario);
       // SimGrid runs one simulation per process: each event-level case runs in a child.
-      const double predicted =
-          engine == "event"
-              ? sim::simulate_iteration_in_child(vc.scenario, profile).iteration_time_s
-              : estimate_iteration(vc.scenario, profile).iteration_time_s;
+      const SimulationResult r = engine == "event"
+                                     ? sim::simulate_iteration_in_child(vc.scenario, profile)
+                                     : estimate_iteration(vc.scenario, profile);
+      const double predicted = r.iteration_time_s;
       outcomes.push_back(
           {&vc, predicted,
-           100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s});
+           100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s,
+           r.memory.peak_bytes / kGiB, r.memory.fits});
     }
     const nlohmann::json report = to_json(outcomes, engine);
     if (args.count("json") > 0) {

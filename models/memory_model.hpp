@@ -71,10 +71,12 @@ using AttentionMemory = AttentionKernel;
 // REQUIRES: 0 <= stage < parallelism.pipeline
 [[nodiscard]] double micro_batches_in_flight(const Parallelism& parallelism, int stage);
 
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 // Framework reserve: CUDA context, cuBLAS workspaces and NCCL internal buffers (a chosen
 // figure, 1 GiB; see docs/memory.md), plus 5% of activations for allocator fragmentation
 // (Megatron's overhead factor 1.05 in theoretical_memory_usage.py).
-inline constexpr double kFrameworkReserveBytes = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kFrameworkReserveBytes = kGiB;
 inline constexpr double kFragmentationFraction = 0.05;
 
 // Returns the per-GPU memory of every pipeline stage and the peak.

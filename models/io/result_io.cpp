@@ -6,8 +6,6 @@
 namespace capsim {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 std::string line(const char* label, const std::string& value) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "  %-28s %s\n", label, value.c_str());

@@ -74,10 +74,22 @@ TEST(CliTest, ValidateAnalyticRunsEveryCase) {
   EXPECT_EQ(j.at("summary").at("by_group").size(), 3u);
   for (const auto& c : j.at("cases")) {
     for (const char* key :
-         {"id", "group", "measured_iteration_time_s", "predicted_iteration_time_s", "error_pct"}) {
+         {"id", "group", "measured_iteration_time_s", "predicted_iteration_time_s", "error_pct",
+          "predicted_peak_memory_gib", "fits_in_memory"}) {
       EXPECT_TRUE(c.contains(key)) << key;
     }
   }
+  // Measured runs fit by definition: the summary counts the cases the memory model rejects.
+  int misses = 0;
+  for (const auto& c : j.at("cases")) {
+    const bool fits = c.at("fits_in_memory").get<bool>();
+    misses += fits ? 0 : 1;
+    EXPECT_EQ(fits,
+              c.at("predicted_peak_memory_gib").get<double>() <=
+                  (c.at("id").get<std::string>().find("40gb") != std::string::npos ? 40.0 : 80.0))
+        << c.at("id");
+  }
+  EXPECT_EQ(j.at("summary").at("predicted_out_of_memory").get<int>(), misses);
 }
 
 }  // namespace

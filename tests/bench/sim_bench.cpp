@@ -119,6 +119,28 @@ void BM_Scale_Gpt3_Pipeline(benchmark::State& state) {
 }
 BENCHMARK(BM_Scale_Gpt3_Pipeline)->RangeMultiplier(2)->Range(1, 32)->Unit(benchmark::kMillisecond);
 
+// Scaling with layers (24 to 384): GPT-3 175B's layout (TP8 PP8 DP16, ZeRO-1, 96 micro-batches),
+// where layers only lengthen each op, and a ZeRO-3 layout (TP8 DP128, 12 micro-batches), whose
+// per-layer gathers and scatters make the replay grow with the layers.
+Scenario gpt3_layers(int layers, bool zero3) {
+  Scenario s = zero3 ? gpt3_175b(8, 1, 128, 1536) : gpt3_175b(8, 8, 16, 1536);
+  s.model.num_layers = layers;
+  if (zero3)
+    s.parallelism.zero_stage = 3;
+  return s;
+}
+void BM_Scale_Gpt3_Layers(benchmark::State& state) {
+  run(state, gpt3_layers(static_cast<int>(state.range(0)), false));
+}
+BENCHMARK(BM_Scale_Gpt3_Layers)->RangeMultiplier(2)->Range(24, 384)->Unit(benchmark::kMillisecond);
+void BM_Scale_Gpt3_Layers_Zero3(benchmark::State& state) {
+  run(state, gpt3_layers(static_cast<int>(state.range(0)), true));
+}
+BENCHMARK(BM_Scale_Gpt3_Layers_Zero3)
+    ->RangeMultiplier(2)
+    ->Range(24, 384)
+    ->Unit(benchmark::kMillisecond);
+
 void BM_Gpt3_8_Gpus(benchmark::State& state) {
   run(state, gpt3_175b(8, 1, 1, 64));
 }

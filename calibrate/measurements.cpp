@@ -1,5 +1,6 @@
 #include "calibrate/measurements.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -97,6 +98,45 @@ GemmMeasurement read_gemm(JsonReader& r, const std::string& gpu, const std::stri
   return g;
 }
 
+OverlapMeasurement read_overlap(JsonReader& r, const std::string& file) {
+  OverlapMeasurement o;
+  o.source = file;
+  o.sms = static_cast<int>(r.required_int("sms", 2, 100000));
+  o.ranks = static_cast<int>(r.required_int("ranks", 2, 100000));
+  o.collective_bytes = r.required_number("collective_bytes", 1.0, kMaxSizeBytes);
+  o.dtype = r.required_enum("dtype", {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "tf32"});
+  const std::string clamp = "[0, " + std::to_string(o.sms - 1) + "]";
+  const auto samples = r.array("samples", 1);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    JsonReader s(samples[i], r.file(), r.pointer_to("samples") + "/" + std::to_string(i));
+    OverlapSample sample;
+    sample.collective = collective_from_name(s.required_enum("collective", collective_names()));
+    sample.m = s.required_number("m", 1.0, 1e9);
+    sample.n = s.required_number("n", 1.0, 1e9);
+    sample.k = s.required_number("k", 1.0, 1e9);
+    sample.batch = s.optional_number("batch", 1.0, 1.0, 1e9);
+    sample.time_alone_s = s.required_number("time_alone_s", 1e-9, 1e6);
+    sample.time_beside_s = s.required_number("time_beside_s", 1e-9, 1e6);
+    sample.sms_taken = static_cast<int>(s.required_int("sms_taken", 0, o.sms - 1));
+    s.finish();
+    const int derived = overlap_sms_taken(o.sms, sample.time_alone_s, sample.time_beside_s);
+    if (sample.sms_taken != derived) {
+      throw s.error("sms_taken", "expected round(sms x (1 - time_alone_s / time_beside_s)) in " +
+                                     clamp + " = " + std::to_string(derived) + ", got " +
+                                     std::to_string(sample.sms_taken));
+    }
+    o.samples.push_back(sample);
+  }
+  o.sms_taken = static_cast<int>(r.required_int("sms_taken", 0, o.sms - 1));
+  const int median = overlap_median_sms_taken(o.samples);
+  if (o.sms_taken != median) {
+    throw r.error("sms_taken", "expected the median of the samples' sms_taken, " +
+                                   std::to_string(median) + ", got " + std::to_string(o.sms_taken));
+  }
+  r.finish();
+  return o;
+}
+
 // Splits one CSV record (RFC 4180 quotes, no embedded newlines in this data set).
 std::vector<std::string> split_csv(const std::string& line, const std::string& file, int line_no) {
   std::vector<std::string> fields;
@@ -139,6 +179,23 @@ std::optional<double> csv_number(const std::string& text) {
 
 }  // namespace
 
+int overlap_sms_taken(int sms, double time_alone_s, double time_beside_s) {
+  const double taken = std::round(sms * (1.0 - time_alone_s / time_beside_s));
+  if (!(taken > 0.0))
+    return 0;  // no slowdown, or faster beside the collective (noise)
+  return static_cast<int>(std::min(taken, static_cast<double>(sms - 1)));
+}
+
+int overlap_median_sms_taken(const std::vector<OverlapSample>& samples) {
+  std::vector<int> v;
+  for (const auto& s : samples)
+    v.push_back(s.sms_taken);
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  // Even count: the mean of the middle two, rounded half up (integers, so .5 at most).
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2] + 1) / 2;
+}
+
 Measurements read_measurements_json(const nlohmann::json& doc, const std::string& file) {
   JsonReader r(doc, file);
   r.expect_schema(kMeasurementsSchema);
@@ -166,9 +223,13 @@ Measurements read_measurements_json(const nlohmann::json& doc, const std::string
       out.gemms.push_back(read_gemm(g, out.machine.gpu, file));
     }
   }
+  if (auto overlap = r.optional_object("overlap"))
+    out.overlap = read_overlap(*overlap, file);
   r.finish();
-  if (out.collectives.empty() && out.gemms.empty()) {
-    throw r.error("", "no measurements: expected a non-empty \"nccl\" or \"gemm\" array");
+  if (out.collectives.empty() && out.gemms.empty() && !out.overlap) {
+    throw r.error("",
+                  "no measurements: expected a non-empty \"nccl\" or \"gemm\" array or an "
+                  "\"overlap\" object");
   }
   return out;
 }
@@ -222,6 +283,23 @@ nlohmann::json measurements_to_json(const Measurements& m) {
   }
   if (!m.gemms.empty())
     j["gemm"] = gemms;
+  if (m.overlap) {
+    const OverlapMeasurement& o = *m.overlap;
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& s : o.samples) {
+      samples.push_back({{"collective", collective_name(s.collective)},
+                         {"m", s.m},
+                         {"n", s.n},
+                         {"k", s.k},
+                         {"batch", s.batch},
+                         {"time_alone_s", s.time_alone_s},
+                         {"time_beside_s", s.time_beside_s},
+                         {"sms_taken", s.sms_taken}});
+    }
+    j["overlap"] = {
+        {"sms", o.sms},     {"ranks", o.ranks},   {"collective_bytes", o.collective_bytes},
+        {"dtype", o.dtype}, {"samples", samples}, {"sms_taken", o.sms_taken}};
+  }
   return j;
 }
 

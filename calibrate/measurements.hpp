@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,43 @@ struct MachineInfo {
   std::map<std::string, std::string> env;  // NCCL_ALGO, NCCL_PROTO, FI_PROVIDER, ...
 };
 
+// One GEMM shape timed alone and beside one running collective (`capsim-calibrate overlap`).
+struct OverlapSample {
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  double m = 0.0;
+  double n = 0.0;
+  double k = 0.0;
+  double batch = 1.0;
+  double time_alone_s = 0.0;   // median of repeats, nothing else running
+  double time_beside_s = 0.0;  // median of repeats while the collective loops on another stream
+  int sms_taken = 0;           // overlap_sms_taken(sms, time_alone_s, time_beside_s)
+};
+
+// The in-situ measurement of HardwareProfile::collective_sms: SMs a running NCCL collective
+// takes from the compute kernels beside it (docs/calibration.md, "capsim-calibrate overlap").
+struct OverlapMeasurement {
+  int sms = 0;                    // SMs of the GPU the GEMMs ran on
+  int ranks = 0;                  // GPUs the collectives ran over (one node)
+  double collective_bytes = 0.0;  // nccl-tests size of every collective
+  std::string dtype;              // GEMM dtype
+  std::vector<OverlapSample> samples;
+  int sms_taken = 0;   // overlap_median_sms_taken(samples): the value the fitter uses
+  std::string source;  // file it was read from ("" when not read from a file)
+};
+
+// Returns the SMs a collective takes, from a GEMM's time alone and beside it: a GEMM that
+// fills the GPU runs at (SMs - taken) / SMs of its speed, so taken = round(sms x (1 - alone /
+// beside)), clamped to [0, sms - 1] (0 when it ran no slower). REQUIRES: sms >= 1, times > 0.
+[[nodiscard]] int overlap_sms_taken(int sms, double time_alone_s, double time_beside_s);
+// Returns the median of the samples' sms_taken, rounded half up (REQUIRES: non-empty).
+[[nodiscard]] int overlap_median_sms_taken(const std::vector<OverlapSample>& samples);
+
 // Contents of one `capsim.measurements/v1` file.
 struct Measurements {
   MachineInfo machine;
   std::vector<CollectiveCurve> collectives;
   std::vector<GemmMeasurement> gemms;
+  std::optional<OverlapMeasurement> overlap;
 };
 
 // Reads a `capsim.measurements/v1` file strictly (JsonReader; errors name file and pointer).

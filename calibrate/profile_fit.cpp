@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -56,6 +57,8 @@ CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
       for (auto& g : m.gemms)
         in.gemm_rows.push_back(std::move(g));
       in.machines.push_back(m.machine);
+      if (m.overlap)
+        in.overlaps.push_back(std::move(*m.overlap));
     } else if (ends_with(path, ".csv")) {
       auto rows = read_gemm_csv(path);
       in.gemm_rows.insert(in.gemm_rows.end(), rows.begin(), rows.end());
@@ -188,6 +191,50 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   } else {
     p.provenance.push_back("gemm: no " + spec->architecture +
                            " fp16/bf16 measurements given; GemmParams left at their defaults");
+  }
+  // collective_sms: measured in situ when an overlap measurement is given, else the default.
+  if (inputs.overlaps.empty()) {
+    p.collective_sms = HardwareProfile{}.collective_sms;
+    p.provenance.push_back(
+        "collective_sms " + std::to_string(p.collective_sms) +
+        ": not measured (no capsim-calibrate overlap input); the default, NCCL's channel count on "
+        "HGX A100 and H100 (one CTA per channel)");
+  } else {
+    std::vector<OverlapSample> per_file;
+    for (const auto& o : inputs.overlaps) {
+      if (o.sms != spec->num_sms) {
+        throw InputError(o.source, "/overlap/sms",
+                         "measured on a GPU with " + std::to_string(o.sms) + " SMs, but " + gpu +
+                             " has " + std::to_string(spec->num_sms) +
+                             "; measure collective_sms on the profile's GPU");
+      }
+      OverlapSample s;
+      s.sms_taken = o.sms_taken;
+      per_file.push_back(s);
+    }
+    p.collective_sms = overlap_median_sms_taken(per_file);
+    p.provenance.push_back(
+        "collective_sms " + std::to_string(p.collective_sms) +
+        ": measured in situ by capsim-calibrate overlap (GEMM time alone vs beside a running "
+        "collective" +
+        (inputs.overlaps.size() > 1
+             ? "; median of " + std::to_string(inputs.overlaps.size()) + " files)"
+             : std::string(")")));
+    for (const auto& o : inputs.overlaps) {
+      std::string kinds;
+      for (const auto& s : o.samples) {
+        const std::string name = collective_name(s.collective);
+        if (kinds.find(name) == std::string::npos)
+          kinds += (kinds.empty() ? "" : "/") + name;
+      }
+      std::array<char, 32> mib{};
+      std::snprintf(mib.data(), mib.size(), "%.4g", o.collective_bytes / (1024.0 * 1024.0));
+      p.provenance.push_back(base_name(o.source) + ": capsim-calibrate overlap, " +
+                             std::to_string(o.sms_taken) + " of " + std::to_string(o.sms) +
+                             " SMs taken (median of " + std::to_string(o.samples.size()) + " " +
+                             o.dtype + " GEMM x " + kinds + " pairs; " + mib.data() + " MiB over " +
+                             std::to_string(o.ranks) + " ranks)");
+    }
   }
   p.attention = published_attention_params(*spec);
   p.provenance.push_back(

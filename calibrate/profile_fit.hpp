@@ -16,7 +16,8 @@ namespace capsim::calibrate {
 struct CalibrationInputs {
   std::vector<CollectiveCurve> curves;
   std::vector<GemmMeasurement> gemm_rows;
-  std::vector<MachineInfo> machines;  // one per measurement JSON
+  std::vector<MachineInfo> machines;         // one per measurement JSON
+  std::vector<OverlapMeasurement> overlaps;  // capsim-calibrate overlap, one per JSON having one
 };
 
 // Reads every input by kind: *.json capsim.measurements/v1, *.csv the GEMM CSV, anything else
@@ -47,8 +48,9 @@ struct ProfileFitResult {
 
 // Fits a profile: one CollectiveFit per (collective, scope) over all curves of that scope,
 // GemmParams from the GEMM rows of the GPU family (defaults when there are none), attention
-// and framework overheads at their cited defaults. Deterministic. Throws InputError when an
-// option the inputs need is missing.
+// and framework overheads at their cited defaults; collective_sms is the median of the overlap
+// measurements' sms_taken when there are any, else the default 24. Deterministic. Throws InputError
+// when an option the inputs need is missing.
 [[nodiscard]] std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                                                             const ProfileFitOptions& options);
 

@@ -139,6 +139,11 @@ class CudaBackend : public Backend {
     }
     for (auto& c : comms_)
       ncclCommDestroy(c);
+    if (overlap_stream_ != nullptr) {
+      cudaSetDevice(devices_[0]);
+      cudaStreamDestroy(overlap_stream_);
+    }
+    release_gemm();
     for (void* p : gemm_buffers_)
       cudaFree(p);
     if (workspace_ != nullptr)
@@ -230,7 +235,96 @@ class CudaBackend : public Backend {
 
   GemmTiming time_gemm(const std::string& dtype, const GemmShape& shape, int warmup,
                        int repeats) override {
+    prepare_gemm(dtype, shape);
+    GemmTiming t;
+    t.times_s = time_prepared_gemm(streams_[0], warmup, repeats);
+    check_prepared_gemm(streams_[0], t.wrong, t.checked);
+    return t;
+  }
+
+  int sm_count() override {
+    cudaDeviceProp prop{};
+    CAPSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, devices_[0]));
+    return prop.multiProcessorCount;
+  }
+
+  OverlapTiming time_gemm_beside_collective(const std::string& dtype, const GemmShape& shape,
+                                            CollectiveKind kind, double collective_bytes,
+                                            int collective_ops, int warmup, int repeats) override {
+    prepare_gemm(dtype, shape);
+    const auto size = static_cast<size_t>(collective_bytes);
+    ensure_collective_buffers(size);
     CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    if (overlap_stream_ == nullptr)
+      CAPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&overlap_stream_, cudaStreamNonBlocking));
+    cudaEvent_t first_done = nullptr;
+    cudaEvent_t loop_done = nullptr;
+    cudaEvent_t gemms_done = nullptr;
+    CAPSIM_CUDA_CHECK(cudaEventCreate(&first_done));
+    CAPSIM_CUDA_CHECK(cudaEventCreate(&loop_done));
+    CAPSIM_CUDA_CHECK(cudaEventCreate(&gemms_done));
+    // The collective loop on every GPU's collective stream; GPU 0's GEMM stream waits for the
+    // first op to finish, so every GEMM starts while the loop is under way.
+    launch(kind, size, false);
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    CAPSIM_CUDA_CHECK(cudaEventRecord(first_done, streams_[0]));
+    for (int i = 1; i < collective_ops; ++i)
+      launch(kind, size, false);
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    CAPSIM_CUDA_CHECK(cudaEventRecord(loop_done, streams_[0]));
+    CAPSIM_CUDA_CHECK(cudaStreamWaitEvent(overlap_stream_, first_done, 0));
+    OverlapTiming t;
+    t.times_s = time_prepared_gemm(overlap_stream_, warmup, repeats);
+    CAPSIM_CUDA_CHECK(cudaEventRecord(gemms_done, overlap_stream_));
+    synchronize();
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    CAPSIM_CUDA_CHECK(cudaStreamSynchronize(overlap_stream_));
+    float ms = 0.0f;  // from the last GEMM's end to the loop's end
+    CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, gemms_done, loop_done));
+    t.collective_outlasted = ms > 0.0f;
+    cudaEventDestroy(first_done);
+    cudaEventDestroy(loop_done);
+    cudaEventDestroy(gemms_done);
+    check_prepared_gemm(overlap_stream_, t.wrong, t.checked);
+    return t;
+  }
+
+ private:
+  static constexpr size_t kWorkspace = 32u << 20;
+
+  // cuBLASLt state of one (dtype, shape): descriptors, the heuristic's algorithm and the
+  // rotating operand sets in gemm_buffers_ (A, B, D per set).
+  struct PreparedGemm {
+    std::string dtype;
+    GemmShape shape;
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a_layout = nullptr;
+    cublasLtMatrixLayout_t b_layout = nullptr;
+    cublasLtMatrixLayout_t d_layout = nullptr;
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    size_t sets = 0;
+  };
+
+  void release_gemm() {
+    if (gemm_.desc != nullptr)
+      cublasLtMatmulDescDestroy(gemm_.desc);
+    if (gemm_.a_layout != nullptr)
+      cublasLtMatrixLayoutDestroy(gemm_.a_layout);
+    if (gemm_.b_layout != nullptr)
+      cublasLtMatrixLayoutDestroy(gemm_.b_layout);
+    if (gemm_.d_layout != nullptr)
+      cublasLtMatrixLayoutDestroy(gemm_.d_layout);
+    gemm_ = PreparedGemm{};
+  }
+
+  // Prepares (dtype, shape) unless it is the one prepared last.
+  void prepare_gemm(const std::string& dtype, const GemmShape& shape) {
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    if (gemm_.desc != nullptr && gemm_.dtype == dtype && gemm_.shape.m == shape.m &&
+        gemm_.shape.n == shape.n && gemm_.shape.k == shape.k && gemm_.shape.batch == shape.batch) {
+      return;
+    }
+    release_gemm();
     if (lt_ == nullptr) {
       CAPSIM_CUBLAS_CHECK(cublasLtCreate(&lt_));
       CAPSIM_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspace));
@@ -265,25 +359,24 @@ class CudaBackend : public Backend {
     fill_gemm_operands(fp8, dtype == "fp16", a_bytes / in_elt, b_bytes / in_elt, sets);
 
     // TN layout (column-major): A stored K x M and transposed, B K x N, D M x N; fp8 needs TN.
-    cublasLtMatmulDesc_t desc = nullptr;
-    CAPSIM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    gemm_.dtype = dtype;
+    gemm_.shape = shape;
+    gemm_.sets = sets;
+    CAPSIM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&gemm_.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t op_t = CUBLAS_OP_T;
+    CAPSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(gemm_.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                       &op_t, sizeof(op_t)));
     CAPSIM_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof(op_t)));
-    cublasLtMatrixLayout_t a_layout = nullptr;
-    cublasLtMatrixLayout_t b_layout = nullptr;
-    cublasLtMatrixLayout_t d_layout = nullptr;
+        cublasLtMatrixLayoutCreate(&gemm_.a_layout, in_type, k, m, static_cast<int64_t>(k)));
     CAPSIM_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&a_layout, in_type, k, m, static_cast<int64_t>(k)));
+        cublasLtMatrixLayoutCreate(&gemm_.b_layout, in_type, k, n, static_cast<int64_t>(k)));
     CAPSIM_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&b_layout, in_type, k, n, static_cast<int64_t>(k)));
-    CAPSIM_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&d_layout, out_type, m, n, static_cast<int64_t>(m)));
+        cublasLtMatrixLayoutCreate(&gemm_.d_layout, out_type, m, n, static_cast<int64_t>(m)));
     if (batch > 1) {
       const std::array<std::pair<cublasLtMatrixLayout_t, int64_t>, 3> strides{
-          {{a_layout, static_cast<int64_t>(m * k)},
-           {b_layout, static_cast<int64_t>(k * n)},
-           {d_layout, static_cast<int64_t>(m * n)}}};
+          {{gemm_.a_layout, static_cast<int64_t>(m * k)},
+           {gemm_.b_layout, static_cast<int64_t>(k * n)},
+           {gemm_.d_layout, static_cast<int64_t>(m * n)}}};
       for (const auto& [layout, stride] : strides) {
         CAPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
             layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
@@ -294,69 +387,82 @@ class CudaBackend : public Backend {
     cublasLtMatmulPreference_t pref = nullptr;
     CAPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const size_t ws = kWorkspace;
-    CAPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
-    cublasLtMatmulHeuristicResult_t heuristic{};
+    const cublasStatus_t set_ws = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     int found = 0;
-    CAPSIM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt_, desc, a_layout, b_layout, d_layout,
-                                                       d_layout, pref, 1, &heuristic, &found));
-    if (found < 1)
+    const cublasStatus_t heuristic =
+        set_ws != CUBLAS_STATUS_SUCCESS
+            ? set_ws
+            : cublasLtMatmulAlgoGetHeuristic(lt_, gemm_.desc, gemm_.a_layout, gemm_.b_layout,
+                                             gemm_.d_layout, gemm_.d_layout, pref, 1,
+                                             &gemm_.heuristic, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    CAPSIM_CUBLAS_CHECK(heuristic);
+    if (found < 1) {
+      release_gemm();
       throw DeviceError("cuBLASLt found no algorithm for this GEMM");
+    }
+  }
+
+  // Enqueues the prepared GEMM on operand set `set`.
+  void run_prepared_gemm(size_t set, cudaStream_t stream) {
     const float alpha = 1.0f;
     const float beta = 0.0f;
-    cudaStream_t stream = streams_[0];
-    auto run = [&](size_t set) {
-      CAPSIM_CUBLAS_CHECK(cublasLtMatmul(
-          lt_, desc, &alpha, gemm_buffers_[3 * set], a_layout, gemm_buffers_[3 * set + 1], b_layout,
-          &beta, gemm_buffers_[3 * set + 2], d_layout, gemm_buffers_[3 * set + 2], d_layout,
-          &heuristic.algo, workspace_, kWorkspace, stream));
-    };
+    CAPSIM_CUBLAS_CHECK(cublasLtMatmul(lt_, gemm_.desc, &alpha, gemm_buffers_[3 * set],
+                                       gemm_.a_layout, gemm_buffers_[3 * set + 1], gemm_.b_layout,
+                                       &beta, gemm_buffers_[3 * set + 2], gemm_.d_layout,
+                                       gemm_buffers_[3 * set + 2], gemm_.d_layout,
+                                       &gemm_.heuristic.algo, workspace_, kWorkspace, stream));
+  }
+
+  // `warmup` untimed runs, then `repeats` runs each between two CUDA events on `stream`.
+  std::vector<double> time_prepared_gemm(cudaStream_t stream, int warmup, int repeats) {
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
     for (int i = 0; i < warmup; ++i)
-      run(static_cast<size_t>(i) % sets);
-    GemmTiming t;
+      run_prepared_gemm(static_cast<size_t>(i) % gemm_.sets, stream);
+    std::vector<double> times_s;
     cudaEvent_t start = nullptr;
     cudaEvent_t stop = nullptr;
     CAPSIM_CUDA_CHECK(cudaEventCreate(&start));
     CAPSIM_CUDA_CHECK(cudaEventCreate(&stop));
     for (int i = 0; i < repeats; ++i) {
       CAPSIM_CUDA_CHECK(cudaEventRecord(start, stream));
-      run(static_cast<size_t>(i) % sets);
+      run_prepared_gemm(static_cast<size_t>(i) % gemm_.sets, stream);
       CAPSIM_CUDA_CHECK(cudaEventRecord(stop, stream));
       CAPSIM_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0.0f;
       CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      t.times_s.push_back(static_cast<double>(ms) * 1e-3);
+      times_s.push_back(static_cast<double>(ms) * 1e-3);
     }
-    // Sampled check of set 0's output against the known A pattern (B is all ones):
-    // D[i, j] = sum over k of A(k, i), exact in fp32 accumulation, rounded once to 16 bits.
-    run(0);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return times_s;
+  }
+
+  // Sampled check of set 0's output against the known A pattern (B is all ones):
+  // D[i, j] = sum over k of A(k, i), exact in fp32 accumulation, rounded once to 16 bits.
+  void check_prepared_gemm(cudaStream_t stream, long long& wrong, long long& checked) {
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    run_prepared_gemm(0, stream);
     CAPSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto m = static_cast<uint64_t>(gemm_.shape.m);
+    const auto n = static_cast<uint64_t>(gemm_.shape.n);
+    const auto k = static_cast<uint64_t>(gemm_.shape.k);
     for (int s = 0; s < kSampledChecks; ++s) {
       const uint64_t i = (static_cast<uint64_t>(s) * 7919u) % m;
       const uint64_t j = (static_cast<uint64_t>(s) * 104729u) % n;
       uint16_t bits = 0;
       CAPSIM_CUDA_CHECK(cudaMemcpy(&bits, static_cast<char*>(gemm_buffers_[2]) + 2 * (j * m + i),
                                    sizeof(bits), cudaMemcpyDeviceToHost));
-      const float got = dtype == "fp16" ? half_to_float(bits) : bf16_to_float(bits);
+      const float got = gemm_.dtype == "fp16" ? half_to_float(bits) : bf16_to_float(bits);
       double expected = 0.0;
       for (uint64_t kk = 0; kk < k; ++kk)
         expected += a_is_positive(i * k + kk) ? 1.0 : -1.0;
-      ++t.checked;
+      ++checked;
       if (std::abs(got - expected) > 0.01 * std::abs(expected) + 1.0)
-        ++t.wrong;
+        ++wrong;
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtMatrixLayoutDestroy(a_layout);
-    cublasLtMatrixLayoutDestroy(b_layout);
-    cublasLtMatrixLayoutDestroy(d_layout);
-    cublasLtMatmulDescDestroy(desc);
-    return t;
   }
-
- private:
-  static constexpr size_t kWorkspace = 32u << 20;
 
   void ensure_collective_buffers(size_t bytes) {
     if (bytes <= buffer_bytes_)
@@ -554,6 +660,8 @@ class CudaBackend : public Backend {
   cublasLtHandle_t lt_ = nullptr;
   void* workspace_ = nullptr;
   std::vector<void*> gemm_buffers_;
+  PreparedGemm gemm_;
+  cudaStream_t overlap_stream_ = nullptr;  // GPU 0's GEMM stream beside the collectives
 };
 
 }  // namespace

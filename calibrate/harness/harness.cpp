@@ -16,6 +16,22 @@ namespace {
 constexpr double kFloatBytes = 4.0;  // nccl-tests default datatype (-d float)
 constexpr double kMaxBytes = 64.0 * 1024 * 1024 * 1024;
 
+std::string shape_text(const GemmShape& s) {
+  std::string out = std::to_string(static_cast<long long>(s.m)) + "x" +
+                    std::to_string(static_cast<long long>(s.n)) + "x" +
+                    std::to_string(static_cast<long long>(s.k));
+  if (s.batch != 1.0)
+    out += "x" + std::to_string(static_cast<long long>(s.batch));
+  return out;
+}
+
+void throw_if_wrong_gemm(const std::string& what, long long wrong, long long checked) {
+  if (wrong > 0) {
+    throw std::runtime_error(what + ": " + std::to_string(wrong) + " of " +
+                             std::to_string(checked) + " sampled elements wrong");
+  }
+}
+
 bool moves_per_rank_chunks(CollectiveKind kind) {
   return kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter ||
          kind == CollectiveKind::kAllToAll;
@@ -80,6 +96,37 @@ std::vector<CollectiveKind> parse_collectives_arg(const std::string& text) {
   return out;
 }
 
+std::vector<GemmShape> parse_shapes_arg(const std::string& option, const std::string& text) {
+  std::vector<GemmShape> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    std::vector<double> dims;
+    const char* p = item.data();
+    const char* end = item.data() + item.size();
+    bool ok = !item.empty();
+    while (ok && p < end) {
+      long long v = 0;
+      auto [next, ec] = std::from_chars(p, end, v);
+      ok = ec == std::errc() && next != p && v > 0 && v <= 10000000;
+      dims.push_back(static_cast<double>(v));
+      p = next;
+      if (ok && p < end) {
+        ok = *p == 'x' && p + 1 < end;
+        ++p;
+      }
+    }
+    if (!ok || dims.size() < 3 || dims.size() > 4) {
+      throw InputError(
+          option, "", "expected MxNxK or MxNxKxBATCH with positive integers, got \"" + item + "\"");
+    }
+    out.push_back({dims[0], dims[1], dims[2], dims.size() == 4 ? dims[3] : 1.0});
+    pos = comma + 1;
+  }
+  return out;
+}
+
 void validate(const NcclSweep& s) {
   if (s.collectives.empty())
     throw InputError("--collectives", "", "no collective given");
@@ -113,6 +160,44 @@ void validate(const GemmSweep& s, bool gpu_has_fp8) {
     throw InputError("--warmup", "", "must not be negative");
   if (s.repeats < 3)
     throw InputError("--repeats", "", "must be at least 3 (median of repeats)");
+}
+
+void validate(const OverlapRun& r) {
+  if (r.shapes.empty())
+    throw InputError("--shapes", "", "no GEMM shapes given");
+  if (r.collectives.empty())
+    throw InputError("--collectives", "", "no collective given");
+  for (CollectiveKind kind : r.collectives) {
+    if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kAllGather &&
+        kind != CollectiveKind::kReduceScatter) {
+      throw InputError("--collectives", "",
+                       std::string("expected all_reduce, all_gather or reduce_scatter (the data-"
+                                   "parallel and ZeRO collectives that run beside compute), got ") +
+                           collective_name(kind));
+    }
+  }
+  if (r.collective_bytes < 1024.0 * 1024) {
+    throw InputError("--collective-bytes", "",
+                     "must be at least 1M: NCCL runs small collectives on fewer channels");
+  }
+  if (r.collective_bytes > kMaxBytes)
+    throw InputError("--collective-bytes", "", "must be at most 64G");
+  if (r.dtype != "bf16" && r.dtype != "fp16")
+    throw InputError("--dtype", "", "expected bf16 or fp16, got \"" + r.dtype + "\"");
+  if (r.warmup < 0)
+    throw InputError("--warmup", "", "must not be negative");
+  if (r.repeats < 3)
+    throw InputError("--repeats", "", "must be at least 3 (median of repeats)");
+}
+
+int plan_collective_ops(double gemm_s, double collective_s, int warmup, int repeats) {
+  if (!(collective_s > 0.0))
+    return kMaxCollectiveOps;
+  // The GEMMs start after the first collective; each may run up to 3x slower beside the
+  // collective, and the host waits on every timed repeat (~100 us of launch and sync).
+  const double window = (warmup + repeats) * (3.0 * gemm_s + 100e-6);
+  const double ops = std::ceil(window / collective_s) + 1.0;
+  return static_cast<int>(std::clamp(ops, 4.0, static_cast<double>(kMaxCollectiveOps)));
 }
 
 std::vector<double> plan_sizes(const NcclSweep& s, CollectiveKind kind, int ranks) {
@@ -243,6 +328,82 @@ Measurements run_gemm(Backend& backend, const GemmSweep& sweep) {
       m.gemms.push_back(g);
     }
   }
+  return m;
+}
+
+Measurements run_overlap(Backend& backend, const OverlapRun& run) {
+  validate(run);
+  Measurements m;
+  m.machine = backend.machine();
+  const int ranks = backend.ranks();
+  if (ranks < 2) {
+    throw InputError("--gpus", "",
+                     "overlap needs at least 2 GPUs, got " + std::to_string(ranks) +
+                         ": a collective over one rank moves no data");
+  }
+  const int sms = backend.sm_count();
+  if (sms < 2)
+    throw std::runtime_error("the device reports " + std::to_string(sms) + " SMs");
+  OverlapMeasurement o;
+  o.sms = sms;
+  o.ranks = ranks;
+  o.dtype = run.dtype;
+  // One size valid for every collective: a whole number of floats per rank.
+  const double unit = kFloatBytes * ranks;
+  o.collective_bytes = std::floor(run.collective_bytes / unit) * unit;
+
+  // Each collective alone (1 warm-up, 5 timed, checked) sizes its loop.
+  std::vector<double> collective_s;
+  for (CollectiveKind kind : run.collectives) {
+    const CollectiveTiming t = backend.time_collective(kind, o.collective_bytes, false, 1, 5);
+    if (t.wrong > 0) {
+      throw std::runtime_error(std::string(collective_name(kind)) + " at " +
+                               std::to_string(static_cast<long long>(o.collective_bytes)) +
+                               " B: " + std::to_string(t.wrong) + " wrong elements");
+    }
+    collective_s.push_back(t.time_s);
+  }
+
+  for (const auto& shape : run.shapes) {
+    const std::string what = "GEMM " + run.dtype + " " + shape_text(shape);
+    const GemmTiming alone = backend.time_gemm(run.dtype, shape, run.warmup, run.repeats);
+    if (alone.times_s.empty())
+      throw std::runtime_error("backend returned no GEMM timings");
+    throw_if_wrong_gemm(what, alone.wrong, alone.checked);
+    const double time_alone_s = median(alone.times_s);
+    for (size_t c = 0; c < run.collectives.size(); ++c) {
+      const CollectiveKind kind = run.collectives[c];
+      int ops = plan_collective_ops(time_alone_s, collective_s[c], run.warmup, run.repeats);
+      OverlapTiming beside;
+      for (int attempt = 0;; ++attempt) {
+        beside = backend.time_gemm_beside_collective(run.dtype, shape, kind, o.collective_bytes,
+                                                     ops, run.warmup, run.repeats);
+        if (beside.collective_outlasted || attempt == 3 || ops >= kMaxCollectiveOps)
+          break;
+        ops = std::min(4 * ops, kMaxCollectiveOps);
+      }
+      const std::string pair = what + " beside " + collective_name(kind);
+      if (!beside.collective_outlasted) {
+        throw std::runtime_error(pair + ": the loop of " + std::to_string(ops) +
+                                 " collectives ended before the timed GEMMs did");
+      }
+      if (beside.times_s.empty())
+        throw std::runtime_error("backend returned no GEMM timings");
+      throw_if_wrong_gemm(pair, beside.wrong, beside.checked);
+      OverlapSample sample;
+      sample.collective = kind;
+      sample.m = shape.m;
+      sample.n = shape.n;
+      sample.k = shape.k;
+      sample.batch = shape.batch;
+      sample.time_alone_s = time_alone_s;
+      sample.time_beside_s = median(beside.times_s);
+      sample.sms_taken = overlap_sms_taken(sms, sample.time_alone_s, sample.time_beside_s);
+      o.samples.push_back(sample);
+    }
+  }
+  o.sms_taken = overlap_median_sms_taken(o.samples);
+  m.overlap = std::move(o);
   return m;
 }
 

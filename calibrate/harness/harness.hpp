@@ -24,6 +24,15 @@ struct GemmTiming {
   long long checked = 0;
 };
 
+struct OverlapTiming {
+  std::vector<double> times_s;  // one per timed GEMM repeat while the collective loop ran
+  // True when the collective loop was still running when the last timed GEMM ended (the
+  // loop outlasted the timing window, so every repeat had the collective beside it).
+  bool collective_outlasted = false;
+  long long wrong = 0;  // sampled GEMM output elements that failed the check
+  long long checked = 0;
+};
+
 // The device layer. Implementations are not thread-safe.
 class Backend {
  public:
@@ -43,6 +52,14 @@ class Backend {
   // Times one GEMM `repeats` times after `warmup` runs, rotating operand buffers.
   [[nodiscard]] virtual GemmTiming time_gemm(const std::string& dtype, const GemmShape& shape,
                                              int warmup, int repeats) = 0;
+  // Returns the SM count of the GPU time_gemm runs on.
+  [[nodiscard]] virtual int sm_count() = 0;
+  // Starts `collective_ops` back-to-back out-of-place collectives of nccl-tests size
+  // `collective_bytes` on every GPU; once the first has finished, times the GEMM on the
+  // first GPU on another stream (`warmup` untimed, `repeats` timed, as time_gemm).
+  [[nodiscard]] virtual OverlapTiming time_gemm_beside_collective(
+      const std::string& dtype, const GemmShape& shape, CollectiveKind kind,
+      double collective_bytes, int collective_ops, int warmup, int repeats) = 0;
 };
 
 struct NcclSweep {
@@ -62,6 +79,18 @@ struct GemmSweep {
   int repeats = 30;
 };
 
+// `capsim-calibrate overlap`: GEMMs alone and beside a running collective, on one node.
+struct OverlapRun {
+  // A square transformer GEMM (8192 tokens x hidden 8192) and the FFN up-projection of a
+  // hidden-8192 SwiGLU model (ffn 28672), as cuBLASLt TN GEMMs of time_gemm.
+  std::vector<GemmShape> shapes{{8192, 8192, 8192, 1}, {8192, 28672, 8192, 1}};
+  std::vector<CollectiveKind> collectives{CollectiveKind::kAllReduce, CollectiveKind::kAllGather};
+  double collective_bytes = 256.0 * 1024 * 1024;
+  std::string dtype = "bf16";
+  int warmup = 10;
+  int repeats = 30;
+};
+
 // Parses an nccl-tests size argument: bytes with an optional K/M/G suffix, 1024-based like
 // nccl-tests' parsesize() ("8", "128K", "1M", "8G"). Throws InputError naming `option`.
 [[nodiscard]] double parse_size_arg(const std::string& option, const std::string& text);
@@ -69,9 +98,21 @@ struct GemmSweep {
 // Parses a comma-separated collective list ("all_reduce,all_gather" or "all").
 [[nodiscard]] std::vector<CollectiveKind> parse_collectives_arg(const std::string& text);
 
+// Parses a comma-separated GEMM shape list "MxNxK[xBATCH],..." ("8192x8192x8192,8192x28672x8192").
+// Throws InputError naming `option`.
+[[nodiscard]] std::vector<GemmShape> parse_shapes_arg(const std::string& option,
+                                                      const std::string& text);
+
 // Checks a sweep (sizes, factor, iteration counts); throws InputError naming the option.
 void validate(const NcclSweep& sweep);
 void validate(const GemmSweep& sweep, bool gpu_has_fp8);
+void validate(const OverlapRun& run);
+
+// Returns how many back-to-back collectives of `collective_s` each outlast the GEMM window of
+// an overlap run: (warmup + repeats) GEMMs of `gemm_s`, up to 3x slower beside the collective,
+// plus 100 us of host synchronisation per GEMM; at least 4, at most kMaxCollectiveOps.
+inline constexpr int kMaxCollectiveOps = 20000;
+[[nodiscard]] int plan_collective_ops(double gemm_s, double collective_s, int warmup, int repeats);
 
 // Returns the sizes of a sweep as nccl-tests runs them: from min to max multiplying by
 // factor, each rounded down to a whole number of elements per rank (4-byte floats; all-gather,
@@ -98,5 +139,13 @@ void validate(const GemmSweep& sweep, bool gpu_has_fp8);
 
 // Runs every (dtype, shape); the recorded time is the median of the repeats.
 [[nodiscard]] Measurements run_gemm(Backend& backend, const GemmSweep& sweep);
+
+// Measures collective_sms: per shape the GEMM alone (median of repeats), then per collective
+// the same GEMM beside a loop of that collective sized by plan_collective_ops (re-run with 4x
+// the loop, up to 3 times, when the loop ended first); sms_taken per pair by
+// overlap_sms_taken, the recorded value their median. Throws InputError when the backend
+// drives fewer than 2 GPUs, std::runtime_error on wrong GEMM or collective elements or a loop
+// that never outlasts the GEMMs.
+[[nodiscard]] Measurements run_overlap(Backend& backend, const OverlapRun& run);
 
 }  // namespace capsim::calibrate::harness

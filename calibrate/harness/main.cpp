@@ -2,6 +2,7 @@
 // capsim.measurements/v1 JSON for `capsim calibrate fit`.
 //   capsim-calibrate nccl [-c all_reduce,...] [-b 8] [-e 8G] [-f 2] [-w 5] [-n 20] -o m.json
 //   capsim-calibrate gemm [--scenario s.json] [--grid] [--dtypes bf16,fp16,fp8_e4m3] -o m.json
+//   capsim-calibrate overlap [--shapes 8192x8192x8192,...] [-c all_reduce,all_gather] -o m.json
 // Multi-node: build with MPI and launch one process per GPU with mpirun/srun (as nccl-tests).
 #include <chrono>
 #include <cstdio>
@@ -25,7 +26,8 @@ namespace h = capsim::calibrate::harness;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: capsim-calibrate nccl|gemm [options] -o MEASUREMENTS.json (see --help of each)\n";
+    "usage: capsim-calibrate nccl|gemm|overlap [options] -o MEASUREMENTS.json (see --help of "
+    "each)\n";
 
 std::string today_utc() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -152,6 +154,52 @@ int run_gemm(int argc, char** argv) {
   return 0;
 }
 
+int run_overlap(int argc, char** argv) {
+  cxxopts::Options options(
+      "capsim-calibrate overlap",
+      "collective_sms in situ: GEMMs on GPU 0 alone, then beside a running collective over all "
+      "local GPUs");
+  options.add_options()(
+      "shapes", "GEMMs MxNxK[xBATCH],...",
+      cxxopts::value<std::string>()->default_value("8192x8192x8192,8192x28672x8192"))(
+      "c,collectives", "all_reduce,all_gather,reduce_scatter",
+      cxxopts::value<std::string>()->default_value("all_reduce,all_gather"))(
+      "s,collective-bytes", "nccl-tests size of each collective (1024-based K/M/G)",
+      cxxopts::value<std::string>()->default_value("256M"))(
+      "dtype", "GEMM dtype: bf16 or fp16", cxxopts::value<std::string>()->default_value("bf16"))(
+      "w,warmup", "untimed GEMMs per measurement", cxxopts::value<int>()->default_value("10"))(
+      "r,repeats", "timed GEMMs per measurement (median)",
+      cxxopts::value<int>()->default_value("30"))(
+      "g,gpus", "local GPUs the collectives run over (0 = all visible; at least 2)",
+      cxxopts::value<int>()->default_value("0"))("date", "date recorded in the header",
+                                                 cxxopts::value<std::string>())(
+      "o,output", "measurement JSON to write", cxxopts::value<std::string>())("h,help", "help");
+  const auto parsed = parse_or_help(options, argc, argv);
+  if (!parsed)
+    return 0;
+  const auto& args = *parsed;
+  h::OverlapRun run;
+  run.shapes = h::parse_shapes_arg("--shapes", args["shapes"].as<std::string>());
+  run.collectives = h::parse_collectives_arg(args["collectives"].as<std::string>());
+  run.collective_bytes =
+      h::parse_size_arg("--collective-bytes", args["collective-bytes"].as<std::string>());
+  run.dtype = args["dtype"].as<std::string>();
+  run.warmup = args["warmup"].as<int>();
+  run.repeats = args["repeats"].as<int>();
+  h::validate(run);
+  h::CudaBackendOptions backend_options;
+  backend_options.gpus = args["gpus"].as<int>();
+  if (backend_options.gpus == 1) {
+    throw capsim::InputError("--gpus", "",
+                             "overlap needs at least 2 GPUs, got 1: a collective over one rank "
+                             "moves no data");
+  }
+  backend_options.date = args.count("date") > 0 ? args["date"].as<std::string>() : today_utc();
+  auto backend = h::make_cuda_backend(backend_options);
+  write(args["output"].as<std::string>(), h::run_overlap(*backend, run));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,6 +211,8 @@ int main(int argc, char** argv) {
       rc = run_nccl(argc - 1, argv + 1);
     } else if (sub == "gemm") {
       rc = run_gemm(argc - 1, argv + 1);
+    } else if (sub == "overlap") {
+      rc = run_overlap(argc - 1, argv + 1);
     } else {
       std::cerr << kUsage;
       rc = sub == "-h" || sub == "--help" ? 0 : 2;

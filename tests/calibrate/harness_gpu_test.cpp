@@ -37,5 +37,30 @@ TEST(HarnessGpuTest, GemmRunsAndChecks) {
     EXPECT_GT(g.flop_per_s, 1e12);
 }
 
+TEST(HarnessGpuTest, OverlapMeasuresSmsTaken) {
+  if (!cuda_device_available())
+    GTEST_SKIP() << "no CUDA device";
+  auto backend = make_cuda_backend({});
+  if (backend->ranks() < 2)
+    GTEST_SKIP() << "overlap needs at least 2 GPUs";
+  OverlapRun run;
+  run.shapes = {{4096, 4096, 4096, 1}};
+  run.collective_bytes = 64.0 * 1024 * 1024;
+  run.repeats = 5;
+  // Throws on wrong elements or a collective loop that ended before the GEMMs.
+  const Measurements m = run_overlap(*backend, run);
+  ASSERT_TRUE(m.overlap.has_value());
+  EXPECT_EQ(m.overlap->sms, backend->sm_count());
+  ASSERT_EQ(m.overlap->samples.size(), 2U);
+  for (const auto& s : m.overlap->samples) {
+    EXPECT_GT(s.time_alone_s, 0.0);
+    EXPECT_GT(s.time_beside_s, 0.0);
+  }
+  EXPECT_GE(m.overlap->sms_taken, 0);
+  EXPECT_LT(m.overlap->sms_taken, m.overlap->sms);
+  // The strict reader accepts what the harness writes.
+  EXPECT_NO_THROW((void)read_measurements_json(measurements_to_json(m), "overlap.json"));
+}
+
 }  // namespace
 }  // namespace capsim::calibrate::harness

@@ -58,6 +58,53 @@ TEST(CalibrateCommandTest, BadInputExitsTwoWithMessage) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+TEST(CalibrateCommandTest, OverlapMeasurementSetsCollectiveSms) {
+  // capsim-calibrate overlap output for an A100 (108 SMs): 108 x (1 - 1 / 1.25) = 21.6 -> 22
+  // beside all-reduce, 108 x (1 - 1 / 1.2) = 18 beside all-gather; median 20.
+  const std::string overlap = temp_path("overlap.json");
+  {
+    std::ofstream out(overlap);
+    out << R"({"schema": "capsim.measurements/v1",
+      "machine": {"hostname": "node7", "gpu": "NVIDIA A100-SXM4-80GB", "gpus_per_node": 8,
+                  "nodes": 1, "nccl_version": "2.23.4"},
+      "overlap": {"sms": 108, "ranks": 8, "collective_bytes": 268435456, "dtype": "bf16",
+                  "sms_taken": 20, "samples": [
+        {"collective": "all_reduce", "m": 8192, "n": 8192, "k": 8192,
+         "time_alone_s": 0.001, "time_beside_s": 0.00125, "sms_taken": 22},
+        {"collective": "all_gather", "m": 8192, "n": 8192, "k": 8192,
+         "time_alone_s": 0.001, "time_beside_s": 0.0012, "sms_taken": 18}]}})";
+  }
+  const std::string log = kLogs + "a100_1node_allreduce_mpi8_thanos.txt ";
+  const std::string profile = temp_path("ovl_profile.json");
+  auto r = run_capsim("calibrate fit " + log + overlap + " -o " + profile);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::string text = read(profile);
+  EXPECT_NE(text.find("\"collective_sms\": 20,"), std::string::npos) << text;
+  EXPECT_NE(text.find("collective_sms 20: measured in situ by capsim-calibrate overlap"),
+            std::string::npos);
+  EXPECT_NE(text.find("capsim_calibrate_test_overlap.json: capsim-calibrate overlap, 20 of 108 "
+                      "SMs taken (median of 2 bf16 GEMM x all_reduce/all_gather pairs; 256 MiB "
+                      "over 8 ranks)"),
+            std::string::npos);
+  // Without it: the default, said so.
+  r = run_capsim("calibrate fit " + log + "-o " + profile);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  text = read(profile);
+  EXPECT_NE(text.find("\"collective_sms\": 24,"), std::string::npos);
+  EXPECT_NE(text.find("collective_sms 24: not measured (no capsim-calibrate overlap input)"),
+            std::string::npos);
+  // The catalog GPU given explicitly; measured on an A100 (108 SMs) but fitted as an H100:
+  // exit 2 naming file and pointer.
+  r = run_capsim("calibrate fit " + log + overlap + " --gpu A100-SXM4-80GB -o " + profile, true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  r = run_capsim("calibrate fit " + log + overlap + " --gpu H100-SXM5-80GB -o " + profile, true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(overlap +
+                       ":/overlap/sms: measured on a GPU with 108 SMs, but H100-SXM5-80GB has 132"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CalibrateCommandTest, ValidateReportsHeldOutLogs) {
   const auto r =
       run_capsim("calibrate fit " + kLogs + "a100_p4de_2node_allreduce_awsome.txt " +

@@ -122,6 +122,7 @@ int run_calibrate(int argc, char** argv) {
 #ifdef CAPSIM_HARNESS_BUILT
       std::cout << "The measurement harness is the separate binary capsim-calibrate (built next "
                    "to capsim):\n  capsim-calibrate nccl --help\n  capsim-calibrate gemm --help\n"
+                   "  capsim-calibrate overlap --help\n"
                    "Then: capsim calibrate fit measurements.json -o profile.json\n";
       return 0;
 #else

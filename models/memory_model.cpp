@@ -19,10 +19,10 @@ double element_bytes(Precision precision) {
   return precision == Precision::kFp32 ? 4.0 : 2.0;
 }
 
-// Korthikanti et al. 2022 §4.1 counts 1-byte dropout masks; Llama-family models train without
-// dropout (Touvron et al. 2023), so they keep none.
+// Korthikanti et al. 2022 §4.1 counts 1-byte dropout masks; models without dropout (Llama,
+// Touvron et al. 2023; MPT) keep none.
 double mask_bytes(const ModelSpec& model) {
-  return is_gpt_family(model) ? 1.0 : 0.0;
+  return has_dropout(model) ? 1.0 : 0.0;
 }
 
 // Activation bytes of one layer and one micro-batch on one GPU, term by term from Korthikanti
@@ -53,12 +53,13 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const double mlp = model.ffn_activation == FfnActivation::kSwiglu ? 3.0 * e * f : 2.0 * e * f;
   const double split = sb * (e * (2.0 * h + 2.0 * kv) + mlp);
   double bytes = replicated / replicated_div + split / t;
-  // Softmax output, its dropout mask and dropout output: 5as²b (Korthikanti §4.1). Selective
+  // Softmax output, its dropout mask and dropout output: 5as²b (Korthikanti §4.1; without
+  // dropout only the softmax output, 2as²b). Selective
   // recompute drops it (§4.2.3); FlashAttention never stores it (Dao et al. 2022 §3.1), so the
   // default drops it always. With context parallelism the local queries see all s keys.
   if (attention == AttentionMemory::kMaterialized && recompute == Recompute::kNone) {
     const double a = d(model.num_attention_heads);
-    bytes += a * sb * d(model.seq_length) * (2.0 * e + mask) / t;
+    bytes += a * sb * d(model.seq_length) * (e + mask * (e + 1.0)) / t;
   }
   return bytes;
 }

@@ -25,6 +25,10 @@ bool is_gpt_family(const ModelSpec& model) {
   return model.ffn_activation == FfnActivation::kGelu;
 }
 
+bool has_dropout(const ModelSpec& model) {
+  return model.dropout.value_or(is_gpt_family(model));
+}
+
 double layer_parameters(const ModelSpec& m) {
   const double h = d(m.hidden_size);
   double params = attention_weights(m) + mlp_weights(m);

@@ -22,5 +22,8 @@ namespace capsim {
 [[nodiscard]] double matmul_parameters(const ModelSpec& model);
 // Returns true when the model uses GPT conventions (biases, LayerNorm, learned positions).
 [[nodiscard]] bool is_gpt_family(const ModelSpec& model);
+// Returns whether the model trains with dropout: as the scenario says, else the family's
+// convention (GPT/Megatron: 0.1 attention and hidden dropout; Llama: none, Touvron et al. 2023).
+[[nodiscard]] bool has_dropout(const ModelSpec& model);
 
 }  // namespace capsim

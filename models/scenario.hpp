@@ -29,6 +29,9 @@ struct ModelSpec {
   int vocab_size = 0;
   bool tied_embeddings = false;
   AttentionKernel attention = AttentionKernel::kFlash;
+  // Dropout layers (attention, hidden, embedding); unset means the family's convention
+  // (has_dropout in parameter_count.hpp).
+  std::optional<bool> dropout = std::nullopt;
 
   [[nodiscard]] int head_dim() const { return hidden_size / num_attention_heads; }
 };

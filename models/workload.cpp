@@ -61,7 +61,8 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
   add_batched("attention_scores", queries, hd, keys);
   // Softmax reads and writes the scores; dropout reads them, writes the output and a 1-byte mask.
   add_elementwise(ops, "softmax", 2.0 * scores * e);
-  add_elementwise(ops, "attention_dropout", scores * (2.0 * e + 1.0));
+  if (has_dropout(m))
+    add_elementwise(ops, "attention_dropout", scores * (2.0 * e + 1.0));
   add_batched("attention_values", queries, keys, hd);
   for (size_t i = first; i < ops.size(); ++i)
     ops[i].attention_core = true;
@@ -122,9 +123,9 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
     add_materialized_attention(ops, m, p, tokens, e);
   }
   linear("attn_proj", "attn_proj_fp8_cast", h / t, h);
-  // Dropout + residual add (GPT: bias-dropout-add fused; Llama: residual add): read two
-  // tensors, write one, plus a 1-byte mask for dropout.
-  const double residual_bytes = norm_tokens * h * (3.0 * e + (is_gpt_family(m) ? 1.0 : 0.0));
+  // Dropout + residual add (GPT: bias-dropout-add fused; without dropout a residual add): read
+  // two tensors, write one, plus a 1-byte mask for dropout.
+  const double residual_bytes = norm_tokens * h * (3.0 * e + (has_dropout(m) ? 1.0 : 0.0));
   add_elementwise(ops, "residual1", residual_bytes);
   add_elementwise(ops, "norm2", 2.0 * norm_tokens * h * e);
   linear("mlp_up", "mlp_up_fp8_cast", h, (swiglu ? 2.0 : 1.0) * ffn / t);

@@ -145,6 +145,8 @@ ModelSpec read_model(JsonReader& r) {
   m.attention = r.optional_enum("attention", "flash", {"flash", "materialized"}) == "flash"
                     ? AttentionKernel::kFlash
                     : AttentionKernel::kMaterialized;
+  if (r.has("dropout"))
+    m.dropout = r.optional_bool("dropout", false);
   m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));
   m.vocab_size = to_int(r.required_int("vocab_size", 1, kMaxDim));
   // GPT/Megatron ties input and output embeddings by default; Llama does not.
@@ -336,6 +338,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   model["tied_embeddings"] = m.tied_embeddings;
   if (m.attention != AttentionKernel::kFlash)
     model["attention"] = to_string(m.attention);
+  if (m.dropout.has_value())
+    model["dropout"] = *m.dropout;
   json cluster = json::object();
   if (!c.instance.empty()) {
     cluster["instance"] = c.instance;

@@ -96,6 +96,26 @@ TEST(MemoryActivationTest, FlashAttentionDropsTheScoresTerm) {
                                               AttentionMemory::kMaterialized));
 }
 
+// Without dropout (`model.dropout: false`, e.g. MPT) the two 1-byte masks per layer go (34sbh ->
+// 32sbh) and the materialised scores keep only the softmax output (5as²b -> 2as²b); a Llama
+// model (no dropout by convention) is unchanged by an explicit false and grows with true.
+TEST(MemoryActivationTest, DropoutMasksFollowTheModel) {
+  ModelSpec m = gpt3_175b();
+  const double x = sbh(m);
+  const double k = five_as_over_h(m);
+  const Parallelism none = tp(1, false, Recompute::kNone);
+  m.dropout = false;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, none), x * 32.0);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, none, AttentionMemory::kMaterialized),
+                   x * (32.0 + k * 2.0 / 5.0));
+  ModelSpec llama = llama2_70b();
+  const double conventional = activation_bytes_per_layer(llama, none);
+  llama.dropout = false;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(llama, none), conventional);
+  llama.dropout = true;
+  EXPECT_GT(activation_bytes_per_layer(llama, none), conventional);
+}
+
 // Korthikanti §4.2.3 states selective recomputation saves 70% of the activation memory of
 // GPT-3 and 65% of MT-NLG's: 1 - 34/(34 + 5as/h) with 5as/h = 80 and 64.
 TEST(MemoryActivationTest, SelectiveSavingsMatchPaperStatedPercentages) {

@@ -76,6 +76,16 @@ TEST(ScenarioValidationTest, JsonRoundTrip) {
   JsonReader reader(j, "roundtrip.json");
   const Scenario back = read_scenario(reader, true);
   EXPECT_EQ(scenario_to_json(back), j);
+  EXPECT_FALSE(j.at("model").contains("dropout"));  // unset: the family convention
+  for (const bool dropout : {false, true}) {
+    nlohmann::json with = j;
+    with["model"]["dropout"] = dropout;
+    JsonReader r(with, "dropout.json");
+    const Scenario read = read_scenario(r, true);
+    ASSERT_TRUE(read.model.dropout.has_value());
+    EXPECT_EQ(*read.model.dropout, dropout);
+    EXPECT_EQ(scenario_to_json(read), with);
+  }
 }
 
 TEST(ScenarioValidationTest, InstanceFillsGpuAndNetwork) {

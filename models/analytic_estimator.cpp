@@ -46,12 +46,18 @@ double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profi
   const double bwd_layer_s = (chunk.backward_input_s + chunk.backward_weight_s + chunk.recompute_s +
                               chunk.backward_tp_comm_s) /
                              layers;
+  // In the backward the gather and scatter streams run side by side (FSDP's unshard and
+  // post-backward streams): their latencies overlap, their bytes share the links.
+  constexpr double kLatencyProbeBytes = 1e-6;
+  const double shared_latency_s =
+      std::min(collective_time_s(profile, CollectiveKind::kAllGather, kLatencyProbeBytes, dp),
+               collective_time_s(profile, CollectiveKind::kReduceScatter, kLatencyProbeBytes, dp));
+  const double backward_comm_s = gather_s + scatter_s - shared_latency_s;
   const double rate = costs.compute_rate_during_comm;
   const double forward =
       gather_s + (layers - 1.0) * overlapped_exposed_s(gather_s, fwd_layer_s, rate);
   const double backward =
-      gather_s + scatter_s +
-      (layers - 1.0) * overlapped_exposed_s(gather_s + scatter_s, bwd_layer_s, rate);
+      backward_comm_s + (layers - 1.0) * overlapped_exposed_s(backward_comm_s, bwd_layer_s, rate);
   return forward + backward;
 }
 

@@ -502,9 +502,9 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   for (size_t i : pareto_front(eligible))
     result.pareto.push_back(eligible[i]);
   // What the numbers stand for (docs/validation.md): measured runs of well-tuned 2025 stacks
-  // match within ~4%; 2023 stacks ran 14-33% slower, DeepSpeed ZeRO-3 at scale far slower.
+  // match to 3.7% MAPE; 2023 stacks ran 14-33% slower, DeepSpeed ZeRO-3 at scale far slower.
   result.notes.emplace_back(
-      "iteration times assume a well-tuned software stack (validated within ~4% on 2025 NVIDIA "
+      "iteration times assume a well-tuned software stack (validated to 3.7% MAPE on 2025 NVIDIA "
       "recipes; older stacks and ZeRO-3 implementations ran slower, see docs/validation.md)");
   return result;
 }

@@ -92,7 +92,7 @@ struct Rank {
   std::vector<sg4::Mailbox*> fwd_out, bwd_out;  // per chunk, the destination's mailbox
   std::vector<double> fwd_wire, bwd_wire;       // per chunk: flow bytes
   std::vector<Message> outbox;
-  int dp_peer = 0;  // GPU or mirror id for inter-node DP flows
+  int dp_peer = 0;  // GPU, mirror or NVLink mirror id: where this rank's DP flows go
   sg4::SemaphorePtr bucket_ready, ag_credit, ag_done, rs_ready;
   sg4::ActorPtr compute_actor, dp_actor, ag_actor, rs_actor;
   int collectives_running = 0;  // DP / ZeRO collectives on the wire beside compute
@@ -110,10 +110,12 @@ struct Sim {
   bool zero3 = false;
   bool zero12 = false;
   bool dp_inter_node = false;
+  bool dp_intra_node = false;  // DP group inside one node: its flows use the NVLink ports
   // Share of a GPU host that running collectives take from compute (1 - the compute rate);
   // 0: compute is a plain timed wait.
   double collective_share = 0.0;
   double nic_share_bytes_per_s = 0.0;  // one GPU's share of its node's NICs
+  double nvlink_bytes_per_s = 0.0;     // one GPU's NVSwitch port, per direction
   double pp_intra_latency_s = 0.0;
   double pp_inter_latency_s = 0.0;
   double dp_route_latency_s = 0.0;
@@ -181,18 +183,21 @@ const ChunkCosts& chunk_costs(const Sim& sim, int stage, int chunk) {
 
 // Runs one DP-group collective for `rank`: the uncontended time comes from the profile's
 // collective model; its latency part is a timed wait (plus the route latency) and its bandwidth
-// part a flow over the rank's NIC share, sized so that it takes exactly that time when nothing
-// else shares the links. Concurrent PP, bucket or ZeRO flows then slow it down.
+// part a flow over the rank's NIC share (inter-node groups) or its NVSwitch port (groups inside
+// a node), sized so that it takes exactly that time when nothing else shares the links.
+// Concurrent PP, bucket or ZeRO flows then slow it down.
 void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label) {
   const double start = now();
   const GroupShape& group = sim.costs->dp_group;
   const double total_s = collective_time_s(*sim.profile, c.kind, c.bytes, group);
-  if (!sim.dp_inter_node) {
+  if (!sim.dp_inter_node && !sim.dp_intra_node) {
     sleep(sim, total_s);
   } else {
     const double latency_s = collective_time_s(*sim.profile, c.kind, kLatencyProbeBytes, group);
     sleep(sim, latency_s - sim.dp_route_latency_s);
-    const double wire = std::max(0.0, total_s - latency_s) * sim.nic_share_bytes_per_s;
+    const double link_bytes_per_s =
+        sim.dp_inter_node ? sim.nic_share_bytes_per_s : sim.nvlink_bytes_per_s;
+    const double wire = std::max(0.0, total_s - latency_s) * link_bytes_per_s;
     if (wire >= 1.0) {
       ++sim.activities;
       sg4::Comm::sendto(sim.platform->host(rank.gpu), sim.platform->host(rank.dp_peer),
@@ -607,6 +612,9 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   sim.platform = std::make_unique<detail::Platform>(ps);
   sim.dp_inter_node =
       costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 && ps.nic_links_per_node > 0;
+  sim.dp_intra_node =
+      costs.dp_group.ranks > 1 && costs.dp_group.nodes == 1 && ps.nvlink_bytes_per_s > 0.0;
+  sim.nvlink_bytes_per_s = ps.nvlink_bytes_per_s;
 
   // Simulated ranks: every GPU, or TP rank 0 of DP replica 0 of each stage.
   const Layout& lay = sim.layout;
@@ -701,6 +709,9 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
           rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
       }
       sim.platform->add_route(rank.gpu, rank.dp_peer);
+    } else if (sim.dp_intra_node) {
+      rank.dp_peer = detail::Platform::nvlink_mirror_id(rank.gpu);
+      sim.platform->add_route(rank.gpu, rank.dp_peer);
     }
     size_t outbox = 0;
     for (const PipelineOp& op : rank.plan->ops) {
@@ -710,7 +721,7 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
     rank.outbox.reserve(outbox);  // messages are pointed to: never reallocate
   }
   sim.platform->build();
-  if (sim.dp_inter_node) {
+  if (sim.dp_inter_node || sim.dp_intra_node) {
     const Rank& r0 = *sim.ranks.front();
     sim.dp_route_latency_s = sim.platform->route_latency_s(r0.gpu, r0.dp_peer);
   }

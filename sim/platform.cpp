@@ -75,6 +75,18 @@ void Platform::build() {
   for (const auto& [a, b] : routes_) {
     if (!hosts_.count(a))
       throw std::logic_error("platform: route from unknown GPU");
+    if (b <= kNvlinkMirrorBase) {
+      const int gpu = kNvlinkMirrorBase - b;
+      if (gpu != a)
+        throw std::logic_error("platform: an NVLink mirror serves only its own GPU");
+      sg4::Host* m = zone->create_host("nvmirror" + std::to_string(gpu), 1.0);
+      m->seal();
+      hosts_.emplace(b, m);
+      const std::vector<sg4::LinkInRoute> links{up(nvlinks_.at(a)), down(nvlinks_.at(a))};
+      zone->add_route(hosts_.at(a)->get_netpoint(), m->get_netpoint(), nullptr, nullptr, links,
+                      false);
+      continue;
+    }
     if (b < 0) {
       const int gpu = -1 - b;
       if (gpu != a)

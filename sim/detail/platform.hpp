@@ -29,9 +29,10 @@ struct PlatformSpec {
 
 // A SimGrid platform built in C++: one host per simulated GPU, one split-duplex NVLink port per
 // GPU into its node's NVSwitch, NIC links per GPU as the node's NICs dictate, an optional
-// per-node uplink for oversubscribed fabrics, and "mirror" hosts (a GPU's ring peer folded back
-// onto itself, for the reduced DP ring). Routes are explicit (a full zone), only for the pairs
-// that communicate. Build once per process, inside a live simgrid::s4u::Engine.
+// per-node uplink for oversubscribed fabrics, "mirror" hosts (a GPU's ring peer folded back
+// onto itself, for the reduced DP ring through the NICs) and "NVLink mirrors" (the same for DP
+// rings inside a node, through the GPU's NVSwitch port). Routes are explicit (a full zone), only
+// for the pairs that communicate. Build once per process, inside a live simgrid::s4u::Engine.
 class Platform {
  public:
   explicit Platform(const PlatformSpec& spec) : spec_(spec) {}
@@ -43,8 +44,11 @@ class Platform {
   // precision, 1e-5 units, is then 1e-14 s).
   static constexpr double kGpuWorkPerSecond = 1e9;
 
-  // Returns the id naming the mirror host of `gpu`.
+  // Returns the id naming the mirror host of `gpu`: its ring peer for DP flows through the NICs.
   [[nodiscard]] static int mirror_id(int gpu) { return -1 - gpu; }
+  // Returns the id naming the NVLink mirror of `gpu`: the peer of its intra-node DP flows,
+  // reached through the GPU's own NVSwitch port (sending up it, receiving down it).
+  [[nodiscard]] static int nvlink_mirror_id(int gpu) { return kNvlinkMirrorBase - gpu; }
 
   void add_gpu(int gpu) { gpus_.insert(gpu); }
   // Declares that `from` sends to `to` (GPU ids or mirror ids); both directions get a route
@@ -62,6 +66,8 @@ class Platform {
  private:
   simgrid::s4u::Link* nic_link(int gpu);
   simgrid::s4u::Link* uplink(int gpu);
+
+  static constexpr int kNvlinkMirrorBase = -(1 << 30);
 
   PlatformSpec spec_;
   std::set<int> gpus_;

@@ -238,9 +238,12 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   }
   p.attention = published_attention_params(*spec);
   p.provenance.push_back(
-      "attention efficiencies: FlashAttention-2 published figures for the architecture (Dao 2023), "
-      "not fitted; "
+      "attention efficiencies: published figures for the architecture (Dao 2023: FlashAttention-1 "
+      "/ Triton class on Ampere, FlashAttention-2 on Hopper), not fitted; "
       "memory_efficiency and per-microbatch overhead: defaults, not fitted (no such data)");
+  p.provenance.push_back(
+      "software_efficiency 1: kernels at benchmark speed (capsim calibrate step fits it from "
+      "measured iterations of a training stack)");
   return result;
 }
 

@@ -1,15 +1,21 @@
 // capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html]
+// capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] [--cases PREFIX]...
+//                       [--cross-validate]
 // capsim calibrate run ...   (points to the capsim-calibrate harness of CUDA builds)
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "calibrate/profile_fit.hpp"
+#include "calibrate/step_fit.hpp"
 #include "models/collective_cost.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/units.hpp"
+#include "models/io/validation_io.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
@@ -19,6 +25,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html]\n"
+    "       capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] "
+    "[--cases ID_PREFIX]... [--cross-validate]\n"
     "       capsim calibrate run   (the CUDA/NCCL harness: capsim-calibrate)\n";
 
 int run_fit(int argc, char** argv) {
@@ -103,6 +111,92 @@ int run_fit(int argc, char** argv) {
   return 0;
 }
 
+// Fits the profile's software_efficiency to measured iterations of the user's own stack
+// (docs/calibration.md, "Calibrating to your software stack").
+int run_step(int argc, char** argv) {
+  cxxopts::Options options("capsim calibrate step",
+                           "Fit a profile's software_efficiency to measured training iterations "
+                           "(a capsim.validation/v1 file of your own runs)");
+  options.add_options()("o,output", "profile JSON to write", cxxopts::value<std::string>())(
+      "profile", "base profile (default: the one the runs resolve to)",
+      cxxopts::value<std::string>())(
+      "cross-validate", "also fit on each run alone and report the error on the others")(
+      "cases", "only runs whose id starts with this (repeatable)",
+      cxxopts::value<std::vector<std::string>>())("runs", "capsim.validation/v1 file",
+                                                  cxxopts::value<std::string>());
+  options.parse_positional({"runs"});
+  options.positional_help("RUNS.json");
+  cxxopts::ParseResult args;
+  if (!parse_or_help(options, argc, argv, args))
+    return 0;
+  if (args.count("runs") == 0)
+    throw InputError("", "", "missing RUNS.json argument");
+  if (args.count("output") == 0)
+    throw InputError("", "", "missing -o PROFILE.json");
+  const std::string runs_path = args["runs"].as<std::string>();
+  std::vector<ValidationCase> runs = load_validation_cases(runs_path);
+  if (args.count("cases") > 0) {
+    const auto prefixes = args["cases"].as<std::vector<std::string>>();
+    std::erase_if(runs, [&](const ValidationCase& run) {
+      return std::none_of(prefixes.begin(), prefixes.end(),
+                          [&](const std::string& p) { return run.id.rfind(p, 0) == 0; });
+    });
+  }
+  if (runs.empty())
+    throw InputError(runs_path, "/cases", "no measured runs to calibrate on");
+  HardwareProfile base;
+  if (args.count("profile") > 0) {
+    base = load_profile(args["profile"].as<std::string>());
+  } else {
+    base = resolve_profile(runs.front().scenario);
+    for (size_t i = 1; i < runs.size(); ++i) {
+      const std::string other = resolve_profile(runs[i].scenario).name;
+      if (other != base.name) {
+        throw InputError(runs_path, "/cases/" + std::to_string(i) + "/scenario",
+                         "run \"" + runs[i].id + "\" resolves to profile \"" + other +
+                             "\", the first run to \"" + base.name + "\"; pass --profile");
+      }
+    }
+  }
+  const calibrate::StepFit fit = calibrate::fit_software_efficiency(runs, base, runs_path);
+  HardwareProfile calibrated = base;
+  calibrated.software_efficiency = fit.software_efficiency;
+  calibrated.provenance.push_back("software_efficiency " + std::to_string(fit.software_efficiency) +
+                                  " fitted to " + std::to_string(runs.size()) +
+                                  " measured iteration(s) of " + runs_path +
+                                  " (capsim calibrate step, analytic engine)");
+  const std::string out = args["output"].as<std::string>();
+  write_file_atomically(out, profile_to_text(calibrated));
+  std::printf("%-44s %12s %12s %8s %12s %8s\n", "run", "measured s", "before s", "error", "after s",
+              "error");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const double measured = runs[i].measured_iteration_time_s;
+    std::printf("%-44s %12.4g %12.4g %7.1f%% %12.4g %7.1f%%\n", runs[i].id.c_str(), measured,
+                fit.predicted_before_s[i], 100.0 * (fit.predicted_before_s[i] / measured - 1.0),
+                fit.predicted_after_s[i], 100.0 * (fit.predicted_after_s[i] / measured - 1.0));
+  }
+  double before = 0.0;
+  double after = 0.0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    before += std::fabs(fit.predicted_before_s[i] / runs[i].measured_iteration_time_s - 1.0);
+    after += std::fabs(fit.predicted_after_s[i] / runs[i].measured_iteration_time_s - 1.0);
+  }
+  const double n = static_cast<double>(runs.size());
+  std::printf("software_efficiency %.4g (profile \"%s\", was %.4g): MAPE %.2f%% -> %.2f%%\n",
+              fit.software_efficiency, base.name.c_str(), base.software_efficiency,
+              100.0 * before / n, 100.0 * after / n);
+  if (args.count("cross-validate") > 0) {
+    std::vector<double> mape = calibrate::cross_validate_one_step(runs, base, runs_path);
+    std::sort(mape.begin(), mape.end());
+    std::printf(
+        "cross-validation (fit on one run, predict the other %zu): MAPE median %.2f%%, "
+        "best %.2f%%, worst %.2f%%\n",
+        runs.size() - 1, mape[mape.size() / 2], mape.front(), mape.back());
+  }
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int run_calibrate(int argc, char** argv) {
@@ -114,6 +208,8 @@ int run_calibrate(int argc, char** argv) {
     const std::string sub = argv[1];
     if (sub == "fit")
       return run_fit(argc - 1, argv + 1);
+    if (sub == "step")
+      return run_step(argc - 1, argv + 1);
     if (sub == "-h" || sub == "--help") {
       std::cout << kUsage;
       return 0;

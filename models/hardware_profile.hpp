@@ -99,6 +99,10 @@ struct HardwareProfile {
   // 24 blocks (NVIDIA developer forum, "Compute-Communication Overlap Causes Severe GEMM
   // Performance Degradation", 2025). 0 models free overlap.
   int collective_sms = 24;
+  // Fraction of the isolated-kernel speed (the GEMM, attention and HBM figures above) that a
+  // training stack reaches in situ: every kernel time is divided by it. 1 = benchmark speed;
+  // fitted by `capsim calibrate step` from measured iterations of the user's own stack.
+  double software_efficiency = 1.0;
   std::vector<std::string> provenance;  // logs, dates, hardware the fit came from
   bool is_datasheet_default = false;    // true when built from specs, not measurements
   std::vector<FitRecord> fit_quality;   // one record per fitted curve (empty for datasheets)

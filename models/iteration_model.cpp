@@ -66,6 +66,7 @@ PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, c
         t = memory_bound_time_s(profile.gemm, gpu, op.bytes);
         break;
     }
+    t /= profile.software_efficiency;
     if (op.attention_core) {
       (op.pass == Pass::kForward ? out.attention_forward_s : out.attention_backward_s) += t;
     }
@@ -290,7 +291,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
     // pass for clipping, which reads the fp32 gradients once more (4 B): 34 bytes per parameter.
     const double shard = p.zero_stage >= 1 ? d(p.data * p.context) : 1.0;
     stage.optimizer_s =
-        memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard);
+        memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard) /
+        profile.software_efficiency;
   }
   return costs;
 }

@@ -190,6 +190,8 @@ HardwareProfile read_profile(JsonReader& reader) {
   p.is_datasheet_default = reader.optional_bool("datasheet_default", false);
   p.collective_sms =
       static_cast<int>(reader.optional_int("collective_sms", p.collective_sms, 0, gpu.num_sms - 1));
+  p.software_efficiency =
+      reader.optional_number("software_efficiency", p.software_efficiency, 0.1, 2.0);
   {
     JsonReader gemm = reader.object("gemm");
     p.gemm = read_gemm(gemm);
@@ -274,6 +276,7 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   j["per_microbatch_overhead"] = duration_text(p.per_microbatch_overhead_s);
   j["datasheet_default"] = p.is_datasheet_default;
   j["collective_sms"] = p.collective_sms;
+  j["software_efficiency"] = round6(p.software_efficiency);
   j["gemm"] = {{"max_efficiency", round6(p.gemm.max_efficiency)},
                {"k_half", round6(p.gemm.k_half)},
                {"launch_overhead", duration_text(p.gemm.launch_overhead_s)},

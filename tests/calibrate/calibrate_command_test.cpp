@@ -5,6 +5,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
 
@@ -103,6 +104,37 @@ TEST(CalibrateCommandTest, OverlapMeasurementSetsCollectiveSms) {
                        ":/overlap/sms: measured on a GPU with 108 SMs, but H100-SXM5-80GB has 132"),
             std::string::npos)
       << r.out;
+}
+
+// `capsim calibrate step`: measured iterations of one stack (here the Megatron SC'21 runs, all
+// A100 + HDR IB) set the profile's software_efficiency; the table shows before and after.
+TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
+  const std::string runs =
+      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/validation/megatron-sc21-materialized.json";
+  const std::string profile = temp_path("step.json");
+  std::filesystem::remove(profile);
+  const auto r = run_capsim("calibrate step " + runs + " -o " + profile + " --cross-validate");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("software_efficiency 0."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cross-validation (fit on one run, predict the other 21)"),
+            std::string::npos)
+      << r.out;
+  const auto j = nlohmann::json::parse(read(profile));
+  EXPECT_LT(j.at("software_efficiency").get<double>(), 1.0);
+  EXPECT_GT(j.at("software_efficiency").get<double>(), 0.1);
+  EXPECT_EQ(j.at("name").get<std::string>(), "a100-ib");
+
+  auto bad = run_capsim("calibrate step " + runs, true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("missing -o PROFILE.json"), std::string::npos) << bad.out;
+  bad = run_capsim("calibrate step /nonexistent.json -o " + temp_path("x.json"), true);
+  EXPECT_EQ(bad.exit_code, 2);
+  // Runs that resolve to different shipped profiles need an explicit --profile.
+  bad = run_capsim("calibrate step " + std::string(CAPSIM_DATA_DIR) + "/validation/dev.json -o " +
+                       temp_path("x.json"),
+                   true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("pass --profile"), std::string::npos) << bad.out;
 }
 
 TEST(CalibrateCommandTest, ValidateReportsHeldOutLogs) {

@@ -107,7 +107,8 @@ const Rule kRules[] = {
     {"unknown_key", [](nlohmann::json& j) { j["bogus"] = 1; },
      "p.json:/bogus: unknown key \"bogus\"; allowed keys: attention, collective_sms, "
      "collectives, datasheet_default, fabric, fit_quality, gemm, gpu, name, "
-     "per_microbatch_overhead, provenance, reference_node_nic_bandwidth, schema"},
+     "per_microbatch_overhead, provenance, reference_node_nic_bandwidth, schema, "
+     "software_efficiency"},
     {"gpu", [](nlohmann::json& j) { j["gpu"] = "B200"; },
      "p.json:/gpu: expected one of A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, "
      "H200-SXM-141GB, got \"B200\""},
@@ -165,6 +166,8 @@ const Rule kRules[] = {
      "p.json:/collective_sms: expected an integer in [0, 107], got 108"},
     {"collective_sms_type", [](nlohmann::json& j) { j["collective_sms"] = "24"; },
      "p.json:/collective_sms: expected an integer, got \"24\""},
+    {"software_efficiency_range", [](nlohmann::json& j) { j["software_efficiency"] = 0.05; },
+     "p.json:/software_efficiency: expected a number in [0.1, 2], got 0.05"},
     {"fit_points", [](nlohmann::json& j) { j["fit_quality"][0]["points_large"] = 4; },
      "p.json:/fit_quality/0/points_large: expected an integer in [0, 3], got 4"},
 };

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/hardware_profile.hpp"
+#include "models/io/validation_io.hpp"
+
+namespace capsim::calibrate {
+
+// HardwareProfile::software_efficiency fitted to measured iterations of the user's own stack.
+struct StepFit {
+  double software_efficiency = 1.0;
+  std::vector<double> predicted_before_s;  // per run, analytic engine, the base profile
+  std::vector<double> predicted_after_s;   // per run, analytic engine, the fitted profile
+};
+
+// Fits `base.software_efficiency` so that the analytic engine reproduces `runs`' measured
+// iteration times: the value in [0.1, 2] minimising the mean squared log error (golden-section
+// search on its logarithm; the time falls monotonically as it grows). Every run's GPU must be
+// of the profile's architecture. Throws InputError naming `file` and the run's JSON pointer
+// otherwise, or when there is no run.
+[[nodiscard]] StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
+                                              const HardwareProfile& base, const std::string& file);
+
+// Leave-all-but-one-out: for every run, fit on it alone and predict the others. Returns, per
+// run, the mean absolute percentage error of the others' predictions (0 with one run).
+[[nodiscard]] std::vector<double> cross_validate_one_step(const std::vector<ValidationCase>& runs,
+                                                          const HardwareProfile& base,
+                                                          const std::string& file);
+
+}  // namespace capsim::calibrate

@@ -1,0 +1,97 @@
+#include "calibrate/step_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/analytic_estimator.hpp"
+#include "models/datasheet_profile.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/io/input_error.hpp"
+#include "models/io/scenario_io.hpp"
+
+namespace capsim::calibrate {
+namespace {
+
+Scenario base_scenario() {
+  return load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+}
+
+HardwareProfile profile_for(const Scenario& s) {
+  return datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+}
+
+// Runs "measured" on a stack at `efficiency`: the analytic prediction with that efficiency, for
+// three layouts of the same model.
+std::vector<ValidationCase> runs_at(double efficiency) {
+  std::vector<ValidationCase> runs;
+  for (int mb : {1, 2, 4}) {
+    ValidationCase run;
+    run.id = "mb" + std::to_string(mb);
+    run.scenario = base_scenario();
+    run.scenario.parallelism.micro_batch_size = mb;
+    HardwareProfile p = profile_for(run.scenario);
+    p.software_efficiency = efficiency;
+    run.measured_iteration_time_s = estimate_iteration(run.scenario, p).iteration_time_s;
+    runs.push_back(run);
+  }
+  return runs;
+}
+
+TEST(SoftwareEfficiencyTest, DividesEveryKernelTime) {
+  const Scenario s = base_scenario();
+  HardwareProfile p = profile_for(s);
+  const SimulationResult full = estimate_iteration(s, p);
+  p.software_efficiency = 0.5;
+  const SimulationResult half = estimate_iteration(s, p);
+  EXPECT_NEAR(half.breakdown.compute_s, 2.0 * full.breakdown.compute_s,
+              1e-12 * full.breakdown.compute_s);
+  EXPECT_NEAR(half.breakdown.optimizer_s, 2.0 * full.breakdown.optimizer_s,
+              1e-12 * full.breakdown.optimizer_s);
+  EXPECT_GT(half.iteration_time_s, full.iteration_time_s);
+}
+
+TEST(StepFitTest, RecoversTheEfficiencyRunsWereMeasuredAt) {
+  for (double efficiency : {0.55, 0.8, 1.0, 1.3}) {
+    const auto runs = runs_at(efficiency);
+    const StepFit fit = fit_software_efficiency(runs, profile_for(runs[0].scenario), "runs.json");
+    EXPECT_NEAR(fit.software_efficiency, efficiency, 1e-6 * efficiency);
+    ASSERT_EQ(fit.predicted_after_s.size(), runs.size());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      EXPECT_NEAR(fit.predicted_after_s[i], runs[i].measured_iteration_time_s,
+                  1e-5 * runs[i].measured_iteration_time_s);
+    }
+    // Before the fit the base profile (efficiency 1) predicts faster for slower stacks.
+    if (efficiency < 1.0) {
+      EXPECT_LT(fit.predicted_before_s[0], runs[0].measured_iteration_time_s);
+    }
+  }
+}
+
+TEST(StepFitTest, CrossValidationIsExactOnAConsistentStack) {
+  const auto runs = runs_at(0.7);
+  const auto mape = cross_validate_one_step(runs, profile_for(runs[0].scenario), "runs.json");
+  ASSERT_EQ(mape.size(), runs.size());
+  for (double m : mape)
+    EXPECT_LT(m, 1e-3);
+}
+
+TEST(StepFitTest, RejectsOtherArchitecturesAndNoRuns) {
+  auto runs = runs_at(0.8);
+  runs[1].scenario.cluster.gpu = "H100-SXM5-80GB";
+  try {
+    (void)fit_software_efficiency(runs, profile_for(runs[0].scenario), "runs.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "runs.json:/cases/1/scenario/cluster/gpu: run \"mb2\" is on H100-SXM5-80GB, the "
+                 "profile \"datasheet:A100-SXM4-80GB+infiniband\" on A100-SXM4-80GB (ampere)");
+  }
+  try {
+    (void)fit_software_efficiency({}, profile_for(base_scenario()), "runs.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "runs.json:/cases: no measured runs to calibrate on");
+  }
+}
+
+}  // namespace
+}  // namespace capsim::calibrate

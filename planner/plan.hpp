@@ -21,6 +21,7 @@ struct PriceOption {
 struct InstanceChoice {
   std::string name;                 // InstanceSpec::name
   std::vector<PriceOption> prices;  // in the order of the plan's "pricing" list
+  std::string profile_path = {};    // resolved; empty: the shipped profile of the instance
 };
 
 // Hardware failures: exponential with the given per-GPU MTBF; checkpoints cost `save` seconds

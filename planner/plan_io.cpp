@@ -7,6 +7,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/io/json_reader.hpp"
+#include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
 
 namespace capsim::planner {
@@ -221,7 +222,7 @@ void read_target(JsonReader& r, PlanSpec& plan) {
   }
 }
 
-// Reads "instances" (names or {name, prices}) against the "pricing" list.
+// Reads "instances" (names or {name, prices, profile}) against the "pricing" list.
 void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string>& pricing) {
   const auto items = r.array("instances", 1);
   std::set<std::string> seen;
@@ -244,6 +245,10 @@ void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string
         }
         prices->finish();
       }
+      if (item.has("profile")) {
+        choice.profile_path =
+            resolve_profile_path(item.optional_string("profile", ""), r.file(), where + "/profile");
+      }
       item.finish();
     } else {
       throw InputError(r.file(), where,
@@ -255,6 +260,16 @@ void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string
       throw InputError(
           r.file(), items[i].is_string() ? where : where + "/name",
           "unknown instance \"" + choice.name + "\"; known instances: " + join(instance_names()));
+    }
+    if (!choice.profile_path.empty()) {
+      // A calibrated profile (e.g. `capsim calibrate step`) must describe the instance's GPUs.
+      const HardwareProfile profile = load_profile(choice.profile_path);
+      const std::string& want = find_gpu(inst->gpu)->architecture;
+      if (find_gpu(profile.gpu)->architecture != want) {
+        throw InputError(r.file(), where + "/profile",
+                         "profile \"" + profile.name + "\" is for " + profile.gpu + ", " +
+                             choice.name + " has " + inst->gpu);
+      }
     }
     if (!seen.insert(choice.name).second) {
       throw InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");

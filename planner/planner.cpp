@@ -291,6 +291,7 @@ Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
   sc.model = plan.model;
   sc.cluster = cluster_for_instance(inst, c.num_nodes);
   sc.parallelism = c.parallelism;
+  sc.profile_path = plan.instances[static_cast<size_t>(c.instance)].profile_path;
   const Parallelism& p = c.parallelism;
   sc.name =
       plan.name + "-" + inst.name + "-" + std::to_string(c.num_nodes) + "n-tp" +
@@ -345,6 +346,7 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
         Scenario probe;
         probe.model = plan.model;
         probe.cluster = cluster_for_instance(inst, plan.node_counts[n]);
+        probe.profile_path = plan.instances[i].profile_path;
         profiles.emplace(key, resolve_profile(probe));
       }
       for (int t : plan.space.tensor) {

@@ -52,6 +52,24 @@ TEST(PlanCliTest, JsonAndWinningScenario) {
   EXPECT_EQ(run("simulate " + out + " --engine analytic --json").exit_code, 0);
 }
 
+// An instance may carry a calibrated profile (e.g. from `capsim calibrate step`): here the
+// shipped a100-efa profile at half the kernel speed. The plan is costed with it, screen and
+// event confirmation alike, and the winning scenario names it.
+TEST(PlanCliTest, InstanceProfileIsUsed) {
+  const CliRun shipped = run("plan " + kDataDir + "/plans/small.json --json");
+  const CliRun slow = run("plan " + kDataDir + "/plans/small-calibrated.json --json");
+  ASSERT_EQ(shipped.exit_code, 0);
+  ASSERT_EQ(slow.exit_code, 0);
+  const auto a = JsonReader::parse_text(shipped.out, "shipped").at("best");
+  const auto b = JsonReader::parse_text(slow.out, "slow").at("best");
+  EXPECT_EQ(b.at("engine"), "event");
+  // Kernels at half speed: compute-bound layouts take about twice as long.
+  EXPECT_GT(b.at("iteration_time_s").get<double>(), 1.8 * a.at("iteration_time_s").get<double>());
+  EXPECT_NE(b.at("scenario").at("profile").get<std::string>().find("a100-efa-half-speed.json"),
+            std::string::npos);
+  EXPECT_FALSE(a.at("scenario").contains("profile"));
+}
+
 TEST(PlanCliTest, SameInputSameBytes) {
   const std::string args = "plan " + kDataDir + "/plans/small.json --engine analytic --json";
   const CliRun a = run(args + " --jobs 1");

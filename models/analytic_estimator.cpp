@@ -168,14 +168,20 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   }
 
   // Point-to-point: every micro-batch sends activations forward and gradients back; Megatron's
-  // 1F1B blocks on them in steady state, and the fill/drain crosses p-1 hops each way.
+  // 1F1B (and GPipe) block on them in steady state (p2p_communication.py waits), while the
+  // interleaved schedule (overlap_p2p_comm) and ZB-H1 overlap them with compute.
   double pp_s = 0.0;
   if (p > 1) {
     const double bytes = costs.stages.front().chunks.front().activation_bytes;
     const double hop_s =
         collective_time_s(profile, CollectiveKind::kSendRecv, bytes, costs.pp_link);
-    const double hops_per_microbatch = 2.0 * par.virtual_pipeline_stages;
-    pp_s = m * hops_per_microbatch * hop_s + 2.0 * (p - 1) * hop_s;
+    const bool blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
+    const double v = par.virtual_pipeline_stages;
+    // Overlapped, a hop hides behind the next chunk's forward or backward (on average half of
+    // the bottleneck stage's per-micro-batch work per chunk); only the excess is exposed.
+    const double exposed_hop_s = blocking ? hop_s : std::max(0.0, hop_s - b.total_s() / (2.0 * v));
+    // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way.
+    pp_s = m * 2.0 * v * exposed_hop_s + 2.0 * (p * v - 1.0) * hop_s;
   }
 
   double optimizer_s = 0.0;

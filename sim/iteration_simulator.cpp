@@ -111,6 +111,9 @@ struct Sim {
   bool zero12 = false;
   bool dp_inter_node = false;
   bool dp_intra_node = false;  // DP group inside one node: its flows use the NVLink ports
+  // Megatron's 1F1B (and GPipe) wait for each batched send/recv to finish
+  // (p2p_communication.py, wait_on_reqs); interleaved (overlap_p2p_comm) and ZB-H1 do not.
+  bool blocking_p2p = false;
   // Share of a GPU host that running collectives take from compute (1 - the compute rate);
   // 0: compute is a plain timed wait.
   double collective_share = 0.0;
@@ -228,7 +231,17 @@ void receive(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, int micro_batch) {
 void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_batch) {
   rank.outbox.push_back({micro_batch, now()});
   ++sim.activities;
-  mailbox->put_init(&rank.outbox.back(), static_cast<uint64_t>(std::max(wire, 0.0)))->detach();
+  const auto bytes = static_cast<uint64_t>(std::max(wire, 0.0));
+  if (!sim.blocking_p2p) {
+    mailbox->put_init(&rank.outbox.back(), bytes)->detach();
+    return;
+  }
+  // The receiver is permanent, so the put returns when the transfer is done.
+  const double t0 = now();
+  mailbox->put(&rank.outbox.back(), bytes);
+  rank.acc.pp += now() - t0;
+  if (now() > t0)
+    sim.slice(rank, kCommStream, "send PP", "pp", t0, now());
 }
 
 // Returns how many buckets carry `bytes`: ceil(bytes / cap), at most kMaxBuckets. Beyond that the
@@ -580,6 +593,7 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   sim.layout.chunks = static_cast<int>(costs.stages.front().chunks.size());
   sim.layout.gpus_per_node = cl.gpus_per_node;
   sim.zero3 = par.zero_stage == 3;
+  sim.blocking_p2p = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
   sim.zero12 = par.zero_stage == 1 || par.zero_stage == 2;
   const int g = cl.gpus_per_node;
   sim.nic_share_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / g;

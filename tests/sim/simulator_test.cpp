@@ -74,10 +74,11 @@ TEST(EventEngineTest, PipelineTransfersTakeTheProfileTime) {
   const IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 50e6, 0.0);
   const SimulationResult r = simulate_iteration(sc, costs, make_profile());
   // F0 (1) + hop (2.5) + F1 (1) + B1 (2) + hop (2.5) + B0 (2). Stage 0 ends last; from its
-  // view the gradient's transfer is exposed PP time and the rest of its wait is bubble.
+  // view its own send (1F1B blocks on it, as Megatron does) and the gradient's transfer are
+  // exposed PP time, and the rest of its wait is bubble.
   EXPECT_NEAR(r.iteration_time_s, 11 * kMs, 1e-9);
-  EXPECT_NEAR(r.breakdown.pp_comm_exposed_s, 2.5 * kMs, 1e-9);
-  EXPECT_NEAR(r.breakdown.bubble_s, 5.5 * kMs, 1e-9);
+  EXPECT_NEAR(r.breakdown.pp_comm_exposed_s, 5.0 * kMs, 1e-9);
+  EXPECT_NEAR(r.breakdown.bubble_s, 3.0 * kMs, 1e-9);
 }
 
 // DP buckets overlap the last backward: 1 GB of gradients in 40 buckets of 25 MB, each 1.25 ms

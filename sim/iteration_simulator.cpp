@@ -163,14 +163,19 @@ void compute(Sim& sim, Rank& rank, double seconds) {
 }
 
 // A DP or ZeRO collective starts beside compute: while any runs, an exec bounded to the SMs
-// the collectives hold shares the GPU host with compute (NCCL CTAs do not share an SM).
+// the collectives hold shares the GPU host with compute (NCCL CTAs do not share an SM). Its
+// sharing weight is share / (1 - share) against compute's 1, so that it gets its whole share
+// even above half the host (equal weights would cap it there, SimGrid's max-min fairness).
 void begin_collective(Sim& sim, Rank& rank) {
   if (sim.collective_share <= 0.0 || rank.collectives_running++ > 0)
     return;
   ++sim.activities;
   const double speed = detail::Platform::kGpuWorkPerSecond;
-  rank.sm_occupancy =
-      sg4::this_actor::exec_init(1e12 * speed)->set_bound(sim.collective_share * speed)->start();
+  const double share = sim.collective_share;
+  rank.sm_occupancy = sg4::this_actor::exec_init(1e12 * speed)
+                          ->set_bound(share * speed)
+                          ->set_priority(share / (1.0 - share))
+                          ->start();
 }
 
 void end_collective(Sim& sim, Rank& rank) {

@@ -109,6 +109,20 @@ TEST(EventEngineTest, CollectivesSlowComputeBesideThem) {
   EXPECT_NEAR(r.breakdown.dp_comm_exposed_s, 1.5 * kMs, 1e-9);
 }
 
+// The same with the collectives holding most of the GPU (compute rate 0.25, as a large
+// collective_sms gives): bucket 1 lets compute do 0.25 ms in its 1 ms, so compute ends at
+// 1 + 1 + 1 + 0.75 ms and bucket 2 at 4.75 ms, as overlapped_exposed_s says. SimGrid's fair
+// share must not cap the slowdown at half the host.
+TEST(EventEngineTest, CollectivesHoldingMostSmsSlowComputeBelowHalfSpeed) {
+  const Scenario sc = make_scenario(8, 1, 2, 1, Schedule::kOneFOneB);
+  IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 20e6);
+  costs.compute_rate_during_comm = 0.25;
+  const SimulationResult r = simulate_iteration(sc, costs, make_profile());
+  EXPECT_NEAR(r.iteration_time_s, 4.75 * kMs, 1e-9);
+  EXPECT_NEAR(r.breakdown.compute_s, 3 * kMs, 1e-12);
+  EXPECT_NEAR(r.breakdown.dp_comm_exposed_s, 1.75 * kMs, 1e-9);
+}
+
 TEST(EventEngineTest, SecondSimulationInOneProcessThrows) {
   const Scenario sc = make_scenario(8, 1, 1, 1, Schedule::kOneFOneB);
   const IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 0.0);

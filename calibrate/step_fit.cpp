@@ -36,7 +36,10 @@ void check_runs(const std::vector<ValidationCase>& runs, const HardwareProfile& 
   const std::string& arch = find_gpu(base.gpu)->architecture;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (find_gpu(runs[i].scenario.cluster.gpu)->architecture != arch) {
-      throw InputError(file, "/cases/" + std::to_string(i) + "/scenario/cluster/gpu",
+      // The run's place in the file (runs may be a filtered subset of its cases).
+      const std::string where =
+          runs[i].pointer.empty() ? "/cases/" + std::to_string(i) : runs[i].pointer;
+      throw InputError(file, where + "/scenario/cluster/gpu",
                        "run \"" + runs[i].id + "\" is on " + runs[i].scenario.cluster.gpu +
                            ", the profile \"" + base.name + "\" on " + base.gpu + " (" + arch +
                            ")");

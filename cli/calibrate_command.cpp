@@ -143,7 +143,7 @@ int run_step(int argc, char** argv) {
     });
   }
   if (runs.empty())
-    throw InputError(runs_path, "/cases", "no measured runs to calibrate on");
+    throw InputError(runs_path, "/cases", "no run id starts with a --cases prefix");
   HardwareProfile base;
   if (args.count("profile") > 0) {
     base = load_profile(args["profile"].as<std::string>());
@@ -152,7 +152,7 @@ int run_step(int argc, char** argv) {
     for (size_t i = 1; i < runs.size(); ++i) {
       const std::string other = resolve_profile(runs[i].scenario).name;
       if (other != base.name) {
-        throw InputError(runs_path, "/cases/" + std::to_string(i) + "/scenario",
+        throw InputError(runs_path, runs[i].pointer + "/scenario",
                          "run \"" + runs[i].id + "\" resolves to profile \"" + other +
                              "\", the first run to \"" + base.name + "\"; pass --profile");
       }

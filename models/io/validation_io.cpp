@@ -19,6 +19,7 @@ std::vector<ValidationCase> load_validation_cases(const std::string& path) {
   for (size_t i = 0; i < cases.size(); ++i) {
     JsonReader r(cases[i], path, "/cases/" + std::to_string(i));
     ValidationCase vc;
+    vc.pointer = r.pointer();
     vc.id = r.required_string("id");
     if (!ids.insert(vc.id).second)
       throw r.error("id", "duplicate case id \"" + vc.id + "\"");

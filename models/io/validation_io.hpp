@@ -18,6 +18,7 @@ struct ValidationCase {
   double measured_tokens_per_s_per_gpu = 0.0;
   std::string source;
   std::string confidence;  // "high", "medium", "low"
+  std::string pointer;     // JSON pointer of the case in its file ("/cases/3"); "" if not read
 };
 
 // Reads and checks every case of a validation file (each scenario fully validated).

@@ -137,6 +137,34 @@ TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
   EXPECT_NE(bad.out.find("pass --profile"), std::string::npos) << bad.out;
 }
 
+// After --cases, an error still points at the run's place in the file (dev.json's first H100
+// run is /cases/22), not at its place among the kept runs.
+TEST(CalibrateCommandTest, StepErrorsPointIntoTheFileAfterCases) {
+  const std::string dev = std::string(CAPSIM_DATA_DIR) + "/validation/dev.json";
+  const std::string a100 = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/a100-ib.json";
+  auto bad = run_capsim("calibrate step " + dev + " --cases mpt-h100 --profile " + a100 + " -o " +
+                            temp_path("x.json"),
+                        true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("dev.json:/cases/22/scenario/cluster/gpu: run "
+                         "\"mpt-h100_80gb-30b-s4096-g8-mb1-ac\" is on H100"),
+            std::string::npos)
+      << bad.out;
+  bad = run_capsim("calibrate step " + dev + " --cases narayanan21-t1 --cases mpt-h100 -o " +
+                       temp_path("x.json"),
+                   true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("dev.json:/cases/22/scenario: run \"mpt-h100_80gb-30b-s4096-g8-mb1-ac\""),
+            std::string::npos)
+      << bad.out;
+  bad =
+      run_capsim("calibrate step " + dev + " --cases no-such-run -o " + temp_path("x.json"), true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("dev.json:/cases: no run id starts with a --cases prefix"),
+            std::string::npos)
+      << bad.out;
+}
+
 TEST(CalibrateCommandTest, ValidateReportsHeldOutLogs) {
   const auto r =
       run_capsim("calibrate fit " + kLogs + "a100_p4de_2node_allreduce_awsome.txt " +

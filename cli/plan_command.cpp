@@ -123,7 +123,16 @@ int run_plan(int argc, char** argv) {
                  result.confirmations, result.confirm_wall_s);
 
     if (args.count("out-scenario") > 0) {
-      const nlohmann::json best = planner::best_scenario_json(plan, result);
+      nlohmann::json best = planner::best_scenario_json(plan, result);
+      if (best.contains("profile")) {
+        // An instance's profile, named relative to the written scenario (scenario files look
+        // for it beside themselves first), so that the winner loads from any folder.
+        namespace fs = std::filesystem;
+        const fs::path out = fs::absolute(args["out-scenario"].as<std::string>());
+        best["profile"] =
+            fs::relative(fs::absolute(best["profile"].get<std::string>()), out.parent_path())
+                .generic_string();
+      }
       if (best.is_null()) {
         std::fprintf(stderr, "capsim plan: no configuration meets the target; %s not written\n",
                      args["out-scenario"].as<std::string>().c_str());

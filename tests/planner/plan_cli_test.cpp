@@ -1,6 +1,7 @@
 // `capsim plan` end to end through the binary: exit codes, JSON on stdout, the winner written as
 // a scenario that `capsim simulate` accepts.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -68,6 +69,26 @@ TEST(PlanCliTest, InstanceProfileIsUsed) {
   EXPECT_NE(b.at("scenario").at("profile").get<std::string>().find("a100-efa-half-speed.json"),
             std::string::npos);
   EXPECT_FALSE(a.at("scenario").contains("profile"));
+}
+
+// The winning scenario names the instance's profile relative to itself, so that it loads from
+// any folder, also when the plan was given by a path relative to the working folder.
+TEST(PlanCliTest, WinnerFindsTheInstanceProfileFromAnyFolder) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "capsim_plan_profile_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "best.json").string();
+  const std::string plan = "cd " + kDataDir + " && " + kBinary +
+                           " plan plans/small-calibrated.json --engine analytic --out-scenario " +
+                           out + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(plan.c_str()), 0);
+  const std::string simulate =
+      "cd / && " + kBinary + " simulate " + out + " --engine analytic >/dev/null 2>&1";
+  EXPECT_EQ(std::system(simulate.c_str()), 0);
+  const Scenario best = load_scenario(out);
+  EXPECT_EQ(std::filesystem::canonical(best.profile_path),
+            std::filesystem::canonical(kDataDir + "/plans/a100-efa-half-speed.json"));
 }
 
 TEST(PlanCliTest, SameInputSameBytes) {

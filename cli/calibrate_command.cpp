@@ -185,7 +185,9 @@ int run_step(int argc, char** argv) {
   std::printf("software_efficiency %.4g (profile \"%s\", was %.4g): MAPE %.2f%% -> %.2f%%\n",
               fit.software_efficiency, base.name.c_str(), base.software_efficiency,
               100.0 * before / n, 100.0 * after / n);
-  if (args.count("cross-validate") > 0) {
+  if (args.count("cross-validate") > 0 && runs.size() < 2) {
+    std::printf("cross-validation needs at least two runs (one to fit, others to predict)\n");
+  } else if (args.count("cross-validate") > 0) {
     std::vector<double> mape = calibrate::cross_validate_one_step(runs, base, runs_path);
     std::sort(mape.begin(), mape.end());
     std::printf(

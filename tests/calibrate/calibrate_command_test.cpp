@@ -157,6 +157,12 @@ TEST(CalibrateCommandTest, StepErrorsPointIntoTheFileAfterCases) {
   EXPECT_NE(bad.out.find("dev.json:/cases/22/scenario: run \"mpt-h100_80gb-30b-s4096-g8-mb1-ac\""),
             std::string::npos)
       << bad.out;
+  // One run: nothing is left to cross-validate on.
+  const auto one = run_capsim("calibrate step " + dev + " --cases narayanan21-t1-1.7B -o " +
+                              temp_path("one.json") + " --cross-validate");
+  EXPECT_EQ(one.exit_code, 0);
+  EXPECT_NE(one.out.find("cross-validation needs at least two runs"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("predict the other 0"), std::string::npos) << one.out;
   bad =
       run_capsim("calibrate step " + dev + " --cases no-such-run -o " + temp_path("x.json"), true);
   EXPECT_EQ(bad.exit_code, 2);

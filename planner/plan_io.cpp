@@ -246,8 +246,10 @@ void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string
         prices->finish();
       }
       if (item.has("profile")) {
-        choice.profile_path =
-            resolve_profile_path(item.optional_string("profile", ""), r.file(), where + "/profile");
+        const std::string profile = item.optional_string("profile", "");
+        if (profile.empty())
+          throw item.error("profile", "expected a profile file path, got \"\"");
+        choice.profile_path = resolve_profile_path(profile, r.file(), where + "/profile");
       }
       item.finish();
     } else {

@@ -9,8 +9,6 @@
 namespace capsim::calibrate {
 namespace {
 
-constexpr double kMinEfficiency = 0.1;
-constexpr double kMaxEfficiency = 2.0;
 constexpr int kSearchSteps = 80;  // golden-section: the bracket shrinks to ~1e-16 of its width
 
 double predicted_s(const ValidationCase& run, const HardwareProfile& profile) {
@@ -58,8 +56,8 @@ StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
   // summed squared log error is close to a convex quadratic; the bracket covers every
   // physical value.
   const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
-  double lo = std::log(kMinEfficiency);
-  double hi = std::log(kMaxEfficiency);
+  double lo = std::log(HardwareProfile::kMinSoftwareEfficiency);
+  double hi = std::log(HardwareProfile::kMaxSoftwareEfficiency);
   double x1 = hi - phi * (hi - lo);
   double x2 = lo + phi * (hi - lo);
   double f1 = squared_log_error(runs, profile, std::exp(x1));

@@ -48,7 +48,6 @@ double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profi
                              layers;
   // In the backward the gather and scatter streams run side by side (FSDP's unshard and
   // post-backward streams): their latencies overlap, their bytes share the links.
-  constexpr double kLatencyProbeBytes = 1e-6;
   const double shared_latency_s =
       std::min(collective_time_s(profile, CollectiveKind::kAllGather, kLatencyProbeBytes, dp),
                collective_time_s(profile, CollectiveKind::kReduceScatter, kLatencyProbeBytes, dp));
@@ -97,9 +96,12 @@ double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
     const double total_s = buckets * bucket_s;
     const double backward_s = steps[s].total_s() - steps[s].forward_s;
     const double window_s = backward_s * (1.0 + d(static_cast<int>(s)));
-    const double overlap_s =
-        overlapped_exposed_s(total_s, window_s, costs.compute_rate_during_comm);
-    exposed = std::max(exposed, std::max(bucket_s, overlap_s));
+    // The last bucket is produced when the backward ends, so it always runs alone; the others
+    // overlap the window (and slow it, overlap.hpp). With free overlap this is
+    // max(bucket, total - window).
+    const double overlap_s = bucket_s + overlapped_exposed_s(total_s - bucket_s, window_s,
+                                                             costs.compute_rate_during_comm);
+    exposed = std::max(exposed, overlap_s);
   }
   return exposed;
 }

@@ -12,6 +12,10 @@ namespace capsim {
 [[nodiscard]] double collective_time_s(const HardwareProfile& profile, CollectiveKind kind,
                                        double bytes, const GroupShape& group);
 
+// A message size whose collective time is the pure latency term (collective_time_s returns 0
+// for 0 bytes); its bandwidth term is below 1e-15 s for any fitted bandwidth.
+inline constexpr double kLatencyProbeBytes = 1e-6;
+
 // Returns nccl-tests' bus-bandwidth factor: 2(n-1)/n all-reduce, (n-1)/n all-gather,
 // reduce-scatter and all-to-all, 1 otherwise (nccl-tests doc/PERFORMANCE.md).
 [[nodiscard]] double bus_bandwidth_factor(CollectiveKind kind, int ranks);

@@ -103,6 +103,8 @@ struct HardwareProfile {
   // training stack reaches in situ: every kernel time is divided by it. 1 = benchmark speed;
   // fitted by `capsim calibrate step` from measured iterations of the user's own stack.
   double software_efficiency = 1.0;
+  static constexpr double kMinSoftwareEfficiency = 0.1;
+  static constexpr double kMaxSoftwareEfficiency = 2.0;
   std::vector<std::string> provenance;  // logs, dates, hardware the fit came from
   bool is_datasheet_default = false;    // true when built from specs, not measurements
   std::vector<FitRecord> fit_quality;   // one record per fitted curve (empty for datasheets)

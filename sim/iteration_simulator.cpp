@@ -28,9 +28,6 @@ namespace {
 std::atomic<bool> g_engine_used{false};
 
 constexpr int kComputeStream = 0;
-// Message size whose collective time is the pure latency term (collective_time_s returns 0
-// for 0 bytes); its bandwidth term is below 1e-15 s for any fitted bandwidth.
-constexpr double kLatencyProbeBytes = 1e-6;
 constexpr int kCommStream = 1;
 
 // Ranks in Megatron-LM's order (parallel_state.py, order "tp-cp-dp-pp"): TP fastest, then the

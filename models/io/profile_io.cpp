@@ -190,8 +190,9 @@ HardwareProfile read_profile(JsonReader& reader) {
   p.is_datasheet_default = reader.optional_bool("datasheet_default", false);
   p.collective_sms =
       static_cast<int>(reader.optional_int("collective_sms", p.collective_sms, 0, gpu.num_sms - 1));
-  p.software_efficiency =
-      reader.optional_number("software_efficiency", p.software_efficiency, 0.1, 2.0);
+  p.software_efficiency = reader.optional_number("software_efficiency", p.software_efficiency,
+                                                 HardwareProfile::kMinSoftwareEfficiency,
+                                                 HardwareProfile::kMaxSoftwareEfficiency);
   {
     JsonReader gemm = reader.object("gemm");
     p.gemm = read_gemm(gemm);
@@ -359,12 +360,21 @@ std::string shipped_profile_file(const std::string& architecture, const std::str
 }
 
 HardwareProfile resolve_profile(const Scenario& scenario) {
-  if (!scenario.profile_path.empty())
-    return load_profile(scenario.profile_path);
   const ClusterSpec& cluster = scenario.cluster;
   const GpuSpec* gpu = find_gpu(cluster.gpu);
   if (gpu == nullptr) {
     throw InputError(scenario.name, "/cluster/gpu", "unknown GPU \"" + cluster.gpu + "\"");
+  }
+  if (!scenario.profile_path.empty()) {
+    HardwareProfile p = load_profile(scenario.profile_path);
+    // A profile serves every GPU of its architecture; another one would be silently wrong
+    // (its SM count and efficiencies describe different hardware).
+    if (find_gpu(p.gpu)->architecture != gpu->architecture) {
+      throw InputError(scenario.profile_path, "/gpu",
+                       "profile \"" + p.name + "\" is for " + p.gpu + ", the scenario's GPUs are " +
+                           cluster.gpu);
+    }
+    return p;
   }
   const std::string fabric =
       cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");

@@ -288,6 +288,8 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
     sc.parallelism = read_parallelism(par);
   }
   sc.profile_path = r.optional_string("profile", "");
+  if (r.has("profile") && sc.profile_path.empty())
+    throw r.error("profile", "expected a profile file path, got \"\"");
   r.finish();
   check_layout(sc.model, sc.cluster, sc.parallelism, r.file(), r.pointer());
   return sc;

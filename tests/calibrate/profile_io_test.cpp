@@ -223,10 +223,25 @@ TEST(ResolveProfileTest, PicksShippedProfileByFamilyAndFabric) {
 
 TEST(ResolveProfileTest, ScenarioProfileFileWins) {
   Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
-  s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/h100-ib.json";
-  EXPECT_EQ(resolve_profile(s).name, "h100-ib");
+  s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/a100-ib.json";
+  EXPECT_EQ(resolve_profile(s).name, "a100-ib");  // not the shipped a100-efa
   s.profile_path = "/nonexistent/profile.json";
   EXPECT_THROW((void)resolve_profile(s), InputError);
+}
+
+// A profile of another architecture describes other hardware: rejected, never used silently.
+TEST(ResolveProfileTest, RejectsAProfileOfAnotherArchitecture) {
+  Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
+  s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/h100-ib.json";
+  try {
+    (void)resolve_profile(s);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), s.profile_path);
+    EXPECT_EQ(e.pointer(), "/gpu");
+    EXPECT_EQ(e.message(),
+              "profile \"h100-ib\" is for H100-SXM5-80GB, the scenario's GPUs are A100-SXM4-80GB");
+  }
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include "models/io/json_reader.hpp"
 #include "models/io/scenario_io.hpp"
 
-#include <sys/wait.h>
+#include "tests/cli/run_capsim.hpp"
 
 namespace capsim {
 namespace {
@@ -18,24 +18,11 @@ namespace {
 const std::string kBinary = CAPSIM_BINARY;
 const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
+using CliRun = testing::CommandResult;
 
 // Runs `capsim ARGS` with stderr discarded and returns its exit code and stdout.
 CliRun run(const std::string& args) {
-  CliRun r;
-  FILE* pipe = popen((kBinary + " " + args + " 2>/dev/null").c_str(), "r");
-  if (pipe == nullptr)
-    return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
-    r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::run_capsim(args);
 }
 
 TEST(PlanCliTest, JsonAndWinningScenario) {

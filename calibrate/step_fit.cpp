@@ -1,6 +1,9 @@
 #include "calibrate/step_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
 
 #include "models/analytic_estimator.hpp"
 #include "models/gpu_catalog.hpp"
@@ -9,21 +12,48 @@
 namespace capsim::calibrate {
 namespace {
 
-constexpr int kSearchSteps = 80;  // golden-section: the bracket shrinks to ~1e-16 of its width
+constexpr int kSearchSteps = 80;       // golden-section: the bracket shrinks to ~1e-16 of its width
+constexpr int kMaxAlternations = 300;  // coordinate descent rounds when attention is fitted
+constexpr double kConverged = 1e-9;    // stop when neither log factor moves more than this
+constexpr double kMinAttentionScale = 0.1;
+constexpr double kMaxAttentionScale = 2.0;
 
 double predicted_s(const ValidationCase& run, const HardwareProfile& profile) {
   return estimate_iteration(run.scenario, profile).iteration_time_s;
 }
 
-double squared_log_error(const std::vector<ValidationCase>& runs, HardwareProfile& profile,
-                         double efficiency) {
-  profile.software_efficiency = efficiency;
+double squared_log_error(const std::vector<ValidationCase>& runs, const HardwareProfile& profile) {
   double sum = 0.0;
   for (const auto& run : runs) {
     const double e = std::log(predicted_s(run, profile) / run.measured_iteration_time_s);
     sum += e * e;
   }
   return sum;
+}
+
+// Returns the minimiser of f on [lo, hi] by golden-section search (f unimodal there).
+double golden_section(const std::function<double(double)>& f, double lo, double hi) {
+  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
+  double x1 = hi - phi * (hi - lo);
+  double x2 = lo + phi * (hi - lo);
+  double f1 = f(x1);
+  double f2 = f(x2);
+  for (int i = 0; i < kSearchSteps; ++i) {
+    if (f1 <= f2) {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - phi * (hi - lo);
+      f1 = f(x1);
+    } else {
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + phi * (hi - lo);
+      f2 = f(x2);
+    }
+  }
+  return 0.5 * (lo + hi);
 }
 
 void check_runs(const std::vector<ValidationCase>& runs, const HardwareProfile& base,
@@ -45,44 +75,74 @@ void check_runs(const std::vector<ValidationCase>& runs, const HardwareProfile& 
   }
 }
 
+// The base profile with its four attention efficiencies times `scale` (at most 1).
+HardwareProfile with_attention_scale(const HardwareProfile& base, double scale) {
+  HardwareProfile p = base;
+  for (double* e :
+       {&p.attention.forward_efficiency_hd128, &p.attention.forward_efficiency_hd64,
+        &p.attention.backward_efficiency_hd128, &p.attention.backward_efficiency_hd64}) {
+    *e = std::min(1.0, *e * scale);
+  }
+  return p;
+}
+
 }  // namespace
 
 StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
-                                const HardwareProfile& base, const std::string& file) {
+                                const HardwareProfile& base, const std::string& file,
+                                bool fit_attention) {
   check_runs(runs, base, file);
-  HardwareProfile profile = base;
-  // Golden-section search on log(efficiency): each run's log time falls monotonically and
-  // nearly linearly in it (compute scales as 1/efficiency, communication not at all), so the
-  // summed squared log error is close to a convex quadratic; the bracket covers every
-  // physical value.
-  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
-  double lo = std::log(HardwareProfile::kMinSoftwareEfficiency);
-  double hi = std::log(HardwareProfile::kMaxSoftwareEfficiency);
-  double x1 = hi - phi * (hi - lo);
-  double x2 = lo + phi * (hi - lo);
-  double f1 = squared_log_error(runs, profile, std::exp(x1));
-  double f2 = squared_log_error(runs, profile, std::exp(x2));
-  for (int i = 0; i < kSearchSteps; ++i) {
-    if (f1 <= f2) {
-      hi = x2;
-      x2 = x1;
-      f2 = f1;
-      x1 = hi - phi * (hi - lo);
-      f1 = squared_log_error(runs, profile, std::exp(x1));
-    } else {
-      lo = x1;
-      x1 = x2;
-      f1 = f2;
-      x2 = lo + phi * (hi - lo);
-      f2 = squared_log_error(runs, profile, std::exp(x2));
+  if (fit_attention) {
+    std::set<int> lengths;
+    for (const auto& run : runs)
+      lengths.insert(run.scenario.model.seq_length);
+    if (lengths.size() < 2) {
+      throw InputError(file, "/cases",
+                       "fitting attention needs runs at two or more sequence lengths");
+    }
+  }
+  // Golden-section searches on the logarithms: each run's log time falls monotonically and
+  // nearly linearly in log(efficiency) (compute scales as 1/efficiency, communication not at
+  // all), so the summed squared log error is close to a convex quadratic; the brackets cover
+  // every physical value. With attention, the two scalars are fitted in turn (coordinate
+  // descent): attention's share of the time differs across sequence lengths, which separates
+  // them.
+  double efficiency = base.software_efficiency;
+  double attention = 1.0;
+  for (int round = 0; round < (fit_attention ? kMaxAlternations : 1); ++round) {
+    const HardwareProfile scaled = with_attention_scale(base, attention);
+    const double previous_efficiency = efficiency;
+    const double previous_attention = attention;
+    efficiency = std::exp(golden_section(
+        [&](double x) {
+          HardwareProfile p = scaled;
+          p.software_efficiency = std::exp(x);
+          return squared_log_error(runs, p);
+        },
+        std::log(HardwareProfile::kMinSoftwareEfficiency),
+        std::log(HardwareProfile::kMaxSoftwareEfficiency)));
+    if (!fit_attention)
+      break;
+    attention = std::exp(golden_section(
+        [&](double x) {
+          HardwareProfile p = with_attention_scale(base, std::exp(x));
+          p.software_efficiency = efficiency;
+          return squared_log_error(runs, p);
+        },
+        std::log(kMinAttentionScale), std::log(kMaxAttentionScale)));
+    if (std::fabs(std::log(efficiency / previous_efficiency)) < kConverged &&
+        std::fabs(std::log(attention / previous_attention)) < kConverged) {
+      break;
     }
   }
   StepFit fit;
-  fit.software_efficiency = std::exp(0.5 * (lo + hi));
-  profile.software_efficiency = fit.software_efficiency;
+  fit.software_efficiency = efficiency;
+  fit.attention_scale = attention;
+  fit.profile = with_attention_scale(base, attention);
+  fit.profile.software_efficiency = efficiency;
   for (const auto& run : runs) {
     fit.predicted_before_s.push_back(predicted_s(run, base));
-    fit.predicted_after_s.push_back(predicted_s(run, profile));
+    fit.predicted_after_s.push_back(predicted_s(run, fit.profile));
   }
   return fit;
 }
@@ -92,9 +152,8 @@ std::vector<double> cross_validate_one_step(const std::vector<ValidationCase>& r
   check_runs(runs, base, file);
   std::vector<double> mape;
   for (const auto& calibration_run : runs) {
-    const StepFit fit = fit_software_efficiency({calibration_run}, base, file);
-    HardwareProfile profile = base;
-    profile.software_efficiency = fit.software_efficiency;
+    const StepFit fit = fit_software_efficiency({calibration_run}, base, file, false);
+    const HardwareProfile& profile = fit.profile;
     double sum = 0.0;
     int n = 0;
     for (const auto& run : runs) {

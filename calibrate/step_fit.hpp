@@ -11,17 +11,22 @@ namespace capsim::calibrate {
 // HardwareProfile::software_efficiency fitted to measured iterations of the user's own stack.
 struct StepFit {
   double software_efficiency = 1.0;
+  double attention_scale = 1.0;            // factor on the attention efficiencies (1 unless fitted)
+  HardwareProfile profile;                 // the base with both applied
   std::vector<double> predicted_before_s;  // per run, analytic engine, the base profile
   std::vector<double> predicted_after_s;   // per run, analytic engine, the fitted profile
 };
 
 // Fits `base.software_efficiency` so that the analytic engine reproduces `runs`' measured
 // iteration times: the value in [0.1, 2] minimising the mean squared log error (golden-section
-// search on its logarithm; the time falls monotonically as it grows). Every run's GPU must be
-// of the profile's architecture. Throws InputError naming `file` and the run's JSON pointer
-// otherwise, or when there is no run.
+// search on its logarithm; the time falls monotonically as it grows). With `fit_attention`, also
+// a factor in [0.1, 2] on the profile's attention efficiencies (capped at 1), fitted in turn with
+// it; that needs runs at two or more sequence lengths. Every run's GPU must be of the profile's
+// architecture. Throws InputError naming `file` and the run's JSON pointer otherwise, or when
+// there is no run.
 [[nodiscard]] StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
-                                              const HardwareProfile& base, const std::string& file);
+                                              const HardwareProfile& base, const std::string& file,
+                                              bool fit_attention = false);
 
 // Leave-all-but-one-out: for every run, fit on it alone and predict the others. Returns, per
 // run, the mean absolute percentage error of the others' predictions (0 with one run).

@@ -26,7 +26,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html]\n"
     "       capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] "
-    "[--cases ID_PREFIX]... [--cross-validate]\n"
+    "[--cases ID_PREFIX]... [--attention] [--cross-validate]\n"
     "       capsim calibrate run   (the CUDA/NCCL harness: capsim-calibrate)\n";
 
 int run_fit(int argc, char** argv) {
@@ -121,6 +121,8 @@ int run_step(int argc, char** argv) {
       "profile", "base profile (default: the one the runs resolve to)",
       cxxopts::value<std::string>())(
       "cross-validate", "also fit on each run alone and report the error on the others")(
+      "attention",
+      "also fit a factor on the attention efficiencies (runs at two or more sequence lengths)")(
       "cases", "only runs whose id starts with this (repeatable)",
       cxxopts::value<std::vector<std::string>>())("runs", "capsim.validation/v1 file",
                                                   cxxopts::value<std::string>());
@@ -158,13 +160,15 @@ int run_step(int argc, char** argv) {
       }
     }
   }
-  const calibrate::StepFit fit = calibrate::fit_software_efficiency(runs, base, runs_path);
-  HardwareProfile calibrated = base;
-  calibrated.software_efficiency = fit.software_efficiency;
-  calibrated.provenance.push_back("software_efficiency " + std::to_string(fit.software_efficiency) +
-                                  " fitted to " + std::to_string(runs.size()) +
-                                  " measured iteration(s) of " + runs_path +
-                                  " (capsim calibrate step, analytic engine)");
+  const bool fit_attention = args.count("attention") > 0;
+  const calibrate::StepFit fit =
+      calibrate::fit_software_efficiency(runs, base, runs_path, fit_attention);
+  HardwareProfile calibrated = fit.profile;
+  calibrated.provenance.push_back(
+      "software_efficiency " + std::to_string(fit.software_efficiency) +
+      (fit_attention ? ", attention efficiencies x " + std::to_string(fit.attention_scale) : "") +
+      " fitted to " + std::to_string(runs.size()) + " measured iteration(s) of " + runs_path +
+      " (capsim calibrate step, analytic engine)");
   const std::string out = args["output"].as<std::string>();
   write_file_atomically(out, profile_to_text(calibrated));
   std::printf("%-44s %12s %12s %8s %12s %8s\n", "run", "measured s", "before s", "error", "after s",
@@ -185,6 +189,8 @@ int run_step(int argc, char** argv) {
   std::printf("software_efficiency %.4g (profile \"%s\", was %.4g): MAPE %.2f%% -> %.2f%%\n",
               fit.software_efficiency, base.name.c_str(), base.software_efficiency,
               100.0 * before / n, 100.0 * after / n);
+  if (fit_attention)
+    std::printf("attention efficiencies x %.4g (capped at 1)\n", fit.attention_scale);
   if (args.count("cross-validate") > 0 && runs.size() < 2) {
     std::printf("cross-validation needs at least two runs (one to fit, others to predict)\n");
   } else if (args.count("cross-validate") > 0) {

@@ -66,6 +66,45 @@ TEST(StepFitTest, RecoversTheEfficiencyRunsWereMeasuredAt) {
   }
 }
 
+// With --attention: runs at three sequence lengths measured on a stack whose kernels run at 0.8
+// and whose attention runs at 0.6 of the profile's figures; both factors are recovered.
+TEST(StepFitTest, RecoversAnAttentionFactorAcrossSequenceLengths) {
+  std::vector<ValidationCase> runs;
+  for (int seq : {1024, 4096, 16384}) {
+    ValidationCase run;
+    run.id = "s" + std::to_string(seq);
+    run.scenario = base_scenario();
+    run.scenario.model.seq_length = seq;
+    HardwareProfile p = profile_for(run.scenario);
+    for (double* e :
+         {&p.attention.forward_efficiency_hd128, &p.attention.forward_efficiency_hd64,
+          &p.attention.backward_efficiency_hd128, &p.attention.backward_efficiency_hd64}) {
+      *e *= 0.6;
+    }
+    p.software_efficiency = 0.8;
+    run.measured_iteration_time_s = estimate_iteration(run.scenario, p).iteration_time_s;
+    runs.push_back(run);
+  }
+  const HardwareProfile base = profile_for(runs[0].scenario);
+  const StepFit fit = fit_software_efficiency(runs, base, "runs.json", true);
+  EXPECT_NEAR(fit.software_efficiency, 0.8, 2e-3);
+  EXPECT_NEAR(fit.attention_scale, 0.6, 2e-3);
+  EXPECT_NEAR(fit.profile.attention.forward_efficiency_hd128,
+              0.6 * base.attention.forward_efficiency_hd128, 2e-3);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_NEAR(fit.predicted_after_s[i], runs[i].measured_iteration_time_s,
+                1e-3 * runs[i].measured_iteration_time_s);
+  }
+  // One sequence length cannot separate the two factors.
+  try {
+    (void)fit_software_efficiency(runs_at(0.8), base, "runs.json", true);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "runs.json:/cases: fitting attention needs runs at two or more sequence lengths");
+  }
+}
+
 TEST(StepFitTest, CrossValidationIsExactOnAConsistentStack) {
   const auto runs = runs_at(0.7);
   const auto mape = cross_validate_one_step(runs, profile_for(runs[0].scenario), "runs.json");

@@ -124,6 +124,20 @@ TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
   EXPECT_GT(j.at("software_efficiency").get<double>(), 0.1);
   EXPECT_EQ(j.at("name").get<std::string>(), "a100-ib");
 
+  // --attention over runs at several sequence lengths (MPT on H100) also scales the attention.
+  const std::string h100 = temp_path("step-h100.json");
+  const auto att = run_capsim("calibrate step " + std::string(CAPSIM_DATA_DIR) +
+                              "/validation/dev.json --cases mpt-h100 --profile " +
+                              std::string(CAPSIM_SOURCE_DIR) +
+                              "/scenarios/profiles/h100-ib.json --attention -o " + h100);
+  ASSERT_EQ(att.exit_code, 0) << att.out;
+  EXPECT_NE(att.out.find("attention efficiencies x 0."), std::string::npos) << att.out;
+  const auto fitted = nlohmann::json::parse(read(h100));
+  const auto shipped = nlohmann::json::parse(
+      read(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/h100-ib.json"));
+  EXPECT_LT(fitted.at("attention").at("forward_efficiency_hd128").get<double>(),
+            shipped.at("attention").at("forward_efficiency_hd128").get<double>());
+
   auto bad = run_capsim("calibrate step " + runs, true);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("missing -o PROFILE.json"), std::string::npos) << bad.out;

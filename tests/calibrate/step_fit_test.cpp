@@ -19,19 +19,31 @@ HardwareProfile profile_for(const Scenario& s) {
   return datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
 }
 
-// Runs "measured" on a stack at `efficiency`: the analytic prediction with that efficiency, for
-// three layouts of the same model.
+// A run "measured" on a stack whose kernels run at `efficiency` and whose attention kernels at
+// `attention` of the profile's figures: the analytic prediction with those factors.
+ValidationCase measured_run(const std::string& id, const Scenario& scenario, double efficiency,
+                            double attention = 1.0) {
+  ValidationCase run;
+  run.id = id;
+  run.scenario = scenario;
+  HardwareProfile p = profile_for(scenario);
+  for (double* e :
+       {&p.attention.forward_efficiency_hd128, &p.attention.forward_efficiency_hd64,
+        &p.attention.backward_efficiency_hd128, &p.attention.backward_efficiency_hd64}) {
+    *e *= attention;
+  }
+  p.software_efficiency = efficiency;
+  run.measured_iteration_time_s = estimate_iteration(scenario, p).iteration_time_s;
+  return run;
+}
+
+// Three layouts of the same model measured on a stack at `efficiency`.
 std::vector<ValidationCase> runs_at(double efficiency) {
   std::vector<ValidationCase> runs;
   for (int mb : {1, 2, 4}) {
-    ValidationCase run;
-    run.id = "mb" + std::to_string(mb);
-    run.scenario = base_scenario();
-    run.scenario.parallelism.micro_batch_size = mb;
-    HardwareProfile p = profile_for(run.scenario);
-    p.software_efficiency = efficiency;
-    run.measured_iteration_time_s = estimate_iteration(run.scenario, p).iteration_time_s;
-    runs.push_back(run);
+    Scenario s = base_scenario();
+    s.parallelism.micro_batch_size = mb;
+    runs.push_back(measured_run("mb" + std::to_string(mb), s, efficiency));
   }
   return runs;
 }
@@ -71,19 +83,9 @@ TEST(StepFitTest, RecoversTheEfficiencyRunsWereMeasuredAt) {
 TEST(StepFitTest, RecoversAnAttentionFactorAcrossSequenceLengths) {
   std::vector<ValidationCase> runs;
   for (int seq : {1024, 4096, 16384}) {
-    ValidationCase run;
-    run.id = "s" + std::to_string(seq);
-    run.scenario = base_scenario();
-    run.scenario.model.seq_length = seq;
-    HardwareProfile p = profile_for(run.scenario);
-    for (double* e :
-         {&p.attention.forward_efficiency_hd128, &p.attention.forward_efficiency_hd64,
-          &p.attention.backward_efficiency_hd128, &p.attention.backward_efficiency_hd64}) {
-      *e *= 0.6;
-    }
-    p.software_efficiency = 0.8;
-    run.measured_iteration_time_s = estimate_iteration(run.scenario, p).iteration_time_s;
-    runs.push_back(run);
+    Scenario s = base_scenario();
+    s.model.seq_length = seq;
+    runs.push_back(measured_run("s" + std::to_string(seq), s, 0.8, 0.6));
   }
   const HardwareProfile base = profile_for(runs[0].scenario);
   const StepFit fit = fit_software_efficiency(runs, base, "runs.json", true);

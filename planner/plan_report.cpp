@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
@@ -27,6 +28,16 @@ std::string layout_text(const Parallelism& p) {
 double disagreement_pct(const ScreenedCandidate& c) {
   return 100.0 * (c.event.iteration_time_s - c.analytic.iteration_time_s) /
          c.analytic.iteration_time_s;
+}
+
+// Confirmed candidates whose event time differs from the screen's by more than kDisagreementPct.
+std::vector<const ScreenedCandidate*> disagreements(const PlanResult& result) {
+  std::vector<const ScreenedCandidate*> out;
+  for (const auto& c : result.candidates) {
+    if (c.confirmed && std::fabs(disagreement_pct(c)) > kDisagreementPct)
+      out.push_back(&c);
+  }
+  return out;
 }
 
 nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const RankedEntry& r) {
@@ -115,16 +126,11 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
                    {"confirmations", result.confirmations},
                    {"event_engine", result.event_available}};
   json dis = json::array();
-  for (const auto& c : result.candidates) {
-    if (!c.confirmed)
-      continue;
-    const double pct = disagreement_pct(c);
-    if (std::fabs(pct) <= kDisagreementPct)
-      continue;
-    dis.push_back({{"scenario", candidate_scenario(plan, c.candidate).name},
-                   {"analytic_iteration_time_s", g(c.analytic.iteration_time_s)},
-                   {"event_iteration_time_s", g(c.event.iteration_time_s)},
-                   {"difference_pct", g(pct)}});
+  for (const ScreenedCandidate* c : disagreements(result)) {
+    dis.push_back({{"scenario", candidate_scenario(plan, c->candidate).name},
+                   {"analytic_iteration_time_s", g(c->analytic.iteration_time_s)},
+                   {"event_iteration_time_s", g(c->event.iteration_time_s)},
+                   {"difference_pct", g(disagreement_pct(*c))}});
   }
   out["disagreements"] = dis;
   if (result.event_available && !result.candidates.empty()) {
@@ -193,15 +199,10 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   }
   out += "\nanalytic screen vs event confirmation:\n";
   int shown = 0;
-  for (const auto& c : result.candidates) {
-    if (!c.confirmed)
-      continue;
-    const double pct = disagreement_pct(c);
-    if (std::fabs(pct) <= kDisagreementPct)
-      continue;
+  for (const ScreenedCandidate* c : disagreements(result)) {
     std::snprintf(line, sizeof line, "  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
-                  candidate_scenario(plan, c.candidate).name.c_str(), c.analytic.iteration_time_s,
-                  c.event.iteration_time_s, pct);
+                  candidate_scenario(plan, c->candidate).name.c_str(), c->analytic.iteration_time_s,
+                  c->event.iteration_time_s, disagreement_pct(*c));
     out += line;
     ++shown;
   }

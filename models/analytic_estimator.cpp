@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/as_double.hpp"
 #include "models/collective_cost.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/iteration_model.hpp"
@@ -11,10 +12,6 @@
 
 namespace capsim {
 namespace {
-
-double d(int v) {
-  return static_cast<double>(v);
-}
 
 // Per-micro-batch time of one stage, split into its parts (seconds).
 struct StageStep {

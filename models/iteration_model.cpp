@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/as_double.hpp"
 #include "models/collective_cost.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
@@ -12,10 +13,6 @@
 
 namespace capsim {
 namespace {
-
-double d(int v) {
-  return static_cast<double>(v);
-}
 
 // Compute time of one pass's ops, split by pass.
 struct PassTimes {

@@ -4,14 +4,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/as_double.hpp"
 #include "models/parameter_count.hpp"
 
 namespace capsim {
 namespace {
-
-double d(int v) {
-  return static_cast<double>(v);
-}
 
 // Bytes of one stored activation element: fp16/bf16 (and fp8 runs, whose saved tensors we take
 // as bf16; Transformer Engine's fp8 copies would only lower this) use 2, fp32 uses 4.

@@ -1,11 +1,9 @@
 #include "models/parameter_count.hpp"
 
+#include "models/as_double.hpp"
+
 namespace capsim {
 namespace {
-
-double d(int v) {
-  return static_cast<double>(v);
-}
 
 // Weights of the attention block: Q and O are h x h, K and V are h x (kv_heads x head_dim).
 double attention_weights(const ModelSpec& m) {

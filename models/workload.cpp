@@ -1,13 +1,10 @@
 #include "models/workload.hpp"
 
+#include "models/as_double.hpp"
 #include "models/parameter_count.hpp"
 
 namespace capsim {
 namespace {
-
-double d(int v) {
-  return static_cast<double>(v);
-}
 
 // Appends a forward GEMM (rows x out = rows x in . in x out) and its two backward GEMMs:
 // data gradient (rows x in = rows x out . out x in) and weight gradient (in x out = in x rows .

@@ -1,5 +1,5 @@
 // capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
-// [--json]
+// [--every-gpu] [--json]
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -27,7 +27,10 @@ int run_simulate(int argc, char** argv) {
         "profile", "capsim.profile/v1 file (overrides the scenario's)",
         cxxopts::value<std::string>())("trace", "write a Chrome/Perfetto trace (event engine)",
                                        cxxopts::value<std::string>())(
-        "json", "print one JSON object instead of the table");
+        "json", "print one JSON object instead of the table")(
+        "every-gpu",
+        "event engine: simulate every GPU instead of one per stage (exact on asymmetric "
+        "layouts and leaf-level oversubscription; slower)");
     options.parse_positional({"scenario"});
     cxxopts::ParseResult args;
     if (!parse_or_help(options, argc, argv, args))
@@ -41,14 +44,16 @@ int run_simulate(int argc, char** argv) {
     if (engine != "analytic" && engine != "event") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
     }
-    if (args.count("trace") > 0 && engine != "event") {
-      throw InputError("", "", "--trace needs --engine event");
+    for (const char* event_only : {"trace", "every-gpu"}) {
+      if (args.count(event_only) > 0 && engine != "event")
+        throw InputError("", "", std::string("--") + event_only + " needs --engine event");
     }
     const HardwareProfile profile = resolve_profile(scenario);
     SimulationResult result;
     if (engine == "event") {
       traces::ChromeTrace trace;
       sim::SimOptions sim_options;
+      sim_options.exploit_symmetry = args.count("every-gpu") == 0;
       if (args.count("trace") > 0)
         sim_options.trace = &trace;
       result = sim::simulate_iteration(scenario, profile, sim_options);

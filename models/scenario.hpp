@@ -79,6 +79,7 @@ struct ClusterSpec {
   double nic_bandwidth_bytes_per_s = 0.0;
   Topology topology = Topology::kRailOptimized;
   double oversubscription = 1.0;
+  int nodes_per_leaf = 1;  // oversubscribed fabrics: nodes under one leaf switch
 
   [[nodiscard]] int num_gpus() const { return gpus_per_node * num_nodes; }
   [[nodiscard]] double node_nic_bandwidth_bytes_per_s() const {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "models/collective_cost.hpp"
 #include "models/iteration_model.hpp"
 #include "models/overlap.hpp"
+#include "sim/detail/leaf_crossings.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/schedule.hpp"
 
@@ -30,17 +32,7 @@ std::atomic<bool> g_engine_used{false};
 constexpr int kComputeStream = 0;
 constexpr int kCommStream = 1;
 
-// Ranks in Megatron-LM's order (parallel_state.py, order "tp-cp-dp-pp"): TP fastest, then the
-// data-parallel index (DP x CP), then the pipeline stage. GPU id = rank; node = id / G.
-struct Layout {
-  int tp = 1;
-  int dpc = 1;  // data x context
-  int pp = 1;
-  int chunks = 1;
-  int gpus_per_node = 8;
-  [[nodiscard]] int rank(int t, int r, int s) const { return t + tp * (r + dpc * s); }
-  [[nodiscard]] int node(int gpu) const { return gpu / gpus_per_node; }
-};
+using detail::RankLayout;
 
 // A PP message: which micro-batch, and when the sender put it on the wire.
 struct Message {
@@ -102,7 +94,7 @@ struct Sim {
   const Scenario* scenario = nullptr;
   const IterationCosts* costs = nullptr;
   const HardwareProfile* profile = nullptr;
-  Layout layout;
+  RankLayout layout;
   std::unique_ptr<detail::Platform> platform;
   bool zero3 = false;
   bool zero12 = false;
@@ -622,18 +614,25 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
     if (oversubscribed) {
       ps.uplink_bytes_per_s_per_node =
           cl.node_nic_bandwidth_bytes_per_s() / std::max(cl.oversubscription, 1.0);
+      ps.nodes_per_leaf = cl.nodes_per_leaf;
     }
   }
   ps.reduced = options.exploit_symmetry;
-  sim.platform = std::make_unique<detail::Platform>(ps);
   sim.dp_inter_node =
       costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 && ps.nic_links_per_node > 0;
+  // Which flows leave their leaf switch (only oversubscribed fabrics have leaf uplinks).
+  std::optional<detail::LeafCrossings> leaves;
+  if (ps.uplink_bytes_per_s_per_node > 0.0) {
+    leaves.emplace(sim.layout, ps.nodes_per_leaf, sim.dp_inter_node);
+    ps.crossing_gpus_per_leaf = leaves->max_crossing_gpus_per_leaf();
+  }
+  sim.platform = std::make_unique<detail::Platform>(ps);
   sim.dp_intra_node =
       costs.dp_group.ranks > 1 && costs.dp_group.nodes == 1 && ps.nvlink_bytes_per_s > 0.0;
   sim.nvlink_bytes_per_s = ps.nvlink_bytes_per_s;
 
   // Simulated ranks: every GPU, or TP rank 0 of DP replica 0 of each stage.
-  const Layout& lay = sim.layout;
+  const RankLayout& lay = sim.layout;
   const int t_count = options.exploit_symmetry ? 1 : lay.tp;
   const int r_count = options.exploit_symmetry ? 1 : lay.dpc;
   for (int s = 0; s < lay.pp; ++s) {
@@ -692,7 +691,11 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
           const double bw = inter ? sim.nic_share_bytes_per_s : ps.nvlink_bytes_per_s;
           rank.fwd_wire[ci] =
               pp_wire_bytes(sim, chunk_costs(sim, rank.s, c).activation_bytes, inter, bw);
-          sim.platform->add_route(rank.gpu, to);
+          const bool via_uplinks =
+              leaves &&
+              (options.exploit_symmetry ? leaves->pp_crosses(rank.s, next_s)
+                                        : leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(to));
+          sim.platform->add_route(rank.gpu, to, via_uplinks);
         }
       }
       if (prev_c >= 0) {
@@ -712,19 +715,17 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
       }
     }
     if (sim.dp_inter_node) {
+      bool via_uplinks = false;
       if (options.exploit_symmetry) {
         rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
+        via_uplinks = leaves && leaves->dp_ring_crosses(rank.s);
       } else {
-        const int first_node = lay.node(lay.rank(rank.t, 0, rank.s));
-        const int last_node = lay.node(lay.rank(rank.t, lay.dpc - 1, rank.s));
-        int next_node = lay.node(rank.gpu) + 1;
-        if (next_node > last_node)
-          next_node = first_node;
-        rank.dp_peer = next_node * g + rank.gpu % g;
+        rank.dp_peer = lay.dp_ring_peer(rank.t, rank.r, rank.s);
+        via_uplinks = leaves && leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(rank.dp_peer);
         if (rank.dp_peer == rank.gpu)
           rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
       }
-      sim.platform->add_route(rank.gpu, rank.dp_peer);
+      sim.platform->add_route(rank.gpu, rank.dp_peer, via_uplinks);
     } else if (sim.dp_intra_node) {
       rank.dp_peer = detail::Platform::nvlink_mirror_id(rank.gpu);
       sim.platform->add_route(rank.gpu, rank.dp_peer);
@@ -822,8 +823,14 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
                                   "simulated once)"
                                 : " (every GPU)"));
   if (ps.uplink_bytes_per_s_per_node > 0.0) {
-    result.notes.push_back(
-        "oversubscribed fabric modelled as each node's share of its leaf uplinks");
+    result.notes.push_back("oversubscribed fabric: one uplink bundle per leaf of " +
+                           std::to_string(ps.nodes_per_leaf) +
+                           " node(s), crossed by the flows between leaves");
+    if (options.exploit_symmetry && leaves->both_classes_cross()) {
+      result.notes.push_back(
+          "PP and DP flows both leave leaves: the reduced run gives each simulated GPU one share "
+          "of its leaf's uplinks for both (conservative); --every-gpu simulates every GPU");
+    }
   }
   finish_result(scenario, costs, result);
   if (stats != nullptr) {

@@ -1,5 +1,6 @@
 #include "sim/detail/platform.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -18,10 +19,11 @@ sg4::LinkInRoute down(sg4::Link* l) {
 
 }  // namespace
 
-void Platform::add_route(int from, int to) {
+void Platform::add_route(int from, int to, bool via_uplinks) {
   if (to >= 0 && from > to)
     std::swap(from, to);
-  routes_.insert({from, to});
+  bool& crossing = routes_[{from, to}];
+  crossing = crossing || via_uplinks;
 }
 
 sg4::Link* Platform::nic_link(int gpu) {
@@ -47,13 +49,14 @@ sg4::Link* Platform::uplink(int gpu) {
   if (spec_.uplink_bytes_per_s_per_node <= 0.0)
     return nullptr;
   auto* zone = static_cast<sg4::NetZone*>(zone_);
-  const int key = spec_.reduced ? gpu : node_of(gpu);
+  const int key = spec_.reduced ? gpu : node_of(gpu) / std::max(spec_.nodes_per_leaf, 1);
   auto it = uplinks_.find(key);
   if (it != uplinks_.end())
     return it->second;
-  double bw = spec_.uplink_bytes_per_s_per_node;
+  // A leaf's uplinks do not depend on how many of its ports are populated.
+  double bw = spec_.uplink_bytes_per_s_per_node * std::max(spec_.nodes_per_leaf, 1);
   if (spec_.reduced)
-    bw /= spec_.gpus_per_node;
+    bw /= std::max(spec_.crossing_gpus_per_leaf, 1);
   auto* l = zone->create_split_duplex_link("up_" + std::to_string(key), bw);
   l->set_latency(0.0)->seal();
   uplinks_.emplace(key, l);
@@ -72,7 +75,8 @@ void Platform::build() {
     l->set_latency(spec_.nvlink_latency_s)->seal();
     nvlinks_.emplace(gpu, l);
   }
-  for (const auto& [a, b] : routes_) {
+  for (const auto& [route, via_uplinks] : routes_) {
+    const auto [a, b] = route;
     if (!hosts_.count(a))
       throw std::logic_error("platform: route from unknown GPU");
     if (b <= kNvlinkMirrorBase) {
@@ -95,7 +99,7 @@ void Platform::build() {
       m->seal();
       hosts_.emplace(b, m);
       std::vector<sg4::LinkInRoute> links{up(nic_link(a))};
-      if (auto* u = uplink(a)) {
+      if (auto* u = via_uplinks ? uplink(a) : nullptr) {
         links.push_back(up(u));
         links.push_back(down(u));
       }
@@ -113,10 +117,12 @@ void Platform::build() {
       if (spec_.nic_links_per_node <= 0)
         throw std::logic_error("platform: no inter-node fabric");
       links.push_back(up(nic_link(a)));
-      if (auto* u = uplink(a))
-        links.push_back(up(u));
-      if (auto* u = uplink(b))
-        links.push_back(down(u));
+      if (via_uplinks) {
+        if (auto* u = uplink(a))
+          links.push_back(up(u));
+        if (auto* u = uplink(b))
+          links.push_back(down(u));
+      }
       links.push_back(down(nic_link(b)));
     }
     zone->add_route(hosts_.at(a)->get_netpoint(), hosts_.at(b)->get_netpoint(), nullptr, nullptr,

@@ -88,6 +88,12 @@ ClusterSpec read_cluster(JsonReader& r) {
       throw inter->error("oversubscription",
                          "an oversubscription factor > 1 needs topology \"oversubscribed\"");
     }
+    if (inter->has("nodes_per_leaf") && c.topology != Topology::kOversubscribed) {
+      throw inter->error("nodes_per_leaf",
+                         "nodes_per_leaf describes the leaf switches of an oversubscribed fabric; "
+                         "it needs topology \"oversubscribed\"");
+    }
+    c.nodes_per_leaf = to_int(inter->optional_int("nodes_per_leaf", 1, 1, kMaxGpus));
     inter->finish();
   }
   c.has_inter_node = c.num_nodes > 1;
@@ -367,8 +373,10 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
                   {"nics_per_node", c.nics_per_node},
                   {"nic_bandwidth", gbps(c.nic_bandwidth_bytes_per_s)},
                   {"topology", to_string(c.topology)}};
-    if (c.oversubscription > 1.0)
+    if (c.oversubscription > 1.0) {
       inter["oversubscription"] = c.oversubscription;
+      inter["nodes_per_leaf"] = c.nodes_per_leaf;
+    }
     cluster["inter_node"] = inter;
   }
   json par = {{"tensor", p.tensor},

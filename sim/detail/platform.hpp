@@ -21,15 +21,20 @@ struct PlatformSpec {
   int nic_links_per_node = 0;  // 0: single node, no fabric
   double nic_link_bytes_per_s = 0.0;
   double nic_latency_s = 0.0;
-  double uplink_bytes_per_s_per_node = 0.0;  // 0: non-blocking fabric
+  // Oversubscribed fabric: each node's share of its leaf switch's uplinks (0: non-blocking),
+  // and the nodes under one leaf; a leaf's uplinks carry nodes_per_leaf x this share.
+  double uplink_bytes_per_s_per_node = 0.0;
+  int nodes_per_leaf = 1;
   // Reduced (symmetric) platform: every simulated GPU gets its own share of the links it would
-  // share with GPUs that are not simulated (a NIC serving k GPUs, the node's uplink share).
+  // share with GPUs that are not simulated (a NIC serving k GPUs; a leaf's uplinks, shared by
+  // the `crossing_gpus_per_leaf` GPUs of the full cluster whose flows leave the leaf).
   bool reduced = false;
+  int crossing_gpus_per_leaf = 0;
 };
 
 // A SimGrid platform built in C++: one host per simulated GPU, one split-duplex NVLink port per
 // GPU into its node's NVSwitch, NIC links per GPU as the node's NICs dictate, an optional
-// per-node uplink for oversubscribed fabrics, "mirror" hosts (a GPU's ring peer folded back
+// uplink per leaf switch for oversubscribed fabrics, "mirror" hosts (a GPU's ring peer folded back
 // onto itself, for the reduced DP ring through the NICs) and "NVLink mirrors" (the same for DP
 // rings inside a node, through the GPU's NVSwitch port). Routes are explicit (a full zone), only
 // for the pairs that communicate. Build once per process, inside a live simgrid::s4u::Engine.
@@ -52,8 +57,9 @@ class Platform {
 
   void add_gpu(int gpu) { gpus_.insert(gpu); }
   // Declares that `from` sends to `to` (GPU ids or mirror ids); both directions get a route
-  // unless `to` is a mirror.
-  void add_route(int from, int to);
+  // unless `to` is a mirror. `via_uplinks`: the route leaves its leaf switch (oversubscribed
+  // fabrics; the caller decides, since in the reduced run a GPU stands for others).
+  void add_route(int from, int to, bool via_uplinks = false);
   // Creates the zone, hosts, links and routes, and seals the platform.
   void build();
 
@@ -71,11 +77,11 @@ class Platform {
 
   PlatformSpec spec_;
   std::set<int> gpus_;
-  std::set<std::pair<int, int>> routes_;
+  std::map<std::pair<int, int>, bool> routes_;  // value: via the leaf uplinks
   std::map<int, simgrid::s4u::Host*> hosts_;
   std::map<int, simgrid::s4u::Link*> nvlinks_;
   std::map<int, simgrid::s4u::Link*> nics_;     // key: node * links + link (full) or gpu (reduced)
-  std::map<int, simgrid::s4u::Link*> uplinks_;  // key: node (full) or gpu (reduced)
+  std::map<int, simgrid::s4u::Link*> uplinks_;  // key: leaf (full) or gpu (reduced)
   void* zone_ = nullptr;                        // simgrid::s4u::NetZone*
 };
 

@@ -42,6 +42,28 @@ TEST(CliTest, UnknownOptionExitsTwo) {
   EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/valid.json --frob").exit_code, 2);
 }
 
+TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
+  const std::string scenario = kData + "/scenarios/valid.json --engine analytic";
+  const auto every = run_capsim("simulate " + scenario + " --every-gpu", true);
+  EXPECT_EQ(every.exit_code, 2);
+  EXPECT_NE(every.out.find("--every-gpu needs --engine event"), std::string::npos) << every.out;
+  const auto trace = run_capsim("simulate " + scenario + " --trace /tmp/capsim-unused.json", true);
+  EXPECT_EQ(trace.exit_code, 2);
+  EXPECT_NE(trace.out.find("--trace needs --engine event"), std::string::npos) << trace.out;
+}
+
+// valid.json: TP4 x PP2 x DP4 on 4 nodes (every GPU = 32 simulated).
+TEST(CliTest, EveryGpuSimulatesEveryGpu) {
+  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --every-gpu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  bool found = false;
+  for (const auto& note : j.at("notes"))
+    found =
+        found || note.get<std::string>().find("32 simulated GPUs (every GPU)") != std::string::npos;
+  EXPECT_TRUE(found) << j.at("notes").dump();
+}
+
 TEST(CliTest, SimulateJsonHasContractKeys) {
   const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);

@@ -88,6 +88,24 @@ TEST(ScenarioValidationTest, JsonRoundTrip) {
   }
 }
 
+TEST(ScenarioValidationTest, OversubscribedLeavesRoundTrip) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json& inter = j["cluster"]["inter_node"];
+  inter["topology"] = "oversubscribed";
+  inter["oversubscription"] = 2.0;
+  {
+    JsonReader r(j, "no-leaf.json");
+    const Scenario s = read_scenario(r, true);
+    EXPECT_EQ(s.cluster.nodes_per_leaf, 1);  // documented default: the per-node worst case
+    EXPECT_EQ(scenario_to_json(s)["cluster"]["inter_node"]["nodes_per_leaf"], 1);
+  }
+  inter["nodes_per_leaf"] = 16;
+  JsonReader r(j, "leaf.json");
+  const Scenario s = read_scenario(r, true);
+  EXPECT_EQ(s.cluster.nodes_per_leaf, 16);
+  EXPECT_EQ(scenario_to_json(s), j);
+}
+
 TEST(ScenarioValidationTest, InstanceFillsGpuAndNetwork) {
   const nlohmann::json j = JsonReader::parse_text(R"({
     "schema": "capsim.scenario/v1",

@@ -1,0 +1,80 @@
+#include "sim/detail/leaf_crossings.hpp"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+namespace capsim::sim::detail {
+
+LeafCrossings::LeafCrossings(const RankLayout& layout, int nodes_per_leaf, bool dp_through_nics)
+    : layout_(layout),
+      nodes_per_leaf_(std::max(nodes_per_leaf, 1)),
+      dp_through_nics_(dp_through_nics) {
+  // Per flow class (PP, DP ring) and direction, mark every GPU with a flow across a leaf
+  // boundary, then count the marked GPUs per leaf.
+  const RankLayout& l = layout_;
+  const auto n = static_cast<size_t>(l.num_gpus());
+  enum { kPp = 0, kDp = 1, kClasses = 2 };
+  std::vector<bool> sends_out[kClasses] = {std::vector<bool>(n), std::vector<bool>(n)};
+  std::vector<bool> receives_in[kClasses] = {std::vector<bool>(n), std::vector<bool>(n)};
+  const auto flow = [&](int cls, int from, int to) {
+    if (from != to && crosses(from, to)) {
+      sends_out[cls][static_cast<size_t>(from)] = true;
+      receives_in[cls][static_cast<size_t>(to)] = true;
+    }
+  };
+  const bool wraps = l.chunks > 1 && l.pp > 1;  // interleaved: the last stage feeds the first
+  for (int s = 0; s < l.pp; ++s) {
+    for (int r = 0; r < l.dpc; ++r) {
+      for (int t = 0; t < l.tp; ++t) {
+        const int gpu = l.rank(t, r, s);
+        if (s + 1 < l.pp || wraps)
+          flow(kPp, gpu, l.rank(t, r, (s + 1) % l.pp));
+        if (s > 0 || wraps)
+          flow(kPp, gpu, l.rank(t, r, (s + l.pp - 1) % l.pp));
+        if (dp_through_nics_)
+          flow(kDp, gpu, l.dp_ring_peer(t, r, s));
+      }
+    }
+  }
+  int class_max[kClasses] = {0, 0};
+  for (int cls = 0; cls < kClasses; ++cls) {
+    for (const auto* marked : {&sends_out[cls], &receives_in[cls]}) {
+      std::map<int, int> per_leaf;
+      for (size_t g = 0; g < n; ++g) {
+        if ((*marked)[g])
+          class_max[cls] = std::max(class_max[cls], ++per_leaf[leaf_of_gpu(static_cast<int>(g))]);
+      }
+    }
+  }
+  max_crossing_gpus_ = std::max(class_max[kPp], class_max[kDp]);
+  both_classes_cross_ = class_max[kPp] > 0 && class_max[kDp] > 0;
+}
+
+int LeafCrossings::leaf_of_gpu(int gpu) const {
+  return layout_.node(gpu) / nodes_per_leaf_;
+}
+
+bool LeafCrossings::pp_crosses(int from, int to) const {
+  for (int r = 0; r < layout_.dpc; ++r) {
+    for (int t = 0; t < layout_.tp; ++t) {
+      if (crosses(layout_.rank(t, r, from), layout_.rank(t, r, to)))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool LeafCrossings::dp_ring_crosses(int s) const {
+  if (!dp_through_nics_)
+    return false;
+  for (int r = 0; r < layout_.dpc; ++r) {
+    for (int t = 0; t < layout_.tp; ++t) {
+      if (crosses(layout_.rank(t, r, s), layout_.dp_ring_peer(t, r, s)))
+        return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace capsim::sim::detail

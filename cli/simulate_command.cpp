@@ -1,8 +1,8 @@
 // capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
 // [--every-gpu] [--json]
 #include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "models/analytic_estimator.hpp"
 #include "models/io/input_error.hpp"
@@ -58,11 +58,10 @@ int run_simulate(int argc, char** argv) {
         sim_options.trace = &trace;
       result = sim::simulate_iteration(scenario, profile, sim_options);
       if (args.count("trace") > 0) {
-        const std::string path = args["trace"].as<std::string>();
-        std::ofstream out(path);
-        if (!out)
-          throw InputError(path, "", "cannot open the trace file for writing");
-        traces::write_chrome_trace(out, trace);
+        // Atomically: a failed write never leaves half a trace behind.
+        std::ostringstream text;
+        traces::write_chrome_trace(text, trace);
+        write_file_atomically(args["trace"].as<std::string>(), text.str());
       }
     } else {
       result = estimate_iteration(scenario, profile);

@@ -52,6 +52,13 @@ TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
   EXPECT_NE(trace.out.find("--trace needs --engine event"), std::string::npos) << trace.out;
 }
 
+TEST(CliTest, UnwritableTraceExitsTwoAndWritesNothing) {
+  const std::string path = "/nonexistent-capsim-dir/trace.json";
+  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --trace " + path, true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(path + ": cannot write file"), std::string::npos) << r.out;
+}
+
 // valid.json: TP4 x PP2 x DP4 on 4 nodes (every GPU = 32 simulated).
 TEST(CliTest, EveryGpuSimulatesEveryGpu) {
   const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --every-gpu --json");

@@ -566,11 +566,16 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   sg4::Engine engine(&argc, argv);
   xbt_log_control_set("root.thres:critical");
   // Flow-exact CM02 (../shared/reference/simgrid.md §0, §4): no LV08 latency/bandwidth
-  // factors, no cross-traffic, no TCP window bound, equal sharing regardless of route latency.
+  // factors, no cross-traffic, no TCP window bound. CM02 weights a flow's share by its route
+  // latency plus weight-S x sum(1/bandwidth) (SimGrid 3.32 src/surf/network_cm02.cpp). Every
+  // two routes that share a link here have the same latency (NIC routes and DP mirrors: two NIC
+  // ends; NVLink routes and NVLink mirrors: two NVLink ends; uplinks add none), so weight-S 0
+  // gives equal max-min shares. weight-S > 0 (simgrid.md's 1e12) would penalise flows through
+  // the reduced run's narrower share links and break its equality with the full run.
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e30");
-  sg4::Engine::set_config("network/weight-S:1e12");
+  sg4::Engine::set_config("network/weight-S:0");
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
 
@@ -624,7 +629,9 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   std::optional<detail::LeafCrossings> leaves;
   if (ps.uplink_bytes_per_s_per_node > 0.0) {
     leaves.emplace(sim.layout, ps.nodes_per_leaf, sim.dp_inter_node);
-    ps.crossing_gpus_per_leaf = leaves->max_crossing_gpus_per_leaf();
+    ps.pp_crossing_gpus_per_leaf = leaves->max_pp_crossing_gpus_per_leaf();
+    ps.dp_crossing_gpus_per_leaf = leaves->max_dp_crossing_gpus_per_leaf();
+    ps.classes_leave_from_the_same_gpus = leaves->classes_leave_from_the_same_gpus();
   }
   sim.platform = std::make_unique<detail::Platform>(ps);
   sim.dp_intra_node =
@@ -826,10 +833,11 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
     result.notes.push_back("oversubscribed fabric: one uplink bundle per leaf of " +
                            std::to_string(ps.nodes_per_leaf) +
                            " node(s), crossed by the flows between leaves");
-    if (options.exploit_symmetry && leaves->both_classes_cross()) {
+    if (options.exploit_symmetry && !leaves->classes_leave_from_the_same_gpus()) {
       result.notes.push_back(
-          "PP and DP flows both leave leaves: the reduced run gives each simulated GPU one share "
-          "of its leaf's uplinks for both (conservative); --every-gpu simulates every GPU");
+          "PP and DP flows leave leaves from different GPUs: the reduced run gives each class its "
+          "own share of the leaf's uplinks (optimistic where they overlap); --every-gpu "
+          "simulates every GPU");
     }
   }
   finish_result(scenario, costs, result);

@@ -14,7 +14,6 @@ LeafCrossings::LeafCrossings(const RankLayout& layout, int nodes_per_leaf, bool 
   // boundary, then count the marked GPUs per leaf.
   const RankLayout& l = layout_;
   const auto n = static_cast<size_t>(l.num_gpus());
-  enum { kPp = 0, kDp = 1, kClasses = 2 };
   std::vector<bool> sends_out[kClasses] = {std::vector<bool>(n), std::vector<bool>(n)};
   std::vector<bool> receives_in[kClasses] = {std::vector<bool>(n), std::vector<bool>(n)};
   const auto flow = [&](int cls, int from, int to) {
@@ -37,18 +36,19 @@ LeafCrossings::LeafCrossings(const RankLayout& layout, int nodes_per_leaf, bool 
       }
     }
   }
-  int class_max[kClasses] = {0, 0};
+  same_gpus_ = sends_out[kPp] == sends_out[kDp] && receives_in[kPp] == receives_in[kDp];
   for (int cls = 0; cls < kClasses; ++cls) {
     for (const auto* marked : {&sends_out[cls], &receives_in[cls]}) {
       std::map<int, int> per_leaf;
       for (size_t g = 0; g < n; ++g) {
-        if ((*marked)[g])
-          class_max[cls] = std::max(class_max[cls], ++per_leaf[leaf_of_gpu(static_cast<int>(g))]);
+        if ((*marked)[g]) {
+          const int count = ++per_leaf[leaf_of_gpu(static_cast<int>(g))];
+          max_crossing_gpus_[cls] = std::max(max_crossing_gpus_[cls], count);
+        }
       }
     }
   }
-  max_crossing_gpus_ = std::max(class_max[kPp], class_max[kDp]);
-  both_classes_cross_ = class_max[kPp] > 0 && class_max[kDp] > 0;
+  same_gpus_ = same_gpus_ || !both_classes_cross();
 }
 
 int LeafCrossings::leaf_of_gpu(int gpu) const {

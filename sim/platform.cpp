@@ -45,22 +45,33 @@ sg4::Link* Platform::nic_link(int gpu) {
   return l;
 }
 
-sg4::Link* Platform::uplink(int gpu) {
-  if (spec_.uplink_bytes_per_s_per_node <= 0.0)
-    return nullptr;
-  auto* zone = static_cast<sg4::NetZone*>(zone_);
-  const int key = spec_.reduced ? gpu : node_of(gpu) / std::max(spec_.nodes_per_leaf, 1);
+sg4::Link* Platform::uplink_link(std::pair<int, int> key, double bytes_per_s) {
   auto it = uplinks_.find(key);
   if (it != uplinks_.end())
     return it->second;
-  // A leaf's uplinks do not depend on how many of its ports are populated.
-  double bw = spec_.uplink_bytes_per_s_per_node * std::max(spec_.nodes_per_leaf, 1);
-  if (spec_.reduced)
-    bw /= std::max(spec_.crossing_gpus_per_leaf, 1);
-  auto* l = zone->create_split_duplex_link("up_" + std::to_string(key), bw);
+  auto* zone = static_cast<sg4::NetZone*>(zone_);
+  auto* l = zone->create_split_duplex_link(
+      "up_" + std::to_string(key.first) + "_" + std::to_string(key.second), bytes_per_s);
   l->set_latency(0.0)->seal();
   uplinks_.emplace(key, l);
   return l;
+}
+
+sg4::Link* Platform::uplink(int gpu, bool dp_ring) {
+  if (spec_.uplink_bytes_per_s_per_node <= 0.0)
+    return nullptr;
+  // A leaf's uplinks do not depend on how many of its ports are populated.
+  const double leaf_bw = spec_.uplink_bytes_per_s_per_node * std::max(spec_.nodes_per_leaf, 1);
+  if (!spec_.reduced)
+    return uplink_link({node_of(gpu) / std::max(spec_.nodes_per_leaf, 1), 0}, leaf_bw);
+  // Reduced run: the simulated GPU stands for the GPUs of its leaf whose flows of its class
+  // leave the leaf (PP sends: Cp of them; DP ring flows: Cd), so each class gets leaf / C. When
+  // the same GPUs send both classes (e.g. one node per leaf) the two share one link, exactly as
+  // in the full run; otherwise each class has its own, exact while the classes take turns and
+  // optimistic while they overlap (docs/simulator.md).
+  const bool shared = spec_.classes_leave_from_the_same_gpus;
+  const int crossing = dp_ring ? spec_.dp_crossing_gpus_per_leaf : spec_.pp_crossing_gpus_per_leaf;
+  return uplink_link({gpu, shared || !dp_ring ? 0 : 1}, leaf_bw / std::max(crossing, 1));
 }
 
 void Platform::build() {
@@ -99,7 +110,7 @@ void Platform::build() {
       m->seal();
       hosts_.emplace(b, m);
       std::vector<sg4::LinkInRoute> links{up(nic_link(a))};
-      if (auto* u = via_uplinks ? uplink(a) : nullptr) {
+      if (auto* u = via_uplinks ? uplink(a, true) : nullptr) {
         links.push_back(up(u));
         links.push_back(down(u));
       }
@@ -118,9 +129,9 @@ void Platform::build() {
         throw std::logic_error("platform: no inter-node fabric");
       links.push_back(up(nic_link(a)));
       if (via_uplinks) {
-        if (auto* u = uplink(a))
+        if (auto* u = uplink(a, false))
           links.push_back(up(u));
-        if (auto* u = uplink(b))
+        if (auto* u = uplink(b, false))
           links.push_back(down(u));
       }
       links.push_back(down(nic_link(b)));

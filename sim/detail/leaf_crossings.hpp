@@ -20,16 +20,20 @@ class LeafCrossings {
   // Returns whether stage `s`'s DP ring leaves a leaf anywhere (a ring is as slow as its
   // slowest edge).
   [[nodiscard]] bool dp_ring_crosses(int s) const;
-  // Returns the largest number of GPUs under one leaf that send (or receive) flows of one class
-  // (PP or DP) across the leaf boundary: the reduced run gives each simulated GPU this share of
-  // the leaf's uplinks, carrying both of its classes. 0 if no flow crosses. Conservative when
-  // the classes run at once (each flow then gets share/2 <= the leaf's capacity over both
-  // classes' flows) or when one class has fewer crossing GPUs than the other (it is held to the
-  // larger count).
-  [[nodiscard]] int max_crossing_gpus_per_leaf() const { return max_crossing_gpus_; }
-  // Returns whether both PP and DP flows leave leaves: only then is the reduced run's share
-  // conservative rather than exact.
-  [[nodiscard]] bool both_classes_cross() const { return both_classes_cross_; }
+  // Returns the largest number of GPUs under one leaf that send (or receive) PP flows, or DP
+  // ring flows, across the leaf boundary: the reduced run gives each simulated GPU a share of
+  // the leaf's uplinks for each class, the leaf's capacity over that count. 0 if none crosses.
+  [[nodiscard]] int max_pp_crossing_gpus_per_leaf() const { return max_crossing_gpus_[kPp]; }
+  [[nodiscard]] int max_dp_crossing_gpus_per_leaf() const { return max_crossing_gpus_[kDp]; }
+  // Returns whether both PP and DP flows leave leaves.
+  [[nodiscard]] bool both_classes_cross() const {
+    return max_crossing_gpus_[kPp] > 0 && max_crossing_gpus_[kDp] > 0;
+  }
+  // Returns whether every GPU that sends (receives) one class out of (into) its leaf does so for
+  // the other class too, or only one class crosses: then one share carries both classes
+  // exactly. Otherwise the per-class shares are exact while the classes take turns and
+  // optimistic while they overlap (each then gets its whole share of a capacity they split).
+  [[nodiscard]] bool classes_leave_from_the_same_gpus() const { return same_gpus_; }
 
  private:
   [[nodiscard]] bool crosses(int a, int b) const { return leaf_of_gpu(a) != leaf_of_gpu(b); }
@@ -37,8 +41,9 @@ class LeafCrossings {
   RankLayout layout_;
   int nodes_per_leaf_ = 1;
   bool dp_through_nics_ = false;
-  int max_crossing_gpus_ = 0;
-  bool both_classes_cross_ = false;
+  enum { kPp = 0, kDp = 1, kClasses = 2 };
+  int max_crossing_gpus_[kClasses] = {0, 0};
+  bool same_gpus_ = true;
 };
 
 }  // namespace capsim::sim::detail

@@ -27,9 +27,12 @@ struct PlatformSpec {
   int nodes_per_leaf = 1;
   // Reduced (symmetric) platform: every simulated GPU gets its own share of the links it would
   // share with GPUs that are not simulated (a NIC serving k GPUs; a leaf's uplinks, shared by
-  // the `crossing_gpus_per_leaf` GPUs of the full cluster whose flows leave the leaf).
+  // the GPUs of the full cluster whose PP sends, respectively DP ring flows, leave the leaf;
+  // see Platform::uplinks). PP flows take GPU-to-GPU routes and DP ring flows the mirror routes.
   bool reduced = false;
-  int crossing_gpus_per_leaf = 0;
+  int pp_crossing_gpus_per_leaf = 0;
+  int dp_crossing_gpus_per_leaf = 0;
+  bool classes_leave_from_the_same_gpus = true;
 };
 
 // A SimGrid platform built in C++: one host per simulated GPU, one split-duplex NVLink port per
@@ -71,7 +74,10 @@ class Platform {
 
  private:
   simgrid::s4u::Link* nic_link(int gpu);
-  simgrid::s4u::Link* uplink(int gpu);
+  // Returns the uplink link a flow of `gpu` crosses to leave its leaf (null if the fabric is not
+  // oversubscribed): the leaf's bundle, or in the reduced run the GPU's share of it.
+  simgrid::s4u::Link* uplink(int gpu, bool dp_ring);
+  simgrid::s4u::Link* uplink_link(std::pair<int, int> key, double bytes_per_s);
 
   static constexpr int kNvlinkMirrorBase = -(1 << 30);
 
@@ -80,9 +86,10 @@ class Platform {
   std::map<std::pair<int, int>, bool> routes_;  // value: via the leaf uplinks
   std::map<int, simgrid::s4u::Host*> hosts_;
   std::map<int, simgrid::s4u::Link*> nvlinks_;
-  std::map<int, simgrid::s4u::Link*> nics_;     // key: node * links + link (full) or gpu (reduced)
-  std::map<int, simgrid::s4u::Link*> uplinks_;  // key: leaf (full) or gpu (reduced)
-  void* zone_ = nullptr;                        // simgrid::s4u::NetZone*
+  std::map<int, simgrid::s4u::Link*> nics_;  // key: node * links + link (full) or gpu (reduced)
+  // Key: (leaf, 0) in the full run; (gpu, 0 PP or both / 1 DP ring) in the reduced run.
+  std::map<std::pair<int, int>, simgrid::s4u::Link*> uplinks_;
+  void* zone_ = nullptr;  // simgrid::s4u::NetZone*
 };
 
 }  // namespace capsim::sim::detail

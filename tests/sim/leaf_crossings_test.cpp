@@ -20,7 +20,8 @@ RankLayout layout(int tp, int dpc, int pp, int chunks = 1) {
 TEST(LeafCrossingsTest, RingCrossesOnlyAtLeafBoundaries) {
   const LeafCrossings c(layout(8, 4, 1), 2, true);
   EXPECT_TRUE(c.dp_ring_crosses(0));
-  EXPECT_EQ(c.max_crossing_gpus_per_leaf(), 8);
+  EXPECT_EQ(c.max_dp_crossing_gpus_per_leaf(), 8);
+  EXPECT_EQ(c.max_pp_crossing_gpus_per_leaf(), 0);
   EXPECT_FALSE(c.both_classes_cross());
   EXPECT_EQ(c.leaf_of_gpu(15), 0);
   EXPECT_EQ(c.leaf_of_gpu(16), 1);
@@ -29,13 +30,13 @@ TEST(LeafCrossingsTest, RingCrossesOnlyAtLeafBoundaries) {
 TEST(LeafCrossingsTest, LeafHoldingTheWholeRingHasNoCrossing) {
   const LeafCrossings c(layout(8, 4, 1), 4, true);
   EXPECT_FALSE(c.dp_ring_crosses(0));
-  EXPECT_EQ(c.max_crossing_gpus_per_leaf(), 0);
+  EXPECT_EQ(c.max_dp_crossing_gpus_per_leaf(), 0);
 }
 
 // One node per leaf: every GPU of a node sends to the next node (the worst case).
 TEST(LeafCrossingsTest, OneNodePerLeafMakesEveryGpuCross) {
   const LeafCrossings c(layout(8, 4, 1), 1, true);
-  EXPECT_EQ(c.max_crossing_gpus_per_leaf(), 8);
+  EXPECT_EQ(c.max_dp_crossing_gpus_per_leaf(), 8);
 }
 
 // TP8 x DP2 x PP2 on four nodes, two per leaf: stage 0 fills leaf 0 and stage 1 leaf 1, so every
@@ -46,18 +47,9 @@ TEST(LeafCrossingsTest, PipelineBetweenLeavesRingsInside) {
   EXPECT_TRUE(c.pp_crosses(1, 0));
   EXPECT_FALSE(c.dp_ring_crosses(0));
   EXPECT_FALSE(c.dp_ring_crosses(1));
-  EXPECT_EQ(c.max_crossing_gpus_per_leaf(), 16);
+  EXPECT_EQ(c.max_pp_crossing_gpus_per_leaf(), 16);
+  EXPECT_EQ(c.max_dp_crossing_gpus_per_leaf(), 0);
   EXPECT_FALSE(c.both_classes_cross());
-}
-
-// TP8 x DP4 x PP2 with two nodes per leaf: every PP send crosses (16 GPUs per leaf), each
-// stage's ring crosses once per leaf (8 GPUs): the share follows the larger class.
-TEST(LeafCrossingsTest, ShareFollowsTheClassWithMoreCrossingGpus) {
-  const LeafCrossings c(layout(8, 4, 2), 2, true);
-  EXPECT_TRUE(c.pp_crosses(0, 1));
-  EXPECT_TRUE(c.dp_ring_crosses(0));
-  EXPECT_EQ(c.max_crossing_gpus_per_leaf(), 16);
-  EXPECT_TRUE(c.both_classes_cross());
 }
 
 // TP8 x PP4 with two nodes per leaf: 0->1 and 2->3 stay inside a leaf, 1->2 crosses; the
@@ -67,17 +59,28 @@ TEST(LeafCrossingsTest, PipelineCrossesBetweenLeavesOnly) {
   EXPECT_FALSE(plain.pp_crosses(0, 1));
   EXPECT_TRUE(plain.pp_crosses(1, 2));
   EXPECT_FALSE(plain.pp_crosses(2, 3));
-  EXPECT_EQ(plain.max_crossing_gpus_per_leaf(), 8);
+  EXPECT_EQ(plain.max_pp_crossing_gpus_per_leaf(), 8);
   const LeafCrossings interleaved(layout(8, 1, 4, 2), 2, false);
   EXPECT_TRUE(interleaved.pp_crosses(3, 0));
-  EXPECT_EQ(interleaved.max_crossing_gpus_per_leaf(), 16);
+  EXPECT_EQ(interleaved.max_pp_crossing_gpus_per_leaf(), 16);
 }
 
 // The DP ring does not count when its flows stay on NVLink (dp_through_nics false).
 TEST(LeafCrossingsTest, RingInsideANodeNeverCrosses) {
   const LeafCrossings c(layout(8, 4, 1), 1, false);
   EXPECT_FALSE(c.dp_ring_crosses(0));
-  EXPECT_EQ(c.max_crossing_gpus_per_leaf(), 0);
+  EXPECT_EQ(c.max_dp_crossing_gpus_per_leaf(), 0);
+}
+
+// TP8 x DP4 x PP2 with two nodes per leaf: every PP send crosses (16 GPUs per leaf), each
+// stage's ring crosses once per leaf (8 GPUs): each class is counted on its own.
+TEST(LeafCrossingsTest, ClassesAreCountedApart) {
+  const LeafCrossings c(layout(8, 4, 2), 2, true);
+  EXPECT_TRUE(c.pp_crosses(0, 1));
+  EXPECT_TRUE(c.dp_ring_crosses(0));
+  EXPECT_EQ(c.max_pp_crossing_gpus_per_leaf(), 16);
+  EXPECT_EQ(c.max_dp_crossing_gpus_per_leaf(), 8);
+  EXPECT_TRUE(c.both_classes_cross());
 }
 
 }  // namespace

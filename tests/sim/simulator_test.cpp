@@ -227,6 +227,8 @@ INSTANTIATE_TEST_SUITE_P(
         SymmetryCase{"tp1_pp1_dp16_zero3", 1, 1, 16, 2, Schedule::kOneFOneB, 1, 3, 8, 1.0},
         SymmetryCase{"tp8_pp2_dp2_oversub3", 8, 2, 2, 4, Schedule::kOneFOneB, 1, 0, 8, 3.0},
         // One DP ring over four nodes in two leaves: only the edges between leaves cross.
+        SymmetryCase{"tp8_pp2_dp2_oversub3_leaf2", 8, 2, 2, 4, Schedule::kOneFOneB, 1, 0, 8, 3.0,
+                     2},
         SymmetryCase{"tp8_pp1_dp4_oversub3_leaf2", 8, 1, 4, 2, Schedule::kOneFOneB, 1, 1, 8, 3.0,
                      2},
         SymmetryCase{"tp2_pp4_dp4_interleaved", 2, 4, 4, 8, Schedule::kInterleaved, 2, 1, 8, 1.0},
@@ -272,18 +274,17 @@ TEST(OversubscribedFabricTest, LargerLeavesAreNeverSlower) {
   }
 }
 
-// When flows that leave a leaf share a NIC with flows that do not (here PP between leaves,
-// each stage's DP ring inside its leaf), the reduced run is conservative: its GPU stands for
-// the leaf with a share-sized uplink link, and CM02 with weight-S (see simulate_iteration)
-// weights a flow's share by the sum of 1/bandwidth over its route, so that flow gets less of
-// the shared NIC than in the full run. Measured: 1.2% slower here (4.5% with ZeRO-0's larger
-// all-reduce); the test allows 5%.
-TEST(OversubscribedFabricTest, ReducedRunIsConservativeWhenLeafTrafficMixes) {
-  const Scenario sc = make_scenario(8, 2, 2, 4, Schedule::kOneFOneB);
+// When PP and DP flows leave leaves from different GPUs (TP8 x PP2 x DP4, four nodes per stage,
+// two per leaf: every PP send crosses, each ring only from its leaf's last node), the reduced
+// run gives each class its own uplink share: exact while the classes take turns, optimistic
+// while they overlap. Measured -0.9% to -3.3% on nine such layouts (TP4/8, PP2/4, DP2-8, two
+// or four nodes per leaf); -1.7% here, and the test allows 5%.
+TEST(OversubscribedFabricTest, ReducedRunIsCloseWhenPpAndDpLeaveFromDifferentGpus) {
+  const Scenario sc = make_scenario(8, 2, 4, 8, Schedule::kOneFOneB);
   const double reduced = oversubscribed_iteration_s(sc, 2, true);
   const double full = oversubscribed_iteration_s(sc, 2, false);
-  EXPECT_GE(reduced, full * (1.0 - 1e-12));
-  EXPECT_LE(reduced, full * 1.05);
+  EXPECT_LE(reduced, full * (1.0 + 1e-12));
+  EXPECT_GE(reduced, full * 0.95);
 }
 
 // Cross-check: without contention (PP = 1, so DP flows have the NICs to themselves) the event

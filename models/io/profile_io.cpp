@@ -185,6 +185,10 @@ HardwareProfile read_profile(JsonReader& reader) {
     p.reference_node_nic_bandwidth_bytes_per_s = *nic;
   }
   if (auto overhead = reader.optional_duration("per_microbatch_overhead")) {
+    if (*overhead > kMaxLatencyS) {
+      throw reader.error("per_microbatch_overhead",
+                         "expected at most 10s, got " + duration_text(*overhead));
+    }
     p.per_microbatch_overhead_s = *overhead;
   }
   p.is_datasheet_default = reader.optional_bool("datasheet_default", false);
@@ -227,6 +231,19 @@ HardwareProfile read_profile(JsonReader& reader) {
     r.finish();
     has_inter = has_inter || fit.inter_node;
     p.collectives.push_back(std::move(fit));
+  }
+  // collective_time_s falls back to a scope's all_reduce fit for collectives without their own
+  // fit; without one, every collective of the scope would take forever (inf in the output).
+  for (const bool inter : {false, true}) {
+    const bool scope_used = !inter || has_inter;
+    const bool has_all_reduce =
+        std::any_of(p.collectives.begin(), p.collectives.end(), [&](const CollectiveFit& f) {
+          return f.inter_node == inter && f.kind == CollectiveKind::kAllReduce;
+        });
+    if (scope_used && !has_all_reduce) {
+      throw reader.error("collectives", "needs an all_reduce " + scope_name(inter) +
+                                            " fit (the fallback for the other collectives)");
+    }
   }
   if (has_inter && p.reference_node_nic_bandwidth_bytes_per_s <= 0.0) {
     throw reader.error("reference_node_nic_bandwidth",
@@ -373,6 +390,14 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
       throw InputError(scenario.profile_path, "/gpu",
                        "profile \"" + p.name + "\" is for " + p.gpu + ", the scenario's GPUs are " +
                            cluster.gpu);
+    }
+    if (cluster.num_nodes > 1 &&
+        std::none_of(p.collectives.begin(), p.collectives.end(),
+                     [](const CollectiveFit& f) { return f.inter_node; })) {
+      throw InputError(scenario.profile_path, "/collectives",
+                       "profile \"" + p.name + "\" has no inter_node fit, but scenario \"" +
+                           scenario.name + "\" runs on " + std::to_string(cluster.num_nodes) +
+                           " nodes");
     }
     return p;
   }

@@ -168,6 +168,16 @@ const Rule kRules[] = {
      "p.json:/collective_sms: expected an integer, got \"24\""},
     {"software_efficiency_range", [](nlohmann::json& j) { j["software_efficiency"] = 0.05; },
      "p.json:/software_efficiency: expected a number in [0.1, 2], got 0.05"},
+    {"no_intra_all_reduce", [](nlohmann::json& j) { j["collectives"].erase(0); },
+     "p.json:/collectives: needs an all_reduce intra_node fit (the fallback for the other "
+     "collectives)"},
+    {"no_inter_all_reduce",
+     [](nlohmann::json& j) { j["collectives"][1]["collective"] = "all_gather"; },
+     "p.json:/collectives: needs an all_reduce inter_node fit (the fallback for the other "
+     "collectives)"},
+    {"microbatch_overhead_too_large",
+     [](nlohmann::json& j) { j["per_microbatch_overhead"] = "20s"; },
+     "p.json:/per_microbatch_overhead: expected at most 10s, got 2e+07us"},
     {"fit_points", [](nlohmann::json& j) { j["fit_quality"][0]["points_large"] = 4; },
      "p.json:/fit_quality/0/points_large: expected an integer in [0, 3], got 4"},
 };
@@ -227,6 +237,27 @@ TEST(ResolveProfileTest, ScenarioProfileFileWins) {
   EXPECT_EQ(resolve_profile(s).name, "a100-ib");  // not the shipped a100-efa
   s.profile_path = "/nonexistent/profile.json";
   EXPECT_THROW((void)resolve_profile(s), InputError);
+}
+
+// A profile without inter-node fits cannot time a multi-node scenario's collectives.
+TEST(ResolveProfileTest, RejectsASingleNodeProfileForSeveralNodes) {
+  nlohmann::json doc = valid_profile();
+  doc["collectives"].erase(1);
+  const std::string path = ::testing::TempDir() + "single_node_profile.json";
+  std::ofstream(path) << doc.dump();
+  Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
+  s.profile_path = path;
+  try {
+    (void)resolve_profile(s);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path +
+                  ":/collectives: profile \"t\" has no inter_node fit, but scenario \"s.json\" "
+                  "runs on 4 nodes");
+  }
+  s.cluster.num_nodes = 1;
+  EXPECT_EQ(resolve_profile(s).name, "t");
 }
 
 // A profile of another architecture describes other hardware: rejected, never used silently.

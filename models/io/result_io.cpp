@@ -32,6 +32,9 @@ double round_significant(double value, int digits) {
     return value;
   const double magnitude = std::floor(std::log10(std::fabs(value))) + 1.0;
   const double scale = std::pow(10.0, digits - magnitude);
+  // Below about 1e-302 the scale overflows (inf / inf is NaN): such values are kept as they are.
+  if (!std::isfinite(scale))
+    return value;
   return std::round(value * scale) / scale;
 }
 

@@ -208,9 +208,21 @@ void read_target(JsonReader& r, PlanSpec& plan) {
   plan.tokens = r.required_count("tokens");
   if (plan.tokens < 1.0)
     throw r.error("tokens", "expected at least 1 token");
+  // 1e18 is 10,000 times the largest published pre-training run; beyond it the times to train
+  // overflow.
+  if (plan.tokens > 1e18) {
+    throw r.error("tokens",
+                  "expected at most 1e18 tokens, got " + describe_json(r.json().at("tokens")));
+  }
   plan.deadline_s = r.optional_duration("deadline").value_or(0.0);
   if (r.has("deadline") && plan.deadline_s <= 0.0) {
     throw r.error("deadline", "expected a positive duration");
+  }
+  // A training run shorter than an hour is a unit slip (and a tiny one makes the required
+  // throughput infinite).
+  if (r.has("deadline") && plan.deadline_s < 3600.0) {
+    throw r.error("deadline",
+                  "expected at least 1h, got " + describe_json(r.json().at("deadline")));
   }
   plan.min_tokens_per_s = r.optional_count("min_tokens_per_s").value_or(0.0);
   if (r.has("min_tokens_per_s") && plan.min_tokens_per_s <= 0.0) {
@@ -405,6 +417,20 @@ PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
   {
     auto nodes = r.object("num_nodes");
     read_nodes(nodes, plan);
+  }
+  for (size_t i = 0; i < plan.instances.size(); ++i) {
+    // Without inter-node fits, a multi-node candidate's collectives could not be timed.
+    const InstanceChoice& choice = plan.instances[i];
+    if (choice.profile_path.empty() || plan.node_counts.back() <= 1)
+      continue;
+    const HardwareProfile profile = load_profile(choice.profile_path);
+    if (std::none_of(profile.collectives.begin(), profile.collectives.end(),
+                     [](const CollectiveFit& f) { return f.inter_node; })) {
+      throw InputError(file, "/instances/" + std::to_string(i) + "/profile",
+                       "profile \"" + profile.name +
+                           "\" has no inter_node fit, but num_nodes goes " + "up to " +
+                           std::to_string(plan.node_counts.back()));
+    }
   }
   {
     auto batch = r.object("global_batch");

@@ -156,6 +156,9 @@ std::vector<traces::JobRecord> read_jobs(JsonReader& r, const std::string& base_
   if (!std::filesystem::exists(options.path)) {
     throw r.error("path", "job trace \"" + options.path + "\" does not exist");
   }
+  if (!std::filesystem::is_regular_file(options.path)) {
+    throw r.error("path", "job trace \"" + options.path + "\" is not a file");
+  }
   return traces::read_job_trace(options);
 }
 

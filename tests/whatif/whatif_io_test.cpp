@@ -185,6 +185,14 @@ TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {
                   "node_start_wait, update_interval, upscaling_initial_num_nodes, "
                   "upscaling_speed");
   }
+  try {
+    (void)load_whatif(bad + "whatif_jobs_path_folder.json");
+    FAIL() << "accepted a folder as the job trace";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), bad + "whatif_jobs_path_folder.json:/jobs/path: job trace \"" +
+                                         std::string(CAPSIM_TEST_DATA_DIR) +
+                                         "/whatif\" is not a file");
+  }
 }
 
 TEST(WhatIfIoTest, SweepExpandsIntoNamedVariants) {

@@ -21,12 +21,13 @@ using Vec = std::array<double, kDims>;
 constexpr double kConsensusBand = 0.14;
 constexpr double kPriorWeight = 1e-3;
 
-// Maps unconstrained coordinates to parameters: efficiencies through a logistic, k_half and
-// launch overhead through exp, so the search never leaves the physical range.
-GemmParams to_params(const Vec& x) {
+// Maps unconstrained coordinates to parameters: efficiencies through a logistic (the ceiling
+// scaled to its bound), k_half and launch overhead through exp, so the search never leaves the
+// physical range.
+GemmParams to_params(const Vec& x, double ceiling_bound) {
   auto logistic = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   GemmParams p;
-  p.max_efficiency = logistic(x[0]);
+  p.max_efficiency = ceiling_bound * logistic(x[0]);
   p.k_half = 8.0 * std::exp(8.0 * logistic(x[1]));  // 8 .. 24000: K/(K + k_half) stays sane
   p.launch_overhead_s = std::exp(x[2]) * 1e-6;
   p.misaligned_64 = logistic(x[3]);
@@ -34,9 +35,9 @@ GemmParams to_params(const Vec& x) {
   return p;
 }
 
-Vec from_params(const GemmParams& p) {
+Vec from_params(const GemmParams& p, double ceiling_bound) {
   auto logit = [](double v) { return std::log(v / (1.0 - v)); };
-  return {logit(std::min(p.max_efficiency, 0.99)),
+  return {logit(std::min(p.max_efficiency / ceiling_bound, 0.99)),
           logit(std::clamp(std::log(p.k_half / 8.0) / 8.0, 0.01, 0.99)),
           std::log(std::max(p.launch_overhead_s * 1e6, 0.1)),
           logit(std::min(p.misaligned_64, 0.99)), logit(std::min(p.misaligned_8, 0.99))};
@@ -154,6 +155,16 @@ GemmFit fit_gemm(const std::vector<GemmMeasurement>& all_rows, const GpuSpec& gp
   }
   const size_t num_sources = source_names.size();
   std::vector<bool> free_scale(num_sources, false);
+  // A brute-force shape search found nothing faster than its best row, so the ceiling of the
+  // model (max_efficiency) may not exceed that row's efficiency (gemm_notes.md: eta_max from
+  // MAMF). The bound is the best over all such rows of this GPU.
+  double bound = 0.0;
+  for (const auto* r : fit.rows) {
+    if (r->search_maximum)
+      bound = std::max(bound, r->flop_per_s / gpu.peak_flop_per_s(Precision::kBf16));
+  }
+  fit.max_efficiency_bound = bound > 0.0 ? std::min(bound, 1.0) : 1.0;
+  const double ceiling = fit.max_efficiency_bound;
 
   auto log_model = [&](const GemmParams& p, size_t i) {
     const GemmMeasurement& r = *fit.rows[i];
@@ -185,9 +196,11 @@ GemmFit fit_gemm(const std::vector<GemmMeasurement>& all_rows, const GpuSpec& gp
   };
   // A weak pull towards the documented defaults keeps parameters the rows do not determine
   // (e.g. misaligned_64 when no A100 row is misaligned) at their defaults instead of drifting.
-  const Vec prior = from_params(GemmParams{});
+  GemmParams prior_params;
+  prior_params.max_efficiency = std::min(prior_params.max_efficiency, 0.95 * ceiling);
+  const Vec prior = from_params(prior_params, ceiling);
   auto objective = [&](const Vec& x) {
-    const auto res = residuals(to_params(x), nullptr);
+    const auto res = residuals(to_params(x, ceiling), nullptr);
     double sum = 0.0;
     for (double r : res)
       sum += r * r;
@@ -201,7 +214,7 @@ GemmFit fit_gemm(const std::vector<GemmMeasurement>& all_rows, const GpuSpec& gp
   // Consensus: sources whose median residual is far from the median over sources get their own
   // level (they still inform k_half, launch overhead and alignment), then refit.
   {
-    const auto res = residuals(to_params(x), nullptr);
+    const auto res = residuals(to_params(x, ceiling), nullptr);
     std::vector<std::vector<double>> per_source(num_sources);
     for (size_t i = 0; i < res.size(); ++i)
       per_source[source_of[i]].push_back(res[i]);
@@ -219,7 +232,7 @@ GemmFit fit_gemm(const std::vector<GemmMeasurement>& all_rows, const GpuSpec& gp
   // Restart once from the optimum (Nelder-Mead can stall on a collapsed simplex).
   x = minimise(objective, x, 1500);
 
-  fit.params = to_params(x);
+  fit.params = to_params(x, ceiling);
   std::vector<double> levels;
   const auto res = residuals(fit.params, &levels);
   std::vector<double> consensus_errors;

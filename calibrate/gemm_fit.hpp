@@ -23,6 +23,7 @@ struct GemmSourceFit {
 // The fitted GEMM model of one GPU and its quality.
 struct GemmFit {
   GemmParams params;
+  double max_efficiency_bound = 1.0;  // from search-maximum rows; 1 when there are none
   std::vector<GemmSourceFit> sources;
   std::vector<const GemmMeasurement*> rows;  // the rows used, in input order
   std::vector<double> model_flop_per_s;      // per row, times its source's scale
@@ -37,7 +38,9 @@ struct GemmFit {
 // Fits GemmParams (max_efficiency, k_half, launch_overhead_s, misaligned_64, misaligned_8;
 // memory_efficiency stays at its default: no memory-bound rows) of models/gemm_cost.hpp to the
 // rows of `gpu` by least squares on log throughput, robust to whole-source offsets
-// (docs/calibration.md). REQUIRES: at least 3 matching rows.
+// (docs/calibration.md). max_efficiency, the model's ceiling (a perfectly tiled, infinitely
+// deep GEMM), is bounded by the best efficiency of the rows marked search_maximum.
+// REQUIRES: at least 3 matching rows.
 [[nodiscard]] GemmFit fit_gemm(const std::vector<GemmMeasurement>& rows, const GpuSpec& gpu);
 
 }  // namespace capsim::calibrate

@@ -337,6 +337,9 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     g.dtype = fields[1];
     g.source = fields[6];
     g.line = line_no;
+    // The source or the note says the row is the best of a brute-force shape search.
+    const std::string note = header.size() > 9 && header[9] == "note" ? fields[9] : "";
+    g.search_maximum = (g.source + " " + note).find("brute-force search") != std::string::npos;
     static constexpr std::array<const char*, 4> kColumns{"M", "N", "K", "tflops"};
     std::array<double, 4> values{};
     for (size_t i = 0; i < 4; ++i) {

@@ -504,10 +504,10 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   for (size_t i : pareto_front(eligible))
     result.pareto.push_back(eligible[i]);
   // What the numbers stand for (docs/validation.md): measured runs of well-tuned 2025 stacks
-  // match to 3.7% MAPE; 2023 stacks ran 14-33% slower, DeepSpeed ZeRO-3 at scale far slower.
+  // match closely; 2021-2023 stacks ran slower, DeepSpeed ZeRO-3 at scale far slower.
   result.notes.emplace_back(
-      "iteration times assume a well-tuned software stack (validated to 3.7% MAPE on 2025 NVIDIA "
-      "recipes; older stacks and ZeRO-3 implementations ran slower, see docs/validation.md); "
+      "iteration times assume a well-tuned software stack (validated on 2025 NVIDIA recipes; "
+      "older stacks and ZeRO-3 implementations ran slower, see docs/validation.md); "
       "`capsim calibrate step` fits a profile to measured steps of your stack, and an instance's "
       "\"profile\" in the plan uses it");
   return result;

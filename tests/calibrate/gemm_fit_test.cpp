@@ -20,6 +20,21 @@ TEST(GemmCsvTest, ReadsAllRows) {
   EXPECT_EQ(rows.front().line, 2);
 }
 
+// Rows whose source or note says "brute-force search" (MAMF's current table) are search maxima:
+// A100 SXM and PCIe, H100 and GH200 bf16, H100 and H200 fp8.
+TEST(GemmCsvTest, MarksTheBestOfABruteForceSearch) {
+  const auto rows = read_gemm_csv(kCsv);
+  int marked = 0;
+  for (const auto& r : rows) {
+    if (r.search_maximum) {
+      ++marked;
+      EXPECT_NE(r.source.find("MAMF"), std::string::npos) << r.line;
+    }
+  }
+  EXPECT_EQ(marked, 6);
+  EXPECT_TRUE(rows.front().search_maximum);
+}
+
 TEST(GemmCsvTest, BadRowNamesLine) {
   try {
     (void)read_gemm_csv(std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/empty_allreduce.txt");
@@ -52,6 +67,34 @@ TEST(GemmFitTest, A100ConsensusExcludesTheSlowSweep) {
   EXPECT_GT(fit.params.max_efficiency, 0.8);
   EXPECT_LT(fit.params.max_efficiency, 0.98);
   EXPECT_LT(fit.record.mape_pct, 10.0);
+}
+
+// No shape may beat the best of a brute-force search: the model's ceiling stays at or below
+// MAMF's best efficiency (A100 271.2 / 312, H100 794.5 / 989), and the fitted model is never
+// faster than that on any shape, however large.
+TEST(GemmFitTest, CeilingStaysBelowTheSearchMaximum) {
+  const auto rows = read_gemm_csv(kCsv);
+  for (const auto& [name, best] :
+       {std::pair{"A100-SXM4-80GB", 271.2e12}, std::pair{"H100-SXM5-80GB", 794.5e12}}) {
+    const GpuSpec& gpu = *find_gpu(name);
+    const GemmFit fit = fit_gemm(rows, gpu);
+    EXPECT_NEAR(fit.max_efficiency_bound, best / gpu.peak_flop_per_s(Precision::kBf16), 1e-12);
+    EXPECT_LE(fit.params.max_efficiency, fit.max_efficiency_bound) << name;
+    for (const double n : {4096.0, 8192.0, 16384.0, 65536.0}) {
+      const GemmShape s{n, n, n, 1};
+      EXPECT_LE(s.flop() / gemm_time_s(fit.params, gpu, Precision::kBf16, s), best) << name << n;
+    }
+  }
+}
+
+// Without search-maximum rows the ceiling is free (bound 1).
+TEST(GemmFitTest, NoSearchRowsLeaveTheCeilingFree) {
+  auto rows = read_gemm_csv(kCsv);
+  for (auto& r : rows)
+    r.search_maximum = false;
+  const GemmFit fit = fit_gemm(rows, *find_gpu("A100-SXM4-80GB"));
+  EXPECT_DOUBLE_EQ(fit.max_efficiency_bound, 1.0);
+  EXPECT_GT(fit.params.max_efficiency, 271.2e12 / 312e12);
 }
 
 TEST(GemmFitTest, H100MisalignedKCostsAbout30Percent) {

@@ -13,6 +13,7 @@
 #include "calibrate/step_fit.hpp"
 #include "models/collective_cost.hpp"
 #include "models/io/input_error.hpp"
+#include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/units.hpp"
 #include "models/io/validation_io.hpp"
@@ -86,6 +87,19 @@ int run_fit(int argc, char** argv) {
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
   auto result = calibrate::fit_profile(std::move(inputs), fit_options);
   const std::string out = args["output"].as<std::string>();
+  // A profile fitted from some logs only (one inter-node log, to read its fit quality or
+  // validate it against another) is still written, but simulate and plan would reject it (e.g.
+  // without an intra-node all_reduce, the fallback for every collective without its own fit):
+  // say so now rather than when it is first used.
+  try {
+    const nlohmann::json written = JsonReader::parse_text(profile_to_text(result->profile), out);
+    JsonReader check(written, out);
+    (void)read_profile(check);
+  } catch (const InputError& e) {
+    std::cerr << "capsim calibrate: warning: " << out
+              << " is for fit reports only; simulate and plan will reject it (" << e.pointer()
+              << ": " << e.message() << "); add the missing logs to use it\n";
+  }
   write_file_atomically(out, profile_to_text(result->profile));
   if (args.count("report") > 0) {
     write_file_atomically(args["report"].as<std::string>(), calibrate::render_report(*result));

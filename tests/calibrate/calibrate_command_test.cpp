@@ -59,6 +59,35 @@ TEST(CalibrateCommandTest, BadInputExitsTwoWithMessage) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// Logs without an intra-node all_reduce (the fallback for every other collective) make a
+// profile simulate and plan reject: fit still writes it (per-log fit reports and --validate
+// need that) but warns, and simulate then exits 2 with the same reason.
+TEST(CalibrateCommandTest, FitWarnsAboutAProfileThatWouldNotLoad) {
+  const std::string profile = temp_path("unloadable.json");
+  for (const std::string& args :
+       {kLogs + "a100_p4de_2node_allreduce_awsome.txt --fabric efa --node-nic-bandwidth 400Gbps",
+        kLogs + "a100_1node_sendrecv_liplus.txt"}) {
+    const auto r =
+        run_capsim("calibrate fit " + args + " --gpu A100-SXM4-80GB -o " + profile, true);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("warning: " + profile +
+                         " is for fit reports only; simulate and plan "
+                         "will reject it (/collectives: needs an all_reduce intra_node fit"),
+              std::string::npos)
+        << r.out;
+    const auto sim = run_capsim("simulate " + std::string(CAPSIM_SOURCE_DIR) +
+                                    "/scenarios/gpt-30b-p4d/scenario.json --profile " + profile,
+                                true);
+    EXPECT_EQ(sim.exit_code, 2) << sim.out;
+  }
+  const auto ok =
+      run_capsim("calibrate fit " + kLogs +
+                     "a100_1node_allreduce_mpi8_thanos.txt --gpu A100-SXM4-80GB -o " + profile,
+                 true);
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.out.find("warning"), std::string::npos) << ok.out;
+}
+
 TEST(CalibrateCommandTest, OverlapMeasurementSetsCollectiveSms) {
   // capsim-calibrate overlap output for an A100 (108 SMs): 108 x (1 - 1 / 1.25) = 21.6 -> 22
   // beside all-reduce, 108 x (1 - 1 / 1.2) = 18 beside all-gather; median 20.

@@ -30,13 +30,28 @@ struct CaseOutcome {
 struct GroupStats {
   int n = 0;
   double abs_sum = 0.0;
+  double signed_sum = 0.0;  // the bias: negative = too optimistic
+  int within_10_pct = 0;
+
+  void add(double error_pct) {
+    ++n;
+    abs_sum += std::fabs(error_pct);
+    signed_sum += error_pct;
+    within_10_pct += std::fabs(error_pct) <= 10.0 ? 1 : 0;
+  }
+  [[nodiscard]] nlohmann::json to_json() const {
+    return {{"n", n},
+            {"mape_pct", round_significant(abs_sum / n, 4)},
+            {"mean_error_pct", round_significant(signed_sum / n, 4)},
+            {"within_10_pct", within_10_pct}};
+  }
 };
 
 nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::string& engine) {
   using nlohmann::json;
   json cases = json::array();
   std::map<std::string, GroupStats> groups;
-  double abs_sum = 0.0;
+  GroupStats all;
   double max_abs = 0.0;
   int memory_misses = 0;
   for (const auto& o : outcomes) {
@@ -49,25 +64,18 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
          {"predicted_peak_memory_gib", round_significant(o.peak_memory_gib, 4)},
          {"fits_in_memory", o.fits_in_memory}});
     memory_misses += o.fits_in_memory ? 0 : 1;
-    abs_sum += std::fabs(o.error_pct);
+    all.add(o.error_pct);
     max_abs = std::max(max_abs, std::fabs(o.error_pct));
-    auto& g = groups[o.vc->group];
-    ++g.n;
-    g.abs_sum += std::fabs(o.error_pct);
+    groups[o.vc->group].add(o.error_pct);
   }
   json by_group = json::object();
-  for (const auto& [name, g] : groups) {
-    by_group[name] = {{"n", g.n}, {"mape_pct", round_significant(g.abs_sum / g.n, 4)}};
-  }
-  const double n = static_cast<double>(outcomes.size());
-  return {{"engine", engine},
-          {"cases", cases},
-          {"summary",
-           {{"n", outcomes.size()},
-            {"mape_pct", round_significant(abs_sum / n, 4)},
-            {"max_abs_error_pct", round_significant(max_abs, 4)},
-            {"predicted_out_of_memory", memory_misses},
-            {"by_group", by_group}}}};
+  for (const auto& [name, g] : groups)
+    by_group[name] = g.to_json();
+  json summary = all.to_json();
+  summary["max_abs_error_pct"] = round_significant(max_abs, 4);
+  summary["predicted_out_of_memory"] = memory_misses;
+  summary["by_group"] = by_group;
+  return {{"engine", engine}, {"cases", cases}, {"summary", summary}};
 }
 
 void print_table(const nlohmann::json& report) {
@@ -83,12 +91,16 @@ void print_table(const nlohmann::json& report) {
                 c.at("fits_in_memory").get<bool>() ? "" : "!");
   }
   const auto& s = report.at("summary");
-  std::printf("\n%zu cases (%s engine): MAPE %.2f%%, max |error| %.1f%%\n", s.at("n").get<size_t>(),
-              report.at("engine").get<std::string>().c_str(), s.at("mape_pct").get<double>(),
-              s.at("max_abs_error_pct").get<double>());
+  std::printf(
+      "\n%zu cases (%s engine): MAPE %.2f%%, mean error %+.1f%%, max |error| %.1f%%, "
+      "%d within 10%%\n",
+      s.at("n").get<size_t>(), report.at("engine").get<std::string>().c_str(),
+      s.at("mape_pct").get<double>(), s.at("mean_error_pct").get<double>(),
+      s.at("max_abs_error_pct").get<double>(), s.at("within_10_pct").get<int>());
   for (const auto& [group, g] : s.at("by_group").items()) {
-    std::printf("  %-28s n=%-4d MAPE %.2f%%\n", group.c_str(), g.at("n").get<int>(),
-                g.at("mape_pct").get<double>());
+    std::printf("  %-28s n=%-4d MAPE %6.2f%%  mean error %+6.1f%%  within 10%%: %d\n",
+                group.c_str(), g.at("n").get<int>(), g.at("mape_pct").get<double>(),
+                g.at("mean_error_pct").get<double>(), g.at("within_10_pct").get<int>());
   }
   const int misses = s.at("predicted_out_of_memory").get<int>();
   if (misses > 0) {

@@ -1,4 +1,7 @@
 // The command-line contract: help, exit codes (0 ok, 2 bad input), JSON keys scripts rely on.
+#include <cmath>
+#include <map>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -119,6 +122,26 @@ TEST(CliTest, ValidateAnalyticRunsEveryCase) {
         << c.at("id");
   }
   EXPECT_EQ(j.at("summary").at("predicted_out_of_memory").get<int>(), misses);
+  // The summary's bias and hit count follow from the cases, overall and per group.
+  std::map<std::string, std::pair<double, int>> by_group;  // signed sum, within 10%
+  double signed_sum = 0.0;
+  int within = 0;
+  for (const auto& c : j.at("cases")) {
+    const double e = c.at("error_pct").get<double>();
+    signed_sum += e;
+    within += std::fabs(e) <= 10.0 ? 1 : 0;
+    auto& g = by_group[c.at("group").get<std::string>()];
+    g.first += e;
+    g.second += std::fabs(e) <= 10.0 ? 1 : 0;
+  }
+  const auto& s = j.at("summary");
+  EXPECT_NEAR(s.at("mean_error_pct").get<double>(), signed_sum / 124.0, 0.01);
+  EXPECT_EQ(s.at("within_10_pct").get<int>(), within);
+  for (const auto& [name, g] : by_group) {
+    const auto& sg = s.at("by_group").at(name);
+    EXPECT_NEAR(sg.at("mean_error_pct").get<double>(), g.first / sg.at("n").get<int>(), 0.01);
+    EXPECT_EQ(sg.at("within_10_pct").get<int>(), g.second) << name;
+  }
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ struct PlatformSpec {
   // Reduced (symmetric) platform: every simulated GPU gets its own share of the links it would
   // share with GPUs that are not simulated (a NIC serving k GPUs; a leaf's uplinks, shared by
   // the GPUs of the full cluster whose PP sends, respectively DP ring flows, leave the leaf;
-  // see Platform::uplinks). PP flows take GPU-to-GPU routes and DP ring flows the mirror routes.
+  // see Platform::uplink). PP flows take GPU-to-GPU routes and DP ring flows the mirror routes.
   bool reduced = false;
   int pp_crossing_gpus_per_leaf = 0;
   int dp_crossing_gpus_per_leaf = 0;

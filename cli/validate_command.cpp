@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "models/analytic_estimator.hpp"
 #include "models/io/input_error.hpp"
@@ -132,27 +135,51 @@ int run_validate(int argc, char** argv) {
     if (engine != "analytic" && engine != "event") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
     }
-    const auto cases = load_validation_cases(args["cases"].as<std::string>());
+    // Case by case: a case that fails a check (or whose simulation fails) is reported and
+    // left out, and the others are still predicted; the exit code then says what happened.
+    const ValidationFile file = load_validation_file(args["cases"].as<std::string>());
+    std::vector<RejectedCase> rejected = file.rejected;
+    std::vector<std::pair<std::string, std::string>> failed;  // id, what went wrong
     std::vector<CaseOutcome> outcomes;
-    for (const auto& vc : cases) {
-      const HardwareProfile profile = resolve_profile(vc.scenario);
-      // SimGrid runs one simulation per process: each event-level case runs in a child.
-      const SimulationResult r = engine == "event"
-                                     ? sim::simulate_iteration_in_child(vc.scenario, profile)
-                                     : estimate_iteration(vc.scenario, profile);
-      const double predicted = r.iteration_time_s;
-      outcomes.push_back(
-          {&vc, predicted,
-           100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s,
-           r.memory.peak_bytes / kGiB, r.memory.fits});
+    for (const auto& vc : file.cases) {
+      try {
+        const HardwareProfile profile = resolve_profile(vc.scenario);
+        // SimGrid runs one simulation per process: each event-level case runs in a child.
+        const SimulationResult r = engine == "event"
+                                       ? sim::simulate_iteration_in_child(vc.scenario, profile)
+                                       : estimate_iteration(vc.scenario, profile);
+        const double predicted = r.iteration_time_s;
+        outcomes.push_back(
+            {&vc, predicted,
+             100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s,
+             r.memory.peak_bytes / kGiB, r.memory.fits});
+      } catch (const InputError& e) {
+        rejected.push_back({vc.id, vc.pointer, e});
+      } catch (const std::exception& e) {
+        failed.emplace_back(vc.id, e.what());
+      }
     }
-    const nlohmann::json report = to_json(outcomes, engine);
+    for (const auto& r : rejected)
+      std::cerr << "capsim validate: case " << (r.id.empty() ? r.pointer : r.id)
+                << " rejected: " << r.error.what() << "\n";
+    for (const auto& [id, what] : failed)
+      std::cerr << "capsim validate: case " << id << " failed: " << what << "\n";
+    if (outcomes.empty())
+      throw InputError(args["cases"].as<std::string>(), "/cases", "no case could be predicted");
+    nlohmann::json report = to_json(outcomes, engine);
+    nlohmann::json not_predicted = nlohmann::json::array();
+    for (const auto& r : rejected)
+      not_predicted.push_back({{"id", r.id}, {"pointer", r.pointer}, {"error", r.error.what()}});
+    for (const auto& [id, what] : failed)
+      not_predicted.push_back({{"id", id}, {"error", what}});
+    report["not_predicted"] = not_predicted;
     if (args.count("json") > 0) {
       std::cout << report.dump(2) << "\n";
     } else {
       print_table(report);
     }
-    return 0;
+    // Bad input is exit 2 and an internal failure 1, even though the other cases were reported.
+    return !rejected.empty() ? 2 : (!failed.empty() ? 1 : 0);
   });
 }
 

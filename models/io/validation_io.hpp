@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "models/io/input_error.hpp"
 #include "models/scenario.hpp"
 
 namespace capsim {
@@ -21,7 +22,26 @@ struct ValidationCase {
   std::string pointer;     // JSON pointer of the case in its file ("/cases/3"); "" if not read
 };
 
-// Reads and checks every case of a validation file (each scenario fully validated).
+// A case of a validation file that failed its checks (the rest of the file stays usable).
+struct RejectedCase {
+  std::string id;       // "" when the id itself is missing or bad
+  std::string pointer;  // "/cases/3"
+  InputError error;
+};
+
+// The cases of a validation file that passed every check, and the ones that did not.
+struct ValidationFile {
+  std::vector<ValidationCase> cases;
+  std::vector<RejectedCase> rejected;
+};
+
+// Reads a validation file case by case: the file's own structure (JSON, schema, the cases
+// array) must be right, else InputError; a case whose scenario or measurement fails a check is
+// reported in `rejected`, so one bad case does not hide the others' results.
+[[nodiscard]] ValidationFile load_validation_file(const std::string& path);
+
+// Reads and checks every case of a validation file (each scenario fully validated); throws the
+// first case's InputError.
 [[nodiscard]] std::vector<ValidationCase> load_validation_cases(const std::string& path);
 
 }  // namespace capsim

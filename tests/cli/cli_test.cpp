@@ -1,5 +1,6 @@
 // The command-line contract: help, exit codes (0 ok, 2 bad input), JSON keys scripts rely on.
 #include <cmath>
+#include <fstream>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -94,6 +95,37 @@ TEST(CliTest, SimulateJsonHasContractKeys) {
 TEST(CliTest, SameInputGivesByteIdenticalOutput) {
   const std::string args = "simulate " + kData + "/scenarios/valid.json --engine analytic --json";
   EXPECT_EQ(run_capsim(args).out, run_capsim(args).out);
+}
+
+// A bad case (unknown GPU) is reported and left out; the good ones are still predicted, and the
+// exit code says the file had bad input.
+TEST(CliTest, ValidateReportsABadCaseAndPredictsTheOthers) {
+  std::ifstream in(kSource + "/data/validation/dev.json");
+  nlohmann::json dev = nlohmann::json::parse(in);
+  nlohmann::json small = {{"schema", "capsim.validation/v1"}, {"cases", nlohmann::json::array()}};
+  for (int i = 0; i < 3; ++i)
+    small["cases"].push_back(dev["cases"][i]);
+  small["cases"][1]["scenario"]["cluster"]["gpu"] = "V100";
+  const std::string path = ::testing::TempDir() + "capsim_validate_one_bad.json";
+  std::ofstream(path) << small.dump(1);
+  const auto r = run_capsim("validate " + path + " --engine analytic --json");
+  EXPECT_EQ(r.exit_code, 2);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("cases").size(), 2u);
+  EXPECT_EQ(j.at("summary").at("n").get<int>(), 2);
+  ASSERT_EQ(j.at("not_predicted").size(), 1u);
+  const auto& bad = j.at("not_predicted").at(0);
+  EXPECT_EQ(bad.at("id"), dev["cases"][1]["id"]);
+  EXPECT_EQ(bad.at("pointer"), "/cases/1");
+  EXPECT_NE(bad.at("error").get<std::string>().find(path + ":/cases/1/scenario/cluster/gpu: "
+                                                           "unknown GPU \"V100\""),
+            std::string::npos)
+      << bad.dump();
+  const auto table = run_capsim("validate " + path + " --engine analytic", true);
+  EXPECT_EQ(table.exit_code, 2);
+  EXPECT_NE(table.out.find("rejected: " + path + ":/cases/1/scenario/cluster/gpu"),
+            std::string::npos)
+      << table.out;
 }
 
 TEST(CliTest, ValidateAnalyticRunsEveryCase) {

@@ -91,8 +91,9 @@ int run_fit(int argc, char** argv) {
   // validate it against another) is still written, but simulate and plan would reject it (e.g.
   // without an intra-node all_reduce, the fallback for every collective without its own fit):
   // say so now rather than when it is first used.
+  const std::string text = profile_to_text(result->profile);
   try {
-    const nlohmann::json written = JsonReader::parse_text(profile_to_text(result->profile), out);
+    const nlohmann::json written = JsonReader::parse_text(text, out);
     JsonReader check(written, out);
     (void)read_profile(check);
   } catch (const InputError& e) {
@@ -100,7 +101,7 @@ int run_fit(int argc, char** argv) {
               << " is for fit reports only; simulate and plan will reject it (" << e.pointer()
               << ": " << e.message() << "); add the missing logs to use it\n";
   }
-  write_file_atomically(out, profile_to_text(result->profile));
+  write_file_atomically(out, text);
   if (args.count("report") > 0) {
     write_file_atomically(args["report"].as<std::string>(), calibrate::render_report(*result));
   }

@@ -7,6 +7,7 @@
 #include "models/collective_cost.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/iteration_model.hpp"
+#include "models/leaf_uplinks.hpp"
 #include "models/memory_model.hpp"
 #include "models/overlap.hpp"
 
@@ -29,13 +30,12 @@ struct StageStep {
 // no_sync). Prefetch hides a gather behind the previous layer's compute (slowed meanwhile,
 // overlap.hpp); the first gather of each pass and the last reduce-scatter stay exposed (Zhao
 // et al. 2023, FSDP §3.3).
-double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
-                       const ChunkCosts& chunk) {
+double zero3_exposed_s(const IterationCosts& costs, const GroupShape& dp,
+                       const HardwareProfile& profile, const ChunkCosts& chunk) {
   if (chunk.num_layers == 0)
     return 0.0;
   const double layers = chunk.num_layers;
   const double layer_bytes = chunk.parameter_count / layers * costs.param_bytes_per_element;
-  const GroupShape& dp = costs.dp_group;
   const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather, layer_bytes, dp);
   const double scatter_s =
       collective_time_s(profile, CollectiveKind::kReduceScatter, layer_bytes, dp);
@@ -57,8 +57,8 @@ double zero3_exposed_s(const IterationCosts& costs, const HardwareProfile& profi
   return forward + backward;
 }
 
-StageStep stage_step(const IterationCosts& costs, const HardwareProfile& profile,
-                     const StageCosts& stage, int zero_stage) {
+StageStep stage_step(const IterationCosts& costs, const GroupShape& dp,
+                     const HardwareProfile& profile, const StageCosts& stage, int zero_stage) {
   StageStep step;
   for (const ChunkCosts& ch : stage.chunks) {
     step.compute_s +=
@@ -68,7 +68,7 @@ StageStep stage_step(const IterationCosts& costs, const HardwareProfile& profile
     step.weight_grad_s += ch.backward_weight_s;
     step.forward_s += ch.forward_compute_s + ch.forward_tp_comm_s + ch.forward_cp_comm_s;
     if (zero_stage == 3)
-      step.zero3_s += zero3_exposed_s(costs, profile, ch);
+      step.zero3_s += zero3_exposed_s(costs, dp, profile, ch);
   }
   step.compute_s += profile.per_microbatch_overhead_s;
   return step;
@@ -79,9 +79,10 @@ StageStep stage_step(const IterationCosts& costs, const HardwareProfile& profile
 // which runs slower while buckets are on the wire (overlap.hpp).
 // Stage s finishes its last backward s backward-steps before stage 0, which widens its window.
 // Returns the exposed time past the pipeline flush.
-double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
-                    const std::vector<StageStep>& steps, int zero_stage) {
-  if (costs.dp_group.ranks <= 1 || zero_stage == 3)
+double dp_exposed_s(const IterationCosts& costs, const GroupShape& dp,
+                    const HardwareProfile& profile, const std::vector<StageStep>& steps,
+                    int zero_stage) {
+  if (dp.ranks <= 1 || zero_stage == 3)
     return 0.0;
   const CollectiveKind kind =
       zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
@@ -89,7 +90,7 @@ double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
   for (size_t s = 0; s < costs.stages.size(); ++s) {
     const double bytes = costs.stages[s].parameter_count * costs.grad_bytes_per_element;
     const double buckets = std::max(1.0, std::ceil(bytes / costs.dp_bucket_bytes));
-    const double bucket_s = collective_time_s(profile, kind, bytes / buckets, costs.dp_group);
+    const double bucket_s = collective_time_s(profile, kind, bytes / buckets, dp);
     const double total_s = buckets * bucket_s;
     const double backward_s = steps[s].total_s() - steps[s].forward_s;
     const double window_s = backward_s * (1.0 + d(static_cast<int>(s)));
@@ -106,16 +107,17 @@ double dp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
 // Distributed optimizer (ZeRO-1/2): updated parameter shards are all-gathered after the step.
 // Megatron overlaps the gather with the next iteration's forward (overlap_param_gather), so
 // only what exceeds the first micro-batch's forward is exposed.
-double param_gather_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
-                              const std::vector<StageStep>& steps, int zero_stage) {
-  if (costs.dp_group.ranks <= 1 || zero_stage == 0 || zero_stage == 3)
+double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
+                              const HardwareProfile& profile, const std::vector<StageStep>& steps,
+                              int zero_stage) {
+  if (dp.ranks <= 1 || zero_stage == 0 || zero_stage == 3)
     return 0.0;
   double exposed = 0.0;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
     const double bytes = costs.stages[s].parameter_count * costs.param_bytes_per_element;
     const double buckets = std::max(1.0, std::ceil(bytes / costs.dp_bucket_bytes));
     const double bucket_s =
-        collective_time_s(profile, CollectiveKind::kAllGather, bytes / buckets, costs.dp_group);
+        collective_time_s(profile, CollectiveKind::kAllGather, bytes / buckets, dp);
     const double overlap_s = overlapped_exposed_s(buckets * bucket_s, steps[s].forward_s,
                                                   costs.compute_rate_during_comm);
     exposed = std::max(exposed, std::max(bucket_s, overlap_s));
@@ -136,10 +138,12 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   const Parallelism& par = scenario.parallelism;
   const double m = costs.micro_batches;
   const int p = par.pipeline;
+  // Oversubscribed fabrics: DP rings and PP sends that leave their leaf share its uplinks.
+  const LeafLimitedGroups groups = leaf_limited_groups(scenario, costs);
   std::vector<StageStep> steps;
   steps.reserve(costs.stages.size());
   for (const auto& stage : costs.stages) {
-    steps.push_back(stage_step(costs, profile, stage, par.zero_stage));
+    steps.push_back(stage_step(costs, groups.dp, profile, stage, par.zero_stage));
   }
   size_t bottleneck = 0;
   double sum_s = 0.0;
@@ -172,22 +176,52 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   double pp_s = 0.0;
   if (p > 1) {
     const double bytes = costs.stages.front().chunks.front().activation_bytes;
-    const double hop_s =
-        collective_time_s(profile, CollectiveKind::kSendRecv, bytes, costs.pp_link);
+    const auto hop_s = [&](const GroupShape& link) {
+      return collective_time_s(profile, CollectiveKind::kSendRecv, bytes, link);
+    };
+    const double inside_s = hop_s(groups.pp_inside_leaf);
+    const double between_s = hop_s(groups.pp_between_leaves);
     const bool blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
     const double v = par.virtual_pipeline_stages;
     // Overlapped, a hop hides behind the next chunk's forward or backward (on average half of
     // the bottleneck stage's per-micro-batch work per chunk); only the excess is exposed.
-    const double exposed_hop_s = blocking ? hop_s : std::max(0.0, hop_s - b.total_s() / (2.0 * v));
-    // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way.
-    pp_s = m * 2.0 * v * exposed_hop_s + 2.0 * (p * v - 1.0) * hop_s;
+    const auto exposed_s = [&](double hop) {
+      return blocking ? hop : std::max(0.0, hop - b.total_s() / (2.0 * v));
+    };
+    // Steady state: each micro-batch (per chunk) crosses the boundaries above and below a
+    // stage once each way; blocking, a stage pays about one hop per boundary and direction pair
+    // (the uniform case: 2v hops). An end stage without interleaving sends and receives both
+    // through its one boundary. Hops are equal unless an oversubscribed fabric makes some
+    // boundaries leave their leaf; then the slowest stage with its boundaries paces the
+    // pipeline, and a stage with slack absorbs its slower hops.
+    const auto boundary_s = [&](int s) {  // between stage s and s + 1 (mod p)
+      return exposed_s(groups.forward_crosses(s) ? between_s : inside_s);
+    };
+    const bool wraps = par.virtual_pipeline_stages > 1;
+    double paced_extra_s = 0.0;
+    for (int s = 0; s < p; ++s) {
+      const int below = s > 0 ? s - 1 : (wraps ? p - 1 : s);
+      const int above = s + 1 < p || wraps ? s : s - 1;
+      const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() +
+                             v * (boundary_s(below) + boundary_s(above));
+      paced_extra_s = s == 0 ? extra_s : std::max(paced_extra_s, extra_s);
+    }
+    // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way
+    // (forward from stage k mod p to k + 1, backward the reverse).
+    double crossing = 0.0;
+    for (int k = 0; k + 1 < p * par.virtual_pipeline_stages; ++k) {
+      crossing += groups.forward_crosses(k % p) ? 1.0 : 0.0;
+      crossing += groups.backward_crosses((k + 1) % p) ? 1.0 : 0.0;
+    }
+    pp_s = m * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s + crossing * between_s;
   }
 
   double optimizer_s = 0.0;
   for (const auto& stage : costs.stages)
     optimizer_s = std::max(optimizer_s, stage.optimizer_s);
-  const double dp_s = dp_exposed_s(costs, profile, steps, par.zero_stage) +
-                      param_gather_exposed_s(costs, profile, steps, par.zero_stage) + m * b.zero3_s;
+  const double dp_s = dp_exposed_s(costs, groups.dp, profile, steps, par.zero_stage) +
+                      param_gather_exposed_s(costs, groups.dp, profile, steps, par.zero_stage) +
+                      m * b.zero3_s;
 
   SimulationResult r;
   r.engine = "analytic";
@@ -202,8 +236,9 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   r.breakdown.optimizer_s = optimizer_s;
   r.iteration_time_s = busy_s - m * b.zero3_s + bubble_s + pp_s + dp_s + optimizer_s;
   r.notes.push_back(
-      "analytic engine: uncontended collective times; NIC and fabric sharing between PP, DP "
-      "and CP traffic is not modelled (use --engine event)");
+      "analytic engine: uncontended collective times (on oversubscribed fabrics, each traffic "
+      "class's share of the leaf uplinks); NIC and fabric sharing between PP, DP and CP traffic "
+      "is not modelled (use --engine event)");
   finish_result(scenario, costs, r);
   return r;
 }

@@ -16,8 +16,8 @@
 #include "models/analytic_estimator.hpp"
 #include "models/collective_cost.hpp"
 #include "models/iteration_model.hpp"
+#include "models/leaf_crossings.hpp"
 #include "models/overlap.hpp"
-#include "sim/detail/leaf_crossings.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/schedule.hpp"
 
@@ -31,8 +31,6 @@ std::atomic<bool> g_engine_used{false};
 
 constexpr int kComputeStream = 0;
 constexpr int kCommStream = 1;
-
-using detail::RankLayout;
 
 // A PP message: which micro-batch, and when the sender put it on the wire.
 struct Message {
@@ -626,7 +624,7 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   sim.dp_inter_node =
       costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 && ps.nic_links_per_node > 0;
   // Which flows leave their leaf switch (only oversubscribed fabrics have leaf uplinks).
-  std::optional<detail::LeafCrossings> leaves;
+  std::optional<LeafCrossings> leaves;
   if (ps.uplink_bytes_per_s_per_node > 0.0) {
     leaves.emplace(sim.layout, ps.nodes_per_leaf, sim.dp_inter_node);
     ps.pp_crossing_gpus_per_leaf = leaves->max_pp_crossing_gpus_per_leaf();

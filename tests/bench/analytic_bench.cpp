@@ -33,7 +33,23 @@ void BM_AnalyticScreenSweep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// The same on a 2:1 oversubscribed fabric with 4 nodes per leaf: the leaf crossings of a layout
+// are counted over every GPU once per thread and then remembered (models/leaf_uplinks.cpp).
+void BM_AnalyticEstimateOversubscribed(benchmark::State& state) {
+  Scenario scenario = load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                    "/scenarios/gpt3-175b-selene-1024/scenario.json");
+  scenario.cluster.topology = Topology::kOversubscribed;
+  scenario.cluster.oversubscription = 2.0;
+  scenario.cluster.nodes_per_leaf = 4;
+  const HardwareProfile profile = resolve_profile(scenario);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(estimate_iteration(scenario, profile).iteration_time_s);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK_CAPTURE(BM_AnalyticEstimate, gpt3_175b_selene, "gpt3-175b-selene-1024");
+BENCHMARK(BM_AnalyticEstimateOversubscribed);
 BENCHMARK_CAPTURE(BM_AnalyticEstimate, gpt_30b_p4d, "gpt-30b-p4d");
 BENCHMARK_CAPTURE(BM_AnalyticEstimate, llama3_70b_p5, "llama3-70b-p5");
 BENCHMARK(BM_AnalyticScreenSweep);

@@ -86,6 +86,28 @@ TEST(AnalyticEstimatorTest, MoreNicBandwidthIsNeverSlower) {
   }
 }
 
+// Property: on an oversubscribed fabric a higher factor is never faster, and the base layout
+// (TP4 PP2 DP4 on 4 nodes, one node per leaf: every ring and PP hop crosses) is slower at 2:1
+// than non-blocking; a leaf holding every node is the non-blocking fabric.
+TEST(AnalyticEstimatorTest, MoreOversubscriptionIsNeverFaster) {
+  const Scenario plain = base_scenario();
+  const HardwareProfile p = profile_for(plain);
+  const double non_blocking = estimate_iteration(plain, p).iteration_time_s;
+  Scenario s = plain;
+  s.cluster.topology = Topology::kOversubscribed;
+  double previous = non_blocking;
+  for (const double factor : {2.0, 3.0, 4.0, 8.0}) {
+    s.cluster.oversubscription = factor;
+    const double t = estimate_iteration(s, p).iteration_time_s;
+    EXPECT_GE(t, previous * (1 - 1e-12)) << factor;
+    previous = t;
+  }
+  s.cluster.oversubscription = 2.0;
+  EXPECT_GT(estimate_iteration(s, p).iteration_time_s, non_blocking);
+  s.cluster.nodes_per_leaf = s.cluster.num_nodes;
+  EXPECT_DOUBLE_EQ(estimate_iteration(s, p).iteration_time_s, non_blocking);
+}
+
 // NCCL CTAs hold SMs while a collective overlaps compute (HardwareProfile::collective_sms): the
 // compute rate beside a collective falls with the SMs taken, and overlapped ZeRO/DP
 // communication is never cheaper for it; taking none reproduces free overlap.

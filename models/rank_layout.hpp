@@ -1,6 +1,6 @@
 #pragma once
 
-namespace capsim::sim::detail {
+namespace capsim {
 
 // Ranks in Megatron-LM's order (parallel_state.py, order "tp-cp-dp-pp"): TP fastest, then the
 // data-parallel index (DP x CP), then the pipeline stage. GPU id = rank; node = id / G.
@@ -30,4 +30,4 @@ struct RankLayout {
   }
 };
 
-}  // namespace capsim::sim::detail
+}  // namespace capsim

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "sim/detail/rank_layout.hpp"
+#include "models/rank_layout.hpp"
 
-namespace capsim::sim::detail {
+namespace capsim {
 
 // Which flows of a training layout leave their leaf switch on an oversubscribed fabric, where
 // nodes [k*L, (k+1)*L) hang under leaf k (L = nodes_per_leaf) and only traffic between leaves
@@ -46,4 +46,4 @@ class LeafCrossings {
   bool same_gpus_ = true;
 };
 
-}  // namespace capsim::sim::detail
+}  // namespace capsim

@@ -1,8 +1,8 @@
-#include "sim/detail/leaf_crossings.hpp"
+#include "models/leaf_crossings.hpp"
 
 #include <gtest/gtest.h>
 
-namespace capsim::sim::detail {
+namespace capsim {
 namespace {
 
 RankLayout layout(int tp, int dpc, int pp, int chunks = 1) {
@@ -84,4 +84,4 @@ TEST(LeafCrossingsTest, ClassesAreCountedApart) {
 }
 
 }  // namespace
-}  // namespace capsim::sim::detail
+}  // namespace capsim

@@ -1,10 +1,10 @@
-#include "sim/detail/leaf_crossings.hpp"
+#include "models/leaf_crossings.hpp"
 
 #include <algorithm>
 #include <map>
 #include <vector>
 
-namespace capsim::sim::detail {
+namespace capsim {
 
 LeafCrossings::LeafCrossings(const RankLayout& layout, int nodes_per_leaf, bool dp_through_nics)
     : layout_(layout),
@@ -77,4 +77,4 @@ bool LeafCrossings::dp_ring_crosses(int s) const {
   return false;
 }
 
-}  // namespace capsim::sim::detail
+}  // namespace capsim

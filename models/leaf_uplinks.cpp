@@ -1,0 +1,83 @@
+#include "models/leaf_uplinks.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "models/leaf_crossings.hpp"
+
+namespace capsim {
+namespace {
+
+struct LeafSummary {
+  int dp_crossing_gpus = 0;  // per leaf, at most
+  int pp_crossing_gpus = 0;
+  std::vector<bool> forward_hop_crosses;
+  std::vector<bool> backward_hop_crosses;
+};
+
+LeafSummary summarise(const RankLayout& l, int nodes_per_leaf, bool dp_through_nics) {
+  const LeafCrossings leaves(l, nodes_per_leaf, dp_through_nics);
+  LeafSummary out;
+  out.dp_crossing_gpus = leaves.max_dp_crossing_gpus_per_leaf();
+  out.pp_crossing_gpus = leaves.max_pp_crossing_gpus_per_leaf();
+  const bool wraps = l.chunks > 1;  // interleaved: the last stage feeds the first
+  for (int s = 0; s < l.pp; ++s) {
+    const bool has_next = s + 1 < l.pp || wraps;
+    const bool has_previous = s > 0 || wraps;
+    out.forward_hop_crosses.push_back(has_next && leaves.pp_crosses(s, (s + 1) % l.pp));
+    out.backward_hop_crosses.push_back(has_previous && leaves.pp_crosses(s, (s + l.pp - 1) % l.pp));
+  }
+  return out;
+}
+
+// Counting crossings walks every GPU; the planner's screen asks for the same few hundred
+// layouts thousands of times, so each thread keeps the summaries it has made.
+const LeafSummary& summary_of(const RankLayout& l, int nodes_per_leaf, bool dp_through_nics) {
+  using Key = std::tuple<int, int, int, int, int, int, bool>;
+  thread_local std::map<Key, LeafSummary> seen;
+  constexpr size_t kMaxRemembered = 4096;
+  const Key key{l.tp, l.dpc, l.pp, l.chunks, l.gpus_per_node, nodes_per_leaf, dp_through_nics};
+  auto it = seen.find(key);
+  if (it == seen.end()) {
+    if (seen.size() >= kMaxRemembered)
+      seen.clear();
+    it = seen.emplace(key, summarise(l, nodes_per_leaf, dp_through_nics)).first;
+  }
+  return it->second;
+}
+
+// Caps a group's per-node NIC bandwidth at `per_gpu_cap` for each of its ranks on a node.
+void cap_group(GroupShape& group, double per_gpu_cap) {
+  group.nic_bandwidth_per_node_bytes_per_s =
+      std::min(group.nic_bandwidth_per_node_bytes_per_s, per_gpu_cap * group.ranks_per_node);
+}
+
+}  // namespace
+
+LeafLimitedGroups leaf_limited_groups(const Scenario& scenario, const IterationCosts& costs) {
+  LeafLimitedGroups out;
+  out.dp = costs.dp_group;
+  out.pp_inside_leaf = costs.pp_link;
+  out.pp_between_leaves = costs.pp_link;
+  const ClusterSpec& c = scenario.cluster;
+  const Parallelism& p = scenario.parallelism;
+  const double node_nic = c.node_nic_bandwidth_bytes_per_s();
+  const bool oversubscribed = c.topology == Topology::kOversubscribed || c.oversubscription > 1.0;
+  if (!oversubscribed || c.num_nodes <= 1 || node_nic <= 0.0)
+    return out;
+  const RankLayout layout{p.tensor, p.data * p.context, p.pipeline, p.virtual_pipeline_stages,
+                          c.gpus_per_node};
+  const bool dp_through_nics = costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1;
+  const LeafSummary& leaves = summary_of(layout, c.nodes_per_leaf, dp_through_nics);
+  const double leaf_uplink = c.nodes_per_leaf * node_nic / std::max(c.oversubscription, 1.0);
+  if (leaves.dp_crossing_gpus > 0)
+    cap_group(out.dp, leaf_uplink / leaves.dp_crossing_gpus);
+  if (leaves.pp_crossing_gpus > 0)
+    cap_group(out.pp_between_leaves, leaf_uplink / leaves.pp_crossing_gpus);
+  out.forward_hop_crosses = leaves.forward_hop_crosses;
+  out.backward_hop_crosses = leaves.backward_hop_crosses;
+  return out;
+}
+
+}  // namespace capsim

@@ -1,0 +1,102 @@
+#include "models/leaf_uplinks.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/datasheet_profile.hpp"
+#include "models/io/scenario_io.hpp"
+#include "models/iteration_model.hpp"
+
+namespace capsim {
+namespace {
+
+// The test scenario (A100, 8 x 200 Gb/s per node) laid out as TP x PP x DP, 8 GPUs per node.
+Scenario layout(int tp, int pp, int dp, int chunks = 1) {
+  Scenario s = load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+  s.parallelism.tensor = tp;
+  s.parallelism.pipeline = pp;
+  s.parallelism.data = dp;
+  s.parallelism.virtual_pipeline_stages = chunks;
+  s.parallelism.schedule = chunks > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+  s.parallelism.global_batch_size = 8 * dp * pp;
+  s.cluster.num_nodes = tp * pp * dp / 8;
+  return s;
+}
+
+Scenario oversubscribed(Scenario s, double factor, int nodes_per_leaf) {
+  s.cluster.topology = Topology::kOversubscribed;
+  s.cluster.oversubscription = factor;
+  s.cluster.nodes_per_leaf = nodes_per_leaf;
+  return s;
+}
+
+LeafLimitedGroups groups_of(const Scenario& s) {
+  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  return leaf_limited_groups(s, compute_iteration_costs(s, profile));
+}
+
+TEST(LeafUplinksTest, NonBlockingFabricKeepsTheGroups) {
+  const Scenario s = layout(8, 2, 4);
+  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  const IterationCosts costs = compute_iteration_costs(s, profile);
+  const LeafLimitedGroups g = leaf_limited_groups(s, costs);
+  EXPECT_EQ(g.dp.nic_bandwidth_per_node_bytes_per_s,
+            costs.dp_group.nic_bandwidth_per_node_bytes_per_s);
+  EXPECT_EQ(g.pp_between_leaves.nic_bandwidth_per_node_bytes_per_s,
+            costs.pp_link.nic_bandwidth_per_node_bytes_per_s);
+  for (int stage = 0; stage < 2; ++stage) {
+    EXPECT_FALSE(g.forward_crosses(stage));
+    EXPECT_FALSE(g.backward_crosses(stage));
+  }
+}
+
+// One node per leaf: the whole node's traffic meets 1/f of its NIC bandwidth on the uplink.
+TEST(LeafUplinksTest, OneNodePerLeafDividesTheRingBandwidthByTheFactor) {
+  const Scenario plain = layout(8, 1, 4);
+  const double full = groups_of(plain).dp.nic_bandwidth_per_node_bytes_per_s;
+  for (const double factor : {2.0, 3.0, 8.0}) {
+    const LeafLimitedGroups g = groups_of(oversubscribed(plain, factor, 1));
+    EXPECT_DOUBLE_EQ(g.dp.nic_bandwidth_per_node_bytes_per_s, full / factor) << factor;
+  }
+}
+
+// Two nodes per leaf at 2:1: one node of each leaf sends the ring across, and the uplink
+// (2 nodes' NICs / 2) carries it at full speed.
+TEST(LeafUplinksTest, TwoToOneLeafOfTwoNodesAbsorbsOneCrossingRing) {
+  const Scenario plain = layout(8, 1, 4);
+  const LeafLimitedGroups g = groups_of(oversubscribed(plain, 2.0, 2));
+  EXPECT_DOUBLE_EQ(g.dp.nic_bandwidth_per_node_bytes_per_s,
+                   groups_of(plain).dp.nic_bandwidth_per_node_bytes_per_s);
+  // At 4:1 the same crossing gets half.
+  const LeafLimitedGroups g4 = groups_of(oversubscribed(plain, 4.0, 2));
+  EXPECT_DOUBLE_EQ(g4.dp.nic_bandwidth_per_node_bytes_per_s,
+                   groups_of(plain).dp.nic_bandwidth_per_node_bytes_per_s / 2.0);
+}
+
+// TP8 x PP4 x DP1, two nodes per leaf: only the boundary between stages 1 and 2 leaves a leaf;
+// interleaved, the last stage's sends to the first cross too.
+TEST(LeafUplinksTest, PipelineHopsCrossOnlyBetweenLeaves) {
+  const LeafLimitedGroups g = groups_of(oversubscribed(layout(8, 4, 1), 3.0, 2));
+  EXPECT_FALSE(g.forward_crosses(0));
+  EXPECT_TRUE(g.forward_crosses(1));
+  EXPECT_TRUE(g.backward_crosses(2));
+  EXPECT_FALSE(g.forward_crosses(2));
+  EXPECT_FALSE(g.forward_crosses(3));  // the last stage has no next stage
+  EXPECT_LT(g.pp_between_leaves.nic_bandwidth_per_node_bytes_per_s,
+            g.pp_inside_leaf.nic_bandwidth_per_node_bytes_per_s);
+  const LeafLimitedGroups interleaved = groups_of(oversubscribed(layout(8, 4, 1, 2), 3.0, 2));
+  EXPECT_TRUE(interleaved.forward_crosses(3));
+  EXPECT_TRUE(interleaved.backward_crosses(0));
+}
+
+// A leaf holding every node: nothing crosses.
+TEST(LeafUplinksTest, LeafHoldingEveryNodeHasNoCrossing) {
+  const Scenario plain = layout(8, 2, 4);
+  const LeafLimitedGroups g = groups_of(oversubscribed(plain, 3.0, 8));
+  EXPECT_DOUBLE_EQ(g.dp.nic_bandwidth_per_node_bytes_per_s,
+                   groups_of(plain).dp.nic_bandwidth_per_node_bytes_per_s);
+  EXPECT_FALSE(g.forward_crosses(0));
+  EXPECT_FALSE(g.backward_crosses(1));
+}
+
+}  // namespace
+}  // namespace capsim

@@ -188,6 +188,14 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                                           : "own level x" + std::string(scale.data())) +
                              "): " + s.source);
     }
+    if (result->gemm->fp8_max_efficiency_bound > 0.0) {
+      std::array<char, 64> eff{};
+      std::snprintf(eff.data(), eff.size(), "%.3f (bound %.3f)", p.gemm.fp8_max_efficiency,
+                    result->gemm->fp8_max_efficiency_bound);
+      p.provenance.push_back(
+          "gemm fp8 ceiling " + std::string(eff.data()) +
+          ": the best fp8 shape of a brute-force search: " + result->gemm->fp8_bound_row->source);
+    }
   } else {
     p.provenance.push_back("gemm: no " + spec->architecture +
                            " fp16/bf16 measurements given; GemmParams left at their defaults");

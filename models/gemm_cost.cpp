@@ -61,7 +61,8 @@ double element_bytes(Precision precision) {
   return 2.0;
 }
 
-double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, const GemmShape& s) {
+double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, Precision precision,
+                       const GemmShape& s) {
   if (s.m <= 0.0 || s.n <= 0.0 || s.k <= 0.0)
     return 0.0;
   const double sms = gpu.num_sms;
@@ -73,12 +74,14 @@ double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, const GemmS
     best = std::max(best, tile.intrinsic * utilisation);
   }
   const double k_efficiency = s.k / (s.k + params.k_half);
-  return params.max_efficiency * best * k_efficiency * alignment_factor(params, s);
+  const bool fp8_ceiling = precision == Precision::kFp8 && params.fp8_max_efficiency > 0.0;
+  const double ceiling = fp8_ceiling ? params.fp8_max_efficiency : params.max_efficiency;
+  return ceiling * best * k_efficiency * alignment_factor(params, s);
 }
 
 double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,
                    const GemmShape& s) {
-  const double eta = gemm_efficiency(params, gpu, s);
+  const double eta = gemm_efficiency(params, gpu, precision, s);
   if (eta <= 0.0)
     return params.launch_overhead_s;
   const double compute_s = s.flop() / (gpu.peak_flop_per_s(precision) * eta);

@@ -14,11 +14,12 @@ struct GemmShape {
   [[nodiscard]] double flop() const { return 2.0 * m * n * k * batch; }
 };
 
-// Returns the fraction of the GPU's dense peak a GEMM reaches (before launch overhead and the
-// memory-bound limit): max_efficiency x best tile/wave utilisation x K/(K + k_half) x
-// alignment. Tile and wave quantization per NVIDIA's "Matrix Multiplication Background" guide.
+// Returns the fraction of the GPU's dense peak at `precision` a GEMM reaches (before launch
+// overhead and the memory-bound limit): ceiling x best tile/wave utilisation x K/(K + k_half) x
+// alignment, the ceiling being max_efficiency (fp8: fp8_max_efficiency when set). Tile and wave
+// quantization per NVIDIA's "Matrix Multiplication Background" guide.
 [[nodiscard]] double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu,
-                                     const GemmShape& shape);
+                                     Precision precision, const GemmShape& shape);
 
 // Returns the GEMM's time in seconds: launch + max(compute at that efficiency, operand and
 // result traffic at the profile's share of HBM bandwidth).

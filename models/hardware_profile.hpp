@@ -13,6 +13,9 @@ namespace capsim {
 // misaligned_64 when some dim is a multiple of 8 only, misaligned_8 otherwise.
 struct GemmParams {
   double max_efficiency = 0.80;
+  // Ceiling of fp8 GEMMs as a fraction of the fp8 peak when measurements bound it below
+  // max_efficiency (the best fp8 shape of a brute-force search); 0: max_efficiency.
+  double fp8_max_efficiency = 0.0;
   double k_half = 64.0;
   double launch_overhead_s = 6e-6;
   double memory_efficiency = 0.80;

@@ -56,6 +56,7 @@ CollectiveAlgorithm algorithm_from_name(const std::string& name) {
 GemmParams read_gemm(JsonReader& r) {
   GemmParams g;
   g.max_efficiency = r.required_number("max_efficiency", 1e-3, 1.0);
+  g.fp8_max_efficiency = r.optional_number("fp8_max_efficiency", 0.0, 1e-3, 1.0);
   g.k_half = r.required_number("k_half", 0.0, 1e6);
   g.launch_overhead_s = r.required_duration("launch_overhead");
   if (g.launch_overhead_s > kMaxLatencyS) {
@@ -301,6 +302,8 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
                {"memory_efficiency", round6(p.gemm.memory_efficiency)},
                {"misaligned_64", round6(p.gemm.misaligned_64)},
                {"misaligned_8", round6(p.gemm.misaligned_8)}};
+  if (p.gemm.fp8_max_efficiency > 0.0)
+    j["gemm"]["fp8_max_efficiency"] = round6(p.gemm.fp8_max_efficiency);
   j["attention"] = {{"forward_efficiency_hd128", round6(p.attention.forward_efficiency_hd128)},
                     {"forward_efficiency_hd64", round6(p.attention.forward_efficiency_hd64)},
                     {"backward_efficiency_hd128", round6(p.attention.backward_efficiency_hd128)},

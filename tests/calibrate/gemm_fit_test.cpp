@@ -87,6 +87,25 @@ TEST(GemmFitTest, CeilingStaysBelowTheSearchMaximum) {
   }
 }
 
+// The H100 fp8 row of MAMF's search (1402.6 TFLOP/s, 71% of the fp8 peak where bf16 reaches 80%)
+// bounds fp8 GEMMs on their own: no fp8 shape beats it, while bf16 keeps its ceiling. A100 has
+// no fp8 rows (nor fp8): its ceiling stays unset.
+TEST(GemmFitTest, Fp8CeilingStaysBelowItsSearchMaximum) {
+  const auto rows = read_gemm_csv(kCsv);
+  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GemmFit fit = fit_gemm(rows, h100);
+  EXPECT_NEAR(fit.fp8_max_efficiency_bound, 1402.6e12 / 1979e12, 1e-12);
+  ASSERT_NE(fit.fp8_bound_row, nullptr);
+  EXPECT_EQ(fit.fp8_bound_row->dtype, "fp8_e4m3");
+  EXPECT_DOUBLE_EQ(fit.params.fp8_max_efficiency, fit.fp8_max_efficiency_bound);
+  EXPECT_LT(fit.params.fp8_max_efficiency, fit.params.max_efficiency);
+  for (const double n : {4096.0, 8192.0, 16384.0, 65536.0}) {
+    const GemmShape s{n, n, n, 1};
+    EXPECT_LE(s.flop() / gemm_time_s(fit.params, h100, Precision::kFp8, s), 1402.6e12) << n;
+  }
+  EXPECT_DOUBLE_EQ(fit_gemm(rows, *find_gpu("A100-SXM4-80GB")).params.fp8_max_efficiency, 0.0);
+}
+
 // Without search-maximum rows the ceiling is free (bound 1).
 TEST(GemmFitTest, NoSearchRowsLeaveTheCeilingFree) {
   auto rows = read_gemm_csv(kCsv);

@@ -154,6 +154,8 @@ const Rule kRules[] = {
      "p.json:/reference_node_nic_bandwidth: required when the profile has inter_node fits"},
     {"efficiency_range", [](nlohmann::json& j) { j["gemm"]["max_efficiency"] = 1.2; },
      "p.json:/gemm/max_efficiency: expected a number in [0.001, 1], got 1.2"},
+    {"fp8_efficiency_range", [](nlohmann::json& j) { j["gemm"]["fp8_max_efficiency"] = 0; },
+     "p.json:/gemm/fp8_max_efficiency: expected a number in [0.001, 1], got 0"},
     {"launch_overhead", [](nlohmann::json& j) { j["gemm"]["launch_overhead"] = 6; },
      "p.json:/gemm/launch_overhead: expected a duration like \"30d\", got 6"},
     {"attention_range", [](nlohmann::json& j) { j["attention"]["forward_efficiency_hd64"] = 0; },

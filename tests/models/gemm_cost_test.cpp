@@ -11,23 +11,37 @@ const GpuSpec& a100() {
 
 TEST(GemmCostTest, LargeAlignedGemmApproachesMaxEfficiency) {
   GemmParams params;
-  const double eta = gemm_efficiency(params, a100(), {8192, 8192, 8192, 1});
+  const double eta = gemm_efficiency(params, a100(), Precision::kBf16, {8192, 8192, 8192, 1});
   EXPECT_GT(eta, 0.9 * params.max_efficiency);
   EXPECT_LE(eta, params.max_efficiency);
 }
 
 TEST(GemmCostTest, SmallGemmsAreInefficient) {
   GemmParams params;
-  EXPECT_LT(gemm_efficiency(params, a100(), {512, 512, 512, 1}),
-            0.5 * gemm_efficiency(params, a100(), {4096, 4096, 4096, 1}));
+  EXPECT_LT(gemm_efficiency(params, a100(), Precision::kBf16, {512, 512, 512, 1}),
+            0.5 * gemm_efficiency(params, a100(), Precision::kBf16, {4096, 4096, 4096, 1}));
+}
+
+// fp8 GEMMs use their own ceiling when the profile has one; other precisions keep max_efficiency.
+TEST(GemmCostTest, Fp8UsesItsOwnCeiling) {
+  GemmParams params;
+  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GemmShape s{8192, 8192, 8192, 1};
+  const double shared = gemm_efficiency(params, h100, Precision::kFp8, s);
+  EXPECT_DOUBLE_EQ(shared, gemm_efficiency(params, h100, Precision::kBf16, s));
+  params.fp8_max_efficiency = params.max_efficiency / 2.0;
+  EXPECT_DOUBLE_EQ(gemm_efficiency(params, h100, Precision::kFp8, s), shared / 2.0);
+  EXPECT_DOUBLE_EQ(gemm_efficiency(params, h100, Precision::kBf16, s), shared);
 }
 
 // One more wave of tiles than the GPU holds costs a whole wave (wave quantization):
 // 108 SMs x one 256x128 tile each is a full wave; one tile more halves utilisation.
 TEST(GemmCostTest, WaveQuantization) {
   GemmParams params;
-  const double full = gemm_efficiency(params, a100(), {256.0 * 108, 128, 4096, 1});
-  const double spill = gemm_efficiency(params, a100(), {256.0 * 109, 128, 4096, 1});
+  const double full =
+      gemm_efficiency(params, a100(), Precision::kBf16, {256.0 * 108, 128, 4096, 1});
+  const double spill =
+      gemm_efficiency(params, a100(), Precision::kBf16, {256.0 * 109, 128, 4096, 1});
   EXPECT_LT(spill, 0.9 * full);
 }
 

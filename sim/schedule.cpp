@@ -63,9 +63,10 @@ struct InterleavedOrder {
 void interleaved(Emitter& e, int stages, int stage, int m, int chunks) {
   const InterleavedOrder order{stages, m, chunks};
   const int total = m * chunks;
+  // Megatron-Core's warmup (schedules.py, get_pp_rank_microbatches); since Megatron-LM commit
+  // 4295be1a6c (Nov 2024) m == P no longer puts every rank in all-warmup, only the ranks whose
+  // warmup reaches the total.
   int warmup = (stages - stage - 1) * 2 + (chunks - 1) * stages;
-  if (m == stages)
-    warmup = total;  // Megatron: all_warmup_microbatches
   // Megatron asserts M % P == 0 for this schedule; otherwise we run every forward first (a
   // GPipe order over the virtual stages), which cannot deadlock.
   if (m % stages != 0)

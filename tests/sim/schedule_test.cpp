@@ -154,6 +154,18 @@ TEST(ScheduleTest, InterleavedMatchesMegatronOrder) {
   expect_complete(s, 4, 2, false);
 }
 
+// M = P (Megatron-Core since Nov 2024): stage 0's warm-up (2 + 2) covers all M·v = 4 forwards,
+// the last stage's (0 + 2) does not, so it starts backward after two forwards.
+TEST(ScheduleTest, InterleavedWithMEqualToPWarmsUpPerStage) {
+  const auto s = build_schedule(Schedule::kInterleaved, 2, 2, 2, false);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(s[0][static_cast<size_t>(k)].kind, OpKind::kForward) << k;
+  EXPECT_EQ(s[1][2], (PipelineOp{OpKind::kForward, 0, 1}));
+  EXPECT_EQ(s[1][3], (PipelineOp{OpKind::kBackward, 0, 1}));
+  expect_complete(s, 2, 2, false);
+  EXPECT_TRUE(makespan(s, 2, 1.0, 2.0).has_value());
+}
+
 TEST(ScheduleTest, ZeroBubbleSplitsBackwardAndDefersWeights) {
   const int p = 4;
   const auto s = build_schedule(Schedule::kZeroBubble, p, 8, 1, false);

@@ -35,10 +35,11 @@ double zero3_exposed_s(const IterationCosts& costs, const GroupShape& dp,
   if (chunk.num_layers == 0)
     return 0.0;
   const double layers = chunk.num_layers;
-  const double layer_bytes = chunk.parameter_count / layers * costs.param_bytes_per_element;
-  const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather, layer_bytes, dp);
-  const double scatter_s =
-      collective_time_s(profile, CollectiveKind::kReduceScatter, layer_bytes, dp);
+  const double layer_params = chunk.parameter_count / layers;
+  const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather,
+                                            layer_params * costs.param_bytes_per_element, dp);
+  const double scatter_s = collective_time_s(profile, CollectiveKind::kReduceScatter,
+                                             layer_params * costs.grad_bytes_per_element, dp);
   const double fwd_layer_s = (chunk.forward_compute_s + chunk.forward_tp_comm_s) / layers;
   const double bwd_layer_s = (chunk.backward_input_s + chunk.backward_weight_s + chunk.recompute_s +
                               chunk.backward_tp_comm_s) /

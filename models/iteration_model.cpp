@@ -179,7 +179,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   costs.pp_link.nic_bandwidth_per_node_bytes_per_s =
       c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
   costs.dp_bucket_bytes = p.dp_bucket_bytes > 0.0 ? p.dp_bucket_bytes : kDefaultDpBucketBytes;
-  costs.grad_bytes_per_element = e;
+  costs.grad_bytes_per_element = p.grad_reduce_bytes_per_element();
   costs.param_bytes_per_element = e;
   costs.tokens_per_iteration = d(p.global_batch_size) * d(m.seq_length);
   costs.model_flop_per_iteration = costs.tokens_per_iteration * model_flop_per_token(m);

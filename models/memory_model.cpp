@@ -119,7 +119,11 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   const double t = d(parallelism.tensor);
   const double zero_group = d(parallelism.data) * d(parallelism.context);  // Megatron DP×CP
   const int zero = parallelism.zero_stage;
-  const BytesPerParameter bpp = bytes_per_parameter(parallelism.precision);
+  BytesPerParameter bpp = bytes_per_parameter(parallelism.precision);
+  // An explicit gradient-reduction precision is also the main-gradient buffer's
+  // (Megatron-LM --grad-reduce-in-bf16 keeps bf16 main grads).
+  if (parallelism.grad_reduce_precision)
+    bpp.gradients_bytes = parallelism.grad_reduce_bytes_per_element();
   const double e = element_bytes(parallelism.precision);
   const double sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
   const double h = d(model.hidden_size);

@@ -2,6 +2,13 @@
 
 namespace capsim {
 
+double Parallelism::grad_reduce_bytes_per_element() const {
+  if (grad_reduce_precision)
+    return *grad_reduce_precision == Precision::kFp32 ? 4.0 : 2.0;
+  const bool megatron_fp32 = zero_stage < 3 && precision != Precision::kFp16;
+  return megatron_fp32 ? 4.0 : 2.0;
+}
+
 std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& parallelism) {
   if (!parallelism.stage_layers.empty())
     return parallelism.stage_layers;

@@ -55,12 +55,19 @@ struct Parallelism {
   Precision precision = Precision::kBf16;
   std::vector<int> stage_layers;  // empty: even split
   double dp_bucket_bytes = 0.0;   // 0: the framework default (see kDefaultDpBucketBytes)
+  // Precision gradients are reduced in across data parallelism; empty: the framework default
+  // (grad_reduce_bytes_per_element).
+  std::optional<Precision> grad_reduce_precision;
 
   [[nodiscard]] int num_gpus() const { return tensor * pipeline * data * context; }
   // Micro-batches each pipeline runs per iteration: global / (micro * data).
   [[nodiscard]] int num_micro_batches() const {
     return global_batch_size / (micro_batch_size * data);
   }
+  // Bytes per gradient element on the wire. Default: Megatron-LM accumulates and reduces bf16
+  // (and fp8) training's gradients in fp32 (arguments.py: accumulate_allreduce_grads_in_fp32
+  // unless --grad-reduce-in-bf16); fp16 training and ZeRO-3 / FSDP reduce in 16 bits.
+  [[nodiscard]] double grad_reduce_bytes_per_element() const;
 };
 
 enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };

@@ -123,6 +123,10 @@ Parallelism read_parallelism(JsonReader& r) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
   }
+  if (r.has("grad_reduce_precision")) {
+    p.grad_reduce_precision = precision_from_string(
+        r.optional_enum("grad_reduce_precision", "fp32", {"fp32", "bf16", "fp16"}));
+  }
   p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
   // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
   if (r.has("dp_bucket_size") &&
@@ -393,6 +397,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
               {"precision", to_string(p.precision)}};
   if (!p.stage_layers.empty())
     par["stage_layers"] = p.stage_layers;
+  if (p.grad_reduce_precision)
+    par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
   if (p.dp_bucket_bytes > 0.0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0fB", p.dp_bucket_bytes);

@@ -88,6 +88,28 @@ TEST(ScenarioValidationTest, JsonRoundTrip) {
   }
 }
 
+// Gradient reduction precision: unset, Megatron-LM's default (fp32 for bf16/fp8 with ZeRO 0-2,
+// 16 bits for fp16 and ZeRO-3); set, it round-trips and wins.
+TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  EXPECT_FALSE(j.at("parallelism").contains("grad_reduce_precision"));
+  const auto read = [](const nlohmann::json& doc) {
+    JsonReader r(doc, "grad.json");
+    return read_scenario(r, true);
+  };
+  EXPECT_EQ(read(j).parallelism.grad_reduce_bytes_per_element(), 4.0);  // bf16, ZeRO-1
+  nlohmann::json fp16 = j;
+  fp16["parallelism"]["precision"] = "fp16";
+  EXPECT_EQ(read(fp16).parallelism.grad_reduce_bytes_per_element(), 2.0);
+  nlohmann::json zero3 = j;
+  zero3["parallelism"]["zero_stage"] = 3;
+  EXPECT_EQ(read(zero3).parallelism.grad_reduce_bytes_per_element(), 2.0);
+  j["parallelism"]["grad_reduce_precision"] = "bf16";
+  const Scenario s = read(j);
+  EXPECT_EQ(s.parallelism.grad_reduce_bytes_per_element(), 2.0);
+  EXPECT_EQ(scenario_to_json(s), j);
+}
+
 TEST(ScenarioValidationTest, OversubscribedLeavesRoundTrip) {
   nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
   nlohmann::json& inter = j["cluster"]["inter_node"];

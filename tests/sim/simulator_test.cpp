@@ -311,8 +311,8 @@ TEST(EventEngineTest, AgreesWithAnalyticWithoutContention) {
 // each traffic class that leaves a leaf the share of the uplinks the reduced event run gives it
 // (models/leaf_uplinks.hpp), and in both a stage with slack absorbs slower hops. So the engines
 // differ about as much as they do on the same layout without oversubscription (PP/DP contention
-// on the NICs, bucket granularity): measured within 2.4 points of that on these four layouts,
-// and the test allows 3. Ignoring the uplinks, the estimator was 37% fast on the first.
+// on the NICs, bucket granularity): measured within 2.8 points of that on these four layouts,
+// and the test allows 3. Ignoring the uplinks, the estimator was over 30% fast on the first.
 TEST(EventEngineTest, AgreesWithAnalyticOnOversubscribedFabrics) {
   struct Case {
     int tp, pp, dp, chunks, nodes_per_leaf;

@@ -75,10 +75,36 @@ StageStep stage_step(const IterationCosts& costs, const GroupShape& dp,
   return step;
 }
 
+// Gradient (or parameter) buckets of one stage, chunk by chunk as dp_bucket_count splits them:
+// the total time on the wire and one bucket of the first chunk (the last gradient bucket
+// produced, the first parameter bucket needed).
+struct BucketTimes {
+  double total_s = 0.0;
+  double first_chunk_bucket_s = 0.0;
+};
+
+BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& profile,
+                         CollectiveKind kind, double bytes_per_element, size_t stage_index,
+                         const GroupShape& dp) {
+  BucketTimes times;
+  const StageCosts& stage = costs.stages[stage_index];
+  for (size_t c = 0; c < stage.chunks.size(); ++c) {
+    const double bytes = stage.chunks[c].parameter_count * bytes_per_element;
+    if (bytes <= 0.0)
+      continue;
+    const int n = dp_bucket_count(costs, stage_index, c, bytes);
+    const double bucket_s = collective_time_s(profile, kind, bytes / n, dp);
+    times.total_s += n * bucket_s;
+    if (c == 0)
+      times.first_chunk_bucket_s = bucket_s;
+  }
+  return times;
+}
+
 // Gradient reduction after the last micro-batch: bucketed and overlapped with that
 // micro-batch's backward (PyTorch DDP, Li et al. 2020 §3.2; Megatron overlap_grad_reduce),
-// which runs slower while buckets are on the wire (overlap.hpp).
-// Stage s finishes its last backward s backward-steps before stage 0, which widens its window.
+// which runs slower while buckets are on the wire (overlap.hpp). Stage s finishes its last
+// backward s backward-steps before stage 0, idle slack in which its buckets run at full speed.
 // Returns the exposed time past the pipeline flush.
 double dp_exposed_s(const IterationCosts& costs, const GroupShape& dp,
                     const HardwareProfile& profile, const std::vector<StageStep>& steps,
@@ -89,25 +115,26 @@ double dp_exposed_s(const IterationCosts& costs, const GroupShape& dp,
       zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
   double exposed = 0.0;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    const double bytes = costs.stages[s].parameter_count * costs.grad_bytes_per_element;
-    const double buckets = std::max(1.0, std::ceil(bytes / costs.dp_bucket_bytes));
-    const double bucket_s = collective_time_s(profile, kind, bytes / buckets, dp);
-    const double total_s = buckets * bucket_s;
+    const BucketTimes buckets =
+        bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, dp);
     const double backward_s = steps[s].total_s() - steps[s].forward_s;
-    const double window_s = backward_s * (1.0 + d(static_cast<int>(s)));
-    // The last bucket is produced when the backward ends, so it always runs alone; the others
-    // overlap the window (and slow it, overlap.hpp). With free overlap this is
-    // max(bucket, total - window).
-    const double overlap_s = bucket_s + overlapped_exposed_s(total_s - bucket_s, window_s,
-                                                             costs.compute_rate_during_comm);
-    exposed = std::max(exposed, overlap_s);
+    const double slack_s = backward_s * d(static_cast<int>(s));
+    // The last bucket (the first chunk's) is produced when the backward ends, so it runs after
+    // the others, which overlap that backward (and slow it, overlap.hpp). With free overlap
+    // this is max(bucket, total - backward) past the stage's end.
+    const double past_stage_end_s =
+        buckets.first_chunk_bucket_s +
+        overlapped_exposed_s(buckets.total_s - buckets.first_chunk_bucket_s, backward_s,
+                             costs.compute_rate_during_comm);
+    exposed = std::max(exposed, past_stage_end_s - slack_s);
   }
   return exposed;
 }
 
 // Distributed optimizer (ZeRO-1/2): updated parameter shards are all-gathered after the step.
 // Megatron overlaps the gather with the next iteration's forward (overlap_param_gather), so
-// only what exceeds the first micro-batch's forward is exposed.
+// only what exceeds the first micro-batch's forward is exposed; stage s starts that forward
+// s forward-steps after stage 0, which widens its window.
 double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
                               const HardwareProfile& profile, const std::vector<StageStep>& steps,
                               int zero_stage) {
@@ -115,13 +142,14 @@ double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
     return 0.0;
   double exposed = 0.0;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    const double bytes = costs.stages[s].parameter_count * costs.param_bytes_per_element;
-    const double buckets = std::max(1.0, std::ceil(bytes / costs.dp_bucket_bytes));
-    const double bucket_s =
-        collective_time_s(profile, CollectiveKind::kAllGather, bytes / buckets, dp);
-    const double overlap_s = overlapped_exposed_s(buckets * bucket_s, steps[s].forward_s,
-                                                  costs.compute_rate_during_comm);
-    exposed = std::max(exposed, std::max(bucket_s, overlap_s));
+    const BucketTimes buckets = bucket_times(costs, profile, CollectiveKind::kAllGather,
+                                             costs.param_bytes_per_element, s, dp);
+    // Gathered at full speed in the idle slack, the rest beside the first forward.
+    const double slack_s = steps[s].forward_s * d(static_cast<int>(s));
+    const double overlap_s =
+        overlapped_exposed_s(std::max(0.0, buckets.total_s - slack_s), steps[s].forward_s,
+                             costs.compute_rate_during_comm);
+    exposed = std::max(exposed, std::max(buckets.first_chunk_bucket_s - slack_s, overlap_s));
   }
   return exposed;
 }

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <vector>
 
 #include "models/hardware_profile.hpp"
@@ -48,9 +51,11 @@ struct IterationCosts {
   std::vector<StageCosts> stages;  // pipeline stages
   int micro_batches = 1;           // per pipeline per iteration
   GroupShape tp_group;
-  GroupShape dp_group;  // data-parallel replicas of one shard (x context)
-  GroupShape pp_link;   // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
-  double dp_bucket_bytes = 0.0;
+  GroupShape dp_group;           // data-parallel replicas of one shard (x context)
+  GroupShape pp_link;            // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
+  double dp_bucket_bytes = 0.0;  // Parallelism::dp_bucket_bytes_or_default
+  // Megatron-Core's default buckets (no dp_bucket_size in the scenario): see dp_bucket_count.
+  bool megatron_core_buckets = true;
   // Fraction of compute throughput left while a collective runs concurrently (its CTAs hold
   // HardwareProfile::collective_sms SMs): one layer's fwd + bwd time on the whole GPU over its
   // time on the remaining SMs. 1 when nothing is taken.
@@ -61,5 +66,25 @@ struct IterationCosts {
   double model_flop_per_iteration = 0.0;     // 6N + attention convention (PaLM / Korthikanti)
   double hardware_flop_per_iteration = 0.0;  // including recomputation
 };
+
+// At most this many buckets per chunk: beyond it the replay merges buckets (a 64 KiB bucket on a
+// 70B stage would mean millions of flows); 4,096 already resolve the overlap to 1/4,096 of the
+// backward pass.
+inline constexpr double kMaxDpBucketsPerChunk = 4096.0;
+
+// Gradient buckets that carry `bytes` of virtual chunk `chunk` on pipeline stage `stage`.
+// Megatron-Core (since Sept 2023) splits only the first stage's first model chunk into buckets;
+// later chunks and later stages reduce as one bucket each, off the critical path
+// (distributed_data_parallel.py: bucket_size = None when pp_rank > 0; training.py
+// disables bucketing for model_chunk_idx > 0). An explicit bucket size (PyTorch DDP, Apex
+// distributed Adam) splits every chunk. The same buckets carry the distributed optimizer's
+// parameter gather.
+[[nodiscard]] inline int dp_bucket_count(const IterationCosts& costs, std::size_t stage,
+                                         std::size_t chunk, double bytes) {
+  if (costs.megatron_core_buckets && (stage > 0 || chunk > 0))
+    return 1;
+  return static_cast<int>(
+      std::clamp(std::ceil(bytes / costs.dp_bucket_bytes), 1.0, kMaxDpBucketsPerChunk));
+}
 
 }  // namespace capsim

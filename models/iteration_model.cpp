@@ -178,7 +178,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   // Every GPU of a node sends its slice at once in steady state: one GPU's share of the NICs.
   costs.pp_link.nic_bandwidth_per_node_bytes_per_s =
       c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
-  costs.dp_bucket_bytes = p.dp_bucket_bytes > 0.0 ? p.dp_bucket_bytes : kDefaultDpBucketBytes;
+  costs.dp_bucket_bytes = p.dp_bucket_bytes_or_default();
+  costs.megatron_core_buckets = p.dp_bucket_bytes <= 0.0;
   costs.grad_bytes_per_element = p.grad_reduce_bytes_per_element();
   costs.param_bytes_per_element = e;
   costs.tokens_per_iteration = d(p.global_batch_size) * d(m.seq_length);

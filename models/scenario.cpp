@@ -1,5 +1,7 @@
 #include "models/scenario.hpp"
 
+#include <algorithm>
+
 namespace capsim {
 
 double Parallelism::grad_reduce_bytes_per_element() const {
@@ -7,6 +9,14 @@ double Parallelism::grad_reduce_bytes_per_element() const {
     return *grad_reduce_precision == Precision::kFp32 ? 4.0 : 2.0;
   const bool megatron_fp32 = zero_stage < 3 && precision != Precision::kFp16;
   return megatron_fp32 ? 4.0 : 2.0;
+}
+
+double Parallelism::dp_bucket_bytes_or_default() const {
+  if (dp_bucket_bytes > 0.0)
+    return dp_bucket_bytes;
+  const double dp_ranks = static_cast<double>(data) * static_cast<double>(context);
+  return std::max(kMegatronBucketMinParams, kMegatronBucketParamsPerDpRank * dp_ranks) *
+         grad_reduce_bytes_per_element();
 }
 
 std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& parallelism) {

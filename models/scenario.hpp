@@ -54,7 +54,7 @@ struct Parallelism {
   int zero_stage = 0;
   Precision precision = Precision::kBf16;
   std::vector<int> stage_layers;  // empty: even split
-  double dp_bucket_bytes = 0.0;   // 0: the framework default (see kDefaultDpBucketBytes)
+  double dp_bucket_bytes = 0.0;   // 0: Megatron-Core's default (dp_bucket_bytes_or_default)
   // Precision gradients are reduced in across data parallelism; empty: the framework default
   // (grad_reduce_bytes_per_element).
   std::optional<Precision> grad_reduce_precision;
@@ -68,6 +68,9 @@ struct Parallelism {
   // (and fp8) training's gradients in fp32 (arguments.py: accumulate_allreduce_grads_in_fp32
   // unless --grad-reduce-in-bf16); fp16 training and ZeRO-3 / FSDP reduce in 16 bits.
   [[nodiscard]] double grad_reduce_bytes_per_element() const;
+  // Bytes of one DP gradient bucket: `dp_bucket_bytes` when set, else Megatron-Core's default
+  // (kMegatronBucket*) in gradient-reduce precision over the data x context group.
+  [[nodiscard]] double dp_bucket_bytes_or_default() const;
 };
 
 enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };
@@ -123,8 +126,15 @@ struct Scenario {
 [[nodiscard]] std::optional<Fabric> fabric_from_string(std::string_view name);
 [[nodiscard]] std::optional<Topology> topology_from_string(std::string_view name);
 
-// Megatron-LM / PyTorch DDP default gradient bucket: 25 MB in DDP (bucket_cap_mb=25), Megatron's
-// distributed optimizer uses 40M elements; we take DDP's 25 MB as the default.
-inline constexpr double kDefaultDpBucketBytes = 25e6;
+// Megatron-Core's default gradient bucket holds max(40M, 1M x DP) parameters: larger DP groups
+// get larger buckets so the ring's latency, which grows with the group, stays amortised
+// (megatron/core/distributed/distributed_data_parallel.py).
+inline constexpr double kMegatronBucketMinParams = 40e6;
+inline constexpr double kMegatronBucketParamsPerDpRank = 1e6;
+
+// Staging memory the memory model counts for two gradient buckets in flight when the scenario
+// keeps Megatron-Core's buckets (views into the gradient buffer, so only NCCL's scratch is
+// extra): PyTorch DDP's 25 MB bucket (bucket_cap_mb=25), the smallest common bucket.
+inline constexpr double kBucketStagingBytes = 25e6;
 
 }  // namespace capsim

@@ -236,14 +236,6 @@ void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_ba
     sim.slice(rank, kCommStream, "send PP", "pp", t0, now());
 }
 
-// Returns how many buckets carry `bytes`: ceil(bytes / cap), at most kMaxBuckets. Beyond that the
-// replay merges buckets (a 64 KiB bucket on a 70B stage would mean millions of flows); 4,096
-// buckets already resolve the overlap to 1/4,096 of the backward pass.
-constexpr double kMaxBuckets = 4096.0;
-int bucket_count(double bytes, double cap) {
-  return static_cast<int>(std::clamp(std::ceil(bytes / cap), 1.0, kMaxBuckets));
-}
-
 // Computes for `busy_s` with `comm_s` of TP/CP collectives in between, releasing `releases`
 // gradient buckets evenly along the way (the backward pass produces gradients layer by layer,
 // Li et al. 2020 §3.2).
@@ -397,12 +389,15 @@ void run_compute(Sim& sim, Rank& rank) {
 
   // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
   // first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
-  // gather, overlap.hpp) is exposed.
+  // gather, overlap.hpp) is exposed. Stage s starts that forward s forward-steps after stage 0:
+  // idle slack in which the gather runs at full speed.
   const double opt_end = now();
   for (const Collective& c : plan.param_gathers)
     run_collective(sim, rank, c, "param all-gather");
-  rank.stage_end_s = opt_end + overlapped_exposed_s(now() - opt_end, plan.first_forward_s,
-                                                    sim.costs->compute_rate_during_comm);
+  const double slack_s = plan.first_forward_s * rank.s;
+  rank.stage_end_s =
+      opt_end + overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
+                                     sim.costs->compute_rate_during_comm);
   rank.acc.dp += rank.stage_end_s - opt_end;
   for (auto* mb : rank.fwd_in) {
     if (mb != nullptr)
@@ -453,8 +448,6 @@ void plan_stages(Sim& sim) {
   const auto schedules = build_schedule(par.schedule, sim.layout.pp, costs.micro_batches,
                                         sim.layout.chunks, recompute);
   const bool has_dp = costs.dp_group.ranks > 1;
-  const double bucket_cap =
-      costs.dp_bucket_bytes > 0.0 ? costs.dp_bucket_bytes : kDefaultDpBucketBytes;
   sim.plans.resize(schedules.size());
   for (size_t s = 0; s < schedules.size(); ++s) {
     StagePlan& plan = sim.plans[s];
@@ -481,17 +474,21 @@ void plan_stages(Sim& sim) {
         const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
         if (bytes <= 0.0 || last[c] < 0)
           continue;
-        const int n = bucket_count(bytes, bucket_cap);
+        const int n = dp_bucket_count(costs, s, c, bytes);
         plan.bucket_releases[static_cast<size_t>(last[c])] += n;
         for (int k = 0; k < n; ++k)
           plan.buckets.push_back({kind, bytes / n});
       }
     }
     if (has_dp && sim.zero12) {
-      const double bytes = stage.parameter_count * costs.param_bytes_per_element;
-      const int n = bucket_count(bytes, bucket_cap);
-      for (int k = 0; k < n; ++k) {
-        plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
+      // In forward order: the first chunk's parameters are needed first.
+      for (size_t c = 0; c < stage.chunks.size(); ++c) {
+        const double bytes = stage.chunks[c].parameter_count * costs.param_bytes_per_element;
+        if (bytes <= 0.0)
+          continue;
+        const int n = dp_bucket_count(costs, s, c, bytes);
+        for (int k = 0; k < n; ++k)
+          plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
       }
     }
     if (sim.zero3) {

@@ -10,6 +10,7 @@
 #include "models/io/input_error.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/io/validation_io.hpp"
+#include "models/iteration_costs.hpp"
 
 namespace capsim {
 namespace {
@@ -108,6 +109,38 @@ TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
   const Scenario s = read(j);
   EXPECT_EQ(s.parallelism.grad_reduce_bytes_per_element(), 2.0);
   EXPECT_EQ(scenario_to_json(s), j);
+}
+
+// DP buckets: unset, Megatron-Core's max(40M, 1M x DP) parameters over data x context, in the
+// gradient-reduce precision; set, the given bytes.
+TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {
+  Parallelism p;
+  p.precision = Precision::kBf16;
+  p.zero_stage = 1;
+  p.data = 8;
+  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 40e6 * 4.0);  // fp32 gradients
+  p.data = 64;
+  p.context = 2;
+  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 128e6 * 4.0);
+  p.grad_reduce_precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 128e6 * 2.0);
+  p.dp_bucket_bytes = 25e6;
+  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 25e6);
+}
+
+// Megatron-Core's default buckets split only stage 0's first chunk; an explicit size (PyTorch
+// DDP, Apex) splits every chunk of every stage, at most kMaxDpBucketsPerChunk times.
+TEST(ScenarioValidationTest, OnlyTheFirstChunkOfTheFirstStageIsSplitByDefault) {
+  IterationCosts costs;
+  costs.dp_bucket_bytes = 25e6;
+  EXPECT_EQ(dp_bucket_count(costs, 0, 0, 1e9), 40);
+  EXPECT_EQ(dp_bucket_count(costs, 0, 0, 1e6), 1);
+  EXPECT_EQ(dp_bucket_count(costs, 0, 1, 1e9), 1);
+  EXPECT_EQ(dp_bucket_count(costs, 1, 0, 1e9), 1);
+  costs.megatron_core_buckets = false;
+  EXPECT_EQ(dp_bucket_count(costs, 1, 1, 1e9), 40);
+  costs.dp_bucket_bytes = 65536.0;
+  EXPECT_EQ(dp_bucket_count(costs, 0, 0, 1e12), static_cast<int>(kMaxDpBucketsPerChunk));
 }
 
 TEST(ScenarioValidationTest, OversubscribedLeavesRoundTrip) {

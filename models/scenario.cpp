@@ -14,8 +14,9 @@ double Parallelism::grad_reduce_bytes_per_element() const {
 double Parallelism::dp_bucket_bytes_or_default() const {
   if (dp_bucket_bytes > 0.0)
     return dp_bucket_bytes;
-  const double dp_ranks = static_cast<double>(data) * static_cast<double>(context);
-  return std::max(kMegatronBucketMinParams, kMegatronBucketParamsPerDpRank * dp_ranks) *
+  // Megatron-Core sizes by the data-parallel group without context parallelism, although the
+  // buckets are then reduced over data x context.
+  return std::max(kMegatronBucketMinParams, kMegatronBucketParamsPerDpRank * data) *
          grad_reduce_bytes_per_element();
 }
 

@@ -69,7 +69,7 @@ struct Parallelism {
   // unless --grad-reduce-in-bf16); fp16 training and ZeRO-3 / FSDP reduce in 16 bits.
   [[nodiscard]] double grad_reduce_bytes_per_element() const;
   // Bytes of one DP gradient bucket: `dp_bucket_bytes` when set, else Megatron-Core's default
-  // (kMegatronBucket*) in gradient-reduce precision over the data x context group.
+  // (kMegatronBucket*, sized by `data`) in gradient-reduce precision.
   [[nodiscard]] double dp_bucket_bytes_or_default() const;
 };
 

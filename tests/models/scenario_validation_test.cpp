@@ -111,8 +111,8 @@ TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
   EXPECT_EQ(scenario_to_json(s), j);
 }
 
-// DP buckets: unset, Megatron-Core's max(40M, 1M x DP) parameters over data x context, in the
-// gradient-reduce precision; set, the given bytes.
+// DP buckets: unset, Megatron-Core's max(40M, 1M x DP) parameters with DP the data-parallel size
+// without context parallelism, in the gradient-reduce precision; set, the given bytes.
 TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {
   Parallelism p;
   p.precision = Precision::kBf16;
@@ -121,9 +121,9 @@ TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {
   EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 40e6 * 4.0);  // fp32 gradients
   p.data = 64;
   p.context = 2;
-  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 128e6 * 4.0);
+  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 64e6 * 4.0);
   p.grad_reduce_precision = Precision::kBf16;
-  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 128e6 * 2.0);
+  EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 64e6 * 2.0);
   p.dp_bucket_bytes = 25e6;
   EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 25e6);
 }

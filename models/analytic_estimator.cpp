@@ -186,16 +186,22 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
 
   // Pipeline fill and drain (Narayanan et al. 2021 §2.2): 1F1B and GPipe idle (p-1) stage
   // steps, here the other stages' actual steps; interleaving divides that by v; ZB-H1 idles
-  // (p-1)(F + B - W) (Qi et al. 2023, §3.1).
+  // (p-1)(F + B - W) (Qi et al. 2023, §3.1) with W <= B. Replaying sim/schedule.cpp's ZB-H1
+  // (stage s defers min(s, m) W's) gives (p-1)(F + B - min(W, B)) + max(0, p - m) min(W, B):
+  // with fewer micro-batches than stages there are too few W's to fill the drain.
   double bubble_s = sum_s - b.total_s();
   if (par.schedule == Schedule::kInterleaved) {
     bubble_s /= par.virtual_pipeline_stages;
   } else if (par.schedule == Schedule::kZeroBubble) {
-    bubble_s = 0.0;
+    // W that can fill a bubble: at most one B's worth (B = the step's input-gradient part).
+    const auto fill_s = [](const StageStep& st) {
+      return std::min(st.weight_grad_s, st.total_s() - st.forward_s - st.weight_grad_s);
+    };
+    bubble_s = std::max(0.0, p - m) * fill_s(b);
     for (size_t s = 0; s < steps.size(); ++s) {
       if (s == bottleneck)
         continue;
-      bubble_s += std::max(0.0, steps[s].total_s() - 2.0 * steps[s].weight_grad_s);
+      bubble_s += std::max(0.0, steps[s].total_s() - steps[s].weight_grad_s - fill_s(steps[s]));
     }
   }
 

@@ -68,6 +68,22 @@ TEST(EventEngineTest, ZeroBubbleShrinksTheBubble) {
   EXPECT_LT(r.iteration_time_s, (8 + 4 - 1) * 3 * kMs);
 }
 
+// ZB-H1 with fewer micro-batches than stages: too few deferred W's to fill the drain. The
+// replay gives (P-1)(F + B - W) + (P - m) W (F = B = W = 1 ms here), and so does the estimator.
+TEST(EventEngineTest, ZeroBubbleWithFewMicroBatchesMatchesTheEstimator) {
+  for (const int m : {1, 2, 3, 4, 8}) {
+    const Scenario sc = make_scenario(2, 4, 1, m, Schedule::kZeroBubble);
+    const IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 0.0);
+    const double expected = (m * 3.0 + 3.0 * 1.0 + std::max(0, 4 - m) * 1.0) * kMs;
+    const std::string event = test::run_in_child([&] {
+      return test::format_double(simulate_iteration(sc, costs, make_profile()).iteration_time_s);
+    });
+    EXPECT_NEAR(std::stod(event), expected, 1e-9) << "m = " << m;
+    EXPECT_NEAR(estimate_iteration(sc, costs, make_profile()).iteration_time_s, expected, 1e-9)
+        << "m = " << m;
+  }
+}
+
 // A lone PP transfer takes the profile's send/recv time: 50 MB at 20 GB/s = 2.5 ms per hop.
 TEST(EventEngineTest, PipelineTransfersTakeTheProfileTime) {
   const Scenario sc = make_scenario(8, 2, 1, 1, Schedule::kOneFOneB);

@@ -54,7 +54,7 @@ struct IterationCosts {
   GroupShape dp_group;           // data-parallel replicas of one shard (x context)
   GroupShape pp_link;            // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
   double dp_bucket_bytes = 0.0;  // Parallelism::dp_bucket_bytes_or_default
-  // Megatron-Core's default buckets (no dp_bucket_size in the scenario): see dp_bucket_count.
+  // Megatron-Core's bucket layout (Parallelism::dp_buckets_every_chunk false): dp_bucket_count.
   bool megatron_core_buckets = true;
   // Fraction of compute throughput left while a collective runs concurrently (its CTAs hold
   // HardwareProfile::collective_sms SMs): one layer's fwd + bwd time on the whole GPU over its
@@ -76,9 +76,9 @@ inline constexpr double kMaxDpBucketsPerChunk = 4096.0;
 // Megatron-Core (since Sept 2023) splits only the first stage's first model chunk into buckets;
 // later chunks and later stages reduce as one bucket each, off the critical path
 // (distributed_data_parallel.py: bucket_size = None when pp_rank > 0; training.py
-// disables bucketing for model_chunk_idx > 0). An explicit bucket size (PyTorch DDP, Apex
-// distributed Adam) splits every chunk. The same buckets carry the distributed optimizer's
-// parameter gather.
+// disables bucketing for model_chunk_idx > 0). PyTorch DDP and Apex distributed Adam split
+// every chunk (`dp_bucket_layout: every-chunk`). The same buckets carry the distributed
+// optimizer's parameter gather.
 [[nodiscard]] inline int dp_bucket_count(const IterationCosts& costs, std::size_t stage,
                                          std::size_t chunk, double bytes) {
   if (costs.megatron_core_buckets && (stage > 0 || chunk > 0))

@@ -179,7 +179,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   costs.pp_link.nic_bandwidth_per_node_bytes_per_s =
       c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
   costs.dp_bucket_bytes = p.dp_bucket_bytes_or_default();
-  costs.megatron_core_buckets = p.dp_bucket_bytes <= 0.0;
+  costs.megatron_core_buckets = !p.dp_buckets_every_chunk;
   costs.grad_bytes_per_element = p.grad_reduce_bytes_per_element();
   costs.param_bytes_per_element = e;
   costs.tokens_per_iteration = d(p.global_batch_size) * d(m.seq_length);

@@ -145,11 +145,12 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   // attention scores under selective recompute (zero with FlashAttention).
   const double live_layer =
       layer_activation_bytes(model, parallelism, Recompute::kNone, attention) - layer_act;
-  // An explicit bucket size is a framework that copies gradients into its buckets (PyTorch DDP
-  // without gradient_as_bucket_view); Megatron-Core's default buckets are views into the
-  // gradient buffer counted above, so only NCCL's staging is extra.
-  const double bucket_bytes =
-      parallelism.dp_bucket_bytes > 0.0 ? parallelism.dp_bucket_bytes : kBucketStagingBytes;
+  // Bucketing every chunk is a framework that copies gradients into its buckets (PyTorch DDP
+  // without gradient_as_bucket_view, Apex); Megatron-Core's buckets are views into the gradient
+  // buffer counted above, so only NCCL's staging is extra.
+  const double bucket_bytes = parallelism.dp_buckets_every_chunk
+                                  ? parallelism.dp_bucket_bytes_or_default()
+                                  : kBucketStagingBytes;
 
   MemoryEstimate estimate;
   estimate.capacity_bytes = gpu.hbm_capacity_bytes;

@@ -55,6 +55,9 @@ struct Parallelism {
   Precision precision = Precision::kBf16;
   std::vector<int> stage_layers;  // empty: even split
   double dp_bucket_bytes = 0.0;   // 0: Megatron-Core's default (dp_bucket_bytes_or_default)
+  // Which chunks are split into buckets (dp_bucket_count): Megatron-Core's layout, or every
+  // chunk of every stage (PyTorch DDP, Apex distributed Adam).
+  bool dp_buckets_every_chunk = false;
   // Precision gradients are reduced in across data parallelism; empty: the framework default
   // (grad_reduce_bytes_per_element).
   std::optional<Precision> grad_reduce_precision;
@@ -132,9 +135,9 @@ struct Scenario {
 inline constexpr double kMegatronBucketMinParams = 40e6;
 inline constexpr double kMegatronBucketParamsPerDpRank = 1e6;
 
-// Staging memory the memory model counts for two gradient buckets in flight when the scenario
-// keeps Megatron-Core's buckets (views into the gradient buffer, so only NCCL's scratch is
-// extra): PyTorch DDP's 25 MB bucket (bucket_cap_mb=25), the smallest common bucket.
+// Staging memory the memory model counts for two gradient buckets in flight with Megatron-Core's
+// bucket layout (views into the gradient buffer, so only NCCL's scratch is extra): PyTorch
+// DDP's 25 MB bucket (bucket_cap_mb=25), the smallest common bucket.
 inline constexpr double kBucketStagingBytes = 25e6;
 
 }  // namespace capsim

@@ -127,6 +127,9 @@ Parallelism read_parallelism(JsonReader& r) {
     p.grad_reduce_precision = precision_from_string(
         r.optional_enum("grad_reduce_precision", "fp32", {"fp32", "bf16", "fp16"}));
   }
+  p.dp_buckets_every_chunk =
+      r.optional_enum("dp_bucket_layout", "megatron-core", {"megatron-core", "every-chunk"}) ==
+      "every-chunk";
   p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
   // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
   if (r.has("dp_bucket_size") &&
@@ -399,6 +402,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["stage_layers"] = p.stage_layers;
   if (p.grad_reduce_precision)
     par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
+  if (p.dp_buckets_every_chunk)
+    par["dp_bucket_layout"] = "every-chunk";
   if (p.dp_bucket_bytes > 0.0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0fB", p.dp_bucket_bytes);

@@ -128,6 +128,22 @@ TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {
   EXPECT_DOUBLE_EQ(p.dp_bucket_bytes_or_default(), 25e6);
 }
 
+// The bucket layout: unset, Megatron-Core's (not written back); every-chunk round-trips and
+// reaches the costs.
+TEST(ScenarioValidationTest, DpBucketLayoutDefaultsToMegatronCoreAndRoundTrips) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  EXPECT_FALSE(j.at("parallelism").contains("dp_bucket_layout"));
+  const auto read = [](const nlohmann::json& doc) {
+    JsonReader r(doc, "layout.json");
+    return read_scenario(r, true);
+  };
+  EXPECT_FALSE(read(j).parallelism.dp_buckets_every_chunk);
+  j["parallelism"]["dp_bucket_layout"] = "every-chunk";
+  const Scenario s = read(j);
+  EXPECT_TRUE(s.parallelism.dp_buckets_every_chunk);
+  EXPECT_EQ(scenario_to_json(s), j);
+}
+
 // Megatron-Core's default buckets split only stage 0's first chunk; an explicit size (PyTorch
 // DDP, Apex) splits every chunk of every stage, at most kMaxDpBucketsPerChunk times.
 TEST(ScenarioValidationTest, OnlyTheFirstChunkOfTheFirstStageIsSplitByDefault) {

@@ -112,7 +112,7 @@ TEST(EventEngineTest, DataParallelBucketsOverlapTheLastBackward) {
 
 // Megatron-Core buckets only stage 0's first virtual chunk: with two chunks of 0.5e9 gradient
 // elements (2 bytes each, 25 MB buckets) stage 0's chunk 0 reduces in 40 buckets and its chunk
-// 1 in one; stage 1 reduces each chunk as one bucket. An explicit bucket size (Apex, PyTorch
+// 1 in one; stage 1 reduces each chunk as one bucket. The every-chunk layout (Apex, PyTorch
 // DDP) splits all four chunks.
 TEST(EventEngineTest, OnlyTheFirstChunkOfTheFirstStageIsBucketed) {
   const Scenario sc = make_scenario(8, 2, 2, 2, Schedule::kInterleaved, 2);
@@ -220,7 +220,7 @@ struct SymmetryCase {
   int nics_per_node;
   double oversubscription;
   int nodes_per_leaf = 1;
-  bool uniform_buckets = false;  // every stage bucketed alike (an explicit dp_bucket_size)
+  bool uniform_buckets = false;  // every chunk bucketed alike (dp_bucket_layout every-chunk)
 };
 
 class SymmetryTest : public testing::TestWithParam<SymmetryCase> {};

@@ -127,9 +127,8 @@ Parallelism read_parallelism(JsonReader& r) {
     p.grad_reduce_precision = precision_from_string(
         r.optional_enum("grad_reduce_precision", "fp32", {"fp32", "bf16", "fp16"}));
   }
-  p.dp_buckets_every_chunk =
-      r.optional_enum("dp_bucket_layout", "megatron-core", {"megatron-core", "every-chunk"}) ==
-      "every-chunk";
+  p.dp_buckets_every_chunk = r.optional_enum("dp_bucket_layout", "megatron-core",
+                                             {"megatron-core", "every-chunk"}) == "every-chunk";
   p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
   // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
   if (r.has("dp_bucket_size") &&

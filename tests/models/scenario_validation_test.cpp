@@ -17,6 +17,12 @@ namespace {
 
 const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
 
+// Reads a scenario document held in memory (as if from a file named "doc.json").
+Scenario read_doc(const nlohmann::json& doc) {
+  JsonReader r(doc, "doc.json");
+  return read_scenario(r, true);
+}
+
 struct BadCase {
   std::string file;
   std::string message;
@@ -94,19 +100,15 @@ TEST(ScenarioValidationTest, JsonRoundTrip) {
 TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
   nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
   EXPECT_FALSE(j.at("parallelism").contains("grad_reduce_precision"));
-  const auto read = [](const nlohmann::json& doc) {
-    JsonReader r(doc, "grad.json");
-    return read_scenario(r, true);
-  };
-  EXPECT_EQ(read(j).parallelism.grad_reduce_bytes_per_element(), 4.0);  // bf16, ZeRO-1
+  EXPECT_EQ(read_doc(j).parallelism.grad_reduce_bytes_per_element(), 4.0);  // bf16, ZeRO-1
   nlohmann::json fp16 = j;
   fp16["parallelism"]["precision"] = "fp16";
-  EXPECT_EQ(read(fp16).parallelism.grad_reduce_bytes_per_element(), 2.0);
+  EXPECT_EQ(read_doc(fp16).parallelism.grad_reduce_bytes_per_element(), 2.0);
   nlohmann::json zero3 = j;
   zero3["parallelism"]["zero_stage"] = 3;
-  EXPECT_EQ(read(zero3).parallelism.grad_reduce_bytes_per_element(), 2.0);
+  EXPECT_EQ(read_doc(zero3).parallelism.grad_reduce_bytes_per_element(), 2.0);
   j["parallelism"]["grad_reduce_precision"] = "bf16";
-  const Scenario s = read(j);
+  const Scenario s = read_doc(j);
   EXPECT_EQ(s.parallelism.grad_reduce_bytes_per_element(), 2.0);
   EXPECT_EQ(scenario_to_json(s), j);
 }
@@ -133,13 +135,9 @@ TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {
 TEST(ScenarioValidationTest, DpBucketLayoutDefaultsToMegatronCoreAndRoundTrips) {
   nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
   EXPECT_FALSE(j.at("parallelism").contains("dp_bucket_layout"));
-  const auto read = [](const nlohmann::json& doc) {
-    JsonReader r(doc, "layout.json");
-    return read_scenario(r, true);
-  };
-  EXPECT_FALSE(read(j).parallelism.dp_buckets_every_chunk);
+  EXPECT_FALSE(read_doc(j).parallelism.dp_buckets_every_chunk);
   j["parallelism"]["dp_bucket_layout"] = "every-chunk";
-  const Scenario s = read(j);
+  const Scenario s = read_doc(j);
   EXPECT_TRUE(s.parallelism.dp_buckets_every_chunk);
   EXPECT_EQ(scenario_to_json(s), j);
 }

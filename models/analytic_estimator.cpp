@@ -187,8 +187,9 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   // Pipeline fill and drain (Narayanan et al. 2021 §2.2): 1F1B and GPipe idle (p-1) stage
   // steps, here the other stages' actual steps; interleaving divides that by v; ZB-H1 idles
   // (p-1)(F + B - W) (Qi et al. 2023, §3.1) with W <= B. Replaying sim/schedule.cpp's ZB-H1
-  // (stage s defers min(s, m) W's) gives (p-1)(F + B - min(W, B)) + max(0, p - m) min(W, B):
-  // with fewer micro-batches than stages there are too few W's to fill the drain.
+  // (stage s defers min(s, m) W's) gives (p-1)(F + B - min(W, B)) + max(0, p - m) min(W, B)
+  // whenever W <= 1.5 F (transformer layers: W ~ F): with fewer micro-batches than stages
+  // there are too few W's to fill the drain.
   double bubble_s = sum_s - b.total_s();
   if (par.schedule == Schedule::kInterleaved) {
     bubble_s /= par.virtual_pipeline_stages;

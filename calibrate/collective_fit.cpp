@@ -21,6 +21,10 @@ constexpr size_t kMinSegment = 3;
 // Weight of the prior "latency scale = 1" (NCCL's own constants) against the relative errors:
 // small, so it only decides latencies the data leave open (bandwidth-bound segments).
 constexpr double kPriorWeight = 0.03;
+// Reweighting rounds of the least-absolute-error fit and the error below which a point's
+// weight stops growing (0.5%: finer than any log's run-to-run noise).
+constexpr int kIrlsIterations = 12;
+constexpr double kIrlsFloor = 0.005;
 // NCCL's best sm90 ring: 18 NVLinks x 20.6 GB/s (nccl src/graph/topo.h, nccl_tuning_model.md
 // §3). A single-node regime faster than this is NVLink SHARP.
 constexpr double kHopperRingMaxBusBw = 18 * 20.6e9;
@@ -45,6 +49,10 @@ AlgorithmParams template_params(Template t, double plugin_s) {
       return {CollectiveAlgorithm::kNvls, 0.0, 25.0 * kUs, 18.0 * kUs + plugin_s, 1.0};
   }
   return {};
+}
+
+bool is_ring(Template t) {
+  return t == Template::kRingLl || t == Template::kRingLl128 || t == Template::kRingSimple;
 }
 
 // Regime templates in size order for K regimes (small messages: LL, then LL128, then Simple;
@@ -75,17 +83,19 @@ struct Regime {
   double inv_bw = 0.0;
 };
 
-// Weighted least squares of one segment: minimise sum((lambda a + v b - 1)^2) +
-// w^2 (lambda - 1)^2 with a = L/t, b = x/t, subject to v >= v_min and lambda >= 0.
-Regime fit_segment(const std::vector<double>& a, const std::vector<double>& b, size_t begin,
-                   size_t end, double v_min) {
+// Weighted least squares of one segment: minimise sum(w (lambda a + v b - 1)^2) +
+// prior^2 (lambda - 1)^2 with a = L/t, b = x/t, subject to v >= v_min and lambda >= 0.
+Regime weighted_segment_fit(const std::vector<double>& a, const std::vector<double>& b,
+                            const std::vector<double>& w, size_t begin, size_t end, double v_min) {
   const auto n = static_cast<Eigen::Index>(end - begin);
   Eigen::MatrixXd design(n + 1, 2);
   Eigen::VectorXd rhs(n + 1);
   for (Eigen::Index i = 0; i < n; ++i) {
-    design(i, 0) = a[begin + static_cast<size_t>(i)];
-    design(i, 1) = b[begin + static_cast<size_t>(i)];
-    rhs(i) = 1.0;
+    const size_t j = begin + static_cast<size_t>(i);
+    const double sw = std::sqrt(w[j]);
+    design(i, 0) = sw * a[j];
+    design(i, 1) = sw * b[j];
+    rhs(i) = sw;
   }
   design(n, 0) = kPriorWeight;
   design(n, 1) = 0.0;
@@ -98,8 +108,8 @@ Regime fit_segment(const std::vector<double>& a, const std::vector<double>& b, s
     double num = kPriorWeight * kPriorWeight;
     double den = kPriorWeight * kPriorWeight;
     for (size_t i = begin; i < end; ++i) {
-      num += a[i] * (1.0 - v * b[i]);
-      den += a[i] * a[i];
+      num += w[i] * a[i] * (1.0 - v * b[i]);
+      den += w[i] * a[i] * a[i];
     }
     return std::max(0.0, num / den);
   };
@@ -112,10 +122,27 @@ Regime fit_segment(const std::vector<double>& a, const std::vector<double>& b, s
     double num = 0.0;
     double den = 0.0;
     for (size_t i = begin; i < end; ++i) {
-      num += b[i];
-      den += b[i] * b[i];
+      num += w[i] * b[i];
+      den += w[i] * b[i] * b[i];
     }
     r.inv_bw = std::max(v_min, num / den);
+  }
+  return r;
+}
+
+// Least absolute relative error of one segment by iteratively reweighted least squares
+// (weights 1/|error|), so the fit minimises the MAPE the fit targets are stated in and one
+// outlying row of a noisy log does not pull the whole regime (Huber & Ronchetti, Robust
+// Statistics, 2nd ed., §7.8).
+Regime fit_segment(const std::vector<double>& a, const std::vector<double>& b, size_t begin,
+                   size_t end, double v_min, std::vector<double>& w) {
+  std::fill(w.begin() + static_cast<std::ptrdiff_t>(begin),
+            w.begin() + static_cast<std::ptrdiff_t>(end), 1.0);
+  Regime r = weighted_segment_fit(a, b, w, begin, end, v_min);
+  for (int iter = 0; iter < kIrlsIterations; ++iter) {
+    for (size_t i = begin; i < end; ++i)
+      w[i] = 1.0 / std::max(std::abs(r.lambda * a[i] + r.inv_bw * b[i] - 1.0), kIrlsFloor);
+    r = weighted_segment_fit(a, b, w, begin, end, v_min);
   }
   return r;
 }
@@ -136,7 +163,8 @@ class Fitter {
   }
 
   // Tries every split of the size-sorted points into templates.size() contiguous segments.
-  Candidate fit(const std::vector<Template>& templates) const {
+  // A ring regime's bus bandwidth stays at or below `ring_max_bus_bw` (0: unbounded).
+  Candidate fit(const std::vector<Template>& templates, double ring_max_bus_bw = 0.0) const {
     const size_t n = points_.size();
     const size_t k = std::min(templates.size(), std::max<size_t>(1, n / kMinSegment));
     Candidate best;
@@ -153,11 +181,14 @@ class Fitter {
     cuts[0] = 0;
     cuts[k] = n;
     std::vector<Regime> regimes(k);
+    std::vector<double> weights(n, 1.0);
     // Enumerate cut positions recursively (n <= a few hundred, k <= 4).
     auto evaluate = [&]() {
       double v_min = 1e-15;  // bus bandwidth <= 1 PB/s
       for (size_t r = k; r-- > 0;) {
-        regimes[r] = fit_segment(a[r], b, cuts[r], cuts[r + 1], v_min);
+        if (ring_max_bus_bw > 0.0 && is_ring(best.templates[r]))
+          v_min = std::max(v_min, 1.0 / ring_max_bus_bw);
+        regimes[r] = fit_segment(a[r], b, cuts[r], cuts[r + 1], v_min, weights);
         v_min = regimes[r].inv_bw * 1.05;  // smaller messages: strictly lower bandwidth
       }
       double objective = 0.0;
@@ -167,7 +198,7 @@ class Fitter {
           model = std::min(model, regimes[r].lambda * a[r][i] + regimes[r].inv_bw * b[i]);
         }
         const double e = model - 1.0;
-        objective += e * e * (points_[i].bytes >= kMiB ? 2.0 : 1.0);
+        objective += std::abs(e) * (points_[i].bytes >= kMiB ? 2.0 : 1.0);
       }
       if (objective < best.objective) {
         best.objective = objective;
@@ -241,7 +272,7 @@ CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
   Fitter fitter(points, kind, options.plugin_latency_s);
 
   // Candidate fits for 1..max regimes; more regimes must earn their place (>= 10% lower
-  // squared relative error), so short or smooth curves get few regimes.
+  // absolute relative error), so short or smooth curves get few regimes.
   Candidate chosen;
   for (int k = 1; k <= std::max(1, options.max_regimes); ++k) {
     if (k > 1 && static_cast<size_t>(k) * kMinSegment > fitter.size())
@@ -250,7 +281,8 @@ CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
     const double last_bw = 1.0 / c.regimes.back().inv_bw;
     // Relabel the fastest regime when a ring could not reach its bandwidth.
     if (!inter && options.gpu_has_nvls && last_bw > kHopperRingMaxBusBw) {
-      c = fitter.fit(templates_for(k, inter, tree_allowed, Template::kNvls));
+      // The smaller-message regimes stay rings, which cannot pass NCCL's ring maximum.
+      c = fitter.fit(templates_for(k, inter, tree_allowed, Template::kNvls), kHopperRingMaxBusBw);
     } else if (inter && tree_allowed && options.node_nic_bandwidth_bytes_per_s > 0.0 &&
                last_bw > options.node_nic_bandwidth_bytes_per_s) {
       c = fitter.fit(templates_for(k, inter, tree_allowed, Template::kTreeSimple));

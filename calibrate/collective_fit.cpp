@@ -132,8 +132,8 @@ Regime weighted_segment_fit(const std::vector<double>& a, const std::vector<doub
 
 // Least absolute relative error of one segment by iteratively reweighted least squares
 // (weights 1/|error|), so the fit minimises the MAPE the fit targets are stated in and one
-// outlying row of a noisy log does not pull the whole regime (Huber & Ronchetti, Robust
-// Statistics, 2nd ed., §7.8).
+// outlying row of a noisy log does not pull the whole regime (Schlossmacher 1973, "An iterative
+// technique for absolute deviations curve fitting", JASA 68:857).
 Regime fit_segment(const std::vector<double>& a, const std::vector<double>& b, size_t begin,
                    size_t end, double v_min, std::vector<double>& w) {
   std::fill(w.begin() + static_cast<std::ptrdiff_t>(begin),

@@ -7,6 +7,8 @@
 
 #include "calibrate/profile_fit.hpp"
 #include "models/collective_cost.hpp"
+#include "models/gemm_cost.hpp"
+#include "models/gpu_catalog.hpp"
 #include "models/io/profile_io.hpp"
 
 namespace capsim::calibrate {
@@ -100,6 +102,44 @@ std::string svg_plot(const std::vector<double>& x, const std::vector<double>& me
   return s.str();
 }
 
+std::string gemm_row_cells(const GemmMeasurement& row, double model_flop_per_s,
+                           const std::string& role) {
+  const double err_pct = 100.0 * (model_flop_per_s / row.flop_per_s - 1.0);
+  std::ostringstream s;
+  s << "<tr><td>" << escape(row.source.substr(0, 60)) << "</td><td>" << escape(role) << "</td><td>"
+    << row.line << "</td><td>" << escape(row.dtype) << "</td><td>" << num(row.m, "%.0f")
+    << " &times; " << num(row.n, "%.0f") << " &times; " << num(row.k, "%.0f")
+    << (row.batch > 1.0 ? " &times; " + num(row.batch, "%.0f") : "") << "</td><td>"
+    << num(row.flop_per_s / 1e12) << "</td><td>" << num(model_flop_per_s / 1e12) << "</td><td>"
+    << num(err_pct) << "</td></tr>";
+  return s.str();
+}
+
+// Every fitted row with the model's throughput for it (times its source's level), and the fp8
+// row that bounds the fp8 ceiling, so a user sees where the tile/wave model misses a shape.
+std::string gemm_rows_table(const ProfileFitResult& r) {
+  const GemmFit& fit = *r.gemm;
+  std::ostringstream h;
+  h << "<h3>GEMM rows</h3><p>Model = the fitted GemmParams times the row's source level; error "
+       "= model / measured &minus; 1.</p><table><tr><th>source</th><th>role</th><th>line</th>"
+       "<th>dtype</th><th>M &times; N &times; K (&times; batch)</th><th>measured TFLOP/s</th>"
+       "<th>model TFLOP/s</th><th>error (%)</th></tr>";
+  for (size_t i = 0; i < fit.rows.size(); ++i) {
+    const GemmMeasurement& row = *fit.rows[i];
+    h << gemm_row_cells(row, fit.model_flop_per_s[i],
+                        row.search_maximum ? "fit; bounds the ceiling" : "fit");
+  }
+  const GpuSpec* gpu = find_gpu(r.profile.gpu);
+  if (fit.fp8_bound_row != nullptr && gpu != nullptr) {
+    const GemmMeasurement& row = *fit.fp8_bound_row;
+    const GemmShape shape{row.m, row.n, row.k, row.batch};
+    const double t = gemm_time_s(r.profile.gemm, *gpu, Precision::kFp8, shape);
+    h << gemm_row_cells(row, shape.flop() / t, "bounds the fp8 ceiling");
+  }
+  h << "</table>";
+  return h.str();
+}
+
 }  // namespace
 
 std::string render_report(const ProfileFitResult& r) {
@@ -188,7 +228,7 @@ std::string render_report(const ProfileFitResult& r) {
       ms.push_back(measured[i]);
       mo.push_back(model[i]);
     }
-    h << svg_plot(xs, ms, mo, "GEMM FLOP", "TFLOP/s");
+    h << svg_plot(xs, ms, mo, "GEMM FLOP", "TFLOP/s") << gemm_rows_table(r);
   }
   h << "<h2>Provenance</h2><ul>";
   for (const auto& line : p.provenance)

@@ -42,6 +42,29 @@ TEST(CalibrateCommandTest, FitWritesProfileAndReport) {
   EXPECT_NE(r.out.find("MAPE"), std::string::npos);
 }
 
+// The report lists every GEMM row against the model, and the fp8 row that bounds the fp8
+// ceiling (not a fitted row) with the model's fp8 throughput for it.
+TEST(CalibrateCommandTest, ReportTablesEveryGemmRow) {
+  const std::string report = temp_path("gemm.html");
+  const auto r =
+      run_capsim("calibrate fit " + kLogs + "h100_p5_1node_allreduce_awsbatch.txt " +
+                 std::string(CAPSIM_DATA_DIR) + "/gemm/gemm_measurements.csv " +
+                 "--gpu H100-SXM5-80GB " + "--fabric efa --node-nic-bandwidth 3200Gbps -o " +
+                 temp_path("gemm.json") + " --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string html = read(report);
+  const auto table = html.find("<h3>GEMM rows</h3>");
+  ASSERT_NE(table, std::string::npos);
+  // MAMF's best bf16 shape (fitted) and its best fp8 shape (the fp8 bound), with their numbers.
+  EXPECT_NE(html.find("<td>bf16</td><td>2048 &times; 2048 &times; 13312</td><td>794.5</td>", table),
+            std::string::npos);
+  const auto fp8 = html.find("<td>bounds the fp8 ceiling</td>", table);
+  ASSERT_NE(fp8, std::string::npos);
+  EXPECT_NE(
+      html.find("<td>fp8_e4m3</td><td>1024 &times; 9216 &times; 14336</td><td>1402.6</td>", fp8),
+      std::string::npos);
+}
+
 TEST(CalibrateCommandTest, BadInputExitsTwoWithMessage) {
   const std::string bad = std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/bad_time_allreduce.txt";
   auto r = run_capsim("calibrate fit " + bad + " -o " + temp_path("x.json"), true);

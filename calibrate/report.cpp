@@ -37,6 +37,16 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+// The first `max_bytes` of `text`, never splitting a UTF-8 character (sources are free text).
+std::string truncated(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes)
+    return text;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U)
+    --end;  // text[end] is a continuation byte: back up to the character's first byte
+  return text.substr(0, end);
+}
+
 std::string num(double v, const char* fmt = "%.1f") {
   std::array<char, 48> buf{};
   std::snprintf(buf.data(), buf.size(), fmt, v);
@@ -106,7 +116,7 @@ std::string gemm_row_cells(const GemmMeasurement& row, double model_flop_per_s,
                            const std::string& role) {
   const double err_pct = 100.0 * (model_flop_per_s / row.flop_per_s - 1.0);
   std::ostringstream s;
-  s << "<tr><td>" << escape(row.source.substr(0, 60)) << "</td><td>" << escape(role) << "</td><td>"
+  s << "<tr><td>" << escape(truncated(row.source, 60)) << "</td><td>" << escape(role) << "</td><td>"
     << row.line << "</td><td>" << escape(row.dtype) << "</td><td>" << num(row.m, "%.0f")
     << " &times; " << num(row.n, "%.0f") << " &times; " << num(row.k, "%.0f")
     << (row.batch > 1.0 ? " &times; " + num(row.batch, "%.0f") : "") << "</td><td>"
@@ -201,7 +211,7 @@ std::string render_report(const ProfileFitResult& r) {
          "includes each source's level (consensus sources: 1).</p><table><tr><th>source</th>"
          "<th>consensus</th><th>rows</th><th>level</th><th>MAPE (%)</th></tr>";
     for (const auto& s : r.gemm->sources) {
-      h << "<tr><td>" << escape(s.source.substr(0, 90)) << "</td><td>"
+      h << "<tr><td>" << escape(truncated(s.source, 90)) << "</td><td>"
         << (s.consensus ? "yes" : "no") << "</td><td>" << s.rows << "</td><td>"
         << num(s.scale, "%.3f") << "</td><td>" << num(s.mape_pct, "%.2f") << "</td></tr>";
     }

@@ -65,6 +65,30 @@ TEST(CalibrateCommandTest, ReportTablesEveryGemmRow) {
       std::string::npos);
 }
 
+// A GEMM source longer than the report's columns is cut between UTF-8 characters, never inside
+// one: 59 ASCII bytes, then "é" (2 bytes) straddles the 60-byte cut of the rows table.
+TEST(CalibrateCommandTest, ReportCutsLongSourcesBetweenCharacters) {
+  const std::string csv = temp_path("utf8.csv");
+  const std::string source = std::string(59, 'a') + "\xC3\xA9" + std::string(40, 'b');
+  {
+    std::ofstream out(csv);
+    out << "gpu,dtype,M,N,K,tflops,source,batch,library,note\n";
+    for (int size : {1024, 2048, 4096, 8192})
+      out << "H100-SXM,bf16," << size << "," << size << "," << size << ",600," << source
+          << ",1,cuBLAS,\n";
+  }
+  const std::string report = temp_path("utf8.html");
+  const auto r =
+      run_capsim("calibrate fit " + kLogs + "h100_p5_1node_allreduce_awsbatch.txt " + csv +
+                 " --gpu H100-SXM5-80GB -o " + temp_path("utf8.json") + " --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string html = read(report);
+  EXPECT_NE(html.find("<tr><td>" + std::string(59, 'a') + "</td>"), std::string::npos);
+  EXPECT_NE(
+      html.find("<tr><td>" + std::string(59, 'a') + "\xC3\xA9" + std::string(29, 'b') + "</td>"),
+      std::string::npos);  // the sources table cuts at 90 bytes
+}
+
 TEST(CalibrateCommandTest, BadInputExitsTwoWithMessage) {
   const std::string bad = std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/bad_time_allreduce.txt";
   auto r = run_capsim("calibrate fit " + bad + " -o " + temp_path("x.json"), true);

@@ -60,6 +60,9 @@ LeafLimitedGroups leaf_limited_groups(const Scenario& scenario, const IterationC
   out.dp = costs.dp_group;
   out.pp_inside_leaf = costs.pp_link;
   out.pp_between_leaves = costs.pp_link;
+  // A hop that leaves its leaf leaves its node too, even when the pipeline stride is smaller
+  // than a node and pp_link (priced for the common case) stays on NVLink.
+  out.pp_between_leaves.nodes = 2;
   const ClusterSpec& c = scenario.cluster;
   const Parallelism& p = scenario.parallelism;
   const double node_nic = c.node_nic_bandwidth_bytes_per_s();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the analytic and event engines on oversubscribed fabrics (docs/estimator.md).
 
-For 9 layouts of the test scenario (GPT 13B on A100 nodes with 8 x 200 Gb/s), prints the
+For 10 layouts of the test scenario (GPT 13B on A100 nodes with 8 x 200 Gb/s), prints the
 analytic/event difference without oversubscription and at 3:1 with 1, 2 and 4 nodes per leaf.
 Usage: scripts/oversubscribed-engines.py [path/to/capsim]
 """
@@ -15,7 +15,7 @@ CAPSIM = sys.argv[1] if len(sys.argv) > 1 else "build/cli/capsim"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = json.load(open(os.path.join(ROOT, "tests/data/scenarios/valid.json")))
 LAYOUTS = [(8, 1, 4, 1), (8, 1, 8, 1), (8, 2, 4, 1), (8, 4, 2, 1), (4, 2, 4, 1), (8, 4, 2, 2),
-           (2, 4, 8, 1), (8, 2, 4, 2), (4, 4, 4, 1)]  # tp, pp, dp, virtual stages
+           (2, 4, 8, 1), (8, 2, 4, 2), (4, 4, 4, 1), (4, 8, 1, 1)]  # tp, pp, dp, virtual stages
 
 
 def iteration_s(scenario, engine):

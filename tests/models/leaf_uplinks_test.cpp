@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/collective_cost.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"
@@ -86,6 +87,21 @@ TEST(LeafUplinksTest, PipelineHopsCrossOnlyBetweenLeaves) {
   const LeafLimitedGroups interleaved = groups_of(oversubscribed(layout(8, 4, 1, 2), 3.0, 2));
   EXPECT_TRUE(interleaved.forward_crosses(3));
   EXPECT_TRUE(interleaved.backward_crosses(0));
+}
+
+// TP4 x PP8: two stages share a node, so most hops stay on NVLink; with one node per leaf the
+// hop between nodes leaves its leaf and must be priced through the capped NICs, not NVLink.
+TEST(LeafUplinksTest, HopBetweenLeavesLeavesItsNodeWhenStagesShareANode) {
+  const Scenario s = oversubscribed(layout(4, 8, 1), 16.0, 1);
+  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  const LeafLimitedGroups g = leaf_limited_groups(s, compute_iteration_costs(s, profile));
+  EXPECT_FALSE(g.forward_crosses(0));  // stages 0 and 1 share node 0
+  EXPECT_TRUE(g.forward_crosses(1));
+  EXPECT_EQ(g.pp_inside_leaf.nodes, 1);
+  EXPECT_EQ(g.pp_between_leaves.nodes, 2);
+  const double bytes = 64.0 * 1024 * 1024;
+  EXPECT_GT(collective_time_s(profile, CollectiveKind::kSendRecv, bytes, g.pp_between_leaves),
+            2.0 * collective_time_s(profile, CollectiveKind::kSendRecv, bytes, g.pp_inside_leaf));
 }
 
 // A leaf holding every node: nothing crosses.

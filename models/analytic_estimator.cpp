@@ -19,10 +19,12 @@ struct StageStep {
   double compute_s = 0.0;
   double tp_s = 0.0;
   double cp_s = 0.0;
-  double zero3_s = 0.0;        // exposed ZeRO-3 gathers / reduce-scatters
-  double weight_grad_s = 0.0;  // W of ZB-H1 (inside compute_s)
-  double forward_s = 0.0;      // F (inside the totals), for ZB-H1's bubble
+  double zero3_s = 0.0;                // exposed ZeRO-3 gathers / reduce-scatters
+  double weight_grad_s = 0.0;          // W of ZB-H1 (inside compute_s)
+  double forward_s = 0.0;              // F (inside the totals), for ZB-H1's bubble
+  double first_chunk_forward_s = 0.0;  // the first virtual chunk's forward
   [[nodiscard]] double total_s() const { return compute_s + tp_s + cp_s + zero3_s; }
+  [[nodiscard]] double backward_s() const { return total_s() - forward_s; }
 };
 
 // ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
@@ -71,6 +73,9 @@ StageStep stage_step(const IterationCosts& costs, const GroupShape& dp,
     if (zero_stage == 3)
       step.zero3_s += zero3_exposed_s(costs, dp, profile, ch);
   }
+  const ChunkCosts& first = stage.chunks.front();
+  step.first_chunk_forward_s =
+      first.forward_compute_s + first.forward_tp_comm_s + first.forward_cp_comm_s;
   step.compute_s += profile.per_microbatch_overhead_s;
   return step;
 }
@@ -92,7 +97,7 @@ BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& pro
     const double bytes = stage.chunks[c].parameter_count * bytes_per_element;
     if (bytes <= 0.0)
       continue;
-    const int n = dp_bucket_count(costs, stage_index, c, bytes);
+    const int n = dp_bucket_count(costs, stage_index, c);
     const double bucket_s = collective_time_s(profile, kind, bytes / n, dp);
     times.total_s += n * bucket_s;
     if (c == 0)
@@ -101,57 +106,83 @@ BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& pro
   return times;
 }
 
-// Gradient reduction after the last micro-batch: bucketed and overlapped with that
+// Gradient reduction of stage s after its last micro-batch: bucketed and overlapped with that
 // micro-batch's backward (PyTorch DDP, Li et al. 2020 §3.2; Megatron overlap_grad_reduce),
-// which runs slower while buckets are on the wire (overlap.hpp). Stage s finishes its last
-// backward s backward-steps before stage 0, idle slack in which its buckets run at full speed.
-// Returns the exposed time past the pipeline flush.
-double dp_exposed_s(const IterationCosts& costs, const GroupShape& dp,
-                    const HardwareProfile& profile, const std::vector<StageStep>& steps,
-                    int zero_stage) {
+// which runs slower while buckets are on the wire (overlap.hpp). Returns the time past the
+// stage's last backward.
+double gradient_reduction_s(const IterationCosts& costs, const GroupShape& dp,
+                            const HardwareProfile& profile, const StageStep& step, size_t s,
+                            int zero_stage, bool zero_bubble) {
   if (dp.ranks <= 1 || zero_stage == 3)
     return 0.0;
   const CollectiveKind kind =
       zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
-  double exposed = 0.0;
-  for (size_t s = 0; s < costs.stages.size(); ++s) {
-    const BucketTimes buckets =
-        bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, dp);
-    const double backward_s = steps[s].total_s() - steps[s].forward_s;
-    const double slack_s = backward_s * d(static_cast<int>(s));
-    // The last bucket (the first chunk's) is produced when the backward ends, so it runs after
-    // the others, which overlap that backward (and slow it, overlap.hpp). With free overlap
-    // this is max(bucket, total - backward) past the stage's end.
-    const double past_stage_end_s =
-        buckets.first_chunk_bucket_s +
-        overlapped_exposed_s(buckets.total_s - buckets.first_chunk_bucket_s, backward_s,
-                             costs.compute_rate_during_comm);
-    exposed = std::max(exposed, past_stage_end_s - slack_s);
-  }
-  return exposed;
+  const BucketTimes buckets =
+      bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, dp);
+  // The last bucket (the first chunk's) is produced when the backward ends, so it runs after
+  // the others, which overlap that backward (and slow it, overlap.hpp). With free overlap
+  // this is max(bucket, total - backward) past the stage's end.
+  // Under ZB-H1 the weight-gradient step (W) makes the gradients, so only it hides them.
+  const double window_s = zero_bubble ? step.weight_grad_s : step.backward_s();
+  return buckets.first_chunk_bucket_s +
+         overlapped_exposed_s(buckets.total_s - buckets.first_chunk_bucket_s, window_s,
+                              costs.compute_rate_during_comm);
 }
 
-// Distributed optimizer (ZeRO-1/2): updated parameter shards are all-gathered after the step.
-// Megatron overlaps the gather with the next iteration's forward (overlap_param_gather), so
-// only what exceeds the first micro-batch's forward is exposed; stage s starts that forward
-// s forward-steps after stage 0, which widens its window.
+// Distributed optimizer (ZeRO-1/2): stage s's updated parameter shards are all-gathered after
+// the step. Megatron overlaps the gather with the next iteration's forward
+// (overlap_param_gather), so only what exceeds the first micro-batch's first-chunk forward is
+// exposed; stage s starts that forward s such steps after stage 0, which widens its window (as
+// the event engine charges it).
 double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
-                              const HardwareProfile& profile, const std::vector<StageStep>& steps,
+                              const HardwareProfile& profile, const StageStep& step, size_t s,
                               int zero_stage) {
   if (dp.ranks <= 1 || zero_stage == 0 || zero_stage == 3)
     return 0.0;
-  double exposed = 0.0;
+  const BucketTimes buckets = bucket_times(costs, profile, CollectiveKind::kAllGather,
+                                           costs.param_bytes_per_element, s, dp);
+  // Gathered at full speed in the idle slack, the rest beside the first forward.
+  const double slack_s = step.first_chunk_forward_s * d(static_cast<int>(s));
+  const double overlap_s =
+      overlapped_exposed_s(std::max(0.0, buckets.total_s - slack_s), step.first_chunk_forward_s,
+                           costs.compute_rate_during_comm);
+  return std::max(buckets.first_chunk_bucket_s - slack_s, overlap_s);
+}
+
+// What follows the pipeline flush: each stage reduces its gradients, steps its optimizer and
+// gathers its parameters; the slowest stage paces the iteration. Stage s finishes its last
+// backward while the stages below it still run theirs, idle slack in which its reduction runs
+// at full speed: the sum of their backward steps (with unequal stages, s times a stage's own
+// step would give a heavy last stage too much). ZB-H1 fills that drain with the min(s, m)
+// weight-gradient steps stage s deferred (sim/schedule.cpp), which also produce its last
+// gradients: only the input-gradient steps below it are slack, less those W's.
+struct AfterFlush {
+  double dp_s = 0.0;  // exposed gradient reduction and parameter gather
+  double optimizer_s = 0.0;
+};
+
+AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
+                       const HardwareProfile& profile, const std::vector<StageStep>& steps,
+                       const Parallelism& par, int micro_batches) {
+  const bool zero_bubble = par.schedule == Schedule::kZeroBubble;
+  AfterFlush pacing;
+  double below_s = 0.0;  // the (input-gradient, under ZB-H1) backward steps below stage s
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    const BucketTimes buckets = bucket_times(costs, profile, CollectiveKind::kAllGather,
-                                             costs.param_bytes_per_element, s, dp);
-    // Gathered at full speed in the idle slack, the rest beside the first forward.
-    const double slack_s = steps[s].forward_s * d(static_cast<int>(s));
-    const double overlap_s =
-        overlapped_exposed_s(std::max(0.0, buckets.total_s - slack_s), steps[s].forward_s,
-                             costs.compute_rate_during_comm);
-    exposed = std::max(exposed, std::max(buckets.first_chunk_bucket_s - slack_s, overlap_s));
+    const int stage = static_cast<int>(s);
+    const double deferred_s =
+        zero_bubble ? d(std::min(stage, micro_batches)) * steps[s].weight_grad_s : 0.0;
+    const double slack_s = std::max(0.0, below_s - deferred_s);
+    AfterFlush after;
+    after.dp_s = std::max(0.0, gradient_reduction_s(costs, dp, profile, steps[s], s, par.zero_stage,
+                                                    zero_bubble) -
+                                   slack_s) +
+                 param_gather_exposed_s(costs, dp, profile, steps[s], s, par.zero_stage);
+    after.optimizer_s = costs.stages[s].optimizer_s;
+    if (after.dp_s + after.optimizer_s > pacing.dp_s + pacing.optimizer_s)
+      pacing = after;
+    below_s += steps[s].backward_s() - (zero_bubble ? steps[s].weight_grad_s : 0.0);
   }
-  return exposed;
+  return pacing;
 }
 
 }  // namespace
@@ -252,12 +283,9 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
     pp_s = m * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s + crossing * between_s;
   }
 
-  double optimizer_s = 0.0;
-  for (const auto& stage : costs.stages)
-    optimizer_s = std::max(optimizer_s, stage.optimizer_s);
-  const double dp_s = dp_exposed_s(costs, groups.dp, profile, steps, par.zero_stage) +
-                      param_gather_exposed_s(costs, groups.dp, profile, steps, par.zero_stage) +
-                      m * b.zero3_s;
+  const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, costs.micro_batches);
+  const double optimizer_s = after.optimizer_s;
+  const double dp_s = after.dp_s + m * b.zero3_s;
 
   SimulationResult r;
   r.engine = "analytic";

@@ -72,19 +72,22 @@ struct IterationCosts {
 // backward pass.
 inline constexpr double kMaxDpBucketsPerChunk = 4096.0;
 
-// Gradient buckets that carry `bytes` of virtual chunk `chunk` on pipeline stage `stage`.
+// Gradient buckets of virtual chunk `chunk` on pipeline stage `stage`.
 // Megatron-Core (since Sept 2023) splits only the first stage's first model chunk into buckets;
 // later chunks and later stages reduce as one bucket each, off the critical path
 // (distributed_data_parallel.py: bucket_size = None when pp_rank > 0; training.py
 // disables bucketing for model_chunk_idx > 0). PyTorch DDP and Apex distributed Adam split
-// every chunk (`dp_bucket_layout: every-chunk`). The same buckets carry the distributed
-// optimizer's parameter gather.
+// every chunk (`dp_bucket_layout: every-chunk`). The same buckets (the same parameters) carry
+// the distributed optimizer's parameter gather, so the count follows the gradient bytes even
+// when the gather moves fewer bytes per parameter.
 [[nodiscard]] inline int dp_bucket_count(const IterationCosts& costs, std::size_t stage,
-                                         std::size_t chunk, double bytes) {
+                                         std::size_t chunk) {
   if (costs.megatron_core_buckets && (stage > 0 || chunk > 0))
     return 1;
+  const double gradient_bytes =
+      costs.stages[stage].chunks[chunk].parameter_count * costs.grad_bytes_per_element;
   return static_cast<int>(
-      std::clamp(std::ceil(bytes / costs.dp_bucket_bytes), 1.0, kMaxDpBucketsPerChunk));
+      std::clamp(std::ceil(gradient_bytes / costs.dp_bucket_bytes), 1.0, kMaxDpBucketsPerChunk));
 }
 
 }  // namespace capsim

@@ -389,15 +389,22 @@ void run_compute(Sim& sim, Rank& rank) {
 
   // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
   // first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
-  // gather, overlap.hpp) is exposed. Stage s starts that forward s forward-steps after stage 0:
-  // idle slack in which the gather runs at full speed.
+  // gather, overlap.hpp) is exposed; but that forward waits for the first bucket, whose
+  // parameters it uses first. Stage s starts that forward s forward-steps after stage 0: idle
+  // slack in which the gather runs at full speed.
   const double opt_end = now();
-  for (const Collective& c : plan.param_gathers)
+  double first_bucket_end = opt_end;
+  for (const Collective& c : plan.param_gathers) {
     run_collective(sim, rank, c, "param all-gather");
+    if (first_bucket_end == opt_end)
+      first_bucket_end = now();
+  }
   const double slack_s = plan.first_forward_s * rank.s;
   rank.stage_end_s =
-      opt_end + overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
-                                     sim.costs->compute_rate_during_comm);
+      opt_end +
+      std::max(first_bucket_end - opt_end - slack_s,
+               overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
+                                    sim.costs->compute_rate_during_comm));
   rank.acc.dp += rank.stage_end_s - opt_end;
   for (auto* mb : rank.fwd_in) {
     if (mb != nullptr)
@@ -474,7 +481,7 @@ void plan_stages(Sim& sim) {
         const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
         if (bytes <= 0.0 || last[c] < 0)
           continue;
-        const int n = dp_bucket_count(costs, s, c, bytes);
+        const int n = dp_bucket_count(costs, s, c);
         plan.bucket_releases[static_cast<size_t>(last[c])] += n;
         for (int k = 0; k < n; ++k)
           plan.buckets.push_back({kind, bytes / n});
@@ -486,7 +493,7 @@ void plan_stages(Sim& sim) {
         const double bytes = stage.chunks[c].parameter_count * costs.param_bytes_per_element;
         if (bytes <= 0.0)
           continue;
-        const int n = dp_bucket_count(costs, s, c, bytes);
+        const int n = dp_bucket_count(costs, s, c);
         for (int k = 0; k < n; ++k)
           plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
       }

@@ -143,18 +143,29 @@ TEST(ScenarioValidationTest, DpBucketLayoutDefaultsToMegatronCoreAndRoundTrips) 
 }
 
 // Megatron-Core's default buckets split only stage 0's first chunk; an explicit size (PyTorch
-// DDP, Apex) splits every chunk of every stage, at most kMaxDpBucketsPerChunk times.
+// DDP, Apex) splits every chunk of every stage, at most kMaxDpBucketsPerChunk times. Counts
+// follow the gradient bytes (4 per parameter here).
 TEST(ScenarioValidationTest, OnlyTheFirstChunkOfTheFirstStageIsSplitByDefault) {
   IterationCosts costs;
   costs.dp_bucket_bytes = 25e6;
-  EXPECT_EQ(dp_bucket_count(costs, 0, 0, 1e9), 40);
-  EXPECT_EQ(dp_bucket_count(costs, 0, 0, 1e6), 1);
-  EXPECT_EQ(dp_bucket_count(costs, 0, 1, 1e9), 1);
-  EXPECT_EQ(dp_bucket_count(costs, 1, 0, 1e9), 1);
+  costs.grad_bytes_per_element = 4.0;
+  costs.param_bytes_per_element = 2.0;
+  costs.stages.resize(2);
+  for (StageCosts& stage : costs.stages) {
+    stage.chunks.resize(2);
+    for (ChunkCosts& chunk : stage.chunks)
+      chunk.parameter_count = 250e6;  // 1 GB of fp32 gradients
+  }
+  EXPECT_EQ(dp_bucket_count(costs, 0, 0), 40);
+  EXPECT_EQ(dp_bucket_count(costs, 0, 1), 1);
+  EXPECT_EQ(dp_bucket_count(costs, 1, 0), 1);
+  costs.stages[0].chunks[0].parameter_count = 250e3;
+  EXPECT_EQ(dp_bucket_count(costs, 0, 0), 1);
   costs.megatron_core_buckets = false;
-  EXPECT_EQ(dp_bucket_count(costs, 1, 1, 1e9), 40);
+  EXPECT_EQ(dp_bucket_count(costs, 1, 1), 40);
   costs.dp_bucket_bytes = 65536.0;
-  EXPECT_EQ(dp_bucket_count(costs, 0, 0, 1e12), static_cast<int>(kMaxDpBucketsPerChunk));
+  costs.stages[0].chunks[0].parameter_count = 250e9;
+  EXPECT_EQ(dp_bucket_count(costs, 0, 0), static_cast<int>(kMaxDpBucketsPerChunk));
 }
 
 TEST(ScenarioValidationTest, OversubscribedLeavesRoundTrip) {

@@ -10,6 +10,7 @@
 #include "models/leaf_uplinks.hpp"
 #include "models/memory_model.hpp"
 #include "models/overlap.hpp"
+#include "models/pipeline_replay.hpp"
 
 namespace capsim {
 namespace {
@@ -21,7 +22,7 @@ struct StageStep {
   double cp_s = 0.0;
   double zero3_s = 0.0;                // exposed ZeRO-3 gathers / reduce-scatters
   double weight_grad_s = 0.0;          // W of ZB-H1 (inside compute_s)
-  double forward_s = 0.0;              // F (inside the totals), for ZB-H1's bubble
+  double forward_s = 0.0;              // F (inside the totals)
   double first_chunk_forward_s = 0.0;  // the first virtual chunk's forward
   [[nodiscard]] double total_s() const { return compute_s + tp_s + cp_s + zero3_s; }
   [[nodiscard]] double backward_s() const { return total_s() - forward_s; }
@@ -32,10 +33,15 @@ struct StageStep {
 // no_sync). Prefetch hides a gather behind the previous layer's compute (slowed meanwhile,
 // overlap.hpp); the first gather of each pass and the last reduce-scatter stay exposed (Zhao
 // et al. 2023, FSDP §3.3).
-double zero3_exposed_s(const IterationCosts& costs, const GroupShape& dp,
-                       const HardwareProfile& profile, const ChunkCosts& chunk) {
+struct Zero3Exposed {
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+};
+
+Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
+                           const HardwareProfile& profile, const ChunkCosts& chunk) {
   if (chunk.num_layers == 0)
-    return 0.0;
+    return {};
   const double layers = chunk.num_layers;
   const double layer_params = chunk.parameter_count / layers;
   const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather,
@@ -57,7 +63,7 @@ double zero3_exposed_s(const IterationCosts& costs, const GroupShape& dp,
       gather_s + (layers - 1.0) * overlapped_exposed_s(gather_s, fwd_layer_s, rate);
   const double backward =
       backward_comm_s + (layers - 1.0) * overlapped_exposed_s(backward_comm_s, bwd_layer_s, rate);
-  return forward + backward;
+  return {forward, backward};
 }
 
 StageStep stage_step(const IterationCosts& costs, const GroupShape& dp,
@@ -70,8 +76,10 @@ StageStep stage_step(const IterationCosts& costs, const GroupShape& dp,
     step.cp_s += ch.forward_cp_comm_s + ch.backward_cp_comm_s;
     step.weight_grad_s += ch.backward_weight_s;
     step.forward_s += ch.forward_compute_s + ch.forward_tp_comm_s + ch.forward_cp_comm_s;
-    if (zero_stage == 3)
-      step.zero3_s += zero3_exposed_s(costs, dp, profile, ch);
+    if (zero_stage == 3) {
+      const Zero3Exposed z = zero3_exposed(costs, dp, profile, ch);
+      step.zero3_s += z.forward_s + z.backward_s;
+    }
   }
   const ChunkCosts& first = stage.chunks.front();
   step.first_chunk_forward_s =
@@ -106,27 +114,48 @@ BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& pro
   return times;
 }
 
-// Gradient reduction of stage s after its last micro-batch: bucketed and overlapped with that
-// micro-batch's backward (PyTorch DDP, Li et al. 2020 §3.2; Megatron overlap_grad_reduce),
-// which runs slower while buckets are on the wire (overlap.hpp). Returns the time past the
-// stage's last backward.
-double gradient_reduction_s(const IterationCosts& costs, const GroupShape& dp,
-                            const HardwareProfile& profile, const StageStep& step, size_t s,
-                            int zero_stage, bool zero_bubble) {
-  if (dp.ranks <= 1 || zero_stage == 3)
-    return 0.0;
+// The per-micro-batch ops of every stage and chunk as the event engine runs them
+// (sim/iteration_simulator.cpp run_compute): the micro-batch overhead before chunk 0's forward,
+// TP/CP collectives after each op's compute, exposed ZeRO-3 gathers inside it; and each chunk's
+// DP gradient buckets (ZeRO 0-2: all-reduce, or reduce-scatter for the distributed optimizer;
+// Megatron-Core's layout, dp_bucket_count).
+std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, const GroupShape& dp,
+                                                const HardwareProfile& profile,
+                                                const Parallelism& par) {
+  const bool split = par.schedule == Schedule::kZeroBubble;
+  const bool recompute_op = par.recompute != Recompute::kNone;
+  const bool reduces = dp.ranks > 1 && par.zero_stage != 3;
   const CollectiveKind kind =
-      zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
-  const BucketTimes buckets =
-      bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, dp);
-  // The last bucket (the first chunk's) is produced when the backward ends, so it runs after
-  // the others, which overlap that backward (and slow it, overlap.hpp). With free overlap
-  // this is max(bucket, total - backward) past the stage's end.
-  // Under ZB-H1 the weight-gradient step (W) makes the gradients, so only it hides them.
-  const double window_s = zero_bubble ? step.weight_grad_s : step.backward_s();
-  return buckets.first_chunk_bucket_s +
-         overlapped_exposed_s(buckets.total_s - buckets.first_chunk_bucket_s, window_s,
-                              costs.compute_rate_during_comm);
+      par.zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
+  std::vector<std::vector<ChunkOpTimes>> times;
+  times.reserve(costs.stages.size());
+  for (size_t s = 0; s < costs.stages.size(); ++s) {
+    const StageCosts& stage = costs.stages[s];
+    std::vector<ChunkOpTimes>& chunks = times.emplace_back();
+    chunks.reserve(stage.chunks.size());
+    for (const ChunkCosts& ch : stage.chunks) {
+      const Zero3Exposed z =
+          par.zero_stage == 3 ? zero3_exposed(costs, dp, profile, ch) : Zero3Exposed{};
+      ChunkOpTimes t;
+      t.forward_s =
+          ch.forward_compute_s + ch.forward_tp_comm_s + ch.forward_cp_comm_s + z.forward_s;
+      const double recompute_s = ch.recompute_s + ch.recompute_tp_comm_s;
+      t.recompute_s = recompute_op ? recompute_s : 0.0;
+      t.weight_s = split ? ch.backward_weight_s : 0.0;
+      t.backward_s = ch.backward_input_s + ch.backward_weight_s - t.weight_s +
+                     ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s +
+                     (recompute_op ? 0.0 : recompute_s);
+      if (reduces) {
+        t.gradient_buckets = dp_bucket_count(costs, s, chunks.size());
+        t.bucket_s = collective_time_s(
+            profile, kind, ch.parameter_count * costs.grad_bytes_per_element / t.gradient_buckets,
+            dp);
+      }
+      chunks.push_back(t);
+    }
+    chunks.front().forward_s += profile.per_microbatch_overhead_s;
+  }
+  return times;
 }
 
 // Distributed optimizer (ZeRO-1/2): stage s's updated parameter shards are all-gathered after
@@ -136,26 +165,21 @@ double gradient_reduction_s(const IterationCosts& costs, const GroupShape& dp,
 // the event engine charges it).
 double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
                               const HardwareProfile& profile, const StageStep& step, size_t s,
-                              int zero_stage) {
+                              int zero_stage, double slack_s) {
   if (dp.ranks <= 1 || zero_stage == 0 || zero_stage == 3)
     return 0.0;
   const BucketTimes buckets = bucket_times(costs, profile, CollectiveKind::kAllGather,
                                            costs.param_bytes_per_element, s, dp);
   // Gathered at full speed in the idle slack, the rest beside the first forward.
-  const double slack_s = step.first_chunk_forward_s * d(static_cast<int>(s));
   const double overlap_s =
       overlapped_exposed_s(std::max(0.0, buckets.total_s - slack_s), step.first_chunk_forward_s,
                            costs.compute_rate_during_comm);
   return std::max(buckets.first_chunk_bucket_s - slack_s, overlap_s);
 }
 
-// What follows the pipeline flush: each stage reduces its gradients, steps its optimizer and
-// gathers its parameters; the slowest stage paces the iteration. Stage s finishes its last
-// backward while the stages below it still run theirs, idle slack in which its reduction runs
-// at full speed: the sum of their backward steps (with unequal stages, s times a stage's own
-// step would give a heavy last stage too much). ZB-H1 fills that drain with the min(s, m)
-// weight-gradient steps stage s deferred (sim/schedule.cpp), which also produce its last
-// gradients: only the input-gradient steps below it are slack, less those W's.
+// What follows the pipeline flush: each stage finishes reducing its gradients (replayed with its
+// ops), steps its optimizer and gathers its parameters; the slowest stage paces the iteration. A
+// stage that starts its first forward later than stage 0 gathers in that slack.
 struct AfterFlush {
   double dp_s = 0.0;  // exposed gradient reduction and parameter gather
   double optimizer_s = 0.0;
@@ -163,24 +187,24 @@ struct AfterFlush {
 
 AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
                        const HardwareProfile& profile, const std::vector<StageStep>& steps,
-                       const Parallelism& par, int micro_batches) {
-  const bool zero_bubble = par.schedule == Schedule::kZeroBubble;
+                       const Parallelism& par, const PipelineTimeline& timeline) {
   AfterFlush pacing;
-  double below_s = 0.0;  // the (input-gradient, under ZB-H1) backward steps below stage s
+  double pacing_tail_s = 0.0;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    const int stage = static_cast<int>(s);
-    const double deferred_s =
-        zero_bubble ? d(std::min(stage, micro_batches)) * steps[s].weight_grad_s : 0.0;
-    const double slack_s = std::max(0.0, below_s - deferred_s);
-    AfterFlush after;
-    after.dp_s = std::max(0.0, gradient_reduction_s(costs, dp, profile, steps[s], s, par.zero_stage,
-                                                    zero_bubble) -
-                                   slack_s) +
-                 param_gather_exposed_s(costs, dp, profile, steps[s], s, par.zero_stage);
-    after.optimizer_s = costs.stages[s].optimizer_s;
-    if (after.dp_s + after.optimizer_s > pacing.dp_s + pacing.optimizer_s)
-      pacing = after;
-    below_s += steps[s].backward_s() - (zero_bubble ? steps[s].weight_grad_s : 0.0);
+    const double reduction_s = timeline.reduction_end_s[s] - timeline.makespan_s;
+    const double gather_s = param_gather_exposed_s(costs, dp, profile, steps[s], s, par.zero_stage,
+                                                   timeline.first_forward_start_s[s]);
+    const double optimizer_s = costs.stages[s].optimizer_s;
+    // Past the pipeline's end (negative: inside the stage's slack): its reduction, its
+    // optimizer step, then the exposed part of its gather (the window counted from the step's
+    // end, as the event engine counts it). Stage 0 ends the pipeline, so the pacing tail is
+    // never negative.
+    const double tail_s = reduction_s + optimizer_s + gather_s;
+    if (s == 0 || tail_s > pacing_tail_s) {
+      pacing_tail_s = tail_s;
+      pacing.optimizer_s = std::clamp(reduction_s + optimizer_s, 0.0, optimizer_s);
+      pacing.dp_s = tail_s - pacing.optimizer_s;
+    }
   }
   return pacing;
 }
@@ -194,7 +218,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProf
 }
 
 SimulationResult estimate_iteration(const Scenario& scenario, const IterationCosts& costs,
-                                    const HardwareProfile& profile) {
+                                    const HardwareProfile& profile, const MemoryEstimate* memory) {
   const Parallelism& par = scenario.parallelism;
   const double m = costs.micro_batches;
   const int p = par.pipeline;
@@ -206,36 +230,24 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
     steps.push_back(stage_step(costs, groups.dp, profile, stage, par.zero_stage));
   }
   size_t bottleneck = 0;
-  double sum_s = 0.0;
   for (size_t s = 0; s < steps.size(); ++s) {
-    sum_s += steps[s].total_s();
     if (steps[s].total_s() > steps[bottleneck].total_s())
       bottleneck = s;
   }
   const StageStep& b = steps[bottleneck];
   const double busy_s = m * b.total_s();
 
-  // Pipeline fill and drain (Narayanan et al. 2021 §2.2): 1F1B and GPipe idle (p-1) stage
-  // steps, here the other stages' actual steps; interleaving divides that by v; ZB-H1 idles
-  // (p-1)(F + B - W) (Qi et al. 2023, §3.1) with W <= B. Replaying sim/schedule.cpp's ZB-H1
-  // (stage s defers min(s, m) W's) gives (p-1)(F + B - min(W, B)) + max(0, p - m) min(W, B)
-  // whenever W <= 1.5 F (transformer layers: W ~ F): with fewer micro-batches than stages
-  // there are too few W's to fill the drain.
-  double bubble_s = sum_s - b.total_s();
-  if (par.schedule == Schedule::kInterleaved) {
-    bubble_s /= par.virtual_pipeline_stages;
-  } else if (par.schedule == Schedule::kZeroBubble) {
-    // W that can fill a bubble: at most one B's worth (B = the step's input-gradient part).
-    const auto fill_s = [](const StageStep& st) {
-      return std::min(st.weight_grad_s, st.total_s() - st.forward_s - st.weight_grad_s);
-    };
-    bubble_s = std::max(0.0, p - m) * fill_s(b);
-    for (size_t s = 0; s < steps.size(); ++s) {
-      if (s == bottleneck)
-        continue;
-      bubble_s += std::max(0.0, steps[s].total_s() - steps[s].weight_grad_s - fill_s(steps[s]));
-    }
-  }
+  // Fill and drain: the schedule's op order played with these op times (pipeline_replay.hpp).
+  // For equal stages it gives the textbook bubbles — (p-1) steps for 1F1B and GPipe
+  // (Narayanan et al. 2021 §2.2), divided by v when interleaved, (p-1)(F + B - W) for ZB-H1
+  // (Qi et al. 2024 §3.1) — and it stays exact for uneven stages and few micro-batches, where
+  // those closed forms do not.
+  const PipelineTimeline timeline =
+      replay_pipeline(par.schedule, op_times(costs, groups.dp, profile, par), costs.micro_batches,
+                      par.recompute != Recompute::kNone, costs.compute_rate_during_comm);
+  // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
+  // engine's breakdown.
+  const double bubble_s = std::max(0.0, timeline.makespan_s - timeline.compute_slowed_s - busy_s);
 
   // Point-to-point: every micro-batch sends activations forward and gradients back; Megatron's
   // 1F1B (and GPipe) block on them in steady state (p2p_communication.py waits), while the
@@ -283,9 +295,9 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
     pp_s = m * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s + crossing * between_s;
   }
 
-  const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, costs.micro_batches);
+  const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, timeline);
   const double optimizer_s = after.optimizer_s;
-  const double dp_s = after.dp_s + m * b.zero3_s;
+  const double dp_s = after.dp_s + timeline.compute_slowed_s + m * b.zero3_s;
 
   SimulationResult r;
   r.engine = "analytic";
@@ -303,12 +315,12 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
       "analytic engine: uncontended collective times (on oversubscribed fabrics, each traffic "
       "class's share of the leaf uplinks); NIC and fabric sharing between PP, DP and CP traffic "
       "is not modelled (use --engine event)");
-  finish_result(scenario, costs, r);
+  finish_result(scenario, costs, r, memory);
   return r;
 }
 
-void finish_result(const Scenario& scenario, const IterationCosts& costs,
-                   SimulationResult& result) {
+void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result,
+                   const MemoryEstimate* memory) {
   const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
   const double gpus = scenario.parallelism.num_gpus();
   const double t = result.iteration_time_s;
@@ -321,8 +333,9 @@ void finish_result(const Scenario& scenario, const IterationCosts& costs,
   result.model_tflops_per_gpu = costs.model_flop_per_iteration / t / gpus / 1e12;
   result.mfu = costs.model_flop_per_iteration / (t * gpus * peak);
   result.hfu = costs.hardware_flop_per_iteration / (t * gpus * peak);
-  result.memory =
-      estimate_memory(scenario.model, scenario.parallelism, gpu, scenario.model.attention);
+  result.memory = memory != nullptr ? *memory
+                                    : estimate_memory(scenario.model, scenario.parallelism, gpu,
+                                                      scenario.model.attention);
 }
 
 }  // namespace capsim

@@ -2,6 +2,7 @@
 
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
+#include "models/memory_model.hpp"
 #include "models/scenario.hpp"
 #include "models/simulation_result.hpp"
 
@@ -14,13 +15,17 @@ namespace capsim {
 [[nodiscard]] SimulationResult estimate_iteration(const Scenario& scenario,
                                                   const HardwareProfile& profile);
 
-// Same, from costs already computed (the planner reuses them).
+// Same, from costs already computed (the planner reuses them), and optionally the memory
+// estimate_memory gives for this scenario (the planner has it from pruning).
 [[nodiscard]] SimulationResult estimate_iteration(const Scenario& scenario,
                                                   const IterationCosts& costs,
-                                                  const HardwareProfile& profile);
+                                                  const HardwareProfile& profile,
+                                                  const MemoryEstimate* memory = nullptr);
 
 // Fills throughput, MFU/HFU and memory fields of `result` from its iteration time; shared by
-// both engines so they report identically.
-void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result);
+// both engines so they report identically. `memory`, when given, is the scenario's
+// estimate_memory.
+void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result,
+                   const MemoryEstimate* memory = nullptr);
 
 }  // namespace capsim

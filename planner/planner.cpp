@@ -193,13 +193,13 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
                     out.pruned.add(PruneReason::kInvalidLayout);
                     continue;
                   }
-                  const MemoryEstimate mem = estimate_memory(sc.model, p, gpu);
+                  const MemoryEstimate mem = estimate_memory(sc.model, p, gpu, sc.model.attention);
                   if (!mem.fits) {
                     out.pruned.add(PruneReason::kMemory);
                     continue;
                   }
                   const IterationCosts costs = compute_iteration_costs(sc, profile);
-                  const SimulationResult r = estimate_iteration(sc, costs, profile);
+                  const SimulationResult r = estimate_iteration(sc, costs, profile, &mem);
                   ++out.screened;
                   if (r.tokens_per_s < need)
                     out.pruned.add(PruneReason::kBelowTarget);

@@ -18,8 +18,8 @@
 #include "models/iteration_model.hpp"
 #include "models/leaf_crossings.hpp"
 #include "models/overlap.hpp"
+#include "models/pipeline_schedule.hpp"
 #include "sim/detail/platform.hpp"
-#include "sim/schedule.hpp"
 
 #include <xbt/log.h>
 
@@ -86,6 +86,7 @@ struct Rank {
   sg4::ExecPtr sm_occupancy;    // their CTAs' share of the GPU while any runs
   Accounts acc;
   double stage_end_s = 0.0;
+  double first_forward_start_s = -1.0;  // when the stage's first forward began
 };
 
 struct Sim {
@@ -292,6 +293,8 @@ void run_compute(Sim& sim, Rank& rank) {
         if (rank.fwd_in[c] != nullptr)
           receive(sim, rank, rank.fwd_in[c], op.micro_batch);
         const double t0 = now();
+        if (rank.first_forward_start_s < 0.0)
+          rank.first_forward_start_s = t0;
         const double extra = op.chunk == 0 ? overhead_s : 0.0;
         const double busy = cc.forward_compute_s;
         const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
@@ -390,8 +393,8 @@ void run_compute(Sim& sim, Rank& rank) {
   // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
   // first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
   // gather, overlap.hpp) is exposed; but that forward waits for the first bucket, whose
-  // parameters it uses first. Stage s starts that forward s forward-steps after stage 0: idle
-  // slack in which the gather runs at full speed.
+  // parameters it uses first. The stage starts that forward as late after stage 0 as it did in
+  // this iteration: idle slack in which the gather runs at full speed.
   const double opt_end = now();
   double first_bucket_end = opt_end;
   for (const Collective& c : plan.param_gathers) {
@@ -399,7 +402,7 @@ void run_compute(Sim& sim, Rank& rank) {
     if (first_bucket_end == opt_end)
       first_bucket_end = now();
   }
-  const double slack_s = plan.first_forward_s * rank.s;
+  const double slack_s = std::max(0.0, rank.first_forward_start_s);
   rank.stage_end_s =
       opt_end +
       std::max(first_bucket_end - opt_end - slack_s,

@@ -69,6 +69,10 @@ TEST(SpearmanTest, KnownValues) {
   EXPECT_NEAR(spearman({1, 2, 3, 4, 5}, {2, 1, 4, 3, 5}), 0.8, 1e-12);
 }
 
+// Megatron's published GPT-3 mesh (Narayanan et al. 2021) should be among the best layouts the
+// planner finds for it: in the top 5% of the screened candidates and within 7% of the best
+// time. (It was within 5% until 2026-11-25, when the screen started replaying the schedule; the
+// event engine puts it 5.9% behind the best too: 17.17 s vs 16.22 s.)
 TEST(PlannerSanityTest, MegatronGpt3LayoutRanksAmongTheBest) {
   PlanSpec plan = load_plan(kSourceDir + "/scenarios/plans/gpt3-175b-1024-a100.json");
   const PlanResult r = run_plan(plan, {});
@@ -89,7 +93,7 @@ TEST(PlannerSanityTest, MegatronGpt3LayoutRanksAmongTheBest) {
       "%.2f s vs best %.2f s (+%.1f%%)\n",
       rank, r.screened, megatron_s, best_s, 100.0 * (megatron_s / best_s - 1.0));
   EXPECT_LE(static_cast<double>(rank), 0.05 * static_cast<double>(r.screened));
-  EXPECT_LT(megatron_s, 1.05 * best_s);
+  EXPECT_LT(megatron_s, 1.07 * best_s);
 }
 
 TEST(PlannerSanityTest, RankingCorrelatesWithMeasuredThroughput) {

@@ -4,7 +4,7 @@
 
 #include "models/scenario.hpp"
 
-namespace capsim::sim {
+namespace capsim {
 
 // What a pipeline stage does in one step of its schedule.
 enum class OpKind {
@@ -40,4 +40,4 @@ struct PipelineOp {
                                                                   int micro_batches, int chunks,
                                                                   bool recompute);
 
-}  // namespace capsim::sim
+}  // namespace capsim

@@ -1,10 +1,10 @@
-#include "sim/schedule.hpp"
+#include "models/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <deque>
 #include <stdexcept>
 
-namespace capsim::sim {
+namespace capsim {
 namespace {
 
 struct Emitter {
@@ -147,4 +147,4 @@ std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stage
   return out;
 }
 
-}  // namespace capsim::sim
+}  // namespace capsim

@@ -1,0 +1,360 @@
+#include "models/pipeline_replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+#include "models/pipeline_schedule.hpp"
+
+namespace capsim {
+namespace {
+
+constexpr int kNone = -1;
+
+// One op of the replay, in an order where every op comes after the ops it waits for.
+// Steps are numbered from 1; slot 0 of the end times is the start of the iteration, so that an
+// op with nothing to wait for reads 0 without a branch.
+struct Step {
+  int32_t waits_for;  // the step it waits for besides its stage's previous op (0: none)
+  int32_t previous;   // its stage's previous op (0: none)
+  int32_t stage;
+  int32_t cost;  // index into the per-call table: (stage * chunks + chunk) * kRow + kind, negated
+                 // (minus one) for the op that ends its chunk's weight gradients
+  [[nodiscard]] bool releases_buckets() const { return cost < 0; }
+  [[nodiscard]] size_t cost_index() const {
+    return static_cast<size_t>(cost < 0 ? -cost - 1 : cost);
+  }
+};
+
+// Per (stage, chunk) row of the per-call table: the four op times by cost_kind, then the
+// chunk's bucket count and one bucket's time.
+constexpr int kRow = 6;
+constexpr int kBucketCount = 4;
+constexpr int kBucketTime = 5;
+
+// The dependency graph of one schedule shape, independent of op times: computed once per
+// (schedule, stages, micro-batches, chunks, recompute) and reused by every replay of that shape.
+struct ReplayGraph {
+  std::vector<Step> steps;             // steps[0] is a placeholder for the start
+  size_t first_release = 0;            // the first step that releases buckets
+  std::vector<int32_t> first_forward;  // per stage: its first forward's step
+  std::vector<int32_t> last_op;        // per stage: its last step
+};
+
+int cost_kind(OpKind kind) {
+  switch (kind) {
+    case OpKind::kForward:
+      return 0;
+    case OpKind::kRecompute:
+      return 1;
+    case OpKind::kBackward:
+    case OpKind::kBackwardInput:
+      return 2;
+    case OpKind::kBackwardWeight:
+      return 3;
+  }
+  return 0;
+}
+
+// Orders the ops by playing the schedule: a stage takes its next op once the op it waits for
+// (the previous virtual stage's forward, or the next one's backward) is placed. One op per stage
+// per pass, so the order interleaves the stages and playing it the CPU overlaps their chains.
+ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) {
+  const auto ops = build_schedule(schedule, p, m, v, recompute);
+  // Step of each forward and backward (B), by (stage, chunk, micro-batch); 0 until placed.
+  const auto key = [&](int s, int c, int mb) { return static_cast<size_t>((s * v + c) * m + mb); };
+  std::vector<int32_t> forward_step(static_cast<size_t>(p * v * m), 0);
+  std::vector<int32_t> backward_step(forward_step.size(), 0);
+  // The step `op` on stage s waits for: 0 when nothing, kNone when that is not placed yet.
+  const auto dependency = [&](int s, const PipelineOp& op) -> int32_t {
+    int32_t step = 0;
+    switch (op.kind) {
+      case OpKind::kForward:
+        if (s > 0)
+          step = forward_step[key(s - 1, op.chunk, op.micro_batch)];
+        else if (op.chunk > 0)
+          step = forward_step[key(p - 1, op.chunk - 1, op.micro_batch)];
+        else
+          return 0;
+        break;
+      case OpKind::kRecompute:
+      case OpKind::kBackward:
+      case OpKind::kBackwardInput:
+        if (s + 1 < p)
+          step = backward_step[key(s + 1, op.chunk, op.micro_batch)];
+        else if (op.chunk + 1 < v)
+          step = backward_step[key(0, op.chunk + 1, op.micro_batch)];
+        else
+          return 0;  // the last virtual stage makes its gradient from the loss
+        break;
+      case OpKind::kBackwardWeight:
+        return 0;
+    }
+    return step == 0 ? kNone : step;
+  };
+  const OpKind makes_gradients =
+      schedule == Schedule::kZeroBubble ? OpKind::kBackwardWeight : OpKind::kBackward;
+  std::vector<int32_t> last_gradient_step(static_cast<size_t>(p * v), 0);
+  ReplayGraph g;
+  g.steps.push_back({0, 0, 0, 0});
+  g.first_forward.assign(static_cast<size_t>(p), 0);
+  g.last_op.assign(static_cast<size_t>(p), 0);
+  std::vector<size_t> next(static_cast<size_t>(p), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s = 0; s < p; ++s) {
+      const auto stage = static_cast<size_t>(s);
+      if (next[stage] == ops[stage].size())
+        continue;
+      const PipelineOp& op = ops[stage][next[stage]];
+      const int32_t waits_for = dependency(s, op);
+      if (waits_for == kNone)
+        continue;
+      const auto index = static_cast<int32_t>(g.steps.size());
+      g.steps.push_back(
+          {waits_for, g.last_op[stage], s, (s * v + op.chunk) * kRow + cost_kind(op.kind)});
+      if (op.kind == OpKind::kForward) {
+        forward_step[key(s, op.chunk, op.micro_batch)] = index;
+        if (g.first_forward[stage] == 0)
+          g.first_forward[stage] = index;
+      } else if (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardInput) {
+        backward_step[key(s, op.chunk, op.micro_batch)] = index;
+      }
+      if (op.kind == makes_gradients)
+        last_gradient_step[static_cast<size_t>(s * v + op.chunk)] = index;
+      g.last_op[stage] = index;
+      ++next[stage];
+      progress = true;
+    }
+  }
+  for (int s = 0; s < p; ++s) {
+    if (next[static_cast<size_t>(s)] != ops[static_cast<size_t>(s)].size())
+      throw std::logic_error("pipeline replay: the schedule deadlocked");
+  }
+  g.first_release = g.steps.size();
+  for (const int32_t step : last_gradient_step) {
+    Step& releasing = g.steps[static_cast<size_t>(step)];
+    releasing.cost = -releasing.cost - 1;
+    g.first_release = std::min(g.first_release, static_cast<size_t>(step));
+  }
+  return g;
+}
+
+// The planner replays the same few hundred shapes thousands of times, so each thread keeps
+// the graphs it has built.
+const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompute) {
+  using Key = std::tuple<Schedule, int, int, int, bool>;
+  thread_local std::map<Key, ReplayGraph> seen;
+  constexpr size_t kMaxRemembered = 1024;
+  const Key key{schedule, p, m, v, recompute};
+  auto it = seen.find(key);
+  if (it == seen.end()) {
+    if (seen.size() >= kMaxRemembered)
+      seen.clear();
+    it = seen.emplace(key, build_graph(schedule, p, m, v, recompute)).first;
+  }
+  return it->second;
+}
+
+// `work_s` of compute started at `start_s`, at `rate` while the stage's buckets are on the wire
+// (until `link_busy_until_s`) and at full speed after: how much longer than `work_s` it took.
+double slowed_by_buckets_s(double start_s, double work_s, double link_busy_until_s, double rate) {
+  if (link_busy_until_s <= start_s || rate >= 1.0)
+    return 0.0;
+  const double overlapped_work_s = (link_busy_until_s - start_s) * rate;
+  if (work_s <= overlapped_work_s)
+    return work_s / rate - work_s;
+  return (link_busy_until_s - start_s) - overlapped_work_s;
+}
+
+PipelineTimeline play(const ReplayGraph& g, const std::vector<std::vector<ChunkOpTimes>>& times,
+                      double rate) {
+  const size_t p = times.size();
+  const size_t v = times.front().size();
+  // Scratch kept per thread: the planner's screen plays millions of small graphs.
+  thread_local std::vector<double> cost;
+  thread_local std::vector<double> end;  // every element is written before it is read
+  thread_local std::vector<double> link_free;
+  thread_local std::vector<double> stretch;
+  cost.clear();
+  cost.reserve(p * v * kRow);
+  for (const auto& stage : times) {
+    for (const ChunkOpTimes& t : stage) {
+      cost.insert(cost.end(), {t.forward_s, t.recompute_s, t.backward_s, t.weight_s,
+                               static_cast<double>(t.gradient_buckets), t.bucket_s});
+    }
+  }
+  end.resize(g.steps.size());
+  end[0] = 0.0;
+  // Until the first bucket goes out nothing slows compute: the branch-free common case.
+  size_t i = 1;
+  for (; i < g.first_release; ++i) {
+    const Step& step = g.steps[i];
+    end[i] = std::max(end[static_cast<size_t>(step.previous)],
+                      end[static_cast<size_t>(step.waits_for)]) +
+             cost[step.cost_index()];
+  }
+  link_free.assign(p, 0.0);
+  // From there, how much the buckets slowed compute along the chain that ends each op.
+  stretch.resize(g.steps.size());
+  const size_t first_release = g.first_release;
+  const auto stretch_of = [&](size_t step) { return step < first_release ? 0.0 : stretch[step]; };
+  for (; i < g.steps.size(); ++i) {
+    const Step& step = g.steps[i];
+    const auto s = static_cast<size_t>(step.stage);
+    const size_t index = step.cost_index();
+    const double work_s = cost[index];
+    const auto previous = static_cast<size_t>(step.previous);
+    const auto waits_for = static_cast<size_t>(step.waits_for);
+    const size_t before = end[previous] >= end[waits_for] ? previous : waits_for;
+    double t = end[before];
+    double slowed_s = 0.0;
+    if (!step.releases_buckets()) {
+      slowed_s = slowed_by_buckets_s(t, work_s, link_free[s], rate);
+      t += work_s + slowed_s;
+    } else {
+      // Each slice of the op hands one bucket to the stage's queue (as the event engine's
+      // compute_with_buckets does).
+      const size_t row = index - index % kRow;
+      const int buckets = std::max(1, static_cast<int>(cost[row + kBucketCount]));
+      const double bucket_s = cost[row + kBucketTime];
+      const double slice_s = work_s / buckets;
+      for (int k = 0; k < buckets; ++k) {
+        const double slice_slowed_s = slowed_by_buckets_s(t, slice_s, link_free[s], rate);
+        slowed_s += slice_slowed_s;
+        t += slice_s + slice_slowed_s;
+        if (bucket_s > 0.0)
+          link_free[s] = std::max(link_free[s], t) + bucket_s;
+      }
+    }
+    end[i] = t;
+    stretch[i] = stretch_of(before) + slowed_s;
+  }
+  PipelineTimeline out;
+  out.first_forward_start_s.resize(p);
+  out.last_op_end_s.resize(p);
+  out.reduction_end_s.resize(p);
+  for (size_t s = 0; s < p; ++s) {
+    const auto first = static_cast<size_t>(g.first_forward[s]);
+    out.first_forward_start_s[s] = end[first] - cost[g.steps[first].cost_index()];
+    out.last_op_end_s[s] = end[static_cast<size_t>(g.last_op[s])];
+    out.reduction_end_s[s] = std::max(out.last_op_end_s[s], link_free[s]);
+  }
+  const auto last =
+      static_cast<size_t>(std::max_element(out.last_op_end_s.begin(), out.last_op_end_s.end()) -
+                          out.last_op_end_s.begin());
+  out.makespan_s = out.last_op_end_s[last];
+  out.compute_slowed_s = stretch_of(static_cast<size_t>(g.last_op[last]));
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+PipelineTimeline replay_every_micro_batch(Schedule schedule,
+                                          const std::vector<std::vector<ChunkOpTimes>>& times,
+                                          int micro_batches, bool recompute,
+                                          double compute_rate_during_comm) {
+  const int p = static_cast<int>(times.size());
+  const int v = static_cast<int>(times.front().size());
+  return play(graph_of(schedule, p, micro_batches, v, recompute), times, compute_rate_during_comm);
+}
+
+}  // namespace detail
+
+namespace {
+
+// Whether runs a, b, c (P micro-batches apart) are in steady state: every stage's end moved by
+// one common step, twice, no smaller than P times the busiest stage's per-micro-batch work
+// (no stage can go faster), and every stage started at the same time. A stage whose end still
+// follows a slower chain (its own work, ZB-H1's deferred W's) than the pipeline's would move
+// by a smaller step, so it holds the window back until the pipeline's pace reaches it.
+bool steady(const PipelineTimeline& a, const PipelineTimeline& b, const PipelineTimeline& c,
+            double least_step_s) {
+  const double tolerance_s = 1e-12 * c.makespan_s;
+  const double step_s = c.makespan_s - b.makespan_s;
+  if (step_s < least_step_s - tolerance_s)
+    return false;
+  for (size_t s = 0; s < c.last_op_end_s.size(); ++s) {
+    if (std::abs(c.last_op_end_s[s] - b.last_op_end_s[s] - step_s) > tolerance_s ||
+        std::abs(b.last_op_end_s[s] - a.last_op_end_s[s] - step_s) > tolerance_s ||
+        c.first_forward_start_s[s] != a.first_forward_start_s[s]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether every stage's end moved from a to b (P micro-batches apart) by exactly P times the
+// busiest stage's work, with the same start: the pipeline runs at the pace of its busiest
+// stage, which no later micro-batch can beat.
+bool paced_by_busiest(const PipelineTimeline& a, const PipelineTimeline& b, double step_s) {
+  const double tolerance_s = 1e-12 * b.makespan_s;
+  for (size_t s = 0; s < b.last_op_end_s.size(); ++s) {
+    if (std::abs(b.last_op_end_s[s] - a.last_op_end_s[s] - step_s) > tolerance_s ||
+        b.first_forward_start_s[s] != a.first_forward_start_s[s]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+PipelineTimeline replay_pipeline(Schedule schedule,
+                                 const std::vector<std::vector<ChunkOpTimes>>& times,
+                                 int micro_batches, bool recompute,
+                                 double compute_rate_during_comm) {
+  const int p = static_cast<int>(times.size());
+  const int v = static_cast<int>(times.front().size());
+  const int m = micro_batches;
+  const auto run = [&](int count) {
+    return play(graph_of(schedule, p, count, v, recompute), times, compute_rate_during_comm);
+  };
+  // Runs P micro-batches apart keep the count modulo P, so the schedule keeps its shape. Once
+  // three in a row show the steady state, each further P micro-batches add the last step;
+  // until then the window moves twice as far each time, and a run too short to gain from it is
+  // replayed whole.
+  double busiest_s = 0.0;
+  for (const auto& stage : times) {
+    double work_s = 0.0;
+    for (const ChunkOpTimes& t : stage)
+      work_s += t.total_s();
+    busiest_s = std::max(busiest_s, work_s);
+  }
+  // (At least 2P: with M == P the interleaved schedule warms up differently.)
+  int first = (m % p == 0 ? 2 * p : p + m % p);
+  PipelineTimeline b;
+  PipelineTimeline c;
+  for (;; first = 2 * first - m % p) {
+    if (m <= 3 * first + 3 * p)
+      return run(m);
+    const PipelineTimeline a = run(first);
+    b = run(first + p);
+    // Interleaving can tie a stage's pace to other stages' chunks (stress-tested: two runs
+    // at the busiest stage's pace were not yet steady), so it always takes the third run.
+    if (schedule != Schedule::kInterleaved && paced_by_busiest(a, b, p * busiest_s)) {
+      c = std::move(b);
+      b = a;
+      first -= p;
+      break;
+    }
+    c = run(first + 2 * p);
+    if (steady(a, b, c, p * busiest_s))
+      break;
+  }
+  const double extra_s = (m - first - 2 * p) / p * (c.makespan_s - b.makespan_s);
+  for (double& end_s : c.last_op_end_s)
+    end_s += extra_s;
+  for (double& end_s : c.reduction_end_s)
+    end_s += extra_s;
+  c.makespan_s += extra_s;
+  return c;
+}
+
+}  // namespace capsim

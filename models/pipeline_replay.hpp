@@ -1,0 +1,63 @@
+#pragma once
+
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace capsim {
+
+// Per-micro-batch time of each op of one model chunk on one pipeline stage, and the DP
+// gradient buckets the chunk reduces after its last backward (or W).
+struct ChunkOpTimes {
+  double forward_s = 0.0;
+  double recompute_s = 0.0;
+  double backward_s = 0.0;   // the whole backward, or its input-gradient part (B) under ZB-H1
+  double weight_s = 0.0;     // the weight-gradient part (W) of ZB-H1; 0 for other schedules
+  int gradient_buckets = 0;  // released evenly through the op that ends the chunk's gradients
+  double bucket_s = 0.0;     // one bucket's reduction time
+  [[nodiscard]] double total_s() const { return forward_s + recompute_s + backward_s + weight_s; }
+};
+
+// When each stage starts and ends its share of one iteration, from the first forward of stage 0
+// (time 0) to the last op of the pipeline.
+struct PipelineTimeline {
+  double makespan_s = 0.0;
+  std::vector<double> first_forward_start_s;  // per stage
+  std::vector<double> last_op_end_s;          // per stage
+  std::vector<double> reduction_end_s;        // per stage: its last gradient bucket's end
+  double compute_slowed_s = 0.0;  // of the makespan, what buckets beside compute added to it
+};
+
+// Plays the schedule's op order (models/pipeline_schedule.hpp) with fixed op times: each stage
+// runs its ops in order, a forward waits for the previous virtual stage's forward of the same
+// micro-batch, a backward (or B) for the next virtual stage's. Sends take no time here; the
+// estimator prices them apart. The longest path of this graph is the pipeline's compute
+// makespan, bubbles included, for any mix of stage times (uneven stages, a heavy first stage),
+// which no closed form in the literature covers for all four schedules.
+//
+// Gradient buckets (PyTorch DDP, Li et al. 2020; Megatron overlap_grad_reduce) go out one after
+// another per stage as their chunk's gradients are done, as the event engine issues them; while
+// any is on the wire the stage computes at `compute_rate_during_comm` (the SMs NCCL holds,
+// models/overlap.hpp), so early chunks' buckets hide in the cooldown and slow it.
+//
+// Long runs are not replayed in full: three runs of 3P + (M mod P), +P and +2P micro-batches
+// (the same schedule shape) show the steady state once every stage's end moves by the same
+// step twice, and each further P micro-batches add that step (exact in steady state,
+// `PipelineReplayTest.ExtendsLongRunsExactly`); when the steps differ the whole run is
+// replayed. The graph of each shape is built once per thread.
+//
+// REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,
+// micro_batches >= 1 (and >= stages for chunks > 1, as build_schedule requires).
+[[nodiscard]] PipelineTimeline replay_pipeline(Schedule schedule,
+                                               const std::vector<std::vector<ChunkOpTimes>>& times,
+                                               int micro_batches, bool recompute,
+                                               double compute_rate_during_comm = 1.0);
+
+namespace detail {
+// replay_pipeline without the steady-state shortcut (for tests).
+[[nodiscard]] PipelineTimeline replay_every_micro_batch(
+    Schedule schedule, const std::vector<std::vector<ChunkOpTimes>>& times, int micro_batches,
+    bool recompute, double compute_rate_during_comm = 1.0);
+}  // namespace detail
+
+}  // namespace capsim

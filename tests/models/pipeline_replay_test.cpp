@@ -1,0 +1,187 @@
+#include "models/pipeline_replay.hpp"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace capsim {
+namespace {
+
+using StageTimes = std::vector<std::vector<ChunkOpTimes>>;
+
+// Every stage with `v` equal chunks sharing per-micro-batch times f, b (and w for ZB-H1).
+StageTimes uniform(int stages, int chunks, double f, double b, double w = 0.0) {
+  const double v = chunks;
+  return StageTimes(static_cast<size_t>(stages),
+                    std::vector<ChunkOpTimes>(static_cast<size_t>(chunks),
+                                              ChunkOpTimes{f / v, 0.0, b / v, w / v}));
+}
+
+// One chunk per stage, f = layers, b = 2 x layers.
+StageTimes layered(const std::vector<int>& layers) {
+  StageTimes t;
+  for (const int n : layers)
+    t.push_back({ChunkOpTimes{1.0 * n, 0.0, 2.0 * n, 0.0}});
+  return t;
+}
+
+// Closed forms with f = 1, b = 2 (Narayanan et al. 2021 §2.2): 1F1B and GPipe take
+// (M + P - 1)(f + b); interleaving divides the bubble by v.
+TEST(PipelineReplayTest, UniformStagesMatchTheClosedForms) {
+  const int p = 4;
+  const int m = 8;
+  for (const Schedule sch : {Schedule::kGpipe, Schedule::kOneFOneB}) {
+    EXPECT_DOUBLE_EQ(replay_pipeline(sch, uniform(p, 1, 1.0, 2.0), m, false).makespan_s,
+                     (m + p - 1) * 3.0)
+        << to_string(sch);
+  }
+  for (const int v : {2, 4}) {
+    EXPECT_NEAR(
+        replay_pipeline(Schedule::kInterleaved, uniform(p, v, 1.0, 2.0), m, false).makespan_s,
+        m * 3.0 + (p - 1) * 3.0 / v, 1e-9)
+        << v;
+  }
+  // ZB-H1 (Qi et al. 2024 §3.1): bubble (P-1)(F + B - W) with B = W = F.
+  EXPECT_NEAR(
+      replay_pipeline(Schedule::kZeroBubble, uniform(p, 1, 1.0, 1.0, 1.0), m, false).makespan_s,
+      m * 3.0 + (p - 1) * 1.0, 1e-9);
+}
+
+// Worked by hand: layers 8, 12, 12, 8 and two micro-batches. Micro-batch 0 goes up (40), the
+// last stage runs B0 F1 B1 (40), micro-batch 1 comes down (64): 144, not the 156 of
+// m·t_b + Σ_{s≠b} t_s.
+TEST(PipelineReplayTest, FewMicroBatchesOnLighterEndStages) {
+  EXPECT_DOUBLE_EQ(
+      replay_pipeline(Schedule::kOneFOneB, layered({8, 12, 12, 8}), 2, false).makespan_s, 144.0);
+}
+
+// A heavy first stage keeps busy with its warm-up forwards while the lighter stages fill: the
+// drain is the only bubble it sees, far less than the other stages' whole steps.
+TEST(PipelineReplayTest, HeavyFirstStageHidesTheFill) {
+  const StageTimes t = layered({14, 10, 10, 6});
+  const int m = 16;
+  const double makespan = replay_pipeline(Schedule::kOneFOneB, t, m, false).makespan_s;
+  const double busiest = m * 42.0;
+  EXPECT_GE(makespan, busiest);
+  EXPECT_LT(makespan, busiest + 30.0 + 30.0 + 18.0);
+}
+
+TEST(PipelineReplayTest, StagesStartWhenTheirFirstInputArrives) {
+  const PipelineTimeline t =
+      replay_pipeline(Schedule::kOneFOneB, layered({6, 10, 10, 14}), 8, false);
+  EXPECT_EQ(t.first_forward_start_s, (std::vector<double>{0.0, 6.0, 16.0, 26.0}));
+  // Stage 0 ends last; each stage above ends its own last backward earlier by the backward
+  // steps of the stages below it.
+  EXPECT_DOUBLE_EQ(t.last_op_end_s[0], t.makespan_s);
+  EXPECT_DOUBLE_EQ(t.last_op_end_s[0] - t.last_op_end_s[1], 12.0);
+  EXPECT_DOUBLE_EQ(t.last_op_end_s[0] - t.last_op_end_s[3], 12.0 + 20.0 + 20.0);
+}
+
+// Recompute runs before the backward once the gradient has arrived: 1F1B with uniform stages
+// takes (M + P - 1)(f + r + b).
+TEST(PipelineReplayTest, RecomputeLengthensEveryBackward) {
+  StageTimes t = uniform(3, 1, 1.0, 2.0);
+  for (auto& stage : t)
+    stage[0].recompute_s = 1.0;
+  EXPECT_DOUBLE_EQ(replay_pipeline(Schedule::kOneFOneB, t, 5, true).makespan_s, (5 + 3 - 1) * 4.0);
+}
+
+// Long runs are cut short once they reach steady state (replay_pipeline): on random uneven
+// stage and chunk times, every schedule, with and without gradient buckets slowing compute, the
+// result equals replaying every micro-batch.
+TEST(PipelineReplayTest, ExtendsLongRunsExactly) {
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<double> time(0.3, 3.0);
+  const std::array<Schedule, 4> schedules = {Schedule::kGpipe, Schedule::kOneFOneB,
+                                             Schedule::kInterleaved, Schedule::kZeroBubble};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int p = 2 + trial % 7;
+    const Schedule sch = schedules[static_cast<size_t>(trial % 4)];
+    const bool interleaved = sch == Schedule::kInterleaved;
+    const int v = interleaved ? 2 + trial % 3 : 1;
+    const int m = interleaved ? p * (7 + trial % 13) : 7 * p + trial % 40;
+    const bool uniform_stages = trial % 3 == 0;
+    StageTimes t(static_cast<size_t>(p));
+    for (auto& stage : t) {
+      for (int c = 0; c < v; ++c) {
+        const double f = uniform_stages ? 1.0 : time(rng);
+        const double b = 2.0 * f * (uniform_stages ? 1.0 : time(rng));
+        const double w = sch == Schedule::kZeroBubble ? f : 0.0;
+        stage.push_back({f, 0.0, b, w, trial % 2 == 0 ? 0 : 3, 0.2});
+      }
+    }
+    const PipelineTimeline fast = replay_pipeline(sch, t, m, false, 0.8);
+    const PipelineTimeline full = detail::replay_every_micro_batch(sch, t, m, false, 0.8);
+    const double tolerance = 1e-9 * full.makespan_s;
+    const std::string what =
+        std::string(to_string(sch)) + " p=" + std::to_string(p) + " m=" + std::to_string(m);
+    ASSERT_NEAR(fast.makespan_s, full.makespan_s, tolerance) << what;
+    for (size_t s = 0; s < full.last_op_end_s.size(); ++s) {
+      ASSERT_NEAR(fast.last_op_end_s[s], full.last_op_end_s[s], tolerance) << what;
+      ASSERT_NEAR(fast.reduction_end_s[s], full.reduction_end_s[s], tolerance) << what;
+      ASSERT_DOUBLE_EQ(fast.first_forward_start_s[s], full.first_forward_start_s[s]) << what;
+    }
+  }
+}
+
+// A stage's buckets go out as its chunks finish and slow its compute while on the wire: with a
+// rate of 1 they only queue past the end; slower compute never ends earlier.
+TEST(PipelineReplayTest, GradientBucketsQueueAndSlowCompute) {
+  StageTimes t(2, {ChunkOpTimes{1.0, 0.0, 2.0, 0.0, 4, 0.5}});
+  const PipelineTimeline free_overlap = replay_pipeline(Schedule::kOneFOneB, t, 4, false, 1.0);
+  // 1F1B, 2 stages, 4 micro-batches: (4 + 1) x 3 = 15.
+  EXPECT_DOUBLE_EQ(free_overlap.makespan_s, 15.0);
+  // Stage 0's last backward runs 13..15 and hands out a bucket every 0.5 s from 13.5; each
+  // takes 0.5 s: done at 15.5.
+  EXPECT_DOUBLE_EQ(free_overlap.reduction_end_s[0], 15.5);
+  const PipelineTimeline slowed = replay_pipeline(Schedule::kOneFOneB, t, 4, false, 0.5);
+  EXPECT_GT(slowed.makespan_s, free_overlap.makespan_s);
+  EXPECT_GE(slowed.reduction_end_s[0], slowed.makespan_s);
+}
+
+// Laws: no stage works less than its own ops, and slowing any op never shortens the run.
+TEST(PipelineReplayTest, MakespanBoundsAndMonotonicity) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> time(0.5, 2.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int p = 2 + trial % 5;
+    const int m = 1 + trial % 9;
+    StageTimes t(static_cast<size_t>(p));
+    double busiest = 0.0;
+    for (auto& stage : t) {
+      stage.push_back({time(rng), 0.0, time(rng), 0.0});
+      busiest = std::max(busiest, m * stage[0].total_s());
+    }
+    const double base = replay_pipeline(Schedule::kOneFOneB, t, m, false).makespan_s;
+    EXPECT_GE(base, busiest - 1e-12);
+    StageTimes slower = t;
+    slower[static_cast<size_t>(trial % p)][0].backward_s *= 1.5;
+    EXPECT_GE(replay_pipeline(Schedule::kOneFOneB, slower, m, false).makespan_s, base - 1e-12);
+  }
+}
+
+TEST(PipelineReplayTest, EverySchedulePlaysWithoutDeadlock) {
+  for (const int p : {1, 2, 3, 4, 8}) {
+    for (const int m : {1, 2, 3, 5, 8, 16, 40}) {
+      for (const Schedule sch : {Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kZeroBubble}) {
+        EXPECT_GT(replay_pipeline(sch, uniform(p, 1, 1.0, 2.0, 1.0), m, true).makespan_s, 0.0)
+            << to_string(sch) << " p=" << p << " m=" << m;
+      }
+      for (const int v : {2, 3}) {
+        if (p < 2 || m < p)
+          continue;
+        EXPECT_GT(
+            replay_pipeline(Schedule::kInterleaved, uniform(p, v, 1.0, 2.0), m, true).makespan_s,
+            0.0)
+            << "interleaved p=" << p << " m=" << m << " v=" << v;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capsim

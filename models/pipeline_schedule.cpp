@@ -26,7 +26,10 @@ void gpipe(Emitter& e, int m) {
     e.backward(OpKind::kBackward, i, 0);
 }
 
-void one_f_one_b(Emitter& e, int stages, int stage, int m) {
+// PipeDream-Flush order: P-s-1 warm-up forwards, one forward / one backward, the cool-down.
+// `backward(mb)` emits a micro-batch's backward.
+template <typename Backward>
+void one_f_one_b_order(Emitter& e, int stages, int stage, int m, Backward backward) {
   const int warmup = std::min(stages - stage - 1, m);
   int f = 0;
   int b = 0;
@@ -34,10 +37,14 @@ void one_f_one_b(Emitter& e, int stages, int stage, int m) {
     e.forward(f, 0);
   for (; f < m; ++f, ++b) {
     e.forward(f, 0);
-    e.backward(OpKind::kBackward, b, 0);
+    backward(b);
   }
   for (; b < m; ++b)
-    e.backward(OpKind::kBackward, b, 0);
+    backward(b);
+}
+
+void one_f_one_b(Emitter& e, int stages, int stage, int m) {
+  one_f_one_b_order(e, stages, stage, m, [&](int mb) { e.backward(OpKind::kBackward, mb, 0); });
 }
 
 // Megatron-LM's interleaved order: the k-th forward (backward) of a stage. Micro-batches go in
@@ -91,7 +98,6 @@ void interleaved(Emitter& e, int stages, int stage, int m, int chunks) {
 }
 
 void zero_bubble_h1(Emitter& e, int stages, int stage, int m) {
-  const int warmup = std::min(stages - stage - 1, m);
   const size_t max_deferred = static_cast<size_t>(stage);
   std::deque<int> pending;  // micro-batches whose W is still to do, oldest first
   auto backward = [&](int mb) {
@@ -102,16 +108,7 @@ void zero_bubble_h1(Emitter& e, int stages, int stage, int m) {
       pending.pop_front();
     }
   };
-  int f = 0;
-  int b = 0;
-  for (; f < warmup; ++f)
-    e.forward(f, 0);
-  for (; f < m; ++f, ++b) {
-    e.forward(f, 0);
-    backward(b);
-  }
-  for (; b < m; ++b)
-    backward(b);
+  one_f_one_b_order(e, stages, stage, m, backward);
   for (const int mb : pending)
     e.weight(mb, 0);
 }

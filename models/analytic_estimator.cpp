@@ -21,11 +21,8 @@ struct StageStep {
   double tp_s = 0.0;
   double cp_s = 0.0;
   double zero3_s = 0.0;                // exposed ZeRO-3 gathers / reduce-scatters
-  double weight_grad_s = 0.0;          // W of ZB-H1 (inside compute_s)
-  double forward_s = 0.0;              // F (inside the totals)
   double first_chunk_forward_s = 0.0;  // the first virtual chunk's forward
   [[nodiscard]] double total_s() const { return compute_s + tp_s + cp_s + zero3_s; }
-  [[nodiscard]] double backward_s() const { return total_s() - forward_s; }
 };
 
 // ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
@@ -74,8 +71,6 @@ StageStep stage_step(const IterationCosts& costs, const GroupShape& dp,
         ch.forward_compute_s + ch.backward_input_s + ch.backward_weight_s + ch.recompute_s;
     step.tp_s += ch.forward_tp_comm_s + ch.backward_tp_comm_s + ch.recompute_tp_comm_s;
     step.cp_s += ch.forward_cp_comm_s + ch.backward_cp_comm_s;
-    step.weight_grad_s += ch.backward_weight_s;
-    step.forward_s += ch.forward_compute_s + ch.forward_tp_comm_s + ch.forward_cp_comm_s;
     if (zero_stage == 3) {
       const Zero3Exposed z = zero3_exposed(costs, dp, profile, ch);
       step.zero3_s += z.forward_s + z.backward_s;
@@ -161,8 +156,8 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
 // Distributed optimizer (ZeRO-1/2): stage s's updated parameter shards are all-gathered after
 // the step. Megatron overlaps the gather with the next iteration's forward
 // (overlap_param_gather), so only what exceeds the first micro-batch's first-chunk forward is
-// exposed; stage s starts that forward s such steps after stage 0, which widens its window (as
-// the event engine charges it).
+// exposed, and that forward waits for the first bucket; `slack_s` (how much later than stage 0
+// the stage starts its first forward) widens the window, as the event engine charges it.
 double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
                               const HardwareProfile& profile, const StageStep& step, size_t s,
                               int zero_stage, double slack_s) {

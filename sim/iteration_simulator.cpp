@@ -397,9 +397,9 @@ void run_compute(Sim& sim, Rank& rank) {
   // this iteration: idle slack in which the gather runs at full speed.
   const double opt_end = now();
   double first_bucket_end = opt_end;
-  for (const Collective& c : plan.param_gathers) {
-    run_collective(sim, rank, c, "param all-gather");
-    if (first_bucket_end == opt_end)
+  for (size_t i = 0; i < plan.param_gathers.size(); ++i) {
+    run_collective(sim, rank, plan.param_gathers[i], "param all-gather");
+    if (i == 0)
       first_bucket_end = now();
   }
   const double slack_s = std::max(0.0, rank.first_forward_start_s);

@@ -110,8 +110,10 @@ BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& pro
 }
 
 // The per-micro-batch ops of every stage and chunk as the event engine runs them
-// (sim/iteration_simulator.cpp run_compute): the micro-batch overhead before chunk 0's forward,
-// TP/CP collectives after each op's compute, exposed ZeRO-3 gathers inside it; and each chunk's
+// (sim/iteration_simulator.cpp run_compute): compute, which buckets on the wire slow; then
+// what they do not slow: TP/CP collectives, exposed ZeRO-3 gathers and scatters, the
+// micro-batch overhead (before chunk 0's forward there; its place does not change when the
+// op ends, since no bucket is on the wire during a forward of chunk 0); and each chunk's
 // DP gradient buckets (ZeRO 0-2: all-reduce, or reduce-scatter for the distributed optimizer;
 // Megatron-Core's layout, dp_bucket_count).
 std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, const GroupShape& dp,
@@ -132,14 +134,14 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
       const Zero3Exposed z =
           par.zero_stage == 3 ? zero3_exposed(costs, dp, profile, ch) : Zero3Exposed{};
       ChunkOpTimes t;
-      t.forward_s =
-          ch.forward_compute_s + ch.forward_tp_comm_s + ch.forward_cp_comm_s + z.forward_s;
-      const double recompute_s = ch.recompute_s + ch.recompute_tp_comm_s;
-      t.recompute_s = recompute_op ? recompute_s : 0.0;
+      t.forward_s = ch.forward_compute_s;
+      t.forward_comm_s = ch.forward_tp_comm_s + ch.forward_cp_comm_s + z.forward_s;
+      // Without a recompute op (no recompute, or ZeRO-3 fusing it) it is part of the backward.
+      (recompute_op ? t.recompute_s : t.backward_s) += ch.recompute_s;
+      (recompute_op ? t.recompute_comm_s : t.backward_comm_s) += ch.recompute_tp_comm_s;
       t.weight_s = split ? ch.backward_weight_s : 0.0;
-      t.backward_s = ch.backward_input_s + ch.backward_weight_s - t.weight_s +
-                     ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s +
-                     (recompute_op ? 0.0 : recompute_s);
+      t.backward_s += ch.backward_input_s + ch.backward_weight_s - t.weight_s;
+      t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;
       if (reduces) {
         t.gradient_buckets = dp_bucket_count(costs, s, chunks.size());
         t.bucket_s = collective_time_s(
@@ -148,7 +150,7 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
       }
       chunks.push_back(t);
     }
-    chunks.front().forward_s += profile.per_microbatch_overhead_s;
+    chunks.front().forward_comm_s += profile.per_microbatch_overhead_s;
   }
   return times;
 }
@@ -192,8 +194,8 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
     const double optimizer_s = costs.stages[s].optimizer_s;
     // Past the pipeline's end (negative: inside the stage's slack): its reduction, its
     // optimizer step, then the exposed part of its gather (the window counted from the step's
-    // end, as the event engine counts it). Stage 0 ends the pipeline, so the pacing tail is
-    // never negative.
+    // end, as the event engine counts it). The stage that ends the pipeline has no slack, so
+    // the pacing tail is never negative.
     const double tail_s = reduction_s + optimizer_s + gather_s;
     if (s == 0 || tail_s > pacing_tail_s) {
       pacing_tail_s = tail_s;
@@ -242,7 +244,8 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
                       par.recompute != Recompute::kNone, costs.compute_rate_during_comm);
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.
-  const double bubble_s = std::max(0.0, timeline.makespan_s - timeline.compute_slowed_s - busy_s);
+  const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s);
+  const double slowed_s = timeline.makespan_s - timeline.unslowed_makespan_s;
 
   // Point-to-point: every micro-batch sends activations forward and gradients back; Megatron's
   // 1F1B (and GPipe) block on them in steady state (p2p_communication.py waits), while the
@@ -292,7 +295,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
 
   const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, timeline);
   const double optimizer_s = after.optimizer_s;
-  const double dp_s = after.dp_s + timeline.compute_slowed_s + m * b.zero3_s;
+  const double dp_s = after.dp_s + slowed_s + m * b.zero3_s;
 
   SimulationResult r;
   r.engine = "analytic";

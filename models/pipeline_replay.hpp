@@ -7,15 +7,23 @@
 namespace capsim {
 
 // Per-micro-batch time of each op of one model chunk on one pipeline stage, and the DP
-// gradient buckets the chunk reduces after its last backward (or W).
+// gradient buckets the chunk reduces after its last backward (or W). Each op computes (slowed
+// while buckets are on the wire) and then communicates on the critical path (TP/CP collectives,
+// the micro-batch overhead: not slowed), as the event engine runs it.
 struct ChunkOpTimes {
-  double forward_s = 0.0;
+  double forward_s = 0.0;  // compute
   double recompute_s = 0.0;
-  double backward_s = 0.0;   // the whole backward, or its input-gradient part (B) under ZB-H1
-  double weight_s = 0.0;     // the weight-gradient part (W) of ZB-H1; 0 for other schedules
-  int gradient_buckets = 0;  // released evenly through the op that ends the chunk's gradients
-  double bucket_s = 0.0;     // one bucket's reduction time
-  [[nodiscard]] double total_s() const { return forward_s + recompute_s + backward_s + weight_s; }
+  double backward_s = 0.0;      // the whole backward, or its input-gradient part (B) under ZB-H1
+  double weight_s = 0.0;        // the weight-gradient part (W) of ZB-H1; 0 for other schedules
+  int gradient_buckets = 0;     // released evenly through the op that ends the chunk's gradients
+  double bucket_s = 0.0;        // one bucket's reduction time
+  double forward_comm_s = 0.0;  // after the op's compute
+  double recompute_comm_s = 0.0;
+  double backward_comm_s = 0.0;
+  [[nodiscard]] double total_s() const {
+    return forward_s + recompute_s + backward_s + weight_s + forward_comm_s + recompute_comm_s +
+           backward_comm_s;
+  }
 };
 
 // When each stage starts and ends its share of one iteration, from the first forward of stage 0
@@ -25,7 +33,7 @@ struct PipelineTimeline {
   std::vector<double> first_forward_start_s;  // per stage
   std::vector<double> last_op_end_s;          // per stage
   std::vector<double> reduction_end_s;        // per stage: its last gradient bucket's end
-  double compute_slowed_s = 0.0;  // of the makespan, what buckets beside compute added to it
+  double unslowed_makespan_s = 0.0;           // the makespan had buckets not slowed compute
 };
 
 // Plays the schedule's op order (models/pipeline_schedule.hpp) with fixed op times: each stage
@@ -40,11 +48,12 @@ struct PipelineTimeline {
 // any is on the wire the stage computes at `compute_rate_during_comm` (the SMs NCCL holds,
 // models/overlap.hpp), so early chunks' buckets hide in the cooldown and slow it.
 //
-// Long runs are not replayed in full: three runs of 3P + (M mod P), +P and +2P micro-batches
-// (the same schedule shape) show the steady state once every stage's end moves by the same
-// step twice, and each further P micro-batches add that step (exact in steady state,
-// `PipelineReplayTest.ExtendsLongRunsExactly`); when the steps differ the whole run is
-// replayed. The graph of each shape is built once per thread.
+// Long 1F1B and ZB-H1 runs are not replayed in full: once two runs of P + (M mod P) and
+// 2P + (M mod P) micro-batches (the same schedule shape) move every stage by P times the
+// busiest stage's work, the pace no cycle of their graph can exceed, each further P
+// micro-batches add that step (`PipelineReplayTest.ExtendsLongRunsExactly`); otherwise the
+// window doubles, and a run too short to gain from it is replayed whole, as GPipe and
+// interleaved runs always are. The graph of each shape is built once per thread.
 //
 // REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,
 // micro_batches >= 1 (and >= stages for chunks > 1, as build_schedule requires).

@@ -138,7 +138,8 @@ TEST(AnalyticEstimatorTest, CollectiveSmsSlowOverlappedCompute) {
       EXPECT_LT(costs.compute_rate_during_comm, previous_rate) << zero << " " << sms;
       EXPECT_GT(costs.compute_rate_during_comm, 0.0);
       const double t = estimate_iteration(s, costs, p).iteration_time_s;
-      EXPECT_GE(t, previous_time) << zero << " " << sms;
+      // Never faster (up to rounding: with one bucket per stage nothing overlaps compute).
+      EXPECT_GE(t, previous_time * (1.0 - 1e-12)) << zero << " " << sms;
       previous_time = t;
       previous_rate = costs.compute_rate_during_comm;
     }

@@ -48,12 +48,14 @@ struct PipelineTimeline {
 // any is on the wire the stage computes at `compute_rate_during_comm` (the SMs NCCL holds,
 // models/overlap.hpp), so early chunks' buckets hide in the cooldown and slow it.
 //
-// Long 1F1B and ZB-H1 runs are not replayed in full: once two runs of P + (M mod P) and
+// Long runs are not replayed in full: 1F1B and ZB-H1 stop once two runs of P + (M mod P) and
 // 2P + (M mod P) micro-batches (the same schedule shape) move every stage by P times the
-// busiest stage's work, the pace no cycle of their graph can exceed, each further P
-// micro-batches add that step (`PipelineReplayTest.ExtendsLongRunsExactly`); otherwise the
-// window doubles, and a run too short to gain from it is replayed whole, as GPipe and
-// interleaved runs always are. The graph of each shape is built once per thread.
+// busiest stage's work, the pace no cycle of their graph can exceed, and each further P
+// micro-batches add that step; interleaved runs stop after three runs move every stage by one
+// common step twice, which is strong evidence but not proof (pipeline_replay.cpp says when it
+// failed). Otherwise the window doubles, and a run too short to gain from it is replayed whole,
+// as GPipe runs always are (`PipelineReplayTest.ExtendsLongRunsExactly`). The graph of each
+// shape is built once per thread.
 //
 // REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,
 // micro_batches >= 1 (and >= stages for chunks > 1, as build_schedule requires).

@@ -149,16 +149,23 @@ ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) 
 
 // The planner replays the same few hundred shapes thousands of times, so each thread keeps
 // the graphs it has built.
+// At most 1,024 graphs or 8M steps (~130 MB) are kept; past either, the cache starts again.
 const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompute) {
   using Key = std::tuple<Schedule, int, int, int, bool>;
   thread_local std::map<Key, ReplayGraph> seen;
-  constexpr size_t kMaxRemembered = 1024;
+  thread_local size_t steps_kept = 0;
+  constexpr size_t kMaxGraphs = 1024;
+  constexpr size_t kMaxSteps = size_t{8} << 20;
   const Key key{schedule, p, m, v, recompute};
   auto it = seen.find(key);
   if (it == seen.end()) {
-    if (seen.size() >= kMaxRemembered)
+    ReplayGraph graph = build_graph(schedule, p, m, v, recompute);
+    if (seen.size() >= kMaxGraphs || steps_kept + graph.steps.size() > kMaxSteps) {
       seen.clear();
-    it = seen.emplace(key, build_graph(schedule, p, m, v, recompute)).first;
+      steps_kept = 0;
+    }
+    steps_kept += graph.steps.size();
+    it = seen.emplace(key, std::move(graph)).first;
   }
   return it->second;
 }

@@ -145,6 +145,32 @@ TEST(PipelineReplayTest, GradientBucketsQueueAndSlowCompute) {
   EXPECT_GE(slowed.reduction_end_s[0], slowed.makespan_s);
 }
 
+// Review cases (2026-11-25). GPipe's pace is the slowest forward plus the slowest backward, here
+// on different stages: an early cut-off at the busiest stage's pace was 18% low at M = 128.
+TEST(PipelineReplayTest, GpipeIsReplayedWhole) {
+  const StageTimes t = {{ChunkOpTimes{0.1, 0.0, 0.35, 0.0, 0, 0.0}},
+                        {ChunkOpTimes{0.43, 0.0, 0.2, 0.0, 4, 0.78}}};
+  for (const int m : {20, 128}) {
+    EXPECT_DOUBLE_EQ(
+        replay_pipeline(Schedule::kGpipe, t, m, false, 0.13).makespan_s,
+        detail::replay_every_micro_batch(Schedule::kGpipe, t, m, false, 0.13).makespan_s)
+        << m;
+  }
+}
+
+// What buckets add is the difference of two plays, so the busiest stage's work plus the bubble
+// plus the slowdown is the makespan (a summed critical-path stretch overshot it: 13.75 for a
+// makespan of 13.35 here).
+TEST(PipelineReplayTest, UnslowedMakespanBoundsTheSlowdown) {
+  const StageTimes t = {{ChunkOpTimes{5.0, 0.0, 1.0, 0.0, 1, 0.01}},
+                        {ChunkOpTimes{0.1, 0.0, 0.5, 0.0, 8, 10.0}}};
+  const PipelineTimeline slowed = replay_pipeline(Schedule::kOneFOneB, t, 2, false, 0.2);
+  EXPECT_DOUBLE_EQ(slowed.unslowed_makespan_s,
+                   replay_pipeline(Schedule::kOneFOneB, t, 2, false, 1.0).makespan_s);
+  EXPECT_GE(slowed.unslowed_makespan_s, 2 * 6.0);  // the busiest stage's work
+  EXPECT_GE(slowed.makespan_s, slowed.unslowed_makespan_s);
+}
+
 // Laws: no stage works less than its own ops, and slowing any op never shortens the run.
 TEST(PipelineReplayTest, MakespanBoundsAndMonotonicity) {
   std::mt19937 rng(11);

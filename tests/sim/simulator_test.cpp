@@ -448,7 +448,7 @@ TEST(EventEngineTest, AgreesWithAnalyticOnUnevenStages) {
     Scenario sc = gpt13b(8, 4, 4, 4, Schedule::kOneFOneB);
     sc.parallelism.zero_stage = zero;
     sc.parallelism.stage_layers = {6, 10, 10, 14};
-    EXPECT_NEAR(analytic_gap(sc), 0.0, 0.02) << "ZeRO-" << zero;
+    EXPECT_NEAR(analytic_gap(sc), 0.0, 0.01) << "ZeRO-" << zero;
   }
 }
 

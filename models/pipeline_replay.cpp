@@ -181,17 +181,10 @@ double slowed_by_buckets_s(double start_s, double work_s, double link_busy_until
   return (link_busy_until_s - start_s) - overlapped_work_s;
 }
 
-PipelineTimeline play(const ReplayGraph& g, const std::vector<std::vector<ChunkOpTimes>>& times,
-                      double rate) {
-  const size_t p = times.size();
-  const size_t v = times.front().size();
-  // Scratch kept per thread: the planner's screen plays millions of small graphs.
-  thread_local std::vector<double> cost;
-  thread_local std::vector<double> end;        // every element is written before it is read
-  thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
-  thread_local std::vector<double> link_free;  // per stage: when its last bucket is done
-  cost.clear();
-  cost.reserve(p * v * kRow);
+// The per-call table the steps index: a row of kRow per (stage, chunk).
+std::vector<double> cost_table(const std::vector<std::vector<ChunkOpTimes>>& times) {
+  std::vector<double> cost;
+  cost.reserve(times.size() * times.front().size() * kRow);
   for (const auto& stage : times) {
     for (const ChunkOpTimes& t : stage) {
       const auto op = [&](double compute_s, double comm_s) {
@@ -204,6 +197,15 @@ PipelineTimeline play(const ReplayGraph& g, const std::vector<std::vector<ChunkO
       cost.insert(cost.end(), {static_cast<double>(t.gradient_buckets), t.bucket_s});
     }
   }
+  return cost;
+}
+
+PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
+                      double rate) {
+  // Scratch kept per thread: the planner's screen plays millions of small graphs.
+  thread_local std::vector<double> end;        // every element is written before it is read
+  thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
+  thread_local std::vector<double> link_free;  // per stage: when its last bucket is done
   end.resize(g.steps.size());
   end[0] = 0.0;
   // Until the first bucket goes out nothing slows compute: the branch-free common case.
@@ -272,7 +274,8 @@ PipelineTimeline replay_every_micro_batch(Schedule schedule,
                                           double compute_rate_during_comm) {
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
-  return play(graph_of(schedule, p, micro_batches, v, recompute), times, compute_rate_during_comm);
+  return play(graph_of(schedule, p, micro_batches, v, recompute), cost_table(times), times.size(),
+              compute_rate_during_comm);
 }
 
 }  // namespace detail
@@ -301,8 +304,10 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   const int m = micro_batches;
+  const std::vector<double> cost = cost_table(times);  // shared by every run below
   const auto run = [&](int count) {
-    return play(graph_of(schedule, p, count, v, recompute), times, compute_rate_during_comm);
+    return play(graph_of(schedule, p, count, v, recompute), cost, times.size(),
+                compute_rate_during_comm);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two

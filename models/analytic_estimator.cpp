@@ -11,6 +11,7 @@
 #include "models/memory_model.hpp"
 #include "models/overlap.hpp"
 #include "models/pipeline_replay.hpp"
+#include "models/zero3_streams.hpp"
 
 namespace capsim {
 namespace {
@@ -21,60 +22,92 @@ struct StageStep {
   double tp_s = 0.0;
   double cp_s = 0.0;
   double zero3_s = 0.0;                // exposed ZeRO-3 gathers / reduce-scatters
+  double zero3_once_s = 0.0;           // ZeRO-3 streams' warm-up and drain, once per iteration
   double first_chunk_forward_s = 0.0;  // the first virtual chunk's forward
   [[nodiscard]] double total_s() const { return compute_s + tp_s + cp_s + zero3_s; }
 };
 
 // ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
 // its backward, and its gradients reduce-scattered, every micro-batch (PyTorch FSDP without
-// no_sync). Prefetch hides a gather behind the previous layer's compute (slowed meanwhile,
-// overlap.hpp); the first gather of each pass and the last reduce-scatter stay exposed (Zhao
-// et al. 2023, FSDP §3.3).
+// no_sync; Zhao et al. 2023, FSDP §3.3), on two streams beside compute: played layer by layer
+// as the event engine runs them (models/zero3_streams.hpp). Per micro-batch each op pays its
+// steady-state exposure; the first gather of the iteration and the last reduce-scatters are
+// paid once.
 struct Zero3Exposed {
   double forward_s = 0.0;
-  double backward_s = 0.0;
+  double backward_s = 0.0;  // the whole backward, or B under ZB-H1
+  double weight_s = 0.0;    // W under ZB-H1
+  double once_s = 0.0;      // warm-up and drain, once per iteration
+  [[nodiscard]] double per_micro_batch_s() const { return forward_s + backward_s + weight_s; }
 };
 
 Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
-                           const HardwareProfile& profile, const ChunkCosts& chunk) {
-  if (chunk.num_layers == 0)
+                           const HardwareProfile& profile, const ChunkCosts& chunk, bool split) {
+  if (chunk.num_layers == 0 || dp.ranks <= 1)
     return {};
-  const double layers = chunk.num_layers;
-  const double layer_params = chunk.parameter_count / layers;
-  const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather,
-                                            layer_params * costs.param_bytes_per_element, dp);
-  const double scatter_s = collective_time_s(profile, CollectiveKind::kReduceScatter,
-                                             layer_params * costs.grad_bytes_per_element, dp);
-  const double fwd_layer_s = (chunk.forward_compute_s + chunk.forward_tp_comm_s) / layers;
-  const double bwd_layer_s = (chunk.backward_input_s + chunk.backward_weight_s + chunk.recompute_s +
-                              chunk.backward_tp_comm_s) /
-                             layers;
-  // In the backward the gather and scatter streams run side by side (FSDP's unshard and
-  // post-backward streams): their latencies overlap, their bytes share the links.
-  const double shared_latency_s =
-      std::min(collective_time_s(profile, CollectiveKind::kAllGather, kLatencyProbeBytes, dp),
-               collective_time_s(profile, CollectiveKind::kReduceScatter, kLatencyProbeBytes, dp));
-  const double backward_comm_s = gather_s + scatter_s - shared_latency_s;
-  const double rate = costs.compute_rate_during_comm;
-  const double forward =
-      gather_s + (layers - 1.0) * overlapped_exposed_s(gather_s, fwd_layer_s, rate);
-  const double backward =
-      backward_comm_s + (layers - 1.0) * overlapped_exposed_s(backward_comm_s, bwd_layer_s, rate);
-  return {forward, backward};
+  const double layer_params = chunk.parameter_count / chunk.num_layers;
+  const auto latency_s = [&](CollectiveKind kind) {
+    return collective_time_s(profile, kind, kLatencyProbeBytes, dp);
+  };
+  Zero3Collectives c;
+  c.gather_latency_s = latency_s(CollectiveKind::kAllGather);
+  c.gather_wire_s = collective_time_s(profile, CollectiveKind::kAllGather,
+                                      layer_params * costs.param_bytes_per_element, dp) -
+                    c.gather_latency_s;
+  c.scatter_latency_s = latency_s(CollectiveKind::kReduceScatter);
+  c.scatter_wire_s = collective_time_s(profile, CollectiveKind::kReduceScatter,
+                                       layer_params * costs.grad_bytes_per_element, dp) -
+                     c.scatter_latency_s;
+  // As the event engine runs them: recompute fused into the backward's layers; under ZB-H1 the
+  // input-gradient op gathers and the weight-gradient op scatters.
+  const double weight_s = split ? chunk.backward_weight_s : 0.0;
+  std::vector<Zero3Pass> passes{
+      {chunk.forward_compute_s, chunk.forward_tp_comm_s + chunk.forward_cp_comm_s, true, false},
+      {chunk.backward_input_s + chunk.backward_weight_s - weight_s + chunk.recompute_s,
+       chunk.backward_tp_comm_s + chunk.backward_cp_comm_s + chunk.recompute_tp_comm_s, true,
+       !split}};
+  if (split)
+    passes.push_back({weight_s, 0.0, false, true});
+  const Zero3Play play =
+      play_zero3_streams(passes, chunk.num_layers, c, costs.compute_rate_during_comm);
+  Zero3Exposed z;
+  z.forward_s = play.exposed_s[0];
+  z.backward_s = play.exposed_s[1];
+  z.weight_s = split ? play.exposed_s[2] : 0.0;
+  z.once_s = play.warmup_s + play.drain_s;
+  return z;
 }
 
-StageStep stage_step(const IterationCosts& costs, const GroupShape& dp,
-                     const HardwareProfile& profile, const StageCosts& stage, int zero_stage) {
+// Per stage and chunk; empty unless ZeRO-3.
+using Zero3Table = std::vector<std::vector<Zero3Exposed>>;
+
+Zero3Table zero3_table(const IterationCosts& costs, const GroupShape& dp,
+                       const HardwareProfile& profile, const Parallelism& par) {
+  Zero3Table table(costs.stages.size());
+  if (par.zero_stage != 3)
+    return table;
+  const bool split = par.schedule == Schedule::kZeroBubble;
+  for (size_t s = 0; s < costs.stages.size(); ++s) {
+    for (const ChunkCosts& ch : costs.stages[s].chunks)
+      table[s].push_back(zero3_exposed(costs, dp, profile, ch, split));
+  }
+  return table;
+}
+
+StageStep stage_step(const HardwareProfile& profile, const StageCosts& stage,
+                     const std::vector<Zero3Exposed>& zero3) {
   StageStep step;
+  for (const Zero3Exposed& z : zero3)
+    step.zero3_s += z.per_micro_batch_s();
+  // The stage's one gather queue prefetches across ops and chunks: only the iteration's first
+  // gather (chunk 0's forward) waits, and its last backward (chunk 0's) drains the scatters.
+  if (!zero3.empty())
+    step.zero3_once_s = zero3.front().once_s;
   for (const ChunkCosts& ch : stage.chunks) {
     step.compute_s +=
         ch.forward_compute_s + ch.backward_input_s + ch.backward_weight_s + ch.recompute_s;
     step.tp_s += ch.forward_tp_comm_s + ch.backward_tp_comm_s + ch.recompute_tp_comm_s;
     step.cp_s += ch.forward_cp_comm_s + ch.backward_cp_comm_s;
-    if (zero_stage == 3) {
-      const Zero3Exposed z = zero3_exposed(costs, dp, profile, ch);
-      step.zero3_s += z.forward_s + z.backward_s;
-    }
   }
   const ChunkCosts& first = stage.chunks.front();
   step.first_chunk_forward_s =
@@ -118,7 +151,7 @@ BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& pro
 // Megatron-Core's layout, dp_bucket_count).
 std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, const GroupShape& dp,
                                                 const HardwareProfile& profile,
-                                                const Parallelism& par) {
+                                                const Parallelism& par, const Zero3Table& zero3) {
   const bool split = par.schedule == Schedule::kZeroBubble;
   const bool recompute_op = par.recompute != Recompute::kNone;
   const bool reduces = dp.ranks > 1 && par.zero_stage != 3;
@@ -131,19 +164,19 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
     std::vector<ChunkOpTimes>& chunks = times.emplace_back();
     chunks.reserve(stage.chunks.size());
     for (const ChunkCosts& ch : stage.chunks) {
-      const Zero3Exposed z =
-          par.zero_stage == 3 ? zero3_exposed(costs, dp, profile, ch) : Zero3Exposed{};
+      const size_t c = chunks.size();
+      const Zero3Exposed z = zero3[s].empty() ? Zero3Exposed{} : zero3[s][c];
       ChunkOpTimes t;
       t.forward_s = ch.forward_compute_s;
       t.forward_comm_s = ch.forward_tp_comm_s + ch.forward_cp_comm_s + z.forward_s;
       // Without a recompute op (no recompute, or ZeRO-3 fusing it) it is part of the backward.
       (recompute_op ? t.recompute_s : t.backward_s) += ch.recompute_s;
       (recompute_op ? t.recompute_comm_s : t.backward_comm_s) += ch.recompute_tp_comm_s;
-      t.weight_s = split ? ch.backward_weight_s : 0.0;
-      t.backward_s += ch.backward_input_s + ch.backward_weight_s - t.weight_s;
+      t.weight_s = split ? ch.backward_weight_s + z.weight_s : 0.0;
+      t.backward_s += ch.backward_input_s + (split ? 0.0 : ch.backward_weight_s);
       t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;
       if (reduces) {
-        t.gradient_buckets = dp_bucket_count(costs, s, chunks.size());
+        t.gradient_buckets = dp_bucket_count(costs, s, c);
         t.bucket_s = collective_time_s(
             profile, kind, ch.parameter_count * costs.grad_bytes_per_element / t.gradient_buckets,
             dp);
@@ -188,7 +221,10 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
   AfterFlush pacing;
   double pacing_tail_s = 0.0;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    const double reduction_s = timeline.reduction_end_s[s] - timeline.makespan_s;
+    // ZeRO-3's one-off exposure (the iteration's first gather, the last scatters) extends the
+    // stage's own timeline.
+    const double reduction_s =
+        timeline.reduction_end_s[s] - timeline.makespan_s + steps[s].zero3_once_s;
     const double gather_s = param_gather_exposed_s(costs, dp, profile, steps[s], s, par.zero_stage,
                                                    timeline.first_forward_start_s[s]);
     const double optimizer_s = costs.stages[s].optimizer_s;
@@ -221,10 +257,11 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   const int p = par.pipeline;
   // Oversubscribed fabrics: DP rings and PP sends that leave their leaf share its uplinks.
   const LeafLimitedGroups groups = leaf_limited_groups(scenario, costs);
+  const Zero3Table zero3 = zero3_table(costs, groups.dp, profile, par);
   std::vector<StageStep> steps;
   steps.reserve(costs.stages.size());
   for (const auto& stage : costs.stages) {
-    steps.push_back(stage_step(costs, groups.dp, profile, stage, par.zero_stage));
+    steps.push_back(stage_step(profile, stage, zero3[steps.size()]));
   }
   size_t bottleneck = 0;
   for (size_t s = 0; s < steps.size(); ++s) {
@@ -239,9 +276,9 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   // (Narayanan et al. 2021 §2.2), divided by v when interleaved, (p-1)(F + B - W) for ZB-H1
   // (Qi et al. 2024 §3.1) — and it stays exact for uneven stages and few micro-batches, where
   // those closed forms do not.
-  const PipelineTimeline timeline =
-      replay_pipeline(par.schedule, op_times(costs, groups.dp, profile, par), costs.micro_batches,
-                      par.recompute != Recompute::kNone, costs.compute_rate_during_comm);
+  const PipelineTimeline timeline = replay_pipeline(
+      par.schedule, op_times(costs, groups.dp, profile, par, zero3), costs.micro_batches,
+      par.recompute != Recompute::kNone, costs.compute_rate_during_comm);
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.
   const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s);

@@ -1,3 +1,4 @@
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -401,6 +402,10 @@ double analytic_gap(const Scenario& sc) {
   const double analytic = estimate_iteration(sc, costs, profile).iteration_time_s;
   const std::string event = test::run_in_child(
       [&] { return test::format_double(simulate_iteration(sc, costs, profile).iteration_time_s); });
+  if (event.rfind("exception: ", 0) == 0) {
+    ADD_FAILURE() << "event engine: " << event;
+    return std::numeric_limits<double>::quiet_NaN();
+  }
   return analytic / std::stod(event) - 1.0;
 }
 
@@ -477,6 +482,43 @@ TEST(EventEngineTest, AgreesWithAnalyticForZero3InsideANode) {
   const SimulationResult analytic = estimate_iteration(sc, costs, profile);
   const SimulationResult event = simulate_iteration(sc, costs, profile);
   EXPECT_NEAR(event.iteration_time_s, analytic.iteration_time_s, 0.01 * analytic.iteration_time_s);
+}
+
+// ZeRO-3 across nodes, comm-bound: in the backward the gather and reduce-scatter streams share
+// the NIC, and whether one stream's latency hides behind the other's bytes depends on how their
+// phases fall. The estimator plays both streams layer by layer as the event engine runs them
+// (models/zero3_streams.hpp); with a closed form (latencies overlapped, bytes added, each
+// micro-batch's first gather and last scatter exposed) it was 1.6-4.5% slow on these layouts.
+TEST(EventEngineTest, AgreesWithAnalyticForZero3AcrossNodes) {
+  struct Case {
+    int tp, pp, dp, micro_batches;
+    Schedule schedule;
+    int chunks;
+    Recompute recompute;
+  };
+  for (const Case& c : {Case{8, 1, 8, 4, Schedule::kOneFOneB, 1, Recompute::kFull},
+                        Case{1, 1, 64, 2, Schedule::kOneFOneB, 1, Recompute::kNone},
+                        Case{2, 2, 16, 4, Schedule::kOneFOneB, 1, Recompute::kNone},
+                        Case{2, 2, 16, 4, Schedule::kInterleaved, 2, Recompute::kFull}}) {
+    Scenario sc = gpt13b(c.tp, c.pp, c.dp, c.micro_batches, c.schedule, c.chunks);
+    sc.parallelism.zero_stage = 3;
+    sc.parallelism.recompute = c.recompute;
+    EXPECT_NEAR(analytic_gap(sc), 0.0, 0.01)
+        << "TP" << c.tp << " PP" << c.pp << " DP" << c.dp << " " << to_string(c.schedule);
+  }
+}
+
+// ZB-H1 with ZeRO-3 and a pipeline is the one such layout the play does not follow: it plays
+// each op after the previous one, but on the last stage the event engine's F waits for its
+// input while the previous W's reduce-scatters drain, so there the F's gathers get the NIC to
+// themselves (101 ms per F against 148 ms on stage 0, which has no such wait). The estimator
+// charges every stage stage 0's steady state: 8.1% slow here (9.9% with the closed form).
+TEST(EventEngineTest, ZeroBubbleWithZero3AcrossNodesIsWithinItsKnownGap) {
+  Scenario sc = gpt13b(2, 2, 16, 4, Schedule::kZeroBubble);
+  sc.parallelism.zero_stage = 3;
+  const double gap = analytic_gap(sc);
+  EXPECT_GT(gap, 0.0);
+  EXPECT_LT(gap, 0.09);
 }
 
 }  // namespace

@@ -1,0 +1,130 @@
+#include "models/zero3_streams.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "models/overlap.hpp"
+
+namespace capsim {
+namespace {
+
+constexpr int kLayers = 8;
+
+Zero3Collectives collectives(double latency_s, double gather_wire_s, double scatter_wire_s) {
+  return {latency_s, gather_wire_s, latency_s, scatter_wire_s};
+}
+
+// A forward (gathers) and a backward (gathers and scatters), each of kLayers layers.
+std::vector<Zero3Pass> forward_backward(double forward_s, double backward_s) {
+  return {{forward_s, 0.0, true, false}, {backward_s, 0.0, true, true}};
+}
+
+TEST(Zero3StreamsTest, FreeCollectivesExposeNothing) {
+  const Zero3Play play =
+      play_zero3_streams(forward_backward(1.0, 2.0), kLayers, collectives(0, 0, 0), 0.8);
+  ASSERT_EQ(play.exposed_s.size(), 2U);
+  EXPECT_DOUBLE_EQ(play.exposed_s[0], 0.0);
+  EXPECT_DOUBLE_EQ(play.exposed_s[1], 0.0);
+  EXPECT_DOUBLE_EQ(play.warmup_s, 0.0);
+  EXPECT_DOUBLE_EQ(play.drain_s, 0.0);
+}
+
+// Compute-bound at full speed beside collectives: in steady state every gather is prefetched
+// behind the previous layer and every scatter hides behind the next; only the iteration's
+// first gather and last scatter are paid, once.
+TEST(Zero3StreamsTest, ComputeBoundPaysOnlyTheFirstGatherAndTheLastScatter) {
+  const Zero3Play play = play_zero3_streams(forward_backward(0.08, 0.16), kLayers,
+                                            collectives(0.0001, 0.0009, 0.0019), 1.0);
+  EXPECT_NEAR(play.exposed_s[0], 0.0, 1e-12);
+  EXPECT_NEAR(play.exposed_s[1], 0.0, 1e-12);
+  EXPECT_NEAR(play.warmup_s, 0.001, 1e-12);
+  EXPECT_NEAR(play.drain_s, 0.002, 1e-12);
+}
+
+// One stream, compute-bound, compute slowed beside it: each layer is stretched exactly as
+// overlap.hpp's closed form says (the gather of layer k + 1 runs beside layer k).
+TEST(Zero3StreamsTest, OneStreamBesideComputeMatchesTheOverlapClosedForm) {
+  const double layer_s = 0.01;
+  const double gather_s = 0.004;
+  const double rate = 0.75;
+  const Zero3Play play = play_zero3_streams({{kLayers * layer_s, 0.0, true, false}}, kLayers,
+                                            collectives(0.0, gather_s, 0.0), rate);
+  EXPECT_NEAR(play.exposed_s[0], kLayers * overlapped_exposed_s(gather_s, layer_s, rate), 1e-12);
+}
+
+// One stream, comm-bound: the gathers run back to back and pace the layers.
+TEST(Zero3StreamsTest, CommBoundGathersPaceTheLayers) {
+  const double gather_s = 0.01;
+  const Zero3Play play = play_zero3_streams({{kLayers * 0.002, 0.001 * kLayers, true, false}},
+                                            kLayers, collectives(0.002, 0.008, 0.0), 0.5);
+  EXPECT_NEAR(play.exposed_s[0], kLayers * gather_s - kLayers * 0.003, 1e-12);
+}
+
+// Two streams' bytes on one link: when both are on the wire each gets half of it, so a
+// comm-bound backward moves the sum of their bytes per layer.
+TEST(Zero3StreamsTest, TwoStreamsShareTheLink) {
+  const double wire_s = 0.01;
+  const Zero3Play play = play_zero3_streams({{kLayers * 1e-4, 0.0, true, true}}, kLayers,
+                                            collectives(0.0, wire_s, wire_s), 1.0);
+  EXPECT_NEAR(play.exposed_s[0] + kLayers * 1e-4, kLayers * 2.0 * wire_s, 0.01 * wire_s);
+}
+
+// Whether the latencies hide depends on how the two streams' phases fall. A layer's gather
+// starts as the previous layer starts computing, its scatter as that layer ends. With almost no
+// compute between them both latencies pass together and each layer costs the bytes plus one
+// latency; with compute as long as a latency, each stream's latency passes while the other's
+// bytes move and a layer costs the bytes alone.
+TEST(Zero3StreamsTest, LatenciesHideOnlyWhenThePhasesInterleave) {
+  const double latency_s = 0.002;
+  const double wire_s = 0.01;
+  const auto per_layer_s = [&](double compute_s) {
+    const Zero3Play play = play_zero3_streams({{kLayers * compute_s, 0.0, true, true}}, kLayers,
+                                              collectives(latency_s, wire_s, wire_s), 1.0);
+    return play.exposed_s[0] / kLayers + compute_s;
+  };
+  EXPECT_NEAR(per_layer_s(1e-6), 2.0 * wire_s + latency_s, 1e-5);
+  EXPECT_NEAR(per_layer_s(latency_s), 2.0 * wire_s, 1e-9);
+}
+
+// Laws on random inputs: exposure is never negative; a cycle takes at least the bytes its two
+// streams put on the one link, and at most everything run one after another at the slowed rate.
+TEST(Zero3StreamsTest, CycleIsBoundedByTheLinkAndBySerialExecution) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 500; ++trial) {
+    const int layers = 1 + static_cast<int>(u(rng) * 12);
+    const bool split = u(rng) < 0.3;
+    std::vector<Zero3Pass> passes{{u(rng), 0.2 * u(rng), true, false},
+                                  {u(rng), 0.2 * u(rng), true, !split}};
+    if (split)
+      passes.push_back({u(rng), 0.0, false, true});
+    const Zero3Collectives c{0.01 * u(rng), 0.3 * u(rng), 0.01 * u(rng), 0.3 * u(rng)};
+    const double rate = 0.2 + 0.8 * u(rng);
+    const Zero3Play play = play_zero3_streams(passes, layers, c, rate);
+    double work_s = 0.0;
+    double cycle_s = 0.0;
+    double serial_s = 0.0;
+    int gathers = 0;
+    int scatters = 0;
+    for (size_t i = 0; i < passes.size(); ++i) {
+      EXPECT_GE(play.exposed_s[i], -1e-12) << trial;
+      work_s += passes[i].compute_s + passes[i].comm_s;
+      cycle_s += passes[i].compute_s + passes[i].comm_s + play.exposed_s[i];
+      serial_s += passes[i].compute_s / rate + passes[i].comm_s;
+      gathers += passes[i].gathers ? layers : 0;
+      scatters += passes[i].scatters ? layers : 0;
+    }
+    const double link_s = gathers * c.gather_wire_s + scatters * c.scatter_wire_s;
+    serial_s += gathers * (c.gather_latency_s + c.gather_wire_s) +
+                scatters * (c.scatter_latency_s + c.scatter_wire_s);
+    EXPECT_GE(cycle_s, std::max(work_s, link_s) - 1e-9) << trial;
+    EXPECT_LE(cycle_s, serial_s + 1e-9) << trial;
+    EXPECT_GE(play.warmup_s, 0.0);
+    EXPECT_GE(play.drain_s, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace capsim

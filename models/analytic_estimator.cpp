@@ -172,6 +172,7 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
       // Without a recompute op (no recompute, or ZeRO-3 fusing it) it is part of the backward.
       (recompute_op ? t.recompute_s : t.backward_s) += ch.recompute_s;
       (recompute_op ? t.recompute_comm_s : t.backward_comm_s) += ch.recompute_tp_comm_s;
+      // W's exposed reduce-scatters ride on its time (ZeRO-3 has no buckets to slow it).
       t.weight_s = split ? ch.backward_weight_s + z.weight_s : 0.0;
       t.backward_s += ch.backward_input_s + (split ? 0.0 : ch.backward_weight_s);
       t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;

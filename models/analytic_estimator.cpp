@@ -22,7 +22,7 @@ struct StageStep {
   double tp_s = 0.0;
   double cp_s = 0.0;
   double zero3_s = 0.0;                // exposed ZeRO-3 gathers / reduce-scatters
-  double zero3_once_s = 0.0;           // ZeRO-3 streams' warm-up and drain, once per iteration
+  double zero3_once_s = 0.0;           // ZeRO-3 streams' start and end, once per iteration
   double first_chunk_forward_s = 0.0;  // the first virtual chunk's forward
   [[nodiscard]] double total_s() const { return compute_s + tp_s + cp_s + zero3_s; }
 };
@@ -37,7 +37,7 @@ struct Zero3Exposed {
   double forward_s = 0.0;
   double backward_s = 0.0;  // the whole backward, or B under ZB-H1
   double weight_s = 0.0;    // W under ZB-H1
-  double once_s = 0.0;      // warm-up and drain, once per iteration
+  double once_s = 0.0;      // start and end of the streams, once per iteration
   [[nodiscard]] double per_micro_batch_s() const { return forward_s + backward_s + weight_s; }
 };
 
@@ -74,7 +74,7 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
   z.forward_s = play.exposed_s[0];
   z.backward_s = play.exposed_s[1];
   z.weight_s = split ? play.exposed_s[2] : 0.0;
-  z.once_s = play.warmup_s + play.drain_s;
+  z.once_s = play.once_s;
   return z;
 }
 

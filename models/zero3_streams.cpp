@@ -100,7 +100,7 @@ class Player {
   }
 
   [[nodiscard]] const std::vector<double>& exposed_s() const { return exposed_; }
-  [[nodiscard]] double drain_s() const { return now_ - pass_start_; }
+  [[nodiscard]] double end_s() const { return now_; }  // the last scatter's end
 
  private:
   [[nodiscard]] const Zero3Pass& pass() const { return passes_[pass_index_ % passes_.size()]; }
@@ -216,31 +216,27 @@ Zero3Play play_zero3_streams(const std::vector<Zero3Pass>& passes, int layers,
 
   const size_t per_cycle = passes.size();
   const std::vector<double>& exposed = player.exposed_s();
-  double first_cycle_s = 0.0;
   double cycle_s = 0.0;
   double link_s = 0.0;
   size_t last_scattering = per_cycle - 1;
   for (size_t i = 0; i < per_cycle; ++i) {
     play.exposed_s[i] = exposed[kSteadyCycle * per_cycle + i];
-    first_cycle_s += exposed[i];
     cycle_s += passes[i].compute_s + passes[i].comm_s + play.exposed_s[i];
     link_s += passes[i].gathers ? layers * collectives.gather_wire_s : 0.0;
     link_s += passes[i].scatters ? layers * collectives.scatter_wire_s : 0.0;
     if (passes[i].scatters)
       last_scattering = i;
   }
-  double steady_exposed_s = 0.0;
-  for (double e : play.exposed_s)
-    steady_exposed_s += e;
-  play.warmup_s = std::max(0.0, first_cycle_s - steady_exposed_s);
-  play.drain_s = std::max(0.0, player.drain_s());
   // Compute does not wait for the reduce-scatters, so a scatter stream with more bytes than its
   // share of the link falls behind by the same amount every cycle: over many micro-batches the
-  // link, not compute, paces a cycle, and what the played cycles left to drain was that backlog.
+  // link, not compute, paces a cycle.
   if (link_s > cycle_s) {
     play.exposed_s[last_scattering] += link_s - cycle_s;
-    play.drain_s = std::max(0.0, play.drain_s - kCycles * (link_s - cycle_s));
+    cycle_s = link_s;
   }
+  // Whatever the played cycles took beyond that pace: the first gather that nothing prefetched,
+  // the last cycle's lack of a next gather, the scatters (or their backlog) still draining.
+  play.once_s = player.end_s() - kCycles * cycle_s;
   return play;
 }
 

@@ -23,8 +23,10 @@ struct Zero3Collectives {
 
 struct Zero3Play {
   std::vector<double> exposed_s;  // per pass, in steady state: its time beyond compute + comm
-  double warmup_s = 0.0;          // one-off: the first cycle's exposure beyond the steady state's
-  double drain_s = 0.0;           // one-off: the reduce-scatters still running after the last pass
+  // Once per iteration: what the whole play (three cycles, its scatters drained) took beyond
+  // three steady cycles, so that M cycles cost M steady ones plus this: the first gather nothing
+  // prefetched, the last cycle's missing next gather, the scatters still draining.
+  double once_s = 0.0;
 };
 
 // Plays a chunk's passes (e.g. forward then backward) over and over as the event engine runs

@@ -27,8 +27,7 @@ TEST(Zero3StreamsTest, FreeCollectivesExposeNothing) {
   ASSERT_EQ(play.exposed_s.size(), 2U);
   EXPECT_DOUBLE_EQ(play.exposed_s[0], 0.0);
   EXPECT_DOUBLE_EQ(play.exposed_s[1], 0.0);
-  EXPECT_DOUBLE_EQ(play.warmup_s, 0.0);
-  EXPECT_DOUBLE_EQ(play.drain_s, 0.0);
+  EXPECT_DOUBLE_EQ(play.once_s, 0.0);
 }
 
 // Compute-bound at full speed beside collectives: in steady state every gather is prefetched
@@ -39,8 +38,7 @@ TEST(Zero3StreamsTest, ComputeBoundPaysOnlyTheFirstGatherAndTheLastScatter) {
                                             collectives(0.0001, 0.0009, 0.0019), 1.0);
   EXPECT_NEAR(play.exposed_s[0], 0.0, 1e-12);
   EXPECT_NEAR(play.exposed_s[1], 0.0, 1e-12);
-  EXPECT_NEAR(play.warmup_s, 0.001, 1e-12);
-  EXPECT_NEAR(play.drain_s, 0.002, 1e-12);
+  EXPECT_NEAR(play.once_s, 0.001 + 0.002, 1e-12);
 }
 
 // One stream, compute-bound, compute slowed beside it: each layer is stretched exactly as
@@ -88,6 +86,19 @@ TEST(Zero3StreamsTest, LatenciesHideOnlyWhenThePhasesInterleave) {
   EXPECT_NEAR(per_layer_s(latency_s), 2.0 * wire_s, 1e-9);
 }
 
+// Reduce-scatters with more bytes than the gathers leave them fall behind every micro-batch
+// (compute does not wait for them): the link then paces the step, every byte of a cycle on it,
+// and what is left to drain is paid once.
+TEST(Zero3StreamsTest, ScattersThatFallBehindLetTheLinkPaceTheStep) {
+  const double gather_s = 0.01;
+  const double scatter_s = 0.05;
+  const Zero3Play play = play_zero3_streams(forward_backward(kLayers * 1e-4, kLayers * 1e-4),
+                                            kLayers, collectives(0.0, gather_s, scatter_s), 1.0);
+  const double cycle_s = play.exposed_s[0] + play.exposed_s[1] + 2.0 * kLayers * 1e-4;
+  EXPECT_NEAR(cycle_s, kLayers * (2.0 * gather_s + scatter_s), 1e-9);
+  EXPECT_GT(play.once_s, 0.0);
+}
+
 // Laws on random inputs: exposure is never negative; a cycle takes at least the bytes its two
 // streams put on the one link, and at most everything run one after another at the slowed rate.
 TEST(Zero3StreamsTest, CycleIsBoundedByTheLinkAndBySerialExecution) {
@@ -121,8 +132,6 @@ TEST(Zero3StreamsTest, CycleIsBoundedByTheLinkAndBySerialExecution) {
                 scatters * (c.scatter_latency_s + c.scatter_wire_s);
     EXPECT_GE(cycle_s, std::max(work_s, link_s) - 1e-9) << trial;
     EXPECT_LE(cycle_s, serial_s + 1e-9) << trial;
-    EXPECT_GE(play.warmup_s, 0.0);
-    EXPECT_GE(play.drain_s, 0.0);
   }
 }
 

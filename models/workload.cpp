@@ -65,6 +65,20 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
     ops[i].attention_core = true;
 }
 
+// Megatron's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py,
+// the default: cross_entropy_loss_fusion is off), per logit in HBM. Forward: the fp32 copy of
+// the 16-bit logits (read e, write 4), max (read 4), in-place subtract, exp and divide (read
+// and write 4 each), the exp-sum (read 4). Backward: the in-place multiply by the loss
+// gradient (read and write 4) and the cast back to 16 bits (read 4, write e). PyTorch's
+// F.cross_entropy under autocast (llm-foundry) makes as many passes.
+void add_cross_entropy(std::vector<Op>& ops, double logits, double e) {
+  const double fwd_bytes = logits * (e + 4.0 + 4.0 + 3.0 * 8.0 + 4.0);
+  const double bwd_bytes = logits * (8.0 + 4.0 + e);
+  ops.push_back({"cross_entropy", OpKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
+  ops.push_back(
+      {"cross_entropy", OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bwd_bytes, 0});
+}
+
 }  // namespace
 
 std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
@@ -153,8 +167,7 @@ std::vector<Op> lower_head(const ModelSpec& m, const Parallelism& p) {
   // The logits GEMM stays in 16-bit even in fp8 recipes (Transformer Engine keeps the head in
   // higher precision).
   add_linear(ops, "logits", tokens, m.hidden_size, d(m.vocab_size) / t);
-  // Vocab-parallel cross-entropy in fp32: max, exp-sum and gradient passes over the logits.
-  add_elementwise(ops, "cross_entropy", 3.0 * tokens * d(m.vocab_size) / t * 4.0);
+  add_cross_entropy(ops, tokens * d(m.vocab_size) / t, e);
   return ops;
 }
 

@@ -167,5 +167,24 @@ TEST(WorkloadTest, Fp8LinearsAddCastTransposeTraffic) {
   EXPECT_DOUBLE_EQ(other_bytes, bf16_bytes);  // the rest stays 16-bit
 }
 
+// The loss follows Megatron's vocab-parallel cross-entropy pass by pass: per logit, forward
+// 38 B at 16 bits (fp32 copy 2 + 4, max 4, subtract, exp and divide 8 each, exp-sum 4), backward
+// 14 B (multiply 8, cast back 4 + 2); the vocabulary is split over TP ranks.
+TEST(WorkloadTest, CrossEntropyMakesMegatronsPasses) {
+  const ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
+  Parallelism p;
+  p.tensor = 2;
+  p.micro_batch_size = 2;
+  const double logits = 2.0 * m.seq_length * 128256.0 / 2.0;
+  double fwd = 0.0;
+  double bwd = 0.0;
+  for (const Op& op : lower_head(m, p)) {
+    if (std::string_view(op.name) == "cross_entropy")
+      (op.pass == Pass::kForward ? fwd : bwd) += op.bytes;
+  }
+  EXPECT_DOUBLE_EQ(fwd, 38.0 * logits);
+  EXPECT_DOUBLE_EQ(bwd, 14.0 * logits);
+}
+
 }  // namespace
 }  // namespace capsim

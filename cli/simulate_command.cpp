@@ -1,11 +1,12 @@
 // capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
-// [--every-gpu] [--json]
+// [--every-gpu] [--kernels] [--json]
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "models/analytic_estimator.hpp"
 #include "models/io/input_error.hpp"
+#include "models/io/kernel_table_io.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
@@ -30,7 +31,10 @@ int run_simulate(int argc, char** argv) {
         "json", "print one JSON object instead of the table")(
         "every-gpu",
         "event engine: simulate every GPU instead of one per stage (exact on asymmetric "
-        "layouts and leaf-level oversubscription; slower)");
+        "layouts and leaf-level oversubscription; slower)")(
+        "kernels",
+        "also list every kernel of one micro-batch with its modelled time and achieved rate "
+        "(JSON: \"kernels\")");
     options.parse_positional({"scenario"});
     cxxopts::ParseResult args;
     if (!parse_or_help(options, argc, argv, args))
@@ -66,10 +70,16 @@ int run_simulate(int argc, char** argv) {
     } else {
       result = estimate_iteration(scenario, profile);
     }
+    const bool kernels = args.count("kernels") > 0;
     if (args.count("json") > 0) {
-      std::cout << result_to_json(result).dump(2) << "\n";
+      nlohmann::json out = result_to_json(result);
+      if (kernels)
+        out["kernels"] = kernel_table_to_json(kernel_table(scenario, profile));
+      std::cout << out.dump(2) << "\n";
     } else {
       std::cout << result_table(result);
+      if (kernels)
+        std::cout << kernel_table_text(kernel_table(scenario, profile));
     }
     return 0;
   });

@@ -7,6 +7,7 @@
 #include "models/collective_cost.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/op_cost.hpp"
 #include "models/overlap.hpp"
 #include "models/parameter_count.hpp"
 #include "models/workload.hpp"
@@ -23,47 +24,11 @@ struct PassTimes {
   double attention_backward_s = 0.0;
 };
 
-// FlashAttention efficiency by head dimension, linear between the 64 and 128 anchors
-// (Dao 2023 reports lower utilisation at head dim 64 than at 128 on A100).
-double attention_efficiency(const AttentionParams& a, int head_dim, double seq_length,
-                            bool backward) {
-  const double lo = backward ? a.backward_efficiency_hd64 : a.forward_efficiency_hd64;
-  const double hi = backward ? a.backward_efficiency_hd128 : a.forward_efficiency_hd128;
-  const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
-  return (lo + (hi - lo) * x) * seq_length / (seq_length + a.half_efficiency_seq_length);
-}
-
 PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, const GpuSpec& gpu,
                    Precision precision, double seq_length) {
   PassTimes out;
   for (const Op& op : ops) {
-    double t = 0.0;
-    switch (op.kind) {
-      case OpKind::kGemm: {
-        // fp8 recipes run the big GEMMs in fp8; the logits GEMM stays in bf16.
-        const bool is_logits = std::string_view(op.name) == "logits";
-        const Precision p =
-            (precision == Precision::kFp8 && is_logits) ? Precision::kBf16 : precision;
-        t = gemm_time_s(profile.gemm, gpu, p, op.gemm);
-        break;
-      }
-      case OpKind::kAttention: {
-        const bool backward = op.pass != Pass::kForward;
-        // FlashAttention runs in 16-bit even in fp8 recipes (Transformer Engine default).
-        const double peak = gpu.peak_flop_per_s(Precision::kBf16);
-        const double compute =
-            op.flop /
-            (peak * attention_efficiency(profile.attention, op.head_dim, seq_length, backward));
-        const double memory =
-            op.bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.gemm.memory_efficiency);
-        t = profile.gemm.launch_overhead_s + std::max(compute, memory);
-        break;
-      }
-      case OpKind::kMemoryBound:
-        t = memory_bound_time_s(profile.gemm, gpu, op.bytes);
-        break;
-    }
-    t /= profile.software_efficiency;
+    const double t = op_time_s(op, profile, gpu, precision, seq_length);
     if (op.attention_core) {
       (op.pass == Pass::kForward ? out.attention_forward_s : out.attention_backward_s) += t;
     }

@@ -92,6 +92,26 @@ TEST(CliTest, SimulateJsonHasContractKeys) {
   }
 }
 
+// --kernels adds the kernel table (both engines); without it the output is unchanged.
+TEST(CliTest, KernelsListsEveryKernelOnRequest) {
+  const std::string base = "simulate " + kData + "/scenarios/valid.json --engine analytic";
+  const auto plain = nlohmann::json::parse(run_capsim(base + " --json").out);
+  EXPECT_FALSE(plain.contains("kernels"));
+  const auto r = run_capsim(base + " --json --kernels");
+  ASSERT_EQ(r.exit_code, 0);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("kernels"));
+  EXPECT_GT(j.at("kernels").at("max_layers_per_stage").get<int>(), 0);
+  for (const auto& row : j.at("kernels").at("rows")) {
+    for (const char* key : {"part", "name", "pass", "kind", "precision", "time_s"})
+      EXPECT_TRUE(row.contains(key)) << key;
+  }
+  j.erase("kernels");
+  EXPECT_EQ(j, plain);
+  const auto table = run_capsim(base + " --kernels");
+  EXPECT_NE(table.out.find("kernels of one micro-batch on one GPU"), std::string::npos);
+}
+
 TEST(CliTest, SameInputGivesByteIdenticalOutput) {
   const std::string args = "simulate " + kData + "/scenarios/valid.json --engine analytic --json";
   EXPECT_EQ(run_capsim(args).out, run_capsim(args).out);

@@ -1,0 +1,59 @@
+#include "models/kernel_table.hpp"
+
+#include <algorithm>
+
+#include "models/gpu_catalog.hpp"
+#include "models/op_cost.hpp"
+
+namespace capsim {
+
+KernelTable kernel_table(const Scenario& scenario, const HardwareProfile& profile) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  KernelTable table;
+  table.hbm_bytes_per_s = gpu.hbm_bandwidth_bytes_per_s;
+  const std::vector<int> layers = layers_per_stage(m, p);
+  table.max_layers_per_stage = *std::max_element(layers.begin(), layers.end());
+  const auto add = [&](ModelPart part, const std::vector<Op>& ops) {
+    for (const Op& op : ops) {
+      KernelRow row;
+      row.part = part;
+      row.op = op;
+      row.precision = op_precision(op, p.precision);
+      row.time_s = op_time_s(op, profile, gpu, p.precision, m.seq_length);
+      row.peak_flop_per_s = gpu.peak_flop_per_s(row.precision);
+      table.rows.push_back(row);
+    }
+  };
+  add(ModelPart::kLayer, lower_layer(m, p));
+  add(ModelPart::kEmbedding, lower_embedding(m, p));
+  add(ModelPart::kHead, lower_head(m, p));
+  return table;
+}
+
+const char* to_string(ModelPart part) {
+  switch (part) {
+    case ModelPart::kLayer:
+      return "layer";
+    case ModelPart::kEmbedding:
+      return "embedding";
+    case ModelPart::kHead:
+      return "head";
+  }
+  return "layer";
+}
+
+const char* to_string(Pass pass) {
+  switch (pass) {
+    case Pass::kForward:
+      return "forward";
+    case Pass::kBackwardInput:
+      return "backward_input";
+    case Pass::kBackwardWeight:
+      return "backward_weight";
+  }
+  return "forward";
+}
+
+}  // namespace capsim

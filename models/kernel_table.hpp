@@ -1,0 +1,41 @@
+#pragma once
+
+#include <vector>
+
+#include "models/hardware_profile.hpp"
+#include "models/scenario.hpp"
+#include "models/workload.hpp"
+
+namespace capsim {
+
+// Where in the model a kernel runs: every transformer layer, the input embedding (first stage)
+// or the head (last stage: final norm, logits, loss).
+enum class ModelPart { kLayer, kEmbedding, kHead };
+
+// One kernel of one micro-batch on one GPU with its modelled time.
+struct KernelRow {
+  ModelPart part = ModelPart::kLayer;
+  Op op;
+  Precision precision = Precision::kBf16;  // what it runs at (fp8 recipes keep some in 16 bits)
+  double time_s = 0.0;
+  double peak_flop_per_s = 0.0;  // the GPU's dense peak at that precision
+};
+
+// The kernels the simulator costs, one micro-batch on one GPU, alone on the GPU (beside a
+// collective, compute slows by IterationCosts::compute_rate_during_comm): what to compare
+// with a profiler trace or with `capsim-calibrate gemm --scenario` measurements.
+struct KernelTable {
+  std::vector<KernelRow> rows;   // layer kernels, then embedding, then head, in execution order
+  int max_layers_per_stage = 0;  // how often the layer kernels run on the busiest stage
+  double hbm_bytes_per_s = 0.0;  // the GPU's HBM bandwidth, to read memory-bound rows against
+};
+
+// Returns the kernels of one micro-batch (the lowering of models/workload.hpp) costed as both
+// engines cost them (models/op_cost.hpp). REQUIRES: the scenario passed check_layout and its
+// GPU is in the catalog.
+[[nodiscard]] KernelTable kernel_table(const Scenario& scenario, const HardwareProfile& profile);
+
+[[nodiscard]] const char* to_string(ModelPart part);
+[[nodiscard]] const char* to_string(Pass pass);
+
+}  // namespace capsim

@@ -1,0 +1,49 @@
+#include "models/op_cost.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "models/gemm_cost.hpp"
+
+namespace capsim {
+
+Precision op_precision(const Op& op, Precision precision) {
+  if (precision != Precision::kFp8)
+    return precision;
+  const bool is_logits = op.kind == OpKind::kGemm && std::string_view(op.name) == "logits";
+  return (op.kind == OpKind::kAttention || is_logits) ? Precision::kBf16 : precision;
+}
+
+double attention_efficiency(const AttentionParams& a, int head_dim, double seq_length,
+                            bool backward) {
+  const double lo = backward ? a.backward_efficiency_hd64 : a.forward_efficiency_hd64;
+  const double hi = backward ? a.backward_efficiency_hd128 : a.forward_efficiency_hd128;
+  const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
+  return (lo + (hi - lo) * x) * seq_length / (seq_length + a.half_efficiency_seq_length);
+}
+
+double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gpu,
+                 Precision precision, double seq_length) {
+  double t = 0.0;
+  switch (op.kind) {
+    case OpKind::kGemm:
+      t = gemm_time_s(profile.gemm, gpu, op_precision(op, precision), op.gemm);
+      break;
+    case OpKind::kAttention: {
+      const bool backward = op.pass != Pass::kForward;
+      const double peak = gpu.peak_flop_per_s(op_precision(op, precision));
+      const double compute = op.flop / (peak * attention_efficiency(profile.attention, op.head_dim,
+                                                                    seq_length, backward));
+      const double memory =
+          op.bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.gemm.memory_efficiency);
+      t = profile.gemm.launch_overhead_s + std::max(compute, memory);
+      break;
+    }
+    case OpKind::kMemoryBound:
+      t = memory_bound_time_s(profile.gemm, gpu, op.bytes);
+      break;
+  }
+  return t / profile.software_efficiency;
+}
+
+}  // namespace capsim

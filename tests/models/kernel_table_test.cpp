@@ -1,0 +1,95 @@
+#include "models/kernel_table.hpp"
+
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "models/datasheet_profile.hpp"
+#include "models/gemm_cost.hpp"
+#include "models/io/kernel_table_io.hpp"
+#include "models/io/scenario_io.hpp"
+#include "models/iteration_model.hpp"
+
+namespace capsim {
+namespace {
+
+// One stage, one chunk, no recompute: the chunk holds every layer, the embedding and the head.
+Scenario one_stage() {
+  Scenario s = load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+  s.parallelism.data *= s.parallelism.pipeline;
+  s.parallelism.pipeline = 1;
+  s.parallelism.virtual_pipeline_stages = 1;
+  s.parallelism.schedule = Schedule::kOneFOneB;
+  s.parallelism.recompute = Recompute::kNone;
+  s.parallelism.stage_layers.clear();
+  return s;
+}
+
+HardwareProfile profile_for(const Scenario& s) {
+  return datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+}
+
+// The table lists exactly what both engines cost: its rows add up to the chunk's compute.
+TEST(KernelTableTest, RowsAddUpToTheChunkCompute) {
+  const Scenario s = one_stage();
+  const HardwareProfile profile = profile_for(s);
+  const KernelTable table = kernel_table(s, profile);
+  const ChunkCosts& chunk = compute_iteration_costs(s, profile).stages.at(0).chunks.at(0);
+  EXPECT_EQ(table.max_layers_per_stage, s.model.num_layers);
+  double forward = 0.0;
+  double backward_input = 0.0;
+  double backward_weight = 0.0;
+  for (const KernelRow& row : table.rows) {
+    const double times = row.part == ModelPart::kLayer ? s.model.num_layers : 1.0;
+    (row.op.pass == Pass::kForward         ? forward
+     : row.op.pass == Pass::kBackwardInput ? backward_input
+                                           : backward_weight) += times * row.time_s;
+  }
+  EXPECT_NEAR(forward, chunk.forward_compute_s, 1e-12 * forward);
+  EXPECT_NEAR(backward_input, chunk.backward_input_s, 1e-12 * backward_input);
+  EXPECT_NEAR(backward_weight, chunk.backward_weight_s, 1e-12 * backward_weight);
+}
+
+// fp8 recipes keep the logits GEMM and attention in 16 bits; each GEMM row is the GEMM model's
+// time at the precision it runs at, against that precision's peak.
+TEST(KernelTableTest, Fp8KeepsLogitsAndAttentionIn16Bits) {
+  Scenario s = one_stage();
+  s.cluster.gpu = "H100-SXM5-80GB";
+  s.parallelism.precision = Precision::kFp8;
+  const HardwareProfile profile = profile_for(s);
+  const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
+  for (const KernelRow& row : kernel_table(s, profile).rows) {
+    const std::string_view name = row.op.name;
+    const bool sixteen = name == "logits" || row.op.kind == OpKind::kAttention;
+    if (row.op.kind == OpKind::kMemoryBound)
+      continue;
+    EXPECT_EQ(row.precision, sixteen ? Precision::kBf16 : Precision::kFp8) << name;
+    EXPECT_DOUBLE_EQ(row.peak_flop_per_s, gpu.peak_flop_per_s(row.precision)) << name;
+    if (row.op.kind == OpKind::kGemm) {
+      EXPECT_DOUBLE_EQ(row.time_s, gemm_time_s(profile.gemm, gpu, row.precision, row.op.gemm));
+    }
+  }
+}
+
+TEST(KernelTableTest, JsonRowsCarryRatesAndTheTextTotals) {
+  const Scenario s = one_stage();
+  const KernelTable table = kernel_table(s, profile_for(s));
+  const nlohmann::json j = kernel_table_to_json(table);
+  ASSERT_EQ(j.at("rows").size(), table.rows.size());
+  for (const auto& row : j.at("rows")) {
+    EXPECT_GT(row.at("time_s").get<double>(), 0.0);
+    if (row.at("kind") == "memory") {
+      EXPECT_GT(row.at("gb_per_s").get<double>(), 0.0);
+    } else {
+      const double fraction = row.at("fraction_of_peak").get<double>();
+      EXPECT_GT(fraction, 0.0);
+      EXPECT_LT(fraction, 1.0);
+    }
+  }
+  const std::string text = kernel_table_text(table);
+  EXPECT_NE(text.find("layer     total: forward"), std::string::npos);
+  EXPECT_NE(text.find("cross_entropy"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capsim

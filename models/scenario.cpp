@@ -75,6 +75,10 @@ const char* to_string(AttentionKernel attention) {
   return attention == AttentionKernel::kFlash ? "flash" : "materialized";
 }
 
+const char* to_string(CrossEntropyKernel cross_entropy) {
+  return cross_entropy == CrossEntropyKernel::kUnfused ? "unfused" : "fused";
+}
+
 const char* to_string(Fabric fabric) {
   switch (fabric) {
     case Fabric::kNvSwitch:

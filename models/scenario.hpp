@@ -15,6 +15,10 @@ enum class FfnActivation { kGelu, kSwiglu };
 // attention (Megatron-LM's fused softmax before 2023) runs QK^T and PV as batched GEMMs and
 // softmax/dropout over the scores in HBM.
 enum class AttentionKernel { kFlash, kMaterialized };
+// The loss over the vocabulary: Megatron-Core's vocab-parallel cross-entropy as separate kernels
+// (its default, and PyTorch's F.cross_entropy make as many passes) or the fused implementation
+// (Megatron-Core --cross-entropy-loss-fusion; NeMo 2's GPTConfig default).
+enum class CrossEntropyKernel { kUnfused, kFused };
 
 // A decoder-only transformer (GPT and Llama families). Sizes in elements, not bytes.
 struct ModelSpec {
@@ -29,6 +33,7 @@ struct ModelSpec {
   int vocab_size = 0;
   bool tied_embeddings = false;
   AttentionKernel attention = AttentionKernel::kFlash;
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::kUnfused;
   // Dropout layers (attention, hidden, embedding); unset means the family's convention
   // (has_dropout in parameter_count.hpp).
   std::optional<bool> dropout = std::nullopt;
@@ -119,6 +124,7 @@ struct Scenario {
 [[nodiscard]] const char* to_string(Precision precision);
 [[nodiscard]] const char* to_string(FfnActivation activation);
 [[nodiscard]] const char* to_string(AttentionKernel attention);
+[[nodiscard]] const char* to_string(CrossEntropyKernel cross_entropy);
 [[nodiscard]] const char* to_string(Fabric fabric);
 [[nodiscard]] const char* to_string(Topology topology);
 

@@ -65,14 +65,18 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
     ops[i].attention_core = true;
 }
 
-// Megatron's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py,
-// the default: cross_entropy_loss_fusion is off), per logit in HBM. Forward: the fp32 copy of
-// the 16-bit logits (read e, write 4), max (read 4), in-place subtract, exp and divide (read
-// and write 4 each), the exp-sum (read 4). Backward: the in-place multiply by the loss
-// gradient (read and write 4) and the cast back to 16 bits (read 4, write e). PyTorch's
-// F.cross_entropy under autocast (llm-foundry) makes as many passes.
-void add_cross_entropy(std::vector<Op>& ops, double logits, double e) {
-  const double fwd_bytes = logits * (e + 4.0 + 4.0 + 3.0 * 8.0 + 4.0);
+// Megatron-Core's vocab-parallel cross-entropy per logit in HBM
+// (megatron/core/tensor_parallel/cross_entropy.py; PyTorch's F.cross_entropy under autocast,
+// llm-foundry's loss, makes as many passes). Unfused, the default: the fp32 copy of the 16-bit
+// logits (read e, write 4), max (read 4), in-place subtract, exp and divide (read and write 4
+// each), the exp-sum (read 4). Fused (megatron/core/fusions/fused_cross_entropy.py): the copy
+// and the max in one pass, subtract and exp in one, then the exp-sum and the divide. Backward,
+// both: the in-place multiply by the loss gradient (read and write 4), the cast back to 16 bits
+// (read 4, write e).
+void add_cross_entropy(std::vector<Op>& ops, CrossEntropyKernel kernel, double logits, double e) {
+  const double passes_after_copy =
+      kernel == CrossEntropyKernel::kFused ? 8.0 + 4.0 + 8.0 : 4.0 + 3.0 * 8.0 + 4.0;
+  const double fwd_bytes = logits * (e + 4.0 + passes_after_copy);
   const double bwd_bytes = logits * (8.0 + 4.0 + e);
   ops.push_back({"cross_entropy", OpKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
   ops.push_back(
@@ -167,7 +171,7 @@ std::vector<Op> lower_head(const ModelSpec& m, const Parallelism& p) {
   // The logits GEMM stays in 16-bit even in fp8 recipes (Transformer Engine keeps the head in
   // higher precision).
   add_linear(ops, "logits", tokens, m.hidden_size, d(m.vocab_size) / t);
-  add_cross_entropy(ops, tokens * d(m.vocab_size) / t, e);
+  add_cross_entropy(ops, m.cross_entropy, tokens * d(m.vocab_size) / t, e);
   return ops;
 }
 

@@ -157,6 +157,9 @@ ModelSpec read_model(JsonReader& r) {
   m.attention = r.optional_enum("attention", "flash", {"flash", "materialized"}) == "flash"
                     ? AttentionKernel::kFlash
                     : AttentionKernel::kMaterialized;
+  m.cross_entropy = r.optional_enum("cross_entropy", "unfused", {"unfused", "fused"}) == "unfused"
+                        ? CrossEntropyKernel::kUnfused
+                        : CrossEntropyKernel::kFused;
   if (r.has("dropout"))
     m.dropout = r.optional_bool("dropout", false);
   m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));
@@ -352,6 +355,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   model["tied_embeddings"] = m.tied_embeddings;
   if (m.attention != AttentionKernel::kFlash)
     model["attention"] = to_string(m.attention);
+  if (m.cross_entropy != CrossEntropyKernel::kUnfused)
+    model["cross_entropy"] = to_string(m.cross_entropy);
   if (m.dropout.has_value())
     model["dropout"] = *m.dropout;
   json cluster = json::object();

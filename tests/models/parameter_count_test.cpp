@@ -186,5 +186,24 @@ TEST(WorkloadTest, CrossEntropyMakesMegatronsPasses) {
   EXPECT_DOUBLE_EQ(bwd, 14.0 * logits);
 }
 
+// The fused implementation (Megatron-Core --cross-entropy-loss-fusion) makes 12 B fewer forward
+// passes per logit (copy with max, subtract with exp); its backward is the same.
+TEST(WorkloadTest, FusedCrossEntropyMakesFewerForwardPasses) {
+  ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
+  const Parallelism p;
+  const double logits = m.seq_length * 128256.0;
+  const auto bytes = [&](Pass pass) {
+    double total = 0.0;
+    for (const Op& op : lower_head(m, p)) {
+      if (std::string_view(op.name) == "cross_entropy" && op.pass == pass)
+        total += op.bytes;
+    }
+    return total;
+  };
+  m.cross_entropy = CrossEntropyKernel::kFused;
+  EXPECT_DOUBLE_EQ(bytes(Pass::kForward), 26.0 * logits);
+  EXPECT_DOUBLE_EQ(bytes(Pass::kBackwardInput), 14.0 * logits);
+}
+
 }  // namespace
 }  // namespace capsim

@@ -20,6 +20,7 @@
 #include "models/overlap.hpp"
 #include "models/pipeline_schedule.hpp"
 #include "sim/detail/platform.hpp"
+#include "sim/detail/replay_state.hpp"
 
 #include <xbt/log.h>
 
@@ -27,101 +28,18 @@ namespace capsim::sim {
 namespace sg4 = simgrid::s4u;
 namespace {
 
+using detail::Accounts;
+using detail::chunk_costs;
+using detail::Collective;
+using detail::Message;
+using detail::Rank;
+using detail::Sim;
+using detail::StagePlan;
+
 std::atomic<bool> g_engine_used{false};
 
 constexpr int kComputeStream = 0;
 constexpr int kCommStream = 1;
-
-// A PP message: which micro-batch, and when the sender put it on the wire.
-struct Message {
-  int micro_batch = 0;
-  double sent_at_s = 0.0;
-};
-
-// Time spent by one rank's compute stream, by cause (seconds).
-struct Accounts {
-  double compute = 0.0;
-  double other = 0.0;  // per-micro-batch framework overhead
-  double tp = 0.0;
-  double cp = 0.0;
-  double pp = 0.0;
-  double bubble = 0.0;
-  double dp = 0.0;
-  double optimizer = 0.0;
-};
-
-// One gradient bucket (or ZeRO-3 layer) collective.
-struct Collective {
-  CollectiveKind kind = CollectiveKind::kAllReduce;
-  double bytes = 0.0;
-};
-
-// Everything one stage's schedule needs, shared by every simulated rank of that stage.
-struct StagePlan {
-  std::vector<PipelineOp> ops;
-  std::vector<int> bucket_releases;       // per op: buckets released during it (split evenly)
-  std::vector<Collective> buckets;        // DP reduction, in release order (ZeRO 0-2)
-  std::vector<Collective> gathers;        // ZeRO-3 all-gathers, in compute order
-  std::vector<Collective> scatters;       // ZeRO-3 reduce-scatters, in compute order
-  std::vector<Collective> param_gathers;  // ZeRO-1/2 updated-parameter all-gather
-  double first_forward_s = 0.0;
-};
-
-struct Rank {
-  int gpu = 0;
-  int t = 0;
-  int r = 0;
-  int s = 0;
-  int track = 0;
-  const StagePlan* plan = nullptr;
-  std::vector<int> fwd_to, bwd_to;              // per chunk: destination GPU, -1 none
-  std::vector<sg4::Mailbox*> fwd_in, bwd_in;    // per chunk, nullptr when nothing arrives
-  std::vector<sg4::Mailbox*> fwd_out, bwd_out;  // per chunk, the destination's mailbox
-  std::vector<double> fwd_wire, bwd_wire;       // per chunk: flow bytes
-  std::vector<Message> outbox;
-  int dp_peer = 0;  // GPU, mirror or NVLink mirror id: where this rank's DP flows go
-  sg4::SemaphorePtr bucket_ready, ag_credit, ag_done, rs_ready;
-  sg4::ActorPtr compute_actor, dp_actor, ag_actor, rs_actor;
-  int collectives_running = 0;  // DP / ZeRO collectives on the wire beside compute
-  sg4::ExecPtr sm_occupancy;    // their CTAs' share of the GPU while any runs
-  Accounts acc;
-  double stage_end_s = 0.0;
-  double first_forward_start_s = -1.0;  // when the stage's first forward began
-};
-
-struct Sim {
-  const Scenario* scenario = nullptr;
-  const IterationCosts* costs = nullptr;
-  const HardwareProfile* profile = nullptr;
-  RankLayout layout;
-  std::unique_ptr<detail::Platform> platform;
-  bool zero3 = false;
-  bool zero12 = false;
-  bool dp_inter_node = false;
-  bool dp_intra_node = false;  // DP group inside one node: its flows use the NVLink ports
-  // Megatron's 1F1B (and GPipe) wait for each batched send/recv to finish
-  // (p2p_communication.py, wait_on_reqs); interleaved (overlap_p2p_comm) and ZB-H1 do not.
-  bool blocking_p2p = false;
-  // Share of a GPU host that running collectives take from compute (1 - the compute rate);
-  // 0: compute is a plain timed wait.
-  double collective_share = 0.0;
-  double nic_share_bytes_per_s = 0.0;  // one GPU's share of its node's NICs
-  double nvlink_bytes_per_s = 0.0;     // one GPU's NVSwitch port, per direction
-  double pp_intra_latency_s = 0.0;
-  double pp_inter_latency_s = 0.0;
-  double dp_route_latency_s = 0.0;
-  traces::ChromeTrace* trace = nullptr;
-  long long activities = 0;
-  std::vector<StagePlan> plans;
-  std::vector<std::unique_ptr<Rank>> ranks;
-
-  void slice(const Rank& rank, int stream, std::string name, const char* category, double start,
-             double end) const {
-    if (trace == nullptr || end <= start)
-      return;
-    trace->slices.push_back({rank.track, stream, std::move(name), category, start, end - start});
-  }
-};
 
 double now() {
   return sg4::Engine::get_clock();
@@ -171,10 +89,6 @@ void end_collective(Sim& sim, Rank& rank) {
     return;
   rank.sm_occupancy->cancel();
   rank.sm_occupancy = nullptr;
-}
-
-const ChunkCosts& chunk_costs(const Sim& sim, int stage, int chunk) {
-  return sim.costs->stages[static_cast<size_t>(stage)].chunks[static_cast<size_t>(chunk)];
 }
 
 // Runs one DP-group collective for `rank`: the uncontended time comes from the profile's

@@ -21,6 +21,7 @@
 #include "models/pipeline_schedule.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/detail/replay_state.hpp"
+#include "sim/detail/stage_plan.hpp"
 
 #include <xbt/log.h>
 
@@ -32,6 +33,9 @@ using detail::Accounts;
 using detail::chunk_costs;
 using detail::Collective;
 using detail::Message;
+using detail::plan_stages;
+using detail::pp_shape;
+using detail::pp_wire_bytes;
 using detail::Rank;
 using detail::Sim;
 using detail::StagePlan;
@@ -362,113 +366,6 @@ void run_scatters(Sim& sim, Rank& rank) {
     run_collective(sim, rank, c, "ZeRO-3 reduce-scatter");
     end_collective(sim, rank);
   }
-}
-
-// Builds each stage's op list and the collectives its gradients and parameters need.
-void plan_stages(Sim& sim) {
-  const Parallelism& par = sim.scenario->parallelism;
-  const IterationCosts& costs = *sim.costs;
-  const bool recompute = par.recompute != Recompute::kNone;
-  const auto schedules = build_schedule(par.schedule, sim.layout.pp, costs.micro_batches,
-                                        sim.layout.chunks, recompute);
-  const bool has_dp = costs.dp_group.ranks > 1;
-  sim.plans.resize(schedules.size());
-  for (size_t s = 0; s < schedules.size(); ++s) {
-    StagePlan& plan = sim.plans[s];
-    plan.ops = schedules[s];
-    plan.bucket_releases.assign(plan.ops.size(), 0);
-    const StageCosts& stage = costs.stages[s];
-    const bool split = par.schedule == Schedule::kZeroBubble;
-    // The last op producing each chunk's weight gradients releases that chunk's buckets.
-    if (has_dp && !sim.zero3) {
-      const CollectiveKind kind =
-          sim.zero12 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-      std::vector<int> last(stage.chunks.size(), -1);
-      for (size_t i = 0; i < plan.ops.size(); ++i) {
-        const OpKind k = plan.ops[i].kind;
-        if (k == (split ? OpKind::kBackwardWeight : OpKind::kBackward)) {
-          last[static_cast<size_t>(plan.ops[i].chunk)] = static_cast<int>(i);
-        }
-      }
-      std::vector<size_t> order(stage.chunks.size());
-      for (size_t c = 0; c < order.size(); ++c)
-        order[c] = c;
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return last[a] < last[b]; });
-      for (const size_t c : order) {
-        const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
-        if (bytes <= 0.0 || last[c] < 0)
-          continue;
-        const int n = dp_bucket_count(costs, s, c);
-        plan.bucket_releases[static_cast<size_t>(last[c])] += n;
-        for (int k = 0; k < n; ++k)
-          plan.buckets.push_back({kind, bytes / n});
-      }
-    }
-    if (has_dp && sim.zero12) {
-      // In forward order: the first chunk's parameters are needed first.
-      for (size_t c = 0; c < stage.chunks.size(); ++c) {
-        const double bytes = stage.chunks[c].parameter_count * costs.param_bytes_per_element;
-        if (bytes <= 0.0)
-          continue;
-        const int n = dp_bucket_count(costs, s, c);
-        for (int k = 0; k < n; ++k)
-          plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
-      }
-    }
-    if (sim.zero3) {
-      for (const PipelineOp& op : plan.ops) {
-        const ChunkCosts& cc = stage.chunks[static_cast<size_t>(op.chunk)];
-        const int layers = std::max(cc.num_layers, 1);
-        const double param_bytes = cc.parameter_count / layers * costs.param_bytes_per_element;
-        const double grad_bytes = cc.parameter_count / layers * costs.grad_bytes_per_element;
-        const bool gathers = op.kind == OpKind::kForward || op.kind == OpKind::kBackward ||
-                             op.kind == OpKind::kBackwardInput;
-        const bool scatters = op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight;
-        for (int l = 0; l < layers; ++l) {
-          if (gathers && has_dp)
-            plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
-          if (scatters && has_dp) {
-            plan.scatters.push_back({CollectiveKind::kReduceScatter, grad_bytes});
-          }
-        }
-      }
-    }
-    const ChunkCosts& first = stage.chunks.front();
-    plan.first_forward_s =
-        first.forward_compute_s + first.forward_tp_comm_s + first.forward_cp_comm_s;
-  }
-}
-
-GroupShape pp_shape(const Sim& sim, bool inter_node) {
-  const ClusterSpec& cl = sim.scenario->cluster;
-  GroupShape g;
-  g.ranks = 2;
-  if (inter_node) {
-    g = sim.costs->pp_link.nodes > 1 ? sim.costs->pp_link : g;
-    g.ranks = 2;
-    g.ranks_per_node = 1;
-    g.nodes = 2;
-    if (g.nic_bandwidth_per_node_bytes_per_s <= 0.0) {
-      g.nic_bandwidth_per_node_bytes_per_s =
-          cl.node_nic_bandwidth_bytes_per_s() / std::max(cl.gpus_per_node, 1);
-    }
-  } else {
-    g.ranks_per_node = 2;
-    g.nodes = 1;
-  }
-  return g;
-}
-
-// Flow bytes that take the profile's uncontended send/recv time (minus its latency, paid as
-// route latency) on an otherwise idle path of `bandwidth`.
-double pp_wire_bytes(const Sim& sim, double bytes, bool inter_node, double bandwidth) {
-  if (bytes <= 0.0)
-    return 0.0;
-  const GroupShape g = pp_shape(sim, inter_node);
-  const double total = collective_time_s(*sim.profile, CollectiveKind::kSendRecv, bytes, g);
-  const double latency =
-      collective_time_s(*sim.profile, CollectiveKind::kSendRecv, kLatencyProbeBytes, g);
-  return std::max(0.0, total - latency) * bandwidth;
 }
 
 SimulationResult run(const Scenario& scenario, const IterationCosts& costs,

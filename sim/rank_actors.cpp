@@ -1,0 +1,346 @@
+#include "sim/detail/rank_actors.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <simgrid/s4u.hpp>
+
+#include "models/collective_cost.hpp"
+#include "models/overlap.hpp"
+
+namespace capsim::sim::detail {
+namespace sg4 = simgrid::s4u;
+namespace {
+
+constexpr int kComputeStream = 0;
+constexpr int kCommStream = 1;
+
+double now() {
+  return sg4::Engine::get_clock();
+}
+
+void sleep(Sim& sim, double seconds) {
+  if (seconds <= 0.0)
+    return;
+  ++sim.activities;
+  sg4::this_actor::sleep_for(seconds);
+}
+
+// Runs `seconds` of compute (at the full GPU) on the rank's host. Collectives running beside it
+// hold part of the host (begin_collective), so it may take longer: the extra time is charged to
+// exposed DP communication, which caused it.
+void compute(Sim& sim, Rank& rank, double seconds) {
+  if (seconds <= 0.0)
+    return;
+  if (sim.collective_share <= 0.0) {
+    sleep(sim, seconds);
+    return;
+  }
+  ++sim.activities;
+  const double t0 = now();
+  sg4::this_actor::execute(seconds * Platform::kGpuWorkPerSecond);
+  rank.acc.dp += std::max(0.0, now() - t0 - seconds);
+}
+
+// A DP or ZeRO collective starts beside compute: while any runs, an exec bounded to the SMs
+// the collectives hold shares the GPU host with compute (NCCL CTAs do not share an SM). Its
+// sharing weight is share / (1 - share) against compute's 1, so that it gets its whole share
+// even above half the host (equal weights would cap it there, SimGrid's max-min fairness).
+void begin_collective(Sim& sim, Rank& rank) {
+  if (sim.collective_share <= 0.0 || rank.collectives_running++ > 0)
+    return;
+  ++sim.activities;
+  const double speed = Platform::kGpuWorkPerSecond;
+  const double share = sim.collective_share;
+  rank.sm_occupancy = sg4::this_actor::exec_init(1e12 * speed)
+                          ->set_bound(share * speed)
+                          ->set_priority(share / (1.0 - share))
+                          ->start();
+}
+
+void end_collective(Sim& sim, Rank& rank) {
+  if (sim.collective_share <= 0.0 || --rank.collectives_running > 0)
+    return;
+  rank.sm_occupancy->cancel();
+  rank.sm_occupancy = nullptr;
+}
+
+// Runs one DP-group collective for `rank`: the uncontended time comes from the profile's
+// collective model; its latency part is a timed wait (plus the route latency) and its bandwidth
+// part a flow over the rank's NIC share (inter-node groups) or its NVSwitch port (groups inside
+// a node), sized so that it takes exactly that time when nothing else shares the links.
+// Concurrent PP, bucket or ZeRO flows then slow it down.
+void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label) {
+  const double start = now();
+  const GroupShape& group = sim.costs->dp_group;
+  const double total_s = collective_time_s(*sim.profile, c.kind, c.bytes, group);
+  if (!sim.dp_inter_node && !sim.dp_intra_node) {
+    sleep(sim, total_s);
+  } else {
+    const double latency_s = collective_time_s(*sim.profile, c.kind, kLatencyProbeBytes, group);
+    sleep(sim, latency_s - sim.dp_route_latency_s);
+    const double link_bytes_per_s =
+        sim.dp_inter_node ? sim.nic_share_bytes_per_s : sim.nvlink_bytes_per_s;
+    const double wire = std::max(0.0, total_s - latency_s) * link_bytes_per_s;
+    if (wire >= 1.0) {
+      ++sim.activities;
+      sg4::Comm::sendto(sim.platform->host(rank.gpu), sim.platform->host(rank.dp_peer),
+                        static_cast<uint64_t>(wire));
+    }
+  }
+  sim.slice(rank, kCommStream, label, "dp", start, now());
+}
+
+void receive(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, int micro_batch) {
+  const double t0 = now();
+  const auto* msg = mailbox->get<Message>();
+  const double t1 = now();
+  ++sim.activities;
+  if (msg->micro_batch != micro_batch) {
+    throw std::logic_error("event engine: pipeline messages out of order on " +
+                           mailbox->get_name());
+  }
+  // Waiting before the sender put the message on the wire is pipeline bubble; waiting for
+  // the transfer itself is exposed PP communication.
+  const double ts = msg->sent_at_s;
+  rank.acc.bubble += std::max(0.0, std::min(ts, t1) - t0);
+  rank.acc.pp += std::max(0.0, t1 - std::max(t0, ts));
+  if (t1 > t0)
+    sim.slice(rank, kCommStream, "wait PP", "pp", t0, t1);
+}
+
+void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_batch) {
+  rank.outbox.push_back({micro_batch, now()});
+  ++sim.activities;
+  const auto bytes = static_cast<uint64_t>(std::max(wire, 0.0));
+  if (!sim.blocking_p2p) {
+    mailbox->put_init(&rank.outbox.back(), bytes)->detach();
+    return;
+  }
+  // The receiver is permanent, so the put returns when the transfer is done.
+  const double t0 = now();
+  mailbox->put(&rank.outbox.back(), bytes);
+  rank.acc.pp += now() - t0;
+  if (now() > t0)
+    sim.slice(rank, kCommStream, "send PP", "pp", t0, now());
+}
+
+// Computes for `busy_s` with `comm_s` of TP/CP collectives in between, releasing `releases`
+// gradient buckets evenly along the way (the backward pass produces gradients layer by layer,
+// Li et al. 2020 §3.2).
+void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s, int releases) {
+  if (releases <= 0) {
+    compute(sim, rank, busy_s);
+    sleep(sim, comm_s);
+    return;
+  }
+  for (int k = 0; k < releases; ++k) {
+    compute(sim, rank, busy_s / releases);
+    sleep(sim, comm_s / releases);
+    rank.bucket_ready->release();
+  }
+}
+
+// ZeRO-3: per layer, wait for its gathered parameters (prefetched one layer ahead), compute,
+// and hand its gradients to the reduce-scatter stream.
+void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layers, bool gather,
+                   bool scatter) {
+  layers = std::max(layers, 1);
+  for (int l = 0; l < layers; ++l) {
+    if (gather) {
+      const double t0 = now();
+      rank.ag_done->acquire();
+      rank.acc.dp += now() - t0;
+      if (now() > t0)
+        sim.slice(rank, kCommStream, "wait ZeRO-3 gather", "dp", t0, now());
+      rank.ag_credit->release();
+    }
+    compute(sim, rank, busy_s / layers);
+    sleep(sim, comm_s / layers);
+    if (scatter)
+      rank.rs_ready->release();
+  }
+}
+
+}  // namespace
+
+void run_compute(Sim& sim, Rank& rank) {
+  const StagePlan& plan = *rank.plan;
+  const double overhead_s = sim.profile->per_microbatch_overhead_s;
+  // ZeRO-3 fuses recompute into the backward's layers.
+  double pending_recompute_s = 0.0;
+  double pending_recompute_comm_s = 0.0;
+  bool grad_received = false;
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const PipelineOp& op = plan.ops[i];
+    const size_t c = static_cast<size_t>(op.chunk);
+    const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
+    const int releases = plan.bucket_releases[i];
+    const std::string mb = std::to_string(op.micro_batch);
+    const std::string suffix = sim.layout.chunks > 1 ? " c" + std::to_string(op.chunk) : "";
+    switch (op.kind) {
+      case OpKind::kForward: {
+        if (rank.fwd_in[c] != nullptr)
+          receive(sim, rank, rank.fwd_in[c], op.micro_batch);
+        const double t0 = now();
+        if (rank.first_forward_start_s < 0.0)
+          rank.first_forward_start_s = t0;
+        const double extra = op.chunk == 0 ? overhead_s : 0.0;
+        const double busy = cc.forward_compute_s;
+        const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
+        sleep(sim, extra);
+        if (sim.zero3) {
+          compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false);
+        } else {
+          compute(sim, rank, busy);
+          sleep(sim, comm);
+        }
+        rank.acc.compute += cc.forward_compute_s;
+        rank.acc.other += extra;
+        rank.acc.tp += cc.forward_tp_comm_s;
+        rank.acc.cp += cc.forward_cp_comm_s;
+        const double comm_start = now() - comm;
+        sim.slice(rank, kComputeStream, "F" + mb + suffix, "compute", t0, comm_start);
+        sim.slice(rank, kCommStream, "TP/CP F" + mb, "tp", comm_start, now());
+        if (rank.fwd_to[c] >= 0)
+          send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
+        break;
+      }
+      case OpKind::kRecompute: {
+        if (rank.bwd_in[c] != nullptr) {
+          receive(sim, rank, rank.bwd_in[c], op.micro_batch);
+          grad_received = true;
+        }
+        const double t0 = now();
+        if (sim.zero3) {
+          pending_recompute_s = cc.recompute_s;
+          pending_recompute_comm_s = cc.recompute_tp_comm_s;
+        } else {
+          compute(sim, rank, cc.recompute_s);
+          const double t1 = now();
+          sleep(sim, cc.recompute_tp_comm_s);
+          sim.slice(rank, kComputeStream, "R" + mb + suffix, "compute", t0, t1);
+        }
+        rank.acc.compute += cc.recompute_s;
+        rank.acc.tp += cc.recompute_tp_comm_s;
+        break;
+      }
+      case OpKind::kBackward:
+      case OpKind::kBackwardInput: {
+        if (rank.bwd_in[c] != nullptr && !grad_received) {
+          receive(sim, rank, rank.bwd_in[c], op.micro_batch);
+        }
+        grad_received = false;
+        const bool full = op.kind == OpKind::kBackward;
+        const double busy = cc.backward_input_s + (full ? cc.backward_weight_s : 0.0);
+        const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s;
+        const double t0 = now();
+        if (sim.zero3) {
+          compute_zero3(sim, rank, busy + pending_recompute_s, comm + pending_recompute_comm_s,
+                        cc.num_layers, true, full);
+          pending_recompute_s = 0.0;
+          pending_recompute_comm_s = 0.0;
+        } else {
+          compute_with_buckets(sim, rank, busy, comm, releases);
+        }
+        rank.acc.compute += busy;
+        rank.acc.tp += cc.backward_tp_comm_s;
+        rank.acc.cp += cc.backward_cp_comm_s;
+        const double comm_start = now() - comm;
+        sim.slice(rank, kComputeStream, (full ? "B" : "Bi") + mb + suffix, "compute", t0,
+                  comm_start);
+        sim.slice(rank, kCommStream, "TP/CP B" + mb, "tp", comm_start, now());
+        if (rank.bwd_to[c] >= 0)
+          send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
+        break;
+      }
+      case OpKind::kBackwardWeight: {
+        const double t0 = now();
+        if (sim.zero3) {
+          compute_zero3(sim, rank, cc.backward_weight_s, 0.0, cc.num_layers, false, true);
+        } else {
+          compute_with_buckets(sim, rank, cc.backward_weight_s, 0.0, releases);
+        }
+        rank.acc.compute += cc.backward_weight_s;
+        sim.slice(rank, kComputeStream, "W" + mb + suffix, "compute", t0, now());
+        break;
+      }
+    }
+  }
+  const double compute_end = now();
+  for (const auto& actor : {rank.dp_actor, rank.ag_actor, rank.rs_actor}) {
+    if (actor)
+      actor->join();
+  }
+  rank.acc.dp += now() - compute_end;
+
+  const double opt_start = now();
+  const double optimizer_s = sim.costs->stages[static_cast<size_t>(rank.s)].optimizer_s;
+  sleep(sim, optimizer_s);
+  rank.acc.optimizer += optimizer_s;
+  sim.slice(rank, kComputeStream, "optimizer", "optimizer", opt_start, now());
+
+  // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
+  // first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
+  // gather, overlap.hpp) is exposed; but that forward waits for the first bucket, whose
+  // parameters it uses first. The stage starts that forward as late after stage 0 as it did in
+  // this iteration: idle slack in which the gather runs at full speed.
+  const double opt_end = now();
+  double first_bucket_end = opt_end;
+  for (size_t i = 0; i < plan.param_gathers.size(); ++i) {
+    run_collective(sim, rank, plan.param_gathers[i], "param all-gather");
+    if (i == 0)
+      first_bucket_end = now();
+  }
+  const double slack_s = std::max(0.0, rank.first_forward_start_s);
+  rank.stage_end_s =
+      opt_end +
+      std::max(first_bucket_end - opt_end - slack_s,
+               overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
+                                    sim.costs->compute_rate_during_comm));
+  rank.acc.dp += rank.stage_end_s - opt_end;
+  for (auto* mb : rank.fwd_in) {
+    if (mb != nullptr)
+      mb->set_receiver(nullptr);
+  }
+  for (auto* mb : rank.bwd_in) {
+    if (mb != nullptr)
+      mb->set_receiver(nullptr);
+  }
+}
+
+void run_dp(Sim& sim, Rank& rank) {
+  const auto& buckets = rank.plan->buckets;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    rank.bucket_ready->acquire();
+    begin_collective(sim, rank);
+    run_collective(
+        sim, rank, buckets[b],
+        buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter");
+    end_collective(sim, rank);
+  }
+}
+
+void run_gathers(Sim& sim, Rank& rank) {
+  for (const Collective& c : rank.plan->gathers) {
+    rank.ag_credit->acquire();
+    begin_collective(sim, rank);
+    run_collective(sim, rank, c, "ZeRO-3 all-gather");
+    end_collective(sim, rank);
+    rank.ag_done->release();
+  }
+}
+
+void run_scatters(Sim& sim, Rank& rank) {
+  for (const Collective& c : rank.plan->scatters) {
+    rank.rs_ready->acquire();
+    begin_collective(sim, rank);
+    run_collective(sim, rank, c, "ZeRO-3 reduce-scatter");
+    end_collective(sim, rank);
+  }
+}
+
+}  // namespace capsim::sim::detail

@@ -276,14 +276,7 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
     rank.compute_actor =
         sg4::Actor::create("gpu" + id, host, [sm, rk] { detail::run_compute(*sm, *rk); });
     // Permanent receivers make PP sends eager: the flow starts when the sender puts it.
-    for (auto* mb : rank.fwd_in) {
-      if (mb != nullptr)
-        mb->set_receiver(rank.compute_actor);
-    }
-    for (auto* mb : rank.bwd_in) {
-      if (mb != nullptr)
-        mb->set_receiver(rank.compute_actor);
-    }
+    detail::set_pp_receiver(rank, rank.compute_actor);
   }
   const auto wall1 = std::chrono::steady_clock::now();
   engine.run();

@@ -165,129 +165,138 @@ void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layer
   }
 }
 
-}  // namespace
-
-void run_compute(Sim& sim, Rank& rank) {
-  const StagePlan& plan = *rank.plan;
-  const double overhead_s = sim.profile->per_microbatch_overhead_s;
+// What one op of the compute stream leaves for the next.
+struct OpCarry {
   // ZeRO-3 fuses recompute into the backward's layers.
   double pending_recompute_s = 0.0;
   double pending_recompute_comm_s = 0.0;
-  bool grad_received = false;
-  for (size_t i = 0; i < plan.ops.size(); ++i) {
-    const PipelineOp& op = plan.ops[i];
-    const size_t c = static_cast<size_t>(op.chunk);
-    const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
-    const int releases = plan.bucket_releases[i];
-    const std::string mb = std::to_string(op.micro_batch);
-    const std::string suffix = sim.layout.chunks > 1 ? " c" + std::to_string(op.chunk) : "";
-    switch (op.kind) {
-      case OpKind::kForward: {
-        if (rank.fwd_in[c] != nullptr)
-          receive(sim, rank, rank.fwd_in[c], op.micro_batch);
-        const double t0 = now();
-        if (rank.first_forward_start_s < 0.0)
-          rank.first_forward_start_s = t0;
-        const double extra = op.chunk == 0 ? overhead_s : 0.0;
-        const double busy = cc.forward_compute_s;
-        const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
-        sleep(sim, extra);
-        if (sim.zero3) {
-          compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false);
-        } else {
-          compute(sim, rank, busy);
-          sleep(sim, comm);
-        }
-        rank.acc.compute += cc.forward_compute_s;
-        rank.acc.other += extra;
-        rank.acc.tp += cc.forward_tp_comm_s;
-        rank.acc.cp += cc.forward_cp_comm_s;
-        const double comm_start = now() - comm;
-        sim.slice(rank, kComputeStream, "F" + mb + suffix, "compute", t0, comm_start);
-        sim.slice(rank, kCommStream, "TP/CP F" + mb, "tp", comm_start, now());
-        if (rank.fwd_to[c] >= 0)
-          send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
-        break;
-      }
-      case OpKind::kRecompute: {
-        if (rank.bwd_in[c] != nullptr) {
-          receive(sim, rank, rank.bwd_in[c], op.micro_batch);
-          grad_received = true;
-        }
-        const double t0 = now();
-        if (sim.zero3) {
-          pending_recompute_s = cc.recompute_s;
-          pending_recompute_comm_s = cc.recompute_tp_comm_s;
-        } else {
-          compute(sim, rank, cc.recompute_s);
-          const double t1 = now();
-          sleep(sim, cc.recompute_tp_comm_s);
-          sim.slice(rank, kComputeStream, "R" + mb + suffix, "compute", t0, t1);
-        }
-        rank.acc.compute += cc.recompute_s;
-        rank.acc.tp += cc.recompute_tp_comm_s;
-        break;
-      }
-      case OpKind::kBackward:
-      case OpKind::kBackwardInput: {
-        if (rank.bwd_in[c] != nullptr && !grad_received) {
-          receive(sim, rank, rank.bwd_in[c], op.micro_batch);
-        }
-        grad_received = false;
-        const bool full = op.kind == OpKind::kBackward;
-        const double busy = cc.backward_input_s + (full ? cc.backward_weight_s : 0.0);
-        const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s;
-        const double t0 = now();
-        if (sim.zero3) {
-          compute_zero3(sim, rank, busy + pending_recompute_s, comm + pending_recompute_comm_s,
-                        cc.num_layers, true, full);
-          pending_recompute_s = 0.0;
-          pending_recompute_comm_s = 0.0;
-        } else {
-          compute_with_buckets(sim, rank, busy, comm, releases);
-        }
-        rank.acc.compute += busy;
-        rank.acc.tp += cc.backward_tp_comm_s;
-        rank.acc.cp += cc.backward_cp_comm_s;
-        const double comm_start = now() - comm;
-        sim.slice(rank, kComputeStream, (full ? "B" : "Bi") + mb + suffix, "compute", t0,
-                  comm_start);
-        sim.slice(rank, kCommStream, "TP/CP B" + mb, "tp", comm_start, now());
-        if (rank.bwd_to[c] >= 0)
-          send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
-        break;
-      }
-      case OpKind::kBackwardWeight: {
-        const double t0 = now();
-        if (sim.zero3) {
-          compute_zero3(sim, rank, cc.backward_weight_s, 0.0, cc.num_layers, false, true);
-        } else {
-          compute_with_buckets(sim, rank, cc.backward_weight_s, 0.0, releases);
-        }
-        rank.acc.compute += cc.backward_weight_s;
-        sim.slice(rank, kComputeStream, "W" + mb + suffix, "compute", t0, now());
-        break;
-      }
-    }
+  bool grad_received = false;  // the recompute before the backward received its gradient
+};
+
+// Returns the trace label of `op`: `kind`, the micro-batch and, with virtual stages, the chunk.
+std::string op_label(const Sim& sim, const char* kind, const PipelineOp& op) {
+  const std::string suffix = sim.layout.chunks > 1 ? " c" + std::to_string(op.chunk) : "";
+  return kind + std::to_string(op.micro_batch) + suffix;
+}
+
+void run_forward(Sim& sim, Rank& rank, const PipelineOp& op) {
+  const auto c = static_cast<size_t>(op.chunk);
+  const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
+  if (rank.fwd_in[c] != nullptr)
+    receive(sim, rank, rank.fwd_in[c], op.micro_batch);
+  const double t0 = now();
+  if (rank.first_forward_start_s < 0.0)
+    rank.first_forward_start_s = t0;
+  const double extra = op.chunk == 0 ? sim.profile->per_microbatch_overhead_s : 0.0;
+  const double busy = cc.forward_compute_s;
+  const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
+  sleep(sim, extra);
+  if (sim.zero3) {
+    compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false);
+  } else {
+    compute(sim, rank, busy);
+    sleep(sim, comm);
   }
+  rank.acc.compute += cc.forward_compute_s;
+  rank.acc.other += extra;
+  rank.acc.tp += cc.forward_tp_comm_s;
+  rank.acc.cp += cc.forward_cp_comm_s;
+  const double comm_start = now() - comm;
+  sim.slice(rank, kComputeStream, op_label(sim, "F", op), "compute", t0, comm_start);
+  sim.slice(rank, kCommStream, "TP/CP F" + std::to_string(op.micro_batch), "tp", comm_start, now());
+  if (rank.fwd_to[c] >= 0)
+    send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
+}
+
+void run_recompute(Sim& sim, Rank& rank, const PipelineOp& op, OpCarry& carry) {
+  const auto c = static_cast<size_t>(op.chunk);
+  const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
+  if (rank.bwd_in[c] != nullptr) {
+    receive(sim, rank, rank.bwd_in[c], op.micro_batch);
+    carry.grad_received = true;
+  }
+  const double t0 = now();
+  if (sim.zero3) {
+    carry.pending_recompute_s = cc.recompute_s;
+    carry.pending_recompute_comm_s = cc.recompute_tp_comm_s;
+  } else {
+    compute(sim, rank, cc.recompute_s);
+    const double t1 = now();
+    sleep(sim, cc.recompute_tp_comm_s);
+    sim.slice(rank, kComputeStream, op_label(sim, "R", op), "compute", t0, t1);
+  }
+  rank.acc.compute += cc.recompute_s;
+  rank.acc.tp += cc.recompute_tp_comm_s;
+}
+
+// A full backward, or ZB-H1's input-gradient half; `releases` gradient buckets fill during it.
+void run_backward(Sim& sim, Rank& rank, const PipelineOp& op, int releases, OpCarry& carry) {
+  const auto c = static_cast<size_t>(op.chunk);
+  const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
+  if (rank.bwd_in[c] != nullptr && !carry.grad_received) {
+    receive(sim, rank, rank.bwd_in[c], op.micro_batch);
+  }
+  carry.grad_received = false;
+  const bool full = op.kind == OpKind::kBackward;
+  const double busy = cc.backward_input_s + (full ? cc.backward_weight_s : 0.0);
+  const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s;
+  const double t0 = now();
+  if (sim.zero3) {
+    compute_zero3(sim, rank, busy + carry.pending_recompute_s,
+                  comm + carry.pending_recompute_comm_s, cc.num_layers, true, full);
+    carry.pending_recompute_s = 0.0;
+    carry.pending_recompute_comm_s = 0.0;
+  } else {
+    compute_with_buckets(sim, rank, busy, comm, releases);
+  }
+  rank.acc.compute += busy;
+  rank.acc.tp += cc.backward_tp_comm_s;
+  rank.acc.cp += cc.backward_cp_comm_s;
+  const double comm_start = now() - comm;
+  sim.slice(rank, kComputeStream, op_label(sim, full ? "B" : "Bi", op), "compute", t0, comm_start);
+  sim.slice(rank, kCommStream, "TP/CP B" + std::to_string(op.micro_batch), "tp", comm_start, now());
+  if (rank.bwd_to[c] >= 0)
+    send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
+}
+
+// ZB-H1's weight-gradient half; `releases` gradient buckets fill during it.
+void run_backward_weight(Sim& sim, Rank& rank, const PipelineOp& op, int releases) {
+  const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
+  const double t0 = now();
+  if (sim.zero3) {
+    compute_zero3(sim, rank, cc.backward_weight_s, 0.0, cc.num_layers, false, true);
+  } else {
+    compute_with_buckets(sim, rank, cc.backward_weight_s, 0.0, releases);
+  }
+  rank.acc.compute += cc.backward_weight_s;
+  sim.slice(rank, kComputeStream, op_label(sim, "W", op), "compute", t0, now());
+}
+
+// Waits for the rank's collective streams: the time they outlast compute is exposed DP time.
+void wait_for_collectives(Rank& rank) {
   const double compute_end = now();
   for (const auto& actor : {rank.dp_actor, rank.ag_actor, rank.rs_actor}) {
     if (actor)
       actor->join();
   }
   rank.acc.dp += now() - compute_end;
+}
 
+void run_optimizer(Sim& sim, Rank& rank) {
   const double opt_start = now();
   const double optimizer_s = sim.costs->stages[static_cast<size_t>(rank.s)].optimizer_s;
   sleep(sim, optimizer_s);
   rank.acc.optimizer += optimizer_s;
   sim.slice(rank, kComputeStream, "optimizer", "optimizer", opt_start, now());
+}
 
-  // ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
-  // first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
-  // gather, overlap.hpp) is exposed; but that forward waits for the first bucket, whose
-  // parameters it uses first. The stage starts that forward as late after stage 0 as it did in
-  // this iteration: idle slack in which the gather runs at full speed.
+// ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
+// first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
+// gather, overlap.hpp) is exposed; but that forward waits for the first bucket, whose
+// parameters it uses first. The stage starts that forward as late after stage 0 as it did in
+// this iteration: idle slack in which the gather runs at full speed.
+void gather_updated_parameters(Sim& sim, Rank& rank) {
+  const StagePlan& plan = *rank.plan;
   const double opt_end = now();
   double first_bucket_end = opt_end;
   for (size_t i = 0; i < plan.param_gathers.size(); ++i) {
@@ -302,14 +311,35 @@ void run_compute(Sim& sim, Rank& rank) {
                overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
                                     sim.costs->compute_rate_during_comm));
   rank.acc.dp += rank.stage_end_s - opt_end;
-  for (auto* mb : rank.fwd_in) {
-    if (mb != nullptr)
-      mb->set_receiver(nullptr);
+}
+
+}  // namespace
+
+void run_compute(Sim& sim, Rank& rank) {
+  const StagePlan& plan = *rank.plan;
+  OpCarry carry;
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const PipelineOp& op = plan.ops[i];
+    switch (op.kind) {
+      case OpKind::kForward:
+        run_forward(sim, rank, op);
+        break;
+      case OpKind::kRecompute:
+        run_recompute(sim, rank, op, carry);
+        break;
+      case OpKind::kBackward:
+      case OpKind::kBackwardInput:
+        run_backward(sim, rank, op, plan.bucket_releases[i], carry);
+        break;
+      case OpKind::kBackwardWeight:
+        run_backward_weight(sim, rank, op, plan.bucket_releases[i]);
+        break;
+    }
   }
-  for (auto* mb : rank.bwd_in) {
-    if (mb != nullptr)
-      mb->set_receiver(nullptr);
-  }
+  wait_for_collectives(rank);
+  run_optimizer(sim, rank);
+  gather_updated_parameters(sim, rank);
+  set_pp_receiver(rank, nullptr);
 }
 
 void run_dp(Sim& sim, Rank& rank) {
@@ -340,6 +370,17 @@ void run_scatters(Sim& sim, Rank& rank) {
     begin_collective(sim, rank);
     run_collective(sim, rank, c, "ZeRO-3 reduce-scatter");
     end_collective(sim, rank);
+  }
+}
+
+void set_pp_receiver(Rank& rank, const ActorPtr& receiver) {
+  for (auto* mb : rank.fwd_in) {
+    if (mb != nullptr)
+      mb->set_receiver(receiver);
+  }
+  for (auto* mb : rank.bwd_in) {
+    if (mb != nullptr)
+      mb->set_receiver(receiver);
   }
 }
 

@@ -17,4 +17,8 @@ void run_gathers(Sim& sim, Rank& rank);
 // ZeRO-3: reduce-scatters each layer's gradients as the compute stream produces them.
 void run_scatters(Sim& sim, Rank& rank);
 
+// Makes `receiver` (or no actor, when null) the permanent receiver of the rank's incoming PP
+// mailboxes.
+void set_pp_receiver(Rank& rank, const ActorPtr& receiver);
+
 }  // namespace capsim::sim::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -15,7 +16,6 @@
 #include "models/collective_cost.hpp"
 #include "models/iteration_model.hpp"
 #include "models/leaf_crossings.hpp"
-#include "models/pipeline_schedule.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/detail/rank_actors.hpp"
 #include "sim/detail/replay_state.hpp"
@@ -27,28 +27,30 @@ namespace capsim::sim {
 namespace sg4 = simgrid::s4u;
 namespace {
 
-using detail::Accounts;
-using detail::chunk_costs;
-using detail::plan_stages;
-using detail::pp_shape;
-using detail::pp_wire_bytes;
 using detail::Rank;
 using detail::Sim;
 
 std::atomic<bool> g_engine_used{false};
 
-SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
-                     const HardwareProfile& profile, const SimOptions& options, SimStats* stats) {
+// The platform to build, and the leaf crossings that decide which of its routes take the
+// leaf uplinks.
+struct Fabric {
+  detail::PlatformSpec spec;
+  std::optional<LeafCrossings> leaves;
+};
+
+// Throws unless this is the process's first simulation (STYLE.md §1: a second Engine silently
+// keeps the old clock).
+void claim_engine() {
   if (g_engine_used.exchange(true)) {
     throw std::logic_error(
         "simulate_iteration: SimGrid runs one simulation per process; run each simulation in "
         "its own process");
   }
-  const auto wall0 = std::chrono::steady_clock::now();
-  static int argc = 1;
-  static char name[] = "capsim";
-  static char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
+}
+
+// Selects the network model and has `deadlock` set if the replay deadlocks.
+void configure_engine(bool& deadlock) {
   xbt_log_control_set("root.thres:critical");
   // Flow-exact CM02 (../shared/reference/simgrid.md §0, §4): no LV08 latency/bandwidth
   // factors, no cross-traffic, no TCP window bound. CM02 weights a flow's share by its route
@@ -61,10 +63,12 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e30");
   sg4::Engine::set_config("network/weight-S:0");
-  bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
+}
 
-  Sim sim;
+// Fills the replay's inputs, layout and switches, and plans every stage.
+void set_up_replay(Sim& sim, const Scenario& scenario, const IterationCosts& costs,
+                   const HardwareProfile& profile, const SimOptions& options) {
   sim.scenario = &scenario;
   sim.costs = &costs;
   sim.profile = &profile;
@@ -79,25 +83,44 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   sim.zero3 = par.zero_stage == 3;
   sim.blocking_p2p = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
   sim.zero12 = par.zero_stage == 1 || par.zero_stage == 2;
-  const int g = cl.gpus_per_node;
-  sim.nic_share_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / g;
+  sim.nic_share_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / cl.gpus_per_node;
   sim.collective_share = 1.0 - costs.compute_rate_during_comm;
-  plan_stages(sim);
+  detail::plan_stages(sim);
+}
 
+// Which flows leave their leaf switch (only oversubscribed fabrics have leaf uplinks).
+void add_leaf_crossings(const Sim& sim, Fabric& fabric) {
+  detail::PlatformSpec& ps = fabric.spec;
+  if (ps.uplink_bytes_per_s_per_node > 0.0) {
+    fabric.leaves.emplace(sim.layout, ps.nodes_per_leaf, sim.dp_inter_node);
+    ps.pp_crossing_gpus_per_leaf = fabric.leaves->max_pp_crossing_gpus_per_leaf();
+    ps.dp_crossing_gpus_per_leaf = fabric.leaves->max_dp_crossing_gpus_per_leaf();
+    ps.classes_leave_from_the_same_gpus = fabric.leaves->classes_leave_from_the_same_gpus();
+  }
+}
+
+// Returns the platform's links and leaf crossings; records in `sim` the PP latencies and
+// whether the DP group's flows go through the NICs or the NVLink ports.
+Fabric build_platform_spec(Sim& sim, const SimOptions& options) {
+  const ClusterSpec& cl = sim.scenario->cluster;
+  const IterationCosts& costs = *sim.costs;
+  const HardwareProfile& profile = *sim.profile;
+  const int g = cl.gpus_per_node;
+  Fabric fabric;
   // Platform: NIC links as the node's NICs dictate, latencies from the profile's send/recv
   // latency (split over the two ends of a route).
-  detail::PlatformSpec ps;
+  detail::PlatformSpec& ps = fabric.spec;
   ps.gpus_per_node = g;
   ps.nvlink_bytes_per_s = cl.intra_node_bandwidth_bytes_per_s;
   sim.pp_intra_latency_s = collective_time_s(profile, CollectiveKind::kSendRecv, kLatencyProbeBytes,
-                                             pp_shape(sim, false));
+                                             detail::pp_shape(sim, false));
   ps.nvlink_latency_s = sim.pp_intra_latency_s / 2.0;
   if (cl.num_nodes > 1 && cl.node_nic_bandwidth_bytes_per_s() > 0.0) {
     const int nics = std::max(cl.nics_per_node, 1);
     ps.nic_links_per_node = std::min(nics, g);
     ps.nic_link_bytes_per_s = cl.node_nic_bandwidth_bytes_per_s() / ps.nic_links_per_node;
     sim.pp_inter_latency_s = collective_time_s(profile, CollectiveKind::kSendRecv,
-                                               kLatencyProbeBytes, pp_shape(sim, true));
+                                               kLatencyProbeBytes, detail::pp_shape(sim, true));
     ps.nic_latency_s = sim.pp_inter_latency_s / 2.0;
     const bool oversubscribed =
         cl.topology == Topology::kOversubscribed || cl.oversubscription > 1.0;
@@ -110,20 +133,15 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   ps.reduced = options.exploit_symmetry;
   sim.dp_inter_node =
       costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 && ps.nic_links_per_node > 0;
-  // Which flows leave their leaf switch (only oversubscribed fabrics have leaf uplinks).
-  std::optional<LeafCrossings> leaves;
-  if (ps.uplink_bytes_per_s_per_node > 0.0) {
-    leaves.emplace(sim.layout, ps.nodes_per_leaf, sim.dp_inter_node);
-    ps.pp_crossing_gpus_per_leaf = leaves->max_pp_crossing_gpus_per_leaf();
-    ps.dp_crossing_gpus_per_leaf = leaves->max_dp_crossing_gpus_per_leaf();
-    ps.classes_leave_from_the_same_gpus = leaves->classes_leave_from_the_same_gpus();
-  }
-  sim.platform = std::make_unique<detail::Platform>(ps);
   sim.dp_intra_node =
       costs.dp_group.ranks > 1 && costs.dp_group.nodes == 1 && ps.nvlink_bytes_per_s > 0.0;
   sim.nvlink_bytes_per_s = ps.nvlink_bytes_per_s;
+  add_leaf_crossings(sim, fabric);
+  return fabric;
+}
 
-  // Simulated ranks: every GPU, or TP rank 0 of DP replica 0 of each stage.
+// Simulated ranks: every GPU, or TP rank 0 of DP replica 0 of each stage.
+void create_ranks(Sim& sim, const SimOptions& options) {
   const RankLayout& lay = sim.layout;
   const int t_count = options.exploit_symmetry ? 1 : lay.tp;
   const int r_count = options.exploit_symmetry ? 1 : lay.dpc;
@@ -141,150 +159,206 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
       }
     }
   }
-  // PP neighbours per chunk (model chunk c*P + s, Megatron's virtual-stage placement) and the
-  // DP ring peer: the same local GPU on the next node of the DP group (rail-aligned, as NCCL
-  // builds its rings), or in the reduced run the GPU's own mirror.
-  const int chunks = lay.chunks;
-  for (auto& rp : sim.ranks) {
-    Rank& rank = *rp;
-    const auto nc = static_cast<size_t>(chunks);
-    rank.fwd_to.assign(nc, -1);
-    rank.bwd_to.assign(nc, -1);
-    rank.fwd_in.assign(nc, nullptr);
-    rank.bwd_in.assign(nc, nullptr);
-    rank.fwd_out.assign(nc, nullptr);
-    rank.bwd_out.assign(nc, nullptr);
-    rank.fwd_wire.assign(nc, 0.0);
-    rank.bwd_wire.assign(nc, 0.0);
-    for (int c = 0; c < chunks; ++c) {
-      const auto ci = static_cast<size_t>(c);
-      int next_s = rank.s + 1;
-      int next_c = c;
-      if (next_s == lay.pp) {
-        next_s = 0;
-        next_c = c + 1;
-      }
-      int prev_s = rank.s - 1;
-      int prev_c = c;
-      if (prev_s < 0) {
-        prev_s = lay.pp - 1;
-        prev_c = c - 1;
-      }
-      auto mailbox = [](char dir, int gpu, int chunk) {
-        return sg4::Mailbox::by_name(std::string(1, dir) + std::to_string(gpu) + "_" +
-                                     std::to_string(chunk));
-      };
-      if (next_c < chunks) {
-        const int to = lay.rank(rank.t, rank.r, next_s);
-        if (to != rank.gpu) {
-          rank.fwd_to[ci] = to;
-          rank.fwd_out[ci] = mailbox('f', to, next_c);
-          const bool inter = lay.node(to) != lay.node(rank.gpu);
-          const double bw = inter ? sim.nic_share_bytes_per_s : ps.nvlink_bytes_per_s;
-          rank.fwd_wire[ci] =
-              pp_wire_bytes(sim, chunk_costs(sim, rank.s, c).activation_bytes, inter, bw);
-          const bool via_uplinks =
-              leaves &&
-              (options.exploit_symmetry ? leaves->pp_crosses(rank.s, next_s)
-                                        : leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(to));
-          sim.platform->add_route(rank.gpu, to, via_uplinks);
-        }
-      }
-      if (prev_c >= 0) {
-        const int from = lay.rank(rank.t, rank.r, prev_s);
-        if (from != rank.gpu) {
-          rank.fwd_in[ci] = mailbox('f', rank.gpu, c);
-          rank.bwd_to[ci] = from;
-          rank.bwd_out[ci] = mailbox('b', from, prev_c);
-          const bool inter = lay.node(from) != lay.node(rank.gpu);
-          const double bw = inter ? sim.nic_share_bytes_per_s : ps.nvlink_bytes_per_s;
-          rank.bwd_wire[ci] =
-              pp_wire_bytes(sim, chunk_costs(sim, prev_s, prev_c).activation_bytes, inter, bw);
-        }
-      }
-      if (next_c < chunks && lay.rank(rank.t, rank.r, next_s) != rank.gpu) {
-        rank.bwd_in[ci] = mailbox('b', rank.gpu, c);
-      }
-    }
-    if (sim.dp_inter_node) {
-      bool via_uplinks = false;
-      if (options.exploit_symmetry) {
-        rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
-        via_uplinks = leaves && leaves->dp_ring_crosses(rank.s);
-      } else {
-        rank.dp_peer = lay.dp_ring_peer(rank.t, rank.r, rank.s);
-        via_uplinks = leaves && leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(rank.dp_peer);
-        if (rank.dp_peer == rank.gpu)
-          rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
-      }
-      sim.platform->add_route(rank.gpu, rank.dp_peer, via_uplinks);
-    } else if (sim.dp_intra_node) {
-      rank.dp_peer = detail::Platform::nvlink_mirror_id(rank.gpu);
-      sim.platform->add_route(rank.gpu, rank.dp_peer);
-    }
-    size_t outbox = 0;
-    for (const PipelineOp& op : rank.plan->ops) {
-      if (op.kind != OpKind::kRecompute && op.kind != OpKind::kBackwardWeight)
-        ++outbox;
-    }
-    rank.outbox.reserve(outbox);  // messages are pointed to: never reallocate
+}
+
+sg4::Mailbox* pp_mailbox(char dir, int gpu, int chunk) {
+  return sg4::Mailbox::by_name(std::string(1, dir) + std::to_string(gpu) + "_" +
+                               std::to_string(chunk));
+}
+
+// Where a chunk's activations go next or came from: model chunk c*P + s follows c*P + s - 1
+// (Megatron's virtual-stage placement).
+struct StageChunk {
+  int s = 0;
+  int c = 0;
+};
+
+StageChunk next_chunk(const RankLayout& lay, int s, int c) {
+  return s + 1 == lay.pp ? StageChunk{0, c + 1} : StageChunk{s + 1, c};
+}
+
+StageChunk prev_chunk(const RankLayout& lay, int s, int c) {
+  return s == 0 ? StageChunk{lay.pp - 1, c - 1} : StageChunk{s - 1, c};
+}
+
+// Returns the flow bytes of one PP message between `gpu` and `peer` carrying the activations
+// of chunk `chunk` of stage `stage` (or their gradients).
+double pp_message_wire_bytes(const Sim& sim, int gpu, int peer, int stage, int chunk) {
+  const bool inter = sim.layout.node(peer) != sim.layout.node(gpu);
+  const double bw = inter ? sim.nic_share_bytes_per_s : sim.nvlink_bytes_per_s;
+  return detail::pp_wire_bytes(sim, detail::chunk_costs(sim, stage, chunk).activation_bytes, inter,
+                               bw);
+}
+
+// Chunk c sends its activations to the next stage's GPU; returns false when that is none.
+bool wire_to_next_stage(Sim& sim, Rank& rank, int c, const Fabric& fabric,
+                        const SimOptions& options) {
+  const StageChunk next = next_chunk(sim.layout, rank.s, c);
+  if (next.c >= sim.layout.chunks)
+    return false;
+  const int to = sim.layout.rank(rank.t, rank.r, next.s);
+  if (to == rank.gpu)
+    return false;
+  const auto ci = static_cast<size_t>(c);
+  rank.fwd_to[ci] = to;
+  rank.fwd_out[ci] = pp_mailbox('f', to, next.c);
+  rank.fwd_wire[ci] = pp_message_wire_bytes(sim, rank.gpu, to, rank.s, c);
+  const std::optional<LeafCrossings>& leaves = fabric.leaves;
+  bool via_uplinks = false;
+  if (leaves) {
+    via_uplinks = options.exploit_symmetry
+                      ? leaves->pp_crosses(rank.s, next.s)
+                      : leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(to);
   }
+  sim.platform->add_route(rank.gpu, to, via_uplinks);
+  return true;
+}
+
+// Chunk c receives its activations from the previous stage's GPU and sends it their gradients.
+void wire_to_previous_stage(Sim& sim, Rank& rank, int c) {
+  const StageChunk prev = prev_chunk(sim.layout, rank.s, c);
+  if (prev.c < 0)
+    return;
+  const int from = sim.layout.rank(rank.t, rank.r, prev.s);
+  if (from == rank.gpu)
+    return;
+  const auto ci = static_cast<size_t>(c);
+  rank.fwd_in[ci] = pp_mailbox('f', rank.gpu, c);
+  rank.bwd_to[ci] = from;
+  rank.bwd_out[ci] = pp_mailbox('b', from, prev.c);
+  rank.bwd_wire[ci] = pp_message_wire_bytes(sim, rank.gpu, from, prev.s, prev.c);
+}
+
+// PP neighbours per chunk: their mailboxes, the flow bytes of each message and the routes to
+// them.
+void wire_pipeline_neighbours(Sim& sim, Rank& rank, const Fabric& fabric,
+                              const SimOptions& options) {
+  const auto nc = static_cast<size_t>(sim.layout.chunks);
+  rank.fwd_to.assign(nc, -1);
+  rank.bwd_to.assign(nc, -1);
+  rank.fwd_in.assign(nc, nullptr);
+  rank.bwd_in.assign(nc, nullptr);
+  rank.fwd_out.assign(nc, nullptr);
+  rank.bwd_out.assign(nc, nullptr);
+  rank.fwd_wire.assign(nc, 0.0);
+  rank.bwd_wire.assign(nc, 0.0);
+  for (int c = 0; c < sim.layout.chunks; ++c) {
+    const bool has_next = wire_to_next_stage(sim, rank, c, fabric, options);
+    wire_to_previous_stage(sim, rank, c);
+    if (has_next)  // the next stage's gradients come back
+      rank.bwd_in[static_cast<size_t>(c)] = pp_mailbox('b', rank.gpu, c);
+  }
+}
+
+// The DP ring peer: the same local GPU on the next node of the DP group (rail-aligned, as NCCL
+// builds its rings), or in the reduced run the GPU's own mirror.
+void wire_dp_peer(Sim& sim, Rank& rank, const Fabric& fabric, const SimOptions& options) {
+  const std::optional<LeafCrossings>& leaves = fabric.leaves;
+  if (sim.dp_inter_node) {
+    bool via_uplinks = false;
+    if (options.exploit_symmetry) {
+      rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
+      via_uplinks = leaves && leaves->dp_ring_crosses(rank.s);
+    } else {
+      rank.dp_peer = sim.layout.dp_ring_peer(rank.t, rank.r, rank.s);
+      via_uplinks = leaves && leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(rank.dp_peer);
+      if (rank.dp_peer == rank.gpu)
+        rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
+    }
+    sim.platform->add_route(rank.gpu, rank.dp_peer, via_uplinks);
+  } else if (sim.dp_intra_node) {
+    rank.dp_peer = detail::Platform::nvlink_mirror_id(rank.gpu);
+    sim.platform->add_route(rank.gpu, rank.dp_peer);
+  }
+}
+
+// Messages are pointed to while in flight: the outbox must never reallocate.
+void reserve_outbox(Rank& rank) {
+  size_t outbox = 0;
+  for (const PipelineOp& op : rank.plan->ops) {
+    if (op.kind != OpKind::kRecompute && op.kind != OpKind::kBackwardWeight)
+      ++outbox;
+  }
+  rank.outbox.reserve(outbox);
+}
+
+// Gives every rank its PP neighbours and DP peer; the platform gets the routes between them.
+void wire_ranks(Sim& sim, const Fabric& fabric, const SimOptions& options) {
+  for (auto& rp : sim.ranks) {
+    wire_pipeline_neighbours(sim, *rp, fabric, options);
+    wire_dp_peer(sim, *rp, fabric, options);
+    reserve_outbox(*rp);
+  }
+}
+
+// Creates the platform's hosts, links and routes; DP collectives pay their route's latency as
+// part of the collective's (run_collective).
+void build_platform(Sim& sim) {
   sim.platform->build();
   if (sim.dp_inter_node || sim.dp_intra_node) {
     const Rank& r0 = *sim.ranks.front();
     sim.dp_route_latency_s = sim.platform->route_latency_s(r0.gpu, r0.dp_peer);
   }
+}
 
-  // Actors: a compute stream per simulated GPU, plus the communication streams it drives.
+// Gives a rank's streams a trace track named after its coordinates.
+void add_trace_track(Sim& sim, Rank& rank, int track) {
+  rank.track = track;
+  if (sim.trace != nullptr) {
+    sim.trace->tracks.push_back("stage " + std::to_string(rank.s) + " tp " +
+                                std::to_string(rank.t) + " dp " + std::to_string(rank.r) +
+                                " (gpu " + std::to_string(rank.gpu) + ")");
+  }
+}
+
+// Starts the rank's compute stream and the collective streams it drives, with the semaphores
+// between them.
+void launch_rank_actors(Sim& sim, Rank& rank) {
+  sg4::Host* host = sim.platform->host(rank.gpu);
+  const std::string id = std::to_string(rank.gpu);
+  Rank* rk = &rank;
+  Sim* sm = &sim;
+  if (!rank.plan->buckets.empty()) {
+    rank.bucket_ready = sg4::Semaphore::create(0);
+    rank.dp_actor = sg4::Actor::create("dp" + id, host, [sm, rk] { detail::run_dp(*sm, *rk); });
+  }
+  if (!rank.plan->gathers.empty()) {
+    rank.ag_credit = sg4::Semaphore::create(1);
+    rank.ag_done = sg4::Semaphore::create(0);
+    rank.ag_actor =
+        sg4::Actor::create("ag" + id, host, [sm, rk] { detail::run_gathers(*sm, *rk); });
+  } else if (sim.zero3) {
+    // No DP peers: gathers are free; keep the semaphores satisfied.
+    rank.ag_credit = sg4::Semaphore::create(1 << 30);
+    rank.ag_done = sg4::Semaphore::create(1 << 30);
+  }
+  if (!rank.plan->scatters.empty()) {
+    rank.rs_ready = sg4::Semaphore::create(0);
+    rank.rs_actor =
+        sg4::Actor::create("rs" + id, host, [sm, rk] { detail::run_scatters(*sm, *rk); });
+  } else if (sim.zero3) {
+    rank.rs_ready = sg4::Semaphore::create(0);
+  }
+  rank.compute_actor =
+      sg4::Actor::create("gpu" + id, host, [sm, rk] { detail::run_compute(*sm, *rk); });
+  // Permanent receivers make PP sends eager: the flow starts when the sender puts it.
+  detail::set_pp_receiver(rank, rank.compute_actor);
+}
+
+// Actors: a compute stream per simulated GPU, plus the communication streams it drives.
+void launch_actors(Sim& sim) {
   if (sim.trace != nullptr) {
     sim.trace->streams = {"compute", "communication"};
   }
   int track = 0;
   for (auto& rp : sim.ranks) {
-    Rank& rank = *rp;
-    rank.track = track++;
-    if (sim.trace != nullptr) {
-      sim.trace->tracks.push_back("stage " + std::to_string(rank.s) + " tp " +
-                                  std::to_string(rank.t) + " dp " + std::to_string(rank.r) +
-                                  " (gpu " + std::to_string(rank.gpu) + ")");
-    }
-    sg4::Host* host = sim.platform->host(rank.gpu);
-    const std::string id = std::to_string(rank.gpu);
-    Rank* rk = &rank;
-    Sim* sm = &sim;
-    if (!rank.plan->buckets.empty()) {
-      rank.bucket_ready = sg4::Semaphore::create(0);
-      rank.dp_actor = sg4::Actor::create("dp" + id, host, [sm, rk] { detail::run_dp(*sm, *rk); });
-    }
-    if (!rank.plan->gathers.empty()) {
-      rank.ag_credit = sg4::Semaphore::create(1);
-      rank.ag_done = sg4::Semaphore::create(0);
-      rank.ag_actor =
-          sg4::Actor::create("ag" + id, host, [sm, rk] { detail::run_gathers(*sm, *rk); });
-    } else if (sim.zero3) {
-      // No DP peers: gathers are free; keep the semaphores satisfied.
-      rank.ag_credit = sg4::Semaphore::create(1 << 30);
-      rank.ag_done = sg4::Semaphore::create(1 << 30);
-    }
-    if (!rank.plan->scatters.empty()) {
-      rank.rs_ready = sg4::Semaphore::create(0);
-      rank.rs_actor =
-          sg4::Actor::create("rs" + id, host, [sm, rk] { detail::run_scatters(*sm, *rk); });
-    } else if (sim.zero3) {
-      rank.rs_ready = sg4::Semaphore::create(0);
-    }
-    rank.compute_actor =
-        sg4::Actor::create("gpu" + id, host, [sm, rk] { detail::run_compute(*sm, *rk); });
-    // Permanent receivers make PP sends eager: the flow starts when the sender puts it.
-    detail::set_pp_receiver(rank, rank.compute_actor);
+    add_trace_track(sim, *rp, track++);
+    launch_rank_actors(sim, *rp);
   }
-  const auto wall1 = std::chrono::steady_clock::now();
-  engine.run();
-  const auto wall2 = std::chrono::steady_clock::now();
-  if (deadlock)
-    throw std::logic_error("event engine: the replay deadlocked (schedule bug)");
+}
 
-  // The iteration ends when the slowest rank finishes; its accounts are the breakdown.
+// The iteration ends when the slowest rank finishes; its accounts are the breakdown.
+SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimOptions& options) {
   const Rank* critical = sim.ranks.front().get();
   for (const auto& r : sim.ranks) {
     if (r->stage_end_s > critical->stage_end_s)
@@ -292,9 +366,9 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   }
   SimulationResult result;
   result.engine = "event";
-  result.profile_name = profile.name;
+  result.profile_name = sim.profile->name;
   result.iteration_time_s = critical->stage_end_s;
-  const Accounts& a = critical->acc;
+  const detail::Accounts& a = critical->acc;
   TimeBreakdown& b = result.breakdown;
   b.compute_s = a.compute;
   b.other_s = a.other;
@@ -310,30 +384,64 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
       (options.exploit_symmetry ? " (one TP rank per stage, one DP replica; symmetric ranks "
                                   "simulated once)"
                                 : " (every GPU)"));
-  if (ps.uplink_bytes_per_s_per_node > 0.0) {
+  if (fabric.spec.uplink_bytes_per_s_per_node > 0.0) {
     result.notes.push_back("oversubscribed fabric: one uplink bundle per leaf of " +
-                           std::to_string(ps.nodes_per_leaf) +
+                           std::to_string(fabric.spec.nodes_per_leaf) +
                            " node(s), crossed by the flows between leaves");
-    if (options.exploit_symmetry && !leaves->classes_leave_from_the_same_gpus()) {
+    if (options.exploit_symmetry && !fabric.leaves->classes_leave_from_the_same_gpus()) {
       result.notes.push_back(
           "PP and DP flows leave leaves from different GPUs: the reduced run gives each class its "
           "own share of the leaf's uplinks (optimistic where they overlap); --every-gpu "
           "simulates every GPU");
     }
   }
-  finish_result(scenario, costs, result);
+  finish_result(*sim.scenario, *sim.costs, result);
+  return result;
+}
+
+// Orders the trace's slices by start time (stable: ties keep the order the actors wrote them).
+void sort_trace(traces::ChromeTrace& trace) {
+  std::stable_sort(trace.slices.begin(), trace.slices.end(),
+                   [](const traces::TraceSlice& x, const traces::TraceSlice& y) {
+                     return x.start_s < y.start_s;
+                   });
+}
+
+SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
+                     const HardwareProfile& profile, const SimOptions& options, SimStats* stats) {
+  claim_engine();
+  const auto wall0 = std::chrono::steady_clock::now();
+  static int argc = 1;
+  static char name[] = "capsim";
+  static char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  bool deadlock = false;
+  configure_engine(deadlock);
+
+  Sim sim;
+  set_up_replay(sim, scenario, costs, profile, options);
+  const Fabric fabric = build_platform_spec(sim, options);
+  sim.platform = std::make_unique<detail::Platform>(fabric.spec);
+  create_ranks(sim, options);
+  wire_ranks(sim, fabric, options);
+  build_platform(sim);
+  launch_actors(sim);
+
+  const auto wall1 = std::chrono::steady_clock::now();
+  engine.run();
+  const auto wall2 = std::chrono::steady_clock::now();
+  if (deadlock)
+    throw std::logic_error("event engine: the replay deadlocked (schedule bug)");
+
+  SimulationResult result = collect_result(sim, fabric, options);
   if (stats != nullptr) {
     stats->simulated_gpus = static_cast<int>(sim.ranks.size());
     stats->activities = sim.activities;
     stats->build_wall_s = std::chrono::duration<double>(wall1 - wall0).count();
     stats->run_wall_s = std::chrono::duration<double>(wall2 - wall1).count();
   }
-  if (sim.trace != nullptr) {
-    std::stable_sort(sim.trace->slices.begin(), sim.trace->slices.end(),
-                     [](const traces::TraceSlice& x, const traces::TraceSlice& y) {
-                       return x.start_s < y.start_s;
-                     });
-  }
+  if (sim.trace != nullptr)
+    sort_trace(*sim.trace);
   return result;
 }
 

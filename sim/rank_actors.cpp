@@ -94,6 +94,13 @@ void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label
   sim.slice(rank, kCommStream, label, "dp", start, now());
 }
 
+// Runs one collective of a DP or ZeRO stream, holding its share of the GPU while on the wire.
+void run_beside_compute(Sim& sim, Rank& rank, const Collective& c, const char* label) {
+  begin_collective(sim, rank);
+  run_collective(sim, rank, c, label);
+  end_collective(sim, rank);
+}
+
 void receive(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, int micro_batch) {
   const double t0 = now();
   const auto* msg = mailbox->get<Message>();
@@ -346,20 +353,16 @@ void run_dp(Sim& sim, Rank& rank) {
   const auto& buckets = rank.plan->buckets;
   for (size_t b = 0; b < buckets.size(); ++b) {
     rank.bucket_ready->acquire();
-    begin_collective(sim, rank);
-    run_collective(
+    run_beside_compute(
         sim, rank, buckets[b],
         buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter");
-    end_collective(sim, rank);
   }
 }
 
 void run_gathers(Sim& sim, Rank& rank) {
   for (const Collective& c : rank.plan->gathers) {
     rank.ag_credit->acquire();
-    begin_collective(sim, rank);
-    run_collective(sim, rank, c, "ZeRO-3 all-gather");
-    end_collective(sim, rank);
+    run_beside_compute(sim, rank, c, "ZeRO-3 all-gather");
     rank.ag_done->release();
   }
 }
@@ -367,9 +370,7 @@ void run_gathers(Sim& sim, Rank& rank) {
 void run_scatters(Sim& sim, Rank& rank) {
   for (const Collective& c : rank.plan->scatters) {
     rank.rs_ready->acquire();
-    begin_collective(sim, rank);
-    run_collective(sim, rank, c, "ZeRO-3 reduce-scatter");
-    end_collective(sim, rank);
+    run_beside_compute(sim, rank, c, "ZeRO-3 reduce-scatter");
   }
 }
 

@@ -191,7 +191,7 @@ class CudaBackend : public Backend {
     for (const char* name :
          {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET_PLUGIN", "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE",
           "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_BUFFSIZE", "FI_PROVIDER",
-          "FI_EFA_USE_DEVICE_RDMA", "CUDA_VISIBLE_DEVICES"}) {
+          "FI_EFA_USE_DEVICE_RDMA", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS"}) {
       m.env[name] = env_or_empty(name);
     }
     m.topology = std::to_string(ranks_per_node_) + " x " + prop.name + " (sm" +
@@ -346,8 +346,9 @@ class CudaBackend : public Backend {
     cudaDeviceProp prop{};
     CAPSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, devices_[0]));
     const size_t set_bytes = a_bytes + b_bytes + d_bytes;
+    // Small GEMMs need hundreds of sets (a 256^3 bf16 set is 384 KiB against 40-50 MiB of L2).
     const size_t sets = std::clamp<size_t>(
-        (2 * static_cast<size_t>(prop.l2CacheSize) + set_bytes - 1) / set_bytes, 2, 16);
+        (2 * static_cast<size_t>(prop.l2CacheSize) + set_bytes - 1) / set_bytes, 2, 1024);
     for (void* p : gemm_buffers_)
       CAPSIM_CUDA_CHECK(cudaFree(p));
     gemm_buffers_.clear();
@@ -415,27 +416,31 @@ class CudaBackend : public Backend {
                                        &gemm_.heuristic.algo, workspace_, kWorkspace, stream));
   }
 
-  // `warmup` untimed runs, then `repeats` runs each between two CUDA events on `stream`.
+  // `warmup` untimed runs, then `repeats` runs each between two CUDA events on `stream`, all
+  // enqueued back to back and synchronised once: a repeat's start event is then reached when
+  // the previous GEMM ends, so the host's launch latency is not timed (with a synchronisation
+  // per repeat the stream idles while the host launches, and small GEMMs would time ~2x long).
   std::vector<double> time_prepared_gemm(cudaStream_t stream, int warmup, int repeats) {
     CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
     for (int i = 0; i < warmup; ++i)
       run_prepared_gemm(static_cast<size_t>(i) % gemm_.sets, stream);
+    std::vector<cudaEvent_t> events(2 * static_cast<size_t>(repeats), nullptr);
+    for (auto& event : events)
+      CAPSIM_CUDA_CHECK(cudaEventCreate(&event));
+    for (size_t i = 0; i < static_cast<size_t>(repeats); ++i) {
+      CAPSIM_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
+      run_prepared_gemm(i % gemm_.sets, stream);
+      CAPSIM_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
+    }
+    CAPSIM_CUDA_CHECK(cudaEventSynchronize(events.back()));
     std::vector<double> times_s;
-    cudaEvent_t start = nullptr;
-    cudaEvent_t stop = nullptr;
-    CAPSIM_CUDA_CHECK(cudaEventCreate(&start));
-    CAPSIM_CUDA_CHECK(cudaEventCreate(&stop));
-    for (int i = 0; i < repeats; ++i) {
-      CAPSIM_CUDA_CHECK(cudaEventRecord(start, stream));
-      run_prepared_gemm(static_cast<size_t>(i) % gemm_.sets, stream);
-      CAPSIM_CUDA_CHECK(cudaEventRecord(stop, stream));
-      CAPSIM_CUDA_CHECK(cudaEventSynchronize(stop));
+    for (size_t i = 0; i < static_cast<size_t>(repeats); ++i) {
       float ms = 0.0f;
-      CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
       times_s.push_back(static_cast<double>(ms) * 1e-3);
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    for (auto& event : events)
+      cudaEventDestroy(event);
     return times_s;
   }
 
@@ -554,16 +559,20 @@ class CudaBackend : public Backend {
           break;
         }
         case CollectiveKind::kReduceScatter: {
+          // In place inside recv (nccl.h: recvbuff = sendbuff + rank * recvcount), so that
+          // the send buffers keep the 1.0s every check reads.
           const size_t count = bytes / kFloat / static_cast<size_t>(n);
-          char* out = in_place ? send + static_cast<size_t>(rank) * count * kFloat : recv;
-          CAPSIM_NCCL_CHECK(ncclReduceScatter(send, out, count, ncclFloat, ncclSum, comm, s));
+          char* in = in_place ? recv : send;
+          char* out = in_place ? recv + static_cast<size_t>(rank) * count * kFloat : recv;
+          CAPSIM_NCCL_CHECK(ncclReduceScatter(in, out, count, ncclFloat, ncclSum, comm, s));
           break;
         }
         case CollectiveKind::kAllToAll: {
           const size_t count = bytes / kFloat / static_cast<size_t>(n);
+          char* from = in_place ? recv : send;
           for (int peer = 0; peer < n; ++peer) {
             const size_t off = static_cast<size_t>(peer) * count * kFloat;
-            CAPSIM_NCCL_CHECK(ncclSend(send + off, count, ncclFloat, peer, comm, s));
+            CAPSIM_NCCL_CHECK(ncclSend(from + off, count, ncclFloat, peer, comm, s));
             CAPSIM_NCCL_CHECK(ncclRecv(recv + off, count, ncclFloat, peer, comm, s));
           }
           break;
@@ -613,15 +622,13 @@ class CudaBackend : public Backend {
     return value;
   }
 
-  // One untimed out-of-place op on send buffers of 1.0f, then sampled output elements: sums
-  // equal the rank count (all-reduce, reduce-scatter), copies equal 1.
+  // One untimed out-of-place op on send buffers of 1.0f (no op writes them) into cleared
+  // receive buffers, then sampled output elements: sums equal the rank count (all-reduce,
+  // reduce-scatter), copies equal 1; an op that wrote nothing leaves zeros and fails.
   long long check_collective(CollectiveKind kind, size_t bytes) {
-    if (kind == CollectiveKind::kReduceScatter) {
-      // In-place reduce-scatter of the previous size wrote sums into the send buffer.
-      for (size_t i = 0; i < devices_.size(); ++i) {
-        CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
-        fill_floats(send_[i], bytes / kFloat, 1.0f, streams_[i]);
-      }
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      CAPSIM_CUDA_CHECK(cudaMemsetAsync(recv_[i], 0, bytes, streams_[i]));
     }
     launch(kind, bytes, false);
     synchronize();
@@ -642,7 +649,21 @@ class CudaBackend : public Backend {
           ++wrong;
       }
     }
-    return wrong;
+    return sum_over_ranks(wrong);
+  }
+
+  // Under MPI every rank must reach the same verdict: a rank that stopped alone would leave
+  // the others waiting in their next NCCL call.
+  long long sum_over_ranks(long long value) {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+    if (options_.use_mpi) {
+      long long sum = 0;
+      mpi_check(MPI_Allreduce(&value, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD),
+                "MPI_Allreduce");
+      return sum;
+    }
+#endif
+    return value;
   }
 
   CudaBackendOptions options_;
@@ -675,6 +696,12 @@ bool cuda_device_available() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
+int cuda_compute_capability() {
+  cudaDeviceProp prop{};
+  CAPSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  return prop.major * 10 + prop.minor;
+}
+
 bool built_with_mpi() {
 #ifdef CAPSIM_HARNESS_WITH_MPI
   return true;
@@ -695,6 +722,17 @@ void mpi_init(int* argc, char*** argv) {
 void mpi_finalize() {
 #ifdef CAPSIM_HARNESS_WITH_MPI
   MPI_Finalize();
+#endif
+}
+
+void mpi_abort(int code) {
+#ifdef CAPSIM_HARNESS_WITH_MPI
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1)
+    MPI_Abort(MPI_COMM_WORLD, code);
+#else
+  (void)code;
 #endif
 }
 

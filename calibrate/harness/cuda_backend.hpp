@@ -20,12 +20,18 @@ struct CudaBackendOptions {
 // Returns true when at least one CUDA device is usable (driver present, device visible).
 [[nodiscard]] bool cuda_device_available();
 
+// Returns the compute capability of local CUDA device 0 as major x 10 + minor (90 for H100).
+[[nodiscard]] int cuda_compute_capability();
+
 // Returns true when this build can bootstrap multi-node runs over MPI.
 [[nodiscard]] bool built_with_mpi();
 
 // MPI lifetime for main(): no-ops without MPI.
 void mpi_init(int* argc, char*** argv);
 void mpi_finalize();
+// Ends every process of the MPI job with `code` (a failure on one rank must not leave the
+// others waiting in a collective); a no-op without MPI.
+void mpi_abort(int code);
 [[nodiscard]] int mpi_rank();
 
 }  // namespace capsim::calibrate::harness

@@ -137,7 +137,15 @@ inline constexpr int kMaxCollectiveOps = 20000;
 // elements (like nccl-tests' "Out of bounds values : N FAILED").
 [[nodiscard]] Measurements run_nccl(Backend& backend, const NcclSweep& sweep);
 
-// Runs every (dtype, shape); the recorded time is the median of the repeats.
+// cuBLASLt's fp8 GEMMs need 16-byte aligned dimensions and leading dimensions (cuBLAS
+// documentation, cublasLtMatmul: "matrix dimension must support 16-byte alignment"): with
+// 1-byte elements every one of M, N and K must be a multiple of 16.
+inline constexpr const char* kFp8AlignmentRule =
+    "cuBLASLt fp8 needs M, N and K multiples of 16 (16-byte alignment)";
+[[nodiscard]] bool fp8_shape_supported(const GemmShape& shape);
+
+// Runs every (dtype, shape) but fp8 shapes that fp8_shape_supported rejects; the recorded
+// time is the median of the repeats.
 [[nodiscard]] Measurements run_gemm(Backend& backend, const GemmSweep& sweep);
 
 // Measures collective_sms: per shape the GEMM alone (median of repeats), then per collective

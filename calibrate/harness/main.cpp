@@ -4,6 +4,7 @@
 //   capsim-calibrate gemm [--scenario s.json] [--grid] [--dtypes bf16,fp16,fp8_e4m3] -o m.json
 //   capsim-calibrate overlap [--shapes 8192x8192x8192,...] [-c all_reduce,all_gather] -o m.json
 // Multi-node: build with MPI and launch one process per GPU with mpirun/srun (as nccl-tests).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -144,12 +145,15 @@ int run_gemm(int argc, char** argv) {
   backend_options.gpus = 1;
   backend_options.date = args.count("date") > 0 ? args["date"].as<std::string>() : today_utc();
   auto backend = h::make_cuda_backend(backend_options);
-  const auto machine = backend->machine();
-  // fp8 tensor cores from Hopper on: the device name says which architecture it is.
-  const bool hopper = machine.gpu.find("H100") != std::string::npos ||
-                      machine.gpu.find("H200") != std::string::npos ||
-                      machine.gpu.find("GH200") != std::string::npos;
-  h::validate(sweep, hopper);
+  // fp8 tensor cores from compute capability 8.9 on (Ada, Hopper and later), whatever the name.
+  h::validate(sweep, h::cuda_compute_capability() >= 89);
+  for (const auto& shape : sweep.shapes) {
+    if (std::find(sweep.dtypes.begin(), sweep.dtypes.end(), "fp8_e4m3") != sweep.dtypes.end() &&
+        !h::fp8_shape_supported(shape)) {
+      std::fprintf(stderr, "capsim-calibrate: skipping fp8 %.0fx%.0fx%.0f: %s\n", shape.m, shape.n,
+                   shape.k, h::kFp8AlignmentRule);
+    }
+  }
   write(args["output"].as<std::string>(), h::run_gemm(*backend, sweep));
   return 0;
 }
@@ -227,6 +231,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "capsim-calibrate: error: %s\n", e.what());
     rc = 1;
   }
+  if (rc != 0)
+    h::mpi_abort(rc);
   h::mpi_finalize();
   return rc;
 }

@@ -182,12 +182,16 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
       s.embedding_logits_bytes += in_flight * sb * (8.0 + mask_bytes(model) * h / replicated_div);
     }
     if (i == p - 1) {
-      // Per micro-batch held by the head: the final-norm output (output-layer input) and the fp32
-      // softmax the vocab-parallel cross entropy saves (4sbV/t, Korthikanti §4.3); plus the
+      // Per micro-batch held by the head: the final-norm output (output-layer input) and what
+      // the loss saves for backward: the fp32 softmax of the vocab-parallel cross entropy
+      // (4sbV/t, Korthikanti §4.3), or the 16-bit logits of a single-kernel one; plus the
       // transient logits in compute precision for the micro-batch being computed.
       const double head_mbs = (parallelism.schedule == Schedule::kGpipe && p > 1) ? in_flight : 1.0;
+      const double saved_per_logit =
+          model.cross_entropy == CrossEntropyKernel::kSingleKernel ? e : 4.0;
       s.embedding_logits_bytes +=
-          head_mbs * (e * sb * h / replicated_div + 4.0 * sb * vocab / t) + e * sb * vocab / t;
+          head_mbs * (e * sb * h / replicated_div + saved_per_logit * sb * vocab / t) +
+          e * sb * vocab / t;
     }
 
     // Two DP gradient buckets in flight (one reducing, one filling); ZeRO-3 prefetches the next

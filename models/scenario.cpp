@@ -76,7 +76,15 @@ const char* to_string(AttentionKernel attention) {
 }
 
 const char* to_string(CrossEntropyKernel cross_entropy) {
-  return cross_entropy == CrossEntropyKernel::kUnfused ? "unfused" : "fused";
+  switch (cross_entropy) {
+    case CrossEntropyKernel::kUnfused:
+      return "unfused";
+    case CrossEntropyKernel::kFused:
+      return "fused";
+    case CrossEntropyKernel::kSingleKernel:
+      return "single-kernel";
+  }
+  return "unfused";
 }
 
 const char* to_string(Fabric fabric) {

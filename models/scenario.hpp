@@ -16,9 +16,10 @@ enum class FfnActivation { kGelu, kSwiglu };
 // softmax/dropout over the scores in HBM.
 enum class AttentionKernel { kFlash, kMaterialized };
 // The loss over the vocabulary: Megatron-Core's vocab-parallel cross-entropy as separate kernels
-// (its default, and PyTorch's F.cross_entropy make as many passes) or the fused implementation
-// (Megatron-Core --cross-entropy-loss-fusion; NeMo 2's GPTConfig default).
-enum class CrossEntropyKernel { kUnfused, kFused };
+// (its default; PyTorch's nn.CrossEntropyLoss makes about as many passes), Megatron-Core's fused
+// version (--cross-entropy-loss-fusion; NeMo 2's GPTConfig default), or one kernel each way
+// that keeps the 16-bit logits (flash-attn's / Apex's xentropy; llm-foundry's default loss).
+enum class CrossEntropyKernel { kUnfused, kFused, kSingleKernel };
 
 // A decoder-only transformer (GPT and Llama families). Sizes in elements, not bytes.
 struct ModelSpec {

@@ -65,22 +65,35 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
     ops[i].attention_core = true;
 }
 
-// Megatron-Core's vocab-parallel cross-entropy per logit in HBM
-// (megatron/core/tensor_parallel/cross_entropy.py; PyTorch's F.cross_entropy under autocast,
-// llm-foundry's loss, makes as many passes). Unfused, the default: the fp32 copy of the 16-bit
-// logits (read e, write 4), max (read 4), in-place subtract, exp and divide (read and write 4
-// each), the exp-sum (read 4). Fused (megatron/core/fusions/fused_cross_entropy.py): the copy
-// and the max in one pass, subtract and exp in one, then the exp-sum and the divide. Backward,
-// both: the in-place multiply by the loss gradient (read and write 4), the cast back to 16 bits
-// (read 4, write e).
+// The cross-entropy's HBM traffic per logit, e bytes per 16-bit element.
+// Unfused, Megatron-Core's default (megatron/core/tensor_parallel/cross_entropy.py): forward the
+// fp32 copy of the logits (read e, write 4), max (read 4), in-place subtract, exp and divide
+// (read and write 4 each), the exp-sum (read 4); backward the in-place multiply by the loss
+// gradient (read and write 4) and the cast back (read 4, write e). PyTorch's nn.CrossEntropyLoss
+// under autocast makes about as many passes. Fused (megatron/core/fusions/
+// fused_cross_entropy.py): the copy with the max, the subtract with the exp; backward as above.
+// Single kernel (flash-attn's CrossEntropyLoss, Apex xentropy): forward reads the 16-bit logits
+// for the max and for the exp-sum, backward reads them once and writes the gradient.
 void add_cross_entropy(std::vector<Op>& ops, CrossEntropyKernel kernel, double logits, double e) {
-  const double passes_after_copy =
-      kernel == CrossEntropyKernel::kFused ? 8.0 + 4.0 + 8.0 : 4.0 + 3.0 * 8.0 + 4.0;
-  const double fwd_bytes = logits * (e + 4.0 + passes_after_copy);
-  const double bwd_bytes = logits * (8.0 + 4.0 + e);
-  ops.push_back({"cross_entropy", OpKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
+  double fwd = 0.0;
+  double bwd = 0.0;
+  switch (kernel) {
+    case CrossEntropyKernel::kUnfused:
+      fwd = e + 4.0 + 4.0 + 3.0 * 8.0 + 4.0;
+      bwd = 8.0 + 4.0 + e;
+      break;
+    case CrossEntropyKernel::kFused:
+      fwd = e + 4.0 + 8.0 + 4.0 + 8.0;
+      bwd = 8.0 + 4.0 + e;
+      break;
+    case CrossEntropyKernel::kSingleKernel:
+      fwd = 2.0 * e;
+      bwd = 2.0 * e;
+      break;
+  }
+  ops.push_back({"cross_entropy", OpKind::kMemoryBound, Pass::kForward, {}, 0.0, logits * fwd, 0});
   ops.push_back(
-      {"cross_entropy", OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bwd_bytes, 0});
+      {"cross_entropy", OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, logits * bwd, 0});
 }
 
 }  // namespace

@@ -157,9 +157,11 @@ ModelSpec read_model(JsonReader& r) {
   m.attention = r.optional_enum("attention", "flash", {"flash", "materialized"}) == "flash"
                     ? AttentionKernel::kFlash
                     : AttentionKernel::kMaterialized;
-  m.cross_entropy = r.optional_enum("cross_entropy", "unfused", {"unfused", "fused"}) == "unfused"
-                        ? CrossEntropyKernel::kUnfused
-                        : CrossEntropyKernel::kFused;
+  const std::string cross_entropy =
+      r.optional_enum("cross_entropy", "unfused", {"unfused", "fused", "single-kernel"});
+  m.cross_entropy = cross_entropy == "unfused" ? CrossEntropyKernel::kUnfused
+                    : cross_entropy == "fused" ? CrossEntropyKernel::kFused
+                                               : CrossEntropyKernel::kSingleKernel;
   if (r.has("dropout"))
     m.dropout = r.optional_bool("dropout", false);
   m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));

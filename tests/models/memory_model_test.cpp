@@ -239,6 +239,11 @@ TEST(MemoryStageTest, EmbeddingLogitsAndTiedCopy) {
   const StageMemory& last = est.stages.back();
   // Last stage: fp32 softmax + bf16 logits (6sbV/t) and the final-norm output (2sbh/t).
   EXPECT_DOUBLE_EQ(last.embedding_logits_bytes, 6.0 * s * v / 8 + 2.0 * sbh(m) / 8);
+  // A single-kernel loss keeps the bf16 logits for backward instead of an fp32 softmax.
+  ModelSpec single = m;
+  single.cross_entropy = CrossEntropyKernel::kSingleKernel;
+  EXPECT_DOUBLE_EQ(estimate_memory(single, par, a100()).stages.back().embedding_logits_bytes,
+                   4.0 * s * v / 8 + 2.0 * sbh(m) / 8);
   // Tied embeddings with p > 1: the last stage keeps a copy of the word embedding.
   const double word = v * m.hidden_size / 8;
   EXPECT_NEAR(last.parameters, 12.0 * layer_parameters(m) / 8 + word + 2.0 * m.hidden_size, 1.0);

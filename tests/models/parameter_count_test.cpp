@@ -203,6 +203,10 @@ TEST(WorkloadTest, FusedCrossEntropyMakesFewerForwardPasses) {
   m.cross_entropy = CrossEntropyKernel::kFused;
   EXPECT_DOUBLE_EQ(bytes(Pass::kForward), 26.0 * logits);
   EXPECT_DOUBLE_EQ(bytes(Pass::kBackwardInput), 14.0 * logits);
+  // One kernel each way (flash-attn's loss): two reads forward, a read and a write backward.
+  m.cross_entropy = CrossEntropyKernel::kSingleKernel;
+  EXPECT_DOUBLE_EQ(bytes(Pass::kForward), 4.0 * logits);
+  EXPECT_DOUBLE_EQ(bytes(Pass::kBackwardInput), 4.0 * logits);
 }
 
 }  // namespace

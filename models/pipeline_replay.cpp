@@ -282,12 +282,17 @@ PipelineTimeline replay_every_micro_batch(Schedule schedule,
 
 namespace {
 
-// Whether every stage's end moved by `step_s` from run a to run b (P micro-batches apart) and
-// every stage started at the same time.
+// Whether everything that is extrapolated moved by `step_s` from run a to run b (P micro-batches
+// apart): every stage's end and last reduction, and the makespan without bucket slowdown (which
+// can still be in its transient when the slowed ends already pace), with every stage started at
+// the same time.
 bool moved_by(const PipelineTimeline& a, const PipelineTimeline& b, double step_s) {
   const double tolerance_s = 1e-12 * b.makespan_s;
+  if (std::abs(b.unslowed_makespan_s - a.unslowed_makespan_s - step_s) > tolerance_s)
+    return false;
   for (size_t s = 0; s < b.last_op_end_s.size(); ++s) {
     if (std::abs(b.last_op_end_s[s] - a.last_op_end_s[s] - step_s) > tolerance_s ||
+        std::abs(b.reduction_end_s[s] - a.reduction_end_s[s] - step_s) > tolerance_s ||
         b.first_forward_start_s[s] != a.first_forward_start_s[s]) {
       return false;
     }

@@ -58,7 +58,8 @@ struct PipelineTimeline {
 // shape is built once per thread.
 //
 // REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,
-// micro_batches >= 1 (and >= stages for chunks > 1, as build_schedule requires).
+// micro_batches >= 1 (interleaved with fewer micro-batches than stages, or a count that is not a
+// multiple of them, runs every forward first, as build_schedule orders it).
 [[nodiscard]] PipelineTimeline replay_pipeline(Schedule schedule,
                                                const std::vector<std::vector<ChunkOpTimes>>& times,
                                                int micro_batches, bool recompute,

@@ -98,6 +98,7 @@ TEST(PipelineReplayTest, RecomputeLengthensEveryBackward) {
 TEST(PipelineReplayTest, ExtendsLongRunsExactly) {
   std::mt19937 rng(99);
   std::uniform_real_distribution<double> time(0.3, 3.0);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
   const std::array<Schedule, 4> schedules = {Schedule::kGpipe, Schedule::kOneFOneB,
                                              Schedule::kInterleaved, Schedule::kZeroBubble};
   for (int trial = 0; trial < 2000; ++trial) {
@@ -107,27 +108,61 @@ TEST(PipelineReplayTest, ExtendsLongRunsExactly) {
     const int v = interleaved ? 2 + trial % 3 : 1;
     const int m = interleaved ? p * (7 + trial % 13) : 7 * p + trial % 40;
     const bool uniform_stages = trial % 3 == 0;
+    // Buckets on every other trial of each schedule, from a fraction of a forward to several,
+    // and compute 5-100% as fast while they are on the wire.
+    const bool buckets = (trial / 4) % 2 == 1;
+    const double rate = 0.05 + 0.95 * unit(rng);
     StageTimes t(static_cast<size_t>(p));
     for (auto& stage : t) {
       const double f = uniform_stages ? 1.0 : time(rng);
       const double b = 2.0 * f * (uniform_stages ? 1.0 : time(rng));
       const double w = sch == Schedule::kZeroBubble ? f : 0.0;
       const double comm = 0.1 * f;
+      const double bucket = 0.1 * f + 3.0 * f * unit(rng);
       for (int c = 0; c < v; ++c)
-        stage.push_back({f, 0.0, b, w, trial % 2 == 0 ? 0 : 3, 0.2, comm, 0.0, comm});
+        stage.push_back({f, 0.0, b, w, buckets ? 3 : 0, bucket, comm, 0.0, comm});
     }
-    const PipelineTimeline fast = replay_pipeline(sch, t, m, false, 0.8);
-    const PipelineTimeline full = detail::replay_every_micro_batch(sch, t, m, false, 0.8);
+    const PipelineTimeline fast = replay_pipeline(sch, t, m, false, rate);
+    const PipelineTimeline full = detail::replay_every_micro_batch(sch, t, m, false, rate);
     const double tolerance = 1e-9 * full.makespan_s;
     const std::string what =
         std::string(to_string(sch)) + " p=" + std::to_string(p) + " m=" + std::to_string(m);
     ASSERT_NEAR(fast.makespan_s, full.makespan_s, tolerance) << what;
+    ASSERT_NEAR(fast.unslowed_makespan_s, full.unslowed_makespan_s, tolerance) << what;
     for (size_t s = 0; s < full.last_op_end_s.size(); ++s) {
       ASSERT_NEAR(fast.last_op_end_s[s], full.last_op_end_s[s], tolerance) << what;
       ASSERT_NEAR(fast.reduction_end_s[s], full.reduction_end_s[s], tolerance) << what;
       ASSERT_DOUBLE_EQ(fast.first_forward_start_s[s], full.first_forward_start_s[s]) << what;
     }
   }
+}
+
+// A review's case: the slowed stage ends already move by P x the busiest stage's work (m = 11
+// to 19) while the makespan without bucket slowdown is still in its transient (it reaches that
+// pace only after m = 35); the cut-off must wait for both.
+TEST(PipelineReplayTest, CutOffWaitsForTheUnslowedMakespan) {
+  const StageTimes t = {{{0x1.f5906f5e0ecf4p-10, 0.0, 0x1.f777c77464dcep-6, 0.0, 5,
+                          0x1.78108ccf5ef36p-1, 0x1.a118cdd2696f3p-7, 0.0, 0.0}},
+                        {{0x1.8183bbce84c58p+2, 0.0, 0x1.a1b3104cdc27ap+4, 0.0, 0,
+                          0x1.3291b5c6ed03ep+3, 0.0, 0.0, 0.0}},
+                        {{0x1.0d5be28311083p+5, 0.0, 0x1.071c6e47f628fp-1, 0.0, 0,
+                          0x1.d25a1de0f8b67p+5, 0.0, 0.0, 0.0}},
+                        {{0x1.4253df84e2f12p-1, 0.0, 0x1.bb4bc3ac2cb9dp+5, 0.0, 3,
+                          0x1.cff274b60ff03p+6, 0.0, 0.0, 0x1.ba42902728cb3p-1}},
+                        {{0x1.a66a3666712e3p+2, 0.0, 0x1.24001347fe70ep+5, 0.0, 4,
+                          0x1.3d039444c35d2p+7, 0x1.d71f9ea099244p+0, 0.0, 0x1.8522d75a646c5p+1}},
+                        {{0x1.81983de730b74p+4, 0.0, 0x1.d74dbc4772a21p+4, 0.0, 2,
+                          0x1.1475b7430553bp+9, 0.0, 0.0, 0x1.038f490a51eabp+2}},
+                        {{0x1.4e49ebb17b7f7p-6, 0.0, 0x1.b165dc4b0cb72p-1, 0.0, 2,
+                          0x1.2b3a4d478407bp+0, 0x1.a7f2560c60b2ap-9, 0.0, 0x1.92bceec16dc56p-6}},
+                        {{0x1.1c15c7c19e767p+1, 0.0, 0x1.b7af00a1f0978p+5, 0.0, 0,
+                          0x1.7911b6c246a7ap+5, 0x1.40653fcc4b575p-1, 0.0, 0.0}}};
+  const double rate = 0x1.2f862622e062cp-2;
+  const PipelineTimeline fast = replay_pipeline(Schedule::kOneFOneB, t, 91, false, rate);
+  const PipelineTimeline full =
+      detail::replay_every_micro_batch(Schedule::kOneFOneB, t, 91, false, rate);
+  EXPECT_NEAR(fast.unslowed_makespan_s, full.unslowed_makespan_s, 1e-9 * full.makespan_s);
+  EXPECT_NEAR(fast.makespan_s, full.makespan_s, 1e-9 * full.makespan_s);
 }
 
 // A stage's buckets go out as its chunks finish and slow its compute while on the wire: with a

@@ -126,6 +126,9 @@ Regime weighted_segment_fit(const std::vector<double>& a, const std::vector<doub
       den += w[i] * b[i] * b[i];
     }
     r.inv_bw = std::max(v_min, num / den);
+    // At the bound the best latency factor is the constrained one again (it may be positive).
+    if (num / den < v_min)
+      r.lambda = lambda_given_v(v_min);
   }
   return r;
 }
@@ -285,7 +288,9 @@ CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
       c = fitter.fit(templates_for(k, inter, tree_allowed, Template::kNvls), kHopperRingMaxBusBw);
     } else if (inter && tree_allowed && options.node_nic_bandwidth_bytes_per_s > 0.0 &&
                last_bw > options.node_nic_bandwidth_bytes_per_s) {
-      c = fitter.fit(templates_for(k, inter, tree_allowed, Template::kTreeSimple));
+      // The regimes below the tree stay rings, which cannot pass the NICs' line rate.
+      c = fitter.fit(templates_for(k, inter, tree_allowed, Template::kTreeSimple),
+                     options.node_nic_bandwidth_bytes_per_s);
     }
     if (c.objective < 0.9 * chosen.objective)
       chosen = c;
@@ -326,7 +331,7 @@ CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
 
   std::vector<double> errors;
   for (const auto& c : curves) {
-    const auto model = model_times(fit, c);
+    const auto model = model_times(fit, c, inter ? options.node_nic_bandwidth_bytes_per_s : 0.0);
     for (size_t i = 0; i < model.size(); ++i) {
       errors.push_back(100.0 * std::abs(model[i] - c.samples[i].best_time_s()) /
                        c.samples[i].best_time_s());
@@ -336,9 +341,11 @@ CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
   return fit;
 }
 
-std::vector<double> model_times(const CollectiveFit& fit, const CollectiveCurve& curve) {
+std::vector<double> model_times(const CollectiveFit& fit, const CollectiveCurve& curve,
+                                double reference_nic_bytes_per_s) {
   HardwareProfile profile;
   profile.collectives.push_back(fit);
+  profile.reference_node_nic_bandwidth_bytes_per_s = reference_nic_bytes_per_s;
   const GroupShape group = curve_shape(curve);
   std::vector<double> out;
   out.reserve(curve.samples.size());
@@ -348,12 +355,13 @@ std::vector<double> model_times(const CollectiveFit& fit, const CollectiveCurve&
   return out;
 }
 
-FitRecord evaluate_fit(const CollectiveFit& fit, const CollectiveCurve& curve) {
+FitRecord evaluate_fit(const CollectiveFit& fit, const CollectiveCurve& curve,
+                       double reference_nic_bytes_per_s) {
   FitRecord rec;
   rec.curve = curve_label(curve);
   const size_t slash = curve.source.find_last_of('/');
   rec.source = slash == std::string::npos ? curve.source : curve.source.substr(slash + 1);
-  const auto model = model_times(fit, curve);
+  const auto model = model_times(fit, curve, reference_nic_bytes_per_s);
   std::vector<double> all;
   std::vector<double> large;
   for (size_t i = 0; i < model.size(); ++i) {

@@ -34,12 +34,17 @@ struct CollectiveFitOptions {
 [[nodiscard]] CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
                                            const CollectiveFitOptions& options);
 
-// Returns the fitted model's time for every sample of `curve`, through collective_time_s.
+// Returns the fitted model's time for every sample of `curve`, through collective_time_s, in a
+// profile whose reference NIC bandwidth per node is `reference_nic_bytes_per_s` (0: none), so
+// that a tree fitted on 2 nodes is capped beyond 2 nodes exactly as simulate caps it.
 [[nodiscard]] std::vector<double> model_times(const CollectiveFit& fit,
-                                              const CollectiveCurve& curve);
+                                              const CollectiveCurve& curve,
+                                              double reference_nic_bytes_per_s = 0.0);
 
-// Returns the error record of `fit` on `curve` (MAPE over all sizes and over sizes >= 1 MiB).
-[[nodiscard]] FitRecord evaluate_fit(const CollectiveFit& fit, const CollectiveCurve& curve);
+// Returns the error record of `fit` on `curve` (MAPE over all sizes and over sizes >= 1 MiB),
+// costed as model_times does.
+[[nodiscard]] FitRecord evaluate_fit(const CollectiveFit& fit, const CollectiveCurve& curve,
+                                     double reference_nic_bytes_per_s = 0.0);
 
 // Returns the label of a curve used in reports and fit records.
 [[nodiscard]] std::string curve_label(const CollectiveCurve& curve);

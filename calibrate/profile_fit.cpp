@@ -158,8 +158,9 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
       curves.push_back(inputs.curves[i]);
     CollectiveFit fit = fit_collective(curves, fit_options);
     for (size_t i : members) {
-      result->curve_model_s[i] = model_times(fit, inputs.curves[i]);
-      p.fit_quality.push_back(evaluate_fit(fit, inputs.curves[i]));
+      const double reference_nic = p.reference_node_nic_bandwidth_bytes_per_s;
+      result->curve_model_s[i] = model_times(fit, inputs.curves[i], reference_nic);
+      p.fit_quality.push_back(evaluate_fit(fit, inputs.curves[i], reference_nic));
     }
     p.collectives.push_back(std::move(fit));
   }

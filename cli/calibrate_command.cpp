@@ -117,7 +117,8 @@ int run_fit(int argc, char** argv) {
       if (fit == nullptr || fit->kind != curve.kind) {
         throw InputError(path, "", "the fitted profile has no fit for this collective and scope");
       }
-      const FitRecord f = calibrate::evaluate_fit(*fit, curve);
+      const FitRecord f = calibrate::evaluate_fit(
+          *fit, curve, result->profile.reference_node_nic_bandwidth_bytes_per_s);
       std::printf("held-out %-43s %-58s MAPE %6.2f%%  >=1MiB %6.2f%% (%d pts)\n", f.curve.c_str(),
                   f.source.c_str(), f.mape_pct, f.mape_large_pct, f.points_large);
     }

@@ -107,26 +107,49 @@ double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, do
   if (fit == nullptr)
     return std::numeric_limits<double>::infinity();
   const double scale = inter ? nic_share_scale(profile, group) : 1.0;
+  const double nic = profile.reference_node_nic_bandwidth_bytes_per_s;
   // A ring through the NICs cannot beat the NVLink ring inside the node it also crosses.
   double best = std::numeric_limits<double>::infinity();
   for (const auto& algo : fit->algorithms) {
-    // Trees only serve all-reduce in NCCL; NVLS serves all-reduce, all-gather, reduce-scatter.
-    if (algo.algorithm == CollectiveAlgorithm::kTree && kind != CollectiveKind::kAllReduce) {
-      continue;
+    AlgorithmParams costed = algo;
+    switch (algo.algorithm) {
+      case CollectiveAlgorithm::kTree:
+        // Trees only serve all-reduce in NCCL.
+        if (kind != CollectiveKind::kAllReduce)
+          continue;
+        // A tree's 2-node advantage (busbw above the NICs' line rate: each rank's data crosses
+        // the network once, not 2(n-1)/n times) is gone beyond 2 nodes, where inner tree nodes
+        // forward for two children: NCCL switches from bwIntra to bwInter there (tuning.cc,
+        // "nNodes <= 2"; nccl_tuning_model.md §3). So a tree fitted on 2 nodes is capped at the
+        // NIC bandwidth.
+        if (group.nodes > 2 && nic > 0.0)
+          costed.bus_bandwidth_bytes_per_s = std::min(costed.bus_bandwidth_bytes_per_s, nic);
+        break;
+      case CollectiveAlgorithm::kNvls:
+        // NVLS serves all-reduce, all-gather and reduce-scatter only; its bus bandwidth is
+        // doubled for all-reduce alone (nccl_tuning_model.md §3 step 2), so an all-reduce fit
+        // lent to all-gather or reduce-scatter gives them half of it.
+        if (kind == CollectiveKind::kAllReduce)
+          break;
+        if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter)
+          continue;
+        if (fit->kind == CollectiveKind::kAllReduce)
+          costed.bus_bandwidth_bytes_per_s /= 2.0;
+        break;
+      case CollectiveAlgorithm::kRing:
+        break;
     }
-    // A tree's 2-node advantage (busbw above the NICs' line rate: each rank's data crosses the
-    // network once, not 2(n-1)/n times) is gone beyond 2 nodes, where inner tree nodes forward
-    // for two children: NCCL switches from bwIntra to bwInter there (tuning.cc, "nNodes <= 2";
-    // nccl_tuning_model.md §3). So a tree fitted on 2 nodes is capped at the NIC bandwidth.
-    if (algo.algorithm == CollectiveAlgorithm::kTree && group.nodes > 2 &&
-        profile.reference_node_nic_bandwidth_bytes_per_s > 0.0 &&
-        algo.bus_bandwidth_bytes_per_s > profile.reference_node_nic_bandwidth_bytes_per_s) {
-      AlgorithmParams capped = algo;
-      capped.bus_bandwidth_bytes_per_s = profile.reference_node_nic_bandwidth_bytes_per_s;
-      best = std::min(best, algorithm_time_s(capped, kind, bytes, group, scale));
-      continue;
-    }
-    best = std::min(best, algorithm_time_s(algo, kind, bytes, group, scale));
+    best = std::min(best, algorithm_time_s(costed, kind, bytes, group, scale));
+  }
+  if (std::isfinite(best))
+    return best;
+  // An all-reduce fit with no ring regime (a tree-only 2-node fit) lent to another collective:
+  // cost its regimes as rings, held to the NIC line rate across nodes.
+  for (AlgorithmParams costed : fit->algorithms) {
+    costed.algorithm = CollectiveAlgorithm::kRing;
+    if (inter && nic > 0.0)
+      costed.bus_bandwidth_bytes_per_s = std::min(costed.bus_bandwidth_bytes_per_s, nic);
+    best = std::min(best, algorithm_time_s(costed, kind, bytes, group, scale));
   }
   return best;
 }

@@ -61,10 +61,17 @@ TEST_P(OwnFitTest, MeetsFitQuality) {
   options.node_nic_bandwidth_bytes_per_s = c.nic_bytes_per_s;
   options.plugin_latency_s = std::string(c.fabric) == "efa" ? 75e-6 : 0.0;
   const CollectiveFit fit = fit_collective({curve}, options);
-  const FitRecord rec = evaluate_fit(fit, curve);
+  const FitRecord rec = evaluate_fit(fit, curve, c.nic_bytes_per_s);
   EXPECT_LE(rec.mape_pct, c.max_mape_all_pct) << c.file;
   EXPECT_LE(rec.mape_large_pct, c.max_mape_large_pct) << c.file;
   EXPECT_NEAR(fit.mape_pct, rec.mape_pct, 1e-9);
+  // Across nodes a ring cannot pass the NICs' line rate: a faster regime is a tree (or NVLS
+  // tree), and the rings fitted below it stay under the line rate too.
+  for (const auto& a : fit.algorithms) {
+    if (fit.inter_node && a.algorithm == CollectiveAlgorithm::kRing && c.nic_bytes_per_s > 0.0) {
+      EXPECT_LE(a.bus_bandwidth_bytes_per_s, c.nic_bytes_per_s * (1.0 + 1e-9)) << c.file;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLogs, OwnFitTest, ::testing::ValuesIn(kCases));

@@ -96,5 +96,48 @@ TEST(CollectiveCostTest, AllGatherFallsBackToAllReduceLinks) {
   EXPECT_NEAR(ag / ar, 0.5, 0.05);
 }
 
+// An all-reduce fit lent to other collectives (the shipped profiles have no H100 all-gather or
+// send/recv logs): NVLS serves all-gather and reduce-scatter at half its all-reduce bus
+// bandwidth (NCCL doubles it for all-reduce alone) and never point-to-point or all-to-all.
+TEST(CollectiveCostTest, NvlsLentByAllReduceFollowsNccl) {
+  const AlgorithmParams ring{CollectiveAlgorithm::kRing, 10e-6, 1e-6, 0.0, 320e9};
+  const AlgorithmParams nvls{CollectiveAlgorithm::kNvls, 20e-6, 5e-6, 0.0, 460e9};
+  HardwareProfile with_nvls;
+  with_nvls.collectives.push_back({CollectiveKind::kAllReduce, false, {ring, nvls}, 0.0});
+  HardwareProfile ring_only;
+  ring_only.collectives.push_back({CollectiveKind::kAllReduce, false, {ring}, 0.0});
+  const GroupShape eight = group(8, 8, 0);
+  const double bytes = 1e9;
+  const AlgorithmParams half_nvls{CollectiveAlgorithm::kNvls, 20e-6, 5e-6, 0.0, 230e9};
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    EXPECT_DOUBLE_EQ(collective_time_s(with_nvls, kind, bytes, eight),
+                     std::min(algorithm_time_s(ring, kind, bytes, eight, 1.0),
+                              algorithm_time_s(half_nvls, kind, bytes, eight, 1.0)));
+  }
+  EXPECT_DOUBLE_EQ(collective_time_s(with_nvls, CollectiveKind::kAllReduce, bytes, eight),
+                   algorithm_time_s(nvls, CollectiveKind::kAllReduce, bytes, eight, 1.0));
+  for (CollectiveKind kind : {CollectiveKind::kSendRecv, CollectiveKind::kAllToAll}) {
+    const GroupShape g = kind == CollectiveKind::kSendRecv ? group(2, 2, 0) : eight;
+    EXPECT_DOUBLE_EQ(collective_time_s(with_nvls, kind, bytes, g),
+                     collective_time_s(ring_only, kind, bytes, g));
+  }
+}
+
+// A 2-node all-reduce fit with tree regimes only, lent to all-gather: the trees (all-reduce
+// only) are costed as rings held to the NICs' line rate, never as infinitely slow.
+TEST(CollectiveCostTest, TreeOnlyFitLentToAllGatherStaysFinite) {
+  const AlgorithmParams tree{CollectiveAlgorithm::kTree, 10e-6, 1e-6, 8e-6, 480e9};
+  HardwareProfile p;
+  p.reference_node_nic_bandwidth_bytes_per_s = 400e9;
+  p.collectives.push_back({CollectiveKind::kAllReduce, true, {tree}, 0.0});
+  const GroupShape two_nodes = group(16, 8, 400e9);
+  const double bytes = 1e9;
+  AlgorithmParams as_ring = tree;
+  as_ring.algorithm = CollectiveAlgorithm::kRing;
+  as_ring.bus_bandwidth_bytes_per_s = 400e9;
+  EXPECT_DOUBLE_EQ(collective_time_s(p, CollectiveKind::kAllGather, bytes, two_nodes),
+                   algorithm_time_s(as_ring, CollectiveKind::kAllGather, bytes, two_nodes, 1.0));
+}
+
 }  // namespace
 }  // namespace capsim

@@ -126,15 +126,19 @@ double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, do
           costed.bus_bandwidth_bytes_per_s = std::min(costed.bus_bandwidth_bytes_per_s, nic);
         break;
       case CollectiveAlgorithm::kNvls:
-        // NVLS serves all-reduce, all-gather and reduce-scatter only; its bus bandwidth is
-        // doubled for all-reduce alone (nccl_tuning_model.md §3 step 2), so an all-reduce fit
-        // lent to all-gather or reduce-scatter gives them half of it.
+        // NVLS serves all-reduce, all-gather and reduce-scatter only. NCCL's NVLS bandwidth is
+        // x2 for all-reduce and x (ppn-1)/ppn otherwise, and for all-gather/reduce-scatter it is
+        // not converted by n/(n-1) as a ring's is (nccl_tuning_model.md §3 steps 2 and 4): an
+        // all-reduce fit lent to them gives their nccl-tests bus bandwidth as below.
         if (kind == CollectiveKind::kAllReduce)
           break;
         if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter)
           continue;
-        if (fit->kind == CollectiveKind::kAllReduce)
-          costed.bus_bandwidth_bytes_per_s /= 2.0;
+        if (fit->kind == CollectiveKind::kAllReduce) {
+          const double ppn = std::max(group.ranks_per_node, 1);
+          const double n = std::max(group.ranks, 1);
+          costed.bus_bandwidth_bytes_per_s *= 0.5 * (ppn - 1.0) / ppn * (n - 1.0) / n;
+        }
         break;
       case CollectiveAlgorithm::kRing:
         break;

@@ -97,8 +97,9 @@ TEST(CollectiveCostTest, AllGatherFallsBackToAllReduceLinks) {
 }
 
 // An all-reduce fit lent to other collectives (the shipped profiles have no H100 all-gather or
-// send/recv logs): NVLS serves all-gather and reduce-scatter at half its all-reduce bus
-// bandwidth (NCCL doubles it for all-reduce alone) and never point-to-point or all-to-all.
+// send/recv logs): NVLS serves all-gather and reduce-scatter at NCCL's bandwidth for them (half
+// the all-reduce one x (ppn-1)/ppn, unconverted by n/(n-1): 460 x 0.5 x 7/8 x 7/8 on 8 GPUs)
+// and never point-to-point or all-to-all.
 TEST(CollectiveCostTest, NvlsLentByAllReduceFollowsNccl) {
   const AlgorithmParams ring{CollectiveAlgorithm::kRing, 10e-6, 1e-6, 0.0, 320e9};
   const AlgorithmParams nvls{CollectiveAlgorithm::kNvls, 20e-6, 5e-6, 0.0, 460e9};
@@ -108,7 +109,8 @@ TEST(CollectiveCostTest, NvlsLentByAllReduceFollowsNccl) {
   ring_only.collectives.push_back({CollectiveKind::kAllReduce, false, {ring}, 0.0});
   const GroupShape eight = group(8, 8, 0);
   const double bytes = 1e9;
-  const AlgorithmParams half_nvls{CollectiveAlgorithm::kNvls, 20e-6, 5e-6, 0.0, 230e9};
+  const AlgorithmParams half_nvls{CollectiveAlgorithm::kNvls, 20e-6, 5e-6, 0.0,
+                                  460e9 * 0.5 * 7.0 / 8.0 * 7.0 / 8.0};
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
     EXPECT_DOUBLE_EQ(collective_time_s(with_nvls, kind, bytes, eight),
                      std::min(algorithm_time_s(ring, kind, bytes, eight, 1.0),

@@ -34,10 +34,12 @@ void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
 // projection's output gradient (fp8_cast_transpose_bgrad_dgelu_fused). A fused producer writes
 // 1 B less and the transpose reads and writes 1 B: 1 B per element extra. Weight casts are cached
 // across micro-batches (once per iteration): neglected.
+enum class CastBy { kOwnKernel, kProducer };
+
 void add_fp8_casts(std::vector<Op>& ops, const char* name, double rows, double in, double out,
-                   bool input_fused, bool gradient_fused) {
-  const double fwd_bytes_per_element = input_fused ? 1.0 : 4.0;
-  const double bwd_bytes_per_element = gradient_fused ? 0.0 : 4.0;
+                   CastBy input, CastBy gradient) {
+  const double fwd_bytes_per_element = input == CastBy::kProducer ? 1.0 : 4.0;
+  const double bwd_bytes_per_element = gradient == CastBy::kProducer ? 0.0 : 4.0;
   ops.push_back(
       {name, OpKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes_per_element * rows * in, 0});
   if (bwd_bytes_per_element > 0.0) {
@@ -128,15 +130,17 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
   const bool fp8 = p.precision == Precision::kFp8;
   std::vector<Op> ops;
   ops.reserve(40);
-  const auto linear = [&](const char* name, const char* cast, double in, double out,
-                          bool input_fused, bool gradient_fused) {
+  // fp8 casts of the input and of the output gradient: by their own kernel or by the kernel
+  // that produces the tensor (add_fp8_casts).
+  const auto linear = [&](const char* name, const char* cast, double in, double out, CastBy input,
+                          CastBy gradient) {
     add_linear(ops, name, tokens, in, out);
     if (fp8)
-      add_fp8_casts(ops, cast, tokens, in, out, input_fused, gradient_fused);
+      add_fp8_casts(ops, cast, tokens, in, out, input, gradient);
   };
   // Pre-attention norm: read and write tokens x h.
   add_elementwise(ops, "norm1", 2.0 * norm_tokens * h * e);
-  linear("qkv", "qkv_fp8_cast", h, (h + 2.0 * kv_width) / t, true, false);
+  linear("qkv", "qkv_fp8_cast", h, (h + 2.0 * kv_width) / t, CastBy::kProducer, CastBy::kOwnKernel);
   if (!is_gpt_family(m)) {
     // Rotary embeddings on Q and K: read and write.
     add_elementwise(ops, "rope", 2.0 * tokens * (h + kv_width) / t * e);
@@ -167,16 +171,17 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
   } else {
     add_materialized_attention(ops, m, p, tokens, e);
   }
-  linear("attn_proj", "attn_proj_fp8_cast", h / t, h, false, false);
+  linear("attn_proj", "attn_proj_fp8_cast", h / t, h, CastBy::kOwnKernel, CastBy::kOwnKernel);
   // Dropout + residual add (GPT: bias-dropout-add fused; without dropout a residual add): read
   // two tensors, write one, plus a 1-byte mask for dropout.
   const double residual_bytes = norm_tokens * h * (3.0 * e + (has_dropout(m) ? 1.0 : 0.0));
   add_elementwise(ops, "residual1", residual_bytes);
   add_elementwise(ops, "norm2", 2.0 * norm_tokens * h * e);
-  linear("mlp_up", "mlp_up_fp8_cast", h, (swiglu ? 2.0 : 1.0) * ffn / t, true, true);
+  linear("mlp_up", "mlp_up_fp8_cast", h, (swiglu ? 2.0 : 1.0) * ffn / t, CastBy::kProducer,
+         CastBy::kProducer);
   // GeLU: read f, write f. SwiGLU: read gate and up, write f.
   add_elementwise(ops, "activation", (swiglu ? 3.0 : 2.0) * tokens * ffn / t * e);
-  linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h, true, false);
+  linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h, CastBy::kProducer, CastBy::kOwnKernel);
   add_elementwise(ops, "residual2", residual_bytes);
   return ops;
 }

@@ -109,6 +109,16 @@ double micro_batches_in_flight(const Parallelism& parallelism, int stage) {
   return d(std::min(p - stage, m));
 }
 
+double weight_gradients_pending(const Parallelism& parallelism, int stage) {
+  const int p = parallelism.pipeline;
+  if (stage < 0 || stage >= p)
+    throw std::invalid_argument("weight_gradients_pending: bad stage");
+  if (parallelism.schedule != Schedule::kZeroBubble || p == 1)
+    return 0.0;
+  const int m = std::max(1, parallelism.num_micro_batches());
+  return d(std::min(p, m) - std::min(p - stage, m));
+}
+
 MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parallelism,
                                const GpuSpec& gpu, AttentionMemory attention) {
   const std::vector<int> layers = layers_per_stage(model, parallelism);
@@ -145,6 +155,11 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   // attention scores under selective recompute (zero with FlashAttention).
   const double live_layer =
       layer_activation_bytes(model, parallelism, Recompute::kNone, attention) - layer_act;
+  // A micro-batch whose W (ZB-H1) is deferred keeps every linear layer's input and output
+  // gradient, whatever the recompute mode: as much as the layer stores without recompute and
+  // with FlashAttention (exact for layers without dropout, a little more with its masks).
+  const double pending_w_layer =
+      layer_activation_bytes(model, parallelism, Recompute::kNone, AttentionMemory::kFlash);
   // Bucketing every chunk is a framework that copies gradients into its buckets (PyTorch DDP
   // without gradient_as_bucket_view, Apex); Megatron-Core's buckets are views into the gradient
   // buffer counted above, so only NCCL's staging is extra.
@@ -170,10 +185,13 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
     s.optimizer_bytes = params * bpp.optimizer_bytes / (zero >= 1 ? zero_group : 1.0);
 
     const double in_flight = micro_batches_in_flight(parallelism, i);
-    s.micro_batches_in_flight = static_cast<int>(std::ceil(in_flight - 1e-9));
+    const double pending_w = weight_gradients_pending(parallelism, i);
+    s.micro_batches_in_flight = static_cast<int>(std::ceil(in_flight + pending_w - 1e-9));
     // Stored activations of the micro-batches in flight plus the recomputed live layer
-    // (Korthikanti §4.3; Chen et al. 2016).
-    s.activations_bytes = d(layers[static_cast<size_t>(i)]) * in_flight * layer_act + live_layer;
+    // (Korthikanti §4.3; Chen et al. 2016), and what the deferred W passes keep.
+    const double stage_layers = d(layers[static_cast<size_t>(i)]);
+    s.activations_bytes =
+        stage_layers * (in_flight * layer_act + pending_w * pending_w_layer) + live_layer;
 
     if (i == 0) {
       // Token ids (int64) and the embedding dropout mask per micro-batch in flight (Megatron
@@ -182,15 +200,17 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
       s.embedding_logits_bytes += in_flight * sb * (8.0 + mask_bytes(model) * h / replicated_div);
     }
     if (i == p - 1) {
-      // Per micro-batch held by the head: the final-norm output (output-layer input) and what
-      // the loss saves for backward: the fp32 softmax of the vocab-parallel cross entropy
-      // (4sbV/t, Korthikanti §4.3), or the 16-bit logits of a single-kernel one; plus the
-      // transient logits in compute precision for the micro-batch being computed.
+      // Per micro-batch held by the head: the final norm's input (the last layer's output, which
+      // no layer stores) and output (the output layer's input), 4sbh as Megatron's
+      // theoretical_memory_usage.py counts them, and what the loss saves for backward: the fp32
+      // softmax of the vocab-parallel cross entropy (4sbV/t, Korthikanti §4.3), or the 16-bit
+      // logits of a single-kernel one; plus the transient logits in compute precision for the
+      // micro-batch being computed.
       const double head_mbs = (parallelism.schedule == Schedule::kGpipe && p > 1) ? in_flight : 1.0;
       const double saved_per_logit =
           model.cross_entropy == CrossEntropyKernel::kSingleKernel ? e : 4.0;
       s.embedding_logits_bytes +=
-          head_mbs * (e * sb * h / replicated_div + saved_per_logit * sb * vocab / t) +
+          head_mbs * (2.0 * e * sb * h / replicated_div + saved_per_logit * sb * vocab / t) +
           e * sb * vocab / t;
     }
 
@@ -202,8 +222,14 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
         // Each rank's own 1/D shard is its slice of the gathered buffer (NCCL in-place
         // all-gather), so a gathered layer adds (1 - 1/D) of its weights.
         const double gathered_layers = std::min(2.0, d(layers[static_cast<size_t>(i)]));
-        s.communication_bytes +=
-            gathered_layers * layer_params / t * bpp.weights_bytes * (1.0 - 1.0 / zero_group);
+        // The word embedding (first stage) and the output layer (last stage) are gathered too,
+        // and stay gathered through the step (FSDP keeps its root unit, which holds them,
+        // unsharded between forward and backward).
+        double gathered_edges = i == 0 ? word / t : 0.0;
+        if (i == p - 1 && last_has_word && !(p == 1 && model.tied_embeddings))
+          gathered_edges += word / t;
+        s.communication_bytes += (gathered_layers * layer_params / t + gathered_edges) *
+                                 bpp.weights_bytes * (1.0 - 1.0 / zero_group);
       }
     }
     s.reserve_bytes = kFrameworkReserveBytes +

@@ -71,6 +71,13 @@ using AttentionMemory = AttentionKernel;
 // REQUIRES: 0 <= stage < parallelism.pipeline
 [[nodiscard]] double micro_batches_in_flight(const Parallelism& parallelism, int stage);
 
+// Returns, for one pipeline stage under ZB-H1, the micro-batches whose weight gradients (W) it
+// has deferred at its peak, beyond micro_batches_in_flight: stage i defers up to i W passes
+// (models/pipeline_schedule.cpp), min(p, m) - min(p - i, m); 0 for the other schedules. Each
+// keeps the layers' linear inputs and output gradients until its W runs.
+// REQUIRES: 0 <= stage < parallelism.pipeline
+[[nodiscard]] double weight_gradients_pending(const Parallelism& parallelism, int stage);
+
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Framework reserve: CUDA context, cuBLAS workspaces and NCCL internal buffers (a chosen

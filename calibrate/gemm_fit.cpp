@@ -125,12 +125,18 @@ bool starts_with(const std::string& s, const char* prefix) {
 }  // namespace
 
 bool gemm_row_in_family(const GemmMeasurement& row, const GpuSpec& gpu) {
-  if (row.gpu.find("PCIe") != std::string::npos)
+  // The harness records CUDA's device name ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3");
+  // the CSV names the GPU without the vendor. PCIe and NVL boards run at lower clocks and power.
+  std::string name = row.gpu;
+  if (starts_with(name, "NVIDIA "))
+    name = name.substr(7);
+  // "PCIe" in the CSV, "PCIE" in CUDA's names ("NVIDIA A100-PCIE-40GB").
+  if (name.find("PCI") != std::string::npos || name.find("NVL") != std::string::npos)
     return false;
   if (gpu.architecture == "ampere")
-    return starts_with(row.gpu, "A100");
+    return starts_with(name, "A100");
   if (gpu.architecture == "hopper")
-    return starts_with(row.gpu, "H100");
+    return starts_with(name, "H100");
   return false;
 }
 
@@ -227,6 +233,16 @@ GemmFit fit_gemm(const std::vector<GemmMeasurement>& all_rows, const GpuSpec& gp
     for (size_t s = 0; s < num_sources; ++s) {
       free_scale[s] = std::abs(medians[s] - centre) > kConsensusBand;
     }
+    // With two far-apart sources (or a split middle) every source can sit outside the band;
+    // the one closest to the centre (the first on a tie) keeps the absolute level.
+    if (std::all_of(free_scale.begin(), free_scale.end(), [](bool b) { return b; })) {
+      size_t closest = 0;
+      for (size_t s = 1; s < num_sources; ++s) {
+        if (std::abs(medians[s] - centre) < std::abs(medians[closest] - centre))
+          closest = s;
+      }
+      free_scale[closest] = false;
+    }
     if (std::any_of(free_scale.begin(), free_scale.end(), [](bool b) { return b; })) {
       x = minimise(objective, x, 1500);
     }
@@ -241,7 +257,7 @@ GemmFit fit_gemm(const std::vector<GemmMeasurement>& all_rows, const GpuSpec& gp
   // them).
   for (const auto& r : all_rows) {
     if (r.search_maximum && starts_with(r.dtype, "fp8") && gemm_row_in_family(r, gpu) &&
-        gpu.peak_flop_per_s(Precision::kFp8) > 0.0) {
+        gpu.peak_fp8_flop_per_s > 0.0) {
       const double eff = r.flop_per_s / gpu.peak_flop_per_s(Precision::kFp8);
       if (eff > fit.fp8_max_efficiency_bound) {
         fit.fp8_max_efficiency_bound = eff;

@@ -325,6 +325,14 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
                            "expected the header to start with gpu,dtype,M,N,K,tflops,source");
         }
       }
+      // Optional columns after those, by name, in any order.
+      for (size_t i = expected.size(); i < header.size(); ++i) {
+        if (header[i] != "batch" && header[i] != "library" && header[i] != "note") {
+          throw InputError(
+              path, "1",
+              "unknown column \"" + header[i] + "\"; optional columns: batch, library, note");
+        }
+      }
       continue;
     }
     if (fields.size() != header.size()) {
@@ -332,13 +340,24 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
                        "expected " + std::to_string(header.size()) + " fields, got " +
                            std::to_string(fields.size()));
     }
+    const auto column = [&](const char* name) -> std::string {
+      const auto it = std::find(header.begin(), header.end(), name);
+      return it == header.end() ? "" : fields[static_cast<size_t>(it - header.begin())];
+    };
     GemmMeasurement g;
     g.gpu = fields[0];
     g.dtype = fields[1];
+    static constexpr std::array<const char*, 5> kDtypes{"bf16", "fp16", "fp8_e4m3", "fp8_e5m2",
+                                                        "tf32"};
+    if (std::find(kDtypes.begin(), kDtypes.end(), g.dtype) == kDtypes.end()) {
+      throw InputError(
+          path, std::to_string(line_no),
+          "expected dtype bf16, fp16, fp8_e4m3, fp8_e5m2 or tf32, got \"" + g.dtype + "\"");
+    }
     g.source = fields[6];
     g.line = line_no;
     // The source or the note says the row is the best of a brute-force shape search.
-    const std::string note = header.size() > 9 && header[9] == "note" ? fields[9] : "";
+    const std::string note = column("note");
     g.search_maximum = (g.source + " " + note).find("brute-force search") != std::string::npos;
     static constexpr std::array<const char*, 4> kColumns{"M", "N", "K", "tflops"};
     std::array<double, 4> values{};
@@ -355,11 +374,11 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     g.n = values[1];
     g.k = values[2];
     g.flop_per_s = values[3] * 1e12;
-    if (header.size() > 7 && header[7] == "batch" && !fields[7].empty()) {
-      auto b = csv_number(fields[7]);
+    if (const std::string batch = column("batch"); !batch.empty()) {
+      auto b = csv_number(batch);
       if (!b || *b < 1.0) {
         throw InputError(path, std::to_string(line_no),
-                         "expected a batch count >= 1, got \"" + fields[7] + "\"");
+                         "expected a batch count >= 1, got \"" + batch + "\"");
       }
       g.batch = *b;
     }

@@ -34,15 +34,17 @@ bool multiple_of(double value, double unit) {
   return quotient == std::floor(quotient);
 }
 
-// Tensor cores want every dimension a multiple of 64 elements (128 B) for full speed on A100,
-// and at least 8 (16 B) to be used at all (gemm_notes.md, "Modelling rules").
-double alignment_factor(const GemmParams& params, const GemmShape& s) {
+// Tensor cores want every dimension a multiple of 128 bytes for full speed on A100, and of at
+// least 16 bytes to be used at all (gemm_notes.md, "Modelling rules"): 64 and 8 elements in 16
+// bits, 128 and 16 in fp8.
+double alignment_factor(const GemmParams& params, Precision precision, const GemmShape& s) {
+  const double bytes = element_bytes(precision);
   const std::array<double, 3> dims{s.m, s.n, s.k};
   double factor = 1.0;
   for (double dim : dims) {
-    if (!multiple_of(dim, 8.0)) {
+    if (!multiple_of(dim * bytes, 16.0)) {
       factor = std::min(factor, params.misaligned_8);
-    } else if (!multiple_of(dim, 64.0)) {
+    } else if (!multiple_of(dim * bytes, 128.0)) {
       factor = std::min(factor, params.misaligned_64);
     }
   }
@@ -79,7 +81,7 @@ double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, Precision p
   const double k_efficiency = s.k / (s.k + params.k_half);
   const bool fp8_ceiling = precision == Precision::kFp8 && params.fp8_max_efficiency > 0.0;
   const double ceiling = fp8_ceiling ? params.fp8_max_efficiency : params.max_efficiency;
-  return ceiling * best * k_efficiency * alignment_factor(params, s);
+  return ceiling * best * k_efficiency * alignment_factor(params, precision, s);
 }
 
 double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,

@@ -1,5 +1,7 @@
 #include "calibrate/gemm_fit.hpp"
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -138,6 +140,77 @@ TEST(GemmFitTest, FittedTimeGrowsWithEveryDimension) {
       EXPECT_LE(t, gemm_time_s(p, gpu, Precision::kBf16, {base, base, base + 64, 1})) << name;
     }
   }
+}
+
+// The harness records CUDA's device name: its rows belong to the family like the CSV's;
+// PCIe and NVL boards do not.
+TEST(GemmFitTest, HarnessDeviceNamesJoinTheirFamily) {
+  const GpuSpec& a100 = *find_gpu("A100-SXM4-80GB");
+  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  GemmMeasurement row;
+  row.dtype = "bf16";
+  row.gpu = "NVIDIA A100-SXM4-80GB";
+  EXPECT_TRUE(gemm_row_matches(row, a100));
+  row.gpu = "NVIDIA H100 80GB HBM3";
+  EXPECT_TRUE(gemm_row_matches(row, h100));
+  row.gpu = "NVIDIA H100 NVL";
+  EXPECT_FALSE(gemm_row_matches(row, h100));
+  row.gpu = "NVIDIA A100-PCIE-40GB";
+  EXPECT_FALSE(gemm_row_in_family(row, a100));
+  row.gpu = "NVIDIA A100 PCIe";
+  EXPECT_FALSE(gemm_row_in_family(row, a100));
+}
+
+// Two sources 30%+ apart both sit outside the consensus band around their midpoint: the one
+// closest to it keeps the absolute level, so the fit still has consensus rows to report.
+TEST(GemmFitTest, TwoDisagreeingSourcesKeepAConsensus) {
+  std::vector<GemmMeasurement> rows;
+  for (const auto& r : read_gemm_csv(kCsv)) {
+    if (r.source.find("#3551") != std::string::npos || r.source.find("#6523") != std::string::npos)
+      rows.push_back(r);
+  }
+  const GemmFit fit = fit_gemm(rows, *find_gpu("A100-SXM4-80GB"));
+  int consensus = 0;
+  for (const auto& src : fit.sources)
+    consensus += src.consensus ? 1 : 0;
+  EXPECT_EQ(consensus, 1);
+  EXPECT_GT(fit.record.points, 0);
+}
+
+std::string write_csv(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The CSV names its optional columns; a dtype the fitter would silently drop is an error.
+TEST(GemmCsvTest, RejectsUnknownDtypesAndColumns) {
+  const std::string dtype = write_csv(
+      "gemm_dtype.csv", "gpu,dtype,M,N,K,tflops,source\nA100-SXM,FP16,1024,1024,1024,100,x\n");
+  try {
+    (void)read_gemm_csv(dtype);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dtype +
+                                         ":2: expected dtype bf16, fp16, fp8_e4m3, fp8_e5m2 "
+                                         "or tf32, got \"FP16\"");
+  }
+  const std::string column = write_csv(
+      "gemm_column.csv", "gpu,dtype,M,N,K,tflops,source,batches\nA100-SXM,fp16,64,64,64,1,x,4\n");
+  try {
+    (void)read_gemm_csv(column);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              column + ":1: unknown column \"batches\"; optional columns: batch, library, note");
+  }
+  // Optional columns by name, in any order.
+  const auto rows = read_gemm_csv(write_csv("gemm_order.csv",
+                                            "gpu,dtype,M,N,K,tflops,source,note,batch\nA100-SXM,"
+                                            "fp16,64,64,64,1,x,brute-force search,4\n"));
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_EQ(rows[0].batch, 4.0);
+  EXPECT_TRUE(rows[0].search_maximum);
 }
 
 }  // namespace

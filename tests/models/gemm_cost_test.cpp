@@ -55,6 +55,24 @@ TEST(GemmCostTest, MisalignedDimensionIsSlower) {
   EXPECT_GT(misaligned / aligned, 1.2);
 }
 
+// Alignment is in bytes: a dimension that is a multiple of 8 elements but not of 16 is aligned
+// to 16 bytes in bf16 and not in fp8, where cuBLASLt wants 16 elements.
+TEST(GemmCostTest, AlignmentCountsBytesNotElements) {
+  GemmParams params;
+  params.misaligned_64 = 0.9;
+  params.misaligned_8 = 0.7;
+  params.fp8_max_efficiency = params.max_efficiency;
+  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GemmShape aligned{4096, 4096, 11008, 1};  // 11008 = 86 x 128
+  const GemmShape eights{4096, 4096, 10952, 1};   // 10952 = 1369 x 8, not a multiple of 16
+  const auto ratio = [&](Precision p) {
+    return gemm_efficiency(params, h100, p, eights) / gemm_efficiency(params, h100, p, aligned);
+  };
+  // The K efficiency differs by 56 k_half / K^2 between the two shapes: 1e-3 covers it.
+  EXPECT_NEAR(ratio(Precision::kBf16), 0.9, 1e-3);  // 16-byte aligned, not 128-byte
+  EXPECT_NEAR(ratio(Precision::kFp8), 0.7, 1e-3);   // 8 bytes: below cuBLASLt's fp8 minimum
+}
+
 TEST(GemmCostTest, MoreWorkNeverTakesLessTime) {
   GemmParams params;
   for (double m = 64; m <= 16384; m *= 2) {

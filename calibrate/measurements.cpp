@@ -51,7 +51,7 @@ CollectiveCurve read_curve(JsonReader& r, const std::string& file) {
   c.source = file;
   const std::string name = r.required_enum("collective", collective_names());
   c.kind = collective_from_name(name);
-  c.ranks = static_cast<int>(r.required_int("ranks", 1, 1000000));
+  c.ranks = static_cast<int>(r.required_int("ranks", 2, 1000000));
   c.nodes = static_cast<int>(r.required_int("nodes", 1, 100000));
   if (c.ranks % c.nodes != 0) {
     throw r.error("nodes", "ranks (" + std::to_string(c.ranks) + ") must be a multiple of nodes (" +

@@ -133,18 +133,25 @@ struct Row {
 
 // Parses a data row (format doc §6 item 4): size count type [redop] [root] then 4 fields per
 // variant (time algbw busbw #wrong|error), out-of-place and optionally in-place.
-Row parse_row(const std::vector<std::string_view>& t, const std::string& name, int line) {
+// `root_column`: whether the log's column header names a root column (unset without a header):
+// with it known, a row cut short cannot pass for a row without one.
+Row parse_row(const std::vector<std::string_view>& t, const std::string& name, int line,
+              std::optional<bool> root_column) {
   size_t i = 3;
   if (i < t.size() && is_redop(t[i]))
     ++i;
   std::vector<std::string_view> rest(t.begin() + static_cast<std::ptrdiff_t>(i), t.end());
-  if (rest.size() == 9 || rest.size() == 5)
-    rest.erase(rest.begin());  // root column
+  const size_t fields = rest.size();
+  const bool has_root = root_column.value_or(fields == 9 || fields == 5);
+  if (has_root && !rest.empty())
+    rest.erase(rest.begin());
   if (rest.size() != 8 && rest.size() != 4) {
     fail_at(name, line,
-            "data row has " + std::to_string(rest.size()) +
-                " fields after the datatype, expected 8 (time algbw busbw #wrong, out-of-place "
-                "then in-place; an optional redop and root before them)");
+            "data row has " + std::to_string(fields) + " fields after the datatype, expected " +
+                (has_root ? "9 (the root, then time algbw busbw #wrong out-of-place and "
+                            "in-place; an optional redop before them)"
+                          : "8 (time algbw busbw #wrong, out-of-place then in-place; an "
+                            "optional redop and root before them)"));
   }
   auto number = [&](size_t k, const char* what) {
     auto v = to_number(rest[k]);
@@ -157,7 +164,10 @@ Row parse_row(const std::vector<std::string_view>& t, const std::string& name, i
   };
   Row row;
   row.sample.line = line;
-  row.sample.bytes = *to_number(t[0]);
+  const auto bytes = to_number(t[0]);
+  if (!bytes)
+    fail_at(name, line, "size out of range: \"" + std::string(t[0]) + "\"");
+  row.sample.bytes = *bytes;
   row.sample.time_s = number(0, "the out-of-place time (us)") * 1e-6;
   row.algbw = number(1, "the out-of-place algbw (GB/s)");
   row.busbw = number(2, "the out-of-place busbw (GB/s)");
@@ -210,23 +220,30 @@ struct LogScan {
   int header_threads = 0;
   int header_gpus = 0;
   bool rank_lines_elided = false;
-  std::vector<std::string> hosts;  // one per Rank line
+  std::optional<bool> root_column;  // from the column header ("size count type redop root ...")
+  int empty_rows = 0;               // size-0 rows, skipped
+  std::vector<std::string> hosts;   // one per Rank line
   std::vector<Row> rows;
 };
 
 void read_version(std::string_view line, CollectiveCurve& curve) {
   static const std::regex kNcclVersion(R"(NCCL (?:version |v)?(\d+\.\d+\.\d+))");
   static const std::regex kLibraryCode(R"(nccl-library=(\d+))");
-  if (!curve.nccl_version.empty())
+  // libstdc++'s regex recurses per character: a pathological line would exhaust the stack.
+  if (!curve.nccl_version.empty() || line.size() > 1024)
     return;
   std::smatch m;
   const std::string owned(line);
   if (std::regex_search(owned, m, kNcclVersion)) {
     curve.nccl_version = m[1].str();
   } else if (std::regex_search(owned, m, kLibraryCode)) {
-    const int code = std::stoi(m[1].str());  // major*10000 + minor*100 + patch (>= 2.9)
-    curve.nccl_version = std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
-                         "." + std::to_string(code % 100);
+    int code = 0;  // major*10000 + minor*100 + patch (>= 2.9)
+    const std::string digits = m[1].str();
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), code);
+    if (error == std::errc() && end == digits.data() + digits.size()) {
+      curve.nccl_version = std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
+                           "." + std::to_string(code % 100);
+    }
   }
 }
 
@@ -239,11 +256,17 @@ void read_comment(std::string_view body, LogScan& scan, CollectiveCurve& curve) 
   } else if (body.rfind("nThread", 0) == 0) {
     const auto t = split_ws(body);
     for (size_t i = 0; i + 1 < t.size(); ++i) {
+      // Counts beyond any machine are not counts: read as absent.
+      const double value = to_number(t[i + 1]).value_or(0.0);
+      const int count = value >= 1.0 && value <= 1e6 ? static_cast<int>(value) : 0;
       if (t[i] == "nThread")
-        scan.header_threads = static_cast<int>(to_number(t[i + 1]).value_or(0));
+        scan.header_threads = count;
       if (t[i] == "nGpus")
-        scan.header_gpus = static_cast<int>(to_number(t[i + 1]).value_or(0));
+        scan.header_gpus = count;
     }
+  } else if (body.rfind("size", 0) == 0 && body.find("count") != std::string_view::npos) {
+    const auto t = split_ws(body);
+    scan.root_column = std::find(t.begin(), t.end(), "root") != t.end();
   } else if (body.rfind("Rank", 0) == 0) {
     const auto t = split_ws(body);
     auto on = std::find(t.begin(), t.end(), "on");
@@ -281,7 +304,13 @@ LogScan scan_lines(std::string_view text, const std::string& name, CollectiveCur
     if (t.size() < 3 || !is_integer(t[0]) || !is_integer(t[1]) || !is_type_name(t[2])) {
       continue;  // foreign text: NCCL INFO, MPI help, SHARP lines, "..." elisions
     }
-    Row row = parse_row(t, name, line_no);
+    Row row = parse_row(t, name, line_no, scan.root_column);
+    // nccl-tests prints size-0 rows where the count per rank rounds down to 0 (all-gather,
+    // reduce-scatter, alltoall from small sizes on many ranks): no measurement, not a sweep.
+    if (row.sample.bytes == 0.0) {
+      ++scan.empty_rows;
+      continue;
+    }
     if (!scan.rows.empty() && row.sample.bytes <= scan.rows.back().sample.bytes) {
       fail_at(name, line_no,
               "size " + std::string(t[0]) + " does not increase (previous row has " +
@@ -338,9 +367,13 @@ void infer_ranks(const LogScan& scan, const std::string& name, CollectiveCurve& 
       curve.ranks = pick([](int n) { return n % 8 == 0; });
     if (curve.ranks == 0)
       curve.ranks = candidates.front();
-  } else if (listed > 0) {
+  } else if (listed > 0 && !scan.rank_lines_elided) {
     curve.ranks = listed;
     curve.ranks_inferred = false;
+  } else if (listed > 0) {
+    throw InputError(name, "",
+                     "the Rank lines are elided ('...') and broadcast/send-recv bandwidths carry "
+                     "no rank count; give the full device list or use measurement JSON");
   } else if (header_ranks > 0) {
     curve.ranks = header_ranks;
   } else {
@@ -369,12 +402,41 @@ void infer_nodes(const LogScan& scan, const std::string& name, CollectiveCurve& 
   curve.ranks_per_node = curve.ranks / curve.nodes;
 }
 
+// Throws unless `text` is UTF-8: its notes and device names go into profiles, which are JSON.
+void check_utf8(std::string_view text, const std::string& name) {
+  int line = 1;
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '\n')
+      ++line;
+    size_t length = 1;
+    if (byte >= 0xF0 && byte <= 0xF4) {
+      length = 4;
+    } else if (byte >= 0xE0) {
+      length = 3;
+    } else if (byte >= 0xC2) {
+      length = 2;
+    } else if (byte >= 0x80) {
+      length = 0;  // a continuation byte or an overlong lead where a character must start
+    }
+    bool valid = length > 0 && (byte < 0xF5) && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (!valid)
+      fail_at(name, line, "the log is not UTF-8 text (byte " + std::to_string(byte) + ")");
+    i += length;
+  }
+}
+
 }  // namespace
 
 CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
   CollectiveCurve curve;
   curve.source = name;
+  check_utf8(text, name);
   LogScan scan = scan_lines(text, name, curve);
+  if (scan.rows.empty() && scan.empty_rows > 0)
+    throw InputError(name, "", "no data rows with a non-zero size");
   if (scan.rows.empty())
     throw InputError(name, "", "no nccl-tests data rows found");
   if (!scan.kind)
@@ -388,12 +450,8 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
   curve.kind = *scan.kind;
   infer_ranks(scan, name, curve);
   infer_nodes(scan, name, curve);
-  for (const Row& row : scan.rows) {
-    if (row.sample.bytes > 0.0)
-      curve.samples.push_back(row.sample);
-  }
-  if (curve.samples.empty())
-    throw InputError(name, "", "no data rows with a non-zero size");
+  for (const Row& row : scan.rows)
+    curve.samples.push_back(row.sample);
   return curve;
 }
 

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "models/io/units.hpp"
 
@@ -71,8 +74,60 @@ nlohmann::json JsonReader::parse_file(const std::string& path) {
 }
 
 nlohmann::json JsonReader::parse_text(std::string_view text, const std::string& name) {
+  // Where the parser is, to name a repeated key by its JSON pointer (nlohmann keeps the last
+  // of two equal keys silently; a strict input has each key once).
+  struct Frame {
+    bool array = false;
+    int index = -1;              // arrays: the element being read
+    std::set<std::string> keys;  // objects: the keys seen
+    std::string key;             // objects: the key being read
+  };
+  std::vector<Frame> frames;
+  const auto pointer = [&frames] {
+    std::string out;
+    for (const Frame& f : frames)
+      out += "/" + (f.array ? std::to_string(f.index) : escape_pointer_token(f.key));
+    return out;
+  };
+  const auto count_element = [&frames] {
+    if (!frames.empty() && frames.back().array)
+      ++frames.back().index;
+  };
+  std::optional<std::string> duplicate;  // the repeated key's pointer
+  const nlohmann::json::parser_callback_t track =
+      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        switch (event) {
+          case Event::object_start:
+          case Event::array_start:
+            count_element();
+            frames.push_back({event == Event::array_start, -1, {}, {}});
+            break;
+          case Event::object_end:
+          case Event::array_end:
+            frames.pop_back();
+            break;
+          case Event::key: {
+            Frame& top = frames.back();
+            top.key = parsed.get<std::string>();
+            if (!top.keys.insert(top.key).second && !duplicate)
+              duplicate = pointer();
+            break;
+          }
+          case Event::value:
+            count_element();
+            break;
+        }
+        return true;
+      };
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    nlohmann::json parsed = nlohmann::json::parse(text.begin(), text.end(), track);
+    if (duplicate)
+      throw InputError(name, *duplicate, "duplicate key (each key may appear once)");
+    return parsed;
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double (1e400): nlohmann reports it as out_of_range.406.
+    throw InputError(name, "", std::string("invalid JSON: ") + e.what());
   } catch (const nlohmann::json::parse_error& e) {
     // Translate the byte offset into line and column for the message.
     size_t line = 1;

@@ -72,6 +72,9 @@ TEST(MeasurementsTest, RulesHaveExactMessages) {
   doc["nccl"][0]["nodes"] = 3;
   EXPECT_EQ(error_of(doc), "m.json:/nccl/0/nodes: ranks (16) must be a multiple of nodes (3)");
   doc = valid_measurements();
+  doc["nccl"][0]["ranks"] = 1;
+  EXPECT_EQ(error_of(doc), "m.json:/nccl/0/ranks: expected an integer in [2, 1000000], got 1");
+  doc = valid_measurements();
   doc["nccl"][0]["samples"][1]["bytes"] = 8;
   EXPECT_EQ(error_of(doc), "m.json:/nccl/0/samples/1/bytes: sizes must increase within a curve");
   doc = valid_measurements();

@@ -122,8 +122,8 @@ TEST(NcclLogTest, MalformedLogsNameFileAndLine) {
   EXPECT_EQ(error_of(kBad + "truncated_allreduce.txt"),
             kBad +
                 "truncated_allreduce.txt:7: data row has 6 fields after the datatype, expected "
-                "8 (time algbw busbw #wrong, out-of-place then in-place; an optional redop and "
-                "root before them)");
+                "9 (the root, then time algbw busbw #wrong out-of-place and in-place; an optional "
+                "redop before them)");
   EXPECT_EQ(error_of(kBad + "empty_allreduce.txt"),
             kBad + "empty_allreduce.txt: no nccl-tests data rows found");
   EXPECT_EQ(error_of(kBad + "mystery_log.txt"),
@@ -176,6 +176,74 @@ TEST(NcclLogTest, ParsesBlankRedopAndRootColumns) {
   const CollectiveCurve b = parse_nccl_log(broadcast, "b.txt");
   EXPECT_EQ(b.kind, CollectiveKind::kBroadcast);
   EXPECT_DOUBLE_EQ(b.samples[0].time_s, 5e-3);
+}
+
+std::string text_error_of(const std::string& text, const std::string& name) {
+  try {
+    (void)parse_nccl_log(text, name);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// nccl-tests prints size-0 rows where the count per rank rounds down to 0 (all-gather from
+// -b 8 on 8 ranks): they are skipped, not a second sweep.
+TEST(NcclLogTest, SkipsSizeZeroRows) {
+  const std::string text =
+      "# Collective test starting: all_gather_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "            0             0     float    none      -1     0.20    0.00    0.00      0     "
+      "0.20    0.00    0.00      0\n"
+      "            0             0     float    none      -1     0.20    0.00    0.00      0     "
+      "0.20    0.00    0.00      0\n"
+      "   1073741824      33554432     float    none      -1   5000.0  214.75  187.90      0   "
+      "5000.0  214.75  187.90      0\n";
+  const CollectiveCurve c = parse_nccl_log(text, "ag.txt");
+  ASSERT_EQ(c.samples.size(), 1U);
+  EXPECT_EQ(c.ranks, 8);
+}
+
+// Rows cut short, sizes and version codes out of range, bytes that are not UTF-8, a
+// pathological line, and broadcast bandwidths that cannot say how many ranks elided Rank lines
+// hid: each a clear error with the line, or read safely.
+TEST(NcclLogTest, RejectsWhatItCannotReadSafely) {
+  const std::string header =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n";
+  EXPECT_EQ(text_error_of("# Collective test starting: broadcast_perf\n" + header +
+                              "   2147483648     536870912     float    none       3   9000.0  "
+                              "238.61  238.61      0   9000.0  238.61  238.61\n",
+                          "b.txt"),
+            "b.txt:3: data row has 8 fields after the datatype, expected 9 (the root, then time "
+            "algbw busbw #wrong out-of-place and in-place; an optional redop before them)");
+  EXPECT_EQ(text_error_of(header + std::string(400, '9') +
+                              "      1     float    sum      -1   5.0  1.0  1.75  0   5.0  1.0  "
+                              "1.75  0\n",
+                          "x_allreduce.txt"),
+            "x_allreduce.txt:2: size out of range: \"" + std::string(400, '9') + "\"");
+  EXPECT_EQ(text_error_of("# SOURCE: caf\xe9\n" + header, "x_allreduce.txt"),
+            "x_allreduce.txt:1: the log is not UTF-8 text (byte 233)");
+  const std::string row =
+      "   1073741824     268435456     float     sum      -1   5000.0  214.75  375.81      0   "
+      "5000.0  214.75  375.81      0\n";
+  const CollectiveCurve odd =
+      parse_nccl_log("# nccl-tests version 2.18.3 nccl-library=99999999999999999999\nNCCL " +
+                         std::string(60000, '1') + "\n" + header + row,
+                     "x_allreduce.txt");
+  EXPECT_TRUE(odd.nccl_version.empty());
+  EXPECT_EQ(odd.samples.size(), 1U);
+  EXPECT_EQ(text_error_of("# Collective test starting: broadcast_perf\n"
+                          "#  Rank  0 Group  0 Pid 1 on host0 device  0 [0x07] NVIDIA A100\n"
+                          "#  Rank  1 Group  0 Pid 2 on host0 device  1 [0x0a] NVIDIA A100\n"
+                          "...\n" +
+                              header +
+                              "   1073741824     268435456     float    none       0   5000.0  "
+                              "214.75  214.75      0   5000.0  214.75  214.75      0\n",
+                          "b.txt"),
+            "b.txt: the Rank lines are elided ('...') and broadcast/send-recv bandwidths carry no "
+            "rank count; give the full device list or use measurement JSON");
 }
 
 }  // namespace

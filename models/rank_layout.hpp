@@ -17,16 +17,14 @@ struct RankLayout {
 
   // Returns the GPU that receives the DP ring traffic of rank (t, r, s) through the NICs: the
   // same local GPU on the next node of its DP group, wrapping to the group's first node
-  // (rail-aligned, as NCCL builds its rings). Equals the rank's own GPU if the group has one
-  // node.
+  // (rail-aligned, as NCCL builds its rings). The group has G/tp ranks per node (one when TP
+  // spans nodes, and then its nodes are tp/G apart). Equals the rank's own GPU if the group
+  // has one node.
   [[nodiscard]] int dp_ring_peer(int t, int r, int s) const {
-    const int gpu = rank(t, r, s);
-    const int first_node = node(rank(t, 0, s));
-    const int last_node = node(rank(t, dpc - 1, s));
-    int next_node = node(gpu) + 1;
-    if (next_node > last_node)
-      next_node = first_node;
-    return next_node * gpus_per_node + gpu % gpus_per_node;
+    const int per_node = tp >= gpus_per_node ? 1 : gpus_per_node / tp;
+    if (dpc <= per_node)
+      return rank(t, r, s);
+    return rank(t, (r + per_node) % dpc, s);
   }
 };
 

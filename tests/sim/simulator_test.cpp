@@ -282,7 +282,10 @@ INSTANTIATE_TEST_SUITE_P(
         SymmetryCase{"tp8_pp1_dp4_oversub3_leaf2", 8, 1, 4, 2, Schedule::kOneFOneB, 1, 1, 8, 3.0,
                      2},
         SymmetryCase{"tp2_pp4_dp4_interleaved", 2, 4, 4, 8, Schedule::kInterleaved, 2, 1, 8, 1.0},
-        SymmetryCase{"tp2_pp2_dp8_zb_p5", 2, 2, 8, 4, Schedule::kZeroBubble, 1, 0, 32, 1.0}),
+        SymmetryCase{"tp2_pp2_dp8_zb_p5", 2, 2, 8, 4, Schedule::kZeroBubble, 1, 0, 32, 1.0},
+        // TP across nodes: a DP group's nodes are two apart (its ring skips the TP partner).
+        SymmetryCase{"tp16_pp1_dp2_zero0", 16, 1, 2, 4, Schedule::kOneFOneB, 1, 0, 8, 1.0},
+        SymmetryCase{"tp16_pp2_dp2_zero3", 16, 2, 2, 4, Schedule::kOneFOneB, 1, 3, 8, 1.0}),
     [](const testing::TestParamInfo<SymmetryCase>& p) { return p.param.name; });
 
 // Oversubscribed fabrics with leaf switches (3:1, DGX-like nodes of 8 x 25 GB/s): iteration

@@ -348,7 +348,8 @@ void launch_rank_actors(Sim& sim, Rank& rank) {
 // Actors: a compute stream per simulated GPU, plus the communication streams it drives.
 void launch_actors(Sim& sim) {
   if (sim.trace != nullptr) {
-    sim.trace->streams = {"compute", "communication"};
+    sim.trace->streams = {"compute", "TP/CP/PP communication", "DP buckets", "ZeRO-3 all-gathers",
+                          "ZeRO-3 reduce-scatters"};
   }
   int track = 0;
   for (auto& rp : sim.ranks) {

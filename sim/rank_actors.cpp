@@ -15,8 +15,14 @@ namespace capsim::sim::detail {
 namespace sg4 = simgrid::s4u;
 namespace {
 
+// Trace threads, one per stream that runs concurrently (slices of one thread must not overlap
+// in Perfetto): the compute actor's kernels and its own communication (TP/CP, PP sends and
+// waits), then each collective actor (iteration_simulator.cpp names them).
 constexpr int kComputeStream = 0;
 constexpr int kCommStream = 1;
+constexpr int kDpStream = 2;
+constexpr int kGatherStream = 3;
+constexpr int kScatterStream = 4;
 
 double now() {
   return sg4::Engine::get_clock();
@@ -73,7 +79,7 @@ void end_collective(Sim& sim, Rank& rank) {
 // part a flow over the rank's NIC share (inter-node groups) or its NVSwitch port (groups inside
 // a node), sized so that it takes exactly that time when nothing else shares the links.
 // Concurrent PP, bucket or ZeRO flows then slow it down.
-void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label) {
+void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label, int stream) {
   const double start = now();
   const GroupShape& group = sim.costs->dp_group;
   const double total_s = collective_time_s(*sim.profile, c.kind, c.bytes, group);
@@ -91,13 +97,13 @@ void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label
                         static_cast<uint64_t>(wire));
     }
   }
-  sim.slice(rank, kCommStream, label, "dp", start, now());
+  sim.slice(rank, stream, label, "dp", start, now());
 }
 
 // Runs one collective of a DP or ZeRO stream, holding its share of the GPU while on the wire.
-void run_beside_compute(Sim& sim, Rank& rank, const Collective& c, const char* label) {
+void run_beside_compute(Sim& sim, Rank& rank, const Collective& c, const char* label, int stream) {
   begin_collective(sim, rank);
-  run_collective(sim, rank, c, label);
+  run_collective(sim, rank, c, label, stream);
   end_collective(sim, rank);
 }
 
@@ -307,7 +313,7 @@ void gather_updated_parameters(Sim& sim, Rank& rank) {
   const double opt_end = now();
   double first_bucket_end = opt_end;
   for (size_t i = 0; i < plan.param_gathers.size(); ++i) {
-    run_collective(sim, rank, plan.param_gathers[i], "param all-gather");
+    run_collective(sim, rank, plan.param_gathers[i], "param all-gather", kDpStream);
     if (i == 0)
       first_bucket_end = now();
   }
@@ -355,14 +361,15 @@ void run_dp(Sim& sim, Rank& rank) {
     rank.bucket_ready->acquire();
     run_beside_compute(
         sim, rank, buckets[b],
-        buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter");
+        buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter",
+        kDpStream);
   }
 }
 
 void run_gathers(Sim& sim, Rank& rank) {
   for (const Collective& c : rank.plan->gathers) {
     rank.ag_credit->acquire();
-    run_beside_compute(sim, rank, c, "ZeRO-3 all-gather");
+    run_beside_compute(sim, rank, c, "ZeRO-3 all-gather", kGatherStream);
     rank.ag_done->release();
   }
 }
@@ -370,7 +377,7 @@ void run_gathers(Sim& sim, Rank& rank) {
 void run_scatters(Sim& sim, Rank& rank) {
   for (const Collective& c : rank.plan->scatters) {
     rank.rs_ready->acquire();
-    run_beside_compute(sim, rank, c, "ZeRO-3 reduce-scatter");
+    run_beside_compute(sim, rank, c, "ZeRO-3 reduce-scatter", kScatterStream);
   }
 }
 

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -185,13 +187,45 @@ TEST(EventEngineTest, TraceHasOneTrackPerSimulatedGpu) {
   (void)simulate_iteration(sc, costs, make_profile(), opt, &stats);
   EXPECT_EQ(stats.simulated_gpus, 8);
   EXPECT_EQ(trace.tracks.size(), 8u);
-  EXPECT_EQ(trace.streams.size(), 2u);
+  EXPECT_EQ(trace.streams.size(), 5u);
   int forwards = 0;
   for (const auto& s : trace.slices) {
     if (s.category == "compute" && s.name[0] == 'F')
       ++forwards;
   }
   EXPECT_EQ(forwards, 8 * 4);
+}
+
+// Perfetto needs the slices of one thread disjoint or nested: the compute actor's own
+// communication, the DP buckets and ZeRO-3's gathers and scatters run at the same time, so each
+// has its own thread. ZeRO-0 and ZeRO-3 layouts with buckets beside TP and PP traffic.
+TEST(EventEngineTest, TraceSlicesOfOneThreadNeverOverlap) {
+  for (int zero : {0, 3}) {
+    Scenario sc = make_scenario(8, 2, 2, 4, Schedule::kOneFOneB);
+    sc.parallelism.zero_stage = zero;
+    const IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.1 * kMs, 30e6, 3e8);
+    const std::string overlaps = test::run_in_child([&] {
+      traces::ChromeTrace trace;
+      SimOptions opt;
+      opt.trace = &trace;
+      (void)simulate_iteration(sc, costs, make_profile(5e-6), opt);
+      std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> threads;
+      for (const auto& sl : trace.slices)
+        threads[{sl.track, sl.stream}].emplace_back(sl.start_s, sl.start_s + sl.duration_s);
+      int count = 0;
+      for (auto& [thread, spans] : threads) {
+        std::sort(spans.begin(), spans.end());
+        for (size_t i = 1; i < spans.size(); ++i) {
+          const bool starts_inside = spans[i].first < spans[i - 1].second - 1e-12;
+          const bool ends_outside = spans[i].second > spans[i - 1].second + 1e-12;
+          if (starts_inside && ends_outside)  // partial overlap (nesting is allowed)
+            ++count;
+        }
+      }
+      return std::to_string(count);
+    });
+    EXPECT_EQ(overlaps, "0") << "ZeRO-" << zero;
+  }
 }
 
 TEST(EventEngineTest, SameInputGivesByteIdenticalTrace) {

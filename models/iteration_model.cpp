@@ -134,7 +134,11 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   IterationCosts costs;
   costs.micro_batches = p.num_micro_batches();
   costs.tp_group = group_shape(p.tensor, 1, c);
-  const GroupShape cp_group = group_shape(p.context, p.tensor, c);
+  GroupShape cp_group = group_shape(p.context, p.tensor, c);
+  // A ring's node-crossing step is one send from one GPU through its own NICs (rail-aligned),
+  // however many ring ranks share a node: one GPU's share, as a pipeline hop.
+  cp_group.nic_bandwidth_per_node_bytes_per_s =
+      c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
   costs.dp_group = group_shape(p.data * p.context, p.tensor, c);
   costs.pp_link.ranks = 2;
   const int pp_stride = p.tensor * p.context * p.data;
@@ -223,6 +227,9 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         ch.backward_cp_comm_s += n * cp_fwd_s;  // the replayed forward's K/V ring
       } else if (p.recompute == Recompute::kSelective) {
         ch.recompute_s = n * layer.attention_forward_s;
+        // The recomputed attention core is Transformer Engine's attention with its CP ring
+        // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
+        ch.backward_cp_comm_s += n * cp_fwd_s;
       }
       ch.parameter_count = n * layer_params;
       if (ch.has_embedding) {

@@ -67,11 +67,19 @@ LeafLimitedGroups leaf_limited_groups(const Scenario& scenario, const IterationC
   const Parallelism& p = scenario.parallelism;
   const double node_nic = c.node_nic_bandwidth_bytes_per_s();
   const bool oversubscribed = c.topology == Topology::kOversubscribed || c.oversubscription > 1.0;
-  if (!oversubscribed || c.num_nodes <= 1 || node_nic <= 0.0)
+  if (c.num_nodes <= 1 || node_nic <= 0.0)
     return out;
   const RankLayout layout{p.tensor, p.data * p.context, p.pipeline, p.virtual_pipeline_stages,
                           c.gpus_per_node};
   const bool dp_through_nics = costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1;
+  if (!oversubscribed) {
+    // No leaf uplinks, but a hop between stages on different nodes still goes through the
+    // NICs while pp_link prices the common hop on NVLink: count the nodes as one-node leaves.
+    const LeafSummary& nodes = summary_of(layout, 1, dp_through_nics);
+    out.forward_hop_crosses = nodes.forward_hop_crosses;
+    out.backward_hop_crosses = nodes.backward_hop_crosses;
+    return out;
+  }
   const LeafSummary& leaves = summary_of(layout, c.nodes_per_leaf, dp_through_nics);
   const double leaf_uplink = c.nodes_per_leaf * node_nic / std::max(c.oversubscription, 1.0);
   if (leaves.dp_crossing_gpus > 0)

@@ -44,10 +44,23 @@ TEST(LeafUplinksTest, NonBlockingFabricKeepsTheGroups) {
             costs.dp_group.nic_bandwidth_per_node_bytes_per_s);
   EXPECT_EQ(g.pp_between_leaves.nic_bandwidth_per_node_bytes_per_s,
             costs.pp_link.nic_bandwidth_per_node_bytes_per_s);
-  for (int stage = 0; stage < 2; ++stage) {
-    EXPECT_FALSE(g.forward_crosses(stage));
-    EXPECT_FALSE(g.backward_crosses(stage));
-  }
+  // Each stage fills its own nodes: both hops leave their node, priced as pp_link already is.
+  EXPECT_TRUE(g.forward_crosses(0));
+  EXPECT_TRUE(g.backward_crosses(1));
+  EXPECT_EQ(g.pp_between_leaves.nodes, costs.pp_link.nodes);
+}
+
+// Without leaf uplinks a pipeline hop still leaves its node when its stages sit on different
+// nodes: TP4 PP4 on two 8-GPU nodes keeps stages 0-1 and 2-3 together, and 1 -> 2 crosses.
+TEST(LeafUplinksTest, NonBlockingFabricMarksTheHopsThatLeaveTheirNode) {
+  const LeafLimitedGroups g = groups_of(layout(4, 4, 1));
+  EXPECT_FALSE(g.forward_crosses(0));
+  EXPECT_TRUE(g.forward_crosses(1));
+  EXPECT_FALSE(g.forward_crosses(2));
+  EXPECT_FALSE(g.backward_crosses(1));
+  EXPECT_TRUE(g.backward_crosses(2));
+  EXPECT_EQ(g.pp_inside_leaf.nodes, 1);
+  EXPECT_EQ(g.pp_between_leaves.nodes, 2);
 }
 
 // One node per leaf: the whole node's traffic meets 1/f of its NIC bandwidth on the uplink.

@@ -43,6 +43,60 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// Follows the parser through a document to name a repeated key by its JSON pointer (nlohmann
+// keeps the last of two equal keys silently; a strict input has each key once).
+class KeyTracker {
+ public:
+  std::optional<std::string> duplicate;  // the first repeated key's pointer
+
+  void on(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        count_element();
+        frames_.push_back({event == Event::array_start, -1, {}, {}});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        break;
+      case Event::key: {
+        Frame& top = frames_.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second && !duplicate)
+          duplicate = pointer();
+        break;
+      }
+      case Event::value:
+        count_element();
+        break;
+    }
+  }
+
+ private:
+  struct Frame {
+    bool array = false;
+    int index = -1;              // arrays: the element being read
+    std::set<std::string> keys;  // objects: the keys seen
+    std::string key;             // objects: the key being read
+  };
+
+  void count_element() {
+    if (!frames_.empty() && frames_.back().array)
+      ++frames_.back().index;
+  }
+
+  [[nodiscard]] std::string pointer() const {
+    std::string out;
+    for (const Frame& f : frames_)
+      out += "/" + (f.array ? std::to_string(f.index) : escape_pointer_token(f.key));
+    return out;
+  }
+
+  std::vector<Frame> frames_;
+};
+
 }  // namespace
 
 std::string describe_json(const nlohmann::json& value) {
@@ -74,56 +128,16 @@ nlohmann::json JsonReader::parse_file(const std::string& path) {
 }
 
 nlohmann::json JsonReader::parse_text(std::string_view text, const std::string& name) {
-  // Where the parser is, to name a repeated key by its JSON pointer (nlohmann keeps the last
-  // of two equal keys silently; a strict input has each key once).
-  struct Frame {
-    bool array = false;
-    int index = -1;              // arrays: the element being read
-    std::set<std::string> keys;  // objects: the keys seen
-    std::string key;             // objects: the key being read
-  };
-  std::vector<Frame> frames;
-  const auto pointer = [&frames] {
-    std::string out;
-    for (const Frame& f : frames)
-      out += "/" + (f.array ? std::to_string(f.index) : escape_pointer_token(f.key));
-    return out;
-  };
-  const auto count_element = [&frames] {
-    if (!frames.empty() && frames.back().array)
-      ++frames.back().index;
-  };
-  std::optional<std::string> duplicate;  // the repeated key's pointer
+  KeyTracker keys;
   const nlohmann::json::parser_callback_t track =
-      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        using Event = nlohmann::json::parse_event_t;
-        switch (event) {
-          case Event::object_start:
-          case Event::array_start:
-            count_element();
-            frames.push_back({event == Event::array_start, -1, {}, {}});
-            break;
-          case Event::object_end:
-          case Event::array_end:
-            frames.pop_back();
-            break;
-          case Event::key: {
-            Frame& top = frames.back();
-            top.key = parsed.get<std::string>();
-            if (!top.keys.insert(top.key).second && !duplicate)
-              duplicate = pointer();
-            break;
-          }
-          case Event::value:
-            count_element();
-            break;
-        }
+      [&keys](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        keys.on(event, parsed);
         return true;
       };
   try {
     nlohmann::json parsed = nlohmann::json::parse(text.begin(), text.end(), track);
-    if (duplicate)
-      throw InputError(name, *duplicate, "duplicate key (each key may appear once)");
+    if (keys.duplicate)
+      throw InputError(name, *keys.duplicate, "duplicate key (each key may appear once)");
     return parsed;
   } catch (const nlohmann::json::out_of_range& e) {
     // A number beyond a double (1e400): nlohmann reports it as out_of_range.406.

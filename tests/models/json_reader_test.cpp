@@ -56,6 +56,24 @@ TEST(JsonReaderTest, PointerEscapesSlashAndTilde) {
   EXPECT_EQ(r.pointer_to("a/b~c"), "/a~1b~0c");
 }
 
+// A key given twice is an error at its pointer (array elements counted, tokens escaped), and a
+// number beyond a double is bad input, not an internal error.
+TEST(JsonReaderTest, DuplicateKeysAndHugeNumbersAreErrors) {
+  EXPECT_EQ(message_of([] {
+              (void)JsonReader::parse_text(
+                  R"({"cases": [{"id": 1, "a/b": [0]}, 7, {"id": 2, "s": {"k": 1, "k": 2}}]})",
+                  "x.json");
+            }),
+            "x.json:/cases/2/s/k: duplicate key (each key may appear once)");
+  EXPECT_EQ(message_of([] { (void)JsonReader::parse_text(R"({"a~b": 1, "a~b": 2})", "x.json"); }),
+            "x.json:/a~0b: duplicate key (each key may appear once)");
+  EXPECT_NE(message_of([] {
+              (void)JsonReader::parse_text(R"({"t": 1e400})", "x.json");
+            }).find("x.json: invalid JSON: "),
+            std::string::npos);
+  EXPECT_NO_THROW((void)JsonReader::parse_text(R"({"a": {"k": 1}, "b": {"k": 2}})", "x.json"));
+}
+
 TEST(JsonReaderTest, SyntaxErrorsNameLineAndColumn) {
   EXPECT_EQ(message_of([] { (void)JsonReader::parse_text("{\n  \"a\": ,\n}", "x.json"); }),
             "x.json: invalid JSON at line 2, column 8");

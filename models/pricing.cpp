@@ -1,5 +1,7 @@
 #include "models/pricing.hpp"
 
+#include <cmath>
+
 namespace capsim {
 
 const char* to_string(Pricing pricing) {
@@ -23,6 +25,16 @@ std::optional<Pricing> pricing_from_string(std::string_view name) {
       return p;
   }
   return std::nullopt;
+}
+
+double billed_hours(Pricing pricing, double wall_time_s) {
+  const double hours = wall_time_s / 3600.0;
+  if (pricing != Pricing::kCapacityBlock || hours <= 0.0)
+    return hours;
+  const double days = hours / 24.0;
+  if (days <= 14.0)
+    return 24.0 * std::ceil(days - 1e-9);
+  return 24.0 * (14.0 + 7.0 * std::ceil((days - 14.0) / 7.0 - 1e-9));
 }
 
 double catalog_price_usd_per_hour(const InstanceSpec& instance, Pricing pricing) {

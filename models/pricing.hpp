@@ -19,4 +19,9 @@ enum class Pricing { kOnDemand, kSpot, kCapacityBlock, kReserved };
 // whose price moves hourly).
 [[nodiscard]] double catalog_price_usd_per_hour(const InstanceSpec& instance, Pricing pricing);
 
+// Returns the hours billed for `wall_time_s` of use: as used, except that EC2 capacity blocks
+// are bought whole and upfront, in 1-day steps up to 14 days, then 7-day steps (AWS "Capacity
+// Blocks for ML" durations), so a 2.7-day job pays for 3 days.
+[[nodiscard]] double billed_hours(Pricing pricing, double wall_time_s);
+
 }  // namespace capsim

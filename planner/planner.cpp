@@ -127,7 +127,7 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   sc.model = plan.model;
   sc.cluster = cluster_for_instance(inst, nodes);
   const auto pairs = schedule_pairs(plan.space);
-  Schedule single_stage_schedule = Schedule::kInterleaved;  // none: pipeline 1 impossible
+  Schedule single_stage_schedule = Schedule::kInterleaved;  // interleaved only: 1F1B below
   for (const auto& [sched, v] : pairs) {
     if (sched == Schedule::kOneFOneB)
       single_stage_schedule = sched;
@@ -150,10 +150,20 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
     const int model_parallel = p.tensor * p.pipeline * cp;
     p.data =
         sc.cluster.num_gpus() % model_parallel == 0 ? sc.cluster.num_gpus() / model_parallel : 0;
-    for (const auto& [sched, v] : pairs) {
-      // Without a pipeline every schedule is the same layout: keep one (1F1B when listed).
-      if (p.pipeline == 1 && (sched != single_stage_schedule || v > 1))
-        continue;
+    for (size_t pair = 0; pair < pairs.size(); ++pair) {
+      auto [sched, v] = pairs[pair];
+      // Without a pipeline every schedule is the same layout: keep one (1F1B when listed, or
+      // 1F1B for interleaved-only lists, whose pipelined layouts it stands in for at one stage).
+      if (p.pipeline == 1) {
+        if (single_stage_schedule == Schedule::kInterleaved) {
+          if (pair > 0)
+            continue;
+          sched = Schedule::kOneFOneB;
+          v = 1;
+        } else if (sched != single_stage_schedule || v > 1) {
+          continue;
+        }
+      }
       p.schedule = sched;
       p.virtual_pipeline_stages = v;
       p.stage_layers.clear();
@@ -166,9 +176,15 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
           p.recompute = rc;
           for (int zero : s.zero_stage) {
             p.zero_stage = zero;
-            for (bool sp : s.sequence_parallel) {
-              if (sp && p.tensor == 1)
-                continue;  // not a distinct layout
+            for (bool sp_listed : s.sequence_parallel) {
+              // Without TP, sequence parallelism is not a distinct layout (Megatron turns it
+              // off): run it once, as off.
+              const bool sp = sp_listed && p.tensor > 1;
+              const bool off_listed =
+                  std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(), false) !=
+                  s.sequence_parallel.end();
+              if (sp != sp_listed && off_listed)
+                continue;
               p.sequence_parallel = sp;
               for (Precision prec : s.precision) {
                 p.precision = prec;
@@ -262,7 +278,8 @@ std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& re
         r.checkpoint_interval_s = f.checkpoint_interval_s;
         r.failure_overhead_fraction = f.overhead_fraction;
       }
-      r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour * r.wall_time_s / 3600.0;
+      r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour *
+                   billed_hours(r.price.pricing, r.wall_time_s);
       r.meets_target = (plan.deadline_s <= 0.0 || r.wall_time_s <= plan.deadline_s) &&
                        (plan.min_tokens_per_s <= 0.0 || e.tokens_per_s >= plan.min_tokens_per_s);
       entries.push_back(r);

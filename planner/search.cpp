@@ -40,6 +40,11 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
     return PruneReason::kTensorExceedsNode;
   if (p.num_gpus() != c.num_gpus())
     return PruneReason::kGpuCount;
+  // Megatron's rank order must tile the nodes (check_layout's rule): tensor x context x data
+  // divides a node or is a multiple of it. Counted with the GPU count.
+  const int inner = p.tensor * p.context * p.data;
+  if (inner % c.gpus_per_node != 0 && c.gpus_per_node % inner != 0)
+    return PruneReason::kGpuCount;
   if (m.num_attention_heads % p.tensor != 0 || m.num_kv_heads % p.tensor != 0 ||
       m.ffn_hidden_size % p.tensor != 0) {
     return PruneReason::kTensorDivisibility;
@@ -69,8 +74,9 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
   if (p.schedule == Schedule::kInterleaved && p.num_micro_batches() % p.pipeline != 0) {
     return PruneReason::kInterleavedMicroBatches;
   }
-  // Megatron's distributed optimizer is ZeRO-1; DeepSpeed refuses ZeRO-2/3 with its pipeline
-  // engine, and FSDP (ZeRO-3) is used without pipeline parallelism.
+  // Megatron's distributed optimizer is ZeRO-1 and DeepSpeed refuses ZeRO-2/3 with its pipeline
+  // engine: the planner follows them (torchtitan runs FSDP with pipelines; `capsim simulate`
+  // accepts such layouts, docs/planner.md).
   if (p.zero_stage >= 2 && p.pipeline > 1)
     return PruneReason::kZeroWithPipeline;
   const GpuSpec* gpu = find_gpu(c.gpu);

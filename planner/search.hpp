@@ -13,7 +13,7 @@ namespace capsim::planner {
 // analytic screen. Order matters: a candidate is counted under the first reason that applies.
 enum class PruneReason {
   kTensorExceedsNode,        // TP larger than a node: TP traffic would cross the network
-  kGpuCount,                 // tensor x pipeline x context does not divide the cluster's GPUs
+  kGpuCount,                 // the layout does not fill the cluster, or does not tile its nodes
   kTensorDivisibility,       // heads, KV heads or FFN width not divisible by tensor
   kContextDivisibility,      // seq_length not divisible by 2 x context
   kLayerDivisibility,        // no even or (when allowed) uneven split of the layers fits

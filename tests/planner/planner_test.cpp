@@ -14,6 +14,7 @@
 #include "models/instance_catalog.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/memory_model.hpp"
+#include "models/pricing.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
@@ -178,6 +179,50 @@ TEST(PlannerTest, PruningCountsByHand) {
   for (auto n : r.pruned.counts)
     total += n;
   EXPECT_EQ(total, r.enumerated);  // every candidate is screened or pruned exactly once
+}
+
+// EC2 capacity blocks are bought whole: 1-day steps to 14 days, then 7-day steps.
+TEST(PricingTest, CapacityBlocksAreBilledWhole) {
+  const double day = 86400.0;
+  EXPECT_DOUBLE_EQ(billed_hours(Pricing::kCapacityBlock, 2.66 * day), 72.0);
+  EXPECT_DOUBLE_EQ(billed_hours(Pricing::kCapacityBlock, 3.0 * day), 72.0);
+  EXPECT_DOUBLE_EQ(billed_hours(Pricing::kCapacityBlock, 14.5 * day), 21.0 * 24);
+  EXPECT_DOUBLE_EQ(billed_hours(Pricing::kOnDemand, 2.66 * day), 2.66 * 24);
+  EXPECT_DOUBLE_EQ(billed_hours(Pricing::kReserved, 2.66 * day), 2.66 * 24);
+}
+
+// A search restricted to sequence parallelism, or to the interleaved schedule, still covers the
+// layouts where those are no choice: TP 1 runs without SP, a single stage as 1F1B.
+TEST(PlannerTest, RestrictedListsKeepTheLayoutsWhereTheyAreNoChoice) {
+  PlanSpec plan = hand_plan();
+  plan.space.tensor = {1, 2};
+  plan.space.pipeline = {1};
+  plan.space.micro_batch_size = {1};
+  plan.space.zero_stage = {0};
+  plan.space.sequence_parallel = {true};
+  const PlanResult sp = run_plan(plan, {});
+  bool tp1 = false;
+  for (const auto& c : sp.candidates) {
+    if (c.candidate.parallelism.tensor == 1) {
+      tp1 = true;
+      EXPECT_FALSE(c.candidate.parallelism.sequence_parallel);
+    }
+  }
+  EXPECT_TRUE(tp1);
+  plan.space.sequence_parallel = {false};
+  plan.space.tensor = {2};
+  plan.space.pipeline = {1, 2};
+  plan.space.schedule = {Schedule::kInterleaved};
+  plan.space.virtual_pipeline_stages = {2};
+  const PlanResult interleaved = run_plan(plan, {});
+  bool one_stage = false;
+  for (const auto& c : interleaved.candidates) {
+    if (c.candidate.parallelism.pipeline == 1) {
+      one_stage = true;
+      EXPECT_EQ(c.candidate.parallelism.schedule, Schedule::kOneFOneB);
+    }
+  }
+  EXPECT_TRUE(one_stage);
 }
 
 TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {

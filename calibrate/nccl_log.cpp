@@ -409,19 +409,24 @@ void check_utf8(std::string_view text, const std::string& name) {
     const auto byte = static_cast<unsigned char>(text[i]);
     if (byte == '\n')
       ++line;
+    // Lead byte: sequence length and the range of the second byte (RFC 3629 §4: no overlong
+    // forms, no surrogates, nothing above U+10FFFF).
     size_t length = 1;
-    if (byte >= 0xF0 && byte <= 0xF4) {
-      length = 4;
-    } else if (byte >= 0xE0) {
-      length = 3;
-    } else if (byte >= 0xC2) {
-      length = 2;
-    } else if (byte >= 0x80) {
-      length = 0;  // a continuation byte or an overlong lead where a character must start
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (byte >= 0x80) {
+      length = byte >= 0xC2 && byte <= 0xDF   ? 2
+               : byte >= 0xE0 && byte <= 0xEF ? 3
+               : byte >= 0xF0 && byte <= 0xF4 ? 4
+                                              : 0;
+      low = byte == 0xE0 ? 0xA0 : byte == 0xF0 ? 0x90 : 0x80;
+      high = byte == 0xED ? 0x9F : byte == 0xF4 ? 0x8F : 0xBF;
     }
-    bool valid = length > 0 && (byte < 0xF5) && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k)
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      valid = k == 1 ? next >= low && next <= high : (next & 0xC0) == 0x80;
+    }
     if (!valid)
       fail_at(name, line, "the log is not UTF-8 text (byte " + std::to_string(byte) + ")");
     i += length;

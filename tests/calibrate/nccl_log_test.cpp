@@ -225,6 +225,8 @@ TEST(NcclLogTest, RejectsWhatItCannotReadSafely) {
             "x_allreduce.txt:2: size out of range: \"" + std::string(400, '9') + "\"");
   EXPECT_EQ(text_error_of("# SOURCE: caf\xe9\n" + header, "x_allreduce.txt"),
             "x_allreduce.txt:1: the log is not UTF-8 text (byte 233)");
+  EXPECT_EQ(text_error_of("\n# SOURCE: \xed\xa0\x80\n" + header, "x_allreduce.txt"),
+            "x_allreduce.txt:2: the log is not UTF-8 text (byte 237)");  // a surrogate
   const std::string row =
       "   1073741824     268435456     float     sum      -1   5000.0  214.75  375.81      0   "
       "5000.0  214.75  375.81      0\n";

@@ -142,6 +142,8 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   }
   long long order = item_index << 32;
   const SearchSpace& s = plan.space;
+  const bool sp_off_listed = std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(),
+                                       false) != s.sequence_parallel.end();
   Parallelism p;
   p.tensor = item.tensor;
   p.pipeline = item.pipeline;
@@ -180,10 +182,7 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
               // Without TP, sequence parallelism is not a distinct layout (Megatron turns it
               // off): run it once, as off.
               const bool sp = sp_listed && p.tensor > 1;
-              const bool off_listed =
-                  std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(), false) !=
-                  s.sequence_parallel.end();
-              if (sp != sp_listed && off_listed)
+              if (sp != sp_listed && sp_off_listed)
                 continue;
               p.sequence_parallel = sp;
               for (Precision prec : s.precision) {

@@ -547,6 +547,9 @@ class Simulation {
         continue;
       }
       bool placed = false;
+      // The smallest size that was tried and did not fit: an elastic job held back from its
+      // smaller sizes while capacity boots says nothing about them.
+      int failed_size = std::numeric_limits<int>::max();
       for (std::size_t p = 0; p < pools_.size() && !placed; ++p) {
         const auto options = sizes(job, static_cast<int>(p));
         for (int g : options) {
@@ -559,11 +562,12 @@ class Simulation {
             placed = true;
             break;
           }
+          failed_size = std::min(failed_size, g);
         }
       }
       if (!placed) {
         if (job.rec->scenario_path.empty())
-          smallest_failed = std::min(smallest_failed, smallest);
+          smallest_failed = std::min(smallest_failed, failed_size);
         if (w_.queue == QueueOrder::kFifo || smallest_failed <= queued_min_gpus())
           break;
         ++it;

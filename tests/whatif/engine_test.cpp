@@ -47,6 +47,19 @@ TEST(EngineTest, AutoscalerWaitsForTheBoot) {
   EXPECT_NEAR(r.gpu_hours_busy, 8.0, 1e-9);
 }
 
+// First fit: an elastic job held back from its smaller sizes while a node boots does not block
+// a later rigid job that fits on the idle node (a review: the 8-GPU job waited for the boot).
+// One node up, 20 min boots: A (16 GPUs) waits for a second node, E (elastic 4-16) is held at
+// its full size, R (8 GPUs, at 2 s) takes the idle node at the next 10 s tick.
+TEST(EngineTest, HeldBackElasticJobDoesNotBlockJobsThatFit) {
+  const WhatIf w =
+      testing::whatif({pool("od", 1, 4, 1200)},
+                      {job("A", 0, 16, 3600), job("E", 1, 16, 3600, 4, 16), job("R", 2, 8, 3600)});
+  const PolicyResult r = run_policy(w, policy("slurm-power-save"), 1);
+  EXPECT_EQ(r.jobs_finished, 3);
+  EXPECT_LT(r.queue_wait_max_s, 4000.0);  // E no longer waits behind R's late start
+}
+
 TEST(EngineTest, OracleHasNoProvisioningDelay) {
   WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 5, 8, 3600)});
   w.pools[0].ice_probability = 1.0;  // the oracle never meets insufficient capacity

@@ -101,6 +101,7 @@ struct Job {
   double phase_rate = 0.0;
   double computed_since_ckpt_s = 0.0;
   bool recovering = false;  // failed, holding its other nodes until it notices
+  double failed_at = 0.0;
   std::uint64_t epoch = 0;  // bumped at every interruption
 };
 
@@ -288,10 +289,47 @@ class Simulation {
       n.free_gpus += p.gpus;
       n.jobs.erase(std::find(n.jobs.begin(), n.jobs.end(), j));
     }
-    busy_gpu_s_ += (now() - job.alloc_since) * job.gpus;
+    busy_gpu_s_ += held_gpu_s(job, now());
+    lost_.failure_gpu_hours += detection_gpu_s(job, now()) / 3600.0;
     job.pieces.clear();
     job.gpus = 0;
     changed();
+  }
+
+  // GPUs the job holds on nodes still up. Pieces on a node that went away were counted when it
+  // did (close_pieces_on), so a failed node is neither billed nor busy.
+  [[nodiscard]] int live_gpus(const Job& job) const {
+    int g = 0;
+    for (const auto& p : job.pieces) {
+      if (nodes_[static_cast<std::size_t>(p.node)].gen == p.gen)
+        g += p.gpus;
+    }
+    return g;
+  }
+
+  [[nodiscard]] double held_gpu_s(const Job& job, double until) const {
+    return (until - job.alloc_since) * live_gpus(job);
+  }
+
+  // GPU-seconds a failed job holds on nodes still up while it waits to notice (detect_s).
+  [[nodiscard]] double detection_gpu_s(const Job& job, double until) const {
+    return job.recovering ? (until - job.failed_at) * live_gpus(job) : 0.0;
+  }
+
+  // Counts the busy (and, during detection, lost) time of the pieces still held on node `id` up
+  // to now, before it goes away.
+  void close_pieces_on(int id) {
+    const Node& n = nodes_[static_cast<std::size_t>(id)];
+    for (int j : n.jobs) {
+      const Job& job = jobs_[static_cast<std::size_t>(j)];
+      for (const auto& p : job.pieces) {
+        if (p.node != id || p.gen != n.gen)
+          continue;
+        busy_gpu_s_ += (now() - job.alloc_since) * p.gpus;
+        if (job.recovering)
+          lost_.failure_gpu_hours += (now() - job.failed_at) * p.gpus / 3600.0;
+      }
+    }
   }
 
   [[nodiscard]] double rate(const Job& job) const {
@@ -400,9 +438,11 @@ class Simulation {
     }
     ++result_.job_restarts;
     if (why == OffReason::kFailure) {
-      lost_.failure_gpu_hours += (job.computed_since_ckpt_s + f.detect_s) * g / 3600.0;
+      // Detection time is counted as the job's live pieces are released (detection_gpu_s).
+      lost_.failure_gpu_hours += job.computed_since_ckpt_s * g / 3600.0;
       job.remaining = job.saved_remaining;
       job.recovering = true;
+      job.failed_at = now();
       events_.push({now() + f.detect_s, seq_++, EventType::kJobRecovered, -1, 0, j});
       return;
     }
@@ -714,6 +754,7 @@ class Simulation {
     Node& n = nodes_[static_cast<std::size_t>(id)];
     n.reason = why;
     interrupt_all(id);
+    close_pieces_on(id);
     if (n.state != NodeState::kShutdown) {
       pools_[static_cast<std::size_t>(n.pool)].billed_s += now() - n.billed_since;
     }
@@ -745,6 +786,7 @@ class Simulation {
     Node& n = nodes_[static_cast<std::size_t>(id)];
     const OffReason why = n.reason;
     interrupt_all(id);
+    close_pieces_on(id);
     ++n.gen;
     n.state = NodeState::kShutdown;
     n.free_gpus = 0;
@@ -758,8 +800,8 @@ class Simulation {
   void handle(const Event& ev) {
     if (ev.type == EventType::kJobRecovered) {
       Job& job = jobs_[static_cast<std::size_t>(ev.job)];
-      job.recovering = false;
       release(ev.job);
+      job.recovering = false;
       enqueue(ev.job);
       return;
     }
@@ -1231,8 +1273,10 @@ class Simulation {
         n.host->turn_off();
     }
     for (auto& j : jobs_) {
-      if (j.state == JobState::kRunning)
-        busy_gpu_s_ += (end_time_ - j.alloc_since) * j.gpus;
+      if (j.state == JobState::kRunning) {
+        busy_gpu_s_ += held_gpu_s(j, end_time_);
+        lost_.failure_gpu_hours += detection_gpu_s(j, end_time_) / 3600.0;
+      }
     }
   }
 

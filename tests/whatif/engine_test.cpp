@@ -112,9 +112,30 @@ TEST(EngineTest, FailuresCostWorkSinceTheCheckpointAndTheRestart) {
   EXPECT_GE(r.node_failures, 1);
   EXPECT_GE(r.job_restarts, 1);
   EXPECT_LE(r.job_restarts, r.node_failures);  // a node may fail while the job waits for repair
-  EXPECT_GT(r.lost.failure_gpu_hours, r.job_restarts * 600 * 16 / 3600.0 - 1e-9);
+  // Detection holds the surviving node's 8 GPUs; the failed node is neither billed nor busy.
+  EXPECT_GT(r.lost.failure_gpu_hours, r.job_restarts * 600 * 8 / 3600.0 - 1e-9);
+  EXPECT_LE(r.gpu_hours_busy, r.gpu_hours_billed + 1e-9);
+  EXPECT_LE(r.utilization, 1.0);
   EXPECT_NEAR(r.lost.restart_gpu_hours, r.job_restarts * 300 * 16 / 3600.0, 1e-9);
   // Conservation: busy GPU-hours = useful work + every loss.
+  EXPECT_NEAR(r.gpu_hours_busy, 16 * 24.0 + r.lost.total(), 1e-6);
+}
+
+TEST(EngineTest, FailedNodeIsNeitherBilledNorBusyWhileTheJobNotices) {
+  // Checkpoints every minute, so a failure loses at most ~61 s on 16 GPUs plus the 600 s
+  // detection on the surviving node's 8 GPUs; the failed node's 8 stop being busy when it
+  // stops being billed (counting them too would give at least 600 s x 16 per restart).
+  WhatIf w = testing::whatif({pool("od", 2, 2, 0)}, {job("a", 0, 16, 24 * 3600)});
+  w.failures.gpu_mtbf_s = 16 * 6 * 3600.0;
+  w.failures.repair = {1800.0, 1800.0};
+  w.failures.detect_s = 600;
+  w.failures.checkpoint_interval_s = 60;
+  w.failures.checkpoint_cost_s = 1;
+  w.failures.restart_cost_s = 300;
+  const PolicyResult r = run_policy(w, policy("static"), 7);
+  ASSERT_GE(r.job_restarts, 1);
+  EXPECT_LE(r.lost.failure_gpu_hours, r.job_restarts * (600 * 8 + 61 * 16) / 3600.0 + 1e-9);
+  EXPECT_GT(r.lost.failure_gpu_hours, r.job_restarts * 600 * 8 / 3600.0 - 1e-9);
   EXPECT_NEAR(r.gpu_hours_busy, 16 * 24.0 + r.lost.total(), 1e-6);
 }
 

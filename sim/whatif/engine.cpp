@@ -1046,6 +1046,7 @@ class Simulation {
       }
     }
     // Rate caps, then launch.
+    const int resume_allowance = resume_allowance_now();
     int launched_this_tick = 0;
     for (std::size_t p = 0; p < pools_.size(); ++p) {
       int want = launches[p];
@@ -1060,9 +1061,8 @@ class Simulation {
         want = std::min(want, std::max(0, std::max(running[p], 1) - pending[p]));
       if (loop_.max_pending > 0)
         want = std::min(want, std::max(0, loop_.max_pending - pending[p]));
-      if (loop_.max_launch_per_tick > 0) {
-        want = std::min(want, loop_.max_launch_per_tick - launched_this_tick);
-      }
+      if (loop_.resume_rate_per_min > 0)
+        want = std::min(want, resume_allowance - launched_this_tick);
       if (want < launches[p])
         wake = std::min(wake, now() + loop_.tick_s);
       for (int k = 0; k < want; ++k) {
@@ -1073,7 +1073,25 @@ class Simulation {
         ++launched_this_tick;
       }
     }
+    resume_count_ += launched_this_tick;
     return wake;
+  }
+
+  // Slurm's ResumeRate (slurmctld power_save.c): a launch counter that each power-save scan
+  // scales by (60 - dt) / 60 (zeroes if dt >= 60 s); nodes resume while its rounded value is
+  // below the rate, so a burst of ResumeRate nodes, then about ResumeRate per minute. The
+  // engine skips idle scans, so the decay of each one is applied for the time that passed.
+  int resume_allowance_now() {
+    if (loop_.resume_rate_per_min <= 0)
+      return std::numeric_limits<int>::max();
+    const double dt = now() - last_resume_scan_;
+    last_resume_scan_ = now();
+    if (dt >= 60.0 || loop_.tick_s >= 60.0)
+      resume_count_ = 0.0;
+    else
+      resume_count_ *= std::pow((60.0 - loop_.tick_s) / 60.0, dt / loop_.tick_s);
+    const double rounded = std::floor(resume_count_ + 0.5);
+    return std::max(0, static_cast<int>(std::ceil(loop_.resume_rate_per_min - rounded)));
   }
 
   // Can every job on node `id` be re-placed on other ready nodes of its pool?
@@ -1298,6 +1316,8 @@ class Simulation {
   double tick_wanted_ = 0.0;
   double last_add_ = -kInf;
   double last_delete_ = -kInf;
+  double resume_count_ = 0.0;  // Slurm's decaying ResumeRate counter
+  double last_resume_scan_ = -kInf;
   double last_failure_ = -kInf;
   double busy_gpu_s_ = 0.0;
   int finished_ = 0;

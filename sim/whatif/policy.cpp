@@ -176,7 +176,7 @@ Defs slurm() {
       dur("resume_timeout", "1800s", "ResumeTimeout: node must register by then, else DOWN",
           [](ControlLoop& l, double v) { l.provision_timeout_s = v; }),
       num("resume_rate", "300", 0.0, 1e9, "ResumeRate: nodes per minute (0 = unlimited)",
-          [](ControlLoop& l, double v) { l.upscaling_speed = v; }),
+          [](ControlLoop& l, double v) { l.resume_rate_per_min = v; }),
   };
 }
 
@@ -326,13 +326,6 @@ PolicySpec make_policy(const std::string& name, const std::string& preset,
     def.apply(spec.loop, v, s);
   }
   reader.finish();
-  if (preset == "slurm-power-save") {
-    // ResumeRate is nodes per minute; the loop caps launches per tick.
-    const double rate = spec.loop.upscaling_speed;
-    spec.loop.upscaling_speed = 0.0;
-    spec.loop.max_launch_per_tick =
-        rate > 0 ? std::max(1, static_cast<int>(std::floor(rate * spec.loop.tick_s / 60.0))) : 0;
-  }
   if (spec.loop.tick_s <= 0) {
     throw InputError(file, pointer + "/knobs", "the loop period must be positive");
   }

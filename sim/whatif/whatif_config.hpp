@@ -75,9 +75,9 @@ struct ControlLoop {
   double actuation_delay_s = 0.0;  // set-desired -> launch call (ASG)
   double upscaling_speed = 0.0;    // Ray: pending <= max(floor, speed * running); 0: no cap
   int upscaling_floor = 0;
-  bool conservative = false;    // KubeRay Conservative: pending <= running
-  int max_launch_per_tick = 0;  // 0: unlimited
-  int max_pending = 0;          // concurrent launches in flight; 0: unlimited
+  bool conservative = false;         // KubeRay Conservative: pending <= running
+  double resume_rate_per_min = 0.0;  // Slurm ResumeRate (decaying launch counter); 0: unlimited
+  int max_pending = 0;               // concurrent launches in flight; 0: unlimited
   double provision_timeout_s = 0.0;
   double backoff_initial_s = 0.0;
   double backoff_max_s = 0.0;

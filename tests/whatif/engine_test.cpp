@@ -208,6 +208,18 @@ TEST(EngineTest, ElasticJobGrowsIntoFreeGpus) {
   EXPECT_NEAR(r.gpu_hours_busy, 64.0, 1e-9);
 }
 
+// Slurm's ResumeRate 2/min with 10 s scans: the counter allows a burst of 2 at t=0, then
+// decays by 5/6 per scan (2 -> 1.67 -> 1.39, rounded 2, 2, 1), so one more at t=20 (2.39),
+// t=50 (2.38), t=80: the fifth 8-GPU job starts at 80 s + the 600 s boot.
+TEST(EngineTest, SlurmResumeRateIsADecayingCounter) {
+  const WhatIf w = testing::whatif(
+      {pool("od", 0, 5, 600)}, {job("a", 0, 8, 3600), job("b", 0, 8, 3600), job("c", 0, 8, 3600),
+                                job("d", 0, 8, 3600), job("e", 0, 8, 3600)});
+  const PolicyResult r = run_policy(w, policy("slurm-power-save", {{"resume_rate", 2}}), 1);
+  EXPECT_EQ(r.jobs_finished, 5);
+  EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 680.0);
+}
+
 TEST(EngineTest, TimelineCountsNodesAndQueue) {
   WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 0, 8, 3600), job("b", 0, 8, 3600)});
   w.timeline_interval_s = 300;

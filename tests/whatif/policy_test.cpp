@@ -57,13 +57,14 @@ TEST(PolicyTest, KarpenterConsolidationAndBudget) {
             ScaleDownPredicate::kIdle);
 }
 
-TEST(PolicyTest, SlurmResumeRateBecomesLaunchesPerTick) {
+TEST(PolicyTest, SlurmKnobsMapOntoTheLoop) {
   const auto l = preset("slurm-power-save").loop;
-  EXPECT_EQ(l.max_launch_per_tick, 50);  // 300 nodes/min over a 10 s power-save interval
+  EXPECT_DOUBLE_EQ(l.resume_rate_per_min, 300.0);
+  EXPECT_DOUBLE_EQ(l.tick_s, 10.0);
   EXPECT_DOUBLE_EQ(l.dwell_s, 600.0);
   EXPECT_DOUBLE_EQ(l.termination_s, 30.0);
   EXPECT_DOUBLE_EQ(l.provision_timeout_s, 1800.0);
-  EXPECT_EQ(preset("slurm-power-save", {{"resume_rate", 0}}).loop.max_launch_per_tick, 0);
+  EXPECT_DOUBLE_EQ(preset("slurm-power-save", {{"resume_rate", 0}}).loop.resume_rate_per_min, 0.0);
 }
 
 TEST(PolicyTest, StackedLoopsAddTheirTimers) {

@@ -99,14 +99,21 @@ TEST(EngineTest, CheckpointsCostTheirSaveTime) {
   EXPECT_NEAR(r.gpu_hours_busy, 24.0 + 2 * 60 * 8 / 3600.0, 1e-9);
 }
 
-TEST(EngineTest, FailuresCostWorkSinceTheCheckpointAndTheRestart) {
+// A 24 h 16-GPU job on two static nodes, one failure every ~3 h, 30 min repairs, 10 min
+// detection, 5 min restarts.
+WhatIf failing_pair(double checkpoint_interval_s, double checkpoint_cost_s) {
   WhatIf w = testing::whatif({pool("od", 2, 2, 0)}, {job("a", 0, 16, 24 * 3600)});
-  w.failures.gpu_mtbf_s = 16 * 6 * 3600.0;  // one failure every ~3 h on two 8-GPU nodes
+  w.failures.gpu_mtbf_s = 16 * 6 * 3600.0;
   w.failures.repair = {1800.0, 1800.0};
   w.failures.detect_s = 600;
-  w.failures.checkpoint_interval_s = 1800;
-  w.failures.checkpoint_cost_s = 30;
+  w.failures.checkpoint_interval_s = checkpoint_interval_s;
+  w.failures.checkpoint_cost_s = checkpoint_cost_s;
   w.failures.restart_cost_s = 300;
+  return w;
+}
+
+TEST(EngineTest, FailuresCostWorkSinceTheCheckpointAndTheRestart) {
+  const WhatIf w = failing_pair(1800, 30);
   const PolicyResult r = run_policy(w, policy("static"), 7);
   EXPECT_EQ(r.jobs_finished, 1);
   EXPECT_GE(r.node_failures, 1);
@@ -125,13 +132,7 @@ TEST(EngineTest, FailedNodeIsNeitherBilledNorBusyWhileTheJobNotices) {
   // Checkpoints every minute, so a failure loses at most ~61 s on 16 GPUs plus the 600 s
   // detection on the surviving node's 8 GPUs; the failed node's 8 stop being busy when it
   // stops being billed (counting them too would give at least 600 s x 16 per restart).
-  WhatIf w = testing::whatif({pool("od", 2, 2, 0)}, {job("a", 0, 16, 24 * 3600)});
-  w.failures.gpu_mtbf_s = 16 * 6 * 3600.0;
-  w.failures.repair = {1800.0, 1800.0};
-  w.failures.detect_s = 600;
-  w.failures.checkpoint_interval_s = 60;
-  w.failures.checkpoint_cost_s = 1;
-  w.failures.restart_cost_s = 300;
+  const WhatIf w = failing_pair(60, 1);
   const PolicyResult r = run_policy(w, policy("static"), 7);
   ASSERT_GE(r.job_restarts, 1);
   EXPECT_LE(r.lost.failure_gpu_hours, r.job_restarts * (600 * 8 + 61 * 16) / 3600.0 + 1e-9);

@@ -1,6 +1,7 @@
 #include "traces/job_trace.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -172,13 +173,19 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
+int days_in_month(int y, int m) {
+  static constexpr std::array<int, 12> kDays{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[static_cast<std::size_t>(m - 1)];
+}
+
 // Parses "YYYY-MM-DD HH:MM:SS" (Philly, Helios) or plain seconds.
 std::optional<double> parse_timestamp(const std::string& s) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
   char tail = 0;
   if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d%c", &y, &mo, &d, &h, &mi, &se, &tail) == 6 &&
-      mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 &&
-      se >= 0 && se <= 60) {
+      mo >= 1 && mo <= 12 && d >= 1 && d <= days_in_month(y, mo) && h >= 0 && h < 24 && mi >= 0 &&
+      mi < 60 && se >= 0 && se <= 60) {
     const auto days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
     return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + se;
   }
@@ -374,6 +381,8 @@ std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
     } else if (csv.has("start_time") && csv.has("end_time") &&
                !csv.cell(row, "start_time").empty() && !csv.cell(row, "end_time").empty()) {
       duration = timestamp(csv, row, "end_time") - timestamp(csv, row, "start_time");
+      if (duration < 0)
+        throw csv.error(row.line, "end_time is before start_time");
     }
     if (duration <= 0)
       continue;  // never started (cancelled while queued)
@@ -457,6 +466,16 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
     const double t0 = jobs.front().submit_s;
     for (auto& j : jobs)
       j.submit_s -= t0;
+  }
+  // A bound that keeps the event loop finite and catches a file that mixes date-times with
+  // plain seconds (tens of years apart).
+  constexpr double kMaxSpanS = 3650.0 * 86400.0;
+  if (!jobs.empty() && jobs.back().submit_s > kMaxSpanS) {
+    throw InputError(options.path, "",
+                     "job \"" + jobs.back().id + "\" is submitted " +
+                         std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +
+                         " days after the trace starts; a trace may span at most 3650 days "
+                         "(does it mix date-times with plain seconds?)");
   }
   if (options.limit > 0 && jobs.size() > options.limit)
     jobs.resize(options.limit);

@@ -89,7 +89,7 @@ std::optional<double> parse_duration_s(std::string_view text) {
   auto split = split_number(text);
   if (!split)
     return std::nullopt;
-  static constexpr std::array<std::pair<std::string_view, double>, 12> kUnits{{
+  static constexpr std::array<std::pair<std::string_view, double>, 13> kUnits{{
       {"ns", 1e-9},
       {"us", 1e-6},
       {"ms", 1e-3},
@@ -101,6 +101,7 @@ std::optional<double> parse_duration_s(std::string_view text) {
       {"hr", 3600.0},
       {"d", 86400.0},
       {"day", 86400.0},
+      {"days", 86400.0},
       {"w", 7.0 * 86400.0},
   }};
   for (const auto& [unit, factor] : kUnits) {
@@ -108,8 +109,6 @@ std::optional<double> parse_duration_s(std::string_view text) {
       return std::isfinite(split->number * factor) ? std::optional<double>(split->number * factor)
                                                    : std::nullopt;
   }
-  if (split->unit == "days")
-    return split->number * 86400.0;
   return std::nullopt;
 }
 

@@ -154,6 +154,36 @@ TEST(ImportTest, HeliosClusterLog) {
       "\"2017-10-09 07:01:55\" or seconds, got \"yesterday\"");
 }
 
+TEST(ImportTest, RejectsImpossibleTimes) {
+  // A date that does not exist (Feb 30; Feb 29 outside a leap year).
+  EXPECT_EQ(error_of("timestamp,duration,num_gpus\n2017-02-30 07:01:55,60,8\n",
+                     JobTraceFormat::kPhillyPollux),
+            "traces/jobs.csv:line 2: column \"timestamp\": expected a time like "
+            "\"2017-10-09 07:01:55\" or seconds, got \"2017-02-30 07:01:55\"");
+  EXPECT_NE(error_of("timestamp,duration,num_gpus\n2017-02-29 00:00:00,60,8\n",
+                     JobTraceFormat::kPhillyPollux),
+            "no error");
+  EXPECT_EQ(error_of("timestamp,duration,num_gpus\n2016-02-29 00:00:00,60,8\n",
+                     JobTraceFormat::kPhillyPollux),
+            "no error");
+  // A Helios job that ends before it starts is an error, not a job that never ran.
+  EXPECT_EQ(error_of("job_id,gpu_num,submit_time,start_time,end_time\n"
+                     "a,8,2020-04-01 00:00:00,2020-04-01 00:10:00,2020-04-01 00:05:00\n",
+                     JobTraceFormat::kHelios),
+            "traces/jobs.csv:line 2: end_time is before start_time");
+  // Date-times mixed with plain seconds put jobs decades apart.
+  EXPECT_EQ(
+      error_of("timestamp,duration,num_gpus\n2017-10-09 07:01:55,60,8\n0,60,8\n",
+               JobTraceFormat::kPhillyPollux),
+      "traces/jobs.csv: job \"philly-2\" is submitted 17448 days after the trace starts; a trace "
+      "may span at most 3650 days (does it mix date-times with plain seconds?)");
+  // A submit time too large to simulate (\"days\" was the one unit without a finiteness check).
+  EXPECT_NE(error_of("job_id,submit,gpus,duration\na,1e300s,8,1h\n"), "no error");
+  EXPECT_EQ(error_of("job_id,submit,gpus,duration\na,1e308days,8,1h\n"),
+            "traces/jobs.csv:line 2: column \"submit\": expected a duration like \"90s\", got "
+            "\"1e308days\"");
+}
+
 TEST(ImportTest, LimitTimeScaleAndDurationClip) {
   JobTraceOptions options;
   options.path = "jobs.csv";

@@ -467,10 +467,7 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
     for (auto& j : jobs)
       j.submit_s -= t0;
   }
-  // A bound that keeps the event loop finite and catches a file that mixes date-times with
-  // plain seconds (tens of years apart).
-  constexpr double kMaxSpanS = 3650.0 * 86400.0;
-  if (!jobs.empty() && jobs.back().submit_s > kMaxSpanS) {
+  if (!jobs.empty() && jobs.back().submit_s > kMaxTraceSpanS) {
     throw InputError(options.path, "",
                      "job \"" + jobs.back().id + "\" is submitted " +
                          std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +

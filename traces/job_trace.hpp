@@ -26,6 +26,10 @@ struct JobRecord {
 enum class JobTraceFormat { kCapsimCsv, kPhillyPollux, kAlibabaOpenb, kPolluxWorkload, kHelios };
 
 // How to read a trace file and map it onto JobRecords.
+// Submit times lie within this many seconds of the first: keeps the event loop finite and
+// catches a file that mixes date-times with plain seconds (tens of years apart).
+inline constexpr double kMaxTraceSpanS = 3650.0 * 86400.0;
+
 struct JobTraceOptions {
   JobTraceFormat format = JobTraceFormat::kCapsimCsv;
   std::string path;

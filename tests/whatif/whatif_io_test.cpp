@@ -242,6 +242,9 @@ TEST(WhatIfIoTest, InlineJobs) {
   j["jobs"][0].erase("user");
   j["jobs"][1]["job_id"] = "b";
   EXPECT_EQ(error_of(j), "w.json:/jobs/1/job_id: duplicate job id \"b\"");
+  j["jobs"][1]["job_id"] = "a";
+  j["jobs"][0]["submit"] = "3651d";
+  EXPECT_EQ(error_of(j), "w.json:/jobs/0/submit: expected a submit time between 0 and 3650 days");
 }
 
 }  // namespace

@@ -199,6 +199,17 @@ std::optional<double> parse_timestamp(const std::string& s) {
   return std::nullopt;
 }
 
+// A job's id from `column`: present and unique within the file (`ids` holds those seen).
+std::string job_id(const Csv& csv, const Row& row, const std::string& column,
+                   std::set<std::string>& ids) {
+  const std::string& id = csv.cell(row, column);
+  if (id.empty())
+    throw csv.error(row.line, "column \"" + column + "\": empty job id");
+  if (!ids.insert(id).second)
+    throw csv.error(row.line, "column \"" + column + "\": duplicate job id \"" + id + "\"");
+  return id;
+}
+
 double timestamp(const Csv& csv, const Row& row, const std::string& name) {
   const auto t = parse_timestamp(csv.cell(row, name));
   if (!t) {
@@ -234,12 +245,7 @@ std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
   std::set<std::string> ids;
   for (const auto& row : csv.rows) {
     JobRecord job;
-    job.id = csv.cell(row, "job_id");
-    if (job.id.empty())
-      throw csv.error(row.line, "column \"job_id\": empty job id");
-    if (!ids.insert(job.id).second) {
-      throw csv.error(row.line, "column \"job_id\": duplicate job id \"" + job.id + "\"");
-    }
+    job.id = job_id(csv, row, "job_id", ids);
     const auto submit = units::parse_duration_s(csv.cell(row, "submit"));
     if (!submit || *submit < 0) {
       throw csv.error(row.line, bad("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
@@ -304,13 +310,14 @@ std::vector<JobRecord> read_openb(const Csv& csv) {
   require_columns(
       csv, {"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"});
   std::vector<JobRecord> jobs;
+  std::set<std::string> ids;
   for (const auto& row : csv.rows) {
     const int gpus = parse_int(csv, row, "num_gpu", 0, 1 << 20);
     // CPU-only pods and pods that were never scheduled carry no GPU work to replay.
     if (gpus == 0 || csv.cell(row, "scheduled_time").empty())
       continue;
     JobRecord job;
-    job.id = csv.cell(row, "name");
+    job.id = job_id(csv, row, "name", ids);
     job.submit_s = parse_number(csv, row, "creation_time", 0.0);
     const double start = parse_number(csv, row, "scheduled_time", 0.0);
     const double end = parse_number(csv, row, "deletion_time", 0.0);
@@ -342,9 +349,10 @@ double pollux_work_gpu_hours(const std::string& application) {
 std::vector<JobRecord> read_pollux(const Csv& csv) {
   require_columns(csv, {"name", "time", "application", "num_replicas"});
   std::vector<JobRecord> jobs;
+  std::set<std::string> ids;
   for (const auto& row : csv.rows) {
     JobRecord job;
-    job.id = csv.cell(row, "name");
+    job.id = job_id(csv, row, "name", ids);
     job.submit_s = parse_number(csv, row, "time", 0.0);
     const std::string& app = csv.cell(row, "application");
     const double work = pollux_work_gpu_hours(app);
@@ -371,6 +379,7 @@ std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
                      "missing column \"duration\" (or \"start_time\" and \"end_time\")");
   }
   std::vector<JobRecord> jobs;
+  std::set<std::string> ids;
   for (const auto& row : csv.rows) {
     const int gpus = parse_int(csv, row, "gpu_num", 0, 1 << 20);
     if (gpus == 0)
@@ -387,7 +396,7 @@ std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
     if (duration <= 0)
       continue;  // never started (cancelled while queued)
     JobRecord job;
-    job.id = csv.cell(row, "job_id");
+    job.id = job_id(csv, row, "job_id", ids);
     job.submit_s = timestamp(csv, row, "submit_time");
     // Multi-node jobs hold whole nodes in Helios/Acme (node_num is recorded beside gpu_num).
     job.gpus =

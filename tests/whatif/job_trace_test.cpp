@@ -184,6 +184,21 @@ TEST(ImportTest, RejectsImpossibleTimes) {
             "\"1e308days\"");
 }
 
+TEST(ImportTest, ImportedJobIdsArePresentAndUnique) {
+  EXPECT_EQ(error_of("job_id,gpu_num,submit_time,duration\na,8,0,600\na,8,0,600\n",
+                     JobTraceFormat::kHelios),
+            "traces/jobs.csv:line 3: column \"job_id\": duplicate job id \"a\"");
+  EXPECT_EQ(error_of("job_id,gpu_num,submit_time,duration\n,8,0,600\n", JobTraceFormat::kHelios),
+            "traces/jobs.csv:line 2: column \"job_id\": empty job id");
+  EXPECT_EQ(error_of("name,time,application,num_replicas\nj,0,bert,1\nj,5,bert,1\n",
+                     JobTraceFormat::kPolluxWorkload),
+            "traces/jobs.csv:line 3: column \"name\": duplicate job id \"j\"");
+  EXPECT_EQ(error_of("name,num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
+                     "p,1,1000,0,100,10\np,1,1000,0,100,10\n",
+                     JobTraceFormat::kAlibabaOpenb),
+            "traces/jobs.csv:line 3: column \"name\": duplicate job id \"p\"");
+}
+
 TEST(ImportTest, LimitTimeScaleAndDurationClip) {
   JobTraceOptions options;
   options.path = "jobs.csv";

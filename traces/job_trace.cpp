@@ -480,8 +480,9 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
     throw InputError(options.path, "",
                      "job \"" + jobs.back().id + "\" is submitted " +
                          std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +
-                         " days after the trace starts; a trace may span at most 3650 days "
-                         "(does it mix date-times with plain seconds?)");
+                         " days after the trace starts; a trace may span at most " +
+                         std::to_string(kMaxTraceSpanDays) +
+                         " days (does it mix date-times with plain seconds?)");
   }
   if (options.limit > 0 && jobs.size() > options.limit)
     jobs.resize(options.limit);

@@ -28,7 +28,8 @@ enum class JobTraceFormat { kCapsimCsv, kPhillyPollux, kAlibabaOpenb, kPolluxWor
 // How to read a trace file and map it onto JobRecords.
 // Submit times lie within this many seconds of the first: keeps the event loop finite and
 // catches a file that mixes date-times with plain seconds (tens of years apart).
-inline constexpr double kMaxTraceSpanS = 3650.0 * 86400.0;
+inline constexpr int kMaxTraceSpanDays = 3650;
+inline constexpr double kMaxTraceSpanS = kMaxTraceSpanDays * 86400.0;
 
 struct JobTraceOptions {
   JobTraceFormat format = JobTraceFormat::kCapsimCsv;

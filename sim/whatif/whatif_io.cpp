@@ -175,7 +175,8 @@ std::vector<traces::JobRecord> read_inline_jobs(JsonReader& parent, const std::s
       throw r.error("job_id", "duplicate job id \"" + j.id + "\"");
     j.submit_s = r.required_duration("submit");
     if (j.submit_s < 0 || j.submit_s > traces::kMaxTraceSpanS)
-      throw r.error("submit", "expected a submit time between 0 and 3650 days");
+      throw r.error("submit", "expected a submit time between 0 and " +
+                                  std::to_string(traces::kMaxTraceSpanDays) + " days");
     j.gpus = static_cast<int>(r.required_int("gpus", 1, 1 << 20));
     j.min_gpus = static_cast<int>(r.optional_int("min_gpus", j.gpus, 1, 1 << 20));
     j.max_gpus = static_cast<int>(r.optional_int("max_gpus", j.gpus, 1, 1 << 20));

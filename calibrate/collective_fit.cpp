@@ -28,6 +28,9 @@ constexpr double kIrlsFloor = 0.005;
 // NCCL's best sm90 ring: 18 NVLinks x 20.6 GB/s (nccl src/graph/topo.h, nccl_tuning_model.md
 // §3). A single-node regime faster than this is NVLink SHARP.
 constexpr double kHopperRingMaxBusBw = 18 * 20.6e9;
+// NCCL's ring LL128 bus bandwidth as a share of the Simple one (tuning.cc: 120 of 128 bytes
+// are payload; nccl_tuning_model.md §3 step 3).
+constexpr double kLl128PayloadShare = 0.92;
 
 enum class Template { kRingLl, kRingLl128, kRingSimple, kTreeLl, kTreeSimple, kNvls };
 
@@ -241,6 +244,68 @@ double mean_abs(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
+// For every regime, whether it is the fastest on at least one measured point.
+std::vector<bool> regimes_winning(const std::vector<AlgorithmParams>& algorithms,
+                                  CollectiveKind kind, const std::vector<Point>& points) {
+  std::vector<bool> used(algorithms.size(), false);
+  for (const auto& pt : points) {
+    size_t best = 0;
+    double best_t = std::numeric_limits<double>::infinity();
+    for (size_t r = 0; r < algorithms.size(); ++r) {
+      const double t = algorithm_time_s(algorithms[r], kind, pt.bytes, pt.group, 1.0);
+      if (t < best_t) {
+        best_t = t;
+        best = r;
+      }
+    }
+    used[best] = true;
+  }
+  return used;
+}
+
+// When NVLS takes the largest messages of a single-node fit, the ring's Simple protocol wins
+// on no measured point and is missing from the fit, although NCCL runs it for the collectives
+// NVLS serves poorly (all-gather and reduce-scatter get less than half its all-reduce
+// bandwidth) and the bandwidth-bound messages NVLS does not serve. NCCL's model implies it
+// from the fitted ring LL128 regime: LL128 carries 120 of every 128 bytes, so NCCL sets its
+// bus bandwidth to 0.92 x the Simple one (nccl_tuning_model.md §3 step 3; the per-channel
+// LL128 cap, 36.7 GB/s on Hopper, does not bind under NCCL's ring maximum). Its latency is
+// NCCL's Simple formula at the LL128 regime's fitted scale, its bandwidth at most NCCL's ring
+// maximum. The implied regime is kept only if it wins on no measured point, so the fit's own
+// curve is unchanged. NVIDIA's NCCL team reports ~370 GB/s of bus bandwidth for non-all-reduce
+// collectives on 8 x H100 (NVIDIA/nccl-tests#212), above the LL128 regime's ~320.
+void add_implied_ring_simple(CollectiveFit& fit, const Candidate& chosen,
+                             const std::vector<size_t>& kept_index, CollectiveKind kind,
+                             const std::vector<Point>& points, double plugin_s) {
+  if (kept_index.empty() || chosen.templates.back() != Template::kNvls ||
+      kept_index.back() != chosen.templates.size() - 1) {
+    return;
+  }
+  // The fastest kept LL128 ring regime (regimes are in size order).
+  size_t ll128 = kept_index.size();
+  for (size_t i = 0; i < kept_index.size(); ++i) {
+    if (chosen.templates[kept_index[i]] == Template::kRingLl128)
+      ll128 = i;
+  }
+  if (ll128 == kept_index.size())
+    return;
+  const double lambda = chosen.regimes[kept_index[ll128]].lambda;
+  const double ll128_bw = fit.algorithms[ll128].bus_bandwidth_bytes_per_s;
+  AlgorithmParams simple = template_params(Template::kRingSimple, plugin_s);
+  simple.base_latency_s *= lambda;
+  simple.intra_step_latency_s *= lambda;
+  simple.inter_step_latency_s = 0.0;  // single-node fits only (NVLS relabelling)
+  simple.bus_bandwidth_bytes_per_s = std::min(ll128_bw / kLl128PayloadShare, kHopperRingMaxBusBw);
+  if (!(simple.bus_bandwidth_bytes_per_s > ll128_bw))
+    return;
+  // Inserted just below the NVLS regime, keeping the regimes in order of bandwidth.
+  std::vector<AlgorithmParams> with = fit.algorithms;
+  with.insert(with.end() - 1, simple);
+  if (regimes_winning(with, kind, points)[with.size() - 2])
+    return;
+  fit.algorithms = with;
+}
+
 }  // namespace
 
 GroupShape curve_shape(const CollectiveCurve& curve) {
@@ -309,25 +374,17 @@ CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
     fit.algorithms.push_back(p);
   }
   // Drop regimes that win on no measured point (they would only act outside the data).
-  std::vector<bool> used(fit.algorithms.size(), false);
-  for (const auto& pt : points) {
-    size_t best = 0;
-    double best_t = std::numeric_limits<double>::infinity();
-    for (size_t r = 0; r < fit.algorithms.size(); ++r) {
-      const double t = algorithm_time_s(fit.algorithms[r], kind, pt.bytes, pt.group, 1.0);
-      if (t < best_t) {
-        best_t = t;
-        best = r;
-      }
-    }
-    used[best] = true;
-  }
+  const std::vector<bool> used = regimes_winning(fit.algorithms, kind, points);
   std::vector<AlgorithmParams> kept;
+  std::vector<size_t> kept_index;
   for (size_t r = 0; r < fit.algorithms.size(); ++r) {
-    if (used[r])
+    if (used[r]) {
       kept.push_back(fit.algorithms[r]);
+      kept_index.push_back(r);
+    }
   }
   fit.algorithms = kept;
+  add_implied_ring_simple(fit, chosen, kept_index, kind, points, options.plugin_latency_s);
 
   std::vector<double> errors;
   for (const auto& c : curves) {

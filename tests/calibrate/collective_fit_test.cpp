@@ -1,5 +1,6 @@
 #include "calibrate/collective_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -208,6 +209,50 @@ TEST(CollectiveFitTest, HopperSingleNodeFastestRegimeIsNvls) {
   const CollectiveFit* fit = find_collective_fit(p, CollectiveKind::kAllReduce, false);
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->algorithms.back().algorithm, CollectiveAlgorithm::kNvls);
+}
+
+// When NVLS takes the largest all-reduce messages, NCCL's ring Simple protocol is never measured,
+// yet NCCL runs it for large all-gathers and reduce-scatters (NVLS gives them less than half its
+// all-reduce bandwidth). The fit adds it as NCCL's model implies it from the fitted LL128 regime
+// (bus bandwidth / 0.92), without changing the fitted all-reduce curve.
+TEST(CollectiveFitTest, NvlsFitImpliesTheRingSimpleRegime) {
+  CollectiveCurve curve;
+  curve.kind = CollectiveKind::kAllReduce;
+  curve.ranks = 8;
+  curve.nodes = 1;
+  curve.ranks_per_node = 8;
+  const GroupShape g{8, 8, 1, 0.0};
+  const AlgorithmParams ll{CollectiveAlgorithm::kRing, 6.6e-6, 0.6e-6, 0.0, 40e9};
+  const AlgorithmParams ll128{CollectiveAlgorithm::kRing, 14e-6, 1.9e-6, 0.0, 300e9};
+  const AlgorithmParams nvls{CollectiveAlgorithm::kNvls, 0.0, 60e-6, 0.0, 460e9};
+  for (double b = 8; b <= 16.0 * 1024 * 1024 * 1024; b *= 2) {
+    const double t = std::min({algorithm_time_s(ll, curve.kind, b, g, 1.0),
+                               algorithm_time_s(ll128, curve.kind, b, g, 1.0),
+                               algorithm_time_s(nvls, curve.kind, b, g, 1.0)});
+    curve.samples.push_back({b, t, 0.0, 0});
+  }
+  CollectiveFitOptions options;
+  options.gpu_has_nvls = true;
+  const CollectiveFit fit = fit_collective({curve}, options);
+  ASSERT_GE(fit.algorithms.size(), 3U);
+  ASSERT_EQ(fit.algorithms.back().algorithm, CollectiveAlgorithm::kNvls);
+  const AlgorithmParams& simple = fit.algorithms[fit.algorithms.size() - 2];
+  const AlgorithmParams& fitted_ll128 = fit.algorithms[fit.algorithms.size() - 3];
+  EXPECT_NEAR(fitted_ll128.bus_bandwidth_bytes_per_s, 300e9, 0.02 * 300e9);
+  EXPECT_NEAR(simple.bus_bandwidth_bytes_per_s, fitted_ll128.bus_bandwidth_bytes_per_s / 0.92, 1e3);
+  // The fitted all-reduce curve is the same with or without the implied regime.
+  CollectiveFit without = fit;
+  without.algorithms.erase(without.algorithms.end() - 2);
+  const auto with_times = model_times(fit, curve);
+  const auto without_times = model_times(without, curve);
+  for (size_t i = 0; i < with_times.size(); ++i)
+    EXPECT_DOUBLE_EQ(with_times[i], without_times[i]) << curve.samples[i].bytes;
+  // A large all-gather borrowing this fit runs on the implied ring Simple regime.
+  HardwareProfile p;
+  p.collectives.push_back(fit);
+  const double bytes = 1024.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(collective_time_s(p, CollectiveKind::kAllGather, bytes, g),
+                   algorithm_time_s(simple, CollectiveKind::kAllGather, bytes, g, 1.0));
 }
 
 TEST(CollectiveFitTest, MoreNicBandwidthIsNeverSlower) {

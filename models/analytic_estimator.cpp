@@ -176,7 +176,7 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
       t.weight_s = split ? ch.backward_weight_s + z.weight_s : 0.0;
       t.backward_s += ch.backward_input_s + (split ? 0.0 : ch.backward_weight_s);
       t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;
-      if (reduces) {
+      if (reduces && par.overlap_grad_reduce) {
         t.gradient_buckets = dp_bucket_count(costs, s, c);
         t.bucket_s = collective_time_s(
             profile, kind, ch.parameter_count * costs.grad_bytes_per_element / t.gradient_buckets,
@@ -196,11 +196,15 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
 // the stage starts its first forward) widens the window, as the event engine charges it.
 double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
                               const HardwareProfile& profile, const StageStep& step, size_t s,
-                              int zero_stage, double slack_s) {
-  if (dp.ranks <= 1 || zero_stage == 0 || zero_stage == 3)
+                              const Parallelism& par, double slack_s) {
+  if (dp.ranks <= 1 || par.zero_stage == 0 || par.zero_stage == 3)
     return 0.0;
   const BucketTimes buckets = bucket_times(costs, profile, CollectiveKind::kAllGather,
                                            costs.param_bytes_per_element, s, dp);
+  // Without overlap_param_gather the step waits for the whole gather, in the stage's slack
+  // first (it would start its next forward that much after stage 0 anyway).
+  if (!par.overlap_param_gather)
+    return std::max(0.0, buckets.total_s - slack_s);
   // Gathered at full speed in the idle slack, the rest beside the first forward.
   const double overlap_s =
       overlapped_exposed_s(std::max(0.0, buckets.total_s - slack_s), step.first_chunk_forward_s,
@@ -226,7 +230,7 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
     // stage's own timeline.
     const double reduction_s =
         timeline.reduction_end_s[s] - timeline.makespan_s + steps[s].zero3_once_s;
-    const double gather_s = param_gather_exposed_s(costs, dp, profile, steps[s], s, par.zero_stage,
+    const double gather_s = param_gather_exposed_s(costs, dp, profile, steps[s], s, par,
                                                    timeline.first_forward_start_s[s]);
     const double optimizer_s = costs.stages[s].optimizer_s;
     // Past the pipeline's end (negative: inside the stage's slack): its reduction, its
@@ -277,9 +281,19 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   // (Narayanan et al. 2021 §2.2), divided by v when interleaved, (p-1)(F + B - W) for ZB-H1
   // (Qi et al. 2024 §3.1) — and it stays exact for uneven stages and few micro-batches, where
   // those closed forms do not.
-  const PipelineTimeline timeline = replay_pipeline(
+  PipelineTimeline timeline = replay_pipeline(
       par.schedule, op_times(costs, groups.dp, profile, par, zero3), costs.micro_batches,
       par.recompute != Recompute::kNone, costs.compute_rate_during_comm);
+  // Without overlap_grad_reduce each stage reduces all its buckets after its last op.
+  if (groups.dp.ranks > 1 && par.zero_stage != 3 && !par.overlap_grad_reduce) {
+    const CollectiveKind kind =
+        par.zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
+    for (size_t s = 0; s < costs.stages.size(); ++s) {
+      timeline.reduction_end_s[s] =
+          timeline.last_op_end_s[s] +
+          bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, groups.dp).total_s;
+    }
+  }
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.
   const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s);

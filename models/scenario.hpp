@@ -67,6 +67,12 @@ struct Parallelism {
   // Precision gradients are reduced in across data parallelism; empty: the framework default
   // (grad_reduce_bytes_per_element).
   std::optional<Precision> grad_reduce_precision;
+  // Megatron-Core's DDP options (--overlap-grad-reduce, --overlap-param-gather). Overlapped,
+  // gradient buckets go out as the backward pass fills them and the distributed optimizer's
+  // parameter all-gather runs beside the next forward; without, each waits for the stage's
+  // compute (ZeRO 0-2). Tuned recipes overlap both (Megatron-LM's own default does not).
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
 
   [[nodiscard]] int num_gpus() const { return tensor * pipeline * data * context; }
   // Micro-batches each pipeline runs per iteration: global / (micro * data).

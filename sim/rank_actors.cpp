@@ -318,11 +318,16 @@ void gather_updated_parameters(Sim& sim, Rank& rank) {
       first_bucket_end = now();
   }
   const double slack_s = std::max(0.0, rank.first_forward_start_s);
-  rank.stage_end_s =
-      opt_end +
-      std::max(first_bucket_end - opt_end - slack_s,
-               overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
-                                    sim.costs->compute_rate_during_comm));
+  // Without overlap_param_gather the step waits for the whole gather; the stage would start
+  // its next forward `slack_s` after stage 0 anyway.
+  const double exposed_s =
+      sim.scenario->parallelism.overlap_param_gather
+          ? std::max(
+                first_bucket_end - opt_end - slack_s,
+                overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
+                                     sim.costs->compute_rate_during_comm))
+          : std::max(0.0, now() - opt_end - slack_s);
+  rank.stage_end_s = opt_end + exposed_s;
   rank.acc.dp += rank.stage_end_s - opt_end;
 }
 
@@ -349,6 +354,8 @@ void run_compute(Sim& sim, Rank& rank) {
         break;
     }
   }
+  for (int k = 0; k < plan.releases_after_compute; ++k)
+    rank.bucket_ready->release();
   wait_for_collectives(rank);
   run_optimizer(sim, rank);
   gather_updated_parameters(sim, rank);

@@ -47,6 +47,11 @@ void plan_stages(Sim& sim) {
         for (int k = 0; k < n; ++k)
           plan.buckets.push_back({kind, bytes / n});
       }
+      // Without overlap_grad_reduce, Megatron reduces every bucket after the last backward.
+      if (!par.overlap_grad_reduce) {
+        plan.bucket_releases.assign(plan.ops.size(), 0);
+        plan.releases_after_compute = static_cast<int>(plan.buckets.size());
+      }
     }
     if (has_dp && sim.zero12) {
       // In forward order: the first chunk's parameters are needed first.

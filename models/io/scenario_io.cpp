@@ -145,6 +145,23 @@ Parallelism read_parallelism(JsonReader& r) {
     throw r.error("dp_bucket_size", "expected a size between 64KiB and 16GiB, got " +
                                         describe_json(r.json().at("dp_bucket_size")));
   }
+  p.overlap_grad_reduce = r.optional_bool("overlap_grad_reduce", true);
+  if (!p.overlap_grad_reduce && p.zero_stage == 3) {
+    throw r.error("overlap_grad_reduce",
+                  "ZeRO-3 (FSDP) reduce-scatters each layer's gradients as the backward pass "
+                  "produces them; overlap_grad_reduce applies to zero_stage 0-2");
+  }
+  p.overlap_param_gather = r.optional_bool("overlap_param_gather", p.overlap_grad_reduce);
+  if (r.has("overlap_param_gather") && p.zero_stage != 1 && p.zero_stage != 2) {
+    throw r.error("overlap_param_gather",
+                  "overlap_param_gather applies to the distributed optimizer's parameter "
+                  "all-gather, zero_stage 1 or 2");
+  }
+  if (p.overlap_param_gather && !p.overlap_grad_reduce) {
+    throw r.error("overlap_param_gather",
+                  "overlap_param_gather needs overlap_grad_reduce (Megatron-LM: \"Must use "
+                  "--overlap-param-gather with --overlap-grad-reduce\")");
+  }
   r.finish();
   return p;
 }
@@ -424,6 +441,11 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     std::snprintf(buf, sizeof buf, "%.0fB", p.dp_bucket_bytes);
     par["dp_bucket_size"] = buf;
   }
+  // Written only when off; the parameter gather's default follows the gradients' setting.
+  if (!p.overlap_grad_reduce)
+    par["overlap_grad_reduce"] = false;
+  if (p.overlap_grad_reduce && !p.overlap_param_gather)
+    par["overlap_param_gather"] = false;
   json out = {{"schema", kScenarioSchema},
               {"name", sc.name},
               {"model", model},

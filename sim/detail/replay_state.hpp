@@ -58,6 +58,7 @@ struct Collective {
 struct StagePlan {
   std::vector<PipelineOp> ops;
   std::vector<int> bucket_releases;       // per op: buckets released during it (split evenly)
+  int releases_after_compute = 0;         // buckets released once the stage's ops are done
   std::vector<Collective> buckets;        // DP reduction, in release order (ZeRO 0-2)
   std::vector<Collective> gathers;        // ZeRO-3 all-gathers, in compute order
   std::vector<Collective> scatters;       // ZeRO-3 reduce-scatters, in compute order

@@ -127,6 +127,25 @@ TEST(AnalyticEstimatorTest, Bf16GradientReductionIsNeverSlower) {
   EXPECT_LT(bf16.memory.peak_bytes, fp32.memory.peak_bytes);
 }
 
+// Turning Megatron's overlap off never makes an iteration faster: the reduction then follows
+// the backward pass and the parameter gather follows the step.
+TEST(AnalyticEstimatorTest, WithoutOverlapIsNeverFaster) {
+  for (int zero : {0, 1, 2}) {
+    Scenario s = base_scenario();
+    s.parallelism.zero_stage = zero;
+    const HardwareProfile p = profile_for(s);
+    const SimulationResult overlapped = estimate_iteration(s, p);
+    s.parallelism.overlap_param_gather = false;
+    const SimulationResult no_gather_overlap = estimate_iteration(s, p);
+    s.parallelism.overlap_grad_reduce = false;
+    const SimulationResult serial = estimate_iteration(s, p);
+    EXPECT_GE(no_gather_overlap.iteration_time_s, overlapped.iteration_time_s) << zero;
+    EXPECT_GT(serial.iteration_time_s, no_gather_overlap.iteration_time_s) << zero;
+    EXPECT_GT(serial.breakdown.dp_comm_exposed_s, overlapped.breakdown.dp_comm_exposed_s);
+    EXPECT_NEAR(sum_of_parts(serial), serial.iteration_time_s, 1e-9 * serial.iteration_time_s);
+  }
+}
+
 // NCCL CTAs hold SMs while a collective overlaps compute (HardwareProfile::collective_sms): the
 // compute rate beside a collective falls with the SMs taken, and overlapped ZeRO/DP
 // communication is never cheaper for it; taking none reproduces free overlap.

@@ -113,6 +113,29 @@ TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
   EXPECT_EQ(scenario_to_json(s), j);
 }
 
+// Overlap (Megatron-Core's --overlap-grad-reduce / --overlap-param-gather): on unless the
+// scenario says otherwise; the parameter gather's default follows the gradients'; written only
+// when off, so it round-trips.
+TEST(ScenarioValidationTest, OverlapDefaultsAndRoundTrips) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  EXPECT_FALSE(j.at("parallelism").contains("overlap_grad_reduce"));
+  const Scenario on = read_doc(j);
+  EXPECT_TRUE(on.parallelism.overlap_grad_reduce);
+  EXPECT_TRUE(on.parallelism.overlap_param_gather);
+  nlohmann::json serial = j;  // valid.json trains with ZeRO-1
+  serial["parallelism"]["overlap_grad_reduce"] = false;
+  const Scenario off = read_doc(serial);
+  EXPECT_FALSE(off.parallelism.overlap_grad_reduce);
+  EXPECT_FALSE(off.parallelism.overlap_param_gather);
+  EXPECT_EQ(scenario_to_json(off), serial);
+  nlohmann::json gather_only = j;
+  gather_only["parallelism"]["overlap_param_gather"] = false;
+  const Scenario g = read_doc(gather_only);
+  EXPECT_TRUE(g.parallelism.overlap_grad_reduce);
+  EXPECT_FALSE(g.parallelism.overlap_param_gather);
+  EXPECT_EQ(scenario_to_json(g), gather_only);
+}
+
 // DP buckets: unset, Megatron-Core's max(40M, 1M x DP) parameters with DP the data-parallel size
 // without context parallelism, in the gradient-reduce precision; set, the given bytes.
 TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {

@@ -10,8 +10,11 @@ namespace capsim {
 Precision op_precision(const Op& op, Precision precision) {
   if (precision != Precision::kFp8)
     return precision;
+  // Transformer Engine runs fp8 only in its linear layers: attention (fused or the
+  // materialised score and value batched GEMMs) and the output layer stay 16-bit.
   const bool is_logits = op.kind == OpKind::kGemm && std::string_view(op.name) == "logits";
-  return (op.kind == OpKind::kAttention || is_logits) ? Precision::kBf16 : precision;
+  return (op.attention_core || op.kind == OpKind::kAttention || is_logits) ? Precision::kBf16
+                                                                           : precision;
 }
 
 double attention_efficiency(const AttentionParams& a, int head_dim, double seq_length,

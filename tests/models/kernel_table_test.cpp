@@ -50,24 +50,40 @@ TEST(KernelTableTest, RowsAddUpToTheChunkCompute) {
   EXPECT_NEAR(backward_weight, chunk.backward_weight_s, 1e-12 * backward_weight);
 }
 
-// fp8 recipes keep the logits GEMM and attention in 16 bits; each GEMM row is the GEMM model's
-// time at the precision it runs at, against that precision's peak.
-TEST(KernelTableTest, Fp8KeepsLogitsAndAttentionIn16Bits) {
-  Scenario s = one_stage();
-  s.cluster.gpu = "H100-SXM5-80GB";
-  s.parallelism.precision = Precision::kFp8;
+// Checks every GEMM and attention row's precision; returns how many materialised attention
+// GEMM rows it saw.
+int expect_fp8_only_in_linears(const Scenario& s) {
+  int materialised = 0;
   const HardwareProfile profile = profile_for(s);
   const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
   for (const KernelRow& row : kernel_table(s, profile).rows) {
     const std::string_view name = row.op.name;
-    const bool sixteen = name == "logits" || row.op.kind == OpKind::kAttention;
+    const bool sixteen = name == "logits" || name == "attention_scores" ||
+                         name == "attention_values" || row.op.kind == OpKind::kAttention;
     if (row.op.kind == OpKind::kMemoryBound)
       continue;
+    materialised += name == "attention_scores" || name == "attention_values" ? 1 : 0;
     EXPECT_EQ(row.precision, sixteen ? Precision::kBf16 : Precision::kFp8) << name;
     EXPECT_DOUBLE_EQ(row.peak_flop_per_s, gpu.peak_flop_per_s(row.precision)) << name;
     if (row.op.kind == OpKind::kGemm) {
       EXPECT_DOUBLE_EQ(row.time_s, gemm_time_s(profile.gemm, gpu, row.precision, row.op.gemm));
     }
+  }
+  return materialised;
+}
+
+// fp8 recipes keep the logits GEMM and attention in 16 bits, the materialised score and value
+// GEMMs too; each GEMM row is the GEMM model's time at the precision it runs at, against that
+// precision's peak.
+TEST(KernelTableTest, Fp8KeepsLogitsAndAttentionIn16Bits) {
+  for (const AttentionKernel attention :
+       {AttentionKernel::kFlash, AttentionKernel::kMaterialized}) {
+    Scenario s = one_stage();
+    s.cluster.gpu = "H100-SXM5-80GB";
+    s.parallelism.precision = Precision::kFp8;
+    s.model.attention = attention;
+    const int materialised = expect_fp8_only_in_linears(s);
+    EXPECT_EQ(materialised > 0, attention == AttentionKernel::kMaterialized);
   }
 }
 

@@ -21,7 +21,6 @@ struct Wire {
   double ok = 0.0;
   double iteration_time_s = 0.0;
   std::array<double, 8> breakdown{};
-  double simulated_gpus = 0.0;
 };
 
 bool write_all(int fd, const void* data, size_t size) {
@@ -63,22 +62,22 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   if (pid == 0) {
     close(fds[0]);
     Wire w;
-    std::string error;
+    std::string payload;  // the result's notes, one per line, or the error
     try {
-      SimStats stats;
-      const SimulationResult r = simulate_iteration(scenario, costs, profile, options, &stats);
+      const SimulationResult r = simulate_iteration(scenario, costs, profile, options);
       const TimeBreakdown& b = r.breakdown;
       w.ok = 1.0;
       w.iteration_time_s = r.iteration_time_s;
       w.breakdown = {
           b.compute_s,         b.tp_comm_exposed_s, b.cp_comm_exposed_s, b.pp_comm_exposed_s,
           b.dp_comm_exposed_s, b.bubble_s,          b.optimizer_s,       b.other_s};
-      w.simulated_gpus = stats.simulated_gpus;
+      for (const std::string& note : r.notes)
+        payload += note + '\n';
     } catch (const std::exception& e) {
-      error = e.what();
+      payload = e.what();
     }
     const bool sent =
-        write_all(fds[1], &w, sizeof w) && write_all(fds[1], error.data(), error.size());
+        write_all(fds[1], &w, sizeof w) && write_all(fds[1], payload.data(), payload.size());
     close(fds[1]);
     _exit(sent ? 0 : 1);
   }
@@ -108,8 +107,13 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   b.bubble_s = w.breakdown[5];
   b.optimizer_s = w.breakdown[6];
   b.other_s = w.breakdown[7];
-  r.notes.push_back("event engine: " + std::to_string(static_cast<int>(w.simulated_gpus)) +
-                    " simulated GPUs (run in a child process)");
+  // The child's notes (what it simulated, the approximations it made), one per line.
+  for (size_t begin = sizeof w, end; begin < bytes.size(); begin = end + 1) {
+    end = bytes.find('\n', begin);
+    if (end == std::string::npos)
+      end = bytes.size();
+    r.notes.push_back(bytes.substr(begin, end - begin));
+  }
   finish_result(scenario, costs, r);
   return r;
 }

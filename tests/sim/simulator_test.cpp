@@ -9,6 +9,7 @@
 #include "models/analytic_estimator.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/iteration_model.hpp"
+#include "sim/isolated_simulation.hpp"
 #include "sim/iteration_simulator.hpp"
 #include "traces/chrome_trace.hpp"
 
@@ -495,6 +496,22 @@ TEST(EventEngineTest, AgreesWithAnalyticWithoutOverlap) {
     sc.parallelism.overlap_param_gather = false;
     EXPECT_NEAR(analytic_gap(sc), 0.0, 0.01) << "ZeRO-" << zero;
   }
+}
+
+// A run in a child process (capsim validate, the benchmarks) returns the same numbers and the
+// same notes, the approximations it made included, as the run in this process.
+TEST(EventEngineTest, ChildRunKeepsTheResultAndItsNotes) {
+  Scenario sc = gpt13b(8, 2, 4, 8, Schedule::kOneFOneB);
+  sc.cluster.topology = Topology::kOversubscribed;
+  sc.cluster.oversubscription = 3.0;
+  sc.cluster.nodes_per_leaf = 1;
+  const HardwareProfile profile = resolve_profile(sc);
+  const SimulationResult child = simulate_iteration_in_child(sc, profile);
+  const SimulationResult here =
+      simulate_iteration(sc, compute_iteration_costs(sc, profile), profile);
+  EXPECT_EQ(child.iteration_time_s, here.iteration_time_s);
+  EXPECT_EQ(child.notes, here.notes);
+  EXPECT_GE(here.notes.size(), 2U);  // what was simulated, and the fabric's leaves
 }
 
 // Interleaved 1F1B with as few micro-batches as Megatron allows (m = P): the replayed fill and

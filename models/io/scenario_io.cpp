@@ -255,6 +255,13 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
     fail("data", "tensor x context x data (" + s(stage_gpus) + ") must divide gpus_per_node (" +
                      s(c.gpus_per_node) + ") or be a multiple of it");
   }
+  // Sequence parallelism splits each CP rank's sequence over the TP ranks
+  // (scatter_to_sequence_parallel_region divides its first dimension evenly).
+  if (p.sequence_parallel && m.seq_length % (p.tensor * p.context) != 0) {
+    fail("sequence_parallel", "seq_length (" + s(m.seq_length) +
+                                  ") is not divisible by tensor x context (" +
+                                  s(p.tensor * p.context) + "), which sequence parallelism needs");
+  }
   if (p.global_batch_size % (std::int64_t{p.micro_batch_size} * p.data) != 0) {
     fail("global_batch_size", "global_batch_size (" + s(p.global_batch_size) +
                                   ") is not divisible by micro_batch_size (" +

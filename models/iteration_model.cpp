@@ -191,7 +191,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         steps * overlapped_exposed_s(bwd_step_s, layer.attention_backward_s / p.context, rate);
   }
 
-  const double layer_params = layer_parameters(m) / p.tensor;
+  const double layer_params = layer_parameters_per_rank(m, p.tensor);
   const std::vector<int> stage_layers = layers_per_stage(m, p);
   const int v = p.virtual_pipeline_stages;
   int first_layer = 0;
@@ -237,7 +237,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         ch.backward_input_s += embedding.backward_input_s;
         ch.forward_tp_comm_s += edges.embedding.forward_s;
         ch.backward_tp_comm_s += edges.embedding.backward_s;
-        ch.parameter_count += input_embedding_parameters(m) / p.tensor;
+        ch.parameter_count += input_embedding_parameters_per_rank(m, p.tensor);
       }
       if (ch.has_head) {
         ch.forward_compute_s += head.forward_s;
@@ -248,8 +248,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         // Tied embeddings: with pipeline > 1 the last stage keeps its own copy of the word
         // embedding (Megatron-LM), kept in sync by an extra all-reduce we neglect.
         const bool own_copy = m.tied_embeddings && p.pipeline > 1;
-        ch.parameter_count +=
-            (head_parameters(m) + (own_copy ? d(m.vocab_size) * m.hidden_size : 0.0)) / p.tensor;
+        ch.parameter_count += head_parameters_per_rank(m, p.tensor) +
+                              (own_copy ? word_embedding_parameters_per_rank(m, p.tensor) : 0.0);
       }
       // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
       ch.activation_bytes = buffer_bytes / p.tensor;

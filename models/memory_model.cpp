@@ -137,15 +137,16 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   const double e = element_bytes(parallelism.precision);
   const double sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
   const double h = d(model.hidden_size);
-  const double vocab = d(model.vocab_size);
+  const double vocab = padded_vocab_size(model, parallelism.tensor);
   const double replicated_div = parallelism.sequence_parallel ? t : 1.0;
 
-  // Parameters: layer weights split by TP (norm weights are replicated but < 0.01% of a layer;
-  // we divide them too); word embeddings are vocab-parallel, learned positions replicated.
-  const double layer_params = layer_parameters(model);
-  const double word = vocab * h;
-  const double positions = input_embedding_parameters(model) - word;
-  const double final_norm = head_parameters(model) - (model.tied_embeddings ? 0.0 : word);
+  // Parameters per TP rank (parameter_count.hpp): layer weights split, norms and row-parallel
+  // biases replicated; the padded word embedding vocab-parallel, learned positions replicated.
+  const double layer_params = layer_parameters_per_rank(model, parallelism.tensor);
+  const double word = word_embedding_parameters_per_rank(model, parallelism.tensor);
+  const double positions = input_embedding_parameters_per_rank(model, parallelism.tensor) - word;
+  const double final_norm =
+      head_parameters_per_rank(model, parallelism.tensor) - (model.tied_embeddings ? 0.0 : word);
   // Megatron keeps a copy of tied word embeddings on the last stage when p > 1.
   const bool last_has_word = !model.tied_embeddings || p > 1;
 
@@ -172,11 +173,11 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   for (int i = 0; i < p; ++i) {
     StageMemory s;
     s.stage = i;
-    double params = d(layers[static_cast<size_t>(i)]) * layer_params / t;
+    double params = d(layers[static_cast<size_t>(i)]) * layer_params;
     if (i == 0)
-      params += word / t + positions;
+      params += word + positions;
     if (i == p - 1)
-      params += final_norm + (last_has_word ? word / t : 0.0);
+      params += final_norm + (last_has_word ? word : 0.0);
     s.parameters = params;
     // ZeRO (Rajbhandari et al. 2020 §5): stage 1 shards optimizer state, 2 also gradients,
     // 3 also weights, over the data-parallel group (DP×CP, as Megatron's distributed optimizer).
@@ -225,10 +226,10 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
         // The word embedding (first stage) and the output layer (last stage) are gathered too,
         // and stay gathered through the step (FSDP keeps its root unit, which holds them,
         // unsharded between forward and backward).
-        double gathered_edges = i == 0 ? word / t : 0.0;
+        double gathered_edges = i == 0 ? word : 0.0;
         if (i == p - 1 && last_has_word && !(p == 1 && model.tied_embeddings))
-          gathered_edges += word / t;
-        s.communication_bytes += (gathered_layers * layer_params / t + gathered_edges) *
+          gathered_edges += word;
+        s.communication_bytes += (gathered_layers * layer_params + gathered_edges) *
                                  bpp.weights_bytes * (1.0 - 1.0 / zero_group);
       }
     }

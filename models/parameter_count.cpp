@@ -1,5 +1,7 @@
 #include "models/parameter_count.hpp"
 
+#include <cmath>
+
 #include "models/as_double.hpp"
 
 namespace capsim {
@@ -39,6 +41,33 @@ double layer_parameters(const ModelSpec& m) {
     params += 2.0 * h;  // two RMSNorms
   }
   return params;
+}
+
+double padded_vocab_size(const ModelSpec& m, int tensor) {
+  const double multiple = d(kVocabPaddingMultiple) * d(tensor);
+  return std::ceil(d(m.vocab_size) / multiple) * multiple;
+}
+
+double layer_parameters_per_rank(const ModelSpec& m, int tensor) {
+  // Replicated on every rank: GPT's two LayerNorms (weight and bias) and the biases of the
+  // row-parallel output projection and MLP down projection; Llama's two RMSNorms.
+  const double h = d(m.hidden_size);
+  const double replicated = is_gpt_family(m) ? 4.0 * h + 2.0 * h : 2.0 * h;
+  return (layer_parameters(m) - replicated) / d(tensor) + replicated;
+}
+
+double word_embedding_parameters_per_rank(const ModelSpec& m, int tensor) {
+  return padded_vocab_size(m, tensor) * d(m.hidden_size) / d(tensor);
+}
+
+double input_embedding_parameters_per_rank(const ModelSpec& m, int tensor) {
+  const double positions = input_embedding_parameters(m) - d(m.vocab_size) * d(m.hidden_size);
+  return word_embedding_parameters_per_rank(m, tensor) + positions;
+}
+
+double head_parameters_per_rank(const ModelSpec& m, int tensor) {
+  const double norm = (is_gpt_family(m) ? 2.0 : 1.0) * d(m.hidden_size);
+  return norm + (m.tied_embeddings ? 0.0 : word_embedding_parameters_per_rank(m, tensor));
 }
 
 double input_embedding_parameters(const ModelSpec& m) {

@@ -20,6 +20,22 @@ namespace capsim {
 // Returns the parameters that take part in matmuls per token (no positions, no norms, no
 // biases), the N of the 6N FLOPs rule (Kaplan et al. 2020; PaLM appendix B).
 [[nodiscard]] double matmul_parameters(const ModelSpec& model);
+// Megatron pads the vocabulary so that each tensor-parallel rank's slice is a multiple of 128
+// rows (--make-vocab-size-divisible-by 128, _vocab_size_with_padding): GPT-2's 50257 becomes
+// 50304 on one rank, 51200 over 8. The embedding, the logits GEMM and the loss run on it.
+inline constexpr int kVocabPaddingMultiple = 128;
+// Returns the padded vocabulary for `tensor` ranks (a vocabulary already a multiple of 128 x
+// tensor is unchanged).
+[[nodiscard]] double padded_vocab_size(const ModelSpec& model, int tensor);
+// Per tensor-parallel rank (Megatron): one layer's split weights and column-parallel biases
+// divided by `tensor`, plus what every rank replicates (norms, row-parallel biases).
+[[nodiscard]] double layer_parameters_per_rank(const ModelSpec& model, int tensor);
+// Per rank: its slice of the padded word embedding (vocab-parallel).
+[[nodiscard]] double word_embedding_parameters_per_rank(const ModelSpec& model, int tensor);
+// Per rank: the word-embedding slice plus the replicated learned positions (GPT).
+[[nodiscard]] double input_embedding_parameters_per_rank(const ModelSpec& model, int tensor);
+// Per rank: the replicated final norm plus, when untied, the output layer's slice.
+[[nodiscard]] double head_parameters_per_rank(const ModelSpec& model, int tensor);
 // Returns true when the model uses GPT conventions (biases, LayerNorm, learned positions).
 [[nodiscard]] bool is_gpt_family(const ModelSpec& model);
 // Returns whether the model trains with dropout: as the scenario says, else the family's

@@ -205,8 +205,9 @@ std::vector<Op> lower_head(const ModelSpec& m, const Parallelism& p) {
   add_elementwise(ops, "final_norm", 2.0 * norm_tokens * m.hidden_size * e);
   // The logits GEMM stays in 16-bit even in fp8 recipes (Transformer Engine keeps the head in
   // higher precision).
-  add_linear(ops, "logits", tokens, m.hidden_size, d(m.vocab_size) / t);
-  add_cross_entropy(ops, m.cross_entropy, tokens * d(m.vocab_size) / t, e);
+  const double vocab_slice = padded_vocab_size(m, p.tensor) / t;
+  add_linear(ops, "logits", tokens, m.hidden_size, vocab_slice);
+  add_cross_entropy(ops, m.cross_entropy, tokens * vocab_slice, e);
   return ops;
 }
 

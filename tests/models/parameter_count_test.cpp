@@ -62,6 +62,36 @@ TEST(ParameterCountTest, UntyingAddsTheOutputMatrix) {
   EXPECT_DOUBLE_EQ(total_parameters(untied) - total_parameters(tied), 51200.0 * 12288.0);
 }
 
+// Megatron pads the vocabulary to a multiple of 128 rows per tensor-parallel rank
+// (_vocab_size_with_padding): GPT-2's 50257 is 50304 on one rank and 51200 over 8.
+TEST(ParameterCountTest, VocabularyIsPaddedLikeMegatron) {
+  ModelSpec m = gpt3_175b();
+  m.vocab_size = 50257;
+  EXPECT_DOUBLE_EQ(padded_vocab_size(m, 1), 50304.0);
+  EXPECT_DOUBLE_EQ(padded_vocab_size(m, 8), 51200.0);
+  m.vocab_size = 128256;  // Llama 3: a multiple of 128 already, not of 512
+  EXPECT_DOUBLE_EQ(padded_vocab_size(m, 1), 128256.0);
+  EXPECT_DOUBLE_EQ(padded_vocab_size(m, 4), 128512.0);
+  EXPECT_DOUBLE_EQ(word_embedding_parameters_per_rank(m, 4), 128512.0 / 4 * 12288);
+}
+
+// Per tensor-parallel rank, a GPT layer keeps its two LayerNorms (4h) and the biases of its
+// row-parallel projections (2h) whole; a Llama layer its two RMSNorms (2h).
+TEST(ParameterCountTest, TensorParallelRanksReplicateNormsAndRowParallelBiases) {
+  const ModelSpec gpt = gpt3_175b();
+  const double h = gpt.hidden_size;
+  EXPECT_DOUBLE_EQ(layer_parameters_per_rank(gpt, 1), layer_parameters(gpt));
+  EXPECT_DOUBLE_EQ(layer_parameters_per_rank(gpt, 8),
+                   (layer_parameters(gpt) - 6.0 * h) / 8.0 + 6.0 * h);
+  const ModelSpec l = llama(80, 8192, 64, 8, 28672, 32000);
+  EXPECT_DOUBLE_EQ(layer_parameters_per_rank(l, 8),
+                   (layer_parameters(l) - 2.0 * 8192) / 8.0 + 2.0 * 8192);
+  // Positions and the final norm are replicated, the padded word embedding split.
+  EXPECT_DOUBLE_EQ(input_embedding_parameters_per_rank(gpt, 8),
+                   51200.0 * h / 8.0 + gpt.seq_length * h);
+  EXPECT_DOUBLE_EQ(head_parameters_per_rank(l, 8), 8192.0 + 32768.0 * 8192 / 8.0);
+}
+
 // Megatron's hardware FLOPs with full recompute: 96·B·s·l·h²(1 + s/6h + V/16lh)
 // (Narayanan et al. 2021, §5.1), per token (B·s = 1), exactly.
 TEST(FlopsTest, MegatronFormulaWithFullRecompute) {
@@ -192,6 +222,23 @@ TEST(WorkloadTest, CrossEntropyMakesMegatronsPasses) {
 
 // The fused implementation (Megatron-Core --cross-entropy-loss-fusion) makes 12 B fewer forward
 // passes per logit (copy with max, subtract with exp); its backward is the same.
+// An unpadded vocabulary (GPT-2's 50257) is padded before it is split: each of 4 ranks computes
+// 12672 logits per token (50688 / 4), a whole, aligned GEMM width.
+TEST(WorkloadTest, LogitsRunOnThePaddedVocabulary) {
+  ModelSpec m = gpt3_175b();
+  m.vocab_size = 50257;
+  Parallelism p;
+  p.tensor = 4;
+  bool found = false;
+  for (const Op& op : lower_head(m, p)) {
+    if (std::string_view(op.name) == "logits" && op.pass == Pass::kForward) {
+      EXPECT_DOUBLE_EQ(op.gemm.n, 12672.0);
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(WorkloadTest, FusedCrossEntropyMakesFewerForwardPasses) {
   ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
   const Parallelism p;

@@ -7,6 +7,7 @@
 #include "models/collective_cost.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/leaf_uplinks.hpp"
 #include "models/op_cost.hpp"
 #include "models/overlap.hpp"
 #include "models/parameter_count.hpp"
@@ -139,6 +140,11 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   // however many ring ranks share a node: one GPU's share, as a pipeline hop.
   cp_group.nic_bandwidth_per_node_bytes_per_s =
       c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
+  // Rings that leave their leaf on an oversubscribed fabric share its uplinks.
+  if (const double share = cp_leaf_uplink_share(scenario); share > 0.0) {
+    cp_group.nic_bandwidth_per_node_bytes_per_s =
+        std::min(cp_group.nic_bandwidth_per_node_bytes_per_s, share);
+  }
   costs.dp_group = group_shape(p.data * p.context, p.tensor, c);
   costs.pp_link.ranks = 2;
   const int pp_stride = p.tensor * p.context * p.data;

@@ -51,6 +51,36 @@ LeafCrossings::LeafCrossings(const RankLayout& layout, int nodes_per_leaf, bool 
   same_gpus_ = same_gpus_ || !both_classes_cross();
 }
 
+int max_cp_crossing_gpus_per_leaf(const RankLayout& l, int context, int nodes_per_leaf) {
+  const int c = std::max(context, 1);
+  const int leaf_gpus = std::max(nodes_per_leaf, 1) * l.gpus_per_node;
+  const auto n = static_cast<size_t>(l.num_gpus());
+  std::vector<bool> sends_out(n);
+  std::vector<bool> receives_in(n);
+  for (int s = 0; s < l.pp; ++s) {
+    for (int r = 0; r < l.dpc; ++r) {
+      const int next = r - r % c + (r % c + 1) % c;  // the ring's next CP rank
+      for (int t = 0; t < l.tp; ++t) {
+        const int from = l.rank(t, r, s);
+        const int to = l.rank(t, next, s);
+        if (from / leaf_gpus != to / leaf_gpus) {
+          sends_out[static_cast<size_t>(from)] = true;
+          receives_in[static_cast<size_t>(to)] = true;
+        }
+      }
+    }
+  }
+  int most = 0;
+  for (const auto* marked : {&sends_out, &receives_in}) {
+    std::map<int, int> per_leaf;
+    for (size_t g = 0; g < n; ++g) {
+      if ((*marked)[g])
+        most = std::max(most, ++per_leaf[static_cast<int>(g) / leaf_gpus]);
+    }
+  }
+  return most;
+}
+
 int LeafCrossings::leaf_of_gpu(int gpu) const {
   return layout_.node(gpu) / nodes_per_leaf_;
 }

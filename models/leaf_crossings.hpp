@@ -46,4 +46,12 @@ class LeafCrossings {
   bool same_gpus_ = true;
 };
 
+// Returns the largest number of GPUs under one leaf whose context-parallel ring sends to, or
+// receives from, a GPU under another leaf (the CP ranks of one TP rank, DP replica and stage
+// are consecutive in the data-parallel index, Megatron's "tp-cp-dp-pp" order; `layout.dpc`
+// counts data x context). Every ring exchanges at once in steady state, so those GPUs share the
+// leaf's uplinks. 0 when no ring leaves its leaf.
+[[nodiscard]] int max_cp_crossing_gpus_per_leaf(const RankLayout& layout, int context,
+                                                int nodes_per_leaf);
+
 }  // namespace capsim

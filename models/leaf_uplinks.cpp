@@ -81,7 +81,7 @@ LeafLimitedGroups leaf_limited_groups(const Scenario& scenario, const IterationC
     return out;
   }
   const LeafSummary& leaves = summary_of(layout, c.nodes_per_leaf, dp_through_nics);
-  const double leaf_uplink = c.nodes_per_leaf * node_nic / std::max(c.oversubscription, 1.0);
+  const double leaf_uplink = leaf_uplink_bytes_per_s(c);
   if (leaves.dp_crossing_gpus > 0)
     cap_group(out.dp, leaf_uplink / leaves.dp_crossing_gpus);
   if (leaves.pp_crossing_gpus > 0)
@@ -89,6 +89,36 @@ LeafLimitedGroups leaf_limited_groups(const Scenario& scenario, const IterationC
   out.forward_hop_crosses = leaves.forward_hop_crosses;
   out.backward_hop_crosses = leaves.backward_hop_crosses;
   return out;
+}
+
+double leaf_uplink_bytes_per_s(const ClusterSpec& c) {
+  const bool oversubscribed = c.topology == Topology::kOversubscribed || c.oversubscription > 1.0;
+  if (!oversubscribed || c.num_nodes <= 1)
+    return 0.0;
+  return c.nodes_per_leaf * c.node_nic_bandwidth_bytes_per_s() / std::max(c.oversubscription, 1.0);
+}
+
+double cp_leaf_uplink_share(const Scenario& scenario) {
+  const ClusterSpec& c = scenario.cluster;
+  const Parallelism& p = scenario.parallelism;
+  const double uplink = leaf_uplink_bytes_per_s(c);
+  if (p.context <= 1 || uplink <= 0.0)
+    return 0.0;
+  // The planner's screen asks for the same layouts many times: remembered per thread.
+  using Key = std::tuple<int, int, int, int, int, int>;
+  thread_local std::map<Key, int> seen;
+  constexpr size_t kMaxRemembered = 4096;
+  const Key key{p.tensor, p.data, p.context, p.pipeline, c.gpus_per_node, c.nodes_per_leaf};
+  auto it = seen.find(key);
+  if (it == seen.end()) {
+    if (seen.size() >= kMaxRemembered)
+      seen.clear();
+    const RankLayout layout{p.tensor, p.data * p.context, p.pipeline, p.virtual_pipeline_stages,
+                            c.gpus_per_node};
+    it =
+        seen.emplace(key, max_cp_crossing_gpus_per_leaf(layout, p.context, c.nodes_per_leaf)).first;
+  }
+  return it->second > 0 ? uplink / it->second : 0.0;
 }
 
 }  // namespace capsim

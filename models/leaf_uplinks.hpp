@@ -41,4 +41,14 @@ struct LeafLimitedGroups {
 [[nodiscard]] LeafLimitedGroups leaf_limited_groups(const Scenario& scenario,
                                                     const IterationCosts& costs);
 
+// Returns a leaf switch's uplink capacity per direction on an oversubscribed fabric:
+// nodes_per_leaf x node NIC bandwidth / oversubscription; 0 on other fabrics.
+[[nodiscard]] double leaf_uplink_bytes_per_s(const ClusterSpec& cluster);
+
+// Returns the most a GPU's context-parallel ring traffic gets per direction when its rings
+// leave their leaves on an oversubscribed fabric: the leaf's uplinks over the GPUs of one leaf
+// that send across (max_cp_crossing_gpus_per_leaf); 0 when no CP ring leaves a leaf. Both
+// engines cost CP with it (CP exchanges are not flows; docs/simulator.md).
+[[nodiscard]] double cp_leaf_uplink_share(const Scenario& scenario);
+
 }  // namespace capsim

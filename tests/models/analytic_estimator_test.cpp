@@ -113,6 +113,28 @@ TEST(AnalyticEstimatorTest, MoreOversubscriptionIsNeverFaster) {
   EXPECT_DOUBLE_EQ(estimate_iteration(s, p).iteration_time_s, non_blocking);
 }
 
+// Context-parallel rings that leave their leaf share its oversubscribed uplinks: TP8 x CP2 x PP2
+// on 4 nodes puts each ring's ranks on two nodes, so with one node per leaf every CP
+// exchange crosses and costs more than on the non-blocking fabric; with the whole cluster
+// under one leaf it costs the same.
+TEST(AnalyticEstimatorTest, ContextParallelRingsShareOversubscribedUplinks) {
+  Scenario s = base_scenario();
+  s.parallelism.tensor = 8;
+  s.parallelism.context = 2;
+  s.parallelism.data = 1;
+  s.parallelism.sequence_parallel = true;
+  s.parallelism.global_batch_size = 16;
+  const HardwareProfile p = profile_for(s);
+  const double non_blocking = estimate_iteration(s, p).breakdown.cp_comm_exposed_s;
+  ASSERT_GT(non_blocking, 0.0);
+  s.cluster.topology = Topology::kOversubscribed;
+  s.cluster.oversubscription = 4.0;
+  s.cluster.nodes_per_leaf = 1;
+  EXPECT_GT(estimate_iteration(s, p).breakdown.cp_comm_exposed_s, 1.5 * non_blocking);
+  s.cluster.nodes_per_leaf = s.cluster.num_nodes;
+  EXPECT_DOUBLE_EQ(estimate_iteration(s, p).breakdown.cp_comm_exposed_s, non_blocking);
+}
+
 // Reducing gradients in bf16 instead of Megatron's default fp32 halves the DP bytes: the exposed
 // DP time never grows and the main-gradient buffer shrinks by 2 bytes per local parameter.
 TEST(AnalyticEstimatorTest, Bf16GradientReductionIsNeverSlower) {

@@ -83,5 +83,17 @@ TEST(LeafCrossingsTest, ClassesAreCountedApart) {
   EXPECT_TRUE(c.both_classes_cross());
 }
 
+// Context parallelism: the CP ranks of one TP rank are consecutive in the data-parallel index.
+// TP8 x CP2 puts each ring's two ranks on two nodes: with one node per leaf every GPU sends
+// across (8 per leaf), with two per leaf none does. TP4 x CP2 keeps each ring in its node.
+TEST(LeafCrossingsTest, ContextParallelRingsCrossWhereTheirRanksSitApart) {
+  EXPECT_EQ(max_cp_crossing_gpus_per_leaf(layout(8, 2, 1), 2, 1), 8);
+  EXPECT_EQ(max_cp_crossing_gpus_per_leaf(layout(8, 2, 1), 2, 2), 0);
+  EXPECT_EQ(max_cp_crossing_gpus_per_leaf(layout(4, 4, 1), 2, 1), 0);
+  // TP8 x CP4 x DP2 over 8 nodes, two per leaf: each ring spans four nodes (two leaves); its
+  // edges 1->2 and 3->0 cross, so one node of each leaf sends out and one receives.
+  EXPECT_EQ(max_cp_crossing_gpus_per_leaf(layout(8, 8, 1), 4, 2), 8);
+}
+
 }  // namespace
 }  // namespace capsim

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
+#include <vector>
 
 #include "models/as_double.hpp"
 #include "models/collective_cost.hpp"
@@ -101,6 +104,31 @@ LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, do
   return {2.0 * one, 2.0 * one};
 }
 
+// Sequence parallelism keeps only each rank's slice of a column-parallel layer's input, while
+// its weight gradient needs the whole sequence: the backward pass all-gathers the input again,
+// overlapped with the layer's data-gradient GEMM (Megatron-LM's
+// LinearWithGradAccumulationAndAsyncCommunication.backward; Transformer Engine's LayerNormLinear
+// and LayerNormMLP re-gather ln_out likewise). Returns what those gathers add to the backward
+// of `ops`: the exposed part of each and the compute it slows (overlap.hpp).
+double sp_backward_regather_s(const std::vector<Op>& ops, const HardwareProfile& profile,
+                              const GpuSpec& gpu, Precision precision, double seq_length,
+                              const GroupShape& tp, double buffer_bytes, double rate,
+                              std::initializer_list<std::string_view> column_parallel) {
+  if (tp.ranks <= 1)
+    return 0.0;
+  const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather, buffer_bytes, tp);
+  double added_s = 0.0;
+  for (const Op& op : ops) {
+    const bool gathered = std::find(column_parallel.begin(), column_parallel.end(),
+                                    std::string_view(op.name)) != column_parallel.end();
+    if (gathered && op.pass == Pass::kBackwardInput) {
+      added_s +=
+          overlapped_exposed_s(gather_s, op_time_s(op, profile, gpu, precision, seq_length), rate);
+    }
+  }
+  return added_s;
+}
+
 struct EdgeComm {
   LayerComm embedding;
   LayerComm head;
@@ -175,12 +203,19 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   const PassTimes embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
   const PassTimes head = cost_ops(lower_head(m, p), profile, gpu, p.precision, seq);
   const double buffer_bytes = tokens * m.hidden_size * e;
-  const LayerComm tp = tp_layer_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
+  LayerComm tp = tp_layer_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
   // Vocab-parallel embedding (Megatron-LM): forward all-reduces its output (SP: reduce-scatter),
   // whose backward is free (SP: an all-gather). The head's column-parallel logits take a
   // replicated input: with SP it is all-gathered forward and reduce-scattered backward,
   // without SP the input gradient is all-reduced backward.
-  const EdgeComm edges = tp_edge_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
+  EdgeComm edges = tp_edge_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
+  if (p.sequence_parallel) {
+    tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq,
+                                            costs.tp_group, buffer_bytes, rate, {"qkv", "mlp_up"});
+    edges.head.backward_s +=
+        sp_backward_regather_s(lower_head(m, p), profile, gpu, p.precision, seq, costs.tp_group,
+                               buffer_bytes, rate, {"logits"});
+  }
 
   // Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention
   // of each chunk (Megatron CP, ring attention; Liu et al. 2023); backward also sends dK/dV.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/collective_cost.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"
@@ -133,6 +134,40 @@ TEST(AnalyticEstimatorTest, ContextParallelRingsShareOversubscribedUplinks) {
   EXPECT_GT(estimate_iteration(s, p).breakdown.cp_comm_exposed_s, 1.5 * non_blocking);
   s.cluster.nodes_per_leaf = s.cluster.num_nodes;
   EXPECT_DOUBLE_EQ(estimate_iteration(s, p).breakdown.cp_comm_exposed_s, non_blocking);
+}
+
+// With sequence parallelism the backward all-gathers the QKV and MLP-up inputs again for their
+// weight gradients, beside their data-gradient GEMMs: the layer's backward TP time is the two
+// all-gather + reduce-scatter pairs plus, per re-gather, what exceeds its GEMM and the compute
+// the gather's SMs slow (overlap.hpp); each re-gather adds at least the slowdown and at most
+// the whole gather.
+TEST(AnalyticEstimatorTest, SequenceParallelBackwardGathersTheColumnInputsAgain) {
+  Scenario s = base_scenario();
+  s.parallelism.sequence_parallel = true;
+  s.parallelism.pipeline = 1;
+  s.parallelism.data = 8;
+  s.parallelism.global_batch_size = 64;
+  s.model.num_layers = 4;
+  const HardwareProfile p = profile_for(s);
+  const IterationCosts costs = compute_iteration_costs(s, p);
+  const ChunkCosts& chunk = costs.stages.front().chunks.front();
+  const double buffer =
+      2.0 * s.parallelism.micro_batch_size * s.model.seq_length * s.model.hidden_size;
+  const double ag = collective_time_s(p, CollectiveKind::kAllGather, buffer, costs.tp_group);
+  const double rs = collective_time_s(p, CollectiveKind::kReduceScatter, buffer, costs.tp_group);
+  const double pairs = chunk.num_layers * 2.0 * (ag + rs);
+  const double edges = ag + rs;  // the embedding's backward gathers, the head's scatters
+  // Re-gathers: two per layer and the head's input (beside the logits' data-gradient GEMM).
+  const double regathers = chunk.backward_tp_comm_s - pairs - edges;
+  const double count = 2.0 * chunk.num_layers + 1.0;
+  EXPECT_GE(regathers, count * ag * (1.0 - costs.compute_rate_during_comm) - 1e-12);
+  EXPECT_LE(regathers, count * ag + 1e-12);
+  // Without SP the backward all-reduces only.
+  s.parallelism.sequence_parallel = false;
+  const IterationCosts plain = compute_iteration_costs(s, p);
+  const double ar = collective_time_s(p, CollectiveKind::kAllReduce, buffer, plain.tp_group);
+  EXPECT_NEAR(plain.stages.front().chunks.front().backward_tp_comm_s,
+              chunk.num_layers * 2.0 * ar + ar, 1e-12);
 }
 
 // Reducing gradients in bf16 instead of Megatron's default fp32 halves the DP bytes: the exposed

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -97,6 +98,15 @@ void add_leaf_crossings(const Sim& sim, Fabric& fabric) {
     ps.dp_crossing_gpus_per_leaf = fabric.leaves->max_dp_crossing_gpus_per_leaf();
     ps.classes_leave_from_the_same_gpus = fabric.leaves->classes_leave_from_the_same_gpus();
   }
+}
+
+// Whether a stage boundary (every stage_gpus GPUs) falls inside a leaf of leaf_gpus GPUs.
+bool stages_share_a_leaf(int pipeline, int stage_gpus, int leaf_gpus) {
+  for (int k = 1; k < pipeline; ++k) {
+    if (static_cast<std::int64_t>(k) * stage_gpus % leaf_gpus != 0)
+      return true;
+  }
+  return false;
 }
 
 // Returns the platform's links and leaf crossings; records in `sim` the PP latencies and
@@ -385,6 +395,23 @@ SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimO
       (options.exploit_symmetry ? " (one TP rank per stage, one DP replica; symmetric ranks "
                                   "simulated once)"
                                 : " (every GPU)"));
+  // A stage fills tp x cp x dp consecutive GPUs: fewer than a node (or a leaf) and the node's
+  // (leaf's) shared links carry several stages' traffic, which the reduced run cannot see.
+  const Parallelism& par = sim.scenario->parallelism;
+  const int stage_gpus = par.tensor * par.context * par.data;
+  const ClusterSpec& cl = sim.scenario->cluster;
+  if (options.exploit_symmetry && par.pipeline > 1 && stage_gpus < cl.gpus_per_node &&
+      fabric.spec.nic_links_per_node > 0) {
+    result.notes.push_back(
+        "GPUs of different stages share a node and its NICs: the reduced run assumes each GPU's "
+        "neighbours load the shared links as it does; --every-gpu simulates every GPU");
+  } else if (options.exploit_symmetry && fabric.spec.uplink_bytes_per_s_per_node > 0.0 &&
+             stages_share_a_leaf(par.pipeline, stage_gpus, cl.gpus_per_node * cl.nodes_per_leaf)) {
+    result.notes.push_back(
+        "stages share leaf switches: the reduced run assumes every crossing GPU of a leaf sends "
+        "at once (conservative when stages cross at different times); --every-gpu simulates "
+        "every GPU");
+  }
   if (fabric.spec.uplink_bytes_per_s_per_node > 0.0) {
     result.notes.push_back("oversubscribed fabric: one uplink bundle per leaf of " +
                            std::to_string(fabric.spec.nodes_per_leaf) +

@@ -537,6 +537,34 @@ TEST(EventEngineTest, IntraNodeBucketsTakeTheirModelTimeWhateverTheRouteLatency)
   EXPECT_NEAR(analytic_gap(sc), 0.0, 0.002);
 }
 
+// The reduced run says when it is an approximation: GPUs of different stages on one node share
+// its NICs (TP2 x DP2 stages, four per node), or stages share an oversubscribed leaf (TP8 x
+// DP4 stages of four nodes under leaves of three). Leaves of four hold one stage each: no note.
+bool has_note(const SimulationResult& r, const std::string& start) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.rfind(start, 0) == 0; });
+}
+
+TEST(EventEngineTest, ReducedRunNotesWhereStagesShareLinks) {
+  const auto notes = [](const Scenario& sc) {
+    return test::run_in_child([&] {
+      const HardwareProfile profile = resolve_profile(sc);
+      const SimulationResult r =
+          simulate_iteration(sc, compute_iteration_costs(sc, profile), profile);
+      return std::string(has_note(r, "GPUs of different stages") ? "node " : "") +
+             (has_note(r, "stages share leaf") ? "leaf" : "");
+    });
+  };
+  EXPECT_EQ(notes(make_scenario(2, 4, 2, 4, Schedule::kOneFOneB)), "node ");
+  Scenario leaves = gpt13b(8, 2, 4, 4, Schedule::kOneFOneB);
+  leaves.cluster.topology = Topology::kOversubscribed;
+  leaves.cluster.oversubscription = 2.0;
+  leaves.cluster.nodes_per_leaf = 3;
+  EXPECT_EQ(notes(leaves), "leaf");
+  leaves.cluster.nodes_per_leaf = 4;
+  EXPECT_EQ(notes(leaves), "");
+}
+
 // Interleaved 1F1B with as few micro-batches as Megatron allows (m = P): the replayed fill and
 // drain (2(P*v - 1) hops, each chunk's sends overlapped) match the estimator within 1%
 // (measured 0.1-0.2%; a review measured 9-18% before the hops were charged per schedule). The

@@ -209,6 +209,14 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   // replicated input: with SP it is all-gathered forward and reduce-scattered backward,
   // without SP the input gradient is all-reduced backward.
   EdgeComm edges = tp_edge_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
+  // The vocab-parallel loss all-reduces per-token fp32 values over TP: the logit maximum, the
+  // target logit and the exp-sum (Megatron-Core cross_entropy.py: three; its fused version
+  // concatenates the last two, as one-kernel losses with a process group do).
+  if (costs.tp_group.ranks > 1) {
+    const double loss_reductions = m.cross_entropy == CrossEntropyKernel::kUnfused ? 3.0 : 2.0;
+    edges.head.forward_s += loss_reductions * collective_time_s(profile, CollectiveKind::kAllReduce,
+                                                                4.0 * tokens, costs.tp_group);
+  }
   if (p.sequence_parallel) {
     tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq,
                                             costs.tp_group, buffer_bytes, rate, {"qkv", "mlp_up"});
@@ -276,6 +284,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
       if (ch.has_embedding) {
         ch.forward_compute_s += embedding.forward_s;
         ch.backward_input_s += embedding.backward_input_s;
+        ch.backward_weight_s += embedding.backward_weight_s;
         ch.forward_tp_comm_s += edges.embedding.forward_s;
         ch.backward_tp_comm_s += edges.embedding.backward_s;
         ch.parameter_count += input_embedding_parameters_per_rank(m, p.tensor);

@@ -193,6 +193,18 @@ std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {
   // Lookup writes tokens x h (plus positions for GPT); the backward scatters gradients into the
   // (vocab/t x h) table, read-modify-write of the touched rows.
   add_elementwise(ops, "embedding", (is_gpt_family(m) ? 3.0 : 2.0) * tokens * m.hidden_size * e);
+  // The weight gradient is dense (nn.Embedding without sparse gradients): PyTorch zero-fills
+  // the whole (padded vocab/t x h) table and the framework adds it into the main gradient
+  // after every micro-batch (Megatron-Core DDP's grad hook, main_grad.add_(grad)): write e, read
+  // e, read and write the main gradient in its precision.
+  const double table = padded_vocab_size(m, p.tensor) / d(p.tensor) * d(m.hidden_size);
+  ops.push_back({"embedding_weight_grad",
+                 OpKind::kMemoryBound,
+                 Pass::kBackwardWeight,
+                 {},
+                 0.0,
+                 table * (2.0 * e + 2.0 * p.grad_reduce_bytes_per_element()),
+                 0});
   return ops;
 }
 

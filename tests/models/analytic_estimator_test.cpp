@@ -170,6 +170,25 @@ TEST(AnalyticEstimatorTest, SequenceParallelBackwardGathersTheColumnInputsAgain)
               chunk.num_layers * 2.0 * ar + ar, 1e-12);
 }
 
+// The vocab-parallel loss all-reduces per-token fp32 values over TP: three in Megatron-Core's
+// default implementation, two in its fused one (the last two concatenated).
+TEST(AnalyticEstimatorTest, VocabParallelLossAllReducesOverTensorParallelism) {
+  Scenario s = base_scenario();
+  const HardwareProfile p = profile_for(s);
+  const auto head_forward_tp = [&](CrossEntropyKernel kernel) {
+    s.model.cross_entropy = kernel;
+    const IterationCosts costs = compute_iteration_costs(s, p);
+    return costs.stages.back().chunks.back().forward_tp_comm_s;
+  };
+  const double tokens = s.parallelism.micro_batch_size * s.model.seq_length;
+  const double one = collective_time_s(p, CollectiveKind::kAllReduce, 4.0 * tokens,
+                                       compute_iteration_costs(s, p).tp_group);
+  EXPECT_GT(one, 0.0);
+  EXPECT_NEAR(
+      head_forward_tp(CrossEntropyKernel::kUnfused) - head_forward_tp(CrossEntropyKernel::kFused),
+      one, 1e-12);
+}
+
 // Reducing gradients in bf16 instead of Megatron's default fp32 halves the DP bytes: the exposed
 // DP time never grows and the main-gradient buffer shrinks by 2 bytes per local parameter.
 TEST(AnalyticEstimatorTest, Bf16GradientReductionIsNeverSlower) {

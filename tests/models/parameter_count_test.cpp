@@ -239,6 +239,22 @@ TEST(WorkloadTest, LogitsRunOnThePaddedVocabulary) {
   EXPECT_TRUE(found);
 }
 
+// nn.Embedding's weight gradient is dense: each micro-batch zero-fills the rank's whole table
+// (padded vocab/t x h) and adds it into the main gradient (fp32 for bf16 training: 2 + 2 + 4 + 4
+// bytes per element), a weight-gradient pass.
+TEST(WorkloadTest, EmbeddingWeightGradientTouchesTheWholeTable) {
+  const ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
+  Parallelism p;
+  p.tensor = 4;
+  p.precision = Precision::kBf16;
+  double weight_bytes = 0.0;
+  for (const Op& op : lower_embedding(m, p)) {
+    if (op.pass == Pass::kBackwardWeight)
+      weight_bytes += op.bytes;
+  }
+  EXPECT_DOUBLE_EQ(weight_bytes, 128512.0 / 4 * 4096 * 12.0);
+}
+
 TEST(WorkloadTest, FusedCrossEntropyMakesFewerForwardPasses) {
   ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
   const Parallelism p;

@@ -95,13 +95,19 @@ TEST(ShippedProfileTest, FitQualityRecordsMeetTargets) {
 }
 
 // Synthetic NCCL-like curve (LL regime + Simple regime): the fit recovers both bandwidths.
-TEST(CollectiveFitTest, RecoversSyntheticRegimes) {
+// An empty all-reduce curve over the 8 GPUs of one node.
+CollectiveCurve one_node_all_reduce() {
   CollectiveCurve curve;
   curve.kind = CollectiveKind::kAllReduce;
   curve.ranks = 8;
   curve.nodes = 1;
   curve.ranks_per_node = 8;
-  const GroupShape g{8, 8, 1, 0.0};
+  return curve;
+}
+
+TEST(CollectiveFitTest, RecoversSyntheticRegimes) {
+  CollectiveCurve curve = one_node_all_reduce();
+  const GroupShape g = curve_shape(curve);
   const AlgorithmParams ll{CollectiveAlgorithm::kRing, 8e-6, 1e-6, 0.0, 60e9};
   const AlgorithmParams simple{CollectiveAlgorithm::kRing, 10e-6, 4e-6, 0.0, 230e9};
   for (double b = 8; b <= 4.0 * 1024 * 1024 * 1024; b *= 2) {
@@ -123,12 +129,8 @@ TEST(CollectiveFitTest, RecoversSyntheticRegimes) {
 // One outlying row (a shared cluster's hiccup) does not pull the fit: the fitter minimises
 // absolute relative error, so the other rows stay on their curve.
 TEST(CollectiveFitTest, OneOutlierDoesNotPullTheOtherRows) {
-  CollectiveCurve curve;
-  curve.kind = CollectiveKind::kAllReduce;
-  curve.ranks = 8;
-  curve.nodes = 1;
-  curve.ranks_per_node = 8;
-  const GroupShape g{8, 8, 1, 0.0};
+  CollectiveCurve curve = one_node_all_reduce();
+  const GroupShape g = curve_shape(curve);
   const AlgorithmParams simple{CollectiveAlgorithm::kRing, 10e-6, 4e-6, 0.0, 230e9};
   const double outlier_bytes = 64.0 * 1024 * 1024;
   for (double b = 1024.0 * 1024; b <= 1024.0 * 1024 * 1024; b *= 2) {
@@ -216,12 +218,8 @@ TEST(CollectiveFitTest, HopperSingleNodeFastestRegimeIsNvls) {
 // all-reduce bandwidth). The fit adds it as NCCL's model implies it from the fitted LL128 regime
 // (bus bandwidth / 0.92), without changing the fitted all-reduce curve.
 TEST(CollectiveFitTest, NvlsFitImpliesTheRingSimpleRegime) {
-  CollectiveCurve curve;
-  curve.kind = CollectiveKind::kAllReduce;
-  curve.ranks = 8;
-  curve.nodes = 1;
-  curve.ranks_per_node = 8;
-  const GroupShape g{8, 8, 1, 0.0};
+  CollectiveCurve curve = one_node_all_reduce();
+  const GroupShape g = curve_shape(curve);
   const AlgorithmParams ll{CollectiveAlgorithm::kRing, 6.6e-6, 0.6e-6, 0.0, 40e9};
   const AlgorithmParams ll128{CollectiveAlgorithm::kRing, 14e-6, 1.9e-6, 0.0, 300e9};
   const AlgorithmParams nvls{CollectiveAlgorithm::kNvls, 0.0, 60e-6, 0.0, 460e9};

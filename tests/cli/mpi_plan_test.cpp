@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include <unistd.h>
 
 namespace capsim {
 namespace {
@@ -48,8 +49,9 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Per process, so that test runs of two build trees at once do not share it.
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / name;
+  const fs::path dir = fs::path(::testing::TempDir()) / (name + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

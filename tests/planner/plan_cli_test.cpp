@@ -11,6 +11,7 @@
 #include "models/io/scenario_io.hpp"
 
 #include "tests/cli/run_capsim.hpp"
+#include <unistd.h>
 
 namespace capsim {
 namespace {
@@ -61,8 +62,8 @@ TEST(PlanCliTest, InstanceProfileIsUsed) {
 // The winning scenario names the instance's profile relative to itself, so that it loads from
 // any folder, also when the plan was given by a path relative to the working folder.
 TEST(PlanCliTest, WinnerFindsTheInstanceProfileFromAnyFolder) {
-  const std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / "capsim_plan_profile_out";
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("capsim_plan_profile_out_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "best.json").string();

@@ -198,7 +198,7 @@ std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {
   // after every micro-batch (Megatron-Core DDP's grad hook, main_grad.add_(grad)): write e, read
   // e, read and write the main gradient in its precision.
   const double table = padded_vocab_size(m, p.tensor) / d(p.tensor) * d(m.hidden_size);
-  ops.push_back({"embedding_weight_grad",
+  ops.push_back({"embedding_wgrad",
                  OpKind::kMemoryBound,
                  Pass::kBackwardWeight,
                  {},

@@ -31,6 +31,9 @@ bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::Pa
     std::cout << options.help() << std::flush;
     return false;
   }
+  // Arguments beyond the positional ones the command takes would otherwise go unread.
+  if (!result.unmatched().empty())
+    throw InputError("", "", "unexpected argument \"" + result.unmatched().front() + "\"");
   return true;
 }
 

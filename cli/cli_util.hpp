@@ -8,6 +8,10 @@
 
 namespace capsim::cli {
 
+// Most threads or child processes `--jobs` may ask for (a larger count is a typo, and the
+// system would run out of threads).
+inline constexpr int kMaxJobs = 1024;
+
 // Runs a subcommand body, mapping failures to exit codes and one-line stderr messages:
 // InputError and bad options -> 2, any other exception -> 1. Never lets an exception escape.
 int guarded(const char* command, const std::function<int()>& body);

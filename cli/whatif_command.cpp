@@ -57,8 +57,11 @@ int run_whatif(int argc, char** argv) {
       }
     }
     const int jobs = args["jobs"].as<int>();
-    if (jobs < 1)
-      throw InputError("", "", "--jobs must be >= 1, got " + std::to_string(jobs));
+    if (jobs < 1 || jobs > kMaxJobs) {
+      throw InputError("", "",
+                       "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
+                           std::to_string(jobs));
+    }
     auto policies = whatif::expand_policies(w);
     if (args.count("policy") > 0) {
       const auto wanted = args["policy"].as<std::vector<std::string>>();

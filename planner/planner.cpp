@@ -8,8 +8,10 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "models/analytic_estimator.hpp"
 #include "models/gpu_catalog.hpp"
@@ -22,6 +24,18 @@
 
 namespace capsim::planner {
 namespace {
+
+// Starts `body` on a new thread; false when the system cannot start one (std::system_error),
+// so the caller goes on with the threads it has instead of terminating.
+template <typename Body>
+bool start_thread(std::vector<std::thread>& threads, Body&& body) {
+  try {
+    threads.emplace_back(std::forward<Body>(body));
+    return true;
+  } catch (const std::system_error&) {
+    return false;
+  }
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -405,10 +419,13 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
     // `jobs` workers; the calling thread redraws the progress every 100 ms.
     std::atomic<int> running{jobs};
     for (int j = 0; j < jobs; ++j) {
-      threads.emplace_back([&] {
-        worker();
-        --running;
-      });
+      if (!start_thread(threads, [&] {
+            worker();
+            --running;
+          })) {
+        running -= jobs - j;  // the system has no more threads: the started ones do the work
+        break;
+      }
     }
     options.progress("screen", 0, total);
     while (running.load() > 0) {
@@ -420,8 +437,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       t.join();
     options.progress("screen", total, total);
   } else {
-    for (int j = 1; j < jobs; ++j)
-      threads.emplace_back(worker);
+    for (int j = 1; j < jobs && start_thread(threads, worker);)
+      ++j;
     worker();
     for (auto& t : threads)
       t.join();

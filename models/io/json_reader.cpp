@@ -1,6 +1,7 @@
 #include "models/io/json_reader.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -119,6 +120,9 @@ JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::strin
 }
 
 nlohmann::json JsonReader::parse_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, "", "is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(path, "", "cannot open file");
@@ -129,8 +133,15 @@ nlohmann::json JsonReader::parse_file(const std::string& path) {
 
 nlohmann::json JsonReader::parse_text(std::string_view text, const std::string& name) {
   KeyTracker keys;
+  // capsim's inputs nest a few levels; a deeper document is garbage, and copying or destroying
+  // it recursively could overflow the stack (nlohmann's parser itself is not recursive).
   const nlohmann::json::parser_callback_t track =
-      [&keys](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      [&keys, &name](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (depth > kMaxJsonDepth) {
+          throw InputError(
+              name, "",
+              "invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+        }
         keys.on(event, parsed);
         return true;
       };

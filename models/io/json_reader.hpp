@@ -13,6 +13,9 @@
 
 namespace capsim {
 
+// Deepest nesting any input may have (capsim's documents nest a few levels).
+inline constexpr int kMaxJsonDepth = 64;
+
 // Strict reader over one JSON object of an input file. Every accessor records the key it read;
 // finish() rejects keys nobody read and lists the allowed ones. Errors are InputErrors naming
 // the file and the JSON pointer. Not thread-safe; the JSON it views must outlive it.

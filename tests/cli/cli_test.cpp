@@ -46,6 +46,21 @@ TEST(CliTest, UnknownOptionExitsTwo) {
   EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/valid.json --frob").exit_code, 2);
 }
 
+// An argument a command does not take is an error, not silently ignored; --jobs is bounded
+// (two billion threads aborted the planner when the system ran out of them).
+TEST(CliTest, ExtraArgumentsAndHugeJobCountsExitTwo) {
+  const std::string scenario = kData + "/scenarios/valid.json";
+  const auto extra =
+      run_capsim("simulate " + scenario + " " + scenario + " --engine analytic", true);
+  EXPECT_EQ(extra.exit_code, 2);
+  EXPECT_NE(extra.out.find("unexpected argument \"" + scenario + "\""), std::string::npos)
+      << extra.out;
+  const auto jobs = run_capsim("plan --engine analytic --jobs 2000000000", true);
+  EXPECT_EQ(jobs.exit_code, 2);
+  EXPECT_NE(jobs.out.find("--jobs must be between 1 and 1024"), std::string::npos) << jobs.out;
+  EXPECT_EQ(run_capsim("whatif --jobs 0").exit_code, 2);
+}
+
 TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
   const std::string scenario = kData + "/scenarios/valid.json --engine analytic";
   const auto every = run_capsim("simulate " + scenario + " --every-gpu", true);

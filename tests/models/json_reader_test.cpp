@@ -79,6 +79,23 @@ TEST(JsonReaderTest, SyntaxErrorsNameLineAndColumn) {
             "x.json: invalid JSON at line 2, column 8");
 }
 
+// A document nested deeper than any input needs is rejected while it is parsed (copying or
+// destroying 300,000 nested arrays recursively overflowed the stack: exit 139).
+TEST(JsonReaderTest, DeepNestingIsAnError) {
+  const std::string ok = std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
+  EXPECT_NO_THROW((void)JsonReader::parse_text(ok, "ok.json"));
+  const std::string deep =
+      R"({"cases":[)" + std::string(300000, '[') + std::string(300000, ']') + "]}";
+  EXPECT_EQ(message_of([&] { (void)JsonReader::parse_text(deep, "deep.json"); }),
+            "deep.json: invalid JSON: nested deeper than 64 levels");
+}
+
+TEST(JsonReaderTest, FolderIsNotAFile) {
+  const std::string dir = ::testing::TempDir();
+  EXPECT_EQ(message_of([&] { (void)JsonReader::parse_file(dir); }),
+            dir + ": is a folder, not a file");
+}
+
 TEST(JsonReaderTest, NonObjectRoot) {
   const auto j = nlohmann::json::parse("[1]");
   EXPECT_EQ(message_of([&] { JsonReader r(j, "f.json"); }),

@@ -34,7 +34,8 @@ TEST(KernelTableTest, RowsAddUpToTheChunkCompute) {
   const Scenario s = one_stage();
   const HardwareProfile profile = profile_for(s);
   const KernelTable table = kernel_table(s, profile);
-  const ChunkCosts& chunk = compute_iteration_costs(s, profile).stages.at(0).chunks.at(0);
+  const IterationCosts costs = compute_iteration_costs(s, profile);
+  const ChunkCosts& chunk = costs.stages.at(0).chunks.at(0);
   EXPECT_EQ(table.max_layers_per_stage, s.model.num_layers);
   double forward = 0.0;
   double backward_input = 0.0;

@@ -8,6 +8,7 @@
 
 #include "models/analytic_estimator.hpp"
 #include "models/iteration_model.hpp"
+#include "sim/detail/die_with_parent.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,10 +57,12 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   int fds[2];
   if (pipe(fds) != 0)
     throw std::runtime_error("simulate_iteration_in_child: pipe failed");
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0)
     throw std::runtime_error("simulate_iteration_in_child: fork failed");
   if (pid == 0) {
+    detail::die_with_parent(parent);
     close(fds[0]);
     Wire w;
     std::string payload;  // the result's notes, one per line, or the error

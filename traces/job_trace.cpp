@@ -476,18 +476,22 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
     for (auto& j : jobs)
       j.submit_s -= t0;
   }
+  // The span rule holds for the trace as it is replayed, time_scale applied.
+  for (auto& j : jobs)
+    j.submit_s *= options.time_scale;
   if (!jobs.empty() && jobs.back().submit_s > kMaxTraceSpanS) {
-    throw InputError(options.path, "",
-                     "job \"" + jobs.back().id + "\" is submitted " +
-                         std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +
-                         " days after the trace starts; a trace may span at most " +
-                         std::to_string(kMaxTraceSpanDays) +
-                         " days (does it mix date-times with plain seconds?)");
+    throw InputError(
+        options.path, "",
+        "job \"" + jobs.back().id + "\" is submitted " +
+            std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +
+            " days after the trace starts; a trace may span at most " +
+            std::to_string(kMaxTraceSpanDays) +
+            (options.time_scale != 1.0 ? " days once time_scale is applied"
+                                       : " days (does it mix date-times with plain seconds?)"));
   }
   if (options.limit > 0 && jobs.size() > options.limit)
     jobs.resize(options.limit);
   for (auto& j : jobs) {
-    j.submit_s *= options.time_scale;
     if (options.max_duration_s > 0 && j.duration_s > options.max_duration_s) {
       j.duration_s = options.max_duration_s;
     }

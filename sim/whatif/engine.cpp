@@ -30,6 +30,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMonth_s = 30.0 * 86400.0;
 constexpr double kCorrelationWindow_s = 180.0;  // >92 % of co-interruptions within 3 min
 constexpr double kEps = 1e-9;
+// A timeline keeps at most this many samples per run (a year at 30 s); later ones are dropped
+// (docs/whatif.md), so a fine interval over a long trace cannot exhaust memory.
+constexpr std::size_t kMaxTimelineSamples = 1'000'000;
 constexpr int kCorrelated = -2;  // Event::job of a spot notice caused by another one
 
 enum class NodeState { kOff, kBooting, kReady, kDraining, kShutdown, kFailed };
@@ -342,7 +345,8 @@ class Simulation {
     const auto& f = w_.failures;
     if (f.young_daly) {
       // Young (CACM 1974): tau = sqrt(2 * C * M), M = the job's MTBF = GPU MTBF / GPUs.
-      return std::sqrt(2.0 * f.checkpoint_cost_s * f.gpu_mtbf_s / job.gpus);
+      return std::max(kMinCheckpointIntervalS,
+                      std::sqrt(2.0 * f.checkpoint_cost_s * f.gpu_mtbf_s / job.gpus));
     }
     return f.checkpoint_interval_s;
   }
@@ -1194,6 +1198,8 @@ class Simulation {
   }
 
   void sample() {
+    if (result_.timeline.samples.size() >= kMaxTimelineSamples)
+      return;
     traces::TimelineSample s;
     s.time_s = now();
     for (const auto& n : nodes_) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/io/input_error.hpp"
+#include "sim/detail/die_with_parent.hpp"
 #include "sim/whatif/engine.hpp"
 
 #include <sys/wait.h>
@@ -98,10 +99,12 @@ std::vector<PolicyRuns> run_all(const WhatIf& whatif, const std::vector<PolicySp
       if (c.out == nullptr)
         throw std::runtime_error("cannot create a temporary file");
       std::fflush(nullptr);
+      const pid_t parent = getpid();
       c.pid = fork();
       if (c.pid < 0)
         throw std::runtime_error("fork failed");
       if (c.pid == 0) {
+        sim::detail::die_with_parent(parent);
         child_main(whatif, policies[c.policy], whatif.seed + static_cast<std::uint64_t>(c.replica),
                    c.out);
       }

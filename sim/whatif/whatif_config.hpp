@@ -52,6 +52,10 @@ struct NodePool {
 };
 
 // Hardware failures, repair and checkpointing, shared by all jobs.
+// Shortest checkpoint interval (given or Young-Daly's): below a second the job's phases are
+// too short for double-precision time to advance.
+inline constexpr double kMinCheckpointIntervalS = 1.0;
+
 struct FailureModel {
   double gpu_mtbf_s = 0.0;  // 0: no failures
   Delay repair;             // a failed node's slot is unusable this long

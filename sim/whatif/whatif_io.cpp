@@ -123,8 +123,8 @@ FailureModel read_failures(JsonReader& r) {
     f.young_daly = true;
   } else {
     f.checkpoint_interval_s = r.optional_duration("checkpoint_interval").value_or(3600.0);
-    if (f.checkpoint_interval_s <= 0) {
-      throw r.error("checkpoint_interval", "expected a positive duration or \"young-daly\"");
+    if (f.checkpoint_interval_s < kMinCheckpointIntervalS) {
+      throw r.error("checkpoint_interval", "expected a duration of at least 1s or \"young-daly\"");
     }
   }
   f.checkpoint_cost_s = r.optional_duration("checkpoint_cost").value_or(0.0);
@@ -229,10 +229,12 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
   w.seed = static_cast<std::uint64_t>(r.optional_int("seed", 1, 0, INT64_MAX));
   w.replicas = static_cast<int>(r.optional_int("replicas", 1, 1, 1000));
   w.horizon_s = r.optional_duration("horizon").value_or(0.0);
+  // Below a second a simulated day would take longer than the engine's time resolution allows.
+  if (r.has("horizon") && w.horizon_s < 1.0)
+    throw r.error("horizon", "expected a duration of at least 1s");
   w.timeline_interval_s = r.optional_duration("timeline_interval").value_or(600.0);
-  if (w.timeline_interval_s <= 0) {
-    throw r.error("timeline_interval", "expected a positive duration");
-  }
+  if (w.timeline_interval_s < 1.0)
+    throw r.error("timeline_interval", "expected a duration of at least 1s");
   w.queue = r.optional_enum("queue", "first-fit", {"first-fit", "fifo"}) == "fifo"
                 ? QueueOrder::kFifo
                 : QueueOrder::kFirstFit;

@@ -123,7 +123,7 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
   j = base();
   j["failures"] = {{"checkpoint_interval", "0s"}};
   EXPECT_EQ(error_of(j),
-            "w.json:/failures/checkpoint_interval: expected a positive duration or "
+            "w.json:/failures/checkpoint_interval: expected a duration of at least 1s or "
             "\"young-daly\"");
   j = base();
   j["policies"] = {{{"preset", "yarn"}}};
@@ -161,7 +161,19 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
   EXPECT_EQ(error_of(j), "w.json:/jobs/time_scale: expected a number in [1e-06, 1e+06], got 0");
   j = base();
   j["timeline_interval"] = "0s";
-  EXPECT_EQ(error_of(j), "w.json:/timeline_interval: expected a positive duration");
+  EXPECT_EQ(error_of(j), "w.json:/timeline_interval: expected a duration of at least 1s");
+  // Below a second the engine's clock could not advance (a sanitizer campaign hung on 1ns).
+  j = base();
+  j["timeline_interval"] = "1ns";
+  EXPECT_EQ(error_of(j), "w.json:/timeline_interval: expected a duration of at least 1s");
+  j = base();
+  j["horizon"] = "1ns";
+  EXPECT_EQ(error_of(j), "w.json:/horizon: expected a duration of at least 1s");
+  j = base();
+  j["failures"] = {{"checkpoint_interval", "1e-300s"}};
+  EXPECT_EQ(error_of(j),
+            "w.json:/failures/checkpoint_interval: expected a duration of at least 1s or "
+            "\"young-daly\"");
 }
 
 TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {

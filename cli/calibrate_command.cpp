@@ -55,6 +55,9 @@ int run_fit(int argc, char** argv) {
     throw InputError("", "", "no input files; see --help");
   if (args.count("output") == 0)
     throw InputError("", "", "missing -o PROFILE.json");
+  check_output_path(args["output"].as<std::string>());
+  if (args.count("report") > 0)
+    check_output_path(args["report"].as<std::string>());
 
   calibrate::ProfileFitOptions fit_options;
   if (args.count("name") > 0)
@@ -101,10 +104,6 @@ int run_fit(int argc, char** argv) {
               << " is for fit reports only; simulate and plan will reject it (" << e.pointer()
               << ": " << e.message() << "); add the missing logs to use it\n";
   }
-  write_file_atomically(out, text);
-  if (args.count("report") > 0) {
-    write_file_atomically(args["report"].as<std::string>(), calibrate::render_report(*result));
-  }
   for (const auto& f : result->profile.fit_quality) {
     std::printf("%-52s %-58s MAPE %6.2f%%  >=1MiB %6.2f%% (%d pts)\n", f.curve.c_str(),
                 f.source.c_str(), f.mape_pct, f.mape_large_pct, f.points_large);
@@ -123,6 +122,11 @@ int run_fit(int argc, char** argv) {
                   f.source.c_str(), f.mape_pct, f.mape_large_pct, f.points_large);
     }
   }
+  // Written last, together: a failed validation or report leaves no profile behind.
+  std::vector<std::pair<std::string, std::string>> files{{out, text}};
+  if (args.count("report") > 0)
+    files.emplace_back(args["report"].as<std::string>(), calibrate::render_report(*result));
+  write_files_atomically(files);
   std::fprintf(stderr, "wrote %s\n", out.c_str());
   return 0;
 }
@@ -151,6 +155,7 @@ int run_step(int argc, char** argv) {
     throw InputError("", "", "missing RUNS.json argument");
   if (args.count("output") == 0)
     throw InputError("", "", "missing -o PROFILE.json");
+  check_output_path(args["output"].as<std::string>());
   const std::string runs_path = args["runs"].as<std::string>();
   std::vector<ValidationCase> runs = load_validation_cases(runs_path);
   if (args.count("cases") > 0) {

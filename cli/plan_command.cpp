@@ -92,14 +92,9 @@ int run_plan(int argc, char** argv) {
     if (engine != "event" && engine != "analytic") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
     }
-    if (args.count("out-scenario") > 0) {
-      // Fail before the search, not after it, when the winner could not be written.
-      const std::filesystem::path out(args["out-scenario"].as<std::string>());
-      const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : ".";
-      if (!std::filesystem::is_directory(dir)) {
-        throw InputError(out.string(), "", "cannot write file: no folder " + dir.string());
-      }
-    }
+    // Fail before the search, not after it, when the winner could not be written.
+    if (args.count("out-scenario") > 0)
+      check_output_path(args["out-scenario"].as<std::string>());
     const planner::PlanSpec plan =
         args.count("plan") > 0
             ? planner::load_plan(args["plan"].as<std::string>())

@@ -52,6 +52,8 @@ int run_simulate(int argc, char** argv) {
       if (args.count(event_only) > 0 && engine != "event")
         throw InputError("", "", std::string("--") + event_only + " needs --engine event");
     }
+    if (args.count("trace") > 0)
+      check_output_path(args["trace"].as<std::string>());
     const HardwareProfile profile = resolve_profile(scenario);
     SimulationResult result;
     if (engine == "event") {

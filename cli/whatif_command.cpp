@@ -62,6 +62,10 @@ int run_whatif(int argc, char** argv) {
                        "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
                            std::to_string(jobs));
     }
+    for (const char* output : {"timeline", "report"}) {
+      if (args.count(output) > 0)
+        check_output_path(args[output].as<std::string>());
+    }
     auto policies = whatif::expand_policies(w);
     if (args.count("policy") > 0) {
       const auto wanted = args["policy"].as<std::vector<std::string>>();
@@ -81,17 +85,19 @@ int run_whatif(int argc, char** argv) {
       });
     }
     const auto runs = whatif::run_all(w, policies, replicas, jobs);
+    // Both outputs or neither.
+    std::vector<std::pair<std::string, std::string>> files;
     if (args.count("timeline") > 0) {
       std::vector<traces::Timeline> timelines;
       for (const auto& p : runs)
         timelines.push_back(p.runs.front().timeline);
       std::ostringstream os;
       traces::write_timeline_csv(os, timelines);
-      write_file_atomically(args["timeline"].as<std::string>(), os.str());
+      files.emplace_back(args["timeline"].as<std::string>(), os.str());
     }
-    if (args.count("report") > 0) {
-      write_file_atomically(args["report"].as<std::string>(), whatif::html_report(w, runs));
-    }
+    if (args.count("report") > 0)
+      files.emplace_back(args["report"].as<std::string>(), whatif::html_report(w, runs));
+    write_files_atomically(files);
     if (args.count("json") > 0) {
       std::cout << whatif::summary_json(w, runs).dump(2) << "\n";
     } else {

@@ -1,12 +1,15 @@
 // The command-line contract: help, exit codes (0 ok, 2 bad input), JSON keys scripts rely on.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include <unistd.h>
 
 namespace capsim {
 namespace {
@@ -76,6 +79,35 @@ TEST(CliTest, UnwritableTraceExitsTwoAndWritesNothing) {
   const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --trace " + path, true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find(path + ": cannot write file"), std::string::npos) << r.out;
+}
+
+// Commands with two outputs write both or neither: an unwritable report used to leave the
+// profile (calibrate fit) or the timeline (whatif) behind. The paths are checked before the
+// work starts.
+TEST(CliTest, AFailedOutputLeavesNoOtherOutputBehind) {
+  const std::string dir = ::testing::TempDir() + "capsim_outputs_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string log = kSource + "/data/nccl/a100_oci_1node_allreduce_10G_ocitut.txt";
+  const auto fit = run_capsim("calibrate fit " + log + " --gpu A100-SXM4-80GB -o " + dir +
+                                  "/p.json --report " + dir + "/none/r.html",
+                              true);
+  EXPECT_EQ(fit.exit_code, 2);
+  EXPECT_NE(fit.out.find(dir + "/none/r.html: cannot write file: no folder"), std::string::npos)
+      << fit.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/p.json"));
+  const auto whatif =
+      run_capsim("whatif --timeline " + dir + "/t.csv --report " + dir + "/none/r.html", true);
+  EXPECT_EQ(whatif.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/t.csv"));
+  const auto folder =
+      run_capsim("simulate " + kData + "/scenarios/valid.json --trace " + dir, true);
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.out.find(dir + ": cannot write file: it is a folder"), std::string::npos)
+      << folder.out;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            0);
 }
 
 // valid.json: TP4 x PP2 x DP4 on 4 nodes (every GPU = 32 simulated).

@@ -191,7 +191,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
       costs.tokens_per_iteration * hardware_flop_per_token(m, p.recompute);
 
   // One layer, costed once: layers are identical.
-  const double seq = m.seq_length;
+  const double seq = attention_kernel_seq_length(m, p);
   const std::vector<Op> layer_ops = lower_layer(m, p);
   const PassTimes layer = cost_ops(layer_ops, profile, gpu, p.precision, seq);
   if (profile.collective_sms > 0) {

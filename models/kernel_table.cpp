@@ -21,7 +21,7 @@ KernelTable kernel_table(const Scenario& scenario, const HardwareProfile& profil
       row.part = part;
       row.op = op;
       row.precision = op_precision(op, p.precision);
-      row.time_s = op_time_s(op, profile, gpu, p.precision, m.seq_length);
+      row.time_s = op_time_s(op, profile, gpu, p.precision, attention_kernel_seq_length(m, p));
       row.peak_flop_per_s = gpu.peak_flop_per_s(row.precision);
       table.rows.push_back(row);
     }

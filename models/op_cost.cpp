@@ -17,6 +17,10 @@ Precision op_precision(const Op& op, Precision precision) {
                                                                            : precision;
 }
 
+double attention_kernel_seq_length(const ModelSpec& m, const Parallelism& p) {
+  return static_cast<double>(m.seq_length) / static_cast<double>(std::max(p.context, 1));
+}
+
 double attention_efficiency(const AttentionParams& a, int head_dim, double seq_length,
                             bool backward) {
   const double lo = backward ? a.backward_efficiency_hd64 : a.forward_efficiency_hd64;

@@ -17,6 +17,12 @@ namespace capsim {
 [[nodiscard]] double attention_efficiency(const AttentionParams& attention, int head_dim,
                                           double seq_length, bool backward);
 
+// Returns the sequence length one attention kernel call sees: with context parallelism each
+// ring step runs a rank's s/c queries against one block of s/c keys (Megatron-Core's CP over
+// Transformer Engine), so FlashAttention's efficiency ramps with s/c, not s.
+[[nodiscard]] double attention_kernel_seq_length(const ModelSpec& model,
+                                                 const Parallelism& parallelism);
+
 // Returns one kernel's time (s) on `gpu` alone: GEMMs from the profile's GEMM model, attention
 // from its FLOPs at the attention efficiency (or its bytes, if slower), memory-bound ops from
 // their bytes; every kernel pays the launch term and is divided by software_efficiency.

@@ -88,6 +88,29 @@ TEST(KernelTableTest, Fp8KeepsLogitsAndAttentionIn16Bits) {
   }
 }
 
+// With context parallelism each attention call runs one ring step's s/c x s/c block, so the
+// FlashAttention efficiency ramps with s/c: shorter blocks run less efficiently.
+TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {
+  Scenario s = one_stage();
+  s.cluster.gpu = "H100-SXM5-80GB";
+  s.model.seq_length = 4096;
+  s.parallelism.context = 4;
+  s.parallelism.data /= 4;
+  s.parallelism.global_batch_size /= 4;
+  EXPECT_DOUBLE_EQ(attention_kernel_seq_length(s.model, s.parallelism), 1024.0);
+  const HardwareProfile profile = profile_for(s);
+  const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
+  int attention_rows = 0;
+  for (const KernelRow& row : kernel_table(s, profile).rows) {
+    if (row.op.kind != OpKind::kAttention)
+      continue;
+    ++attention_rows;
+    EXPECT_DOUBLE_EQ(row.time_s, op_time_s(row.op, profile, gpu, s.parallelism.precision, 1024.0));
+    EXPECT_GT(row.time_s, op_time_s(row.op, profile, gpu, s.parallelism.precision, 4096.0));
+  }
+  EXPECT_EQ(attention_rows, 2);
+}
+
 TEST(KernelTableTest, JsonRowsCarryRatesAndTheTextTotals) {
   const Scenario s = one_stage();
   const KernelTable table = kernel_table(s, profile_for(s));

@@ -9,6 +9,7 @@
 #include "models/io/kernel_table_io.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"
+#include "models/op_cost.hpp"
 
 namespace capsim {
 namespace {

@@ -66,7 +66,7 @@ struct Stream {
   }
 };
 
-enum class Step { kLayerStart, kCompute, kComm, kFinished };
+enum class Step { kLayerStart, kCompute, kComm, kDrain, kFinished };
 
 // The compute side and both streams of one play, stepped from event to event.
 class Player {
@@ -135,7 +135,9 @@ class Player {
           if (gather_.done <= gathers_used_)
             return false;
           ++gathers_used_;
-          ++gather_.allowed;  // prefetch: the next layer's gather may start
+          // Prefetch: the next layer's gather may start; not across the end of a backward.
+          if (!ends_backward())
+            ++gather_.allowed;
         }
         step_ = Step::kCompute;
         remaining_s_ = pass().compute_s / layers_;
@@ -151,18 +153,39 @@ class Player {
           return false;
         end_layer();
         return true;
+      case Step::kDrain:
+        if (scatter_.done < scatter_.allowed)
+          return false;
+        if (pass().gathers)
+          ++gather_.allowed;  // the held prefetch
+        end_pass();
+        return true;
       case Step::kFinished:
         return false;
     }
     return false;
   }
 
+  // The last layer of a pass that scatters ends the micro-batch's backward: FSDP and DeepSpeed
+  // synchronise their streams there (sim/rank_actors.cpp, compute_zero3).
+  [[nodiscard]] bool ends_backward() const { return pass().scatters && layer_ == layers_ - 1; }
+
   void end_layer() {
+    const bool drain = ends_backward();
     if (pass().scatters)
       ++scatter_.allowed;
     step_ = Step::kLayerStart;
+    if (drain) {
+      step_ = Step::kDrain;
+      return;
+    }
     if (++layer_ < layers_)
       return;
+    end_pass();
+  }
+
+  void end_pass() {
+    step_ = Step::kLayerStart;
     exposed_[pass_index_] = now_ - pass_start_ - pass().compute_s - pass().comm_s;
     layer_ = 0;
     pass_start_ = now_;

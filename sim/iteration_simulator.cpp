@@ -344,6 +344,7 @@ void launch_rank_actors(Sim& sim, Rank& rank) {
   }
   if (!rank.plan->scatters.empty()) {
     rank.rs_ready = sg4::Semaphore::create(0);
+    rank.rs_done = sg4::Semaphore::create(0);
     rank.rs_actor =
         sg4::Actor::create("rs" + id, host, [sm, rk] { detail::run_scatters(*sm, *rk); });
   } else if (sim.zero3) {

@@ -164,24 +164,44 @@ void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s, in
 }
 
 // ZeRO-3: per layer, wait for its gathered parameters (prefetched one layer ahead), compute,
-// and hand its gradients to the reduce-scatter stream.
+// and hand its gradients to the reduce-scatter stream. An op that scatters ends its micro-batch's
+// backward: like FSDP (the post-backward callback waits for the reduce-scatter stream, and the
+// next forward's unshard waits for compute) and DeepSpeed ZeRO-3 (the stream is synchronised
+// every micro-step), it waits for its scatters to drain, and only then may the next gather start.
 void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layers, bool gather,
                    bool scatter) {
   layers = std::max(layers, 1);
   for (int l = 0; l < layers; ++l) {
+    const bool ends_backward = scatter && l == layers - 1;
     if (gather) {
       const double t0 = now();
       rank.ag_done->acquire();
       rank.acc.dp += now() - t0;
       if (now() > t0)
         sim.slice(rank, kCommStream, "wait ZeRO-3 gather", "dp", t0, now());
-      rank.ag_credit->release();
+      if (!ends_backward)
+        rank.ag_credit->release();
     }
     compute(sim, rank, busy_s / layers);
     sleep(sim, comm_s / layers);
-    if (scatter)
+    if (scatter) {
       rank.rs_ready->release();
+      ++rank.scatters_in_flight;
+    }
   }
+  if (!scatter)
+    return;
+  const double t0 = now();
+  if (rank.rs_done) {
+    for (; rank.scatters_in_flight > 0; --rank.scatters_in_flight)
+      rank.rs_done->acquire();
+  }
+  rank.scatters_in_flight = 0;
+  rank.acc.dp += now() - t0;
+  if (now() > t0)
+    sim.slice(rank, kCommStream, "drain ZeRO-3 reduce-scatters", "dp", t0, now());
+  if (gather)
+    rank.ag_credit->release();
 }
 
 // What one op of the compute stream leaves for the next.
@@ -391,6 +411,7 @@ void run_scatters(Sim& sim, Rank& rank) {
   for (const Collective& c : rank.plan->scatters) {
     rank.rs_ready->acquire();
     run_beside_compute(sim, rank, c, "ZeRO-3 reduce-scatter", kScatterStream);
+    rank.rs_done->release();
   }
 }
 

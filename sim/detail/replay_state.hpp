@@ -81,7 +81,8 @@ struct Rank {
   std::vector<double> fwd_wire, bwd_wire;                // per chunk: flow bytes
   std::vector<Message> outbox;
   int dp_peer = 0;  // GPU, mirror or NVLink mirror id: where this rank's DP flows go
-  SemaphorePtr bucket_ready, ag_credit, ag_done, rs_ready;
+  SemaphorePtr bucket_ready, ag_credit, ag_done, rs_ready, rs_done;
+  int scatters_in_flight = 0;  // handed to the reduce-scatter stream, not yet drained
   ActorPtr compute_actor, dp_actor, ag_actor, rs_actor;
   int collectives_running = 0;  // DP / ZeRO collectives on the wire beside compute
   ExecPtr sm_occupancy;         // their CTAs' share of the GPU while any runs

@@ -639,17 +639,14 @@ TEST(EventEngineTest, AgreesWithAnalyticForZero3AcrossNodes) {
   }
 }
 
-// ZB-H1 with ZeRO-3 and a pipeline is the one such layout the play does not follow: it plays
-// each op after the previous one, but on the last stage the event engine's F waits for its
-// input while the previous W's reduce-scatters drain, so there the F's gathers get the NIC to
-// themselves (101 ms per F against 148 ms on stage 0, which has no such wait). The estimator
-// charges every stage stage 0's steady state: 5.5% slow here (9.9% with the closed form).
-TEST(EventEngineTest, ZeroBubbleWithZero3AcrossNodesIsWithinItsKnownGap) {
+// ZB-H1 with ZeRO-3 and a pipeline: until the streams were synchronised at the end of every
+// backward (FSDP, DeepSpeed), the last stage's F gathered while the previous W's scatters still
+// drained and the estimator, playing each op after the previous one, was 5.5% slow here; now
+// each W drains before the next F gathers, in both engines (measured −0.2%).
+TEST(EventEngineTest, AgreesWithAnalyticForZeroBubbleWithZero3AcrossNodes) {
   Scenario sc = gpt13b(2, 2, 16, 4, Schedule::kZeroBubble);
   sc.parallelism.zero_stage = 3;
-  const double gap = analytic_gap(sc);
-  EXPECT_GT(gap, 0.0);
-  EXPECT_LT(gap, 0.07);
+  EXPECT_NEAR(analytic_gap(sc), 0.0, 0.01);
 }
 
 }  // namespace

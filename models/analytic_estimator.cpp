@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "models/as_double.hpp"
 #include "models/collective_cost.hpp"
@@ -45,29 +47,36 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
                            const HardwareProfile& profile, const ChunkCosts& chunk, bool split) {
   if (chunk.num_layers == 0 || dp.ranks <= 1)
     return {};
-  const double layer_params = chunk.parameter_count / chunk.num_layers;
-  const auto latency_s = [&](CollectiveKind kind) {
-    return collective_time_s(profile, kind, kLatencyProbeBytes, dp);
+  // A collective's latency (a timed wait in the event engine) and the rest, on the wire.
+  const auto split_time = [&](CollectiveKind kind, double bytes) {
+    const double latency = collective_time_s(profile, kind, kLatencyProbeBytes, dp);
+    return std::pair{latency, collective_time_s(profile, kind, bytes, dp) - latency};
   };
   Zero3Collectives c;
-  c.gather_latency_s = latency_s(CollectiveKind::kAllGather);
-  c.gather_wire_s = collective_time_s(profile, CollectiveKind::kAllGather,
-                                      layer_params * costs.param_bytes_per_element, dp) -
-                    c.gather_latency_s;
-  c.scatter_latency_s = latency_s(CollectiveKind::kReduceScatter);
-  c.scatter_wire_s = collective_time_s(profile, CollectiveKind::kReduceScatter,
-                                       layer_params * costs.grad_bytes_per_element, dp) -
-                     c.scatter_latency_s;
+  std::tie(c.gather_latency_s, c.gather_wire_s) = split_time(
+      CollectiveKind::kAllGather, chunk.layer_parameter_count * costs.param_bytes_per_element);
+  std::tie(c.scatter_latency_s, c.scatter_wire_s) = split_time(
+      CollectiveKind::kReduceScatter, chunk.layer_parameter_count * costs.grad_bytes_per_element);
+  const bool root = chunk.has_root_unit();
+  if (root) {
+    std::tie(c.root_gather_latency_s, c.root_gather_wire_s) = split_time(
+        CollectiveKind::kAllGather, chunk.root_parameter_count() * costs.param_bytes_per_element);
+    std::tie(c.root_scatter_latency_s, c.root_scatter_wire_s) =
+        split_time(CollectiveKind::kReduceScatter,
+                   chunk.root_parameter_count() * costs.grad_bytes_per_element);
+  }
   // As the event engine runs them: recompute fused into the backward's layers; under ZB-H1 the
-  // input-gradient op gathers and the weight-gradient op scatters.
+  // input-gradient op gathers and the weight-gradient op scatters; FSDP's root unit gathered
+  // before the forward and reduce-scattered after the op that scatters.
   const double weight_s = split ? chunk.backward_weight_s : 0.0;
   std::vector<Zero3Pass> passes{
-      {chunk.forward_compute_s, chunk.forward_tp_comm_s + chunk.forward_cp_comm_s, true, false},
+      {chunk.forward_compute_s, chunk.forward_tp_comm_s + chunk.forward_cp_comm_s, true, false,
+       root, false},
       {chunk.backward_input_s + chunk.backward_weight_s - weight_s + chunk.recompute_s,
        chunk.backward_tp_comm_s + chunk.backward_cp_comm_s + chunk.recompute_tp_comm_s, true,
-       !split}};
+       !split, false, root && !split}};
   if (split)
-    passes.push_back({weight_s, 0.0, false, true});
+    passes.push_back({weight_s, 0.0, false, true, false, root});
   const Zero3Play play =
       play_zero3_streams(passes, chunk.num_layers, c, costs.compute_rate_during_comm);
   Zero3Exposed z;

@@ -36,8 +36,16 @@ struct ChunkCosts {
   double backward_cp_comm_s = 0.0;
   double recompute_s = 0.0;  // forward recomputation done before the backward pass
   double recompute_tp_comm_s = 0.0;
-  double activation_bytes = 0.0;  // sent to the next stage per micro-batch (same size back)
-  double parameter_count = 0.0;   // parameters of this chunk held by one GPU (per TP shard)
+  double activation_bytes = 0.0;       // sent to the next stage per micro-batch (same size back)
+  double parameter_count = 0.0;        // parameters of this chunk held by one GPU (per TP shard)
+  double layer_parameter_count = 0.0;  // of one of its layers (the rest: embedding, head)
+
+  // The embedding, final norm and output layer this chunk holds: under ZeRO-3 FSDP's root
+  // unit, gathered once per micro-batch and kept through the backward.
+  [[nodiscard]] double root_parameter_count() const {
+    return parameter_count - num_layers * layer_parameter_count;
+  }
+  [[nodiscard]] bool has_root_unit() const { return root_parameter_count() >= 1.0; }
 };
 
 struct StageCosts {

@@ -281,6 +281,7 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         ch.backward_cp_comm_s += n * cp_fwd_s;
       }
       ch.parameter_count = n * layer_params;
+      ch.layer_parameter_count = layer_params;
       if (ch.has_embedding) {
         ch.forward_compute_s += embedding.forward_s;
         ch.backward_input_s += embedding.backward_input_s;

@@ -16,10 +16,15 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 
 enum class Phase { kIdle, kLatency, kWire };
 
-// A stream of collectives run one after another, each a latency then bytes on the wire.
-struct Stream {
+// One collective of a stream: a latency, then bytes on the wire (s at the full link rate).
+struct Collective {
   double latency_s = 0.0;
   double wire_s = 0.0;
+};
+
+// A stream of collectives run one after another, in play order.
+struct Stream {
+  std::vector<Collective> order;
   int total = 0;    // collectives in the play
   int allowed = 0;  // collectives it may have started (prefetch credit, finished layers)
   int started = 0;
@@ -34,12 +39,12 @@ struct Stream {
   void settle() {
     for (;;) {
       if (phase == Phase::kIdle && started < std::min(allowed, total)) {
-        ++started;
         phase = Phase::kLatency;
-        remaining_s = latency_s;
+        remaining_s = order[static_cast<size_t>(started)].latency_s;
+        ++started;
       } else if (phase == Phase::kLatency && remaining_s <= 0.0) {
         phase = Phase::kWire;
-        remaining_s = wire_s;
+        remaining_s = order[static_cast<size_t>(started - 1)].wire_s;
       } else if (phase == Phase::kWire && remaining_s <= 0.0) {
         ++done;
         phase = Phase::kIdle;
@@ -78,13 +83,23 @@ class Player {
         compute_rate_(compute_rate),
         num_passes_(passes.size() * kCycles),
         exposed_(num_passes_, 0.0) {
-    gather_ = {c.gather_latency_s, c.gather_wire_s};
-    scatter_ = {c.scatter_latency_s, c.scatter_wire_s};
-    for (const Zero3Pass& pass : passes) {
-      gather_.total += pass.gathers ? layers * kCycles : 0;
-      scatter_.total += pass.scatters ? layers * kCycles : 0;
+    for (int cycle = 0; cycle < kCycles; ++cycle) {
+      for (const Zero3Pass& pass : passes) {
+        if (pass.root_gather)
+          gather_.order.push_back({c.root_gather_latency_s, c.root_gather_wire_s});
+        for (int l = 0; l < layers; ++l) {
+          if (pass.gathers)
+            gather_.order.push_back({c.gather_latency_s, c.gather_wire_s});
+          if (pass.scatters)
+            scatter_.order.push_back({c.scatter_latency_s, c.scatter_wire_s});
+        }
+        if (pass.root_scatter)
+          scatter_.order.push_back({c.root_scatter_latency_s, c.root_scatter_wire_s});
+      }
     }
-    gather_.allowed = 1;  // the first layer's gather may start at once
+    gather_.total = static_cast<int>(gather_.order.size());
+    scatter_.total = static_cast<int>(scatter_.order.size());
+    gather_.allowed = 1;  // the first gather may start at once
   }
 
   void run() {
@@ -131,6 +146,15 @@ class Player {
   bool settle_compute() {
     switch (step_) {
       case Step::kLayerStart:
+        // The root unit's gather comes first; the first layer's may start once it is done.
+        if (pass().root_gather && layer_ == 0 && !root_gathered_) {
+          if (gather_.done <= gathers_used_)
+            return false;
+          ++gathers_used_;
+          ++gather_.allowed;
+          root_gathered_ = true;
+          return true;
+        }
         if (pass().gathers) {
           if (gather_.done <= gathers_used_)
             return false;
@@ -174,6 +198,8 @@ class Player {
     const bool drain = ends_backward();
     if (pass().scatters)
       ++scatter_.allowed;
+    if (drain && pass().root_scatter)
+      ++scatter_.allowed;
     step_ = Step::kLayerStart;
     if (drain) {
       step_ = Step::kDrain;
@@ -186,6 +212,7 @@ class Player {
 
   void end_pass() {
     step_ = Step::kLayerStart;
+    root_gathered_ = false;
     exposed_[pass_index_] = now_ - pass_start_ - pass().compute_s - pass().comm_s;
     layer_ = 0;
     pass_start_ = now_;
@@ -220,6 +247,7 @@ class Player {
   size_t pass_index_ = 0;
   int layer_ = 0;
   int gathers_used_ = 0;
+  bool root_gathered_ = false;  // this pass's root gather is done
   Step step_ = Step::kLayerStart;
   double remaining_s_ = 0.0;
   double now_ = 0.0;
@@ -247,6 +275,8 @@ Zero3Play play_zero3_streams(const std::vector<Zero3Pass>& passes, int layers,
     cycle_s += passes[i].compute_s + passes[i].comm_s + play.exposed_s[i];
     link_s += passes[i].gathers ? layers * collectives.gather_wire_s : 0.0;
     link_s += passes[i].scatters ? layers * collectives.scatter_wire_s : 0.0;
+    link_s += passes[i].root_gather ? collectives.root_gather_wire_s : 0.0;
+    link_s += passes[i].root_scatter ? collectives.root_scatter_wire_s : 0.0;
     if (passes[i].scatters)
       last_scattering = i;
   }

@@ -6,10 +6,12 @@ namespace capsim {
 
 // One op of a model chunk as ZeRO-3 / FSDP runs it, layer by layer.
 struct Zero3Pass {
-  double compute_s = 0.0;  // all layers' compute; slowed while a collective runs
-  double comm_s = 0.0;     // all layers' TP/CP collectives, after each layer's compute
-  bool gathers = false;    // each layer first waits for its parameters' all-gather
-  bool scatters = false;   // each layer then hands its gradients to the reduce-scatter stream
+  double compute_s = 0.0;     // all layers' compute; slowed while a collective runs
+  double comm_s = 0.0;        // all layers' TP/CP collectives, after each layer's compute
+  bool gathers = false;       // each layer first waits for its parameters' all-gather
+  bool scatters = false;      // each layer then hands its gradients to the reduce-scatter stream
+  bool root_gather = false;   // FSDP's root unit is gathered before the first layer
+  bool root_scatter = false;  // and reduce-scattered after the last (a scattering pass)
 };
 
 // One layer's DP collectives, each split as the event engine runs it: a latency (a timed wait)
@@ -19,6 +21,11 @@ struct Zero3Collectives {
   double gather_wire_s = 0.0;
   double scatter_latency_s = 0.0;
   double scatter_wire_s = 0.0;
+  // FSDP's root unit (embedding, final norm, output layer), gathered once per micro-batch.
+  double root_gather_latency_s = 0.0;
+  double root_gather_wire_s = 0.0;
+  double root_scatter_latency_s = 0.0;
+  double root_scatter_wire_s = 0.0;
 };
 
 struct Zero3Play {

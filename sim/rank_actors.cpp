@@ -168,9 +168,22 @@ void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s, in
 // backward: like FSDP (the post-backward callback waits for the reduce-scatter stream, and the
 // next forward's unshard waits for compute) and DeepSpeed ZeRO-3 (the stream is synchronised
 // every micro-step), it waits for its scatters to drain, and only then may the next gather start.
+// `root`: the chunk holds FSDP's root unit (stage_plan.cpp), gathered before a `forward`'s
+// first layer and reduce-scattered after the last layer of the op that scatters.
 void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layers, bool gather,
-                   bool scatter) {
+                   bool scatter, bool forward, bool root) {
   layers = std::max(layers, 1);
+  const bool has_dp = sim.costs->dp_group.ranks > 1;
+  const bool root_gather = root && forward && has_dp;
+  const bool root_scatter = root && scatter && has_dp;
+  if (root_gather) {
+    const double t0 = now();
+    rank.ag_done->acquire();
+    rank.acc.dp += now() - t0;
+    if (now() > t0)
+      sim.slice(rank, kCommStream, "wait ZeRO-3 root gather", "dp", t0, now());
+    rank.ag_credit->release();
+  }
   for (int l = 0; l < layers; ++l) {
     const bool ends_backward = scatter && l == layers - 1;
     if (gather) {
@@ -191,6 +204,10 @@ void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layer
   }
   if (!scatter)
     return;
+  if (root_scatter) {
+    rank.rs_ready->release();
+    ++rank.scatters_in_flight;
+  }
   const double t0 = now();
   if (rank.rs_done) {
     for (; rank.scatters_in_flight > 0; --rank.scatters_in_flight)
@@ -231,7 +248,7 @@ void run_forward(Sim& sim, Rank& rank, const PipelineOp& op) {
   const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
   sleep(sim, extra);
   if (sim.zero3) {
-    compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false);
+    compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false, true, cc.has_root_unit());
   } else {
     compute(sim, rank, busy);
     sleep(sim, comm);
@@ -282,7 +299,8 @@ void run_backward(Sim& sim, Rank& rank, const PipelineOp& op, int releases, OpCa
   const double t0 = now();
   if (sim.zero3) {
     compute_zero3(sim, rank, busy + carry.pending_recompute_s,
-                  comm + carry.pending_recompute_comm_s, cc.num_layers, true, full);
+                  comm + carry.pending_recompute_comm_s, cc.num_layers, true, full, false,
+                  cc.has_root_unit());
     carry.pending_recompute_s = 0.0;
     carry.pending_recompute_comm_s = 0.0;
   } else {
@@ -303,7 +321,8 @@ void run_backward_weight(Sim& sim, Rank& rank, const PipelineOp& op, int release
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   const double t0 = now();
   if (sim.zero3) {
-    compute_zero3(sim, rank, cc.backward_weight_s, 0.0, cc.num_layers, false, true);
+    compute_zero3(sim, rank, cc.backward_weight_s, 0.0, cc.num_layers, false, true, false,
+                  cc.has_root_unit());
   } else {
     compute_with_buckets(sim, rank, cc.backward_weight_s, 0.0, releases);
   }

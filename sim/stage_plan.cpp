@@ -68,17 +68,28 @@ void plan_stages(Sim& sim) {
       for (const PipelineOp& op : plan.ops) {
         const ChunkCosts& cc = stage.chunks[static_cast<size_t>(op.chunk)];
         const int layers = std::max(cc.num_layers, 1);
-        const double param_bytes = cc.parameter_count / layers * costs.param_bytes_per_element;
-        const double grad_bytes = cc.parameter_count / layers * costs.grad_bytes_per_element;
+        const double param_bytes = cc.layer_parameter_count * costs.param_bytes_per_element;
+        const double grad_bytes = cc.layer_parameter_count * costs.grad_bytes_per_element;
         const bool gathers = op.kind == OpKind::kForward || op.kind == OpKind::kBackward ||
                              op.kind == OpKind::kBackwardInput;
         const bool scatters = op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight;
+        // FSDP's root unit (embedding, final norm, output layer): gathered before the forward's
+        // first layer and kept through the backward; its gradients reduce-scattered last.
+        const bool root = has_dp && cc.has_root_unit();
+        if (root && op.kind == OpKind::kForward) {
+          plan.gathers.push_back({CollectiveKind::kAllGather,
+                                  cc.root_parameter_count() * costs.param_bytes_per_element});
+        }
         for (int l = 0; l < layers; ++l) {
           if (gathers && has_dp)
             plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
           if (scatters && has_dp) {
             plan.scatters.push_back({CollectiveKind::kReduceScatter, grad_bytes});
           }
+        }
+        if (root && scatters) {
+          plan.scatters.push_back({CollectiveKind::kReduceScatter,
+                                   cc.root_parameter_count() * costs.grad_bytes_per_element});
         }
       }
     }

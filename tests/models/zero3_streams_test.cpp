@@ -43,6 +43,25 @@ TEST(Zero3StreamsTest, ComputeBoundPaysEachMicroBatchsFirstGatherAndLastScatter)
   EXPECT_NEAR(play.once_s, 0.0, 1e-12);
 }
 
+// FSDP's root unit (embedding, final norm, output layer) is gathered once per micro-batch,
+// before the forward's first layer, and reduce-scattered after the backward's last: compute-
+// bound, the forward pays the root's gather and then the first layer's, the backward its last
+// layer's scatter and then the root's; nothing of the root is gathered again in the backward.
+TEST(Zero3StreamsTest, RootUnitIsGatheredOncePerMicroBatch) {
+  Zero3Collectives c = collectives(0.0001, 0.0009, 0.0019);
+  c.root_gather_latency_s = 0.0001;
+  c.root_gather_wire_s = 0.0049;
+  c.root_scatter_latency_s = 0.0001;
+  c.root_scatter_wire_s = 0.0099;
+  std::vector<Zero3Pass> passes = forward_backward(0.08, 0.16);
+  passes[0].root_gather = true;
+  passes[1].root_scatter = true;
+  const Zero3Play play = play_zero3_streams(passes, kLayers, c, 1.0);
+  EXPECT_NEAR(play.exposed_s[0], 0.005 + 0.001, 1e-12);
+  EXPECT_NEAR(play.exposed_s[1], 0.002 + 0.01, 1e-12);
+  EXPECT_NEAR(play.once_s, 0.0, 1e-12);
+}
+
 // One stream, compute-bound, compute slowed beside it: each layer is stretched exactly as
 // overlap.hpp's closed form says (the gather of layer k + 1 runs beside layer k).
 TEST(Zero3StreamsTest, OneStreamBesideComputeMatchesTheOverlapClosedForm) {

@@ -44,7 +44,8 @@ struct Zero3Exposed {
 };
 
 Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
-                           const HardwareProfile& profile, const ChunkCosts& chunk, bool split) {
+                           const HardwareProfile& profile, const ChunkCosts& chunk, bool split,
+                           double lead_s) {
   if (chunk.num_layers == 0 || dp.ranks <= 1)
     return {};
   // A collective's latency (a timed wait in the event engine) and the rest, on the wire.
@@ -71,7 +72,7 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
   const double weight_s = split ? chunk.backward_weight_s : 0.0;
   std::vector<Zero3Pass> passes{
       {chunk.forward_compute_s, chunk.forward_tp_comm_s + chunk.forward_cp_comm_s, true, false,
-       root, false},
+       root, false, lead_s},
       {chunk.backward_input_s + chunk.backward_weight_s - weight_s + chunk.recompute_s,
        chunk.backward_tp_comm_s + chunk.backward_cp_comm_s + chunk.recompute_tp_comm_s, true,
        !split, false, root && !split}};
@@ -97,8 +98,12 @@ Zero3Table zero3_table(const IterationCosts& costs, const GroupShape& dp,
     return table;
   const bool split = par.schedule == Schedule::kZeroBubble;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    for (const ChunkCosts& ch : costs.stages[s].chunks)
-      table[s].push_back(zero3_exposed(costs, dp, profile, ch, split));
+    for (const ChunkCosts& ch : costs.stages[s].chunks) {
+      // Chunk 0's forward starts with the framework's per-micro-batch overhead, during which
+      // the event engine's gathers already run.
+      const double lead_s = table[s].empty() ? profile.per_microbatch_overhead_s : 0.0;
+      table[s].push_back(zero3_exposed(costs, dp, profile, ch, split, lead_s));
+    }
   }
   return table;
 }

@@ -71,7 +71,7 @@ struct Stream {
   }
 };
 
-enum class Step { kLayerStart, kCompute, kComm, kDrain, kFinished };
+enum class Step { kLead, kLayerStart, kCompute, kComm, kDrain, kFinished };
 
 // The compute side and both streams of one play, stepped from event to event.
 class Player {
@@ -129,7 +129,7 @@ class Player {
   [[nodiscard]] double compute_time_to_next_s() const {
     if (step_ == Step::kCompute)
       return remaining_s_ / compute_speed();
-    if (step_ == Step::kComm)
+    if (step_ == Step::kComm || step_ == Step::kLead)
       return remaining_s_;
     return kNever;
   }
@@ -145,7 +145,19 @@ class Player {
 
   bool settle_compute() {
     switch (step_) {
+      case Step::kLead:
+        if (remaining_s_ > 0.0)
+          return false;
+        step_ = Step::kLayerStart;
+        return true;
       case Step::kLayerStart:
+        // A pass's lead (the event engine's overhead sleep) comes before everything.
+        if (layer_ == 0 && !lead_done_ && pass().lead_s > 0.0) {
+          lead_done_ = true;
+          step_ = Step::kLead;
+          remaining_s_ = pass().lead_s;
+          return true;
+        }
         // The root unit's gather comes first; the first layer's may start once it is done.
         if (pass().root_gather && layer_ == 0 && !root_gathered_) {
           if (gather_.done <= gathers_used_)
@@ -213,7 +225,8 @@ class Player {
   void end_pass() {
     step_ = Step::kLayerStart;
     root_gathered_ = false;
-    exposed_[pass_index_] = now_ - pass_start_ - pass().compute_s - pass().comm_s;
+    lead_done_ = false;
+    exposed_[pass_index_] = now_ - pass_start_ - pass().lead_s - pass().compute_s - pass().comm_s;
     layer_ = 0;
     pass_start_ = now_;
     if (++pass_index_ == num_passes_)
@@ -228,7 +241,7 @@ class Player {
 
   void advance(double dt) {
     now_ += dt;
-    if (step_ == Step::kCompute || step_ == Step::kComm) {
+    if (step_ == Step::kCompute || step_ == Step::kComm || step_ == Step::kLead) {
       const double speed = step_ == Step::kCompute ? compute_speed() : 1.0;
       remaining_s_ = compute_time_to_next_s() <= dt ? 0.0 : remaining_s_ - dt * speed;
     }
@@ -248,6 +261,7 @@ class Player {
   int layer_ = 0;
   int gathers_used_ = 0;
   bool root_gathered_ = false;  // this pass's root gather is done
+  bool lead_done_ = false;      // this pass's lead is over
   Step step_ = Step::kLayerStart;
   double remaining_s_ = 0.0;
   double now_ = 0.0;
@@ -272,7 +286,7 @@ Zero3Play play_zero3_streams(const std::vector<Zero3Pass>& passes, int layers,
   size_t last_scattering = per_cycle - 1;
   for (size_t i = 0; i < per_cycle; ++i) {
     play.exposed_s[i] = exposed[kSteadyCycle * per_cycle + i];
-    cycle_s += passes[i].compute_s + passes[i].comm_s + play.exposed_s[i];
+    cycle_s += passes[i].lead_s + passes[i].compute_s + passes[i].comm_s + play.exposed_s[i];
     link_s += passes[i].gathers ? layers * collectives.gather_wire_s : 0.0;
     link_s += passes[i].scatters ? layers * collectives.scatter_wire_s : 0.0;
     link_s += passes[i].root_gather ? collectives.root_gather_wire_s : 0.0;

@@ -45,7 +45,7 @@ struct Zero3Exposed {
 
 Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
                            const HardwareProfile& profile, const ChunkCosts& chunk, bool split,
-                           double lead_s) {
+                           double lead_s, int gpipe_micro_batches) {
   if (chunk.num_layers == 0 || dp.ranks <= 1)
     return {};
   // A collective's latency (a timed wait in the event engine) and the rest, on the wire.
@@ -78,6 +78,27 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
        !split, false, root && !split}};
   if (split)
     passes.push_back({weight_s, 0.0, false, true, false, root});
+  if (gpipe_micro_batches > 1) {
+    // GPipe runs every forward, then every backward: the first forward's gathers start cold and
+    // the others are prefetched across forwards; the first backward's first gather is
+    // prefetched during the last forward, the others start after the previous drain. Three of
+    // each show both kinds; the micro-batches' mean is charged to each.
+    const int m = gpipe_micro_batches;
+    const int k = std::min(m, 3);
+    const Zero3Pass forward = passes[0];
+    const Zero3Pass backward = passes[1];
+    std::vector<Zero3Pass> runs(static_cast<size_t>(k), forward);
+    runs.insert(runs.end(), static_cast<size_t>(k), backward);
+    const Zero3Play play =
+        play_zero3_streams(runs, chunk.num_layers, c, costs.compute_rate_during_comm);
+    const auto mean = [m](double first, double rest) { return (first + (m - 1) * rest) / m; };
+    const auto ku = static_cast<size_t>(k);
+    Zero3Exposed z;
+    z.forward_s = mean(play.exposed_s[0], play.exposed_s[1]);
+    z.backward_s = mean(play.exposed_s[ku], play.exposed_s[ku + 1]);
+    z.once_s = play.once_s;
+    return z;
+  }
   const Zero3Play play =
       play_zero3_streams(passes, chunk.num_layers, c, costs.compute_rate_during_comm);
   Zero3Exposed z;
@@ -102,7 +123,8 @@ Zero3Table zero3_table(const IterationCosts& costs, const GroupShape& dp,
       // Chunk 0's forward starts with the framework's per-micro-batch overhead, during which
       // the event engine's gathers already run.
       const double lead_s = table[s].empty() ? profile.per_microbatch_overhead_s : 0.0;
-      table[s].push_back(zero3_exposed(costs, dp, profile, ch, split, lead_s));
+      const int gpipe = par.schedule == Schedule::kGpipe ? costs.micro_batches : 0;
+      table[s].push_back(zero3_exposed(costs, dp, profile, ch, split, lead_s, gpipe));
     }
   }
   return table;

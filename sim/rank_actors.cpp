@@ -163,6 +163,15 @@ void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s, in
   }
 }
 
+// Waits for the next ZeRO-3 all-gather to finish; the wait is exposed DP time.
+void wait_for_gather(Sim& sim, Rank& rank, const char* label) {
+  const double t0 = now();
+  rank.ag_done->acquire();
+  rank.acc.dp += now() - t0;
+  if (now() > t0)
+    sim.slice(rank, kCommStream, label, "dp", t0, now());
+}
+
 // ZeRO-3: per layer, wait for its gathered parameters (prefetched one layer ahead), compute,
 // and hand its gradients to the reduce-scatter stream. An op that scatters ends its micro-batch's
 // backward: like FSDP (the post-backward callback waits for the reduce-scatter stream, and the
@@ -177,21 +186,13 @@ void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layer
   const bool root_gather = root && forward && has_dp;
   const bool root_scatter = root && scatter && has_dp;
   if (root_gather) {
-    const double t0 = now();
-    rank.ag_done->acquire();
-    rank.acc.dp += now() - t0;
-    if (now() > t0)
-      sim.slice(rank, kCommStream, "wait ZeRO-3 root gather", "dp", t0, now());
+    wait_for_gather(sim, rank, "wait ZeRO-3 root gather");
     rank.ag_credit->release();
   }
   for (int l = 0; l < layers; ++l) {
     const bool ends_backward = scatter && l == layers - 1;
     if (gather) {
-      const double t0 = now();
-      rank.ag_done->acquire();
-      rank.acc.dp += now() - t0;
-      if (now() > t0)
-        sim.slice(rank, kCommStream, "wait ZeRO-3 gather", "dp", t0, now());
+      wait_for_gather(sim, rank, "wait ZeRO-3 gather");
       if (!ends_backward)
         rank.ag_credit->release();
     }

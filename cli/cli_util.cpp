@@ -39,6 +39,14 @@ bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::Pa
   return true;
 }
 
+void check_jobs(int jobs) {
+  if (jobs < 1 || jobs > kMaxJobs) {
+    throw InputError("", "",
+                     "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
+                         std::to_string(jobs));
+  }
+}
+
 void check_output_path(const std::string& path) {
   if (path.empty())
     throw InputError("", "", "an output file name is empty");
@@ -62,13 +70,9 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
     for (const std::string& t : temps)
       std::remove(t.c_str());
   };
+  for (const auto& [path, text] : files)
+    check_output_path(path);
   for (const auto& [path, text] : files) {
-    if (path.empty())
-      throw InputError("", "", "an output file name is empty");
-    if (std::filesystem::is_directory(path)) {
-      discard();
-      throw InputError(path, "", "cannot write file: it is a folder");
-    }
     const std::string tmp = path + ".capsim-" + std::to_string(getpid()) + ".tmp";
     temps.push_back(tmp);
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

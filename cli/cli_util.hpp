@@ -14,6 +14,9 @@ namespace capsim::cli {
 // system would run out of threads).
 inline constexpr int kMaxJobs = 1024;
 
+// Throws InputError unless `jobs` is between 1 and kMaxJobs.
+void check_jobs(int jobs);
+
 // Runs a subcommand body, mapping failures to exit codes and one-line stderr messages:
 // InputError and bad options -> 2, any other exception -> 1. Never lets an exception escape.
 int guarded(const char* command, const std::function<int()>& body);

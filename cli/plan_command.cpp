@@ -83,11 +83,7 @@ int run_plan(int argc, char** argv) {
     const int jobs = args["jobs"].as<int>();
     if (top < 0)
       throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
-    if (jobs < 1 || jobs > kMaxJobs) {
-      throw InputError("", "",
-                       "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
-                           std::to_string(jobs));
-    }
+    check_jobs(jobs);
     const std::string engine = args["engine"].as<std::string>();
     if (engine != "event" && engine != "analytic") {
       throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");

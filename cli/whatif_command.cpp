@@ -57,11 +57,7 @@ int run_whatif(int argc, char** argv) {
       }
     }
     const int jobs = args["jobs"].as<int>();
-    if (jobs < 1 || jobs > kMaxJobs) {
-      throw InputError("", "",
-                       "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
-                           std::to_string(jobs));
-    }
+    check_jobs(jobs);
     for (const char* output : {"timeline", "report"}) {
       if (args.count(output) > 0)
         check_output_path(args[output].as<std::string>());

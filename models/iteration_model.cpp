@@ -201,7 +201,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   }
   const double rate = costs.compute_rate_during_comm;
   const PassTimes embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
-  const PassTimes head = cost_ops(lower_head(m, p), profile, gpu, p.precision, seq);
+  const std::vector<Op> head_ops = lower_head(m, p);
+  const PassTimes head = cost_ops(head_ops, profile, gpu, p.precision, seq);
   const double buffer_bytes = tokens * m.hidden_size * e;
   LayerComm tp = tp_layer_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
   // Vocab-parallel embedding (Megatron-LM): forward all-reduces its output (SP: reduce-scatter),
@@ -220,9 +221,8 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   if (p.sequence_parallel) {
     tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq,
                                             costs.tp_group, buffer_bytes, rate, {"qkv", "mlp_up"});
-    edges.head.backward_s +=
-        sp_backward_regather_s(lower_head(m, p), profile, gpu, p.precision, seq, costs.tp_group,
-                               buffer_bytes, rate, {"logits"});
+    edges.head.backward_s += sp_backward_regather_s(head_ops, profile, gpu, p.precision, seq,
+                                                    costs.tp_group, buffer_bytes, rate, {"logits"});
   }
 
   // Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention

@@ -427,6 +427,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
         break;
       }
     }
+    if (threads.empty())
+      worker();  // not even one: this thread screens, without progress in between
     options.progress("screen", 0, total);
     while (running.load() > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

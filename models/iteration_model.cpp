@@ -89,14 +89,16 @@ struct LayerComm {
 };
 
 // Megatron TP per layer: two all-reduces forward and two backward of tokens x h; with SP each
-// becomes an all-gather plus a reduce-scatter of the same buffer (Korthikanti et al. §4.2.2).
+// becomes an all-gather plus a reduce-scatter of the same tokens (Korthikanti et al. §4.2.2).
+// The gathers carry `gather_bytes` (fp8 under Transformer Engine, sp_gather_bytes), the
+// reduce-scatters the 16-bit `buffer_bytes`.
 LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, double buffer_bytes,
-                        bool sequence_parallel) {
+                        double gather_bytes, bool sequence_parallel) {
   if (tp.ranks <= 1)
     return {};
   double one = 0.0;
   if (sequence_parallel) {
-    one = collective_time_s(profile, CollectiveKind::kAllGather, buffer_bytes, tp) +
+    one = collective_time_s(profile, CollectiveKind::kAllGather, gather_bytes, tp) +
           collective_time_s(profile, CollectiveKind::kReduceScatter, buffer_bytes, tp);
   } else {
     one = collective_time_s(profile, CollectiveKind::kAllReduce, buffer_bytes, tp);
@@ -127,6 +129,17 @@ double sp_backward_regather_s(const std::vector<Op>& ops, const HardwareProfile&
     }
   }
   return added_s;
+}
+
+// Bytes a layer's sequence-parallel all-gather moves for `elements` activations. Under fp8,
+// Transformer Engine gathers the inputs of its fp8 GEMMs already cast (per-tensor scaling, one
+// scale for all ranks): the norm's output before QKV and MLP-up, forward and in the backward's
+// re-gather (LayerNormLinear/LayerNormMLP gather the uint8 `ln_out`), and the output gradient
+// before the projection's and MLP-down's data gradient (grad_output_preprocess casts, then
+// gathers). Reduce-scatters carry the GEMMs' 16-bit outputs, and the head's logits input, a
+// Megatron ColumnParallelLinear in 16 bits, is gathered in 16 bits.
+double sp_gather_bytes(double elements, Precision precision) {
+  return elements * (precision == Precision::kFp8 ? 1.0 : 2.0);
 }
 
 struct EdgeComm {
@@ -204,7 +217,9 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   const std::vector<Op> head_ops = lower_head(m, p);
   const PassTimes head = cost_ops(head_ops, profile, gpu, p.precision, seq);
   const double buffer_bytes = tokens * m.hidden_size * e;
-  LayerComm tp = tp_layer_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
+  const double layer_gather_bytes = sp_gather_bytes(tokens * m.hidden_size, p.precision);
+  LayerComm tp =
+      tp_layer_comm(profile, costs.tp_group, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
   // Vocab-parallel embedding (Megatron-LM): forward all-reduces its output (SP: reduce-scatter),
   // whose backward is free (SP: an all-gather). The head's column-parallel logits take a
   // replicated input: with SP it is all-gathered forward and reduce-scattered backward,
@@ -219,8 +234,9 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
                                                                 4.0 * tokens, costs.tp_group);
   }
   if (p.sequence_parallel) {
-    tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq,
-                                            costs.tp_group, buffer_bytes, rate, {"qkv", "mlp_up"});
+    tp.backward_s +=
+        sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq, costs.tp_group,
+                               layer_gather_bytes, rate, {"qkv", "mlp_up"});
     edges.head.backward_s += sp_backward_regather_s(head_ops, profile, gpu, p.precision, seq,
                                                     costs.tp_group, buffer_bytes, rate, {"logits"});
   }

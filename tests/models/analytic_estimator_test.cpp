@@ -170,6 +170,44 @@ TEST(AnalyticEstimatorTest, SequenceParallelBackwardGathersTheColumnInputsAgain)
               chunk.num_layers * 2.0 * ar + ar, 1e-12);
 }
 
+// Under fp8 Transformer Engine all-gathers the cast inputs of its fp8 GEMMs (1 byte per
+// element): the norm outputs before QKV and MLP-up and the output gradients before the
+// projection's and MLP-down's data gradient. The reduce-scatters stay 16-bit, and so do the
+// embedding's and the head's collectives (Megatron's own 16-bit layers).
+TEST(AnalyticEstimatorTest, Fp8SequenceParallelGathersOneBytePerElement) {
+  Scenario s = base_scenario();
+  s.cluster.gpu = "H100-SXM5-80GB";
+  s.parallelism.sequence_parallel = true;
+  const HardwareProfile p = profile_for(s);
+  const auto middle_chunk = [&](Precision precision) {
+    s.parallelism.precision = precision;
+    return compute_iteration_costs(s, p).stages.front().chunks.front();
+  };
+  const ChunkCosts bf16 = middle_chunk(Precision::kBf16);
+  const ChunkCosts fp8 = middle_chunk(Precision::kFp8);
+  const IterationCosts costs = compute_iteration_costs(s, p);
+  const double elements = s.parallelism.micro_batch_size * s.model.seq_length *
+                          static_cast<double>(s.model.hidden_size);
+  const double ag16 =
+      collective_time_s(p, CollectiveKind::kAllGather, 2.0 * elements, costs.tp_group);
+  const double ag8 = collective_time_s(p, CollectiveKind::kAllGather, elements, costs.tp_group);
+  ASSERT_GT(ag16, ag8);
+  // Forward: two gathers per layer, the embedding's scatter unchanged.
+  EXPECT_NEAR(bf16.forward_tp_comm_s - fp8.forward_tp_comm_s, bf16.num_layers * 2.0 * (ag16 - ag8),
+              1e-12);
+  // Backward: the output-gradient gathers and the re-gathers beside the data-gradient GEMMs.
+  EXPECT_GE(bf16.backward_tp_comm_s - fp8.backward_tp_comm_s,
+            bf16.num_layers * 2.0 * (ag16 - ag8) - 1e-12);
+  // The last stage's head gathers its logits input in 16 bits either way: only the layers'
+  // gathers differ.
+  const ChunkCosts fp8_head = compute_iteration_costs(s, p).stages.back().chunks.back();
+  s.parallelism.precision = Precision::kBf16;
+  const ChunkCosts bf16_head = compute_iteration_costs(s, p).stages.back().chunks.back();
+  ASSERT_TRUE(bf16_head.has_head);
+  EXPECT_NEAR(bf16_head.forward_tp_comm_s - fp8_head.forward_tp_comm_s,
+              bf16_head.num_layers * 2.0 * (ag16 - ag8), 1e-12);
+}
+
 // The vocab-parallel loss all-reduces per-token fp32 values over TP: three in Megatron-Core's
 // default implementation, two in its fused one (the last two concatenated).
 TEST(AnalyticEstimatorTest, VocabParallelLossAllReducesOverTensorParallelism) {

@@ -357,7 +357,19 @@ void launch_rank_actors(Sim& sim, Rank& rank) {
 }
 
 // Actors: a compute stream per simulated GPU, plus the communication streams it drives.
+// Actors' stacks: 512 KiB is ample for the replay's actors (no recursion) and keeps virtual
+// memory small. Each stack's guard page costs a second memory mapping, so beyond ~32k actors
+// Linux's vm.max_map_count (65530) stops SimGrid ("Failed to protect stack", an abort;
+// ../shared/reference/simgrid.md trap 11): large every-GPU runs go without guard pages.
+void configure_actor_stacks(const Sim& sim) {
+  constexpr size_t kGuardedRanksMax = 4096;
+  sg4::Engine::set_config("contexts/stack-size:512");
+  if (sim.ranks.size() > kGuardedRanksMax)
+    sg4::Engine::set_config("contexts/guard-size:0");
+}
+
 void launch_actors(Sim& sim) {
+  configure_actor_stacks(sim);
   if (sim.trace != nullptr) {
     sim.trace->streams = {"compute", "TP/CP/PP communication", "DP buckets", "ZeRO-3 all-gathers",
                           "ZeRO-3 reduce-scatters"};

@@ -134,6 +134,13 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   // (Megatron-LM --grad-reduce-in-bf16 keeps bf16 main grads).
   if (parallelism.grad_reduce_precision)
     bpp.gradients_bytes = parallelism.grad_reduce_bytes_per_element();
+  // FSDP full shard with 16-bit compute keeps only the fp32 shard (the master copy, counted in
+  // the optimizer state) and the fp32 sharded gradient: its 16-bit shard is freed after each
+  // all-gather (torch/distributed/fsdp/_flat_param.py, _free_low_precision_sharded_param), so
+  // 16-bit weights exist only gathered, as a buffer of their own (4 + 4 + 8 = 16 B/param over
+  // D, not Megatron's 18). fp16 training is DeepSpeed's, which keeps its fp16 partition.
+  const bool fsdp_mixed_precision = zero >= 3 && (parallelism.precision == Precision::kBf16 ||
+                                                  parallelism.precision == Precision::kFp8);
   const double e = element_bytes(parallelism.precision);
   const double sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
   const double h = d(model.hidden_size);
@@ -181,7 +188,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
     s.parameters = params;
     // ZeRO (Rajbhandari et al. 2020 §5): stage 1 shards optimizer state, 2 also gradients,
     // 3 also weights, over the data-parallel group (DP×CP, as Megatron's distributed optimizer).
-    s.weights_bytes = params * bpp.weights_bytes / (zero >= 3 ? zero_group : 1.0);
+    s.weights_bytes =
+        fsdp_mixed_precision ? 0.0 : params * bpp.weights_bytes / (zero >= 3 ? zero_group : 1.0);
     s.gradients_bytes = params * bpp.gradients_bytes / (zero >= 2 ? zero_group : 1.0);
     s.optimizer_bytes = params * bpp.optimizer_bytes / (zero >= 1 ? zero_group : 1.0);
 
@@ -221,7 +229,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
       s.communication_bytes += 2.0 * bucket_bytes;
       if (zero >= 3) {
         // Each rank's own 1/D shard is its slice of the gathered buffer (NCCL in-place
-        // all-gather), so a gathered layer adds (1 - 1/D) of its weights.
+        // all-gather), so a gathered layer adds (1 - 1/D) of its weights; under FSDP mixed
+        // precision the 16-bit buffer is separate from the fp32 shard and counts whole.
         const double gathered_layers = std::min(2.0, d(layers[static_cast<size_t>(i)]));
         // The word embedding (first stage) and the output layer (last stage) are gathered too,
         // and stay gathered through the step (FSDP keeps its root unit, which holds them,
@@ -230,7 +239,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
         if (i == p - 1 && last_has_word && !(p == 1 && model.tied_embeddings))
           gathered_edges += word;
         s.communication_bytes += (gathered_layers * layer_params + gathered_edges) *
-                                 bpp.weights_bytes * (1.0 - 1.0 / zero_group);
+                                 bpp.weights_bytes *
+                                 (fsdp_mixed_precision ? 1.0 : 1.0 - 1.0 / zero_group);
       }
     }
     s.reserve_bytes = kFrameworkReserveBytes +

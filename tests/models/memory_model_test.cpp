@@ -271,13 +271,37 @@ TEST(MemoryStageTest, ZeroThreeGathersTheEmbeddingAndOutputLayer) {
   par.zero_stage = 3;
   const double word = 32768.0 * 8192 / 8;  // padded vocabulary
   const double layers = 2.0 * layer_parameters_per_rank(m, 8);
-  const double share = 2.0 * (1.0 - 1.0 / 4);  // bf16 weights, own quarter in place
+  // bf16 (FSDP mixed precision): the gathered 16-bit buffer is separate from the fp32 shard.
+  const double share = 2.0;
   const StageMemory untied = estimate_memory(m, par, a100()).stages.front();
   EXPECT_NEAR(untied.communication_bytes - 2.0 * kBucketStagingBytes, (layers + 2.0 * word) * share,
               1.0);
   m.tied_embeddings = true;
   const StageMemory tied = estimate_memory(m, par, a100()).stages.front();
   EXPECT_NEAR(tied.communication_bytes - 2.0 * kBucketStagingBytes, (layers + word) * share, 1.0);
+  // fp16 (DeepSpeed): each rank's own quarter is its slice of the gathered buffer.
+  par.precision = Precision::kFp16;
+  const StageMemory fp16 = estimate_memory(m, par, a100()).stages.front();
+  EXPECT_NEAR(fp16.communication_bytes - 2.0 * kBucketStagingBytes,
+              (layers + word) * 2.0 * (1.0 - 1.0 / 4), 1.0);
+}
+
+// FSDP full shard with bf16 compute keeps the fp32 shard (the optimizer's master copy), the
+// fp32 sharded gradient and Adam's moments: 16 B per parameter over D, no 16-bit shard (FSDP
+// frees it after each all-gather). fp16 (DeepSpeed ZeRO-3) keeps its fp16 partition: 2 + 2 + 12.
+TEST(MemoryStageTest, ZeroThreeKeepsNoSixteenBitShardUnderFsdpMixedPrecision) {
+  const ModelSpec m = llama2_70b();
+  Parallelism par = tp(8, true, Recompute::kFull);
+  par.data = 4;
+  par.zero_stage = 3;
+  const StageMemory bf16 = estimate_memory(m, par, a100()).stages.front();
+  EXPECT_EQ(bf16.weights_bytes, 0.0);
+  EXPECT_NEAR(bf16.gradients_bytes + bf16.optimizer_bytes, 16.0 * bf16.parameters / 4, 1.0);
+  par.precision = Precision::kFp16;
+  const StageMemory fp16 = estimate_memory(m, par, a100()).stages.front();
+  EXPECT_NEAR(fp16.weights_bytes + fp16.gradients_bytes + fp16.optimizer_bytes,
+              16.0 * fp16.parameters / 4, 1.0);
+  EXPECT_GT(fp16.weights_bytes, 0.0);
 }
 
 TEST(MemoryStageTest, EmbeddingLogitsAndTiedCopy) {

@@ -263,16 +263,19 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   costs.stages.resize(static_cast<size_t>(p.pipeline));
   // Megatron assigns chunk k of stage s the layers of model chunk k·p + s.
   std::vector<int> chunk_first(static_cast<size_t>(p.pipeline * v), 0);
+  const auto chunk_layers = [&](int s, int k) {
+    return layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v);
+  };
   for (int k = 0; k < v; ++k) {
     for (int s = 0; s < p.pipeline; ++s) {
       chunk_first[static_cast<size_t>(k * p.pipeline + s)] = first_layer;
-      first_layer += stage_layers[static_cast<size_t>(s)] / v;
+      first_layer += chunk_layers(s, k);
     }
   }
   for (int s = 0; s < p.pipeline; ++s) {
     StageCosts& stage = costs.stages[static_cast<size_t>(s)];
-    const int layers = stage_layers[static_cast<size_t>(s)] / v;
     for (int k = 0; k < v; ++k) {
+      const int layers = chunk_layers(s, k);
       ChunkCosts ch;
       ch.first_layer = chunk_first[static_cast<size_t>(k * p.pipeline + s)];
       ch.num_layers = layers;

@@ -20,11 +20,34 @@ double Parallelism::dp_bucket_bytes_or_default() const {
          grad_reduce_bytes_per_element();
 }
 
+bool is_megatron_embedding_loss_split(int layers, int virtual_stages) {
+  return virtual_stages > 1 && layers % virtual_stages != 0 && (layers + 2) % virtual_stages == 0 &&
+         (layers + 2) / virtual_stages >= 2;
+}
+
 std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& parallelism) {
   if (!parallelism.stage_layers.empty())
     return parallelism.stage_layers;
-  return std::vector<int>(static_cast<size_t>(parallelism.pipeline),
-                          model.num_layers / parallelism.pipeline);
+  const int p = parallelism.pipeline;
+  const int v = parallelism.virtual_pipeline_stages;
+  if (is_megatron_embedding_loss_split(model.num_layers, p * v)) {
+    // Megatron-Core transformer_block.py (get_num_layers_to_build): (L + 2) / (p·v) layers per
+    // virtual stage, one less on the first (embedding) and the last (loss).
+    std::vector<int> out(static_cast<size_t>(p), (model.num_layers + 2) / (p * v) * v);
+    out.front() -= 1;
+    out.back() -= 1;
+    return out;
+  }
+  return std::vector<int>(static_cast<size_t>(p), model.num_layers / p);
+}
+
+int layers_in_chunk(int stage_layers, int stage, int chunk, int pipeline, int virtual_stages) {
+  const int base = stage_layers / virtual_stages;
+  const int extra = stage_layers % virtual_stages;
+  const bool holds_loss = stage == pipeline - 1 && pipeline > 1;
+  if (holds_loss)
+    return base + (chunk < extra ? 1 : 0);
+  return base + (chunk >= virtual_stages - extra ? 1 : 0);
 }
 
 const char* to_string(Schedule schedule) {

@@ -121,9 +121,23 @@ struct Scenario {
   std::string profile_path;  // resolved path; empty: the default profile of the cluster
 };
 
-// Layers held by each pipeline stage (stage_layers, or an even split).
+// Whether `layers` split over `virtual_stages` (pipeline × virtual chunks) as Megatron-Core
+// does with --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split:
+// the embedding and the loss count as one layer each, so layers + 2 divide evenly (at least two
+// per virtual stage) while layers do not; the first and last virtual stage hold one layer less.
+[[nodiscard]] bool is_megatron_embedding_loss_split(int layers, int virtual_stages);
+
+// Layers held by each pipeline stage: stage_layers, an even split, or Megatron's split that
+// counts the embedding and the loss as layers (is_megatron_embedding_loss_split).
 [[nodiscard]] std::vector<int> layers_per_stage(const ModelSpec& model,
                                                 const Parallelism& parallelism);
+
+// Layers of virtual chunk `chunk` of a stage holding `stage_layers` over `virtual_stages`
+// chunks. When they do not divide evenly, the chunks that hold the embedding (stage 0's first)
+// or the loss (the last stage's last) get the fewer layers, as Megatron's split gives them;
+// on other stages the first chunks do.
+[[nodiscard]] int layers_in_chunk(int stage_layers, int stage, int chunk, int pipeline,
+                                  int virtual_stages);
 
 // Canonical names used in JSON and tables.
 [[nodiscard]] const char* to_string(Schedule schedule);

@@ -53,13 +53,15 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
     return PruneReason::kContextDivisibility;
   }
   if (p.stage_layers.empty()) {
-    if (p.pipeline > m.num_layers || m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+    const int chunks = p.pipeline * p.virtual_pipeline_stages;
+    if (p.pipeline > m.num_layers ||
+        (m.num_layers % chunks != 0 && !is_megatron_embedding_loss_split(m.num_layers, chunks))) {
       return PruneReason::kLayerDivisibility;
     }
   } else {
     int total = 0;
     for (int n : p.stage_layers) {
-      if (n < p.virtual_pipeline_stages || n % p.virtual_pipeline_stages != 0) {
+      if (n < p.virtual_pipeline_stages) {
         return PruneReason::kLayerDivisibility;
       }
       total += n;

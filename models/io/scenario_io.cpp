@@ -298,17 +298,21 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
            "stage_layers sum to " + s(total) + " but num_layers is " + s(m.num_layers));
     }
     for (size_t i = 0; i < p.stage_layers.size(); ++i) {
-      if (p.stage_layers[i] % p.virtual_pipeline_stages != 0) {
+      if (p.stage_layers[i] < p.virtual_pipeline_stages) {
         throw InputError(file, par + "/stage_layers/" + s(i),
                          "stage " + s(i) + " has " + s(p.stage_layers[i]) +
-                             " layers, not divisible by virtual_pipeline_stages (" +
-                             s(p.virtual_pipeline_stages) + ")");
+                             " layers, fewer than virtual_pipeline_stages (" +
+                             s(p.virtual_pipeline_stages) + "): every chunk needs a layer");
       }
     }
-  } else if (m.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+  } else if (const int chunks = p.pipeline * p.virtual_pipeline_stages;
+             m.num_layers % chunks != 0 &&
+             !is_megatron_embedding_loss_split(m.num_layers, chunks)) {
     fail("pipeline", "num_layers (" + s(m.num_layers) + ") is not divisible by pipeline (" +
                          s(p.pipeline) + ") x virtual_pipeline_stages (" +
-                         s(p.virtual_pipeline_stages) + "); give stage_layers for an uneven split");
+                         s(p.virtual_pipeline_stages) +
+                         "), nor is num_layers + 2 (Megatron's split counting the embedding and "
+                         "the loss as layers); give stage_layers for an uneven split");
   }
   const GpuSpec* gpu = find_gpu(c.gpu);
   if (p.precision == Precision::kFp8 && gpu != nullptr && gpu->peak_fp8_flop_per_s <= 0.0) {

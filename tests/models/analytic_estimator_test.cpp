@@ -208,6 +208,41 @@ TEST(AnalyticEstimatorTest, Fp8SequenceParallelGathersOneBytePerElement) {
               bf16_head.num_layers * 2.0 * (ag16 - ag8), 1e-12);
 }
 
+// Llama 3.1 405B's 126 layers on 8 stages of 8 virtual chunks, as Megatron-Core splits them with
+// --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split: 128 / 64 =
+// 2 layers per chunk, one on the chunk holding the embedding (stage 0's first) and on the one
+// holding the loss (the last stage's last); model chunk k·p + s runs on stage s.
+TEST(AnalyticEstimatorTest, MegatronSplitCountsTheEmbeddingAndLossAsLayers) {
+  Scenario s = base_scenario();
+  s.model.num_layers = 126;
+  s.parallelism.pipeline = 8;
+  s.parallelism.virtual_pipeline_stages = 8;
+  s.parallelism.schedule = Schedule::kInterleaved;
+  EXPECT_EQ(layers_per_stage(s.model, s.parallelism),
+            (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  const IterationCosts costs = compute_iteration_costs(s, profile_for(s));
+  int next_layer = 0;
+  for (int k = 0; k < 8; ++k) {
+    for (int stage = 0; stage < 8; ++stage) {
+      const ChunkCosts& ch = costs.stages.at(stage).chunks.at(k);
+      const bool edge = (stage == 0 && k == 0) || (stage == 7 && k == 7);
+      EXPECT_EQ(ch.num_layers, edge ? 1 : 2) << stage << " " << k;
+      EXPECT_EQ(ch.first_layer, next_layer);
+      next_layer += ch.num_layers;
+    }
+  }
+  EXPECT_EQ(next_layer, 126);
+  // A middle stage's extra layers go to its later chunks, the last stage's to its earlier ones.
+  EXPECT_EQ(layers_in_chunk(5, 3, 0, 8, 2), 2);
+  EXPECT_EQ(layers_in_chunk(5, 3, 1, 8, 2), 3);
+  EXPECT_EQ(layers_in_chunk(5, 7, 0, 8, 2), 3);
+  EXPECT_EQ(layers_in_chunk(5, 7, 1, 8, 2), 2);
+  // 125 layers split neither evenly nor Megatron's way.
+  EXPECT_FALSE(is_megatron_embedding_loss_split(125, 64));
+  EXPECT_FALSE(is_megatron_embedding_loss_split(128, 64));  // even: no need
+  EXPECT_FALSE(is_megatron_embedding_loss_split(62, 64));   // one layer per chunk would leave none
+}
+
 // The vocab-parallel loss all-reduces per-token fp32 values over TP: three in Megatron-Core's
 // default implementation, two in its fused one (the last two concatenated).
 TEST(AnalyticEstimatorTest, VocabParallelLossAllReducesOverTensorParallelism) {

@@ -153,10 +153,19 @@ TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
   EXPECT_EQ(p.stage_layers, uneven_stage_layers(126, 16, 1));
   EXPECT_NE(candidate_scenario(plan, r.candidates[0].candidate).name.find("-uneven"),
             std::string::npos);
+  // Without uneven stages the candidate still runs: 126 + 2 layers split evenly over 16 stages,
+  // Megatron's split counting the embedding and the loss as layers (the same 7 + 14x8 + 7).
   plan.space.uneven_stages = false;
   const PlanResult even_only = run_plan(plan, {});
-  EXPECT_EQ(even_only.screened, 0);
-  EXPECT_EQ(even_only.pruned.of(PruneReason::kLayerDivisibility), 1);
+  ASSERT_EQ(even_only.screened, 1);
+  const Scenario megatron = candidate_scenario(plan, even_only.candidates.at(0).candidate);
+  EXPECT_TRUE(megatron.parallelism.stage_layers.empty());
+  EXPECT_EQ(layers_per_stage(megatron.model, megatron.parallelism), uneven_stage_layers(126, 16, 1));
+  // 125 layers split neither way.
+  plan.model.num_layers = 125;
+  const PlanResult none = run_plan(plan, {});
+  EXPECT_EQ(none.screened, 0);
+  EXPECT_EQ(none.pruned.of(PruneReason::kLayerDivisibility), 1);
 }
 
 TEST(PlannerTest, PruningCountsByHand) {

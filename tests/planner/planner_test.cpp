@@ -160,7 +160,8 @@ TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
   ASSERT_EQ(even_only.screened, 1);
   const Scenario megatron = candidate_scenario(plan, even_only.candidates.at(0).candidate);
   EXPECT_TRUE(megatron.parallelism.stage_layers.empty());
-  EXPECT_EQ(layers_per_stage(megatron.model, megatron.parallelism), uneven_stage_layers(126, 16, 1));
+  EXPECT_EQ(layers_per_stage(megatron.model, megatron.parallelism),
+            uneven_stage_layers(126, 16, 1));
   // 125 layers split neither way.
   plan.model.num_layers = 125;
   const PlanResult none = run_plan(plan, {});

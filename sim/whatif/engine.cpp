@@ -533,13 +533,17 @@ class Simulation final : private NodeActions {
     detail::schedule(cluster_, queue_, now(), [this](int j) { start_job(j); });
   }
 
-  void control_loop() {
-    // Pools start at their minimum (static: maximum), already running.
+  // Pools start at their minimum (static: maximum), already running.
+  void start_pools() {
     for (std::size_t p = 0; p < cluster_.pools.size(); ++p) {
       const int n0 = loop_.autoscale ? w_.pools[p].min_nodes : w_.pools[p].max_nodes;
       for (int k = 0; k < n0; ++k)
         (void)launch_node(static_cast<int>(p), true);
     }
+  }
+
+  void control_loop() {
+    start_pools();
     std::size_t next_job = 0;
     double next_sample = 0.0;
     double next_tick = 0.0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "sim/whatif/detail/cluster.hpp"
@@ -11,6 +12,9 @@ namespace capsim::whatif::detail {
 // owns the hosts, the random streams and the timed node events).
 class NodeActions {
  public:
+  NodeActions() = default;
+  NodeActions(const NodeActions&) = delete;
+  NodeActions& operator=(const NodeActions&) = delete;
   virtual ~NodeActions() = default;
   // Launches one node of `pool`; returns false on insufficient capacity (the pool backs off).
   [[nodiscard]] virtual bool launch(int pool) = 0;
@@ -29,10 +33,10 @@ class Autoscaler {
 
   // Launches nodes for pools below their minimum and for the queued jobs that the ready and
   // booting capacity cannot hold. Returns the earliest time waiting could change the decision.
-  double scale_up(double now);
+  [[nodiscard]] double scale_up(double now);
   // Removes ready nodes that have been unneeded for the dwell time. Returns the earliest time
   // waiting could change the decision.
-  double scale_down(double now);
+  [[nodiscard]] double scale_down(double now);
 
   // Backs `pool` off after a failed or timed-out launch (exponential, reset after a quiet spell).
   void back_off(int pool, double now);
@@ -45,13 +49,13 @@ class Autoscaler {
   struct PoolDemand;
   struct DownPass;
 
-  double launch_to_minimum(double now);
+  [[nodiscard]] double launch_to_minimum(double now);
   [[nodiscard]] std::vector<PoolDemand> capacity() const;
   void plan_launches(std::vector<PoolDemand>& demand, double now, double& wake);
-  int plan_new_nodes(const Job& job, std::vector<PoolDemand>& demand,
-                     const std::vector<std::size_t>& order, double now, double& wake);
+  [[nodiscard]] int plan_new_nodes(const Job& job, std::vector<PoolDemand>& demand,
+                                   const std::vector<std::size_t>& order, double now, double& wake);
   void launch_planned(std::vector<PoolDemand>& demand, double now, double& wake);
-  int resume_allowance(double now);
+  [[nodiscard]] int resume_allowance(double now);
 
   void scale_down_pool(int pool, DownPass& pass);
   [[nodiscard]] bool unneeded(int id, const std::vector<int>& free) const;

@@ -74,6 +74,17 @@ TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
   EXPECT_NE(trace.out.find("--trace needs --engine event"), std::string::npos) << trace.out;
 }
 
+// Simulating every one of 32,768 GPUs would need tens of GB: a clear error, not an OOM kill.
+TEST(CliTest, EveryGpuBeyondSixteenThousandGpusExitsTwo) {
+  const auto r =
+      run_capsim("simulate " + kData + "/scenarios/tiny_32768_gpus.json --every-gpu", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--every-gpu simulates each of the 32768 GPUs and is limited to 16384"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/tiny_32768_gpus.json").exit_code, 0);
+}
+
 TEST(CliTest, UnwritableTraceExitsTwoAndWritesNothing) {
   const std::string path = "/nonexistent-capsim-dir/trace.json";
   const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --trace " + path, true);

@@ -161,31 +161,24 @@ EdgeComm tp_edge_comm(const HardwareProfile& profile, const GroupShape& tp, doub
   return {{time(CollectiveKind::kAllReduce), 0.0}, {0.0, time(CollectiveKind::kAllReduce)}};
 }
 
-}  // namespace
+// Activations, gradients and gathered parameters travel in 16 bits (fp8 recipes keep bf16
+// activations between layers and bf16 gradients; Transformer Engine).
+constexpr double kActivationBytes = 2.0;
 
-IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile) {
+// Tokens of one micro-batch on one GPU (its context-parallel share of the sequence).
+double tokens_per_micro_batch(const Scenario& scenario) {
+  const Parallelism& p = scenario.parallelism;
+  return d(p.micro_batch_size) * d(scenario.model.seq_length) / d(p.context);
+}
+
+// The iteration's totals and communication groups, before any per-stage cost.
+IterationCosts iteration_frame(const Scenario& scenario) {
   const ModelSpec& m = scenario.model;
   const Parallelism& p = scenario.parallelism;
   const ClusterSpec& c = scenario.cluster;
-  const GpuSpec& gpu = *find_gpu(c.gpu);
-  // Activations, gradients and gathered parameters travel in 16 bits (fp8 recipes keep bf16
-  // activations between layers and bf16 gradients; Transformer Engine).
-  const double e = 2.0;
-  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
-
   IterationCosts costs;
   costs.micro_batches = p.num_micro_batches();
   costs.tp_group = group_shape(p.tensor, 1, c);
-  GroupShape cp_group = group_shape(p.context, p.tensor, c);
-  // A ring's node-crossing step is one send from one GPU through its own NICs (rail-aligned),
-  // however many ring ranks share a node: one GPU's share, as a pipeline hop.
-  cp_group.nic_bandwidth_per_node_bytes_per_s =
-      c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
-  // Rings that leave their leaf on an oversubscribed fabric share its uplinks.
-  if (const double share = cp_leaf_uplink_share(scenario); share > 0.0) {
-    cp_group.nic_bandwidth_per_node_bytes_per_s =
-        std::min(cp_group.nic_bandwidth_per_node_bytes_per_s, share);
-  }
   costs.dp_group = group_shape(p.data * p.context, p.tensor, c);
   costs.pp_link.ranks = 2;
   const int pp_stride = p.tensor * p.context * p.data;
@@ -197,134 +190,173 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   costs.dp_bucket_bytes = p.dp_bucket_bytes_or_default();
   costs.megatron_core_buckets = !p.dp_buckets_every_chunk;
   costs.grad_bytes_per_element = p.grad_reduce_bytes_per_element();
-  costs.param_bytes_per_element = e;
+  costs.param_bytes_per_element = kActivationBytes;
   costs.tokens_per_iteration = d(p.global_batch_size) * d(m.seq_length);
   costs.model_flop_per_iteration = costs.tokens_per_iteration * model_flop_per_token(m);
   costs.hardware_flop_per_iteration =
       costs.tokens_per_iteration * hardware_flop_per_token(m, p.recompute);
+  return costs;
+}
 
-  // One layer, costed once: layers are identical.
-  const double seq = attention_kernel_seq_length(m, p);
-  const std::vector<Op> layer_ops = lower_layer(m, p);
-  const PassTimes layer = cost_ops(layer_ops, profile, gpu, p.precision, seq);
-  if (profile.collective_sms > 0) {
-    const GpuSpec shared = without_sms(gpu, profile.collective_sms);
-    costs.compute_rate_during_comm =
-        pass_total_s(layer) / pass_total_s(cost_ops(layer_ops, profile, shared, p.precision, seq));
+// The context-parallel ring of one GPU. A ring's node-crossing step is one send from one GPU
+// through its own NICs (rail-aligned), however many ring ranks share a node: one GPU's share,
+// as a pipeline hop; rings that leave their leaf on an oversubscribed fabric share its uplinks.
+GroupShape cp_ring_group(const Scenario& scenario) {
+  const ClusterSpec& c = scenario.cluster;
+  GroupShape cp = group_shape(scenario.parallelism.context, scenario.parallelism.tensor, c);
+  cp.nic_bandwidth_per_node_bytes_per_s = c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
+  if (const double share = cp_leaf_uplink_share(scenario); share > 0.0) {
+    cp.nic_bandwidth_per_node_bytes_per_s = std::min(cp.nic_bandwidth_per_node_bytes_per_s, share);
   }
-  const double rate = costs.compute_rate_during_comm;
-  const PassTimes embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
-  const std::vector<Op> head_ops = lower_head(m, p);
-  const PassTimes head = cost_ops(head_ops, profile, gpu, p.precision, seq);
-  const double buffer_bytes = tokens * m.hidden_size * e;
+  return cp;
+}
+
+// What one layer, the embedding and the head cost, computed once: layers are identical.
+struct PartCosts {
+  PassTimes layer;
+  PassTimes embedding;
+  PassTimes head;
+  LayerComm tp;    // per layer
+  EdgeComm edges;  // the embedding's and the head's TP collectives
+  LayerComm cp;    // per layer: the K/V ring not hidden behind attention
+};
+
+// TP (and SP) collectives of a layer and of the edges. Vocab-parallel embedding (Megatron-LM):
+// forward all-reduces its output (SP: reduce-scatter), whose backward is free (SP: an
+// all-gather). The head's column-parallel logits take a replicated input: with SP it is
+// all-gathered forward and reduce-scattered backward, without SP the input gradient is
+// all-reduced backward. The vocab-parallel loss all-reduces per-token fp32 values over TP: the
+// logit maximum, the target logit and the exp-sum (Megatron-Core cross_entropy.py: three; its
+// fused version concatenates the last two, as one-kernel losses with a process group do).
+// `layer_ops` and `head_ops` are the lowered layer and head.
+void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
+                               const std::vector<Op>& layer_ops, const std::vector<Op>& head_ops,
+                               const HardwareProfile& profile, const GpuSpec& gpu,
+                               const GroupShape& tp, double rate) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const double tokens = tokens_per_micro_batch(scenario);
+  const double buffer_bytes = tokens * m.hidden_size * kActivationBytes;
   const double layer_gather_bytes = sp_gather_bytes(tokens * m.hidden_size, p.precision);
-  LayerComm tp =
-      tp_layer_comm(profile, costs.tp_group, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
-  // Vocab-parallel embedding (Megatron-LM): forward all-reduces its output (SP: reduce-scatter),
-  // whose backward is free (SP: an all-gather). The head's column-parallel logits take a
-  // replicated input: with SP it is all-gathered forward and reduce-scattered backward,
-  // without SP the input gradient is all-reduced backward.
-  EdgeComm edges = tp_edge_comm(profile, costs.tp_group, buffer_bytes, p.sequence_parallel);
-  // The vocab-parallel loss all-reduces per-token fp32 values over TP: the logit maximum, the
-  // target logit and the exp-sum (Megatron-Core cross_entropy.py: three; its fused version
-  // concatenates the last two, as one-kernel losses with a process group do).
-  if (costs.tp_group.ranks > 1) {
+  parts.tp = tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
+  parts.edges = tp_edge_comm(profile, tp, buffer_bytes, p.sequence_parallel);
+  if (tp.ranks > 1) {
     const double loss_reductions = m.cross_entropy == CrossEntropyKernel::kUnfused ? 3.0 : 2.0;
-    edges.head.forward_s += loss_reductions * collective_time_s(profile, CollectiveKind::kAllReduce,
-                                                                4.0 * tokens, costs.tp_group);
+    parts.edges.head.forward_s +=
+        loss_reductions * collective_time_s(profile, CollectiveKind::kAllReduce, 4.0 * tokens, tp);
   }
   if (p.sequence_parallel) {
-    tp.backward_s +=
-        sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq, costs.tp_group,
-                               layer_gather_bytes, rate, {"qkv", "mlp_up"});
-    edges.head.backward_s += sp_backward_regather_s(head_ops, profile, gpu, p.precision, seq,
-                                                    costs.tp_group, buffer_bytes, rate, {"logits"});
+    const double seq = attention_kernel_seq_length(m, p);
+    parts.tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq, tp,
+                                                  layer_gather_bytes, rate, {"qkv", "mlp_up"});
+    parts.edges.head.backward_s += sp_backward_regather_s(head_ops, profile, gpu, p.precision, seq,
+                                                          tp, buffer_bytes, rate, {"logits"});
   }
+}
 
-  // Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention
-  // of each chunk (Megatron CP, ring attention; Liu et al. 2023); backward also sends dK/dV.
-  double cp_fwd_s = 0.0;
-  double cp_bwd_s = 0.0;
-  if (p.context > 1) {
-    const double kv_bytes = 2.0 * tokens * d(m.num_kv_heads) * d(m.head_dim()) / d(p.tensor) * e;
-    const double step_s = collective_time_s(profile, CollectiveKind::kSendRecv, kv_bytes, cp_group);
-    const double steps = p.context - 1.0;
-    cp_fwd_s = steps * overlapped_exposed_s(step_s, layer.attention_forward_s / p.context, rate);
-    const double bwd_step_s =
-        collective_time_s(profile, CollectiveKind::kSendRecv, 2.0 * kv_bytes, cp_group);
-    cp_bwd_s =
-        steps * overlapped_exposed_s(bwd_step_s, layer.attention_backward_s / p.context, rate);
+// Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention of
+// each chunk (Megatron CP, ring attention; Liu et al. 2023); backward also sends dK/dV.
+LayerComm context_parallel_costs(const Scenario& scenario, const HardwareProfile& profile,
+                                 const PassTimes& layer, double rate) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  if (p.context <= 1)
+    return {};
+  const GroupShape ring = cp_ring_group(scenario);
+  const double kv_bytes = 2.0 * tokens_per_micro_batch(scenario) * d(m.num_kv_heads) *
+                          d(m.head_dim()) / d(p.tensor) * kActivationBytes;
+  const double steps = p.context - 1.0;
+  const auto exposed_s = [&](double bytes, double attention_s) {
+    const double step_s = collective_time_s(profile, CollectiveKind::kSendRecv, bytes, ring);
+    return steps * overlapped_exposed_s(step_s, attention_s / p.context, rate);
+  };
+  return {exposed_s(kv_bytes, layer.attention_forward_s),
+          exposed_s(2.0 * kv_bytes, layer.attention_backward_s)};
+}
+
+// One virtual chunk of `layers` layers starting at `first_layer`, with the embedding on stage
+// 0's first chunk and the head on the last stage's last.
+ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int stage, int chunk,
+                       int first_layer, int layers) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  ChunkCosts ch;
+  ch.first_layer = first_layer;
+  ch.num_layers = layers;
+  ch.has_embedding = stage == 0 && chunk == 0;
+  ch.has_head = stage == p.pipeline - 1 && chunk == p.virtual_pipeline_stages - 1;
+  const double n = layers;
+  ch.forward_compute_s = n * parts.layer.forward_s;
+  ch.backward_input_s = n * parts.layer.backward_input_s;
+  ch.backward_weight_s = n * parts.layer.backward_weight_s;
+  ch.forward_tp_comm_s = n * parts.tp.forward_s;
+  ch.backward_tp_comm_s = n * parts.tp.backward_s;
+  ch.forward_cp_comm_s = n * parts.cp.forward_s;
+  ch.backward_cp_comm_s = n * parts.cp.backward_s;
+  if (p.recompute == Recompute::kFull) {
+    ch.recompute_s = n * parts.layer.forward_s;
+    ch.recompute_tp_comm_s = n * parts.tp.forward_s;
+    ch.backward_cp_comm_s += n * parts.cp.forward_s;  // the replayed forward's K/V ring
+  } else if (p.recompute == Recompute::kSelective) {
+    ch.recompute_s = n * parts.layer.attention_forward_s;
+    // The recomputed attention core is Transformer Engine's attention with its CP ring
+    // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
+    ch.backward_cp_comm_s += n * parts.cp.forward_s;
   }
+  ch.layer_parameter_count = layer_parameters_per_rank(m, p.tensor);
+  ch.parameter_count = n * ch.layer_parameter_count;
+  const auto add = [&ch](const PassTimes& compute, const LayerComm& tp) {
+    ch.forward_compute_s += compute.forward_s;
+    ch.backward_input_s += compute.backward_input_s;
+    ch.backward_weight_s += compute.backward_weight_s;
+    ch.forward_tp_comm_s += tp.forward_s;
+    ch.backward_tp_comm_s += tp.backward_s;
+  };
+  if (ch.has_embedding) {
+    add(parts.embedding, parts.edges.embedding);
+    ch.parameter_count += input_embedding_parameters_per_rank(m, p.tensor);
+  }
+  if (ch.has_head) {
+    add(parts.head, parts.edges.head);
+    // Tied embeddings: with pipeline > 1 the last stage keeps its own copy of the word
+    // embedding (Megatron-LM), kept in sync by an extra all-reduce we neglect.
+    const bool own_copy = m.tied_embeddings && p.pipeline > 1;
+    ch.parameter_count += head_parameters_per_rank(m, p.tensor) +
+                          (own_copy ? word_embedding_parameters_per_rank(m, p.tensor) : 0.0);
+  }
+  // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
+  ch.activation_bytes =
+      tokens_per_micro_batch(scenario) * m.hidden_size * kActivationBytes / p.tensor;
+  return ch;
+}
 
-  const double layer_params = layer_parameters_per_rank(m, p.tensor);
-  const std::vector<int> stage_layers = layers_per_stage(m, p);
+// Each stage's chunks and optimizer step. Megatron assigns chunk k of stage s the layers of
+// model chunk k·p + s.
+void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& scenario,
+                const HardwareProfile& profile, const GpuSpec& gpu) {
+  const Parallelism& p = scenario.parallelism;
+  const std::vector<int> stage_layers = layers_per_stage(scenario.model, p);
   const int v = p.virtual_pipeline_stages;
-  int first_layer = 0;
-  costs.stages.resize(static_cast<size_t>(p.pipeline));
-  // Megatron assigns chunk k of stage s the layers of model chunk k·p + s.
-  std::vector<int> chunk_first(static_cast<size_t>(p.pipeline * v), 0);
   const auto chunk_layers = [&](int s, int k) {
     return layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v);
   };
+  std::vector<std::vector<int>> first_layer(static_cast<size_t>(p.pipeline),
+                                            std::vector<int>(static_cast<size_t>(v), 0));
+  int next_layer = 0;
   for (int k = 0; k < v; ++k) {
     for (int s = 0; s < p.pipeline; ++s) {
-      chunk_first[static_cast<size_t>(k * p.pipeline + s)] = first_layer;
-      first_layer += chunk_layers(s, k);
+      first_layer[static_cast<size_t>(s)][static_cast<size_t>(k)] = next_layer;
+      next_layer += chunk_layers(s, k);
     }
   }
+  costs.stages.resize(static_cast<size_t>(p.pipeline));
   for (int s = 0; s < p.pipeline; ++s) {
     StageCosts& stage = costs.stages[static_cast<size_t>(s)];
     for (int k = 0; k < v; ++k) {
-      const int layers = chunk_layers(s, k);
-      ChunkCosts ch;
-      ch.first_layer = chunk_first[static_cast<size_t>(k * p.pipeline + s)];
-      ch.num_layers = layers;
-      ch.has_embedding = s == 0 && k == 0;
-      ch.has_head = s == p.pipeline - 1 && k == v - 1;
-      const double n = layers;
-      ch.forward_compute_s = n * layer.forward_s;
-      ch.backward_input_s = n * layer.backward_input_s;
-      ch.backward_weight_s = n * layer.backward_weight_s;
-      ch.forward_tp_comm_s = n * tp.forward_s;
-      ch.backward_tp_comm_s = n * tp.backward_s;
-      ch.forward_cp_comm_s = n * cp_fwd_s;
-      ch.backward_cp_comm_s = n * cp_bwd_s;
-      if (p.recompute == Recompute::kFull) {
-        ch.recompute_s = n * layer.forward_s;
-        ch.recompute_tp_comm_s = n * tp.forward_s;
-        ch.backward_cp_comm_s += n * cp_fwd_s;  // the replayed forward's K/V ring
-      } else if (p.recompute == Recompute::kSelective) {
-        ch.recompute_s = n * layer.attention_forward_s;
-        // The recomputed attention core is Transformer Engine's attention with its CP ring
-        // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
-        ch.backward_cp_comm_s += n * cp_fwd_s;
-      }
-      ch.parameter_count = n * layer_params;
-      ch.layer_parameter_count = layer_params;
-      if (ch.has_embedding) {
-        ch.forward_compute_s += embedding.forward_s;
-        ch.backward_input_s += embedding.backward_input_s;
-        ch.backward_weight_s += embedding.backward_weight_s;
-        ch.forward_tp_comm_s += edges.embedding.forward_s;
-        ch.backward_tp_comm_s += edges.embedding.backward_s;
-        ch.parameter_count += input_embedding_parameters_per_rank(m, p.tensor);
-      }
-      if (ch.has_head) {
-        ch.forward_compute_s += head.forward_s;
-        ch.backward_input_s += head.backward_input_s;
-        ch.backward_weight_s += head.backward_weight_s;
-        ch.forward_tp_comm_s += edges.head.forward_s;
-        ch.backward_tp_comm_s += edges.head.backward_s;
-        // Tied embeddings: with pipeline > 1 the last stage keeps its own copy of the word
-        // embedding (Megatron-LM), kept in sync by an extra all-reduce we neglect.
-        const bool own_copy = m.tied_embeddings && p.pipeline > 1;
-        ch.parameter_count += head_parameters_per_rank(m, p.tensor) +
-                              (own_copy ? word_embedding_parameters_per_rank(m, p.tensor) : 0.0);
-      }
-      // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
-      ch.activation_bytes = buffer_bytes / p.tensor;
-      stage.parameter_count += ch.parameter_count;
-      stage.chunks.push_back(ch);
+      stage.chunks.push_back(chunk_costs(
+          parts, scenario, s, k, first_layer[static_cast<size_t>(s)][static_cast<size_t>(k)],
+          chunk_layers(s, k)));
+      stage.parameter_count += stage.chunks.back().parameter_count;
     }
     // Adam over the local shard (ZeRO >= 1 shards it over DP x CP): read fp32 param, grad,
     // m, v (16 B); write param, m, v (12 B) and the 16-bit copy (2 B); plus the gradient-norm
@@ -334,6 +366,33 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
         memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard) /
         profile.software_efficiency;
   }
+}
+
+}  // namespace
+
+IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  IterationCosts costs = iteration_frame(scenario);
+
+  const double seq = attention_kernel_seq_length(m, p);
+  const std::vector<Op> layer_ops = lower_layer(m, p);
+  PartCosts parts;
+  parts.layer = cost_ops(layer_ops, profile, gpu, p.precision, seq);
+  if (profile.collective_sms > 0) {
+    const GpuSpec shared = without_sms(gpu, profile.collective_sms);
+    costs.compute_rate_during_comm =
+        pass_total_s(parts.layer) /
+        pass_total_s(cost_ops(layer_ops, profile, shared, p.precision, seq));
+  }
+  parts.embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
+  const std::vector<Op> head_ops = lower_head(m, p);
+  parts.head = cost_ops(head_ops, profile, gpu, p.precision, seq);
+  add_tensor_parallel_costs(parts, scenario, layer_ops, head_ops, profile, gpu, costs.tp_group,
+                            costs.compute_rate_during_comm);
+  parts.cp = context_parallel_costs(scenario, profile, parts.layer, costs.compute_rate_during_comm);
+  add_stages(costs, parts, scenario, profile, gpu);
   return costs;
 }
 

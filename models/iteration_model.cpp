@@ -19,6 +19,10 @@
 namespace capsim {
 namespace {
 
+// Activations, gradients and gathered parameters travel in 16 bits (fp8 recipes keep bf16
+// activations between layers and bf16 gradients; Transformer Engine).
+constexpr double kActivationBytes = 2.0;
+
 // Compute time of one pass's ops, split by pass.
 struct PassTimes {
   double forward_s = 0.0;
@@ -139,7 +143,7 @@ double sp_backward_regather_s(const std::vector<Op>& ops, const HardwareProfile&
 // gathers). Reduce-scatters carry the GEMMs' 16-bit outputs, and the head's logits input, a
 // Megatron ColumnParallelLinear in 16 bits, is gathered in 16 bits.
 double sp_gather_bytes(double elements, Precision precision) {
-  return elements * (precision == Precision::kFp8 ? 1.0 : 2.0);
+  return elements * (precision == Precision::kFp8 ? 1.0 : kActivationBytes);
 }
 
 struct EdgeComm {
@@ -160,10 +164,6 @@ EdgeComm tp_edge_comm(const HardwareProfile& profile, const GroupShape& tp, doub
   }
   return {{time(CollectiveKind::kAllReduce), 0.0}, {0.0, time(CollectiveKind::kAllReduce)}};
 }
-
-// Activations, gradients and gathered parameters travel in 16 bits (fp8 recipes keep bf16
-// activations between layers and bf16 gradients; Transformer Engine).
-constexpr double kActivationBytes = 2.0;
 
 // Tokens of one micro-batch on one GPU (its context-parallel share of the sequence).
 double tokens_per_micro_batch(const Scenario& scenario) {

@@ -13,6 +13,7 @@
 #include "sim/whatif/engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <queue>
@@ -31,17 +32,15 @@
 #include "sim/whatif/detail/scheduler.hpp"
 #include "sim/whatif/detail/summary.hpp"
 
-#include <xbt/log.h>
-
 namespace capsim::whatif {
 namespace {
 
 namespace sg4 = simgrid::s4u;
 using namespace detail;  // NOLINT(google-build-using-namespace): the engine's own internals
 
-constexpr double kMonth_s = 30.0 * 86400.0;
-constexpr double kCorrelationWindow_s = 180.0;  // >92 % of co-interruptions within 3 min
-constexpr int kCorrelated = -2;                 // Event::job of a spot notice caused by another one
+constexpr double kMonthS = 30.0 * 86400.0;
+constexpr double kCorrelationWindowS = 180.0;  // >92 % of co-interruptions within 3 min
+constexpr int kCorrelated = -2;  // TimedEvent::job of a spot notice caused by another one
 
 enum class EventType {
   kReady,
@@ -55,14 +54,14 @@ enum class EventType {
   kJobRecovered
 };
 
-struct Event {
+struct TimedEvent {
   double t;
   std::uint64_t seq;
   EventType type;
   int node;
   std::uint64_t gen;
   int job = -1;
-  bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
+  bool operator>(const TimedEvent& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
 double now() {
@@ -366,7 +365,7 @@ class Simulation final : private NodeActions {
       push(now() + ttf(rng_fail_), EventType::kFailure, id);
     }
     if (spec.pricing == Pricing::kSpot && spec.interruptions_per_node_month > 0) {
-      std::exponential_distribution<double> tti(spec.interruptions_per_node_month / kMonth_s);
+      std::exponential_distribution<double> tti(spec.interruptions_per_node_month / kMonthS);
       push(now() + tti(rng_spot_), EventType::kSpotNotice, id);
     }
     if (loop_.expire_after_s > 0)
@@ -384,7 +383,6 @@ class Simulation final : private NodeActions {
     ledger_.count_node_lost(cluster_, id, now());
     if (n.state != NodeState::kShutdown)
       stop_billing(n);
-    n.reason = why;
     n.state = next;
     ++n.gen;
     n.free_gpus = 0;
@@ -426,7 +424,7 @@ class Simulation final : private NodeActions {
 
   // ---- timed events -------------------------------------------------------------------------
 
-  void handle(const Event& ev) {
+  void handle(const TimedEvent& ev) {
     if (ev.type == EventType::kJobRecovered) {
       release(ev.job);
       cluster_.job(ev.job).recovering = false;
@@ -508,7 +506,7 @@ class Simulation final : private NodeActions {
       if (cluster_.node(other).state != NodeState::kReady)
         continue;
       const double draw = u(rng_spot_);
-      const double when = u(rng_spot_) * kCorrelationWindow_s;
+      const double when = u(rng_spot_) * kCorrelationWindowS;
       if (draw < spec.interruption_correlation) {
         events_.push({now() + when, seq_++, EventType::kSpotNotice, other, cluster_.node(other).gen,
                       kCorrelated});
@@ -551,7 +549,7 @@ class Simulation final : private NodeActions {
     for (;;) {
       const double t = now();
       while (!events_.empty() && events_.top().t <= t + kEps) {
-        const Event ev = events_.top();
+        const TimedEvent ev = events_.top();
         events_.pop();
         handle(ev);
       }
@@ -624,7 +622,7 @@ class Simulation final : private NodeActions {
   Autoscaler autoscaler_;
   std::vector<sg4::Host*> hosts_;      // by node
   std::vector<sg4::ActorPtr> actors_;  // by job: the running attempt's actor
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::priority_queue<TimedEvent, std::vector<TimedEvent>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
   sg4::Host* ctrl_ = nullptr;
   sg4::SemaphorePtr wake_;
@@ -637,22 +635,12 @@ class Simulation final : private NodeActions {
 
 }  // namespace
 
-double Delay::sample(std::mt19937_64& rng) const {
-  std::normal_distribution<double> z(0.0, 1.0);
-  const double draw = z(rng);
-  if (p95_s <= median_s || median_s <= 0)
-    return median_s;
-  // Log-normal with the given median and 95th percentile: sigma = ln(p95/median) / 1.6449.
-  const double sigma = std::log(p95_s / median_s) / 1.6448536269514722;
-  return median_s * std::exp(sigma * draw);
-}
-
 PolicyResult run_policy(const WhatIf& whatif, const PolicySpec& policy, std::uint64_t seed) {
   int argc = 3;
   std::string a0 = "capsim-whatif", a1 = "--log=root.thres:critical",
               a2 = "--cfg=contexts/stack-size:256";
-  char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
-  sg4::Engine engine(&argc, argv);
+  std::array<char*, 4> argv{a0.data(), a1.data(), a2.data(), nullptr};
+  sg4::Engine engine(&argc, argv.data());
   Simulation sim(whatif, policy, seed);
   sim.build_platform();
   sim.start();

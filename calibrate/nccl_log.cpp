@@ -367,10 +367,7 @@ void infer_ranks(const LogScan& scan, const std::string& name, CollectiveCurve& 
       curve.ranks = pick([](int n) { return n % 8 == 0; });
     if (curve.ranks == 0)
       curve.ranks = candidates.front();
-  } else if (listed > 0 && !scan.rank_lines_elided) {
-    curve.ranks = listed;
-    curve.ranks_inferred = false;
-  } else if (listed > 0) {
+  } else if (listed > 0) {  // no candidates, so listed_allowed: the Rank lines are elided
     throw InputError(name, "",
                      "the Rank lines are elided ('...') and broadcast/send-recv bandwidths carry "
                      "no rank count; give the full device list or use measurement JSON");

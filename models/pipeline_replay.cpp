@@ -15,6 +15,11 @@ namespace {
 
 constexpr int kNone = -1;
 
+// Widens a non-negative count or index, so that index arithmetic multiplies in size_t.
+size_t as_size(int i) {
+  return static_cast<size_t>(i);
+}
+
 // One op of the replay, in an order where every op comes after the ops it waits for.
 // Steps are numbered from 1; slot 0 of the end times is the start of the iteration, so that an
 // op with nothing to wait for reads 0 without a branch.
@@ -69,8 +74,10 @@ int cost_kind(OpKind kind) {
 ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) {
   const auto ops = build_schedule(schedule, p, m, v, recompute);
   // Step of each forward and backward (B), by (stage, chunk, micro-batch); 0 until placed.
-  const auto key = [&](int s, int c, int mb) { return static_cast<size_t>((s * v + c) * m + mb); };
-  std::vector<int32_t> forward_step(static_cast<size_t>(p * v * m), 0);
+  const auto key = [&](int s, int c, int mb) {
+    return (as_size(s) * as_size(v) + as_size(c)) * as_size(m) + as_size(mb);
+  };
+  std::vector<int32_t> forward_step(as_size(p) * as_size(v) * as_size(m), 0);
   std::vector<int32_t> backward_step(forward_step.size(), 0);
   // The step `op` on stage s waits for: 0 when nothing, kNone when that is not placed yet.
   const auto dependency = [&](int s, const PipelineOp& op) -> int32_t {
@@ -101,7 +108,7 @@ ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) 
   };
   const OpKind makes_gradients =
       schedule == Schedule::kZeroBubble ? OpKind::kBackwardWeight : OpKind::kBackward;
-  std::vector<int32_t> last_gradient_step(static_cast<size_t>(p * v), 0);
+  std::vector<int32_t> last_gradient_step(as_size(p) * as_size(v), 0);
   ReplayGraph g;
   g.steps.push_back({0, 0, 0, 0});
   g.first_forward.assign(static_cast<size_t>(p), 0);
@@ -128,7 +135,7 @@ ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) 
         backward_step[key(s, op.chunk, op.micro_batch)] = index;
       }
       if (op.kind == makes_gradients)
-        last_gradient_step[static_cast<size_t>(s * v + op.chunk)] = index;
+        last_gradient_step[as_size(s) * as_size(v) + as_size(op.chunk)] = index;
       g.last_op[stage] = index;
       ++next[stage];
       progress = true;
@@ -361,7 +368,9 @@ PipelineTimeline replay_pipeline(Schedule schedule,
       break;
     }
   }
-  const double extra_s = (m - first - p) / p * (c.makespan_s - b.makespan_s);
+  // first == m (mod p) throughout the search above, so the periods left are a whole number.
+  const int periods_left = (m - first - p) / p;
+  const double extra_s = periods_left * (c.makespan_s - b.makespan_s);
   for (double& end_s : c.last_op_end_s)
     end_s += extra_s;
   for (double& end_s : c.reduction_end_s)

@@ -323,11 +323,8 @@ void check_layout(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p
 
 Scenario read_scenario(JsonReader& r, bool require_schema) {
   Scenario sc;
-  if (require_schema) {
+  if (require_schema || r.has("schema"))
     r.expect_schema(kScenarioSchema);
-  } else if (r.has("schema")) {
-    r.expect_schema(kScenarioSchema);
-  }
   sc.name = r.optional_string("name", "scenario");
   {
     auto model = r.object("model");

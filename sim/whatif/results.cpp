@@ -268,9 +268,10 @@ std::string svg_chart(
   }
   static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  const std::size_t legend_rows = (series.size() + 3) / 4;  // four entries a row
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
-     << h + 18.0 * static_cast<double>((series.size() + 3) / 4)
+     << h + 18.0 * static_cast<double>(legend_rows)
      << "\" font-family=\"sans-serif\" font-size=\"11\">";
   os << "<text x=\"" << l << "\" y=\"14\" font-weight=\"bold\">" << title << "</text>";
   os << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b
@@ -291,8 +292,9 @@ std::string svg_chart(
          << fmt("%.1f", h - b - (h - b - t) * y / ymax) << ' ';
     }
     os << "\"/>";
-    const double lx = l + static_cast<double>(i % 4) * 170,
-                 ly = h + 4 + 18 * static_cast<double>(i / 4);
+    const std::size_t legend_row = i / 4, legend_column = i % 4;
+    const double lx = l + static_cast<double>(legend_column) * 170,
+                 ly = h + 4 + 18 * static_cast<double>(legend_row);
     os << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\""
        << color << "\"/><text x=\"" << lx + 14 << "\" y=\"" << ly << "\">" << name << "</text>";
     ++i;

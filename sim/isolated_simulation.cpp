@@ -38,10 +38,10 @@ bool write_all(int fd, const void* data, size_t size) {
 
 std::string read_all(int fd) {
   std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0)
-    out.append(buf, static_cast<size_t>(n));
+  std::array<char, 4096> buf{};
+  ssize_t n = 0;
+  while ((n = read(fd, buf.data(), buf.size())) > 0)
+    out.append(buf.data(), static_cast<size_t>(n));
   return out;
 }
 
@@ -54,8 +54,8 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
     throw std::invalid_argument("simulate_iteration_in_child: traces stay in-process");
   }
   const IterationCosts costs = compute_iteration_costs(scenario, profile);
-  int fds[2];
-  if (pipe(fds) != 0)
+  std::array<int, 2> fds{};
+  if (pipe(fds.data()) != 0)
     throw std::runtime_error("simulate_iteration_in_child: pipe failed");
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -111,11 +111,12 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   b.optimizer_s = w.breakdown[6];
   b.other_s = w.breakdown[7];
   // The child's notes (what it simulated, the approximations it made), one per line.
-  for (size_t begin = sizeof w, end; begin < bytes.size(); begin = end + 1) {
-    end = bytes.find('\n', begin);
+  for (size_t begin = sizeof w; begin < bytes.size();) {
+    size_t end = bytes.find('\n', begin);
     if (end == std::string::npos)
       end = bytes.size();
     r.notes.push_back(bytes.substr(begin, end - begin));
+    begin = end + 1;
   }
   finish_result(scenario, costs, r);
   return r;

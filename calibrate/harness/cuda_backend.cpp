@@ -154,6 +154,8 @@ class CudaBackend : public Backend {
 
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
+  CudaBackend(CudaBackend&&) = delete;
+  CudaBackend& operator=(CudaBackend&&) = delete;
 
   MachineInfo machine() override {
     MachineInfo m;

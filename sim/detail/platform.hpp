@@ -46,6 +46,9 @@ class Platform {
   explicit Platform(const PlatformSpec& spec) : spec_(spec) {}
   Platform(const Platform&) = delete;
   Platform& operator=(const Platform&) = delete;
+  Platform(Platform&&) = delete;
+  Platform& operator=(Platform&&) = delete;
+  ~Platform() = default;
 
   // Work units a GPU host executes per second: compute ops are execs of seconds x this, so
   // communication kernels running beside them can take a share of the host (SimGrid's maxmin

@@ -15,6 +15,8 @@ class NodeActions {
   NodeActions() = default;
   NodeActions(const NodeActions&) = delete;
   NodeActions& operator=(const NodeActions&) = delete;
+  NodeActions(NodeActions&&) = delete;
+  NodeActions& operator=(NodeActions&&) = delete;
   virtual ~NodeActions() = default;
   // Launches one node of `pool`; returns false on insufficient capacity (the pool backs off).
   [[nodiscard]] virtual bool launch(int pool) = 0;

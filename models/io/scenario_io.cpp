@@ -1,5 +1,6 @@
 #include "models/io/scenario_io.hpp"
 
+#include <array>
 #include <filesystem>
 #include <numeric>
 
@@ -403,22 +404,22 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     cluster["gpus_per_node"] = c.gpus_per_node;
   }
   cluster["num_nodes"] = c.num_nodes;
-  const auto gbps = [](double bytes_per_s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6gGbps", bytes_per_s * 8.0 / 1e9);
-    return std::string(buf);
+  const auto as_gigabits_per_s = [](double bytes_per_s) {
+    std::array<char, 32> buf{};
+    std::snprintf(buf.data(), buf.size(), "%.6gGbps", bytes_per_s * 8.0 / 1e9);
+    return std::string(buf.data());
   };
-  const auto gBps = [](double bytes_per_s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6gGBps", bytes_per_s / 1e9);
-    return std::string(buf);
+  const auto as_gigabytes_per_s = [](double bytes_per_s) {
+    std::array<char, 32> buf{};
+    std::snprintf(buf.data(), buf.size(), "%.6gGBps", bytes_per_s / 1e9);
+    return std::string(buf.data());
   };
   cluster["intra_node"] = {{"fabric", "nvswitch"},
-                           {"bandwidth", gBps(c.intra_node_bandwidth_bytes_per_s)}};
+                           {"bandwidth", as_gigabytes_per_s(c.intra_node_bandwidth_bytes_per_s)}};
   if (c.instance.empty() || c.num_nodes > 1) {
     json inter = {{"fabric", to_string(c.inter_node_fabric)},
                   {"nics_per_node", c.nics_per_node},
-                  {"nic_bandwidth", gbps(c.nic_bandwidth_bytes_per_s)},
+                  {"nic_bandwidth", as_gigabits_per_s(c.nic_bandwidth_bytes_per_s)},
                   {"topology", to_string(c.topology)}};
     if (c.oversubscription > 1.0) {
       inter["oversubscription"] = c.oversubscription;
@@ -445,9 +446,9 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   if (p.dp_buckets_every_chunk)
     par["dp_bucket_layout"] = "every-chunk";
   if (p.dp_bucket_bytes > 0.0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0fB", p.dp_bucket_bytes);
-    par["dp_bucket_size"] = buf;
+    std::array<char, 32> buf{};
+    std::snprintf(buf.data(), buf.size(), "%.0fB", p.dp_bucket_bytes);
+    par["dp_bucket_size"] = buf.data();
   }
   // Written only when off; the parameter gather's default follows the gradients' setting.
   if (!p.overlap_grad_reduce)

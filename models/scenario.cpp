@@ -1,6 +1,7 @@
 #include "models/scenario.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace capsim {
 
@@ -142,7 +143,7 @@ namespace {
 
 // Finds the enumerator among `values` whose canonical name is `name`.
 template <typename Enum, size_t N>
-std::optional<Enum> from_string(std::string_view name, const Enum (&values)[N]) {
+std::optional<Enum> from_string(std::string_view name, const std::array<Enum, N>& values) {
   for (Enum v : values) {
     if (name == to_string(v))
       return v;
@@ -153,31 +154,31 @@ std::optional<Enum> from_string(std::string_view name, const Enum (&values)[N]) 
 }  // namespace
 
 std::optional<Schedule> schedule_from_string(std::string_view name) {
-  static constexpr Schedule kAll[] = {Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kInterleaved,
-                                      Schedule::kZeroBubble};
+  static constexpr std::array kAll{Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kInterleaved,
+                                   Schedule::kZeroBubble};
   return from_string(name, kAll);
 }
 
 std::optional<Recompute> recompute_from_string(std::string_view name) {
-  static constexpr Recompute kAll[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  static constexpr std::array kAll{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   return from_string(name, kAll);
 }
 
 std::optional<Precision> precision_from_string(std::string_view name) {
-  static constexpr Precision kAll[] = {Precision::kFp16, Precision::kBf16, Precision::kFp8,
-                                       Precision::kFp32};
+  static constexpr std::array kAll{Precision::kFp16, Precision::kBf16, Precision::kFp8,
+                                   Precision::kFp32};
   return from_string(name, kAll);
 }
 
 std::optional<Fabric> fabric_from_string(std::string_view name) {
-  static constexpr Fabric kAll[] = {Fabric::kNvSwitch, Fabric::kInfiniband, Fabric::kRoce,
-                                    Fabric::kEfa, Fabric::kEthernet};
+  static constexpr std::array kAll{Fabric::kNvSwitch, Fabric::kInfiniband, Fabric::kRoce,
+                                   Fabric::kEfa, Fabric::kEthernet};
   return from_string(name, kAll);
 }
 
 std::optional<Topology> topology_from_string(std::string_view name) {
-  static constexpr Topology kAll[] = {Topology::kFatTree, Topology::kRailOptimized,
-                                      Topology::kOversubscribed};
+  static constexpr std::array kAll{Topology::kFatTree, Topology::kRailOptimized,
+                                   Topology::kOversubscribed};
   return from_string(name, kAll);
 }
 

@@ -1,6 +1,7 @@
 #include "planner/mpi_shard.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -61,9 +62,9 @@ namespace {
 
 // Byte records exchanged between ranks (every rank runs the same binary: host byte order).
 void put_u64(std::string& buf, uint64_t v) {
-  char bytes[sizeof v];
-  std::memcpy(bytes, &v, sizeof v);
-  buf.append(bytes, sizeof v);
+  std::array<char, sizeof v> bytes{};
+  std::memcpy(bytes.data(), &v, sizeof v);
+  buf.append(bytes.data(), bytes.size());
 }
 
 void put_f64(std::string& buf, double v) {

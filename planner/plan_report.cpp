@@ -1,5 +1,6 @@
 #include "planner/plan_report.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -19,10 +20,10 @@ double g(double v) {
 
 // TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages.
 std::string layout_text(const Parallelism& p) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
+  std::array<char, 96> buf{};
+  std::snprintf(buf.data(), buf.size(), "%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
                 p.stage_layers.empty() ? "" : "*", p.data, p.context, p.virtual_pipeline_stages);
-  return buf;
+  return buf.data();
 }
 
 double disagreement_pct(const ScreenedCandidate& c) {
@@ -152,14 +153,14 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
 
 std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top) {
   std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line,
+  std::array<char, 512> line{};
+  std::snprintf(line.data(), line.size(),
                 "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed "
                 "%d (event engine: %s)\n\n",
                 plan.name.c_str(), to_string(plan.objective), result.required_tokens_per_s,
                 result.enumerated, result.screened, result.confirmations,
                 result.event_available ? "yes" : "no");
-  out += line;
+  out += line.data();
   const char* header =
       "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
       "recompute  ZeRO SP  iter s   MFU    mem GiB  days    cost $       eng\n";
@@ -169,7 +170,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     const Parallelism& p = c.candidate.parallelism;
     const std::string mbg =
         std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
-    std::snprintf(line, sizeof line,
+    std::snprintf(line.data(), line.size(),
                   "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %7.3f  %5.1f%%  "
                   "%6.1f  %6.2f%s %12.0f  %s\n",
                   rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
@@ -178,7 +179,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                   p.sequence_parallel ? "yes" : "no", e.iteration_time_s, 100.0 * e.mfu,
                   e.peak_memory_bytes / kGiB, r.wall_time_s / kDay, r.meets_target ? " " : "!",
                   r.cost_usd, c.confirmed ? "event" : "analytic");
-    out += line;
+    out += line.data();
   };
   out += "ranked (! = misses the target; PP* = uneven split of the layers over the stages):\n";
   out += header;
@@ -194,16 +195,17 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     const long long n = result.pruned.counts[static_cast<size_t>(i)];
     if (n == 0)
       continue;
-    std::snprintf(line, sizeof line, "  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
-    out += line;
+    std::snprintf(line.data(), line.size(), "  %-26s %lld\n",
+                  to_string(static_cast<PruneReason>(i)), n);
+    out += line.data();
   }
   out += "\nanalytic screen vs event confirmation:\n";
   int shown = 0;
   for (const ScreenedCandidate* c : disagreements(result)) {
-    std::snprintf(line, sizeof line, "  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
+    std::snprintf(line.data(), line.size(), "  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
                   candidate_scenario(plan, c->candidate).name.c_str(), c->analytic.iteration_time_s,
                   c->event.iteration_time_s, disagreement_pct(*c));
-    out += line;
+    out += line.data();
     ++shown;
   }
   if (result.event_available && !result.candidates.empty()) {
@@ -220,8 +222,8 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                                                     : result.event_unavailable_reason) +
            "\n";
   } else if (shown == 0) {
-    std::snprintf(line, sizeof line, "  none above %.0f%%\n", kDisagreementPct);
-    out += line;
+    std::snprintf(line.data(), line.size(), "  none above %.0f%%\n", kDisagreementPct);
+    out += line.data();
   }
   for (const auto& n : result.notes)
     out += "note: " + n + "\n";
@@ -230,11 +232,11 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   } else {
     const RankedEntry& b = result.ranked.front();
     const ScreenedCandidate& c = result.candidates[b.candidate];
-    std::snprintf(line, sizeof line, "\nbest: %d x %s (%s), %.2f days, $%.0f\n",
+    std::snprintf(line.data(), line.size(), "\nbest: %d x %s (%s), %.2f days, $%.0f\n",
                   c.candidate.num_nodes,
                   plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
                   to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd);
-    out += line;
+    out += line.data();
   }
   return out;
 }

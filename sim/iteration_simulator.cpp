@@ -1,6 +1,7 @@
 #include "sim/iteration_simulator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -453,9 +454,9 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   claim_engine();
   const auto wall0 = std::chrono::steady_clock::now();
   static int argc = 1;
-  static char name[] = "capsim";
-  static char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
+  static std::string name = "capsim";
+  static std::array<char*, 2> argv{name.data(), nullptr};
+  sg4::Engine engine(&argc, argv.data());
   bool deadlock = false;
   configure_engine(deadlock);
 

@@ -1,5 +1,6 @@
 #include "traces/chrome_trace.hpp"
 
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -26,9 +27,9 @@ std::string escape(const std::string& s) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
+          std::array<char, 8> buf{};
+          std::snprintf(buf.data(), buf.size(), "\\u%04x", static_cast<unsigned>(c));
+          out += buf.data();
         } else {
           out += c;
         }
@@ -39,9 +40,9 @@ std::string escape(const std::string& s) {
 
 // Microseconds with nanosecond resolution, fixed format so output is deterministic.
 std::string micros(double seconds) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", seconds * 1e6);
-  return buf;
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.3f", seconds * 1e6);
+  return buf.data();
 }
 
 }  // namespace

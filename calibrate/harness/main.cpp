@@ -5,6 +5,7 @@
 //   capsim-calibrate overlap [--shapes 8192x8192x8192,...] [-c all_reduce,all_gather] -o m.json
 // Multi-node: build with MPI and launch one process per GPU with mpirun/srun (as nccl-tests).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -34,9 +35,9 @@ std::string today_utc() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
-  return buf;
+  std::array<char, 16> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%d", &tm);
+  return buf.data();
 }
 
 std::vector<std::string> split(const std::string& text) {

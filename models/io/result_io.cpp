@@ -1,5 +1,6 @@
 #include "models/io/result_io.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -7,22 +8,22 @@ namespace capsim {
 namespace {
 
 std::string line(const char* label, const std::string& value) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "  %-28s %s\n", label, value.c_str());
-  return buf;
+  std::array<char, 160> buf{};
+  std::snprintf(buf.data(), buf.size(), "  %-28s %s\n", label, value.c_str());
+  return buf.data();
 }
 
 std::string fmt(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), format, value);
+  return buf.data();
 }
 
 std::string seconds_with_share(double part_s, double total_s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%10.4f s  %5.1f%%", part_s,
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%10.4f s  %5.1f%%", part_s,
                 total_s > 0 ? 100.0 * part_s / total_s : 0.0);
-  return buf;
+  return buf.data();
 }
 
 }  // namespace

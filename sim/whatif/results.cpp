@@ -1,6 +1,7 @@
 #include "sim/whatif/results.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -58,9 +59,9 @@ nlohmann::json lost_json(const GoodputLoss& l) {
 }
 
 std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), f, v);
+  return buf.data();
 }
 
 std::string hours(double s) {
@@ -224,17 +225,18 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
   const std::size_t n = policies.empty() ? 0 : policies.front().runs.size();
   os << "what-if \"" << whatif.name << "\": " << whatif.jobs.size() << " jobs, " << n
      << (n == 1 ? " replica" : " replicas (means)") << "\n\n";
-  char line[512];
-  std::snprintf(line, sizeof line, "%-34s %11s %9s %9s %6s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n",
-                "policy", "cost $", "GPU-h bil", "GPU-h bsy", "util", "wait p50", "wait p95",
-                "wait max", "JCT p50", "JCT p95", "lost GPUh", "done", "up", "down");
-  os << line;
+  std::array<char, 512> line{};
+  std::snprintf(line.data(), line.size(),
+                "%-34s %11s %9s %9s %6s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n", "policy", "cost $",
+                "GPU-h bil", "GPU-h bsy", "util", "wait p50", "wait p95", "wait max", "JCT p50",
+                "JCT p95", "lost GPUh", "done", "up", "down");
+  os << line.data();
   for (const auto& p : policies) {
     auto m = [&](const std::function<double(const PolicyResult&)>& f) {
       return mean_of(p.runs, f);
     };
     std::snprintf(
-        line, sizeof line,
+        line.data(), line.size(),
         "%-34s %11.0f %9.1f %9.1f %5.1f%% %8sh %8sh %8sh %8sh %8sh %9.1f %3.0f/%-3zu %5.0f %5.0f\n",
         p.name.substr(0, 34).c_str(), m([](auto& r) { return r.cost_usd; }),
         m([](auto& r) { return r.gpu_hours_billed; }), m([](auto& r) { return r.gpu_hours_busy; }),
@@ -247,7 +249,7 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
         m([](auto& r) { return r.lost.total(); }), m([](auto& r) { return r.jobs_finished; }),
         whatif.jobs.size(), m([](auto& r) { return r.scale_ups; }),
         m([](auto& r) { return r.scale_downs; }));
-    os << line;
+    os << line.data();
   }
   return os.str();
 }
@@ -266,8 +268,9 @@ std::string svg_chart(
       ymax = std::max(ymax, y);
     }
   }
-  static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  static constexpr std::array<const char*, 10> kColors{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                                       "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                                       "#bcbd22", "#17becf"};
   const std::size_t legend_rows = (series.size() + 3) / 4;  // four entries a row
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
@@ -285,7 +288,7 @@ std::string svg_chart(
      << "\">0 h</text>";
   std::size_t i = 0;
   for (const auto& [name, pts] : series) {
-    const char* color = kColors[i % 10];
+    const char* color = kColors[i % kColors.size()];
     os << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
     for (const auto& [x, y] : pts) {
       os << fmt("%.1f", l + (w - l - r) * x / xmax) << ','

@@ -1,5 +1,6 @@
 #include "sim/whatif/runner.hpp"
 
+#include <array>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -40,10 +41,10 @@ struct Child {
 std::string slurp(std::FILE* f) {
   std::string s;
   std::rewind(f);
-  char buf[65536];
+  std::array<char, 65536> buf{};
   std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-    s.append(buf, n);
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0)
+    s.append(buf.data(), n);
   return s;
 }
 

@@ -119,138 +119,196 @@ double weight_gradients_pending(const Parallelism& parallelism, int stage) {
   return d(std::min(p, m) - std::min(p - stage, m));
 }
 
-MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parallelism,
-                               const GpuSpec& gpu, AttentionMemory attention) {
-  const std::vector<int> layers = layers_per_stage(model, parallelism);
+namespace {
+
+// What every stage's estimate shares, computed once.
+struct MemoryInputs {
+  const ModelSpec* model = nullptr;
+  const Parallelism* parallelism = nullptr;
+  std::vector<int> layers;  // per stage
+  double t = 1.0;
+  double zero_group = 1.0;  // Megatron's DP×CP
+  BytesPerParameter bpp;
+  bool fsdp_mixed_precision = false;
+  double e = 2.0;  // activation element bytes
+  double sb = 0.0;
+  double vocab = 0.0;
+  double replicated_div = 1.0;  // t with SP: tensors replicated over TP are split
+  // Parameters per TP rank (parameter_count.hpp): layer weights split, norms and row-parallel
+  // biases replicated; the padded word embedding vocab-parallel, learned positions replicated.
+  double layer_params = 0.0;
+  double word = 0.0;
+  double positions = 0.0;
+  double final_norm = 0.0;
+  bool last_has_word = false;  // Megatron keeps a copy of tied word embeddings when p > 1
+  double layer_act = 0.0;
+  double live_layer = 0.0;
+  double pending_w_layer = 0.0;
+  double bucket_bytes = 0.0;
+};
+
+MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelism,
+                           AttentionMemory attention) {
+  MemoryInputs in;
+  in.model = &model;
+  in.parallelism = &parallelism;
+  in.layers = layers_per_stage(model, parallelism);
   const int p = parallelism.pipeline;
-  if (p < 1 || static_cast<int>(layers.size()) != p) {
+  if (p < 1 || static_cast<int>(in.layers.size()) != p) {
     throw std::invalid_argument("estimate_memory: one layer count per pipeline stage expected");
   }
-  const double t = d(parallelism.tensor);
-  const double zero_group = d(parallelism.data) * d(parallelism.context);  // Megatron DP×CP
-  const int zero = parallelism.zero_stage;
-  BytesPerParameter bpp = bytes_per_parameter(parallelism.precision);
+  in.t = d(parallelism.tensor);
+  in.zero_group = d(parallelism.data) * d(parallelism.context);
+  in.bpp = bytes_per_parameter(parallelism.precision);
   // An explicit gradient-reduction precision is also the main-gradient buffer's
   // (Megatron-LM --grad-reduce-in-bf16 keeps bf16 main grads).
   if (parallelism.grad_reduce_precision)
-    bpp.gradients_bytes = parallelism.grad_reduce_bytes_per_element();
+    in.bpp.gradients_bytes = parallelism.grad_reduce_bytes_per_element();
   // FSDP full shard with 16-bit compute keeps only the fp32 shard (the master copy, counted in
   // the optimizer state) and the fp32 sharded gradient: its 16-bit shard is freed after each
   // all-gather (torch/distributed/fsdp/_flat_param.py, _free_low_precision_sharded_param), so
   // 16-bit weights exist only gathered, as a buffer of their own (4 + 4 + 8 = 16 B/param over
   // D, not Megatron's 18). fp16 training is DeepSpeed's, which keeps its fp16 partition.
-  const bool fsdp_mixed_precision = zero >= 3 && (parallelism.precision == Precision::kBf16 ||
-                                                  parallelism.precision == Precision::kFp8);
-  const double e = element_bytes(parallelism.precision);
-  const double sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
-  const double h = d(model.hidden_size);
-  const double vocab = padded_vocab_size(model, parallelism.tensor);
-  const double replicated_div = parallelism.sequence_parallel ? t : 1.0;
-
-  // Parameters per TP rank (parameter_count.hpp): layer weights split, norms and row-parallel
-  // biases replicated; the padded word embedding vocab-parallel, learned positions replicated.
-  const double layer_params = layer_parameters_per_rank(model, parallelism.tensor);
-  const double word = word_embedding_parameters_per_rank(model, parallelism.tensor);
-  const double positions = input_embedding_parameters_per_rank(model, parallelism.tensor) - word;
-  const double final_norm =
-      head_parameters_per_rank(model, parallelism.tensor) - (model.tied_embeddings ? 0.0 : word);
-  // Megatron keeps a copy of tied word embeddings on the last stage when p > 1.
-  const bool last_has_word = !model.tied_embeddings || p > 1;
-
-  const double layer_act = activation_bytes_per_layer(model, parallelism, attention);
+  in.fsdp_mixed_precision =
+      parallelism.zero_stage >= 3 &&
+      (parallelism.precision == Precision::kBf16 || parallelism.precision == Precision::kFp8);
+  in.e = element_bytes(parallelism.precision);
+  in.sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
+  in.vocab = padded_vocab_size(model, parallelism.tensor);
+  in.replicated_div = parallelism.sequence_parallel ? in.t : 1.0;
+  in.layer_params = layer_parameters_per_rank(model, parallelism.tensor);
+  in.word = word_embedding_parameters_per_rank(model, parallelism.tensor);
+  in.positions = input_embedding_parameters_per_rank(model, parallelism.tensor) - in.word;
+  in.final_norm =
+      head_parameters_per_rank(model, parallelism.tensor) - (model.tied_embeddings ? 0.0 : in.word);
+  in.last_has_word = !model.tied_embeddings || p > 1;
+  in.layer_act = activation_bytes_per_layer(model, parallelism, attention);
   // Recomputation makes one layer's dropped activations live again during its backward: all
   // of them under full recompute (its input is the stored checkpoint, not counted twice), the
   // attention scores under selective recompute (zero with FlashAttention).
-  const double live_layer =
-      layer_activation_bytes(model, parallelism, Recompute::kNone, attention) - layer_act;
+  in.live_layer =
+      layer_activation_bytes(model, parallelism, Recompute::kNone, attention) - in.layer_act;
   // A micro-batch whose W (ZB-H1) is deferred keeps every linear layer's input and output
   // gradient, whatever the recompute mode: as much as the layer stores without recompute and
   // with FlashAttention (exact for layers without dropout, a little more with its masks).
-  const double pending_w_layer =
+  in.pending_w_layer =
       layer_activation_bytes(model, parallelism, Recompute::kNone, AttentionMemory::kFlash);
   // Bucketing every chunk is a framework that copies gradients into its buckets (PyTorch DDP
   // without gradient_as_bucket_view, Apex); Megatron-Core's buckets are views into the gradient
   // buffer counted above, so only NCCL's staging is extra.
-  const double bucket_bytes = parallelism.dp_buckets_every_chunk
-                                  ? parallelism.dp_bucket_bytes_or_default()
-                                  : kBucketStagingBytes;
+  in.bucket_bytes = parallelism.dp_buckets_every_chunk ? parallelism.dp_bucket_bytes_or_default()
+                                                       : kBucketStagingBytes;
+  return in;
+}
 
+// Weights, gradients and optimizer state of `params` parameters. ZeRO (Rajbhandari et al. 2020
+// §5): stage 1 shards optimizer state, 2 also gradients, 3 also weights, over the
+// data-parallel group (DP×CP, as Megatron's distributed optimizer).
+void add_model_states(StageMemory& s, const MemoryInputs& in, double params) {
+  const int zero = in.parallelism->zero_stage;
+  s.parameters = params;
+  s.weights_bytes = in.fsdp_mixed_precision
+                        ? 0.0
+                        : params * in.bpp.weights_bytes / (zero >= 3 ? in.zero_group : 1.0);
+  s.gradients_bytes = params * in.bpp.gradients_bytes / (zero >= 2 ? in.zero_group : 1.0);
+  s.optimizer_bytes = params * in.bpp.optimizer_bytes / (zero >= 1 ? in.zero_group : 1.0);
+}
+
+// What the embedding (first stage) and the head (last stage) hold beyond the layers.
+double edge_activation_bytes(const MemoryInputs& in, int stage, double in_flight) {
+  const ModelSpec& model = *in.model;
+  const Parallelism& par = *in.parallelism;
+  const int p = par.pipeline;
+  const double h = d(model.hidden_size);
+  double bytes = 0.0;
+  if (stage == 0) {
+    // Token ids (int64) and the embedding dropout mask per micro-batch in flight (Megatron
+    // theoretical_memory_usage.py; Korthikanti §4.3). The embedding output is the first
+    // layer's input, already counted in the layer.
+    bytes += in_flight * in.sb * (8.0 + mask_bytes(model) * h / in.replicated_div);
+  }
+  if (stage == p - 1) {
+    // Per micro-batch held by the head: the final norm's input (the last layer's output, which
+    // no layer stores) and output (the output layer's input), 4sbh as Megatron's
+    // theoretical_memory_usage.py counts them, and what the loss saves for backward: the fp32
+    // softmax of the vocab-parallel cross entropy (4sbV/t, Korthikanti §4.3), or the 16-bit
+    // logits of a single-kernel one; plus the transient logits in compute precision for the
+    // micro-batch being computed.
+    const double head_mbs = (par.schedule == Schedule::kGpipe && p > 1) ? in_flight : 1.0;
+    const double saved_per_logit =
+        model.cross_entropy == CrossEntropyKernel::kSingleKernel ? in.e : 4.0;
+    bytes += head_mbs * (2.0 * in.e * in.sb * h / in.replicated_div +
+                         saved_per_logit * in.sb * in.vocab / in.t) +
+             in.e * in.sb * in.vocab / in.t;
+  }
+  return bytes;
+}
+
+// Two DP gradient buckets in flight (one reducing, one filling); ZeRO-3 prefetches the next
+// layer's gathered weights while the current one computes (two layers, FSDP/DeepSpeed).
+double communication_bytes(const MemoryInputs& in, int stage) {
+  if (in.zero_group <= 1.0)
+    return 0.0;
+  double bytes = 2.0 * in.bucket_bytes;
+  if (in.parallelism->zero_stage >= 3) {
+    const int p = in.parallelism->pipeline;
+    // Each rank's own 1/D shard is its slice of the gathered buffer (NCCL in-place
+    // all-gather), so a gathered layer adds (1 - 1/D) of its weights; under FSDP mixed
+    // precision the 16-bit buffer is separate from the fp32 shard and counts whole.
+    const double gathered_layers = std::min(2.0, d(in.layers[static_cast<size_t>(stage)]));
+    // The word embedding (first stage) and the output layer (last stage) are gathered too,
+    // and stay gathered through the step (FSDP keeps its root unit, which holds them,
+    // unsharded between forward and backward).
+    double gathered_edges = stage == 0 ? in.word : 0.0;
+    if (stage == p - 1 && in.last_has_word && !(p == 1 && in.model->tied_embeddings))
+      gathered_edges += in.word;
+    bytes += (gathered_layers * in.layer_params + gathered_edges) * in.bpp.weights_bytes *
+             (in.fsdp_mixed_precision ? 1.0 : 1.0 - 1.0 / in.zero_group);
+  }
+  return bytes;
+}
+
+StageMemory stage_memory(const MemoryInputs& in, int stage) {
+  const Parallelism& par = *in.parallelism;
+  const int p = par.pipeline;
+  const double stage_layers = d(in.layers[static_cast<size_t>(stage)]);
+  StageMemory s;
+  s.stage = stage;
+  double params = stage_layers * in.layer_params;
+  if (stage == 0)
+    params += in.word + in.positions;
+  if (stage == p - 1)
+    params += in.final_norm + (in.last_has_word ? in.word : 0.0);
+  add_model_states(s, in, params);
+
+  const double in_flight = micro_batches_in_flight(par, stage);
+  const double pending_w = weight_gradients_pending(par, stage);
+  s.micro_batches_in_flight = static_cast<int>(std::ceil(in_flight + pending_w - 1e-9));
+  // Stored activations of the micro-batches in flight plus the recomputed live layer
+  // (Korthikanti §4.3; Chen et al. 2016), and what the deferred W passes keep.
+  s.activations_bytes =
+      stage_layers * (in_flight * in.layer_act + pending_w * in.pending_w_layer) + in.live_layer;
+  s.embedding_logits_bytes = edge_activation_bytes(in, stage, in_flight);
+  s.communication_bytes = communication_bytes(in, stage);
+  s.reserve_bytes = kFrameworkReserveBytes +
+                    kFragmentationFraction * (s.activations_bytes + s.embedding_logits_bytes);
+  return s;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parallelism,
+                               const GpuSpec& gpu, AttentionMemory attention) {
+  const MemoryInputs in = memory_inputs(model, parallelism, attention);
   MemoryEstimate estimate;
   estimate.capacity_bytes = gpu.hbm_capacity_bytes;
-  for (int i = 0; i < p; ++i) {
-    StageMemory s;
-    s.stage = i;
-    double params = d(layers[static_cast<size_t>(i)]) * layer_params;
-    if (i == 0)
-      params += word + positions;
-    if (i == p - 1)
-      params += final_norm + (last_has_word ? word : 0.0);
-    s.parameters = params;
-    // ZeRO (Rajbhandari et al. 2020 §5): stage 1 shards optimizer state, 2 also gradients,
-    // 3 also weights, over the data-parallel group (DP×CP, as Megatron's distributed optimizer).
-    s.weights_bytes =
-        fsdp_mixed_precision ? 0.0 : params * bpp.weights_bytes / (zero >= 3 ? zero_group : 1.0);
-    s.gradients_bytes = params * bpp.gradients_bytes / (zero >= 2 ? zero_group : 1.0);
-    s.optimizer_bytes = params * bpp.optimizer_bytes / (zero >= 1 ? zero_group : 1.0);
-
-    const double in_flight = micro_batches_in_flight(parallelism, i);
-    const double pending_w = weight_gradients_pending(parallelism, i);
-    s.micro_batches_in_flight = static_cast<int>(std::ceil(in_flight + pending_w - 1e-9));
-    // Stored activations of the micro-batches in flight plus the recomputed live layer
-    // (Korthikanti §4.3; Chen et al. 2016), and what the deferred W passes keep.
-    const double stage_layers = d(layers[static_cast<size_t>(i)]);
-    s.activations_bytes =
-        stage_layers * (in_flight * layer_act + pending_w * pending_w_layer) + live_layer;
-
-    if (i == 0) {
-      // Token ids (int64) and the embedding dropout mask per micro-batch in flight (Megatron
-      // theoretical_memory_usage.py; Korthikanti §4.3). The embedding output is the first
-      // layer's input, already counted in the layer.
-      s.embedding_logits_bytes += in_flight * sb * (8.0 + mask_bytes(model) * h / replicated_div);
-    }
-    if (i == p - 1) {
-      // Per micro-batch held by the head: the final norm's input (the last layer's output, which
-      // no layer stores) and output (the output layer's input), 4sbh as Megatron's
-      // theoretical_memory_usage.py counts them, and what the loss saves for backward: the fp32
-      // softmax of the vocab-parallel cross entropy (4sbV/t, Korthikanti §4.3), or the 16-bit
-      // logits of a single-kernel one; plus the transient logits in compute precision for the
-      // micro-batch being computed.
-      const double head_mbs = (parallelism.schedule == Schedule::kGpipe && p > 1) ? in_flight : 1.0;
-      const double saved_per_logit =
-          model.cross_entropy == CrossEntropyKernel::kSingleKernel ? e : 4.0;
-      s.embedding_logits_bytes +=
-          head_mbs * (2.0 * e * sb * h / replicated_div + saved_per_logit * sb * vocab / t) +
-          e * sb * vocab / t;
-    }
-
-    // Two DP gradient buckets in flight (one reducing, one filling); ZeRO-3 prefetches the next
-    // layer's gathered weights while the current one computes (two layers, FSDP/DeepSpeed).
-    if (zero_group > 1.0) {
-      s.communication_bytes += 2.0 * bucket_bytes;
-      if (zero >= 3) {
-        // Each rank's own 1/D shard is its slice of the gathered buffer (NCCL in-place
-        // all-gather), so a gathered layer adds (1 - 1/D) of its weights; under FSDP mixed
-        // precision the 16-bit buffer is separate from the fp32 shard and counts whole.
-        const double gathered_layers = std::min(2.0, d(layers[static_cast<size_t>(i)]));
-        // The word embedding (first stage) and the output layer (last stage) are gathered too,
-        // and stay gathered through the step (FSDP keeps its root unit, which holds them,
-        // unsharded between forward and backward).
-        double gathered_edges = i == 0 ? word : 0.0;
-        if (i == p - 1 && last_has_word && !(p == 1 && model.tied_embeddings))
-          gathered_edges += word;
-        s.communication_bytes += (gathered_layers * layer_params + gathered_edges) *
-                                 bpp.weights_bytes *
-                                 (fsdp_mixed_precision ? 1.0 : 1.0 - 1.0 / zero_group);
-      }
-    }
-    s.reserve_bytes = kFrameworkReserveBytes +
-                      kFragmentationFraction * (s.activations_bytes + s.embedding_logits_bytes);
-
+  for (int i = 0; i < parallelism.pipeline; ++i) {
+    estimate.stages.push_back(stage_memory(in, i));
+    const StageMemory& s = estimate.stages.back();
     if (s.total_bytes() > estimate.peak_bytes) {
       estimate.peak_bytes = s.total_bytes();
       estimate.worst_stage = i;
     }
-    estimate.stages.push_back(s);
   }
   estimate.fits = estimate.peak_bytes <= estimate.capacity_bytes;
   return estimate;

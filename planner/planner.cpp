@@ -130,119 +130,160 @@ double required_tokens_per_s(const PlanSpec& plan) {
   return need;
 }
 
+// The schedule a single-stage layout runs: 1F1B when listed; for interleaved-only lists 1F1B
+// too (it stands in for their pipelined layouts at one stage), else the first listed one.
+Schedule single_stage_schedule(const std::vector<std::pair<Schedule, int>>& pairs) {
+  Schedule out = Schedule::kInterleaved;
+  for (const auto& [sched, v] : pairs) {
+    if (sched == Schedule::kOneFOneB)
+      out = sched;
+  }
+  if (out == Schedule::kInterleaved) {
+    for (const auto& [sched, v] : pairs) {
+      if (sched != Schedule::kInterleaved)
+        return sched;
+    }
+  }
+  return out;
+}
+
+// Sets `p`'s schedule from pair `pair`, or returns false when that pair is not a distinct
+// layout: without a pipeline every schedule is the same layout, so one is kept.
+bool set_schedule(Parallelism& p, const std::vector<std::pair<Schedule, int>>& pairs, size_t pair,
+                  Schedule single_stage) {
+  auto [sched, v] = pairs[pair];
+  if (p.pipeline == 1) {
+    if (single_stage == Schedule::kInterleaved) {
+      if (pair > 0)
+        return false;
+      sched = Schedule::kOneFOneB;
+      v = 1;
+    } else if (sched != single_stage || v > 1) {
+      return false;
+    }
+  }
+  p.schedule = sched;
+  p.virtual_pipeline_stages = v;
+  return true;
+}
+
+// Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,
+// sequence parallelism, precision, global batch) in the search's fixed order, with `p` set.
+template <class Visit>
+void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit) {
+  const SearchSpace& s = plan.space;
+  const bool sp_off_listed = std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(),
+                                       false) != s.sequence_parallel.end();
+  for (int mb : s.micro_batch_size) {
+    p.micro_batch_size = mb;
+    for (Recompute rc : s.recompute) {
+      p.recompute = rc;
+      for (int zero : s.zero_stage) {
+        p.zero_stage = zero;
+        for (bool sp_listed : s.sequence_parallel) {
+          // Without TP, sequence parallelism is not a distinct layout (Megatron turns it off):
+          // run it once, as off.
+          const bool sp = sp_listed && p.tensor > 1;
+          if (sp != sp_listed && sp_off_listed)
+            continue;
+          p.sequence_parallel = sp;
+          for (Precision prec : s.precision) {
+            p.precision = prec;
+            for (int gbs : plan.global_batch_sizes) {
+              p.global_batch_size = gbs;
+              visit();
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// What every layout of one work item shares.
+struct ItemContext {
+  const PlanSpec* plan = nullptr;
+  const WorkItem* item = nullptr;
+  const HardwareProfile* profile = nullptr;
+  const GpuSpec* gpu = nullptr;
+  int nodes = 0;
+  size_t k = 0;
+  double need = 0.0;
+};
+
+// Prunes or screens one enumerated layout `sc.parallelism`, keeping the k best.
+void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long long order,
+                   const ItemContext& ctx) {
+  ++out.enumerated;
+  if (p.data == 0) {
+    out.pruned.add(p.tensor > sc.cluster.gpus_per_node ? PruneReason::kTensorExceedsNode
+                                                       : PruneReason::kGpuCount);
+    return;
+  }
+  if (auto reason = check_structure(sc.model, sc.cluster, p)) {
+    out.pruned.add(*reason);
+    return;
+  }
+  sc.parallelism = p;
+  try {
+    check_layout(sc.model, sc.cluster, p, ctx.plan->file, "");
+  } catch (const InputError&) {
+    out.pruned.add(PruneReason::kInvalidLayout);
+    return;
+  }
+  const MemoryEstimate mem = estimate_memory(sc.model, p, *ctx.gpu, sc.model.attention);
+  if (!mem.fits) {
+    out.pruned.add(PruneReason::kMemory);
+    return;
+  }
+  const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile);
+  const SimulationResult r = estimate_iteration(sc, costs, *ctx.profile, &mem);
+  ++out.screened;
+  if (r.tokens_per_s < ctx.need)
+    out.pruned.add(PruneReason::kBelowTarget);
+  ScreenedCandidate c;
+  c.candidate = {ctx.item->instance, ctx.nodes, p, order};
+  c.analytic = {"analytic", r.iteration_time_s, r.tokens_per_s,
+                r.mfu,      mem.peak_bytes,     mem.capacity_bytes};
+  keep_best(out.top, std::move(c), ctx.k);
+}
+
 ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,
                        const HardwareProfile& profile, size_t k, double need) {
   ItemResult out;
   const InstanceSpec& inst =
       *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
-  const GpuSpec& gpu = *find_gpu(inst.gpu);
-  const int nodes = plan.node_counts[static_cast<size_t>(item.nodes_index)];
+  const ItemContext ctx{&plan,
+                        &item,
+                        &profile,
+                        find_gpu(inst.gpu),
+                        plan.node_counts[static_cast<size_t>(item.nodes_index)],
+                        k,
+                        need};
   Scenario sc;
   sc.model = plan.model;
-  sc.cluster = cluster_for_instance(inst, nodes);
+  sc.cluster = cluster_for_instance(inst, ctx.nodes);
   const auto pairs = schedule_pairs(plan.space);
-  Schedule single_stage_schedule = Schedule::kInterleaved;  // interleaved only: 1F1B below
-  for (const auto& [sched, v] : pairs) {
-    if (sched == Schedule::kOneFOneB)
-      single_stage_schedule = sched;
-  }
-  if (single_stage_schedule == Schedule::kInterleaved) {
-    for (const auto& [sched, v] : pairs) {
-      if (sched != Schedule::kInterleaved) {
-        single_stage_schedule = sched;
-        break;
-      }
-    }
-  }
+  const Schedule single_stage = single_stage_schedule(pairs);
   long long order = item_index << 32;
-  const SearchSpace& s = plan.space;
-  const bool sp_off_listed = std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(),
-                                       false) != s.sequence_parallel.end();
   Parallelism p;
   p.tensor = item.tensor;
   p.pipeline = item.pipeline;
-  for (int cp : s.context) {
+  for (int cp : plan.space.context) {
     p.context = cp;
     const int model_parallel = p.tensor * p.pipeline * cp;
     p.data =
         sc.cluster.num_gpus() % model_parallel == 0 ? sc.cluster.num_gpus() / model_parallel : 0;
     for (size_t pair = 0; pair < pairs.size(); ++pair) {
-      auto [sched, v] = pairs[pair];
-      // Without a pipeline every schedule is the same layout: keep one (1F1B when listed, or
-      // 1F1B for interleaved-only lists, whose pipelined layouts it stands in for at one stage).
-      if (p.pipeline == 1) {
-        if (single_stage_schedule == Schedule::kInterleaved) {
-          if (pair > 0)
-            continue;
-          sched = Schedule::kOneFOneB;
-          v = 1;
-        } else if (sched != single_stage_schedule || v > 1) {
-          continue;
-        }
-      }
-      p.schedule = sched;
-      p.virtual_pipeline_stages = v;
+      if (!set_schedule(p, pairs, pair, single_stage))
+        continue;
       p.stage_layers.clear();
-      if (s.uneven_stages && sc.model.num_layers % (p.pipeline * v) != 0) {
-        p.stage_layers = uneven_stage_layers(sc.model.num_layers, p.pipeline, v);
+      if (plan.space.uneven_stages &&
+          sc.model.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+        p.stage_layers =
+            uneven_stage_layers(sc.model.num_layers, p.pipeline, p.virtual_pipeline_stages);
       }
-      for (int mb : s.micro_batch_size) {
-        p.micro_batch_size = mb;
-        for (Recompute rc : s.recompute) {
-          p.recompute = rc;
-          for (int zero : s.zero_stage) {
-            p.zero_stage = zero;
-            for (bool sp_listed : s.sequence_parallel) {
-              // Without TP, sequence parallelism is not a distinct layout (Megatron turns it
-              // off): run it once, as off.
-              const bool sp = sp_listed && p.tensor > 1;
-              if (sp != sp_listed && sp_off_listed)
-                continue;
-              p.sequence_parallel = sp;
-              for (Precision prec : s.precision) {
-                p.precision = prec;
-                for (int gbs : plan.global_batch_sizes) {
-                  p.global_batch_size = gbs;
-                  ++out.enumerated;
-                  ++order;
-                  if (p.data == 0) {
-                    out.pruned.add(p.tensor > sc.cluster.gpus_per_node
-                                       ? PruneReason::kTensorExceedsNode
-                                       : PruneReason::kGpuCount);
-                    continue;
-                  }
-                  if (auto reason = check_structure(sc.model, sc.cluster, p)) {
-                    out.pruned.add(*reason);
-                    continue;
-                  }
-                  sc.parallelism = p;
-                  try {
-                    check_layout(sc.model, sc.cluster, p, plan.file, "");
-                  } catch (const InputError&) {
-                    out.pruned.add(PruneReason::kInvalidLayout);
-                    continue;
-                  }
-                  const MemoryEstimate mem = estimate_memory(sc.model, p, gpu, sc.model.attention);
-                  if (!mem.fits) {
-                    out.pruned.add(PruneReason::kMemory);
-                    continue;
-                  }
-                  const IterationCosts costs = compute_iteration_costs(sc, profile);
-                  const SimulationResult r = estimate_iteration(sc, costs, profile, &mem);
-                  ++out.screened;
-                  if (r.tokens_per_s < need)
-                    out.pruned.add(PruneReason::kBelowTarget);
-                  ScreenedCandidate c;
-                  c.candidate = {item.instance, nodes, p, order};
-                  c.analytic = {"analytic", r.iteration_time_s, r.tokens_per_s,
-                                r.mfu,      mem.peak_bytes,     mem.capacity_bytes};
-                  keep_best(out.top, std::move(c), k);
-                }
-              }
-            }
-          }
-        }
-      }
+      for_each_layout_choice(plan, p, [&] { screen_layout(out, sc, p, ++order, ctx); });
     }
   }
   return out;

@@ -216,9 +216,11 @@ struct PartCosts {
   PassTimes layer;
   PassTimes embedding;
   PassTimes head;
-  LayerComm tp;    // per layer
-  EdgeComm edges;  // the embedding's and the head's TP collectives
-  LayerComm cp;    // per layer: the K/V ring not hidden behind attention
+  LayerComm tp;                   // per layer
+  EdgeComm edges;                 // the embedding's and the head's TP collectives
+  LayerComm cp;                   // per layer: the K/V ring not hidden behind attention
+  double layer_parameters = 0.0;  // of one layer on one GPU (per TP shard)
+  double activation_bytes = 0.0;  // a PP hop's bytes per micro-batch
 };
 
 // TP (and SP) collectives of a layer and of the edges. Vocab-parallel embedding (Megatron-LM):
@@ -303,7 +305,7 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
     // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
     ch.backward_cp_comm_s += n * parts.cp.forward_s;
   }
-  ch.layer_parameter_count = layer_parameters_per_rank(m, p.tensor);
+  ch.layer_parameter_count = parts.layer_parameters;
   ch.parameter_count = n * ch.layer_parameter_count;
   const auto add = [&ch](const PassTimes& compute, const LayerComm& tp) {
     ch.forward_compute_s += compute.forward_s;
@@ -324,9 +326,7 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
     ch.parameter_count += head_parameters_per_rank(m, p.tensor) +
                           (own_copy ? word_embedding_parameters_per_rank(m, p.tensor) : 0.0);
   }
-  // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
-  ch.activation_bytes =
-      tokens_per_micro_batch(scenario) * m.hidden_size * kActivationBytes / p.tensor;
+  ch.activation_bytes = parts.activation_bytes;
   return ch;
 }
 
@@ -340,12 +340,13 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
   const auto chunk_layers = [&](int s, int k) {
     return layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v);
   };
-  std::vector<std::vector<int>> first_layer(static_cast<size_t>(p.pipeline),
-                                            std::vector<int>(static_cast<size_t>(v), 0));
+  // First layer of chunk k of stage s at [s·v + k].
+  const auto at = [v](int s, int k) { return static_cast<size_t>(s) * v + k; };
+  std::vector<int> first_layer(at(p.pipeline, 0), 0);
   int next_layer = 0;
   for (int k = 0; k < v; ++k) {
     for (int s = 0; s < p.pipeline; ++s) {
-      first_layer[static_cast<size_t>(s)][static_cast<size_t>(k)] = next_layer;
+      first_layer[at(s, k)] = next_layer;
       next_layer += chunk_layers(s, k);
     }
   }
@@ -353,9 +354,8 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
   for (int s = 0; s < p.pipeline; ++s) {
     StageCosts& stage = costs.stages[static_cast<size_t>(s)];
     for (int k = 0; k < v; ++k) {
-      stage.chunks.push_back(chunk_costs(
-          parts, scenario, s, k, first_layer[static_cast<size_t>(s)][static_cast<size_t>(k)],
-          chunk_layers(s, k)));
+      stage.chunks.push_back(
+          chunk_costs(parts, scenario, s, k, first_layer[at(s, k)], chunk_layers(s, k)));
       stage.parameter_count += stage.chunks.back().parameter_count;
     }
     // Adam over the local shard (ZeRO >= 1 shards it over DP x CP): read fp32 param, grad,
@@ -392,6 +392,10 @@ IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareP
   add_tensor_parallel_costs(parts, scenario, layer_ops, head_ops, profile, gpu, costs.tp_group,
                             costs.compute_rate_during_comm);
   parts.cp = context_parallel_costs(scenario, profile, parts.layer, costs.compute_rate_during_comm);
+  parts.layer_parameters = layer_parameters_per_rank(m, p.tensor);
+  // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
+  parts.activation_bytes =
+      tokens_per_micro_batch(scenario) * m.hidden_size * kActivationBytes / p.tensor;
   add_stages(costs, parts, scenario, profile, gpu);
   return costs;
 }

@@ -7,23 +7,26 @@ namespace {
 
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
 
 // Sources: NVIDIA A100 and H100/H200 datasheets as restated in
 // ../shared/reference/hardware_facts.md §1 and §5 (ml-engineering accelerator tables).
-// HBM capacities are the marketed decimal GB expressed as the GiB that nvidia-smi reports
-// (A100 40GB: 40 GiB, 80GB: 80 GiB, H100: 80 GiB, H200: 141 GB = 131.3 GiB... listed as
-// 141e9 bytes). NVLink: A100 12 links x 25 GB/s, H100/H200 18 links x 25 GB/s per direction.
+// HBM capacities are the totals nvidia-smi reports, in MiB, as published nvidia-smi outputs
+// show them: A100-SXM4-40GB 40536 MiB (39.6 GiB), A100-SXM4-80GB 81920 MiB (80 GiB), H100 80GB
+// HBM3 81559 MiB (79.6 GiB), H200 143771 MiB (140.4 GiB; capsim listed the marketed 141e9 bytes,
+// 131.3 GiB, until 2026-11-25). The CUDA context and library workspaces come out of them (the
+// memory model's reserve). NVLink: A100 12 links x 25 GB/s, H100/H200 18 links x 25 GB/s per
+// direction.
 const std::array<GpuSpec, 4>& catalog() {
   static const std::array<GpuSpec, 4> kGpus{{
-      {"A100-SXM4-40GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 40 * kGiB,
+      {"A100-SXM4-40GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 40536 * kMiB,
        1555 * kGiga, 108, 3, 300 * kGiga, false},
-      {"A100-SXM4-80GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 80 * kGiB,
+      {"A100-SXM4-80GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 81920 * kMiB,
        2039 * kGiga, 108, 3, 300 * kGiga, false},
-      {"H100-SXM5-80GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera, 80 * kGiB,
-       3350 * kGiga, 132, 4, 450 * kGiga, true},
+      {"H100-SXM5-80GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
+       81559 * kMiB, 3350 * kGiga, 132, 4, 450 * kGiga, true},
       {"H200-SXM-141GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
-       141 * kGiga, 4800 * kGiga, 132, 4, 450 * kGiga, true},
+       143771 * kMiB, 4800 * kGiga, 132, 4, 450 * kGiga, true},
   }};
   return kGpus;
 }

@@ -85,15 +85,11 @@ std::string catalog_gpu_for_device(const std::string& device) {
   return "";
 }
 
-std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
-                                              const ProfileFitOptions& options) {
-  auto result = std::make_unique<ProfileFitResult>();
-  HardwareProfile& p = result->profile;
-  if (inputs.curves.empty() && inputs.gemm_rows.empty()) {
-    throw InputError("", "", "no measurements given");
-  }
+namespace {
 
-  // GPU: the option, else the first device name the logs or measurement headers print.
+// The profile's GPU: the option, else the first device name the logs or measurement headers
+// print that the catalog knows.
+std::string profile_gpu(const CalibrationInputs& inputs, const ProfileFitOptions& options) {
   std::string gpu = options.gpu;
   if (gpu.empty()) {
     for (const auto& c : inputs.curves) {
@@ -109,12 +105,12 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   if (gpu.empty()) {
     throw InputError("--gpu", "", "the logs name no known GPU; pass --gpu (one of the catalog)");
   }
-  const GpuSpec* spec = find_gpu(gpu);
-  if (spec == nullptr)
-    throw InputError("--gpu", "", "unknown GPU \"" + gpu + "\"");
+  return gpu;
+}
 
-  const bool any_inter = std::any_of(inputs.curves.begin(), inputs.curves.end(),
-                                     [](const CollectiveCurve& c) { return c.nodes > 1; });
+// Inter-node logs cannot be fitted without knowing their network; single-node ones ran on
+// NVSwitch.
+std::string profile_fabric(const ProfileFitOptions& options, bool any_inter) {
   std::string fabric = options.fabric;
   if (any_inter && (fabric.empty() || fabric == "nvswitch")) {
     throw InputError("--fabric", "",
@@ -122,6 +118,13 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   }
   if (fabric.empty())
     fabric = "nvswitch";
+  return fabric;
+}
+
+// The aggregate NIC bandwidth per node: the option, else the first measurement header that
+// states one. Inter-node bus bandwidths are relative to it, so those logs require it.
+double node_nic_bandwidth(const CalibrationInputs& inputs, const ProfileFitOptions& options,
+                          bool any_inter) {
   double nic = options.node_nic_bandwidth_bytes_per_s;
   for (const auto& m : inputs.machines) {
     if (nic <= 0.0)
@@ -132,26 +135,21 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                      "inter-node logs need the aggregate NIC bandwidth per node they ran with, "
                      "e.g. 400Gbps");
   }
+  return nic;
+}
 
-  p.gpu = gpu;
-  p.fabric = fabric;
-  p.name = options.name.empty() ? gpu + "-" + fabric : options.name;
-  p.reference_node_nic_bandwidth_bytes_per_s = any_inter ? nic : 0.0;
-  p.is_datasheet_default = false;
-
-  // Collectives: one joint fit per (collective, scope), in a fixed order.
-  CollectiveFitOptions fit_options;
-  fit_options.gpu_has_nvls = spec->has_nvls;
-  fit_options.node_nic_bandwidth_bytes_per_s = nic;
-  fit_options.plugin_latency_s = plugin_latency_s(fabric);
-  fit_options.max_regimes = options.max_regimes;
+// One joint fit per (collective, scope), in the fixed order of the map key, so that the
+// profile's collectives and fit records do not depend on the order of the inputs.
+void fit_collectives(const CalibrationInputs& inputs, const CollectiveFitOptions& fit_options,
+                     ProfileFitResult& result) {
+  HardwareProfile& p = result.profile;
   std::map<std::pair<int, bool>, std::vector<size_t>> groups;
   for (size_t i = 0; i < inputs.curves.size(); ++i) {
     const auto& c = inputs.curves[i];
     groups[{static_cast<int>(c.kind), c.nodes > 1}].push_back(i);
   }
-  result->curves = inputs.curves;
-  result->curve_model_s.resize(inputs.curves.size());
+  result.curves = inputs.curves;
+  result.curve_model_s.resize(inputs.curves.size());
   for (const auto& [key, members] : groups) {
     std::vector<CollectiveCurve> curves;
     for (size_t i : members)
@@ -159,93 +157,117 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
     CollectiveFit fit = fit_collective(curves, fit_options);
     for (size_t i : members) {
       const double reference_nic = p.reference_node_nic_bandwidth_bytes_per_s;
-      result->curve_model_s[i] = model_times(fit, inputs.curves[i], reference_nic);
+      result.curve_model_s[i] = model_times(fit, inputs.curves[i], reference_nic);
       p.fit_quality.push_back(evaluate_fit(fit, inputs.curves[i], reference_nic));
     }
     p.collectives.push_back(std::move(fit));
   }
-  for (const auto& c : inputs.curves)
-    p.provenance.push_back(provenance_line(c));
-  for (const auto& m : inputs.machines) {
-    p.provenance.push_back("measurements from " + (m.hostname.empty() ? "?" : m.hostname) + " (" +
-                           m.gpu + ", " + std::to_string(m.nodes) + " nodes, NCCL " +
-                           m.nccl_version + (m.date.empty() ? "" : ", " + m.date) + ")");
-  }
+}
 
-  // GEMM: fitted from the rows of this GPU family; defaults when there are none.
-  result->gemm_rows = std::move(inputs.gemm_rows);
+std::string machine_provenance_line(const MachineInfo& m) {
+  return "measurements from " + (m.hostname.empty() ? "?" : m.hostname) + " (" + m.gpu + ", " +
+         std::to_string(m.nodes) + " nodes, NCCL " + m.nccl_version +
+         (m.date.empty() ? "" : ", " + m.date) + ")";
+}
+
+std::string gemm_source_line(const GemmSourceFit& s) {
+  std::array<char, 32> scale{};
+  std::snprintf(scale.data(), scale.size(), "%.3f", s.scale);
+  return "gemm source (" + std::to_string(s.rows) + " rows, " +
+         (s.consensus ? std::string("consensus level")
+                      : "own level x" + std::string(scale.data())) +
+         "): " + s.source;
+}
+
+// GEMM: fitted from the rows of this GPU family; defaults when there are too few (a fit of
+// five parameters needs at least three rows).
+void fit_gemm_params(const GpuSpec& spec, std::vector<GemmMeasurement> rows,
+                     ProfileFitResult& result) {
+  HardwareProfile& p = result.profile;
+  result.gemm_rows = std::move(rows);
   size_t matching = 0;
-  for (const auto& r : result->gemm_rows)
-    matching += gemm_row_matches(r, *spec) ? 1 : 0;
-  if (matching >= 3) {
-    result->gemm = fit_gemm(result->gemm_rows, *spec);
-    p.gemm = result->gemm->params;
-    p.fit_quality.push_back(result->gemm->record);
-    for (const auto& s : result->gemm->sources) {
-      std::array<char, 32> scale{};
-      std::snprintf(scale.data(), scale.size(), "%.3f", s.scale);
-      p.provenance.push_back("gemm source (" + std::to_string(s.rows) + " rows, " +
-                             (s.consensus ? std::string("consensus level")
-                                          : "own level x" + std::string(scale.data())) +
-                             "): " + s.source);
-    }
-    if (result->gemm->fp8_max_efficiency_bound > 0.0) {
-      std::array<char, 64> eff{};
-      std::snprintf(eff.data(), eff.size(), "%.3f (bound %.3f)", p.gemm.fp8_max_efficiency,
-                    result->gemm->fp8_max_efficiency_bound);
-      p.provenance.push_back(
-          "gemm fp8 ceiling " + std::string(eff.data()) +
-          ": the best fp8 shape of a brute-force search: " + result->gemm->fp8_bound_row->source);
-    }
-  } else {
-    p.provenance.push_back("gemm: no " + spec->architecture +
+  for (const auto& r : result.gemm_rows)
+    matching += gemm_row_matches(r, spec) ? 1 : 0;
+  if (matching < 3) {
+    p.provenance.push_back("gemm: no " + spec.architecture +
                            " fp16/bf16 measurements given; GemmParams left at their defaults");
+    return;
   }
-  // collective_sms: measured in situ when an overlap measurement is given, else the default.
-  if (inputs.overlaps.empty()) {
-    p.collective_sms = HardwareProfile{}.collective_sms;
+  result.gemm = fit_gemm(result.gemm_rows, spec);
+  p.gemm = result.gemm->params;
+  p.fit_quality.push_back(result.gemm->record);
+  for (const auto& s : result.gemm->sources)
+    p.provenance.push_back(gemm_source_line(s));
+  if (result.gemm->fp8_max_efficiency_bound > 0.0) {
+    std::array<char, 64> eff{};
+    std::snprintf(eff.data(), eff.size(), "%.3f (bound %.3f)", p.gemm.fp8_max_efficiency,
+                  result.gemm->fp8_max_efficiency_bound);
     p.provenance.push_back(
-        "collective_sms " + std::to_string(p.collective_sms) +
-        ": not measured (no capsim-calibrate overlap input); the default, NCCL's channel count on "
-        "HGX A100 and H100 (one CTA per channel)");
-  } else {
-    std::vector<OverlapSample> per_file;
-    for (const auto& o : inputs.overlaps) {
-      if (o.sms != spec->num_sms) {
-        throw InputError(o.source, "/overlap/sms",
-                         "measured on a GPU with " + std::to_string(o.sms) + " SMs, but " + gpu +
-                             " has " + std::to_string(spec->num_sms) +
-                             "; measure collective_sms on the profile's GPU");
-      }
-      OverlapSample s;
-      s.sms_taken = o.sms_taken;
-      per_file.push_back(s);
-    }
-    p.collective_sms = overlap_median_sms_taken(per_file);
-    p.provenance.push_back(
-        "collective_sms " + std::to_string(p.collective_sms) +
-        ": measured in situ by capsim-calibrate overlap (GEMM time alone vs beside a running "
-        "collective" +
-        (inputs.overlaps.size() > 1
-             ? "; median of " + std::to_string(inputs.overlaps.size()) + " files)"
-             : std::string(")")));
-    for (const auto& o : inputs.overlaps) {
-      std::string kinds;
-      for (const auto& s : o.samples) {
-        const std::string name = collective_name(s.collective);
-        if (kinds.find(name) == std::string::npos)
-          kinds += (kinds.empty() ? "" : "/") + name;
-      }
-      std::array<char, 32> mib{};
-      std::snprintf(mib.data(), mib.size(), "%.4g", o.collective_bytes / (1024.0 * 1024.0));
-      p.provenance.push_back(base_name(o.source) + ": capsim-calibrate overlap, " +
-                             std::to_string(o.sms_taken) + " of " + std::to_string(o.sms) +
-                             " SMs taken (median of " + std::to_string(o.samples.size()) + " " +
-                             o.dtype + " GEMM x " + kinds + " pairs; " + mib.data() + " MiB over " +
-                             std::to_string(o.ranks) + " ranks)");
-    }
+        "gemm fp8 ceiling " + std::string(eff.data()) +
+        ": the best fp8 shape of a brute-force search: " + result.gemm->fp8_bound_row->source);
   }
-  p.attention = published_attention_params(*spec);
+}
+
+// One line per overlap file: what it measured, for the profile's provenance.
+std::string overlap_provenance_line(const OverlapMeasurement& o) {
+  std::string kinds;
+  for (const auto& s : o.samples) {
+    const std::string name = collective_name(s.collective);
+    if (kinds.find(name) == std::string::npos)
+      kinds += (kinds.empty() ? "" : "/") + name;
+  }
+  std::array<char, 32> mib{};
+  std::snprintf(mib.data(), mib.size(), "%.4g", o.collective_bytes / (1024.0 * 1024.0));
+  return base_name(o.source) + ": capsim-calibrate overlap, " + std::to_string(o.sms_taken) +
+         " of " + std::to_string(o.sms) + " SMs taken (median of " +
+         std::to_string(o.samples.size()) + " " + o.dtype + " GEMM x " + kinds + " pairs; " +
+         mib.data() + " MiB over " + std::to_string(o.ranks) + " ranks)";
+}
+
+// collective_sms measured in situ: the median over the overlap files, each of which must have
+// run on the profile's GPU (SMs taken only mean something out of that GPU's SM count).
+void measure_collective_sms(const std::vector<OverlapMeasurement>& overlaps, const std::string& gpu,
+                            const GpuSpec& spec, HardwareProfile& p) {
+  std::vector<OverlapSample> per_file;
+  for (const auto& o : overlaps) {
+    if (o.sms != spec.num_sms) {
+      throw InputError(o.source, "/overlap/sms",
+                       "measured on a GPU with " + std::to_string(o.sms) + " SMs, but " + gpu +
+                           " has " + std::to_string(spec.num_sms) +
+                           "; measure collective_sms on the profile's GPU");
+    }
+    OverlapSample s;
+    s.sms_taken = o.sms_taken;
+    per_file.push_back(s);
+  }
+  p.collective_sms = overlap_median_sms_taken(per_file);
+  p.provenance.push_back(
+      "collective_sms " + std::to_string(p.collective_sms) +
+      ": measured in situ by capsim-calibrate overlap (GEMM time alone vs beside a running "
+      "collective" +
+      (overlaps.size() > 1 ? "; median of " + std::to_string(overlaps.size()) + " files)"
+                           : std::string(")")));
+  for (const auto& o : overlaps)
+    p.provenance.push_back(overlap_provenance_line(o));
+}
+
+// collective_sms: measured in situ when an overlap measurement is given, else the default.
+void set_collective_sms(const std::vector<OverlapMeasurement>& overlaps, const std::string& gpu,
+                        const GpuSpec& spec, HardwareProfile& p) {
+  if (!overlaps.empty()) {
+    measure_collective_sms(overlaps, gpu, spec, p);
+    return;
+  }
+  p.collective_sms = HardwareProfile{}.collective_sms;
+  p.provenance.push_back(
+      "collective_sms " + std::to_string(p.collective_sms) +
+      ": not measured (no capsim-calibrate overlap input); the default, NCCL's channel count on "
+      "HGX A100 and H100 (one CTA per channel)");
+}
+
+// The parameters no input measures: published or default values, said so in the provenance.
+void set_unfitted_params(const GpuSpec& spec, HardwareProfile& p) {
+  p.attention = published_attention_params(spec);
   p.provenance.push_back(
       "attention efficiencies: published figures for the architecture (Dao 2023: FlashAttention-1 "
       "/ Triton class on Ampere, FlashAttention-2 on Hopper), not fitted; "
@@ -253,6 +275,46 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   p.provenance.push_back(
       "software_efficiency 1: kernels at benchmark speed (capsim calibrate step fits it from "
       "measured iterations of a training stack)");
+}
+
+}  // namespace
+
+std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
+                                              const ProfileFitOptions& options) {
+  auto result = std::make_unique<ProfileFitResult>();
+  HardwareProfile& p = result->profile;
+  if (inputs.curves.empty() && inputs.gemm_rows.empty()) {
+    throw InputError("", "", "no measurements given");
+  }
+  const std::string gpu = profile_gpu(inputs, options);
+  const GpuSpec* spec = find_gpu(gpu);
+  if (spec == nullptr)
+    throw InputError("--gpu", "", "unknown GPU \"" + gpu + "\"");
+  const bool any_inter = std::any_of(inputs.curves.begin(), inputs.curves.end(),
+                                     [](const CollectiveCurve& c) { return c.nodes > 1; });
+  const std::string fabric = profile_fabric(options, any_inter);
+  const double nic = node_nic_bandwidth(inputs, options, any_inter);
+
+  p.gpu = gpu;
+  p.fabric = fabric;
+  p.name = options.name.empty() ? gpu + "-" + fabric : options.name;
+  p.reference_node_nic_bandwidth_bytes_per_s = any_inter ? nic : 0.0;
+  p.is_datasheet_default = false;
+
+  CollectiveFitOptions fit_options;
+  fit_options.gpu_has_nvls = spec->has_nvls;
+  fit_options.node_nic_bandwidth_bytes_per_s = nic;
+  fit_options.plugin_latency_s = plugin_latency_s(fabric);
+  fit_options.max_regimes = options.max_regimes;
+  fit_collectives(inputs, fit_options, *result);
+  for (const auto& c : inputs.curves)
+    p.provenance.push_back(provenance_line(c));
+  for (const auto& m : inputs.machines)
+    p.provenance.push_back(machine_provenance_line(m));
+
+  fit_gemm_params(*spec, std::move(inputs.gemm_rows), *result);
+  set_collective_sms(inputs.overlaps, gpu, *spec, p);
+  set_unfitted_params(*spec, p);
   return result;
 }
 

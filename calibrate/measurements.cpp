@@ -177,6 +177,88 @@ std::optional<double> csv_number(const std::string& text) {
   return value;
 }
 
+// The GEMM CSV's header: the fixed columns first, then optional ones by name in any order.
+void check_gemm_header(const std::vector<std::string>& header, const std::string& path) {
+  const std::vector<std::string> expected{"gpu", "dtype", "M", "N", "K", "tflops", "source"};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (i >= header.size() || header[i] != expected[i]) {
+      throw InputError(path, "1",
+                       "expected the header to start with gpu,dtype,M,N,K,tflops,source");
+    }
+  }
+  for (size_t i = expected.size(); i < header.size(); ++i) {
+    if (header[i] != "batch" && header[i] != "library" && header[i] != "note") {
+      throw InputError(
+          path, "1",
+          "unknown column \"" + header[i] + "\"; optional columns: batch, library, note");
+    }
+  }
+}
+
+// The field of an optional column by name, "" when the CSV has no such column.
+std::string optional_column(const std::vector<std::string>& header,
+                            const std::vector<std::string>& fields, const char* name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  return it == header.end() ? "" : fields[static_cast<size_t>(it - header.begin())];
+}
+
+// M, N, K and tflops, each a positive number.
+std::array<double, 4> gemm_shape_and_rate(const std::vector<std::string>& fields,
+                                          const std::string& path, int line_no) {
+  static constexpr std::array<const char*, 4> kColumns{"M", "N", "K", "tflops"};
+  std::array<double, 4> values{};
+  for (size_t i = 0; i < 4; ++i) {
+    auto v = csv_number(fields[2 + i]);
+    if (!v || *v <= 0.0) {
+      throw InputError(path, std::to_string(line_no),
+                       std::string("expected a positive number for ") + kColumns[i] + ", got \"" +
+                           fields[2 + i] + "\"");
+    }
+    values[i] = *v;
+  }
+  return values;
+}
+
+// One data row of the GEMM CSV; `header` has been checked.
+GemmMeasurement parse_gemm_row(const std::vector<std::string>& header,
+                               const std::vector<std::string>& fields, const std::string& path,
+                               int line_no) {
+  if (fields.size() != header.size()) {
+    throw InputError(path, std::to_string(line_no),
+                     "expected " + std::to_string(header.size()) + " fields, got " +
+                         std::to_string(fields.size()));
+  }
+  GemmMeasurement g;
+  g.gpu = fields[0];
+  g.dtype = fields[1];
+  static constexpr std::array<const char*, 5> kDtypes{"bf16", "fp16", "fp8_e4m3", "fp8_e5m2",
+                                                      "tf32"};
+  if (std::find(kDtypes.begin(), kDtypes.end(), g.dtype) == kDtypes.end()) {
+    throw InputError(
+        path, std::to_string(line_no),
+        "expected dtype bf16, fp16, fp8_e4m3, fp8_e5m2 or tf32, got \"" + g.dtype + "\"");
+  }
+  g.source = fields[6];
+  g.line = line_no;
+  // The source or the note says the row is the best of a brute-force shape search.
+  const std::string note = optional_column(header, fields, "note");
+  g.search_maximum = (g.source + " " + note).find("brute-force search") != std::string::npos;
+  const std::array<double, 4> values = gemm_shape_and_rate(fields, path, line_no);
+  g.m = values[0];
+  g.n = values[1];
+  g.k = values[2];
+  g.flop_per_s = values[3] * 1e12;
+  if (const std::string batch = optional_column(header, fields, "batch"); !batch.empty()) {
+    auto b = csv_number(batch);
+    if (!b || *b < 1.0) {
+      throw InputError(path, std::to_string(line_no),
+                       "expected a batch count >= 1, got \"" + batch + "\"");
+    }
+    g.batch = *b;
+  }
+  return g;
+}
+
 }  // namespace
 
 int overlap_sms_taken(int sms, double time_alone_s, double time_beside_s) {
@@ -318,71 +400,10 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     auto fields = split_csv(line, path, line_no);
     if (header.empty()) {
       header = fields;
-      const std::vector<std::string> expected{"gpu", "dtype", "M", "N", "K", "tflops", "source"};
-      for (size_t i = 0; i < expected.size(); ++i) {
-        if (i >= header.size() || header[i] != expected[i]) {
-          throw InputError(path, "1",
-                           "expected the header to start with gpu,dtype,M,N,K,tflops,source");
-        }
-      }
-      // Optional columns after those, by name, in any order.
-      for (size_t i = expected.size(); i < header.size(); ++i) {
-        if (header[i] != "batch" && header[i] != "library" && header[i] != "note") {
-          throw InputError(
-              path, "1",
-              "unknown column \"" + header[i] + "\"; optional columns: batch, library, note");
-        }
-      }
+      check_gemm_header(header, path);
       continue;
     }
-    if (fields.size() != header.size()) {
-      throw InputError(path, std::to_string(line_no),
-                       "expected " + std::to_string(header.size()) + " fields, got " +
-                           std::to_string(fields.size()));
-    }
-    const auto column = [&](const char* name) -> std::string {
-      const auto it = std::find(header.begin(), header.end(), name);
-      return it == header.end() ? "" : fields[static_cast<size_t>(it - header.begin())];
-    };
-    GemmMeasurement g;
-    g.gpu = fields[0];
-    g.dtype = fields[1];
-    static constexpr std::array<const char*, 5> kDtypes{"bf16", "fp16", "fp8_e4m3", "fp8_e5m2",
-                                                        "tf32"};
-    if (std::find(kDtypes.begin(), kDtypes.end(), g.dtype) == kDtypes.end()) {
-      throw InputError(
-          path, std::to_string(line_no),
-          "expected dtype bf16, fp16, fp8_e4m3, fp8_e5m2 or tf32, got \"" + g.dtype + "\"");
-    }
-    g.source = fields[6];
-    g.line = line_no;
-    // The source or the note says the row is the best of a brute-force shape search.
-    const std::string note = column("note");
-    g.search_maximum = (g.source + " " + note).find("brute-force search") != std::string::npos;
-    static constexpr std::array<const char*, 4> kColumns{"M", "N", "K", "tflops"};
-    std::array<double, 4> values{};
-    for (size_t i = 0; i < 4; ++i) {
-      auto v = csv_number(fields[2 + i]);
-      if (!v || *v <= 0.0) {
-        throw InputError(path, std::to_string(line_no),
-                         std::string("expected a positive number for ") + kColumns[i] + ", got \"" +
-                             fields[2 + i] + "\"");
-      }
-      values[i] = *v;
-    }
-    g.m = values[0];
-    g.n = values[1];
-    g.k = values[2];
-    g.flop_per_s = values[3] * 1e12;
-    if (const std::string batch = column("batch"); !batch.empty()) {
-      auto b = csv_number(batch);
-      if (!b || *b < 1.0) {
-        throw InputError(path, std::to_string(line_no),
-                         "expected a batch count >= 1, got \"" + batch + "\"");
-      }
-      g.batch = *b;
-    }
-    out.push_back(g);
+    out.push_back(parse_gemm_row(header, fields, path, line_no));
   }
   if (out.empty())
     throw InputError(path, "", "no GEMM rows");

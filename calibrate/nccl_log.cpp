@@ -322,51 +322,72 @@ LogScan scan_lines(std::string_view text, const std::string& name, CollectiveCur
   return scan;
 }
 
+// The row with the largest algbw (at least 0.5 GB/s): the most printed digits, so the
+// tightest busbw/algbw ratio. Null when no row has one.
+const Row* widest_row(const std::vector<Row>& rows) {
+  const Row* widest = nullptr;
+  for (const Row& row : rows) {
+    if (row.algbw >= 0.5 && (widest == nullptr || row.algbw > widest->algbw))
+      widest = &row;
+  }
+  return widest;
+}
+
+// The rank counts the widest row's busbw/algbw allows; empty when no row tells or the
+// collective's bus bandwidth factor is 1 (broadcast, send/recv).
+std::vector<int> rank_candidates(const LogScan& scan, const std::string& name,
+                                 CollectiveKind kind) {
+  const Row* widest = widest_row(scan.rows);
+  if (widest == nullptr)
+    return {};
+  std::vector<int> candidates = ranks_from_ratio(kind, widest->algbw, widest->busbw);
+  const bool has_factor = kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kSendRecv;
+  if (candidates.empty() && has_factor) {
+    fail_at(name, widest->sample.line,
+            std::string("busbw/algbw does not match any rank count for ") +
+                (kind == CollectiveKind::kAllReduce ? "all-reduce (2(n-1)/n)"
+                                                    : "this collective ((n-1)/n)"));
+  }
+  return candidates;
+}
+
+// Among the counts the ratio allows (large n are indistinguishable): nThread x nGpus, then a
+// multiple of 8 (8-GPU nodes), then the smallest.
+int pick_rank_count(const std::vector<int>& candidates, int header_ranks) {
+  auto pick = [&](auto&& predicate) {
+    auto it = std::find_if(candidates.begin(), candidates.end(), predicate);
+    return it == candidates.end() ? 0 : *it;
+  };
+  int ranks = pick([&](int n) { return n == header_ranks; });
+  if (ranks == 0)
+    ranks = pick([](int n) { return n % 8 == 0; });
+  if (ranks == 0)
+    ranks = candidates.front();
+  return ranks;
+}
+
 // Rank count: the busbw/algbw ratio of the row with the largest algbw (the most printed
 // digits) survives elided Rank lines; among the counts it allows, prefer the Rank-line count,
 // then nThread x nGpus, then a multiple of 8 (8-GPU nodes), then the smallest (format doc §6).
 void infer_ranks(const LogScan& scan, const std::string& name, CollectiveCurve& curve) {
   const int listed = static_cast<int>(scan.hosts.size());
-  const Row* widest = nullptr;
-  for (const Row& row : scan.rows) {
-    if (row.algbw >= 0.5 && (widest == nullptr || row.algbw > widest->algbw))
-      widest = &row;
-  }
-  const bool has_factor =
-      curve.kind != CollectiveKind::kBroadcast && curve.kind != CollectiveKind::kSendRecv;
-  std::vector<int> candidates;
-  if (widest != nullptr) {
-    candidates = ranks_from_ratio(curve.kind, widest->algbw, widest->busbw);
-    if (candidates.empty() && has_factor) {
-      fail_at(name, widest->sample.line,
-              std::string("busbw/algbw does not match any rank count for ") +
-                  (curve.kind == CollectiveKind::kAllReduce ? "all-reduce (2(n-1)/n)"
-                                                            : "this collective ((n-1)/n)"));
-    }
-  }
+  const std::vector<int> candidates = rank_candidates(scan, name, curve.kind);
   const bool listed_allowed = candidates.empty() || std::find(candidates.begin(), candidates.end(),
                                                               listed) != candidates.end();
+  const bool ranks_listed = listed > 0 && !scan.rank_lines_elided;
   const int header_ranks = scan.header_threads * scan.header_gpus;
   curve.ranks_inferred = true;
-  if (listed > 0 && listed_allowed && !scan.rank_lines_elided) {
+  if (ranks_listed && listed_allowed) {
     curve.ranks = listed;
     curve.ranks_inferred = false;
   } else if (!candidates.empty()) {
-    if (listed > 0 && !scan.rank_lines_elided) {
+    if (ranks_listed) {
       throw InputError(name, "",
                        "busbw/algbw implies " + std::to_string(candidates.front()) +
                            (candidates.size() > 1 ? "+" : "") + " ranks but the log lists " +
                            std::to_string(listed) + " Rank lines");
     }
-    auto pick = [&](auto&& predicate) {
-      auto it = std::find_if(candidates.begin(), candidates.end(), predicate);
-      return it == candidates.end() ? 0 : *it;
-    };
-    curve.ranks = pick([&](int n) { return n == header_ranks; });
-    if (curve.ranks == 0)
-      curve.ranks = pick([](int n) { return n % 8 == 0; });
-    if (curve.ranks == 0)
-      curve.ranks = candidates.front();
+    curve.ranks = pick_rank_count(candidates, header_ranks);
   } else if (listed > 0) {  // no candidates, so listed_allowed: the Rank lines are elided
     throw InputError(name, "",
                      "the Rank lines are elided ('...') and broadcast/send-recv bandwidths carry "
@@ -399,6 +420,37 @@ void infer_nodes(const LogScan& scan, const std::string& name, CollectiveCurve& 
   curve.ranks_per_node = curve.ranks / curve.nodes;
 }
 
+// What a lead byte allows: the length of its sequence (0: not a lead byte) and the range of
+// the second byte (RFC 3629 §4: no overlong forms, no surrogates, nothing above U+10FFFF).
+struct Utf8Lead {
+  size_t length = 1;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+};
+
+Utf8Lead utf8_lead(unsigned char byte) {
+  Utf8Lead lead;
+  if (byte < 0x80)
+    return lead;
+  lead.length = byte >= 0xC2 && byte <= 0xDF   ? 2
+                : byte >= 0xE0 && byte <= 0xEF ? 3
+                : byte >= 0xF0 && byte <= 0xF4 ? 4
+                                               : 0;
+  lead.low = byte == 0xE0 ? 0xA0 : byte == 0xF0 ? 0x90 : 0x80;
+  lead.high = byte == 0xED ? 0x9F : byte == 0xF4 ? 0x8F : 0xBF;
+  return lead;
+}
+
+// Whether the sequence the lead byte at `i` announces is complete and well formed.
+bool is_utf8_sequence(std::string_view text, size_t i, const Utf8Lead& lead) {
+  bool valid = lead.length > 0 && i + lead.length <= text.size();
+  for (size_t k = 1; valid && k < lead.length; ++k) {
+    const auto next = static_cast<unsigned char>(text[i + k]);
+    valid = k == 1 ? next >= lead.low && next <= lead.high : (next & 0xC0) == 0x80;
+  }
+  return valid;
+}
+
 // Throws unless `text` is UTF-8: its notes and device names go into profiles, which are JSON.
 void check_utf8(std::string_view text, const std::string& name) {
   int line = 1;
@@ -406,27 +458,10 @@ void check_utf8(std::string_view text, const std::string& name) {
     const auto byte = static_cast<unsigned char>(text[i]);
     if (byte == '\n')
       ++line;
-    // Lead byte: sequence length and the range of the second byte (RFC 3629 §4: no overlong
-    // forms, no surrogates, nothing above U+10FFFF).
-    size_t length = 1;
-    unsigned char low = 0x80;
-    unsigned char high = 0xBF;
-    if (byte >= 0x80) {
-      length = byte >= 0xC2 && byte <= 0xDF   ? 2
-               : byte >= 0xE0 && byte <= 0xEF ? 3
-               : byte >= 0xF0 && byte <= 0xF4 ? 4
-                                              : 0;
-      low = byte == 0xE0 ? 0xA0 : byte == 0xF0 ? 0x90 : 0x80;
-      high = byte == 0xED ? 0x9F : byte == 0xF4 ? 0x8F : 0xBF;
-    }
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      valid = k == 1 ? next >= low && next <= high : (next & 0xC0) == 0x80;
-    }
-    if (!valid)
+    const Utf8Lead lead = utf8_lead(byte);
+    if (!is_utf8_sequence(text, i, lead))
       fail_at(name, line, "the log is not UTF-8 text (byte " + std::to_string(byte) + ")");
-    i += length;
+    i += lead.length;
   }
 }
 

@@ -15,92 +15,127 @@
 
 namespace capsim::cli {
 
-int run_whatif(int argc, char** argv) {
-  return guarded("capsim whatif", [&] {
-    cxxopts::Options options("capsim whatif",
-                             "Replay a job trace on an autoscaled cluster under each policy");
-    options.positional_help("[WHATIF.json]");
-    options.add_options()("whatif", "capsim.whatif/v1 file (default: the embedded default)",
-                          cxxopts::value<std::string>())(
-        "json", "print one JSON object instead of the table")(
-        "seed", "first seed (overrides the file's)", cxxopts::value<long long>())(
-        "seeds", "replicas per policy, seeds seed..seed+N-1 (means and spreads)",
-        cxxopts::value<int>())("jobs", "simulations in parallel (child processes)",
-                               cxxopts::value<int>()->default_value("2"))(
-        "policy", "run only this policy (repeatable)", cxxopts::value<std::vector<std::string>>())(
-        "timeline", "write the timeline CSV (first replica of each policy)",
-        cxxopts::value<std::string>())("report", "write an HTML report with SVG plots",
-                                       cxxopts::value<std::string>())(
-        "print-default", "print the embedded default what-if and exit");
-    options.parse_positional({"whatif"});
-    cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args))
-      return 0;
-    if (args.count("print-default") > 0) {
-      std::cout << whatif::default_whatif_text();
-      return 0;
-    }
-    whatif::WhatIf w = args.count("whatif") > 0
-                           ? whatif::load_whatif(args["whatif"].as<std::string>())
-                           : whatif::default_whatif();
-    if (args.count("seed") > 0) {
-      const long long seed = args["seed"].as<long long>();
-      if (seed < 0)
-        throw InputError("", "", "--seed must be >= 0, got " + std::to_string(seed));
-      w.seed = static_cast<std::uint64_t>(seed);
-    }
-    int replicas = w.replicas;
-    if (args.count("seeds") > 0) {
-      replicas = args["seeds"].as<int>();
-      if (replicas < 1 || replicas > 1000) {
-        throw InputError("", "", "--seeds must be in [1, 1000], got " + std::to_string(replicas));
-      }
-    }
-    const int jobs = args["jobs"].as<int>();
-    check_jobs(jobs);
-    for (const char* output : {"timeline", "report"}) {
-      if (args.count(output) > 0)
-        check_output_path(args[output].as<std::string>());
-    }
-    auto policies = whatif::expand_policies(w);
-    if (args.count("policy") > 0) {
-      const auto wanted = args["policy"].as<std::vector<std::string>>();
-      for (const auto& name : wanted) {
-        const bool known = std::any_of(policies.begin(), policies.end(),
-                                       [&](const auto& p) { return p.name == name; });
-        if (!known) {
-          std::string names;
-          for (const auto& p : policies)
-            names += (names.empty() ? "" : ", ") + p.name;
-          throw InputError("", "",
-                           "--policy " + name + ": no such policy (policies: " + names + ")");
-        }
-      }
-      std::erase_if(policies, [&](const auto& p) {
-        return std::find(wanted.begin(), wanted.end(), p.name) == wanted.end();
-      });
-    }
-    const auto runs = whatif::run_all(w, policies, replicas, jobs);
-    // Both outputs or neither.
-    std::vector<std::pair<std::string, std::string>> files;
-    if (args.count("timeline") > 0) {
-      std::vector<traces::Timeline> timelines;
-      for (const auto& p : runs)
-        timelines.push_back(p.runs.front().timeline);
-      std::ostringstream os;
-      traces::write_timeline_csv(os, timelines);
-      files.emplace_back(args["timeline"].as<std::string>(), os.str());
-    }
-    if (args.count("report") > 0)
-      files.emplace_back(args["report"].as<std::string>(), whatif::html_report(w, runs));
-    write_files_atomically(files);
-    if (args.count("json") > 0) {
-      std::cout << whatif::summary_json(w, runs).dump(2) << "\n";
-    } else {
-      std::cout << whatif::comparison_table(w, runs);
-    }
-    return 0;
+namespace {
+
+cxxopts::Options whatif_options() {
+  cxxopts::Options options("capsim whatif",
+                           "Replay a job trace on an autoscaled cluster under each policy");
+  options.positional_help("[WHATIF.json]");
+  options.add_options()("whatif", "capsim.whatif/v1 file (default: the embedded default)",
+                        cxxopts::value<std::string>())(
+      "json", "print one JSON object instead of the table")(
+      "seed", "first seed (overrides the file's)", cxxopts::value<long long>())(
+      "seeds", "replicas per policy, seeds seed..seed+N-1 (means and spreads)",
+      cxxopts::value<int>())("jobs", "simulations in parallel (child processes)",
+                             cxxopts::value<int>()->default_value("2"))(
+      "policy", "run only this policy (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "timeline", "write the timeline CSV (first replica of each policy)",
+      cxxopts::value<std::string>())("report", "write an HTML report with SVG plots",
+                                     cxxopts::value<std::string>())(
+      "print-default", "print the embedded default what-if and exit");
+  options.parse_positional({"whatif"});
+  return options;
+}
+
+// The what-if file (or the embedded default) with --seed applied.
+whatif::WhatIf load_with_seed(const cxxopts::ParseResult& args) {
+  whatif::WhatIf w = args.count("whatif") > 0
+                         ? whatif::load_whatif(args["whatif"].as<std::string>())
+                         : whatif::default_whatif();
+  if (args.count("seed") > 0) {
+    const long long seed = args["seed"].as<long long>();
+    if (seed < 0)
+      throw InputError("", "", "--seed must be >= 0, got " + std::to_string(seed));
+    w.seed = static_cast<std::uint64_t>(seed);
+  }
+  return w;
+}
+
+// Replicas per policy: --seeds, else the file's.
+int replicas_to_run(const cxxopts::ParseResult& args, const whatif::WhatIf& w) {
+  if (args.count("seeds") == 0)
+    return w.replicas;
+  const int replicas = args["seeds"].as<int>();
+  if (replicas < 1 || replicas > 1000) {
+    throw InputError("", "", "--seeds must be in [1, 1000], got " + std::to_string(replicas));
+  }
+  return replicas;
+}
+
+// Keeps the policies --policy names (all without it), after checking every name: a typo must
+// not silently run nothing.
+void keep_selected_policies(const cxxopts::ParseResult& args,
+                            std::vector<whatif::PolicySpec>& policies) {
+  if (args.count("policy") == 0)
+    return;
+  const auto wanted = args["policy"].as<std::vector<std::string>>();
+  for (const auto& name : wanted) {
+    const bool known = std::any_of(policies.begin(), policies.end(),
+                                   [&](const auto& p) { return p.name == name; });
+    if (known)
+      continue;
+    std::string names;
+    for (const auto& p : policies)
+      names += (names.empty() ? "" : ", ") + p.name;
+    throw InputError("", "", "--policy " + name + ": no such policy (policies: " + names + ")");
+  }
+  std::erase_if(policies, [&](const auto& p) {
+    return std::find(wanted.begin(), wanted.end(), p.name) == wanted.end();
   });
+}
+
+// The --timeline and --report files with their contents, to be written together.
+std::vector<std::pair<std::string, std::string>> output_files(
+    const cxxopts::ParseResult& args, const whatif::WhatIf& w,
+    const std::vector<whatif::PolicyRuns>& runs) {
+  std::vector<std::pair<std::string, std::string>> files;
+  if (args.count("timeline") > 0) {
+    std::vector<traces::Timeline> timelines;
+    for (const auto& p : runs)
+      timelines.push_back(p.runs.front().timeline);
+    std::ostringstream os;
+    traces::write_timeline_csv(os, timelines);
+    files.emplace_back(args["timeline"].as<std::string>(), os.str());
+  }
+  if (args.count("report") > 0)
+    files.emplace_back(args["report"].as<std::string>(), whatif::html_report(w, runs));
+  return files;
+}
+
+int whatif_main(int argc, char** argv) {
+  cxxopts::Options options = whatif_options();
+  cxxopts::ParseResult args;
+  if (!parse_or_help(options, argc, argv, args))
+    return 0;
+  if (args.count("print-default") > 0) {
+    std::cout << whatif::default_whatif_text();
+    return 0;
+  }
+  const whatif::WhatIf w = load_with_seed(args);
+  const int replicas = replicas_to_run(args, w);
+  const int jobs = args["jobs"].as<int>();
+  check_jobs(jobs);
+  for (const char* output : {"timeline", "report"}) {
+    if (args.count(output) > 0)
+      check_output_path(args[output].as<std::string>());
+  }
+  auto policies = whatif::expand_policies(w);
+  keep_selected_policies(args, policies);
+  const auto runs = whatif::run_all(w, policies, replicas, jobs);
+  // Both outputs or neither.
+  write_files_atomically(output_files(args, w, runs));
+  if (args.count("json") > 0) {
+    std::cout << whatif::summary_json(w, runs).dump(2) << "\n";
+  } else {
+    std::cout << whatif::comparison_table(w, runs);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_whatif(int argc, char** argv) {
+  return guarded("capsim whatif", [&] { return whatif_main(argc, argv); });
 }
 
 }  // namespace capsim::cli

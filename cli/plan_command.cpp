@@ -41,6 +41,114 @@ void draw_progress(const char* phase, long long done, long long total) {
   std::fflush(stderr);
 }
 
+cxxopts::Options plan_options() {
+  cxxopts::Options options(
+      "capsim plan",
+      "Find the cheapest (or fastest, or Pareto-optimal) cluster and layout for a training "
+      "target.\nWithout PLAN.json, runs the embedded default plan (30B model, 1T tokens, 30 "
+      "days).");
+  options.positional_help("[PLAN.json]");
+  const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
+  options.add_options()("plan", "capsim.plan/v1 file", cxxopts::value<std::string>())(
+      "json", "print one JSON object instead of the tables")(
+      "top", "ranked entries to show (0 = all)", cxxopts::value<int>()->default_value("10"))(
+      "jobs", "threads for the screen and child processes for the confirmation",
+      cxxopts::value<int>()->default_value(std::to_string(hw)))(
+      "engine", "event (confirm the leaders with the SimGrid replay) or analytic (screen only)",
+      cxxopts::value<std::string>()->default_value("event"))(
+      "out-scenario", "write the winner as a capsim.scenario/v1 file",
+      cxxopts::value<std::string>())(
+      "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
+  options.parse_positional({"plan"});
+  return options;
+}
+
+// Checks --top, --jobs, --engine and the --out-scenario path before the search, not after it,
+// when the winner could not be written.
+void check_plan_args(const cxxopts::ParseResult& args) {
+  const int top = args["top"].as<int>();
+  const int jobs = args["jobs"].as<int>();
+  if (top < 0)
+    throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
+  check_jobs(jobs);
+  const std::string engine = args["engine"].as<std::string>();
+  if (engine != "event" && engine != "analytic") {
+    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+  }
+  if (args.count("out-scenario") > 0)
+    check_output_path(args["out-scenario"].as<std::string>());
+}
+
+void print_search_summary(const planner::PlanResult& result) {
+  std::fprintf(stderr,
+               "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s), "
+               "%d event confirmations in %.2f s\n",
+               result.screened, result.enumerated, result.screen_wall_s,
+               result.screen_wall_s > 0.0
+                   ? static_cast<double>(result.enumerated) / result.screen_wall_s
+                   : 0.0,
+               result.confirmations, result.confirm_wall_s);
+}
+
+// Writes the winner as a scenario, or says on stderr why there is none.
+void write_best_scenario(const std::string& path, const planner::PlanSpec& plan,
+                         const planner::PlanResult& result) {
+  nlohmann::json best = planner::best_scenario_json(plan, result);
+  if (best.contains("profile")) {
+    // An instance's profile, named relative to the written scenario (scenario files look
+    // for it beside themselves first), so that the winner loads from any folder.
+    namespace fs = std::filesystem;
+    const fs::path out = fs::absolute(path);
+    best["profile"] =
+        fs::relative(fs::absolute(best["profile"].get<std::string>()), out.parent_path())
+            .generic_string();
+  }
+  if (best.is_null()) {
+    std::fprintf(stderr, "capsim plan: no configuration meets the target; %s not written\n",
+                 path.c_str());
+  } else {
+    write_file_atomically(path, best.dump(2) + "\n");
+  }
+}
+
+int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
+  cxxopts::Options options = plan_options();
+  cxxopts::ParseResult args;
+  if (!parse_or_help(options, argc, argv, args))
+    return 0;
+  check_plan_args(args);
+  const int top = args["top"].as<int>();
+  const int jobs = args["jobs"].as<int>();
+  const planner::PlanSpec plan =
+      args.count("plan") > 0
+          ? planner::load_plan(args["plan"].as<std::string>())
+          : planner::read_plan_text(planner::default_plan_text(), "<default plan>");
+
+  planner::PlanOptions opts;
+  opts.jobs = jobs;
+  if (args["engine"].as<std::string>() == "event") {
+    opts.confirm =
+        planner::mpi_sharded(planner::subprocess_confirmer(self_executable(), jobs), mpi);
+  }
+  if (isatty(STDERR_FILENO) != 0 && mpi.rank() == 0)
+    opts.progress = draw_progress;
+  const planner::PlanResult result = planner::run_plan(plan, opts);
+  if (mpi.rank() != 0)
+    return 0;
+  print_search_summary(result);
+  if (args.count("out-scenario") > 0)
+    write_best_scenario(args["out-scenario"].as<std::string>(), plan, result);
+  if (args.count("json") > 0) {
+    std::cout << planner::plan_to_json(plan, result, static_cast<size_t>(top),
+                                       args.count("timing") > 0)
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << planner::plan_table(plan, result, static_cast<size_t>(top));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_plan(int argc, char** argv) {
@@ -57,96 +165,9 @@ int run_plan(int argc, char** argv) {
   const planner::MpiSession& mpi = *session;
   if (mpi.rank() != 0)
     std::cout.setstate(std::ios::badbit);  // rank 0 alone prints (--help included)
-  const auto body = [&] {
-    cxxopts::Options options(
-        "capsim plan",
-        "Find the cheapest (or fastest, or Pareto-optimal) cluster and layout for a training "
-        "target.\nWithout PLAN.json, runs the embedded default plan (30B model, 1T tokens, 30 "
-        "days).");
-    options.positional_help("[PLAN.json]");
-    const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
-    options.add_options()("plan", "capsim.plan/v1 file", cxxopts::value<std::string>())(
-        "json", "print one JSON object instead of the tables")(
-        "top", "ranked entries to show (0 = all)", cxxopts::value<int>()->default_value("10"))(
-        "jobs", "threads for the screen and child processes for the confirmation",
-        cxxopts::value<int>()->default_value(std::to_string(hw)))(
-        "engine", "event (confirm the leaders with the SimGrid replay) or analytic (screen only)",
-        cxxopts::value<std::string>()->default_value("event"))(
-        "out-scenario", "write the winner as a capsim.scenario/v1 file",
-        cxxopts::value<std::string>())(
-        "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
-    options.parse_positional({"plan"});
-    cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args))
-      return 0;
-    const int top = args["top"].as<int>();
-    const int jobs = args["jobs"].as<int>();
-    if (top < 0)
-      throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
-    check_jobs(jobs);
-    const std::string engine = args["engine"].as<std::string>();
-    if (engine != "event" && engine != "analytic") {
-      throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
-    }
-    // Fail before the search, not after it, when the winner could not be written.
-    if (args.count("out-scenario") > 0)
-      check_output_path(args["out-scenario"].as<std::string>());
-    const planner::PlanSpec plan =
-        args.count("plan") > 0
-            ? planner::load_plan(args["plan"].as<std::string>())
-            : planner::read_plan_text(planner::default_plan_text(), "<default plan>");
-
-    planner::PlanOptions opts;
-    opts.jobs = jobs;
-    if (engine == "event") {
-      opts.confirm =
-          planner::mpi_sharded(planner::subprocess_confirmer(self_executable(), jobs), mpi);
-    }
-    if (isatty(STDERR_FILENO) != 0 && mpi.rank() == 0)
-      opts.progress = draw_progress;
-    const planner::PlanResult result = planner::run_plan(plan, opts);
-    if (mpi.rank() != 0)
-      return 0;
-    std::fprintf(stderr,
-                 "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s), "
-                 "%d event confirmations in %.2f s\n",
-                 result.screened, result.enumerated, result.screen_wall_s,
-                 result.screen_wall_s > 0.0
-                     ? static_cast<double>(result.enumerated) / result.screen_wall_s
-                     : 0.0,
-                 result.confirmations, result.confirm_wall_s);
-
-    if (args.count("out-scenario") > 0) {
-      nlohmann::json best = planner::best_scenario_json(plan, result);
-      if (best.contains("profile")) {
-        // An instance's profile, named relative to the written scenario (scenario files look
-        // for it beside themselves first), so that the winner loads from any folder.
-        namespace fs = std::filesystem;
-        const fs::path out = fs::absolute(args["out-scenario"].as<std::string>());
-        best["profile"] =
-            fs::relative(fs::absolute(best["profile"].get<std::string>()), out.parent_path())
-                .generic_string();
-      }
-      if (best.is_null()) {
-        std::fprintf(stderr, "capsim plan: no configuration meets the target; %s not written\n",
-                     args["out-scenario"].as<std::string>().c_str());
-      } else {
-        write_file_atomically(args["out-scenario"].as<std::string>(), best.dump(2) + "\n");
-      }
-    }
-    if (args.count("json") > 0) {
-      std::cout << planner::plan_to_json(plan, result, static_cast<size_t>(top),
-                                         args.count("timing") > 0)
-                       .dump(2)
-                << "\n";
-    } else {
-      std::cout << planner::plan_table(plan, result, static_cast<size_t>(top));
-    }
-    return 0;
-  };
   return guarded("capsim plan", [&] {
     try {
-      return body();
+      return plan_main(argc, argv, mpi);
     } catch (const InputError&) {
       if (mpi.rank() == 0)
         throw;

@@ -114,73 +114,103 @@ void print_table(const nlohmann::json& report) {
   }
 }
 
+cxxopts::Options validate_options() {
+  cxxopts::Options options("capsim validate",
+                           "Predict measured training runs and report the error per case");
+  options.positional_help("CASES.json");
+  options.add_options()("cases", "capsim.validation/v1 file", cxxopts::value<std::string>())(
+      "engine", "event (SimGrid replay) or analytic (closed form)",
+      cxxopts::value<std::string>()->default_value("event"))(
+      "json", "print one JSON object instead of the table");
+  options.parse_positional({"cases"});
+  return options;
+}
+
+// The cases predicted, and those left out: rejected by a check (bad input) or failed in the
+// estimator or simulation (internal error).
+struct Predictions {
+  std::vector<CaseOutcome> outcomes;
+  std::vector<RejectedCase> rejected;
+  std::vector<std::pair<std::string, std::string>> failed;  // id, what went wrong
+};
+
+CaseOutcome predict_case(const ValidationCase& vc, const std::string& engine) {
+  const HardwareProfile profile = resolve_profile(vc.scenario);
+  // SimGrid runs one simulation per process: each event-level case runs in a child.
+  const SimulationResult r = engine == "event"
+                                 ? sim::simulate_iteration_in_child(vc.scenario, profile)
+                                 : estimate_iteration(vc.scenario, profile);
+  const double predicted = r.iteration_time_s;
+  return {&vc, predicted,
+          100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s,
+          r.memory.peak_bytes / kGiB, r.memory.fits};
+}
+
+// Case by case: a case that fails a check (or whose simulation fails) is recorded and left
+// out, and the others are still predicted.
+Predictions predict_cases(const ValidationFile& file, const std::string& engine) {
+  Predictions p;
+  p.rejected = file.rejected;
+  for (const auto& vc : file.cases) {
+    try {
+      p.outcomes.push_back(predict_case(vc, engine));
+    } catch (const InputError& e) {
+      p.rejected.push_back({vc.id, vc.pointer, e});
+    } catch (const std::exception& e) {
+      p.failed.emplace_back(vc.id, e.what());
+    }
+  }
+  return p;
+}
+
+void print_not_predicted(const Predictions& p) {
+  for (const auto& r : p.rejected)
+    std::cerr << "capsim validate: case " << (r.id.empty() ? r.pointer : r.id)
+              << " rejected: " << r.error.what() << "\n";
+  for (const auto& [id, what] : p.failed)
+    std::cerr << "capsim validate: case " << id << " failed: " << what << "\n";
+}
+
+nlohmann::json not_predicted_json(const Predictions& p) {
+  nlohmann::json not_predicted = nlohmann::json::array();
+  for (const auto& r : p.rejected)
+    not_predicted.push_back({{"id", r.id}, {"pointer", r.pointer}, {"error", r.error.what()}});
+  for (const auto& [id, what] : p.failed)
+    not_predicted.push_back({{"id", id}, {"error", what}});
+  return not_predicted;
+}
+
+int validate_main(int argc, char** argv) {
+  cxxopts::Options options = validate_options();
+  cxxopts::ParseResult args;
+  if (!parse_or_help(options, argc, argv, args))
+    return 0;
+  if (args.count("cases") == 0)
+    throw InputError("", "", "missing CASES.json argument");
+  const std::string engine = args["engine"].as<std::string>();
+  if (engine != "analytic" && engine != "event") {
+    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+  }
+  const ValidationFile file = load_validation_file(args["cases"].as<std::string>());
+  const Predictions p = predict_cases(file, engine);
+  print_not_predicted(p);
+  if (p.outcomes.empty())
+    throw InputError(args["cases"].as<std::string>(), "/cases", "no case could be predicted");
+  nlohmann::json report = to_json(p.outcomes, engine);
+  report["not_predicted"] = not_predicted_json(p);
+  if (args.count("json") > 0) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    print_table(report);
+  }
+  // Bad input is exit 2 and an internal failure 1, even though the other cases were reported.
+  return !p.rejected.empty() ? 2 : (!p.failed.empty() ? 1 : 0);
+}
+
 }  // namespace
 
 int run_validate(int argc, char** argv) {
-  return guarded("capsim validate", [&] {
-    cxxopts::Options options("capsim validate",
-                             "Predict measured training runs and report the error per case");
-    options.positional_help("CASES.json");
-    options.add_options()("cases", "capsim.validation/v1 file", cxxopts::value<std::string>())(
-        "engine", "event (SimGrid replay) or analytic (closed form)",
-        cxxopts::value<std::string>()->default_value("event"))(
-        "json", "print one JSON object instead of the table");
-    options.parse_positional({"cases"});
-    cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args))
-      return 0;
-    if (args.count("cases") == 0)
-      throw InputError("", "", "missing CASES.json argument");
-    const std::string engine = args["engine"].as<std::string>();
-    if (engine != "analytic" && engine != "event") {
-      throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
-    }
-    // Case by case: a case that fails a check (or whose simulation fails) is reported and
-    // left out, and the others are still predicted; the exit code then says what happened.
-    const ValidationFile file = load_validation_file(args["cases"].as<std::string>());
-    std::vector<RejectedCase> rejected = file.rejected;
-    std::vector<std::pair<std::string, std::string>> failed;  // id, what went wrong
-    std::vector<CaseOutcome> outcomes;
-    for (const auto& vc : file.cases) {
-      try {
-        const HardwareProfile profile = resolve_profile(vc.scenario);
-        // SimGrid runs one simulation per process: each event-level case runs in a child.
-        const SimulationResult r = engine == "event"
-                                       ? sim::simulate_iteration_in_child(vc.scenario, profile)
-                                       : estimate_iteration(vc.scenario, profile);
-        const double predicted = r.iteration_time_s;
-        outcomes.push_back(
-            {&vc, predicted,
-             100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s,
-             r.memory.peak_bytes / kGiB, r.memory.fits});
-      } catch (const InputError& e) {
-        rejected.push_back({vc.id, vc.pointer, e});
-      } catch (const std::exception& e) {
-        failed.emplace_back(vc.id, e.what());
-      }
-    }
-    for (const auto& r : rejected)
-      std::cerr << "capsim validate: case " << (r.id.empty() ? r.pointer : r.id)
-                << " rejected: " << r.error.what() << "\n";
-    for (const auto& [id, what] : failed)
-      std::cerr << "capsim validate: case " << id << " failed: " << what << "\n";
-    if (outcomes.empty())
-      throw InputError(args["cases"].as<std::string>(), "/cases", "no case could be predicted");
-    nlohmann::json report = to_json(outcomes, engine);
-    nlohmann::json not_predicted = nlohmann::json::array();
-    for (const auto& r : rejected)
-      not_predicted.push_back({{"id", r.id}, {"pointer", r.pointer}, {"error", r.error.what()}});
-    for (const auto& [id, what] : failed)
-      not_predicted.push_back({{"id", id}, {"error", what}});
-    report["not_predicted"] = not_predicted;
-    if (args.count("json") > 0) {
-      std::cout << report.dump(2) << "\n";
-    } else {
-      print_table(report);
-    }
-    // Bad input is exit 2 and an internal failure 1, even though the other cases were reported.
-    return !rejected.empty() ? 2 : (!failed.empty() ? 1 : 0);
-  });
+  return guarded("capsim validate", [&] { return validate_main(argc, argv); });
 }
 
 }  // namespace capsim::cli

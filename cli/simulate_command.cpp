@@ -37,77 +37,99 @@ void check_every_gpu_size(const Scenario& scenario) {
   }
 }
 
+cxxopts::Options simulate_options() {
+  cxxopts::Options options("capsim simulate", "Simulate one training iteration of a scenario");
+  options.positional_help("SCENARIO.json");
+  options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
+      "engine", "event (SimGrid replay) or analytic (closed form)",
+      cxxopts::value<std::string>()->default_value("event"))(
+      "profile", "capsim.profile/v1 file (overrides the scenario's)",
+      cxxopts::value<std::string>())("trace", "write a Chrome/Perfetto trace (event engine)",
+                                     cxxopts::value<std::string>())(
+      "json", "print one JSON object instead of the table")(
+      "every-gpu",
+      "event engine: simulate every GPU instead of one per stage (exact on asymmetric "
+      "layouts and leaf-level oversubscription; slower)")(
+      "kernels",
+      "also list every kernel of one micro-batch with its modelled time and achieved rate "
+      "(JSON: \"kernels\")");
+  options.parse_positional({"scenario"});
+  return options;
+}
+
+// Checks --engine and the options only the event engine has, before any simulation, so that a
+// long run does not end in an error about its options or its output.
+void check_engine_options(const cxxopts::ParseResult& args, const Scenario& scenario,
+                          const std::string& engine) {
+  if (engine != "analytic" && engine != "event") {
+    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+  }
+  for (const char* event_only : {"trace", "every-gpu"}) {
+    if (args.count(event_only) > 0 && engine != "event")
+      throw InputError("", "", std::string("--") + event_only + " needs --engine event");
+  }
+  if (args.count("every-gpu") > 0)
+    check_every_gpu_size(scenario);
+  if (args.count("trace") > 0)
+    check_output_path(args["trace"].as<std::string>());
+}
+
+// The SimGrid replay, writing the --trace file when asked.
+SimulationResult simulate_event(const cxxopts::ParseResult& args, const Scenario& scenario,
+                                const HardwareProfile& profile) {
+  traces::ChromeTrace trace;
+  sim::SimOptions sim_options;
+  sim_options.exploit_symmetry = args.count("every-gpu") == 0;
+  if (args.count("trace") > 0)
+    sim_options.trace = &trace;
+  SimulationResult result = sim::simulate_iteration(scenario, profile, sim_options);
+  if (args.count("trace") > 0) {
+    // Atomically: a failed write never leaves half a trace behind.
+    std::ostringstream text;
+    traces::write_chrome_trace(text, trace);
+    write_file_atomically(args["trace"].as<std::string>(), text.str());
+  }
+  return result;
+}
+
+void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,
+                  const Scenario& scenario, const HardwareProfile& profile) {
+  const bool kernels = args.count("kernels") > 0;
+  if (args.count("json") > 0) {
+    nlohmann::json out = result_to_json(result);
+    if (kernels)
+      out["kernels"] = kernel_table_to_json(kernel_table(scenario, profile));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << result_table(result);
+    if (kernels)
+      std::cout << kernel_table_text(kernel_table(scenario, profile));
+  }
+}
+
+int simulate_main(int argc, char** argv) {
+  cxxopts::Options options = simulate_options();
+  cxxopts::ParseResult args;
+  if (!parse_or_help(options, argc, argv, args))
+    return 0;
+  if (args.count("scenario") == 0)
+    throw InputError("", "", "missing SCENARIO.json argument");
+  Scenario scenario = load_scenario(args["scenario"].as<std::string>());
+  if (args.count("profile") > 0)
+    scenario.profile_path = args["profile"].as<std::string>();
+  const std::string engine = args["engine"].as<std::string>();
+  check_engine_options(args, scenario, engine);
+  const HardwareProfile profile = resolve_profile(scenario);
+  const SimulationResult result = engine == "event" ? simulate_event(args, scenario, profile)
+                                                    : estimate_iteration(scenario, profile);
+  print_result(args, result, scenario, profile);
+  return 0;
+}
+
 }  // namespace
 
 int run_simulate(int argc, char** argv) {
-  return guarded("capsim simulate", [&] {
-    cxxopts::Options options("capsim simulate", "Simulate one training iteration of a scenario");
-    options.positional_help("SCENARIO.json");
-    options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
-        "engine", "event (SimGrid replay) or analytic (closed form)",
-        cxxopts::value<std::string>()->default_value("event"))(
-        "profile", "capsim.profile/v1 file (overrides the scenario's)",
-        cxxopts::value<std::string>())("trace", "write a Chrome/Perfetto trace (event engine)",
-                                       cxxopts::value<std::string>())(
-        "json", "print one JSON object instead of the table")(
-        "every-gpu",
-        "event engine: simulate every GPU instead of one per stage (exact on asymmetric "
-        "layouts and leaf-level oversubscription; slower)")(
-        "kernels",
-        "also list every kernel of one micro-batch with its modelled time and achieved rate "
-        "(JSON: \"kernels\")");
-    options.parse_positional({"scenario"});
-    cxxopts::ParseResult args;
-    if (!parse_or_help(options, argc, argv, args))
-      return 0;
-    if (args.count("scenario") == 0)
-      throw InputError("", "", "missing SCENARIO.json argument");
-    Scenario scenario = load_scenario(args["scenario"].as<std::string>());
-    if (args.count("profile") > 0)
-      scenario.profile_path = args["profile"].as<std::string>();
-    const std::string engine = args["engine"].as<std::string>();
-    if (engine != "analytic" && engine != "event") {
-      throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
-    }
-    for (const char* event_only : {"trace", "every-gpu"}) {
-      if (args.count(event_only) > 0 && engine != "event")
-        throw InputError("", "", std::string("--") + event_only + " needs --engine event");
-    }
-    if (args.count("every-gpu") > 0)
-      check_every_gpu_size(scenario);
-    if (args.count("trace") > 0)
-      check_output_path(args["trace"].as<std::string>());
-    const HardwareProfile profile = resolve_profile(scenario);
-    SimulationResult result;
-    if (engine == "event") {
-      traces::ChromeTrace trace;
-      sim::SimOptions sim_options;
-      sim_options.exploit_symmetry = args.count("every-gpu") == 0;
-      if (args.count("trace") > 0)
-        sim_options.trace = &trace;
-      result = sim::simulate_iteration(scenario, profile, sim_options);
-      if (args.count("trace") > 0) {
-        // Atomically: a failed write never leaves half a trace behind.
-        std::ostringstream text;
-        traces::write_chrome_trace(text, trace);
-        write_file_atomically(args["trace"].as<std::string>(), text.str());
-      }
-    } else {
-      result = estimate_iteration(scenario, profile);
-    }
-    const bool kernels = args.count("kernels") > 0;
-    if (args.count("json") > 0) {
-      nlohmann::json out = result_to_json(result);
-      if (kernels)
-        out["kernels"] = kernel_table_to_json(kernel_table(scenario, profile));
-      std::cout << out.dump(2) << "\n";
-    } else {
-      std::cout << result_table(result);
-      if (kernels)
-        std::cout << kernel_table_text(kernel_table(scenario, profile));
-    }
-    return 0;
-  });
+  return guarded("capsim simulate", [&] { return simulate_main(argc, argv); });
 }
 
 }  // namespace capsim::cli

@@ -354,6 +354,252 @@ std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& re
   return sorted;
 }
 
+// Profiles per (instance, multi-node): resolving one parses JSON, so each is resolved once.
+using ProfileMap = std::map<std::pair<int, bool>, HardwareProfile>;
+
+// The screen's input: the work items in enumeration order and the profiles they use.
+struct ScreenWork {
+  ProfileMap profiles;
+  std::vector<WorkItem> items;
+};
+
+// Returns one work item per (instance, node count, tensor, pipeline) in the search's fixed
+// order (the order numbers candidates), resolving each profile the first time it is needed.
+ScreenWork enumerate_work(const PlanSpec& plan) {
+  ScreenWork work;
+  for (size_t i = 0; i < plan.instances.size(); ++i) {
+    const InstanceSpec& inst = *find_instance(plan.instances[i].name);
+    for (size_t n = 0; n < plan.node_counts.size(); ++n) {
+      const auto key = std::make_pair(static_cast<int>(i), plan.node_counts[n] > 1);
+      if (work.profiles.count(key) == 0) {
+        Scenario probe;
+        probe.model = plan.model;
+        probe.cluster = cluster_for_instance(inst, plan.node_counts[n]);
+        probe.profile_path = plan.instances[i].profile_path;
+        work.profiles.emplace(key, resolve_profile(probe));
+      }
+      for (int t : plan.space.tensor) {
+        for (int pp : plan.space.pipeline)
+          work.items.push_back({static_cast<int>(i), static_cast<int>(n), t, pp});
+      }
+    }
+  }
+  return work;
+}
+
+// What the screening threads share. Each pulls the next item index and writes its result at
+// that index, so the merge is deterministic whatever the number of threads.
+struct ScreenState {
+  const PlanSpec* plan = nullptr;
+  const ScreenWork* work = nullptr;
+  size_t pool = 0;
+  double need = 0.0;
+  std::vector<ItemResult> results;
+  std::atomic<size_t> next{0};
+  std::atomic<long long> done{0};
+  // An exception must not escape a std::thread (that aborts): the first one is kept and
+  // rethrown after the join; the other workers stop taking items.
+  std::mutex error_mutex;
+  std::exception_ptr error;
+};
+
+// Keeps the exception being handled when it is the first, and tells the workers to stop.
+void keep_first_error(ScreenState& st) {
+  const std::lock_guard<std::mutex> lock(st.error_mutex);
+  if (!st.error)
+    st.error = std::current_exception();
+  st.next = st.work->items.size();
+}
+
+// Screens items until none is left; runs on every screening thread.
+void screen_items(ScreenState& st) {
+  const std::vector<WorkItem>& items = st.work->items;
+  for (size_t i = st.next++; i < items.size(); i = st.next++) {
+    try {
+      const WorkItem& w = items[i];
+      const HardwareProfile& prof = st.work->profiles.at(
+          {w.instance, st.plan->node_counts[static_cast<size_t>(w.nodes_index)] > 1});
+      st.results[i] = screen_item(*st.plan, w, static_cast<long long>(i), prof, st.pool, st.need);
+    } catch (...) {
+      keep_first_error(st);
+    }
+    ++st.done;
+  }
+}
+
+// Screens on `jobs` threads while the calling thread redraws the progress every 100 ms.
+void screen_with_progress(ScreenState& st, int jobs, const ProgressFn& progress) {
+  const auto total = static_cast<long long>(st.work->items.size());
+  std::vector<std::thread> threads;
+  std::atomic<int> running{jobs};
+  for (int j = 0; j < jobs; ++j) {
+    if (!start_thread(threads, [&] {
+          screen_items(st);
+          --running;
+        })) {
+      running -= jobs - j;  // the system has no more threads: the started ones do the work
+      break;
+    }
+  }
+  if (threads.empty())
+    screen_items(st);  // not even one: this thread screens, without progress in between
+  progress("screen", 0, total);
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (st.done.load() < total)
+      progress("screen", st.done.load(), total);
+  }
+  for (auto& t : threads)
+    t.join();
+  progress("screen", total, total);
+}
+
+// Screens on the calling thread and up to `jobs` - 1 more.
+void screen_quietly(ScreenState& st, int jobs) {
+  const auto worker = [&st] { screen_items(st); };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs && start_thread(threads, worker);)
+    ++j;
+  worker();
+  for (auto& t : threads)
+    t.join();
+}
+
+// Returns each item's k best candidates (k = `pool`), in item order; rethrows the first
+// exception a worker met.
+std::vector<ItemResult> screen_all(const PlanSpec& plan, const ScreenWork& work, size_t pool,
+                                   double need, const PlanOptions& options) {
+  ScreenState st;
+  st.plan = &plan;
+  st.work = &work;
+  st.pool = pool;
+  st.need = need;
+  st.results.resize(work.items.size());
+  const int jobs = std::max(1, options.jobs);
+  if (options.progress) {
+    screen_with_progress(st, jobs, options.progress);
+  } else {
+    screen_quietly(st, jobs);
+  }
+  if (st.error)
+    std::rethrow_exception(st.error);
+  return std::move(st.results);
+}
+
+// An (instance, node count) group's key: indices into the plan's instances and node counts.
+using GroupKey = std::pair<int, int>;
+using Groups = std::map<GroupKey, std::vector<ScreenedCandidate>>;
+
+// Adds the items' counts to `result` and merges their candidates into each group's `pool` best,
+// in item order.
+Groups merge_into_groups(PlanResult& result, const std::vector<WorkItem>& items,
+                         std::vector<ItemResult>& item_results, size_t pool) {
+  Groups groups;
+  for (size_t i = 0; i < items.size(); ++i) {
+    ItemResult& r = item_results[i];
+    result.pruned.merge(r.pruned);
+    result.enumerated += r.enumerated;
+    result.screened += r.screened;
+    auto& g = groups[{items[i].instance, items[i].nodes_index}];
+    for (auto& c : r.top)
+      keep_best(g, std::move(c), pool);
+  }
+  return groups;
+}
+
+// Returns the groups to confirm, in key order: those near the target, else the fastest few
+// (and then says so in `notes`).
+std::vector<GroupKey> groups_to_confirm(const Groups& groups, double need,
+                                        std::vector<std::string>& notes) {
+  std::vector<GroupKey> chosen;
+  std::vector<std::pair<double, GroupKey>> by_speed;
+  for (const auto& [key, g] : groups) {
+    if (g.empty())
+      continue;
+    if (g.front().analytic.tokens_per_s >= kConfirmSlack * need)
+      chosen.push_back(key);
+    by_speed.emplace_back(-g.front().analytic.tokens_per_s, key);
+  }
+  if (chosen.empty() && !by_speed.empty()) {
+    std::sort(by_speed.begin(), by_speed.end());
+    for (size_t i = 0; i < std::min(kFallbackGroups, by_speed.size()); ++i)
+      chosen.push_back(by_speed[i].second);
+    std::sort(chosen.begin(), chosen.end());
+    notes.emplace_back("no configuration comes within 10% of the target; showing the fastest");
+  }
+  return chosen;
+}
+
+// Records the event engine's outcomes on the candidates they belong to (same order).
+void apply_confirmations(ConfirmBatch& batch, PlanResult& result) {
+  result.confirmations = static_cast<int>(batch.outcomes.size());
+  for (size_t i = 0; i < batch.outcomes.size() && i < result.candidates.size(); ++i) {
+    ConfirmOutcome& o = batch.outcomes[i];
+    ScreenedCandidate& c = result.candidates[i];
+    if (!o.ok) {
+      c.confirm_error = o.error;
+      continue;
+    }
+    c.confirmed = true;
+    c.event = o.evaluation;
+    // An event run that reports no capacity keeps the screen's.
+    if (c.event.capacity_bytes <= 0.0)
+      c.event.capacity_bytes = c.analytic.capacity_bytes;
+  }
+}
+
+// Runs the event engine on every candidate when a confirm function is set; without one, or
+// when the engine is unavailable, a note says the ranking uses the screen's numbers.
+void confirm_candidates(const PlanSpec& plan, const PlanOptions& options, PlanResult& result) {
+  if (!options.confirm) {
+    result.notes.emplace_back("confirmation disabled; ranking uses the analytic screen's numbers");
+    return;
+  }
+  if (result.candidates.empty())
+    return;
+  std::vector<Scenario> scenarios;
+  for (const auto& c : result.candidates)
+    scenarios.push_back(candidate_scenario(plan, c.candidate));
+  ConfirmBatch batch = options.confirm(scenarios, options.progress);
+  result.event_available = batch.available;
+  if (batch.available) {
+    apply_confirmations(batch, result);
+    return;
+  }
+  result.event_unavailable_reason = batch.reason;
+  result.notes.push_back("event engine unavailable (" + batch.reason +
+                         "); ranking uses the analytic screen's numbers");
+}
+
+// Ranks every candidate under every pricing option of its instance, on the confirmed numbers;
+// the same on the screen's numbers alone tells whether confirmation changed the winner.
+void rank_candidates(const PlanSpec& plan, PlanResult& result) {
+  result.ranked = rank_entries(plan, result, /*confirmed=*/true);
+  if (!result.event_available || result.ranked.empty())
+    return;
+  const std::vector<RankedEntry> screen_only = rank_entries(plan, result, /*confirmed=*/false);
+  const RankedEntry& s = screen_only.front();
+  const RankedEntry& f = result.ranked.front();
+  result.screen_winner_changed = s.candidate != f.candidate || s.price.pricing != f.price.pricing;
+  result.screen_winner = s.candidate;
+}
+
+// Returns the Pareto front (wall time, cost) of the ranked entries that meet the target, or of
+// all of them when none does.
+std::vector<RankedEntry> eligible_pareto(const std::vector<RankedEntry>& ranked) {
+  std::vector<RankedEntry> eligible;
+  for (const auto& r : ranked) {
+    if (r.meets_target)
+      eligible.push_back(r);
+  }
+  if (eligible.empty())
+    eligible = ranked;
+  std::vector<RankedEntry> front;
+  for (size_t i : pareto_front(eligible))
+    front.push_back(eligible[i]);
+  return front;
+}
+
 }  // namespace
 
 Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
@@ -405,180 +651,24 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   result.required_tokens_per_s = need;
   const size_t k = static_cast<size_t>(std::max(1, plan.confirm_top_k));
   const size_t pool = k * kPoolFactor;
+  const ScreenWork work = enumerate_work(plan);
 
-  // Profiles: resolved once per (instance, single/multi node): they parse JSON.
-  std::map<std::pair<int, bool>, HardwareProfile> profiles;
-  std::vector<WorkItem> items;
-  for (size_t i = 0; i < plan.instances.size(); ++i) {
-    const InstanceSpec& inst = *find_instance(plan.instances[i].name);
-    for (size_t n = 0; n < plan.node_counts.size(); ++n) {
-      const auto key = std::make_pair(static_cast<int>(i), plan.node_counts[n] > 1);
-      if (profiles.count(key) == 0) {
-        Scenario probe;
-        probe.model = plan.model;
-        probe.cluster = cluster_for_instance(inst, plan.node_counts[n]);
-        probe.profile_path = plan.instances[i].profile_path;
-        profiles.emplace(key, resolve_profile(probe));
-      }
-      for (int t : plan.space.tensor) {
-        for (int pp : plan.space.pipeline) {
-          items.push_back({static_cast<int>(i), static_cast<int>(n), t, pp});
-        }
-      }
-    }
-  }
-
-  // Screen: threads pull items; results land in item order, so the merge is deterministic.
   const auto t0 = Clock::now();
-  std::vector<ItemResult> item_results(items.size());
-  std::atomic<size_t> next{0};
-  std::atomic<long long> done{0};
-  // An exception must not escape a std::thread (that aborts): the first one is kept and
-  // rethrown after the join; the other workers stop taking items.
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  const auto worker = [&] {
-    for (size_t i = next++; i < items.size(); i = next++) {
-      try {
-        const WorkItem& w = items[i];
-        const HardwareProfile& prof =
-            profiles.at({w.instance, plan.node_counts[static_cast<size_t>(w.nodes_index)] > 1});
-        item_results[i] = screen_item(plan, w, static_cast<long long>(i), prof, pool, need);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error)
-          error = std::current_exception();
-        next = items.size();
-      }
-      ++done;
-    }
-  };
-  const int jobs = std::max(1, options.jobs);
-  const auto total = static_cast<long long>(items.size());
-  std::vector<std::thread> threads;
-  if (options.progress) {
-    // `jobs` workers; the calling thread redraws the progress every 100 ms.
-    std::atomic<int> running{jobs};
-    for (int j = 0; j < jobs; ++j) {
-      if (!start_thread(threads, [&] {
-            worker();
-            --running;
-          })) {
-        running -= jobs - j;  // the system has no more threads: the started ones do the work
-        break;
-      }
-    }
-    if (threads.empty())
-      worker();  // not even one: this thread screens, without progress in between
-    options.progress("screen", 0, total);
-    while (running.load() > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (done.load() < total)
-        options.progress("screen", done.load(), total);
-    }
-    for (auto& t : threads)
-      t.join();
-    options.progress("screen", total, total);
-  } else {
-    for (int j = 1; j < jobs && start_thread(threads, worker);)
-      ++j;
-    worker();
-    for (auto& t : threads)
-      t.join();
-  }
-  if (error)
-    std::rethrow_exception(error);
+  std::vector<ItemResult> item_results = screen_all(plan, work, pool, need, options);
   result.screen_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  // Merge per (instance, node count) group.
-  std::map<std::pair<int, int>, std::vector<ScreenedCandidate>> groups;
-  for (size_t i = 0; i < items.size(); ++i) {
-    ItemResult& r = item_results[i];
-    result.pruned.merge(r.pruned);
-    result.enumerated += r.enumerated;
-    result.screened += r.screened;
-    auto& g = groups[{items[i].instance, items[i].nodes_index}];
-    for (auto& c : r.top)
-      keep_best(g, std::move(c), pool);
-  }
-  // Groups to confirm: near the target, else the fastest few.
-  std::vector<std::pair<int, int>> chosen;
-  std::vector<std::pair<double, std::pair<int, int>>> by_speed;
-  for (const auto& [key, g] : groups) {
-    if (g.empty())
-      continue;
-    if (g.front().analytic.tokens_per_s >= kConfirmSlack * need)
-      chosen.push_back(key);
-    by_speed.emplace_back(-g.front().analytic.tokens_per_s, key);
-  }
-  if (chosen.empty() && !by_speed.empty()) {
-    std::sort(by_speed.begin(), by_speed.end());
-    for (size_t i = 0; i < std::min(kFallbackGroups, by_speed.size()); ++i) {
-      chosen.push_back(by_speed[i].second);
-    }
-    std::sort(chosen.begin(), chosen.end());
-    result.notes.emplace_back(
-        "no configuration comes within 10% of the target; showing the fastest");
-  }
-  for (const auto& key : chosen) {
-    for (auto& c : choose_for_confirmation(std::move(groups[key]), k)) {
+  Groups groups = merge_into_groups(result, work.items, item_results, pool);
+  for (const auto& key : groups_to_confirm(groups, need, result.notes)) {
+    for (auto& c : choose_for_confirmation(std::move(groups[key]), k))
       result.candidates.push_back(std::move(c));
-    }
   }
 
-  // Confirm with the event engine.
   const auto t1 = Clock::now();
-  if (options.confirm && !result.candidates.empty()) {
-    std::vector<Scenario> scenarios;
-    for (const auto& c : result.candidates)
-      scenarios.push_back(candidate_scenario(plan, c.candidate));
-    ConfirmBatch batch = options.confirm(scenarios, options.progress);
-    result.event_available = batch.available;
-    if (!batch.available) {
-      result.event_unavailable_reason = batch.reason;
-      result.notes.push_back("event engine unavailable (" + batch.reason +
-                             "); ranking uses the analytic screen's numbers");
-    } else {
-      result.confirmations = static_cast<int>(batch.outcomes.size());
-      for (size_t i = 0; i < batch.outcomes.size() && i < result.candidates.size(); ++i) {
-        ConfirmOutcome& o = batch.outcomes[i];
-        ScreenedCandidate& c = result.candidates[i];
-        if (o.ok) {
-          c.confirmed = true;
-          c.event = o.evaluation;
-          if (c.event.capacity_bytes <= 0.0)
-            c.event.capacity_bytes = c.analytic.capacity_bytes;
-        } else {
-          c.confirm_error = o.error;
-        }
-      }
-    }
-  } else if (!options.confirm) {
-    result.notes.emplace_back("confirmation disabled; ranking uses the analytic screen's numbers");
-  }
+  confirm_candidates(plan, options, result);
   result.confirm_wall_s = std::chrono::duration<double>(Clock::now() - t1).count();
 
-  // Rank every candidate under every pricing option of its instance, on the confirmed numbers;
-  // the same on the screen's numbers alone tells whether confirmation changed the winner.
-  result.ranked = rank_entries(plan, result, /*confirmed=*/true);
-  if (result.event_available && !result.ranked.empty()) {
-    const std::vector<RankedEntry> screen_only = rank_entries(plan, result, /*confirmed=*/false);
-    const RankedEntry& s = screen_only.front();
-    const RankedEntry& f = result.ranked.front();
-    result.screen_winner_changed = s.candidate != f.candidate || s.price.pricing != f.price.pricing;
-    result.screen_winner = s.candidate;
-  }
-
-  // Pareto front among the entries that meet the target (all of them when none does).
-  std::vector<RankedEntry> eligible;
-  for (const auto& r : result.ranked) {
-    if (r.meets_target)
-      eligible.push_back(r);
-  }
-  if (eligible.empty())
-    eligible = result.ranked;
-  for (size_t i : pareto_front(eligible))
-    result.pareto.push_back(eligible[i]);
+  rank_candidates(plan, result);
+  result.pareto = eligible_pareto(result.ranked);
   // What the numbers stand for (docs/validation.md): measured runs of well-tuned 2025 stacks
   // match closely; 2021-2023 stacks ran slower, DeepSpeed ZeRO-3 at scale far slower.
   result.notes.emplace_back(

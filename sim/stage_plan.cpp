@@ -8,6 +8,94 @@
 #include "models/pipeline_schedule.hpp"
 
 namespace capsim::sim::detail {
+namespace {
+
+// Returns, per chunk, the index of the last op producing its weight gradients (-1: none):
+// the weight-gradient op when zero-bubble splits the backward, else the backward.
+std::vector<int> last_gradient_ops(const std::vector<PipelineOp>& ops, size_t chunks, bool split) {
+  std::vector<int> last(chunks, -1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpKind k = ops[i].kind;
+    if (k == (split ? OpKind::kBackwardWeight : OpKind::kBackward)) {
+      last[static_cast<size_t>(ops[i].chunk)] = static_cast<int>(i);
+    }
+  }
+  return last;
+}
+
+// ZeRO 0-2: the DP gradient buckets of stage `s`, in release order. The last op producing each
+// chunk's weight gradients releases that chunk's buckets.
+void plan_gradient_buckets(const Sim& sim, size_t s, StagePlan& plan) {
+  const Parallelism& par = sim.scenario->parallelism;
+  const IterationCosts& costs = *sim.costs;
+  const StageCosts& stage = costs.stages[s];
+  const CollectiveKind kind =
+      sim.zero12 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  const std::vector<int> last =
+      last_gradient_ops(plan.ops, stage.chunks.size(), par.schedule == Schedule::kZeroBubble);
+  std::vector<size_t> order(stage.chunks.size());
+  for (size_t c = 0; c < order.size(); ++c)
+    order[c] = c;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return last[a] < last[b]; });
+  for (const size_t c : order) {
+    const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
+    if (bytes <= 0.0 || last[c] < 0)
+      continue;
+    const int n = dp_bucket_count(costs, s, c);
+    plan.bucket_releases[static_cast<size_t>(last[c])] += n;
+    for (int k = 0; k < n; ++k)
+      plan.buckets.push_back({kind, bytes / n});
+  }
+  // Without overlap_grad_reduce, Megatron reduces every bucket after the last backward.
+  if (!par.overlap_grad_reduce) {
+    plan.bucket_releases.assign(plan.ops.size(), 0);
+    plan.releases_after_compute = static_cast<int>(plan.buckets.size());
+  }
+}
+
+// ZeRO 1/2: the all-gathers of stage `s`'s updated parameters, in forward order (the first
+// chunk's parameters are needed first).
+void plan_param_gathers(const IterationCosts& costs, size_t s, StagePlan& plan) {
+  const StageCosts& stage = costs.stages[s];
+  for (size_t c = 0; c < stage.chunks.size(); ++c) {
+    const double bytes = stage.chunks[c].parameter_count * costs.param_bytes_per_element;
+    if (bytes <= 0.0)
+      continue;
+    const int n = dp_bucket_count(costs, s, c);
+    for (int k = 0; k < n; ++k)
+      plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
+  }
+}
+
+// ZeRO-3: the per-layer all-gathers and reduce-scatters one op needs, appended in compute order.
+void plan_zero3_op(const IterationCosts& costs, const ChunkCosts& cc, OpKind kind, bool has_dp,
+                   StagePlan& plan) {
+  const int layers = std::max(cc.num_layers, 1);
+  const double param_bytes = cc.layer_parameter_count * costs.param_bytes_per_element;
+  const double grad_bytes = cc.layer_parameter_count * costs.grad_bytes_per_element;
+  const bool gathers =
+      kind == OpKind::kForward || kind == OpKind::kBackward || kind == OpKind::kBackwardInput;
+  const bool scatters = kind == OpKind::kBackward || kind == OpKind::kBackwardWeight;
+  // FSDP's root unit (embedding, final norm, output layer): gathered before the forward's
+  // first layer and kept through the backward; its gradients reduce-scattered last.
+  const bool root = has_dp && cc.has_root_unit();
+  if (root && kind == OpKind::kForward) {
+    plan.gathers.push_back(
+        {CollectiveKind::kAllGather, cc.root_parameter_count() * costs.param_bytes_per_element});
+  }
+  for (int l = 0; l < layers; ++l) {
+    if (gathers && has_dp)
+      plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
+    if (scatters && has_dp)
+      plan.scatters.push_back({CollectiveKind::kReduceScatter, grad_bytes});
+  }
+  if (root && scatters) {
+    plan.scatters.push_back(
+        {CollectiveKind::kReduceScatter, cc.root_parameter_count() * costs.grad_bytes_per_element});
+  }
+}
+
+}  // namespace
 
 void plan_stages(Sim& sim) {
   const Parallelism& par = sim.scenario->parallelism;
@@ -22,76 +110,13 @@ void plan_stages(Sim& sim) {
     plan.ops = schedules[s];
     plan.bucket_releases.assign(plan.ops.size(), 0);
     const StageCosts& stage = costs.stages[s];
-    const bool split = par.schedule == Schedule::kZeroBubble;
-    // The last op producing each chunk's weight gradients releases that chunk's buckets.
-    if (has_dp && !sim.zero3) {
-      const CollectiveKind kind =
-          sim.zero12 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-      std::vector<int> last(stage.chunks.size(), -1);
-      for (size_t i = 0; i < plan.ops.size(); ++i) {
-        const OpKind k = plan.ops[i].kind;
-        if (k == (split ? OpKind::kBackwardWeight : OpKind::kBackward)) {
-          last[static_cast<size_t>(plan.ops[i].chunk)] = static_cast<int>(i);
-        }
-      }
-      std::vector<size_t> order(stage.chunks.size());
-      for (size_t c = 0; c < order.size(); ++c)
-        order[c] = c;
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return last[a] < last[b]; });
-      for (const size_t c : order) {
-        const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
-        if (bytes <= 0.0 || last[c] < 0)
-          continue;
-        const int n = dp_bucket_count(costs, s, c);
-        plan.bucket_releases[static_cast<size_t>(last[c])] += n;
-        for (int k = 0; k < n; ++k)
-          plan.buckets.push_back({kind, bytes / n});
-      }
-      // Without overlap_grad_reduce, Megatron reduces every bucket after the last backward.
-      if (!par.overlap_grad_reduce) {
-        plan.bucket_releases.assign(plan.ops.size(), 0);
-        plan.releases_after_compute = static_cast<int>(plan.buckets.size());
-      }
-    }
-    if (has_dp && sim.zero12) {
-      // In forward order: the first chunk's parameters are needed first.
-      for (size_t c = 0; c < stage.chunks.size(); ++c) {
-        const double bytes = stage.chunks[c].parameter_count * costs.param_bytes_per_element;
-        if (bytes <= 0.0)
-          continue;
-        const int n = dp_bucket_count(costs, s, c);
-        for (int k = 0; k < n; ++k)
-          plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
-      }
-    }
+    if (has_dp && !sim.zero3)
+      plan_gradient_buckets(sim, s, plan);
+    if (has_dp && sim.zero12)
+      plan_param_gathers(costs, s, plan);
     if (sim.zero3) {
-      for (const PipelineOp& op : plan.ops) {
-        const ChunkCosts& cc = stage.chunks[static_cast<size_t>(op.chunk)];
-        const int layers = std::max(cc.num_layers, 1);
-        const double param_bytes = cc.layer_parameter_count * costs.param_bytes_per_element;
-        const double grad_bytes = cc.layer_parameter_count * costs.grad_bytes_per_element;
-        const bool gathers = op.kind == OpKind::kForward || op.kind == OpKind::kBackward ||
-                             op.kind == OpKind::kBackwardInput;
-        const bool scatters = op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight;
-        // FSDP's root unit (embedding, final norm, output layer): gathered before the forward's
-        // first layer and kept through the backward; its gradients reduce-scattered last.
-        const bool root = has_dp && cc.has_root_unit();
-        if (root && op.kind == OpKind::kForward) {
-          plan.gathers.push_back({CollectiveKind::kAllGather,
-                                  cc.root_parameter_count() * costs.param_bytes_per_element});
-        }
-        for (int l = 0; l < layers; ++l) {
-          if (gathers && has_dp)
-            plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
-          if (scatters && has_dp) {
-            plan.scatters.push_back({CollectiveKind::kReduceScatter, grad_bytes});
-          }
-        }
-        if (root && scatters) {
-          plan.scatters.push_back({CollectiveKind::kReduceScatter,
-                                   cc.root_parameter_count() * costs.grad_bytes_per_element});
-        }
-      }
+      for (const PipelineOp& op : plan.ops)
+        plan_zero3_op(costs, stage.chunks[static_cast<size_t>(op.chunk)], op.kind, has_dp, plan);
     }
     const ChunkCosts& first = stage.chunks.front();
     plan.first_forward_s =

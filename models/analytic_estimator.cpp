@@ -283,6 +283,83 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
   return pacing;
 }
 
+// Returns the stage with the longest per-micro-batch step: the first such stage on ties.
+size_t bottleneck_stage(const std::vector<StageStep>& steps) {
+  size_t bottleneck = 0;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (steps[s].total_s() > steps[bottleneck].total_s())
+      bottleneck = s;
+  }
+  return bottleneck;
+}
+
+// Without overlap_grad_reduce each stage reduces all its buckets after its last op, so its
+// reduction ends that long after the op instead of where the replay overlapped it.
+void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& profile,
+                          const GroupShape& dp, const Parallelism& par,
+                          PipelineTimeline& timeline) {
+  if (dp.ranks <= 1 || par.zero_stage == 3 || par.overlap_grad_reduce)
+    return;
+  const CollectiveKind kind =
+      par.zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
+  for (size_t s = 0; s < costs.stages.size(); ++s) {
+    timeline.reduction_end_s[s] =
+        timeline.last_op_end_s[s] +
+        bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, dp).total_s;
+  }
+}
+
+// Point-to-point time exposed per iteration: every micro-batch sends activations forward and
+// gradients back; Megatron's 1F1B (and GPipe) block on them in steady state
+// (p2p_communication.py waits), while the interleaved schedule (overlap_p2p_comm) and ZB-H1
+// overlap them with compute. `b` is the bottleneck stage's step.
+// REQUIRES: par.pipeline > 1
+double pp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
+                    const LeafLimitedGroups& groups, const Parallelism& par,
+                    const std::vector<StageStep>& steps, const StageStep& b) {
+  const double m = costs.micro_batches;
+  const int p = par.pipeline;
+  const double bytes = costs.stages.front().chunks.front().activation_bytes;
+  const auto hop_s = [&](const GroupShape& link) {
+    return collective_time_s(profile, CollectiveKind::kSendRecv, bytes, link);
+  };
+  const double inside_s = hop_s(groups.pp_inside_leaf);
+  const double between_s = hop_s(groups.pp_between_leaves);
+  const bool blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
+  const double v = par.virtual_pipeline_stages;
+  // Overlapped, a hop hides behind the next chunk's forward or backward (on average half of
+  // the bottleneck stage's per-micro-batch work per chunk); only the excess is exposed.
+  const auto exposed_s = [&](double hop) {
+    return blocking ? hop : std::max(0.0, hop - b.total_s() / (2.0 * v));
+  };
+  // Steady state: each micro-batch (per chunk) crosses the boundaries above and below a
+  // stage once each way; blocking, a stage pays about one hop per boundary and direction pair
+  // (the uniform case: 2v hops). An end stage without interleaving sends and receives both
+  // through its one boundary. Hops are equal unless an oversubscribed fabric makes some
+  // boundaries leave their leaf; then the slowest stage with its boundaries paces the
+  // pipeline, and a stage with slack absorbs its slower hops.
+  const auto boundary_s = [&](int s) {  // between stage s and s + 1 (mod p)
+    return exposed_s(groups.forward_crosses(s) ? between_s : inside_s);
+  };
+  const bool wraps = par.virtual_pipeline_stages > 1;
+  double paced_extra_s = 0.0;
+  for (int s = 0; s < p; ++s) {
+    const int below = s > 0 ? s - 1 : (wraps ? p - 1 : s);
+    const int above = s + 1 < p || wraps ? s : s - 1;
+    const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() +
+                           v * (boundary_s(below) + boundary_s(above));
+    paced_extra_s = s == 0 ? extra_s : std::max(paced_extra_s, extra_s);
+  }
+  // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way
+  // (forward from stage k mod p to k + 1, backward the reverse).
+  double crossing = 0.0;
+  for (int k = 0; k + 1 < p * par.virtual_pipeline_stages; ++k) {
+    crossing += groups.forward_crosses(k % p) ? 1.0 : 0.0;
+    crossing += groups.backward_crosses((k + 1) % p) ? 1.0 : 0.0;
+  }
+  return m * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s + crossing * between_s;
+}
+
 }  // namespace
 
 SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProfile& profile) {
@@ -295,7 +372,6 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
                                     const HardwareProfile& profile, const MemoryEstimate* memory) {
   const Parallelism& par = scenario.parallelism;
   const double m = costs.micro_batches;
-  const int p = par.pipeline;
   // Oversubscribed fabrics: DP rings and PP sends that leave their leaf share its uplinks.
   const LeafLimitedGroups groups = leaf_limited_groups(scenario, costs);
   const Zero3Table zero3 = zero3_table(costs, groups.dp, profile, par);
@@ -304,12 +380,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   for (const auto& stage : costs.stages) {
     steps.push_back(stage_step(profile, stage, zero3[steps.size()]));
   }
-  size_t bottleneck = 0;
-  for (size_t s = 0; s < steps.size(); ++s) {
-    if (steps[s].total_s() > steps[bottleneck].total_s())
-      bottleneck = s;
-  }
-  const StageStep& b = steps[bottleneck];
+  const StageStep& b = steps[bottleneck_stage(steps)];
   const double busy_s = m * b.total_s();
 
   // Fill and drain: the schedule's op order played with these op times (pipeline_replay.hpp).
@@ -320,66 +391,12 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   PipelineTimeline timeline = replay_pipeline(
       par.schedule, op_times(costs, groups.dp, profile, par, zero3), costs.micro_batches,
       par.recompute != Recompute::kNone, costs.compute_rate_during_comm);
-  // Without overlap_grad_reduce each stage reduces all its buckets after its last op.
-  if (groups.dp.ranks > 1 && par.zero_stage != 3 && !par.overlap_grad_reduce) {
-    const CollectiveKind kind =
-        par.zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
-    for (size_t s = 0; s < costs.stages.size(); ++s) {
-      timeline.reduction_end_s[s] =
-          timeline.last_op_end_s[s] +
-          bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, groups.dp).total_s;
-    }
-  }
+  reduce_after_last_op(costs, profile, groups.dp, par, timeline);
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.
   const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s);
   const double slowed_s = timeline.makespan_s - timeline.unslowed_makespan_s;
-
-  // Point-to-point: every micro-batch sends activations forward and gradients back; Megatron's
-  // 1F1B (and GPipe) block on them in steady state (p2p_communication.py waits), while the
-  // interleaved schedule (overlap_p2p_comm) and ZB-H1 overlap them with compute.
-  double pp_s = 0.0;
-  if (p > 1) {
-    const double bytes = costs.stages.front().chunks.front().activation_bytes;
-    const auto hop_s = [&](const GroupShape& link) {
-      return collective_time_s(profile, CollectiveKind::kSendRecv, bytes, link);
-    };
-    const double inside_s = hop_s(groups.pp_inside_leaf);
-    const double between_s = hop_s(groups.pp_between_leaves);
-    const bool blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
-    const double v = par.virtual_pipeline_stages;
-    // Overlapped, a hop hides behind the next chunk's forward or backward (on average half of
-    // the bottleneck stage's per-micro-batch work per chunk); only the excess is exposed.
-    const auto exposed_s = [&](double hop) {
-      return blocking ? hop : std::max(0.0, hop - b.total_s() / (2.0 * v));
-    };
-    // Steady state: each micro-batch (per chunk) crosses the boundaries above and below a
-    // stage once each way; blocking, a stage pays about one hop per boundary and direction pair
-    // (the uniform case: 2v hops). An end stage without interleaving sends and receives both
-    // through its one boundary. Hops are equal unless an oversubscribed fabric makes some
-    // boundaries leave their leaf; then the slowest stage with its boundaries paces the
-    // pipeline, and a stage with slack absorbs its slower hops.
-    const auto boundary_s = [&](int s) {  // between stage s and s + 1 (mod p)
-      return exposed_s(groups.forward_crosses(s) ? between_s : inside_s);
-    };
-    const bool wraps = par.virtual_pipeline_stages > 1;
-    double paced_extra_s = 0.0;
-    for (int s = 0; s < p; ++s) {
-      const int below = s > 0 ? s - 1 : (wraps ? p - 1 : s);
-      const int above = s + 1 < p || wraps ? s : s - 1;
-      const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() +
-                             v * (boundary_s(below) + boundary_s(above));
-      paced_extra_s = s == 0 ? extra_s : std::max(paced_extra_s, extra_s);
-    }
-    // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way
-    // (forward from stage k mod p to k + 1, backward the reverse).
-    double crossing = 0.0;
-    for (int k = 0; k + 1 < p * par.virtual_pipeline_stages; ++k) {
-      crossing += groups.forward_crosses(k % p) ? 1.0 : 0.0;
-      crossing += groups.backward_crosses((k + 1) % p) ? 1.0 : 0.0;
-    }
-    pp_s = m * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s + crossing * between_s;
-  }
+  const double pp_s = par.pipeline > 1 ? pp_exposed_s(costs, profile, groups, par, steps, b) : 0.0;
 
   const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, timeline);
   const double optimizer_s = after.optimizer_s;

@@ -68,36 +68,37 @@ int cost_kind(OpKind kind) {
   return 0;
 }
 
-// Orders the ops by playing the schedule: a stage takes its next op once the op it waits for
-// (the previous virtual stage's forward, or the next one's backward) is placed. One op per stage
-// per pass, so the order interleaves the stages and playing it the CPU overlaps their chains.
-ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) {
-  const auto ops = build_schedule(schedule, p, m, v, recompute);
-  // Step of each forward and backward (B), by (stage, chunk, micro-batch); 0 until placed.
-  const auto key = [&](int s, int c, int mb) {
-    return (as_size(s) * as_size(v) + as_size(c)) * as_size(m) + as_size(mb);
-  };
-  std::vector<int32_t> forward_step(as_size(p) * as_size(v) * as_size(m), 0);
-  std::vector<int32_t> backward_step(forward_step.size(), 0);
-  // The step `op` on stage s waits for: 0 when nothing, kNone when that is not placed yet.
-  const auto dependency = [&](int s, const PipelineOp& op) -> int32_t {
+// The steps placed so far of each forward and backward (B), by (stage, chunk, micro-batch);
+// 0 until placed.
+class PlacedSteps {
+ public:
+  PlacedSteps(int p, int m, int v)
+      : p_(p),
+        m_(m),
+        v_(v),
+        forward_(as_size(p) * as_size(v) * as_size(m), 0),
+        backward_(forward_.size(), 0) {}
+
+  // Returns the step `op` on stage s waits for: 0 when nothing, kNone when that is not placed
+  // yet.
+  [[nodiscard]] int32_t dependency(int s, const PipelineOp& op) const {
     int32_t step = 0;
     switch (op.kind) {
       case OpKind::kForward:
         if (s > 0)
-          step = forward_step[key(s - 1, op.chunk, op.micro_batch)];
+          step = forward_[key(s - 1, op.chunk, op.micro_batch)];
         else if (op.chunk > 0)
-          step = forward_step[key(p - 1, op.chunk - 1, op.micro_batch)];
+          step = forward_[key(p_ - 1, op.chunk - 1, op.micro_batch)];
         else
           return 0;
         break;
       case OpKind::kRecompute:
       case OpKind::kBackward:
       case OpKind::kBackwardInput:
-        if (s + 1 < p)
-          step = backward_step[key(s + 1, op.chunk, op.micro_batch)];
-        else if (op.chunk + 1 < v)
-          step = backward_step[key(0, op.chunk + 1, op.micro_batch)];
+        if (s + 1 < p_)
+          step = backward_[key(s + 1, op.chunk, op.micro_batch)];
+        else if (op.chunk + 1 < v_)
+          step = backward_[key(0, op.chunk + 1, op.micro_batch)];
         else
           return 0;  // the last virtual stage makes its gradient from the loss
         break;
@@ -105,53 +106,104 @@ ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) 
         return 0;
     }
     return step == 0 ? kNone : step;
-  };
-  const OpKind makes_gradients =
-      schedule == Schedule::kZeroBubble ? OpKind::kBackwardWeight : OpKind::kBackward;
-  std::vector<int32_t> last_gradient_step(as_size(p) * as_size(v), 0);
-  ReplayGraph g;
-  g.steps.push_back({0, 0, 0, 0});
-  g.first_forward.assign(static_cast<size_t>(p), 0);
-  g.last_op.assign(static_cast<size_t>(p), 0);
+  }
+
+  // Records that `op` on stage s is step `index`, when later ops wait for it.
+  void place(int s, const PipelineOp& op, int32_t index) {
+    if (op.kind == OpKind::kForward) {
+      forward_[key(s, op.chunk, op.micro_batch)] = index;
+    } else if (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardInput) {
+      backward_[key(s, op.chunk, op.micro_batch)] = index;
+    }
+  }
+
+ private:
+  [[nodiscard]] size_t key(int s, int c, int mb) const {
+    return (as_size(s) * as_size(v_) + as_size(c)) * as_size(m_) + as_size(mb);
+  }
+
+  int p_;
+  int m_;
+  int v_;
+  std::vector<int32_t> forward_;
+  std::vector<int32_t> backward_;
+};
+
+// Builds a ReplayGraph one step at a time, in the order the schedule is played.
+class GraphBuilder {
+ public:
+  GraphBuilder(Schedule schedule, int p, int m, int v)
+      : v_(v),
+        makes_gradients_(schedule == Schedule::kZeroBubble ? OpKind::kBackwardWeight
+                                                           : OpKind::kBackward),
+        placed_(p, m, v),
+        last_gradient_step_(as_size(p) * as_size(v), 0) {
+    g_.steps.push_back({0, 0, 0, 0});
+    g_.first_forward.assign(static_cast<size_t>(p), 0);
+    g_.last_op.assign(static_cast<size_t>(p), 0);
+  }
+
+  // Appends `op` of stage s as the next step, or returns false when the op it waits for is not
+  // placed yet.
+  bool try_place(int s, const PipelineOp& op) {
+    const auto stage = static_cast<size_t>(s);
+    const int32_t waits_for = placed_.dependency(s, op);
+    if (waits_for == kNone)
+      return false;
+    const auto index = static_cast<int32_t>(g_.steps.size());
+    g_.steps.push_back(
+        {waits_for, g_.last_op[stage], s, (s * v_ + op.chunk) * kRow + cost_kind(op.kind)});
+    placed_.place(s, op, index);
+    if (op.kind == OpKind::kForward && g_.first_forward[stage] == 0)
+      g_.first_forward[stage] = index;
+    if (op.kind == makes_gradients_)
+      last_gradient_step_[as_size(s) * as_size(v_) + as_size(op.chunk)] = index;
+    g_.last_op[stage] = index;
+    return true;
+  }
+
+  // Returns the graph, with the last step making each chunk's weight gradients marked as the
+  // one that releases its buckets.
+  ReplayGraph finish() {
+    g_.first_release = g_.steps.size();
+    for (const int32_t step : last_gradient_step_) {
+      Step& releasing = g_.steps[static_cast<size_t>(step)];
+      releasing.cost = -releasing.cost - 1;
+      g_.first_release = std::min(g_.first_release, static_cast<size_t>(step));
+    }
+    return std::move(g_);
+  }
+
+ private:
+  int v_;
+  OpKind makes_gradients_;
+  PlacedSteps placed_;
+  std::vector<int32_t> last_gradient_step_;  // per (stage, chunk)
+  ReplayGraph g_;
+};
+
+// Orders the ops by playing the schedule: a stage takes its next op once the op it waits for
+// (the previous virtual stage's forward, or the next one's backward) is placed. One op per stage
+// per pass, so the order interleaves the stages and playing it the CPU overlaps their chains.
+ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) {
+  const auto ops = build_schedule(schedule, p, m, v, recompute);
+  GraphBuilder builder(schedule, p, m, v);
   std::vector<size_t> next(static_cast<size_t>(p), 0);
   for (bool progress = true; progress;) {
     progress = false;
-    for (int s = 0; s < p; ++s) {
-      const auto stage = static_cast<size_t>(s);
-      if (next[stage] == ops[stage].size())
+    for (size_t stage = 0; stage < next.size(); ++stage) {
+      if (next[stage] == ops[stage].size() ||
+          !builder.try_place(static_cast<int>(stage), ops[stage][next[stage]]))
         continue;
-      const PipelineOp& op = ops[stage][next[stage]];
-      const int32_t waits_for = dependency(s, op);
-      if (waits_for == kNone)
-        continue;
-      const auto index = static_cast<int32_t>(g.steps.size());
-      g.steps.push_back(
-          {waits_for, g.last_op[stage], s, (s * v + op.chunk) * kRow + cost_kind(op.kind)});
-      if (op.kind == OpKind::kForward) {
-        forward_step[key(s, op.chunk, op.micro_batch)] = index;
-        if (g.first_forward[stage] == 0)
-          g.first_forward[stage] = index;
-      } else if (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardInput) {
-        backward_step[key(s, op.chunk, op.micro_batch)] = index;
-      }
-      if (op.kind == makes_gradients)
-        last_gradient_step[as_size(s) * as_size(v) + as_size(op.chunk)] = index;
-      g.last_op[stage] = index;
       ++next[stage];
       progress = true;
     }
   }
-  for (int s = 0; s < p; ++s) {
-    if (next[static_cast<size_t>(s)] != ops[static_cast<size_t>(s)].size())
+  for (size_t stage = 0; stage < next.size(); ++stage) {
+    if (next[stage] != ops[stage].size())
       throw std::logic_error("pipeline replay: the schedule deadlocked");
   }
-  g.first_release = g.steps.size();
-  for (const int32_t step : last_gradient_step) {
-    Step& releasing = g.steps[static_cast<size_t>(step)];
-    releasing.cost = -releasing.cost - 1;
-    g.first_release = std::min(g.first_release, static_cast<size_t>(step));
-  }
-  return g;
+  return builder.finish();
 }
 
 // The planner replays the same few hundred shapes thousands of times, so each thread keeps

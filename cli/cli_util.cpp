@@ -47,6 +47,14 @@ void check_jobs(int jobs) {
   }
 }
 
+std::string engine_option(const cxxopts::ParseResult& args) {
+  std::string engine = args["engine"].as<std::string>();
+  if (engine != "analytic" && engine != "event") {
+    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+  }
+  return engine;
+}
+
 void check_output_path(const std::string& path) {
   if (path.empty())
     throw InputError("", "", "an output file name is empty");

@@ -17,6 +17,9 @@ inline constexpr int kMaxJobs = 1024;
 // Throws InputError unless `jobs` is between 1 and kMaxJobs.
 void check_jobs(int jobs);
 
+// The `--engine` option's value, checked: "event" or "analytic"; throws InputError otherwise.
+[[nodiscard]] std::string engine_option(const cxxopts::ParseResult& args);
+
 // Runs a subcommand body, mapping failures to exit codes and one-line stderr messages:
 // InputError and bad options -> 2, any other exception -> 1. Never lets an exception escape.
 int guarded(const char* command, const std::function<int()>& body);

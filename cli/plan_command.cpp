@@ -71,10 +71,7 @@ void check_plan_args(const cxxopts::ParseResult& args) {
   if (top < 0)
     throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
   check_jobs(jobs);
-  const std::string engine = args["engine"].as<std::string>();
-  if (engine != "event" && engine != "analytic") {
-    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
-  }
+  const std::string engine = engine_option(args);
   if (args.count("out-scenario") > 0)
     check_output_path(args["out-scenario"].as<std::string>());
 }

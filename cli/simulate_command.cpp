@@ -57,13 +57,10 @@ cxxopts::Options simulate_options() {
   return options;
 }
 
-// Checks --engine and the options only the event engine has, before any simulation, so that a
+// Checks the options only the event engine has, before any simulation, so that a
 // long run does not end in an error about its options or its output.
 void check_engine_options(const cxxopts::ParseResult& args, const Scenario& scenario,
                           const std::string& engine) {
-  if (engine != "analytic" && engine != "event") {
-    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
-  }
   for (const char* event_only : {"trace", "every-gpu"}) {
     if (args.count(event_only) > 0 && engine != "event")
       throw InputError("", "", std::string("--") + event_only + " needs --engine event");
@@ -117,7 +114,7 @@ int simulate_main(int argc, char** argv) {
   Scenario scenario = load_scenario(args["scenario"].as<std::string>());
   if (args.count("profile") > 0)
     scenario.profile_path = args["profile"].as<std::string>();
-  const std::string engine = args["engine"].as<std::string>();
+  const std::string engine = engine_option(args);
   check_engine_options(args, scenario, engine);
   const HardwareProfile profile = resolve_profile(scenario);
   const SimulationResult result = engine == "event" ? simulate_event(args, scenario, profile)

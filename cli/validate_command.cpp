@@ -187,10 +187,7 @@ int validate_main(int argc, char** argv) {
     return 0;
   if (args.count("cases") == 0)
     throw InputError("", "", "missing CASES.json argument");
-  const std::string engine = args["engine"].as<std::string>();
-  if (engine != "analytic" && engine != "event") {
-    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
-  }
+  const std::string engine = engine_option(args);
   const ValidationFile file = load_validation_file(args["cases"].as<std::string>());
   const Predictions p = predict_cases(file, engine);
   print_not_predicted(p);

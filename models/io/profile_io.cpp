@@ -175,6 +175,89 @@ const char* algorithm_name(CollectiveAlgorithm algorithm) {
   return "ring";
 }
 
+namespace {
+
+// One (collective, scope) pair has one fit; a second would silently shadow the first.
+void check_not_duplicate(JsonReader& r, const CollectiveFit& fit,
+                         const std::vector<CollectiveFit>& earlier,
+                         const std::string& collectives_ptr) {
+  for (size_t j = 0; j < earlier.size(); ++j) {
+    if (earlier[j].kind == fit.kind && earlier[j].inter_node == fit.inter_node) {
+      throw r.error("collective", std::string("duplicate fit for ") + collective_name(fit.kind) +
+                                      " " + scope_name(fit.inter_node) + " (also at " +
+                                      collectives_ptr + "/" + std::to_string(j) + ")");
+    }
+  }
+}
+
+CollectiveFit read_collective_fit(JsonReader& r, const std::vector<CollectiveFit>& earlier,
+                                  const std::string& collectives_ptr, const GpuSpec& gpu) {
+  CollectiveFit fit;
+  fit.kind = collective_from_name(r.required_enum("collective", collective_names()));
+  fit.inter_node = r.required_enum("scope", {"intra_node", "inter_node"}) == "inter_node";
+  fit.mape_pct = r.optional_number("mape_pct", 0.0, 0.0, 1e6);
+  check_not_duplicate(r, fit, earlier, collectives_ptr);
+  const auto algorithms = r.array("algorithms", 1);
+  for (size_t j = 0; j < algorithms.size(); ++j) {
+    JsonReader a(algorithms[j], r.file(), r.pointer_to("algorithms") + "/" + std::to_string(j));
+    fit.algorithms.push_back(read_algorithm(a, fit.inter_node, gpu));
+  }
+  r.finish();
+  return fit;
+}
+
+// Appends the fits of /collectives to `fits` and returns whether any of them is inter_node.
+bool read_collectives(JsonReader& reader, const GpuSpec& gpu, std::vector<CollectiveFit>& fits) {
+  const auto collectives = reader.array("collectives", 1);
+  const std::string collectives_ptr = reader.pointer_to("collectives");
+  bool has_inter = false;
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    JsonReader r(collectives[i], reader.file(), collectives_ptr + "/" + std::to_string(i));
+    CollectiveFit fit = read_collective_fit(r, fits, collectives_ptr, gpu);
+    has_inter = has_inter || fit.inter_node;
+    fits.push_back(std::move(fit));
+  }
+  return has_inter;
+}
+
+// collective_time_s falls back to a scope's all_reduce fit for collectives without their own
+// fit; without one, every collective of the scope would take forever (inf in the output).
+void check_all_reduce_fallbacks(JsonReader& reader, const std::vector<CollectiveFit>& fits,
+                                bool has_inter) {
+  for (const bool inter : {false, true}) {
+    const bool scope_used = !inter || has_inter;
+    const bool has_all_reduce = std::any_of(fits.begin(), fits.end(), [&](const CollectiveFit& f) {
+      return f.inter_node == inter && f.kind == CollectiveKind::kAllReduce;
+    });
+    if (scope_used && !has_all_reduce) {
+      throw reader.error("collectives", "needs an all_reduce " + scope_name(inter) +
+                                            " fit (the fallback for the other collectives)");
+    }
+  }
+}
+
+void read_provenance(JsonReader& reader, std::vector<std::string>& provenance_out) {
+  const auto provenance = reader.array("provenance");
+  for (size_t i = 0; i < provenance.size(); ++i) {
+    if (!provenance[i].is_string()) {
+      throw InputError(reader.file(), reader.pointer_to("provenance") + "/" + std::to_string(i),
+                       "expected a string, got " + describe_json(provenance[i]));
+    }
+    provenance_out.push_back(provenance[i].get<std::string>());
+  }
+}
+
+void read_fit_quality(JsonReader& reader, std::vector<FitRecord>& records_out) {
+  const auto records = reader.array("fit_quality");
+  for (size_t i = 0; i < records.size(); ++i) {
+    JsonReader r(records[i], reader.file(),
+                 reader.pointer_to("fit_quality") + "/" + std::to_string(i));
+    records_out.push_back(read_fit_record(r));
+  }
+}
+
+}  // namespace
+
 HardwareProfile read_profile(JsonReader& reader) {
   reader.expect_schema(kProfileSchema);
   HardwareProfile p;
@@ -206,46 +289,8 @@ HardwareProfile read_profile(JsonReader& reader) {
     JsonReader attention = reader.object("attention");
     p.attention = read_attention(attention);
   }
-  const auto collectives = reader.array("collectives", 1);
-  const std::string collectives_ptr = reader.pointer_to("collectives");
-  bool has_inter = false;
-  for (size_t i = 0; i < collectives.size(); ++i) {
-    const std::string ptr = collectives_ptr + "/" + std::to_string(i);
-    JsonReader r(collectives[i], reader.file(), ptr);
-    CollectiveFit fit;
-    fit.kind = collective_from_name(r.required_enum("collective", collective_names()));
-    fit.inter_node = r.required_enum("scope", {"intra_node", "inter_node"}) == "inter_node";
-    fit.mape_pct = r.optional_number("mape_pct", 0.0, 0.0, 1e6);
-    for (size_t j = 0; j < p.collectives.size(); ++j) {
-      if (p.collectives[j].kind == fit.kind && p.collectives[j].inter_node == fit.inter_node) {
-        throw r.error("collective", std::string("duplicate fit for ") + collective_name(fit.kind) +
-                                        " " + scope_name(fit.inter_node) + " (also at " +
-                                        collectives_ptr + "/" + std::to_string(j) + ")");
-      }
-    }
-    const auto algorithms = r.array("algorithms", 1);
-    for (size_t j = 0; j < algorithms.size(); ++j) {
-      JsonReader a(algorithms[j], reader.file(),
-                   r.pointer_to("algorithms") + "/" + std::to_string(j));
-      fit.algorithms.push_back(read_algorithm(a, fit.inter_node, gpu));
-    }
-    r.finish();
-    has_inter = has_inter || fit.inter_node;
-    p.collectives.push_back(std::move(fit));
-  }
-  // collective_time_s falls back to a scope's all_reduce fit for collectives without their own
-  // fit; without one, every collective of the scope would take forever (inf in the output).
-  for (const bool inter : {false, true}) {
-    const bool scope_used = !inter || has_inter;
-    const bool has_all_reduce =
-        std::any_of(p.collectives.begin(), p.collectives.end(), [&](const CollectiveFit& f) {
-          return f.inter_node == inter && f.kind == CollectiveKind::kAllReduce;
-        });
-    if (scope_used && !has_all_reduce) {
-      throw reader.error("collectives", "needs an all_reduce " + scope_name(inter) +
-                                            " fit (the fallback for the other collectives)");
-    }
-  }
+  const bool has_inter = read_collectives(reader, gpu, p.collectives);
+  check_all_reduce_fallbacks(reader, p.collectives, has_inter);
   if (has_inter && p.reference_node_nic_bandwidth_bytes_per_s <= 0.0) {
     throw reader.error("reference_node_nic_bandwidth",
                        "required when the profile has inter_node fits");
@@ -255,24 +300,10 @@ HardwareProfile read_profile(JsonReader& reader) {
     (void)reader.optional_bool("provenance", false);
   if (!reader.has("fit_quality"))
     (void)reader.optional_bool("fit_quality", false);
-  if (reader.has("provenance")) {
-    const auto provenance = reader.array("provenance");
-    for (size_t i = 0; i < provenance.size(); ++i) {
-      if (!provenance[i].is_string()) {
-        throw InputError(reader.file(), reader.pointer_to("provenance") + "/" + std::to_string(i),
-                         "expected a string, got " + describe_json(provenance[i]));
-      }
-      p.provenance.push_back(provenance[i].get<std::string>());
-    }
-  }
-  if (reader.has("fit_quality")) {
-    const auto records = reader.array("fit_quality");
-    for (size_t i = 0; i < records.size(); ++i) {
-      JsonReader r(records[i], reader.file(),
-                   reader.pointer_to("fit_quality") + "/" + std::to_string(i));
-      p.fit_quality.push_back(read_fit_record(r));
-    }
-  }
+  if (reader.has("provenance"))
+    read_provenance(reader, p.provenance);
+  if (reader.has("fit_quality"))
+    read_fit_quality(reader, p.fit_quality);
   reader.finish();
   return p;
 }

@@ -94,6 +94,88 @@ double algorithm_time_s(const AlgorithmParams& params, CollectiveKind kind, doub
   return latency + bytes * bus_bandwidth_factor(kind, n) / bus_bw;
 }
 
+namespace {
+
+// These helpers run inside the planner's inner loop (about 1M calls/s): they take and return
+// plain values, allocate nothing, and sit in this file so the compiler inlines them.
+
+// Trees only serve all-reduce in NCCL. A tree's 2-node advantage (busbw above the NICs' line
+// rate: each rank's data crosses the network once, not 2(n-1)/n times) is gone beyond 2 nodes,
+// where inner tree nodes forward for two children: NCCL switches from bwIntra to bwInter there
+// (tuning.cc, "nNodes <= 2"; nccl_tuning_model.md §3). So a tree fitted on 2 nodes is capped at
+// the NIC bandwidth. Returns false when the tree does not serve `kind`.
+bool adapt_tree(AlgorithmParams& costed, CollectiveKind kind, const GroupShape& group, double nic) {
+  if (kind != CollectiveKind::kAllReduce)
+    return false;
+  if (group.nodes > 2 && nic > 0.0)
+    costed.bus_bandwidth_bytes_per_s = std::min(costed.bus_bandwidth_bytes_per_s, nic);
+  return true;
+}
+
+// NVLS serves all-reduce, all-gather and reduce-scatter only. NCCL's NVLS bandwidth is x2 for
+// all-reduce and x (ppn-1)/ppn otherwise, and for all-gather/reduce-scatter it is not converted
+// by n/(n-1) as a ring's is (nccl_tuning_model.md §3 steps 2 and 4): an all-reduce fit lent to
+// them gives their nccl-tests bus bandwidth as below. Returns false when NVLS does not serve
+// `kind`.
+bool adapt_nvls(AlgorithmParams& costed, CollectiveKind kind, CollectiveKind fit_kind,
+                const GroupShape& group) {
+  if (kind == CollectiveKind::kAllReduce)
+    return true;
+  if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter)
+    return false;
+  if (fit_kind == CollectiveKind::kAllReduce) {
+    const double ppn = std::max(group.ranks_per_node, 1);
+    const double n = std::max(group.ranks, 1);
+    costed.bus_bandwidth_bytes_per_s *= 0.5 * (ppn - 1.0) / ppn * (n - 1.0) / n;
+  }
+  return true;
+}
+
+// Adjusts a fitted regime to the collective and group it costs; returns false when NCCL would
+// not run that algorithm for `kind`.
+bool adapt_to_collective(AlgorithmParams& costed, CollectiveKind kind, CollectiveKind fit_kind,
+                         const GroupShape& group, double nic) {
+  switch (costed.algorithm) {
+    case CollectiveAlgorithm::kTree:
+      return adapt_tree(costed, kind, group, nic);
+    case CollectiveAlgorithm::kNvls:
+      return adapt_nvls(costed, kind, fit_kind, group);
+    case CollectiveAlgorithm::kRing:
+      break;
+  }
+  return true;
+}
+
+// Returns the fastest of the fit's regimes that serve `kind`, or inf when none does.
+double fastest_regime_time_s(const CollectiveFit& fit, CollectiveKind kind, double bytes,
+                             const GroupShape& group, double scale, double nic) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& algo : fit.algorithms) {
+    AlgorithmParams costed = algo;
+    if (!adapt_to_collective(costed, kind, fit.kind, group, nic))
+      continue;
+    best = std::min(best, algorithm_time_s(costed, kind, bytes, group, scale));
+  }
+  return best;
+}
+
+// An all-reduce fit with no ring regime (a tree-only 2-node fit) lent to another collective:
+// cost its regimes as rings, held to the NIC line rate across nodes.
+double regimes_as_rings_time_s(const CollectiveFit& fit, CollectiveKind kind, double bytes,
+                               const GroupShape& group, double scale, double nic) {
+  const bool inter = group.nodes > 1;
+  double best = std::numeric_limits<double>::infinity();
+  for (AlgorithmParams costed : fit.algorithms) {
+    costed.algorithm = CollectiveAlgorithm::kRing;
+    if (inter && nic > 0.0)
+      costed.bus_bandwidth_bytes_per_s = std::min(costed.bus_bandwidth_bytes_per_s, nic);
+    best = std::min(best, algorithm_time_s(costed, kind, bytes, group, scale));
+  }
+  return best;
+}
+
+}  // namespace
+
 double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, double bytes,
                          const GroupShape& group) {
   if (group.ranks <= 1 && kind != CollectiveKind::kSendRecv)
@@ -107,55 +189,12 @@ double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, do
   if (fit == nullptr)
     return std::numeric_limits<double>::infinity();
   const double scale = inter ? nic_share_scale(profile, group) : 1.0;
-  const double nic = profile.reference_node_nic_bandwidth_bytes_per_s;
   // A ring through the NICs cannot beat the NVLink ring inside the node it also crosses.
-  double best = std::numeric_limits<double>::infinity();
-  for (const auto& algo : fit->algorithms) {
-    AlgorithmParams costed = algo;
-    switch (algo.algorithm) {
-      case CollectiveAlgorithm::kTree:
-        // Trees only serve all-reduce in NCCL.
-        if (kind != CollectiveKind::kAllReduce)
-          continue;
-        // A tree's 2-node advantage (busbw above the NICs' line rate: each rank's data crosses
-        // the network once, not 2(n-1)/n times) is gone beyond 2 nodes, where inner tree nodes
-        // forward for two children: NCCL switches from bwIntra to bwInter there (tuning.cc,
-        // "nNodes <= 2"; nccl_tuning_model.md §3). So a tree fitted on 2 nodes is capped at the
-        // NIC bandwidth.
-        if (group.nodes > 2 && nic > 0.0)
-          costed.bus_bandwidth_bytes_per_s = std::min(costed.bus_bandwidth_bytes_per_s, nic);
-        break;
-      case CollectiveAlgorithm::kNvls:
-        // NVLS serves all-reduce, all-gather and reduce-scatter only. NCCL's NVLS bandwidth is
-        // x2 for all-reduce and x (ppn-1)/ppn otherwise, and for all-gather/reduce-scatter it is
-        // not converted by n/(n-1) as a ring's is (nccl_tuning_model.md §3 steps 2 and 4): an
-        // all-reduce fit lent to them gives their nccl-tests bus bandwidth as below.
-        if (kind == CollectiveKind::kAllReduce)
-          break;
-        if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter)
-          continue;
-        if (fit->kind == CollectiveKind::kAllReduce) {
-          const double ppn = std::max(group.ranks_per_node, 1);
-          const double n = std::max(group.ranks, 1);
-          costed.bus_bandwidth_bytes_per_s *= 0.5 * (ppn - 1.0) / ppn * (n - 1.0) / n;
-        }
-        break;
-      case CollectiveAlgorithm::kRing:
-        break;
-    }
-    best = std::min(best, algorithm_time_s(costed, kind, bytes, group, scale));
-  }
+  const double nic = profile.reference_node_nic_bandwidth_bytes_per_s;
+  const double best = fastest_regime_time_s(*fit, kind, bytes, group, scale, nic);
   if (std::isfinite(best))
     return best;
-  // An all-reduce fit with no ring regime (a tree-only 2-node fit) lent to another collective:
-  // cost its regimes as rings, held to the NIC line rate across nodes.
-  for (AlgorithmParams costed : fit->algorithms) {
-    costed.algorithm = CollectiveAlgorithm::kRing;
-    if (inter && nic > 0.0)
-      costed.bus_bandwidth_bytes_per_s = std::min(costed.bus_bandwidth_bytes_per_s, nic);
-    best = std::min(best, algorithm_time_s(costed, kind, bytes, group, scale));
-  }
-  return best;
+  return regimes_as_rings_time_s(*fit, kind, bytes, group, scale, nic);
 }
 
 }  // namespace capsim

@@ -6,20 +6,33 @@
 
 namespace capsim {
 
+// Counts, per flow class and direction, the GPUs under each leaf that the class's flows
+// leave (or enter) it from: the reduced run shares a leaf's uplinks among that many GPUs.
 LeafCrossings::LeafCrossings(const RankLayout& layout, int nodes_per_leaf, bool dp_through_nics)
     : layout_(layout),
       nodes_per_leaf_(std::max(nodes_per_leaf, 1)),
       dp_through_nics_(dp_through_nics) {
-  // Per flow class (PP, DP ring) and direction, mark every GPU with a flow across a leaf
-  // boundary, then count the marked GPUs per leaf.
+  const CrossingGpus marked = mark_crossing_gpus();
+  same_gpus_ = marked.sends_out[kPp] == marked.sends_out[kDp] &&
+               marked.receives_in[kPp] == marked.receives_in[kDp];
+  for (int cls = 0; cls < kClasses; ++cls) {
+    for (const auto* gpus : {&marked.sends_out[cls], &marked.receives_in[cls]})
+      max_crossing_gpus_[cls] = std::max(max_crossing_gpus_[cls], most_marked_gpus_per_leaf(*gpus));
+  }
+  same_gpus_ = same_gpus_ || !both_classes_cross();
+}
+
+// Marks both ends of every PP and DP ring flow that crosses a leaf boundary.
+LeafCrossings::CrossingGpus LeafCrossings::mark_crossing_gpus() const {
   const RankLayout& l = layout_;
   const auto n = static_cast<size_t>(l.num_gpus());
-  std::vector<bool> sends_out[kClasses] = {std::vector<bool>(n), std::vector<bool>(n)};
-  std::vector<bool> receives_in[kClasses] = {std::vector<bool>(n), std::vector<bool>(n)};
+  CrossingGpus marked;
+  marked.sends_out.fill(std::vector<bool>(n));
+  marked.receives_in.fill(std::vector<bool>(n));
   const auto flow = [&](int cls, int from, int to) {
     if (from != to && crosses(from, to)) {
-      sends_out[cls][static_cast<size_t>(from)] = true;
-      receives_in[cls][static_cast<size_t>(to)] = true;
+      marked.sends_out[cls][static_cast<size_t>(from)] = true;
+      marked.receives_in[cls][static_cast<size_t>(to)] = true;
     }
   };
   const bool wraps = l.chunks > 1 && l.pp > 1;  // interleaved: the last stage feeds the first
@@ -36,19 +49,18 @@ LeafCrossings::LeafCrossings(const RankLayout& layout, int nodes_per_leaf, bool 
       }
     }
   }
-  same_gpus_ = sends_out[kPp] == sends_out[kDp] && receives_in[kPp] == receives_in[kDp];
-  for (int cls = 0; cls < kClasses; ++cls) {
-    for (const auto* marked : {&sends_out[cls], &receives_in[cls]}) {
-      std::map<int, int> per_leaf;
-      for (size_t g = 0; g < n; ++g) {
-        if ((*marked)[g]) {
-          const int count = ++per_leaf[leaf_of_gpu(static_cast<int>(g))];
-          max_crossing_gpus_[cls] = std::max(max_crossing_gpus_[cls], count);
-        }
-      }
-    }
+  return marked;
+}
+
+// Returns the largest number of marked GPUs under one leaf.
+int LeafCrossings::most_marked_gpus_per_leaf(const std::vector<bool>& marked) const {
+  int most = 0;
+  std::map<int, int> per_leaf;
+  for (size_t g = 0; g < marked.size(); ++g) {
+    if (marked[g])
+      most = std::max(most, ++per_leaf[leaf_of_gpu(static_cast<int>(g))]);
   }
-  same_gpus_ = same_gpus_ || !both_classes_cross();
+  return most;
 }
 
 int max_cp_crossing_gpus_per_leaf(const RankLayout& l, int context, int nodes_per_leaf) {

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <array>
+#include <vector>
+
 #include "models/rank_layout.hpp"
 
 namespace capsim {
@@ -44,6 +47,14 @@ class LeafCrossings {
   enum { kPp = 0, kDp = 1, kClasses = 2 };
   int max_crossing_gpus_[kClasses] = {0, 0};
   bool same_gpus_ = true;
+
+  // Per flow class, the GPUs with a flow out of their leaf and those with a flow into it.
+  struct CrossingGpus {
+    std::array<std::vector<bool>, kClasses> sends_out;
+    std::array<std::vector<bool>, kClasses> receives_in;
+  };
+  [[nodiscard]] CrossingGpus mark_crossing_gpus() const;
+  [[nodiscard]] int most_marked_gpus_per_leaf(const std::vector<bool>& marked) const;
 };
 
 // Returns the largest number of GPUs under one leaf whose context-parallel ring sends to, or

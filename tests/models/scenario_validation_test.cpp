@@ -136,6 +136,29 @@ TEST(ScenarioValidationTest, OverlapDefaultsAndRoundTrips) {
   EXPECT_EQ(scenario_to_json(g), gather_only);
 }
 
+// Layer splits the rules accept beyond an even one: Megatron's split counting the embedding and
+// the loss as layers (126 + 2 over 8 stages of 8 chunks), and stage_layers that do not divide by
+// the virtual stages; and one they reject (neither 125 nor 127 divides by 64).
+TEST(ScenarioValidationTest, MegatronEmbeddingLossSplitAndUnevenChunksLoad) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  j["model"]["num_layers"] = 126;
+  j["parallelism"]["tensor"] = 1;
+  j["parallelism"]["pipeline"] = 8;
+  j["parallelism"]["data"] = 4;
+  j["parallelism"]["virtual_pipeline_stages"] = 8;
+  j["parallelism"]["schedule"] = "interleaved-1f1b";
+  j["parallelism"]["sequence_parallel"] = false;
+  const Scenario megatron = read_doc(j);
+  EXPECT_EQ(layers_per_stage(megatron.model, megatron.parallelism),
+            (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  nlohmann::json uneven = j;
+  uneven["parallelism"]["stage_layers"] = {15, 16, 16, 16, 16, 16, 16, 15};
+  EXPECT_NO_THROW((void)read_doc(uneven));
+  nlohmann::json neither = j;
+  neither["model"]["num_layers"] = 125;
+  EXPECT_THROW((void)read_doc(neither), InputError);
+}
+
 // DP buckets: unset, Megatron-Core's max(40M, 1M x DP) parameters with DP the data-parallel size
 // without context parallelism, in the gradient-reduce precision; set, the given bytes.
 TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {

@@ -109,6 +109,90 @@ ConfirmOutcome collect(const std::string& dir, size_t index, int exit_code) {
   return parse_simulate_json(read_text(base + ".out"));
 }
 
+// Blocks until child `pid` exits, retrying when a signal interrupts the wait; returns its status.
+int wait_for_child(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// Writes scenario i to DIR/c<i>.json, where spawn_simulate and collect expect it.
+void write_scenario_files(const std::string& dir, const std::vector<Scenario>& scenarios) {
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    std::ofstream out(dir + "/c" + std::to_string(i) + ".json");
+    out << scenario_to_json(scenarios[i]).dump(2) << "\n";
+  }
+}
+
+// Runs the first scenario alone. Exit 2 on a scenario the screen accepted means this binary
+// cannot run the event engine at all: marks the batch unavailable and returns false.
+bool probe_first_scenario(const std::string& binary, const std::string& dir, ConfirmBatch& batch,
+                          const ProgressFn& progress, long long total) {
+  const pid_t pid = spawn_simulate(binary, dir, 0);
+  const int code = wait_exit_code(wait_for_child(pid));
+  if (code == 2) {
+    batch.available = false;
+    batch.reason = first_line(read_text(dir + "/c0.err"));
+    batch.outcomes.clear();
+    return false;
+  }
+  batch.outcomes[0] = collect(dir, 0, code);
+  if (progress)
+    progress("confirm", 1, total);
+  return true;
+}
+
+// Children in flight: pid -> scenario index.
+using RunningChildren = std::map<pid_t, size_t>;
+
+// Starts children for the next scenarios until `jobs` (at least 1) are in flight.
+void spawn_up_to_jobs(const std::string& binary, const std::string& dir, int jobs, size_t count,
+                      size_t& next, RunningChildren& running) {
+  while (next < count && static_cast<int>(running.size()) < std::max(1, jobs)) {
+    running[spawn_simulate(binary, dir, next)] = next;
+    ++next;
+  }
+}
+
+// Reaps the children still running, so none outlives the folder holding its files.
+void reap_all(const RunningChildren& running) {
+  for (const auto& [pid, index] : running) {
+    wait_for_child(pid);
+  }
+}
+
+// Runs scenarios 1.. with up to `jobs` children at once, storing each outcome as its child exits.
+void run_remaining_scenarios(const std::string& binary, int jobs, const std::string& dir,
+                             size_t count, ConfirmBatch& batch, const ProgressFn& progress,
+                             long long total) {
+  RunningChildren running;
+  size_t next = 1;
+  long long done = 1;
+  try {
+    while (next < count || !running.empty()) {
+      spawn_up_to_jobs(binary, dir, jobs, count, next, running);
+      int status = 0;
+      const pid_t pid = waitpid(-1, &status, 0);
+      if (pid < 0) {
+        if (errno == EINTR)
+          continue;
+        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+      }
+      const auto it = running.find(pid);
+      if (it == running.end())
+        continue;  // not one of ours
+      batch.outcomes[it->second] = collect(dir, it->second, wait_exit_code(status));
+      running.erase(it);
+      if (progress)
+        progress("confirm", ++done, total);
+    }
+  } catch (...) {
+    reap_all(running);
+    throw;
+  }
+}
+
 }  // namespace
 
 ConfirmOutcome parse_simulate_json(const std::string& text) {
@@ -139,63 +223,12 @@ ConfirmFn subprocess_confirmer(std::string binary, int jobs) {
     if (scenarios.empty())
       return batch;
     TempDir dir;
-    for (size_t i = 0; i < scenarios.size(); ++i) {
-      std::ofstream out(dir.path() + "/c" + std::to_string(i) + ".json");
-      out << scenario_to_json(scenarios[i]).dump(2) << "\n";
-    }
+    write_scenario_files(dir.path(), scenarios);
     const auto total = static_cast<long long>(scenarios.size());
     batch.outcomes.resize(scenarios.size());
-    // Probe: the first scenario alone. Exit 2 on a scenario the screen accepted means this
-    // binary cannot run the event engine at all.
-    {
-      const pid_t pid = spawn_simulate(binary, dir.path(), 0);
-      int status = 0;
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      const int code = wait_exit_code(status);
-      if (code == 2) {
-        batch.available = false;
-        batch.reason = first_line(read_text(dir.path() + "/c0.err"));
-        batch.outcomes.clear();
-        return batch;
-      }
-      batch.outcomes[0] = collect(dir.path(), 0, code);
-      if (progress)
-        progress("confirm", 1, total);
-    }
-    std::map<pid_t, size_t> running;
-    size_t next = 1;
-    long long done = 1;
-    try {
-      while (next < scenarios.size() || !running.empty()) {
-        while (next < scenarios.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
-          running[spawn_simulate(binary, dir.path(), next)] = next;
-          ++next;
-        }
-        int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) {
-          if (errno == EINTR)
-            continue;
-          throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-        }
-        const auto it = running.find(pid);
-        if (it == running.end())
-          continue;  // not one of ours
-        batch.outcomes[it->second] = collect(dir.path(), it->second, wait_exit_code(status));
-        running.erase(it);
-        if (progress)
-          progress("confirm", ++done, total);
-      }
-    } catch (...) {
-      // Reap the children still running before their folder goes away.
-      for (const auto& [pid, index] : running) {
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-      }
-      throw;
-    }
+    if (!probe_first_scenario(binary, dir.path(), batch, progress, total))
+      return batch;
+    run_remaining_scenarios(binary, jobs, dir.path(), scenarios.size(), batch, progress, total);
     return batch;
   };
 }

@@ -219,12 +219,8 @@ std::vector<PolicySpec> default_policies(const std::string& file) {
   return out;
 }
 
-WhatIf read(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
-            const std::string* embedded_trace) {
-  JsonReader r(json, file);
-  r.expect_schema(kWhatIfSchema);
-  WhatIf w;
-  w.file = file;
+// The top-level scalars: name, seed, replicas, horizon, timeline interval and queue order.
+void read_run_settings(JsonReader& r, const std::string& file, WhatIf& w) {
   w.name = r.optional_string("name", std::filesystem::path(file).stem().string());
   w.seed = static_cast<std::uint64_t>(r.optional_int("seed", 1, 0, INT64_MAX));
   w.replicas = static_cast<int>(r.optional_int("replicas", 1, 1, 1000));
@@ -238,77 +234,98 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
   w.queue = r.optional_enum("queue", "first-fit", {"first-fit", "fifo"}) == "fifo"
                 ? QueueOrder::kFifo
                 : QueueOrder::kFirstFit;
+}
 
+// The /pools array, with unique pool names.
+std::vector<NodePool> read_pools(JsonReader& r, const std::string& file) {
   const auto pools = r.array("pools", 1);
+  std::vector<NodePool> out;
   std::set<std::string> pool_names;
   for (std::size_t i = 0; i < pools.size(); ++i) {
     JsonReader pr(pools[i], file, r.pointer_to("pools") + "/" + std::to_string(i));
-    w.pools.push_back(read_pool(pr));
-    if (!pool_names.insert(w.pools.back().name).second) {
-      throw pr.error("name", "duplicate pool name \"" + w.pools.back().name + "\"");
+    out.push_back(read_pool(pr));
+    if (!pool_names.insert(out.back().name).second) {
+      throw pr.error("name", "duplicate pool name \"" + out.back().name + "\"");
     }
   }
-  if (auto f = r.optional_object("failures"))
-    w.failures = read_failures(*f);
+  return out;
+}
 
-  if (r.has("jobs") && r.json().at("jobs").is_array()) {
-    w.jobs = read_inline_jobs(r, base_dir);
-  } else {
-    JsonReader jr = r.object("jobs");
-    w.jobs = read_jobs(jr, base_dir, embedded_trace, w.pools.front().gpus_per_node());
-    if (w.jobs.empty())
-      throw jr.error("path", "the job trace holds no jobs");
+// /jobs: an inline array of job objects, or an object naming a trace file (or the embedded
+// trace). A trace file is read with the first pool's GPUs per node.
+std::vector<traces::JobRecord> read_any_jobs(JsonReader& r, const std::string& base_dir,
+                                             const std::string* embedded_trace,
+                                             const std::vector<NodePool>& pools) {
+  if (r.has("jobs") && r.json().at("jobs").is_array())
+    return read_inline_jobs(r, base_dir);
+  JsonReader jr = r.object("jobs");
+  auto jobs = read_jobs(jr, base_dir, embedded_trace, pools.front().gpus_per_node());
+  if (jobs.empty())
+    throw jr.error("path", "the job trace holds no jobs");
+  return jobs;
+}
+
+// One /policies entry: a preset, an optional name (default: the preset) and its knobs.
+PolicySpec read_policy(const nlohmann::json& value, const std::string& file, const std::string& ptr,
+                       std::set<std::string>& names) {
+  JsonReader pr(value, file, ptr);
+  const std::string preset = pr.required_enum("preset", preset_names());
+  const std::string name = pr.optional_string("name", preset);
+  if (!names.insert(name).second) {
+    throw pr.error("name", "duplicate policy name \"" + name + "\"");
   }
-
-  if (r.has("policies")) {
-    const auto policies = r.array("policies", 1);
-    std::set<std::string> names;
-    for (std::size_t i = 0; i < policies.size(); ++i) {
-      const std::string ptr = r.pointer_to("policies") + "/" + std::to_string(i);
-      JsonReader pr(policies[i], file, ptr);
-      const std::string preset = pr.required_enum("preset", preset_names());
-      const std::string name = pr.optional_string("name", preset);
-      if (!names.insert(name).second) {
-        throw pr.error("name", "duplicate policy name \"" + name + "\"");
-      }
-      nlohmann::json knobs = nlohmann::json::object();
-      if (pr.has("knobs")) {
-        (void)pr.object("knobs");
-        knobs = pr.json().at("knobs");
-      }
-      pr.finish();
-      w.policies.push_back(make_policy(name, preset, knobs, file, ptr));
-    }
-  } else {
-    w.policies = default_policies(file);
+  nlohmann::json knobs = nlohmann::json::object();
+  if (pr.has("knobs")) {
+    (void)pr.object("knobs");
+    knobs = pr.json().at("knobs");
   }
+  pr.finish();
+  return make_policy(name, preset, knobs, file, ptr);
+}
 
-  if (auto s = r.optional_object("sweep")) {
-    Sweep sweep;
-    sweep.policy = s->required_string("policy");
-    const auto it = std::find_if(w.policies.begin(), w.policies.end(),
-                                 [&](const PolicySpec& p) { return p.name == sweep.policy; });
-    if (it == w.policies.end()) {
-      std::vector<std::string> names;
-      for (const auto& p : w.policies)
-        names.push_back(p.name);
-      throw s->error("policy",
-                     "no policy named \"" + sweep.policy + "\" (policies: " + join(names) + ")");
-    }
-    sweep.knob = s->required_string("knob");
-    sweep.values = s->array("values", 1);
-    const std::string ptr = s->pointer();
-    s->finish();
-    for (std::size_t i = 0; i < sweep.values.size(); ++i) {
-      nlohmann::json knobs = it->knobs;
-      knobs[sweep.knob] = sweep.values[i];
-      (void)make_policy(it->name, it->preset, knobs, file, ptr + "/values/" + std::to_string(i));
-    }
-    w.sweep = sweep;
+// /policies, or every preset with its defaults when the file gives none.
+std::vector<PolicySpec> read_policies(JsonReader& r, const std::string& file) {
+  if (!r.has("policies"))
+    return default_policies(file);
+  const auto policies = r.array("policies", 1);
+  std::vector<PolicySpec> out;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    out.push_back(
+        read_policy(policies[i], file, r.pointer_to("policies") + "/" + std::to_string(i), names));
   }
-  r.finish();
+  return out;
+}
 
-  // Cross-field: every job must fit the largest pool.
+// /sweep: one knob of one named policy over a list of values. Each value is checked now by
+// building the policy it gives, so a bad value fails at load time with its own pointer.
+Sweep read_sweep(JsonReader& s, const std::vector<PolicySpec>& policies, const std::string& file) {
+  Sweep sweep;
+  sweep.policy = s.required_string("policy");
+  const auto it = std::find_if(policies.begin(), policies.end(),
+                               [&](const PolicySpec& p) { return p.name == sweep.policy; });
+  if (it == policies.end()) {
+    std::vector<std::string> names;
+    names.reserve(policies.size());
+    for (const auto& p : policies)
+      names.push_back(p.name);
+    throw s.error("policy",
+                  "no policy named \"" + sweep.policy + "\" (policies: " + join(names) + ")");
+  }
+  sweep.knob = s.required_string("knob");
+  sweep.values = s.array("values", 1);
+  const std::string ptr = s.pointer();
+  s.finish();
+  for (std::size_t i = 0; i < sweep.values.size(); ++i) {
+    nlohmann::json knobs = it->knobs;
+    knobs[sweep.knob] = sweep.values[i];
+    (void)make_policy(it->name, it->preset, knobs, file, ptr + "/values/" + std::to_string(i));
+  }
+  return sweep;
+}
+
+// Cross-field: every job must fit the largest pool.
+void check_jobs_fit_largest_pool(const WhatIf& w, const std::string& file) {
   int largest = 0;
   for (const auto& p : w.pools)
     largest = std::max(largest, p.max_nodes * p.gpus_per_node());
@@ -319,6 +336,24 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
                            " GPUs but the largest pool holds " + std::to_string(largest));
     }
   }
+}
+
+WhatIf read(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
+            const std::string* embedded_trace) {
+  JsonReader r(json, file);
+  r.expect_schema(kWhatIfSchema);
+  WhatIf w;
+  w.file = file;
+  read_run_settings(r, file, w);
+  w.pools = read_pools(r, file);
+  if (auto f = r.optional_object("failures"))
+    w.failures = read_failures(*f);
+  w.jobs = read_any_jobs(r, base_dir, embedded_trace, w.pools);
+  w.policies = read_policies(r, file);
+  if (auto s = r.optional_object("sweep"))
+    w.sweep = read_sweep(*s, w.policies, file);
+  r.finish();
+  check_jobs_fit_largest_pool(w, file);
   fill_scenario_models(w, default_throughput());
   return w;
 }

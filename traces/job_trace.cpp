@@ -219,7 +219,9 @@ double timestamp(const Csv& csv, const Row& row, const std::string& name) {
   return *t;
 }
 
-std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
+// The capsim CSV header: known columns only, and either "duration" (rigid jobs) or the
+// "scenario" + "tokens" pair (jobs whose run time the simulator derives).
+void check_capsim_header(const Csv& csv) {
   require_columns(csv, {"job_id", "submit", "gpus"});
   static const std::set<std::string> kAllowed{"job_id",   "submit",   "gpus",
                                               "duration", "scenario", "tokens",
@@ -240,54 +242,80 @@ std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
   if (csv.has("scenario") != csv.has("tokens")) {
     throw InputError(csv.file, "", "columns \"scenario\" and \"tokens\" go together");
   }
+}
+
+// An optional integer column: `dflt` when the column is absent or the cell is empty.
+int optional_int(const Csv& csv, const Row& row, const std::string& name, int min, int max,
+                 int dflt) {
+  return csv.has(name) && !csv.cell(row, name).empty() ? parse_int(csv, row, name, min, max) : dflt;
+}
+
+// gpus, min_gpus and max_gpus (both default to gpus) with min_gpus <= gpus <= max_gpus.
+void read_gpu_range(const Csv& csv, const Row& row, JobRecord& job) {
+  job.gpus = parse_int(csv, row, "gpus", 1, 1 << 20);
+  job.min_gpus = optional_int(csv, row, "min_gpus", 1, 1 << 20, job.gpus);
+  job.max_gpus = optional_int(csv, row, "max_gpus", 1, 1 << 20, job.gpus);
+  if (job.min_gpus > job.gpus || job.gpus > job.max_gpus) {
+    throw csv.error(row.line, "min_gpus <= gpus <= max_gpus does not hold: min_gpus " +
+                                  std::to_string(job.min_gpus) + ", gpus " +
+                                  std::to_string(job.gpus) + ", max_gpus " +
+                                  std::to_string(job.max_gpus));
+  }
+}
+
+// A rigid job's run time from the "duration" column.
+double positive_duration(const Csv& csv, const Row& row) {
+  const auto d = units::parse_duration_s(csv.cell(row, "duration"));
+  if (!d || *d <= 0) {
+    throw csv.error(row.line,
+                    bad("duration", "a positive duration like \"2h\"", csv.cell(row, "duration")));
+  }
+  return *d;
+}
+
+// A scenario job's work: its scenario file (relative to the trace's folder) and token count.
+void read_scenario_work(const Csv& csv, const Row& row, const std::filesystem::path& folder,
+                        JobRecord& job) {
+  const std::string& scenario = csv.cell(row, "scenario");
+  if (scenario.empty())
+    throw csv.error(row.line, "column \"scenario\": empty scenario path");
+  job.scenario_path = (folder / scenario).lexically_normal().string();
+  const auto tokens = units::parse_count(csv.cell(row, "tokens"));
+  if (!tokens || *tokens <= 0) {
+    throw csv.error(row.line,
+                    bad("tokens", "a positive count like \"50B\"", csv.cell(row, "tokens")));
+  }
+  job.tokens = *tokens;
+}
+
+// One data row of a capsim CSV; the columns are checked in header-independent order so the
+// first bad cell reported is always the same.
+JobRecord read_capsim_row(const Csv& csv, const Row& row, const std::filesystem::path& folder,
+                          std::set<std::string>& ids) {
+  JobRecord job;
+  job.id = job_id(csv, row, "job_id", ids);
+  const auto submit = units::parse_duration_s(csv.cell(row, "submit"));
+  if (!submit || *submit < 0) {
+    throw csv.error(row.line, bad("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
+  }
+  job.submit_s = *submit;
+  read_gpu_range(csv, row, job);
+  job.priority = optional_int(csv, row, "priority", -1000000, 1000000, job.priority);
+  if (csv.has("duration")) {
+    job.duration_s = positive_duration(csv, row);
+  } else {
+    read_scenario_work(csv, row, folder, job);
+  }
+  return job;
+}
+
+std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
+  check_capsim_header(csv);
   const auto folder = std::filesystem::path(csv.file).parent_path();
   std::vector<JobRecord> jobs;
   std::set<std::string> ids;
-  for (const auto& row : csv.rows) {
-    JobRecord job;
-    job.id = job_id(csv, row, "job_id", ids);
-    const auto submit = units::parse_duration_s(csv.cell(row, "submit"));
-    if (!submit || *submit < 0) {
-      throw csv.error(row.line, bad("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
-    }
-    job.submit_s = *submit;
-    job.gpus = parse_int(csv, row, "gpus", 1, 1 << 20);
-    job.min_gpus = csv.has("min_gpus") && !csv.cell(row, "min_gpus").empty()
-                       ? parse_int(csv, row, "min_gpus", 1, 1 << 20)
-                       : job.gpus;
-    job.max_gpus = csv.has("max_gpus") && !csv.cell(row, "max_gpus").empty()
-                       ? parse_int(csv, row, "max_gpus", 1, 1 << 20)
-                       : job.gpus;
-    if (job.min_gpus > job.gpus || job.gpus > job.max_gpus) {
-      throw csv.error(row.line, "min_gpus <= gpus <= max_gpus does not hold: min_gpus " +
-                                    std::to_string(job.min_gpus) + ", gpus " +
-                                    std::to_string(job.gpus) + ", max_gpus " +
-                                    std::to_string(job.max_gpus));
-    }
-    if (csv.has("priority") && !csv.cell(row, "priority").empty()) {
-      job.priority = parse_int(csv, row, "priority", -1000000, 1000000);
-    }
-    if (csv.has("duration")) {
-      const auto d = units::parse_duration_s(csv.cell(row, "duration"));
-      if (!d || *d <= 0) {
-        throw csv.error(row.line, bad("duration", "a positive duration like \"2h\"",
-                                      csv.cell(row, "duration")));
-      }
-      job.duration_s = *d;
-    } else {
-      const std::string& scenario = csv.cell(row, "scenario");
-      if (scenario.empty())
-        throw csv.error(row.line, "column \"scenario\": empty scenario path");
-      job.scenario_path = (folder / scenario).lexically_normal().string();
-      const auto tokens = units::parse_count(csv.cell(row, "tokens"));
-      if (!tokens || *tokens <= 0) {
-        throw csv.error(row.line,
-                        bad("tokens", "a positive count like \"50B\"", csv.cell(row, "tokens")));
-      }
-      job.tokens = *tokens;
-    }
-    jobs.push_back(std::move(job));
-  }
+  for (const auto& row : csv.rows)
+    jobs.push_back(read_capsim_row(csv, row, folder, ids));
   return jobs;
 }
 

@@ -74,9 +74,8 @@ sg4::Link* Platform::uplink(int gpu, bool dp_ring) {
   return uplink_link({gpu, shared || !dp_ring ? 0 : 1}, leaf_bw / std::max(crossing, 1));
 }
 
-void Platform::build() {
-  auto* zone = sg4::create_full_zone("cluster");
-  zone_ = zone;
+void Platform::create_gpu_hosts() {
+  auto* zone = static_cast<sg4::NetZone*>(zone_);
   for (const int gpu : gpus_) {
     sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), kGpuWorkPerSecond);
     h->seal();
@@ -86,58 +85,79 @@ void Platform::build() {
     l->set_latency(spec_.nvlink_latency_s)->seal();
     nvlinks_.emplace(gpu, l);
   }
+}
+
+// The NVLink mirror `mirror` of GPU `gpu`: up and down the GPU's own NVSwitch port.
+void Platform::add_nvlink_mirror_route(int gpu, int mirror) {
+  auto* zone = static_cast<sg4::NetZone*>(zone_);
+  if (kNvlinkMirrorBase - mirror != gpu)
+    throw std::logic_error("platform: an NVLink mirror serves only its own GPU");
+  sg4::Host* m = zone->create_host("nvmirror" + std::to_string(gpu), 1.0);
+  m->seal();
+  hosts_.emplace(mirror, m);
+  const std::vector<sg4::LinkInRoute> links{up(nvlinks_.at(gpu)), down(nvlinks_.at(gpu))};
+  zone->add_route(hosts_.at(gpu)->get_netpoint(), m->get_netpoint(), nullptr, nullptr, links,
+                  false);
+}
+
+// The NIC mirror `mirror` of GPU `gpu`: up its NIC, through the leaf's uplinks when the ring
+// leaves the leaf, and down its NIC.
+void Platform::add_nic_mirror_route(int gpu, int mirror, bool via_uplinks) {
+  auto* zone = static_cast<sg4::NetZone*>(zone_);
+  if (-1 - mirror != gpu)
+    throw std::logic_error("platform: a mirror serves only its own GPU");
+  sg4::Host* m = zone->create_host("mirror" + std::to_string(gpu), 1.0);
+  m->seal();
+  hosts_.emplace(mirror, m);
+  std::vector<sg4::LinkInRoute> links{up(nic_link(gpu))};
+  if (auto* u = via_uplinks ? uplink(gpu, true) : nullptr) {
+    links.push_back(up(u));
+    links.push_back(down(u));
+  }
+  links.push_back(down(nic_link(gpu)));
+  zone->add_route(hosts_.at(gpu)->get_netpoint(), m->get_netpoint(), nullptr, nullptr, links,
+                  false);
+}
+
+// A route between two GPUs, both directions: over NVLink inside a node, else NIC to NIC
+// (through the leaves' uplinks when it leaves its leaf).
+void Platform::add_gpu_route(int a, int b, bool via_uplinks) {
+  auto* zone = static_cast<sg4::NetZone*>(zone_);
+  if (!hosts_.count(b))
+    throw std::logic_error("platform: route to unknown GPU");
+  std::vector<sg4::LinkInRoute> links;
+  if (node_of(a) == node_of(b)) {
+    links = {up(nvlinks_.at(a)), down(nvlinks_.at(b))};
+  } else {
+    if (spec_.nic_links_per_node <= 0)
+      throw std::logic_error("platform: no inter-node fabric");
+    links.push_back(up(nic_link(a)));
+    if (via_uplinks) {
+      if (auto* u = uplink(a, false))
+        links.push_back(up(u));
+      if (auto* u = uplink(b, false))
+        links.push_back(down(u));
+    }
+    links.push_back(down(nic_link(b)));
+  }
+  zone->add_route(hosts_.at(a)->get_netpoint(), hosts_.at(b)->get_netpoint(), nullptr, nullptr,
+                  links, true);
+}
+
+void Platform::build() {
+  auto* zone = sg4::create_full_zone("cluster");
+  zone_ = zone;
+  create_gpu_hosts();
   for (const auto& [route, via_uplinks] : routes_) {
     const auto [a, b] = route;
     if (!hosts_.count(a))
       throw std::logic_error("platform: route from unknown GPU");
-    if (b <= kNvlinkMirrorBase) {
-      const int gpu = kNvlinkMirrorBase - b;
-      if (gpu != a)
-        throw std::logic_error("platform: an NVLink mirror serves only its own GPU");
-      sg4::Host* m = zone->create_host("nvmirror" + std::to_string(gpu), 1.0);
-      m->seal();
-      hosts_.emplace(b, m);
-      const std::vector<sg4::LinkInRoute> links{up(nvlinks_.at(a)), down(nvlinks_.at(a))};
-      zone->add_route(hosts_.at(a)->get_netpoint(), m->get_netpoint(), nullptr, nullptr, links,
-                      false);
-      continue;
-    }
-    if (b < 0) {
-      const int gpu = -1 - b;
-      if (gpu != a)
-        throw std::logic_error("platform: a mirror serves only its own GPU");
-      sg4::Host* m = zone->create_host("mirror" + std::to_string(gpu), 1.0);
-      m->seal();
-      hosts_.emplace(b, m);
-      std::vector<sg4::LinkInRoute> links{up(nic_link(a))};
-      if (auto* u = via_uplinks ? uplink(a, true) : nullptr) {
-        links.push_back(up(u));
-        links.push_back(down(u));
-      }
-      links.push_back(down(nic_link(a)));
-      zone->add_route(hosts_.at(a)->get_netpoint(), m->get_netpoint(), nullptr, nullptr, links,
-                      false);
-      continue;
-    }
-    if (!hosts_.count(b))
-      throw std::logic_error("platform: route to unknown GPU");
-    std::vector<sg4::LinkInRoute> links;
-    if (node_of(a) == node_of(b)) {
-      links = {up(nvlinks_.at(a)), down(nvlinks_.at(b))};
-    } else {
-      if (spec_.nic_links_per_node <= 0)
-        throw std::logic_error("platform: no inter-node fabric");
-      links.push_back(up(nic_link(a)));
-      if (via_uplinks) {
-        if (auto* u = uplink(a, false))
-          links.push_back(up(u));
-        if (auto* u = uplink(b, false))
-          links.push_back(down(u));
-      }
-      links.push_back(down(nic_link(b)));
-    }
-    zone->add_route(hosts_.at(a)->get_netpoint(), hosts_.at(b)->get_netpoint(), nullptr, nullptr,
-                    links, true);
+    if (b <= kNvlinkMirrorBase)
+      add_nvlink_mirror_route(a, b);
+    else if (b < 0)
+      add_nic_mirror_route(a, b, via_uplinks);
+    else
+      add_gpu_route(a, b, via_uplinks);
   }
   zone->seal();
 }

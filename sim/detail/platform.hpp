@@ -76,6 +76,10 @@ class Platform {
   [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
 
  private:
+  void create_gpu_hosts();
+  void add_nvlink_mirror_route(int gpu, int mirror);
+  void add_nic_mirror_route(int gpu, int mirror, bool via_uplinks);
+  void add_gpu_route(int a, int b, bool via_uplinks);
   simgrid::s4u::Link* nic_link(int gpu);
   // Returns the uplink link a flow of `gpu` crosses to leave its leaf (null if the fabric is not
   // oversubscribed): the leaf's bundle, or in the reduced run the GPU's share of it.

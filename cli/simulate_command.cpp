@@ -24,9 +24,8 @@ namespace {
 // at 4,096 GPUs, 2.7 GB at 16,384, past 24 GB at 65,536, docs/simulator.md), so the exact run
 // stops at 16,384 GPUs instead of exhausting the machine; the reduced run has no such limit.
 void check_every_gpu_size(const Scenario& scenario) {
-  constexpr long long kEveryGpuMax = 16384;
-  const Parallelism& p = scenario.parallelism;
-  const long long gpus = 1LL * p.tensor * p.pipeline * p.data * p.context;
+  constexpr int kEveryGpuMax = 16384;
+  const int gpus = scenario.parallelism.num_gpus();  // validated: the cluster's GPU count
   if (gpus > kEveryGpuMax) {
     throw InputError("", "",
                      "--every-gpu simulates each of the " + std::to_string(gpus) +

@@ -357,7 +357,6 @@ void launch_rank_actors(Sim& sim, Rank& rank) {
   detail::set_pp_receiver(rank, rank.compute_actor);
 }
 
-// Actors: a compute stream per simulated GPU, plus the communication streams it drives.
 // Actors' stacks: 512 KiB is ample for the replay's actors (no recursion) and keeps virtual
 // memory small. Each stack's guard page costs a second memory mapping, so beyond ~32k actors
 // Linux's vm.max_map_count (65530) stops SimGrid ("Failed to protect stack", an abort;
@@ -369,6 +368,7 @@ void configure_actor_stacks(const Sim& sim) {
     sg4::Engine::set_config("contexts/guard-size:0");
 }
 
+// Actors: a compute stream per simulated GPU, plus the communication streams it drives.
 void launch_actors(Sim& sim) {
   configure_actor_stacks(sim);
   if (sim.trace != nullptr) {

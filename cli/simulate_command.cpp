@@ -20,11 +20,9 @@
 namespace capsim::cli {
 namespace {
 
-// Simulating every GPU needs memory that grows faster than the GPU count (SimGrid routes: 0.28 GB
-// at 4,096 GPUs, 2.7 GB at 16,384, past 24 GB at 65,536, docs/simulator.md), so the exact run
-// stops at 16,384 GPUs instead of exhausting the machine; the reduced run has no such limit.
+// The exact run stops at sim::kMaxEveryGpuRanks instead of exhausting the machine.
 void check_every_gpu_size(const Scenario& scenario) {
-  constexpr int kEveryGpuMax = 16384;
+  constexpr int kEveryGpuMax = sim::kMaxEveryGpuRanks;
   const int gpus = scenario.parallelism.num_gpus();  // validated: the cluster's GPU count
   if (gpus > kEveryGpuMax) {
     throw InputError("", "",

@@ -383,6 +383,14 @@ void launch_actors(Sim& sim) {
 }
 
 // The iteration ends when the slowest rank finishes; its accounts are the breakdown.
+// How a note on the reduced run's assumptions ends: the exact alternative where it exists.
+std::string every_gpu_hint(const Parallelism& par) {
+  return par.num_gpus() <= kMaxEveryGpuRanks
+             ? "; --every-gpu simulates every GPU"
+             : "; --every-gpu, which simulates every GPU, is limited to " +
+                   std::to_string(kMaxEveryGpuRanks) + " GPUs";
+}
+
 SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimOptions& options) {
   const Rank* critical = sim.ranks.front().get();
   for (const auto& r : sim.ranks) {
@@ -418,13 +426,14 @@ SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimO
       fabric.spec.nic_links_per_node > 0) {
     result.notes.push_back(
         "GPUs of different stages share a node and its NICs: the reduced run assumes each GPU's "
-        "neighbours load the shared links as it does; --every-gpu simulates every GPU");
+        "neighbours load the shared links as it does" +
+        every_gpu_hint(par));
   } else if (options.exploit_symmetry && fabric.spec.uplink_bytes_per_s_per_node > 0.0 &&
              stages_share_a_leaf(par.pipeline, stage_gpus, cl.gpus_per_node * cl.nodes_per_leaf)) {
     result.notes.push_back(
         "stages share leaf switches: the reduced run assumes every crossing GPU of a leaf sends "
-        "at once (conservative when stages cross at different times); --every-gpu simulates "
-        "every GPU");
+        "at once (conservative when stages cross at different times)" +
+        every_gpu_hint(par));
   }
   if (fabric.spec.uplink_bytes_per_s_per_node > 0.0) {
     result.notes.push_back("oversubscribed fabric: one uplink bundle per leaf of " +
@@ -433,8 +442,8 @@ SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimO
     if (options.exploit_symmetry && !fabric.leaves->classes_leave_from_the_same_gpus()) {
       result.notes.push_back(
           "PP and DP flows leave leaves from different GPUs: the reduced run gives each class its "
-          "own share of the leaf's uplinks (optimistic where they overlap); --every-gpu "
-          "simulates every GPU");
+          "own share of the leaf's uplinks (optimistic where they overlap)" +
+          every_gpu_hint(par));
     }
   }
   finish_result(*sim.scenario, *sim.costs, result);

@@ -17,6 +17,11 @@ struct SimOptions {
   traces::ChromeTrace* trace = nullptr;
 };
 
+// The largest cluster simulated GPU by GPU (`exploit_symmetry` false): SimGrid's routes make
+// memory grow faster than the GPU count (0.28 GB at 4,096 GPUs, 2.7 GB at 16,384, past 24 GB at
+// 65,536; docs/simulator.md). The reduced run has no such limit.
+inline constexpr int kMaxEveryGpuRanks = 16384;
+
 // Counters of one replay, for benchmarks and docs/performance.md.
 struct SimStats {
   int simulated_gpus = 0;

@@ -586,6 +586,28 @@ TEST(EventEngineTest, ReducedRunNotesWhereStagesShareLinks) {
   EXPECT_EQ(notes(leaves), "");
 }
 
+// Above --every-gpu's limit the note names the limit instead of offering the exact run
+// (TP8 x DP1100 stages under leaves of three nodes: 17,600 GPUs).
+TEST(EventEngineTest, ReducedRunNoteNamesTheEveryGpuLimitOnLargerClusters) {
+  Scenario leaves = gpt13b(8, 2, 1100, 1, Schedule::kOneFOneB);
+  leaves.cluster.topology = Topology::kOversubscribed;
+  leaves.cluster.oversubscription = 2.0;
+  leaves.cluster.nodes_per_leaf = 3;
+  ASSERT_GT(leaves.parallelism.num_gpus(), kMaxEveryGpuRanks);
+  const std::string note = test::run_in_child([&] {
+    const HardwareProfile profile = resolve_profile(leaves);
+    const SimulationResult r =
+        simulate_iteration(leaves, compute_iteration_costs(leaves, profile), profile);
+    for (const std::string& n : r.notes)
+      if (n.rfind("stages share leaf", 0) == 0)
+        return n;
+    return std::string("no leaf note");
+  });
+  EXPECT_NE(note.find("--every-gpu, which simulates every GPU, is limited to 16384 GPUs"),
+            std::string::npos)
+      << note;
+}
+
 // Interleaved 1F1B with as few micro-batches as Megatron allows (m = P): the replayed fill and
 // drain (2(P*v - 1) hops, each chunk's sends overlapped) match the estimator within 1%
 // (measured 0.1-0.2%; a review measured 9-18% before the hops were charged per schedule). The

@@ -77,54 +77,107 @@ bool a_is_positive(uint64_t index) {
   return ((static_cast<uint32_t>(index) * 2654435761u) >> 13 & 1u) != 0;
 }
 
+// Returns how many CUDA devices this process sees; throws DeviceError when there are none.
+int visible_device_count() {
+  int visible = 0;
+  CAPSIM_CUDA_CHECK(cudaGetDeviceCount(&visible));
+  if (visible < 1)
+    throw DeviceError("no CUDA device visible");
+  return visible;
+}
+
+// One GPU's part of a collective inside an NCCL group: its buffers, its rank of `n`, its
+// communicator and stream. Buffer offsets and peers follow nccl-tests.
+struct RankPart {
+  char* send = nullptr;
+  char* recv = nullptr;
+  int rank = 0;
+  int n = 1;
+  ncclComm_t comm = nullptr;
+  cudaStream_t s = nullptr;
+
+  // Enqueues this rank's part of one op of nccl-tests size `bytes`.
+  void enqueue(CollectiveKind kind, size_t bytes, bool in_place) const {
+    switch (kind) {
+      case CollectiveKind::kAllReduce:
+        all_reduce(bytes, in_place);
+        break;
+      case CollectiveKind::kAllGather:
+        all_gather(bytes, in_place);
+        break;
+      case CollectiveKind::kReduceScatter:
+        reduce_scatter(bytes, in_place);
+        break;
+      case CollectiveKind::kAllToAll:
+        all_to_all(bytes, in_place);
+        break;
+      case CollectiveKind::kBroadcast:
+        broadcast(bytes, in_place);
+        break;
+      case CollectiveKind::kSendRecv:
+        send_recv(bytes, in_place);
+        break;
+    }
+  }
+
+  void all_reduce(size_t bytes, bool in_place) const {
+    const size_t count = bytes / kFloat;
+    CAPSIM_NCCL_CHECK(
+        ncclAllReduce(in_place ? recv : send, recv, count, ncclFloat, ncclSum, comm, s));
+  }
+
+  // nccl-tests: size is the gathered buffer; in place, the send chunk sits at rank's slot.
+  void all_gather(size_t bytes, bool in_place) const {
+    const size_t count = bytes / kFloat / static_cast<size_t>(n);
+    char* in = in_place ? recv + static_cast<size_t>(rank) * count * kFloat : send;
+    CAPSIM_NCCL_CHECK(ncclAllGather(in, recv, count, ncclFloat, comm, s));
+  }
+
+  // In place inside recv (nccl.h: recvbuff = sendbuff + rank * recvcount), so that the send
+  // buffers keep the 1.0s every check reads.
+  void reduce_scatter(size_t bytes, bool in_place) const {
+    const size_t count = bytes / kFloat / static_cast<size_t>(n);
+    char* in = in_place ? recv : send;
+    char* out = in_place ? recv + static_cast<size_t>(rank) * count * kFloat : recv;
+    CAPSIM_NCCL_CHECK(ncclReduceScatter(in, out, count, ncclFloat, ncclSum, comm, s));
+  }
+
+  void all_to_all(size_t bytes, bool in_place) const {
+    const size_t count = bytes / kFloat / static_cast<size_t>(n);
+    char* from = in_place ? recv : send;
+    for (int peer = 0; peer < n; ++peer) {
+      const size_t off = static_cast<size_t>(peer) * count * kFloat;
+      CAPSIM_NCCL_CHECK(ncclSend(from + off, count, ncclFloat, peer, comm, s));
+      CAPSIM_NCCL_CHECK(ncclRecv(recv + off, count, ncclFloat, peer, comm, s));
+    }
+  }
+
+  void broadcast(size_t bytes, bool in_place) const {
+    const size_t count = bytes / kFloat;
+    CAPSIM_NCCL_CHECK(ncclBroadcast(in_place ? recv : send, recv, count, ncclFloat, 0, comm, s));
+  }
+
+  // nccl-tests sendrecv: each rank sends to rank+1 and receives from rank-1.
+  void send_recv(size_t bytes, bool in_place) const {
+    const size_t count = bytes / kFloat;
+    CAPSIM_NCCL_CHECK(ncclSend(in_place ? recv : send, count, ncclFloat, (rank + 1) % n, comm, s));
+    CAPSIM_NCCL_CHECK(ncclRecv(recv, count, ncclFloat, (rank - 1 + n) % n, comm, s));
+  }
+};
+
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(const CudaBackendOptions& options) : options_(options) {
-    int visible = 0;
-    CAPSIM_CUDA_CHECK(cudaGetDeviceCount(&visible));
-    if (visible < 1)
-      throw DeviceError("no CUDA device visible");
+    const int visible = visible_device_count();
 #ifdef CAPSIM_HARNESS_WITH_MPI
     if (options.use_mpi) {
-      mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_), "MPI_Comm_rank");
-      mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world_size_), "MPI_Comm_size");
-      MPI_Comm local = MPI_COMM_NULL;
-      mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank_,
-                                    MPI_INFO_NULL, &local),
-                "MPI_Comm_split_type");
-      int local_rank = 0;
-      int local_size = 1;
-      mpi_check(MPI_Comm_rank(local, &local_rank), "MPI_Comm_rank");
-      mpi_check(MPI_Comm_size(local, &local_size), "MPI_Comm_size");
-      MPI_Comm_free(&local);
-      nodes_ = std::max(1, world_size_ / local_size);
-      ranks_per_node_ = local_size;
-      devices_ = {local_rank % visible};
-      ncclUniqueId id;
-      if (world_rank_ == 0)
-        CAPSIM_NCCL_CHECK(ncclGetUniqueId(&id));
-      mpi_check(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
-      comms_.resize(1);
-      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
-      CAPSIM_NCCL_CHECK(ncclCommInitRank(&comms_[0], world_size_, id, world_rank_));
-      ranks_ = world_size_;
+      join_mpi_job(visible);
+      init_nccl_over_mpi();
     }
 #endif
-    if (!options.use_mpi) {
-      const int n = options.gpus > 0 ? std::min(options.gpus, visible) : visible;
-      for (int d = 0; d < n; ++d)
-        devices_.push_back(d);
-      comms_.resize(devices_.size());
-      CAPSIM_NCCL_CHECK(
-          ncclCommInitAll(comms_.data(), static_cast<int>(devices_.size()), devices_.data()));
-      ranks_ = static_cast<int>(devices_.size());
-      ranks_per_node_ = ranks_;
-    }
-    streams_.resize(devices_.size());
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
-      CAPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
-    }
+    if (!options.use_mpi)
+      init_nccl_on_local_gpus(visible);
+    create_streams();
   }
 
   ~CudaBackend() override {
@@ -256,34 +309,21 @@ class CudaBackend : public Backend {
     prepare_gemm(dtype, shape);
     const auto size = static_cast<size_t>(collective_bytes);
     ensure_collective_buffers(size);
-    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
-    if (overlap_stream_ == nullptr)
-      CAPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&overlap_stream_, cudaStreamNonBlocking));
+    ensure_overlap_stream();
     cudaEvent_t first_done = nullptr;
     cudaEvent_t loop_done = nullptr;
     cudaEvent_t gemms_done = nullptr;
     CAPSIM_CUDA_CHECK(cudaEventCreate(&first_done));
     CAPSIM_CUDA_CHECK(cudaEventCreate(&loop_done));
     CAPSIM_CUDA_CHECK(cudaEventCreate(&gemms_done));
-    // The collective loop on every GPU's collective stream; GPU 0's GEMM stream waits for the
-    // first op to finish, so every GEMM starts while the loop is under way.
-    launch(kind, size, false);
-    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
-    CAPSIM_CUDA_CHECK(cudaEventRecord(first_done, streams_[0]));
-    for (int i = 1; i < collective_ops; ++i)
-      launch(kind, size, false);
-    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
-    CAPSIM_CUDA_CHECK(cudaEventRecord(loop_done, streams_[0]));
+    // GPU 0's GEMM stream waits for the loop's first op, so every GEMM starts while the loop
+    // is under way.
+    enqueue_collective_loop(kind, size, collective_ops, first_done, loop_done);
     CAPSIM_CUDA_CHECK(cudaStreamWaitEvent(overlap_stream_, first_done, 0));
     OverlapTiming t;
     t.times_s = time_prepared_gemm(overlap_stream_, warmup, repeats);
     CAPSIM_CUDA_CHECK(cudaEventRecord(gemms_done, overlap_stream_));
-    synchronize();
-    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
-    CAPSIM_CUDA_CHECK(cudaStreamSynchronize(overlap_stream_));
-    float ms = 0.0f;  // from the last GEMM's end to the loop's end
-    CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, gemms_done, loop_done));
-    t.collective_outlasted = ms > 0.0f;
+    t.collective_outlasted = loop_outlasted_gemms(gemms_done, loop_done);
     cudaEventDestroy(first_done);
     cudaEventDestroy(loop_done);
     cudaEventDestroy(gemms_done);
@@ -293,6 +333,59 @@ class CudaBackend : public Backend {
 
  private:
   static constexpr size_t kWorkspace = 32u << 20;
+
+#ifdef CAPSIM_HARNESS_WITH_MPI
+  // One process per GPU: the world and node-local MPI ranks give the job's shape and pick
+  // this process's device.
+  void join_mpi_job(int visible) {
+    mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world_size_), "MPI_Comm_size");
+    MPI_Comm local = MPI_COMM_NULL;
+    mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank_, MPI_INFO_NULL,
+                                  &local),
+              "MPI_Comm_split_type");
+    int local_rank = 0;
+    int local_size = 1;
+    mpi_check(MPI_Comm_rank(local, &local_rank), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(local, &local_size), "MPI_Comm_size");
+    MPI_Comm_free(&local);
+    nodes_ = std::max(1, world_size_ / local_size);
+    ranks_per_node_ = local_size;
+    devices_ = {local_rank % visible};
+  }
+
+  // One NCCL rank per process: rank 0's unique id reaches every process over MPI.
+  void init_nccl_over_mpi() {
+    ncclUniqueId id;
+    if (world_rank_ == 0)
+      CAPSIM_NCCL_CHECK(ncclGetUniqueId(&id));
+    mpi_check(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    comms_.resize(1);
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    CAPSIM_NCCL_CHECK(ncclCommInitRank(&comms_[0], world_size_, id, world_rank_));
+    ranks_ = world_size_;
+  }
+#endif
+
+  // One process drives `options_.gpus` local GPUs (all visible when 0), one communicator each.
+  void init_nccl_on_local_gpus(int visible) {
+    const int n = options_.gpus > 0 ? std::min(options_.gpus, visible) : visible;
+    for (int d = 0; d < n; ++d)
+      devices_.push_back(d);
+    comms_.resize(devices_.size());
+    CAPSIM_NCCL_CHECK(
+        ncclCommInitAll(comms_.data(), static_cast<int>(devices_.size()), devices_.data()));
+    ranks_ = static_cast<int>(devices_.size());
+    ranks_per_node_ = ranks_;
+  }
+
+  void create_streams() {
+    streams_.resize(devices_.size());
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      CAPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
+    }
+  }
 
   // cuBLASLt state of one (dtype, shape): descriptors, the heuristic's algorithm and the
   // rotating operand sets in gemm_buffers_ (A, B, D per set).
@@ -306,6 +399,36 @@ class CudaBackend : public Backend {
     cublasLtMatmulHeuristicResult_t heuristic{};
     size_t sets = 0;
   };
+
+  // GPU 0's GEMM stream beside the collective streams, created on first use.
+  void ensure_overlap_stream() {
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    if (overlap_stream_ == nullptr)
+      CAPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&overlap_stream_, cudaStreamNonBlocking));
+  }
+
+  // `collective_ops` ops back to back on every GPU's collective stream; on GPU 0's,
+  // `first_done` marks the end of the first and `loop_done` the end of the last.
+  void enqueue_collective_loop(CollectiveKind kind, size_t size, int collective_ops,
+                               cudaEvent_t first_done, cudaEvent_t loop_done) {
+    launch(kind, size, false);
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    CAPSIM_CUDA_CHECK(cudaEventRecord(first_done, streams_[0]));
+    for (int i = 1; i < collective_ops; ++i)
+      launch(kind, size, false);
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    CAPSIM_CUDA_CHECK(cudaEventRecord(loop_done, streams_[0]));
+  }
+
+  // Waits for every stream; returns true when the collective loop ended after the last GEMM.
+  bool loop_outlasted_gemms(cudaEvent_t gemms_done, cudaEvent_t loop_done) {
+    synchronize();
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
+    CAPSIM_CUDA_CHECK(cudaStreamSynchronize(overlap_stream_));
+    float ms = 0.0f;  // from the last GEMM's end to the loop's end
+    CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, gemms_done, loop_done));
+    return ms > 0.0f;
+  }
 
   void release_gemm() {
     if (gemm_.desc != nullptr)
@@ -322,15 +445,10 @@ class CudaBackend : public Backend {
   // Prepares (dtype, shape) unless it is the one prepared last.
   void prepare_gemm(const std::string& dtype, const GemmShape& shape) {
     CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
-    if (gemm_.desc != nullptr && gemm_.dtype == dtype && gemm_.shape.m == shape.m &&
-        gemm_.shape.n == shape.n && gemm_.shape.k == shape.k && gemm_.shape.batch == shape.batch) {
+    if (is_prepared(dtype, shape))
       return;
-    }
     release_gemm();
-    if (lt_ == nullptr) {
-      CAPSIM_CUBLAS_CHECK(cublasLtCreate(&lt_));
-      CAPSIM_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspace));
-    }
+    ensure_cublas_lt();
     const bool fp8 = dtype == "fp8_e4m3";
     const cudaDataType_t in_type =
         fp8 ? CUDA_R_8F_E4M3 : (dtype == "fp16" ? CUDA_R_16F : CUDA_R_16BF);
@@ -343,14 +461,38 @@ class CudaBackend : public Backend {
     const size_t a_bytes = m * k * in_elt * static_cast<size_t>(batch);
     const size_t b_bytes = k * n * in_elt * static_cast<size_t>(batch);
     const size_t d_bytes = m * n * 2 * static_cast<size_t>(batch);
+    const size_t sets = rotating_set_count(a_bytes + b_bytes + d_bytes);
+    allocate_gemm_buffers(sets, a_bytes, b_bytes, d_bytes);
+    fill_gemm_operands(fp8, dtype == "fp16", a_bytes / in_elt, b_bytes / in_elt, sets);
+    gemm_.dtype = dtype;
+    gemm_.shape = shape;
+    gemm_.sets = sets;
+    create_gemm_layouts(in_type, out_type, m, n, k, batch);
+    choose_gemm_algorithm();
+  }
 
-    // Rotating operand sets so that no repeat finds its operands in L2 (>= 2x L2 in total).
+  [[nodiscard]] bool is_prepared(const std::string& dtype, const GemmShape& shape) const {
+    return gemm_.desc != nullptr && gemm_.dtype == dtype && gemm_.shape.m == shape.m &&
+           gemm_.shape.n == shape.n && gemm_.shape.k == shape.k && gemm_.shape.batch == shape.batch;
+  }
+
+  void ensure_cublas_lt() {
+    if (lt_ == nullptr) {
+      CAPSIM_CUBLAS_CHECK(cublasLtCreate(&lt_));
+      CAPSIM_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspace));
+    }
+  }
+
+  // Returns how many rotating operand sets of `set_bytes` keep every repeat's operands out of
+  // GPU 0's L2 (plan_gemm_operand_sets).
+  size_t rotating_set_count(size_t set_bytes) {
     cudaDeviceProp prop{};
     CAPSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, devices_[0]));
-    const size_t set_bytes = a_bytes + b_bytes + d_bytes;
-    // Small GEMMs need hundreds of sets (a 256^3 bf16 set is 384 KiB against 40-50 MiB of L2).
-    const size_t sets = std::clamp<size_t>(
-        (2 * static_cast<size_t>(prop.l2CacheSize) + set_bytes - 1) / set_bytes, 2, 1024);
+    return plan_gemm_operand_sets(static_cast<size_t>(prop.l2CacheSize), set_bytes);
+  }
+
+  // Replaces gemm_buffers_ with `sets` operand sets of A, B and D.
+  void allocate_gemm_buffers(size_t sets, size_t a_bytes, size_t b_bytes, size_t d_bytes) {
     for (void* p : gemm_buffers_)
       CAPSIM_CUDA_CHECK(cudaFree(p));
     gemm_buffers_.clear();
@@ -359,12 +501,11 @@ class CudaBackend : public Backend {
       CAPSIM_CUDA_CHECK(cudaMalloc(&p, s % 3 == 0 ? a_bytes : (s % 3 == 1 ? b_bytes : d_bytes)));
       gemm_buffers_.push_back(p);
     }
-    fill_gemm_operands(fp8, dtype == "fp16", a_bytes / in_elt, b_bytes / in_elt, sets);
+  }
 
-    // TN layout (column-major): A stored K x M and transposed, B K x N, D M x N; fp8 needs TN.
-    gemm_.dtype = dtype;
-    gemm_.shape = shape;
-    gemm_.sets = sets;
+  // TN layout (column-major): A stored K x M and transposed, B K x N, D M x N; fp8 needs TN.
+  void create_gemm_layouts(cudaDataType_t in_type, cudaDataType_t out_type, uint64_t m, uint64_t n,
+                           uint64_t k, int32_t batch) {
     CAPSIM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&gemm_.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t op_t = CUBLAS_OP_T;
     CAPSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(gemm_.desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -375,18 +516,25 @@ class CudaBackend : public Backend {
         cublasLtMatrixLayoutCreate(&gemm_.b_layout, in_type, k, n, static_cast<int64_t>(k)));
     CAPSIM_CUBLAS_CHECK(
         cublasLtMatrixLayoutCreate(&gemm_.d_layout, out_type, m, n, static_cast<int64_t>(m)));
-    if (batch > 1) {
-      const std::array<std::pair<cublasLtMatrixLayout_t, int64_t>, 3> strides{
-          {{gemm_.a_layout, static_cast<int64_t>(m * k)},
-           {gemm_.b_layout, static_cast<int64_t>(k * n)},
-           {gemm_.d_layout, static_cast<int64_t>(m * n)}}};
-      for (const auto& [layout, stride] : strides) {
-        CAPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
-            layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
-        CAPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
-            layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
-      }
+    if (batch > 1)
+      set_batch_strides(m, n, k, batch);
+  }
+
+  void set_batch_strides(uint64_t m, uint64_t n, uint64_t k, int32_t batch) {
+    const std::array<std::pair<cublasLtMatrixLayout_t, int64_t>, 3> strides{
+        {{gemm_.a_layout, static_cast<int64_t>(m * k)},
+         {gemm_.b_layout, static_cast<int64_t>(k * n)},
+         {gemm_.d_layout, static_cast<int64_t>(m * n)}}};
+    for (const auto& [layout, stride] : strides) {
+      CAPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+      CAPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
     }
+  }
+
+  // The heuristic's first algorithm within kWorkspace; throws DeviceError when there is none.
+  void choose_gemm_algorithm() {
     cublasLtMatmulPreference_t pref = nullptr;
     CAPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const size_t ws = kWorkspace;
@@ -435,14 +583,21 @@ class CudaBackend : public Backend {
       CAPSIM_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
     }
     CAPSIM_CUDA_CHECK(cudaEventSynchronize(events.back()));
+    std::vector<double> times_s = event_pair_times_s(events, repeats);
+    for (auto& event : events)
+      cudaEventDestroy(event);
+    return times_s;
+  }
+
+  // Returns the time between events[2 i] and events[2 i + 1] for each of the `repeats` pairs.
+  static std::vector<double> event_pair_times_s(const std::vector<cudaEvent_t>& events,
+                                                int repeats) {
     std::vector<double> times_s;
     for (size_t i = 0; i < static_cast<size_t>(repeats); ++i) {
       float ms = 0.0f;
       CAPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
       times_s.push_back(static_cast<double>(ms) * 1e-3);
     }
-    for (auto& event : events)
-      cudaEventDestroy(event);
     return times_s;
   }
 
@@ -474,6 +629,15 @@ class CudaBackend : public Backend {
   void ensure_collective_buffers(size_t bytes) {
     if (bytes <= buffer_bytes_)
       return;
+    free_collective_buffers();
+    send_.assign(devices_.size(), nullptr);
+    recv_.assign(devices_.size(), nullptr);
+    // Round up to 16 MiB so a doubling sweep reallocates rarely.
+    buffer_bytes_ = (bytes + (16u << 20) - 1) / (16u << 20) * (16u << 20);
+    allocate_collective_buffers();
+  }
+
+  void free_collective_buffers() {
     for (size_t i = 0; i < devices_.size(); ++i) {
       CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
       if (i < send_.size()) {
@@ -481,10 +645,10 @@ class CudaBackend : public Backend {
         CAPSIM_CUDA_CHECK(cudaFree(recv_[i]));
       }
     }
-    send_.assign(devices_.size(), nullptr);
-    recv_.assign(devices_.size(), nullptr);
-    // Round up to 16 MiB so a doubling sweep reallocates rarely.
-    buffer_bytes_ = (bytes + (16u << 20) - 1) / (16u << 20) * (16u << 20);
+  }
+
+  // buffer_bytes_ of send (filled with 1.0f) and receive buffer on every GPU.
+  void allocate_collective_buffers() {
     for (size_t i = 0; i < devices_.size(); ++i) {
       CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
       CAPSIM_CUDA_CHECK(cudaMalloc(&send_[i], buffer_bytes_));
@@ -524,6 +688,11 @@ class CudaBackend : public Backend {
       put(i, true);
     CAPSIM_CUDA_CHECK(
         cudaMemcpy(gemm_buffers_[1], host.data(), b_elems * elt, cudaMemcpyHostToDevice));
+    copy_first_set_to_others(a_elems, b_elems, elt, sets);
+  }
+
+  // Copies set 0's A and B (elements of `elt` bytes) into sets 1 .. sets - 1.
+  void copy_first_set_to_others(size_t a_elems, size_t b_elems, size_t elt, size_t sets) {
     for (size_t s = 1; s < sets; ++s) {
       CAPSIM_CUDA_CHECK(cudaMemcpy(gemm_buffers_[3 * s], gemm_buffers_[0], a_elems * elt,
                                    cudaMemcpyDeviceToDevice));
@@ -538,64 +707,19 @@ class CudaBackend : public Backend {
 
   // One op on every local GPU, in one NCCL group (nccl-tests' -g N single-process mode).
   void launch(CollectiveKind kind, size_t bytes, bool in_place) {
-    const int n = ranks_;
     CAPSIM_NCCL_CHECK(ncclGroupStart());
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      char* send = static_cast<char*>(send_[i]);
-      char* recv = static_cast<char*>(recv_[i]);
-      const int rank = global_rank(i);
-      ncclComm_t comm = comms_[i];
-      cudaStream_t s = streams_[i];
-      switch (kind) {
-        case CollectiveKind::kAllReduce: {
-          const size_t count = bytes / kFloat;
-          CAPSIM_NCCL_CHECK(
-              ncclAllReduce(in_place ? recv : send, recv, count, ncclFloat, ncclSum, comm, s));
-          break;
-        }
-        case CollectiveKind::kAllGather: {
-          // nccl-tests: size is the gathered buffer; in place, the send chunk sits at rank's slot.
-          const size_t count = bytes / kFloat / static_cast<size_t>(n);
-          char* in = in_place ? recv + static_cast<size_t>(rank) * count * kFloat : send;
-          CAPSIM_NCCL_CHECK(ncclAllGather(in, recv, count, ncclFloat, comm, s));
-          break;
-        }
-        case CollectiveKind::kReduceScatter: {
-          // In place inside recv (nccl.h: recvbuff = sendbuff + rank * recvcount), so that
-          // the send buffers keep the 1.0s every check reads.
-          const size_t count = bytes / kFloat / static_cast<size_t>(n);
-          char* in = in_place ? recv : send;
-          char* out = in_place ? recv + static_cast<size_t>(rank) * count * kFloat : recv;
-          CAPSIM_NCCL_CHECK(ncclReduceScatter(in, out, count, ncclFloat, ncclSum, comm, s));
-          break;
-        }
-        case CollectiveKind::kAllToAll: {
-          const size_t count = bytes / kFloat / static_cast<size_t>(n);
-          char* from = in_place ? recv : send;
-          for (int peer = 0; peer < n; ++peer) {
-            const size_t off = static_cast<size_t>(peer) * count * kFloat;
-            CAPSIM_NCCL_CHECK(ncclSend(from + off, count, ncclFloat, peer, comm, s));
-            CAPSIM_NCCL_CHECK(ncclRecv(recv + off, count, ncclFloat, peer, comm, s));
-          }
-          break;
-        }
-        case CollectiveKind::kBroadcast: {
-          const size_t count = bytes / kFloat;
-          CAPSIM_NCCL_CHECK(
-              ncclBroadcast(in_place ? recv : send, recv, count, ncclFloat, 0, comm, s));
-          break;
-        }
-        case CollectiveKind::kSendRecv: {
-          // nccl-tests sendrecv: each rank sends to rank+1 and receives from rank-1.
-          const size_t count = bytes / kFloat;
-          CAPSIM_NCCL_CHECK(
-              ncclSend(in_place ? recv : send, count, ncclFloat, (rank + 1) % n, comm, s));
-          CAPSIM_NCCL_CHECK(ncclRecv(recv, count, ncclFloat, (rank - 1 + n) % n, comm, s));
-          break;
-        }
-      }
-    }
+    for (size_t i = 0; i < devices_.size(); ++i)
+      rank_part(i).enqueue(kind, bytes, in_place);
     CAPSIM_NCCL_CHECK(ncclGroupEnd());
+  }
+
+  [[nodiscard]] RankPart rank_part(size_t i) const {
+    return {static_cast<char*>(send_[i]),
+            static_cast<char*>(recv_[i]),
+            global_rank(i),
+            ranks_,
+            comms_[i],
+            streams_[i]};
   }
 
   void synchronize() {
@@ -628,10 +752,7 @@ class CudaBackend : public Backend {
   // receive buffers, then sampled output elements: sums equal the rank count (all-reduce,
   // reduce-scatter), copies equal 1; an op that wrote nothing leaves zeros and fails.
   long long check_collective(CollectiveKind kind, size_t bytes) {
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
-      CAPSIM_CUDA_CHECK(cudaMemsetAsync(recv_[i], 0, bytes, streams_[i]));
-    }
+    clear_receive_buffers(bytes);
     launch(kind, bytes, false);
     synchronize();
     const bool sums = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
@@ -640,18 +761,32 @@ class CudaBackend : public Backend {
     if (kind == CollectiveKind::kReduceScatter)
       out_elems /= static_cast<size_t>(ranks_);
     long long wrong = 0;
-    for (size_t i = 0; i < devices_.size() && out_elems > 0; ++i) {
-      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
-      for (int s = 0; s < 16; ++s) {
-        const size_t idx = (static_cast<size_t>(s) * 2654435761u) % out_elems;
-        float v = 0.0f;
-        CAPSIM_CUDA_CHECK(
-            cudaMemcpy(&v, static_cast<float*>(recv_[i]) + idx, kFloat, cudaMemcpyDeviceToHost));
-        if (v != expected)
-          ++wrong;
-      }
-    }
+    for (size_t i = 0; i < devices_.size() && out_elems > 0; ++i)
+      wrong += wrong_samples_on(i, out_elems, expected);
     return sum_over_ranks(wrong);
+  }
+
+  void clear_receive_buffers(size_t bytes) {
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+      CAPSIM_CUDA_CHECK(cudaMemsetAsync(recv_[i], 0, bytes, streams_[i]));
+    }
+  }
+
+  // Returns how many of 16 sampled elements of GPU i's first `out_elems` received floats
+  // differ from `expected`.
+  long long wrong_samples_on(size_t i, size_t out_elems, float expected) {
+    CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
+    long long wrong = 0;
+    for (int s = 0; s < 16; ++s) {
+      const size_t idx = (static_cast<size_t>(s) * 2654435761u) % out_elems;
+      float v = 0.0f;
+      CAPSIM_CUDA_CHECK(
+          cudaMemcpy(&v, static_cast<float*>(recv_[i]) + idx, kFloat, cudaMemcpyDeviceToHost));
+      if (v != expected)
+        ++wrong;
+    }
+    return wrong;
   }
 
   // Under MPI every rank must reach the same verdict: a rank that stopped alone would leave

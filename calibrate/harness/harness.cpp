@@ -200,6 +200,10 @@ int plan_collective_ops(double gemm_s, double collective_s, int warmup, int repe
   return static_cast<int>(std::clamp(ops, 4.0, static_cast<double>(kMaxCollectiveOps)));
 }
 
+size_t plan_gemm_operand_sets(size_t l2_cache_bytes, size_t set_bytes) {
+  return std::clamp<size_t>((2 * l2_cache_bytes + set_bytes - 1) / set_bytes, 2, 1024);
+}
+
 std::vector<double> plan_sizes(const NcclSweep& s, CollectiveKind kind, int ranks) {
   // nccl-tests (src/common.cu): count = size / wordSize, and for the per-rank-chunk
   // collectives count = size / wordSize / nranks; the printed size is count x word x nranks.

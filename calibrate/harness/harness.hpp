@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,12 @@ void validate(const OverlapRun& run);
 // plus 100 us of host synchronisation per GEMM; at least 4, at most kMaxCollectiveOps.
 inline constexpr int kMaxCollectiveOps = 20000;
 [[nodiscard]] int plan_collective_ops(double gemm_s, double collective_s, int warmup, int repeats);
+
+// Returns how many rotating operand sets (A, B and D of `set_bytes` in all) a GEMM timing cycles
+// through so that no repeat finds its operands in L2: enough to cover 2x `l2_cache_bytes`, at
+// least 2, at most 1024 (small GEMMs need hundreds: a 256^3 bf16 set is 384 KiB against
+// 40-50 MiB of L2). REQUIRES: set_bytes > 0.
+[[nodiscard]] size_t plan_gemm_operand_sets(size_t l2_cache_bytes, size_t set_bytes);
 
 // Returns the sizes of a sweep as nccl-tests runs them: from min to max multiplying by
 // factor, each rounded down to a whole number of elements per rank (4-byte floats; all-gather,

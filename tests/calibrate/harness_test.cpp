@@ -168,6 +168,17 @@ TEST(HarnessTest, PlansSizesLikeNcclTests) {
     EXPECT_EQ(static_cast<long long>(b) % 32, 0);
 }
 
+TEST(HarnessTest, GemmOperandSetsCoverTwiceTheL2) {
+  const size_t l2_bytes = 40u << 20;  // A100
+  // 256^3 bf16: A, B and D of 128 KiB each; 80 MiB / 384 KiB = 213.3, rounded up.
+  EXPECT_EQ(plan_gemm_operand_sets(l2_bytes, 3 * (128u << 10)), 214U);
+  EXPECT_EQ(plan_gemm_operand_sets(l2_bytes, l2_bytes / 2), 4U);
+  EXPECT_EQ(plan_gemm_operand_sets(l2_bytes, l2_bytes / 2 - 1), 5U);
+  // Consecutive repeats never share a set, and tiny GEMMs stop at 1024 sets.
+  EXPECT_EQ(plan_gemm_operand_sets(l2_bytes, size_t{1} << 32), 2U);
+  EXPECT_EQ(plan_gemm_operand_sets(l2_bytes, 1024), 1024U);
+}
+
 TEST(HarnessTest, StatisticsAndBandwidthConventions) {
   EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0}), 2.0);
   EXPECT_DOUBLE_EQ(median({4.0, 1.0, 2.0, 3.0}), 2.5);

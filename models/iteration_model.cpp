@@ -11,6 +11,7 @@
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/leaf_uplinks.hpp"
+#include "models/memory_model.hpp"
 #include "models/op_cost.hpp"
 #include "models/overlap.hpp"
 #include "models/parameter_count.hpp"
@@ -358,12 +359,15 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
           chunk_costs(parts, scenario, s, k, first_layer[at(s, k)], chunk_layers(s, k)));
       stage.parameter_count += stage.chunks.back().parameter_count;
     }
-    // Adam over the local shard (ZeRO >= 1 shards it over DP x CP): read fp32 param, grad,
-    // m, v (16 B); write param, m, v (12 B) and the 16-bit copy (2 B); plus the gradient-norm
-    // pass for clipping, which reads the fp32 gradients once more (4 B): 34 bytes per parameter.
+    // Adam over the local shard (ZeRO >= 1 shards it over DP x CP), memory bound. By default
+    // it reads the fp32 master, gradient, m and v (16 B), writes master, m, v (12 B) and the
+    // 16-bit copy (2 B), and the gradient-norm pass for clipping reads the fp32 gradients once
+    // more (4 B): 34 bytes per parameter; adam_step_bytes_per_parameter follows the master's
+    // and the moments' storage.
     const double shard = p.zero_stage >= 1 ? d(p.data * p.context) : 1.0;
     stage.optimizer_s =
-        memory_bound_time_s(profile.gemm, gpu, 34.0 * stage.parameter_count / shard) /
+        memory_bound_time_s(profile.gemm, gpu,
+                            adam_step_bytes_per_parameter(p) * stage.parameter_count / shard) /
         profile.software_efficiency;
   }
 }

@@ -76,6 +76,30 @@ BytesPerParameter bytes_per_parameter(Precision precision) {
   return {2.0, 4.0, 12.0};
 }
 
+double optimizer_bytes_per_parameter(const Parallelism& parallelism) {
+  return parallelism.master_weight_bytes() + 2.0 * parallelism.optimizer_state_bytes_per_element();
+}
+
+double adam_step_bytes_per_parameter(const Parallelism& parallelism) {
+  // The fused Adam kernels (Apex distributed_fused_adam.py _local_step and
+  // _local_step_with_param_remainders; TE FusedAdam) read the gradient and both moments, write
+  // the moments, read and write the master, and write the 16-bit weights the forward pass uses;
+  // the gradient-norm pass for clipping reads the gradients once more. Gradients count 4 B
+  // whatever their buffer's precision, as before these keys existed.
+  const double gradient_bytes = 4.0 + 4.0;
+  const double moment_bytes = 2.0 * 2.0 * parallelism.optimizer_state_bytes_per_element();
+  const double weight_bytes = bytes_per_parameter(parallelism.precision).weights_bytes;
+  double master_bytes = 2.0 * parallelism.master_weight_bytes() + weight_bytes;
+  // With remainders the weights are the master's high half, and without a master they are the
+  // master: the kernel reads them too.
+  const MasterWeights master = parallelism.master_weights_or_default();
+  if (master == MasterWeights::kFp32Remainders || master == MasterWeights::kNone)
+    master_bytes += weight_bytes;
+  // Default (fp32 master and moments, 16-bit weights): 8 + 16 + (8 + 2) = 34 B per parameter.
+  // fp32 training (no scenario trains in fp32) moves 8 + 16 + (4 + 4) = 32; it was charged 34.
+  return gradient_bytes + moment_bytes + master_bytes;
+}
+
 double activation_bytes_per_layer(const ModelSpec& model, const Parallelism& parallelism,
                                   AttentionMemory attention) {
   return layer_activation_bytes(model, parallelism, parallelism.recompute, attention);
@@ -160,6 +184,7 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   in.t = d(parallelism.tensor);
   in.zero_group = d(parallelism.data) * d(parallelism.context);
   in.bpp = bytes_per_parameter(parallelism.precision);
+  in.bpp.optimizer_bytes = optimizer_bytes_per_parameter(parallelism);
   // An explicit gradient-reduction precision is also the main-gradient buffer's
   // (Megatron-LM --grad-reduce-in-bf16 keeps bf16 main grads).
   if (parallelism.grad_reduce_precision)
@@ -169,9 +194,12 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   // all-gather (torch/distributed/fsdp/_flat_param.py, _free_low_precision_sharded_param), so
   // 16-bit weights exist only gathered, as a buffer of their own (4 + 4 + 8 = 16 B/param over
   // D, not Megatron's 18). fp16 training is DeepSpeed's, which keeps its fp16 partition.
+  // That needs the fp32 master: with remainders, a 16-bit master or none, the 16-bit shard is
+  // kept.
   in.fsdp_mixed_precision =
       parallelism.zero_stage >= 3 &&
-      (parallelism.precision == Precision::kBf16 || parallelism.precision == Precision::kFp8);
+      (parallelism.precision == Precision::kBf16 || parallelism.precision == Precision::kFp8) &&
+      parallelism.master_weights_or_default() == MasterWeights::kFp32;
   in.e = element_bytes(parallelism.precision);
   in.sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
   in.vocab = padded_vocab_size(model, parallelism.tensor);

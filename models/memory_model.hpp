@@ -13,7 +13,7 @@ struct StageMemory {
   int stage = 0;
   double weights_bytes = 0.0;
   double gradients_bytes = 0.0;
-  double optimizer_bytes = 0.0;         // fp32 master weights + Adam moments, after ZeRO
+  double optimizer_bytes = 0.0;         // master weights + Adam moments, after ZeRO
   double activations_bytes = 0.0;       // all micro-batches in flight
   double embedding_logits_bytes = 0.0;  // embedding output / logits + loss buffers
   double communication_bytes = 0.0;     // NCCL and DP bucket buffers, ZeRO-3 gathered params
@@ -51,6 +51,15 @@ struct BytesPerParameter {
 
 // Returns the bytes per parameter of weights, gradients and Adam state for a precision.
 [[nodiscard]] BytesPerParameter bytes_per_parameter(Precision precision);
+
+// Returns the optimizer's bytes per parameter before ZeRO: the master copy plus Adam's two
+// moments, master_weight_bytes() + 2 x optimizer_state_bytes_per_element() (12 by default for
+// 16-bit and fp8 training, 8 for fp32; Apex with dtype=bf16: 2 + 2 x 2 = 6; remainders: 10).
+[[nodiscard]] double optimizer_bytes_per_parameter(const Parallelism& parallelism);
+
+// Returns the bytes one Adam step moves per parameter of the local shard (memory bound): 34 by
+// default, following the master's and the moments' storage.
+[[nodiscard]] double adam_step_bytes_per_parameter(const Parallelism& parallelism);
 
 // How attention keeps its softmax for the backward pass: kFlash stores no s x s scores;
 // kMaterialized stores scores, dropout mask and output (Korthikanti's 5as/h term).

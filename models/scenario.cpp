@@ -21,6 +21,30 @@ double Parallelism::dp_bucket_bytes_or_default() const {
          grad_reduce_bytes_per_element();
 }
 
+double Parallelism::optimizer_state_bytes_per_element() const {
+  return optimizer_state_precision.value_or(Precision::kFp32) == Precision::kFp32 ? 4.0 : 2.0;
+}
+
+MasterWeights Parallelism::master_weights_or_default() const {
+  if (master_weights)
+    return *master_weights;
+  return precision == Precision::kFp32 ? MasterWeights::kNone : MasterWeights::kFp32;
+}
+
+double Parallelism::master_weight_bytes() const {
+  switch (master_weights_or_default()) {
+    case MasterWeights::kFp32:
+      return 4.0;
+    case MasterWeights::kFp32Remainders:  // int16 remainders (Apex distributed_fused_adam.py)
+    case MasterWeights::kBf16:
+    case MasterWeights::kFp16:
+      return 2.0;
+    case MasterWeights::kNone:
+      return 0.0;
+  }
+  return 4.0;
+}
+
 bool is_megatron_embedding_loss_split(int layers, int virtual_stages) {
   return virtual_stages > 1 && layers % virtual_stages != 0 && (layers + 2) % virtual_stages == 0 &&
          (layers + 2) / virtual_stages >= 2;
@@ -139,6 +163,22 @@ const char* to_string(Topology topology) {
   return "?";
 }
 
+const char* to_string(MasterWeights master_weights) {
+  switch (master_weights) {
+    case MasterWeights::kFp32:
+      return "fp32";
+    case MasterWeights::kFp32Remainders:
+      return "fp32-remainders";
+    case MasterWeights::kBf16:
+      return "bf16";
+    case MasterWeights::kFp16:
+      return "fp16";
+    case MasterWeights::kNone:
+      return "none";
+  }
+  return "?";
+}
+
 namespace {
 
 // Finds the enumerator among `values` whose canonical name is `name`.
@@ -179,6 +219,13 @@ std::optional<Fabric> fabric_from_string(std::string_view name) {
 std::optional<Topology> topology_from_string(std::string_view name) {
   static constexpr std::array kAll{Topology::kFatTree, Topology::kRailOptimized,
                                    Topology::kOversubscribed};
+  return from_string(name, kAll);
+}
+
+std::optional<MasterWeights> master_weights_from_string(std::string_view name) {
+  static constexpr std::array kAll{MasterWeights::kFp32, MasterWeights::kFp32Remainders,
+                                   MasterWeights::kBf16, MasterWeights::kFp16,
+                                   MasterWeights::kNone};
   return from_string(name, kAll);
 }
 

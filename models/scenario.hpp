@@ -44,6 +44,12 @@ struct ModelSpec {
 
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
 enum class Recompute { kNone, kSelective, kFull };
+// What the optimizer keeps as the master copy of the weights: a full fp32 copy; only the 16
+// low-order bits of that fp32 value beside the bf16 weights (Apex DistributedFusedAdam and TE
+// FusedAdam store_param_remainders); a 16-bit copy (Megatron-Core --main-params-dtype fp16,
+// Apex with dtype=bf16); or none, the update going to the weights themselves (fp32 training;
+// Apex with store_params=False).
+enum class MasterWeights { kFp32, kFp32Remainders, kBf16, kFp16, kNone };
 
 // How one training iteration is laid out over the GPUs.
 struct Parallelism {
@@ -73,6 +79,11 @@ struct Parallelism {
   // compute (ZeRO 0-2). Tuned recipes overlap both (Megatron-LM's own default does not).
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // Precision of Adam's two moments (Megatron-Core --exp-avg-dtype / --exp-avg-sq-dtype, Apex
+  // DistributedFusedAdam dtype); empty: fp32.
+  std::optional<Precision> optimizer_state_precision;
+  // The optimizer's master copy of the weights; empty: master_weights_or_default().
+  std::optional<MasterWeights> master_weights;
 
   [[nodiscard]] int num_gpus() const { return tensor * pipeline * data * context; }
   // Micro-batches each pipeline runs per iteration: global / (micro * data).
@@ -86,6 +97,15 @@ struct Parallelism {
   // Bytes of one DP gradient bucket: `dp_bucket_bytes` when set, else Megatron-Core's default
   // (kMegatronBucket*, sized by `data`) in gradient-reduce precision.
   [[nodiscard]] double dp_bucket_bytes_or_default() const;
+  // Bytes of each of Adam's two moments per parameter: 4 unless optimizer_state_precision says
+  // 16 bits.
+  [[nodiscard]] double optimizer_state_bytes_per_element() const;
+  // `master_weights` when set, else a full fp32 copy for 16-bit and fp8 training and none for
+  // fp32 training, whose weights are the master.
+  [[nodiscard]] MasterWeights master_weights_or_default() const;
+  // Bytes per parameter the optimizer stores for the master copy: 4, 2 (remainders or a 16-bit
+  // copy) or 0.
+  [[nodiscard]] double master_weight_bytes() const;
 };
 
 enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };
@@ -148,6 +168,7 @@ struct Scenario {
 [[nodiscard]] const char* to_string(CrossEntropyKernel cross_entropy);
 [[nodiscard]] const char* to_string(Fabric fabric);
 [[nodiscard]] const char* to_string(Topology topology);
+[[nodiscard]] const char* to_string(MasterWeights master_weights);
 
 // Inverses of to_string: the value with that canonical name, or nullopt.
 [[nodiscard]] std::optional<Schedule> schedule_from_string(std::string_view name);
@@ -155,6 +176,7 @@ struct Scenario {
 [[nodiscard]] std::optional<Precision> precision_from_string(std::string_view name);
 [[nodiscard]] std::optional<Fabric> fabric_from_string(std::string_view name);
 [[nodiscard]] std::optional<Topology> topology_from_string(std::string_view name);
+[[nodiscard]] std::optional<MasterWeights> master_weights_from_string(std::string_view name);
 
 // Megatron-Core's default gradient bucket holds max(40M, 1M x DP) parameters: larger DP groups
 // get larger buckets so the ring's latency, which grows with the group, stays amortised

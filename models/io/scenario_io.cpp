@@ -111,6 +111,33 @@ ClusterSpec read_cluster(JsonReader& r) {
   return c;
 }
 
+// The optimizer's storage: Adam's moments and the master copy of the weights (docs/scenario.md).
+void read_optimizer_storage(JsonReader& r, Parallelism& p) {
+  if (r.has("optimizer_state_precision")) {
+    p.optimizer_state_precision = precision_from_string(
+        r.optional_enum("optimizer_state_precision", "fp32", {"fp32", "bf16", "fp16"}));
+  }
+  if (!r.has("master_weights"))
+    return;
+  p.master_weights = master_weights_from_string(r.optional_enum(
+      "master_weights", "fp32", {"fp32", "fp32-remainders", "bf16", "fp16", "none"}));
+  // The remainders complete bf16 weights, which hold the fp32 value's high 16 bits (Apex
+  // distributed_fused_adam.py: "requires BF16 params"; TE FusedAdam: "only when param type is
+  // BF16"); fp16 shares no bits with it. fp8 runs keep bf16 weights.
+  if (p.master_weights == MasterWeights::kFp32Remainders && p.precision == Precision::kFp16) {
+    throw r.error("master_weights",
+                  "\"fp32-remainders\" stores the low 16 bits of fp32 values whose high 16 bits "
+                  "are the bf16 weights; it needs precision \"bf16\" or \"fp8\", not \"fp16\"");
+  }
+  // A master copy with fewer significant bits (bf16: 8) than the weights it updates (fp16: 11)
+  // would lose what the weights keep.
+  if (p.master_weights == MasterWeights::kBf16 && p.precision == Precision::kFp16) {
+    throw r.error("master_weights",
+                  "a bf16 master copy keeps fewer significant bits than the fp16 weights it "
+                  "updates; with precision \"fp16\" use \"fp32\", \"fp16\" or \"none\"");
+  }
+}
+
 Parallelism read_parallelism(JsonReader& r) {
   Parallelism p;
   p.tensor = to_int(r.required_int("tensor", 1, kMaxGpus));
@@ -137,6 +164,7 @@ Parallelism read_parallelism(JsonReader& r) {
     p.grad_reduce_precision = precision_from_string(
         r.optional_enum("grad_reduce_precision", "fp32", {"fp32", "bf16", "fp16"}));
   }
+  read_optimizer_storage(r, p);
   p.dp_buckets_every_chunk = r.optional_enum("dp_bucket_layout", "megatron-core",
                                              {"megatron-core", "every-chunk"}) == "every-chunk";
   p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
@@ -516,6 +544,10 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["stage_layers"] = p.stage_layers;
   if (p.grad_reduce_precision)
     par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
+  if (p.optimizer_state_precision)
+    par["optimizer_state_precision"] = to_string(*p.optimizer_state_precision);
+  if (p.master_weights)
+    par["master_weights"] = to_string(*p.master_weights);
   if (p.dp_buckets_every_chunk)
     par["dp_bucket_layout"] = "every-chunk";
   if (p.dp_bucket_bytes > 0.0) {

@@ -1,5 +1,6 @@
 #include "models/memory_model.hpp"
 
+#include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -209,6 +210,81 @@ TEST(MemoryStatesTest, ZeroStagesMatchZeroPaperFigure1) {
         (s.weights_bytes + s.gradients_bytes + s.optimizer_bytes) / s.parameters;
     EXPECT_NEAR(per_param * psi / 1e9 / stated_gb[zero], 1.0, 0.005) << "zero=" << zero;
   }
+}
+
+// Unset, the optimizer keys give Megatron's table: 12 B per parameter for 16-bit and fp8
+// training, 8 for fp32 (no separate master).
+TEST(MemoryStatesTest, OptimizerDefaultsMatchTheMegatronTable) {
+  for (Precision precision :
+       {Precision::kFp16, Precision::kBf16, Precision::kFp8, Precision::kFp32}) {
+    Parallelism par;
+    par.precision = precision;
+    EXPECT_EQ(optimizer_bytes_per_parameter(par), bytes_per_parameter(precision).optimizer_bytes);
+  }
+}
+
+// The optimizer column is master + 2 x moment bytes over D (ZeRO-1 here, D = 8): Apex
+// DistributedFusedAdam with dtype=bf16 keeps its master copy and moments in bf16 (6 B); with
+// store_param_remainders the int16 remainders and fp32 moments (10 B); NeMo's store_params=False
+// with bf16 moments keeps no master (4 B); Megatron-Core's --main-params-dtype fp16 with fp32
+// moments 10 B. Weights and gradients do not change.
+TEST(MemoryStatesTest, OptimizerColumnFollowsMasterAndMomentStorage) {
+  const ModelSpec m = llama2_70b();
+  Parallelism par = tp(8, true, Recompute::kSelective);
+  par.pipeline = 4;
+  par.data = 8;
+  par.global_batch_size = 256;
+  par.zero_stage = 1;
+  const StageMemory defaults = estimate_memory(m, par, a100()).stages.front();
+  EXPECT_NEAR(defaults.optimizer_bytes, 12.0 * defaults.parameters / 8, 1.0);
+  const auto optimizer_bytes_per_param = [&](std::optional<Precision> state, MasterWeights master) {
+    Parallelism with = par;
+    with.optimizer_state_precision = state;
+    with.master_weights = master;
+    const StageMemory s = estimate_memory(m, with, a100()).stages.front();
+    EXPECT_EQ(s.weights_bytes, defaults.weights_bytes);
+    EXPECT_EQ(s.gradients_bytes, defaults.gradients_bytes);
+    return s.optimizer_bytes * 8 / s.parameters;
+  };
+  EXPECT_NEAR(optimizer_bytes_per_param(Precision::kBf16, MasterWeights::kBf16), 6.0, 1e-9);
+  EXPECT_NEAR(optimizer_bytes_per_param(std::nullopt, MasterWeights::kFp32Remainders), 10.0, 1e-9);
+  EXPECT_NEAR(optimizer_bytes_per_param(Precision::kBf16, MasterWeights::kNone), 4.0, 1e-9);
+  EXPECT_NEAR(optimizer_bytes_per_param(Precision::kFp32, MasterWeights::kFp16), 10.0, 1e-9);
+  EXPECT_NEAR(optimizer_bytes_per_param(Precision::kFp32, MasterWeights::kFp32), 12.0, 1e-9);
+}
+
+// FSDP mixed precision drops the 16-bit shard because the fp32 master rebuilds it; remainders
+// need the bf16 shard (its high half), so ZeRO-3 then keeps it: 2 + 4 + (2 + 8) over D, the same
+// 16 B as FSDP's 4 + 4 + 8, split differently.
+TEST(MemoryStatesTest, ZeroThreeKeepsTheSixteenBitShardBesideRemainders) {
+  const ModelSpec m = llama2_70b();
+  Parallelism par = tp(8, true, Recompute::kFull);
+  par.data = 4;
+  par.zero_stage = 3;
+  par.master_weights = MasterWeights::kFp32Remainders;
+  const StageMemory s = estimate_memory(m, par, a100()).stages.front();
+  EXPECT_NEAR(s.weights_bytes, 2.0 * s.parameters / 4, 1.0);
+  EXPECT_NEAR(s.weights_bytes + s.gradients_bytes + s.optimizer_bytes, 16.0 * s.parameters / 4,
+              1.0);
+}
+
+// The Adam step's traffic per parameter (iteration_model.cpp): 34 B by default for every
+// 16-bit and fp8 precision; then 2 x master + the 16-bit weights written (+ read, when they are
+// the master's high half), 4 x moment bytes, 8 B of gradient reads.
+TEST(MemoryStatesTest, AdamStepBytesFollowTheStorage) {
+  for (Precision precision : {Precision::kFp16, Precision::kBf16, Precision::kFp8}) {
+    Parallelism par;
+    par.precision = precision;
+    EXPECT_EQ(adam_step_bytes_per_parameter(par), 34.0);
+  }
+  Parallelism par;
+  par.master_weights = MasterWeights::kFp32Remainders;
+  EXPECT_EQ(adam_step_bytes_per_parameter(par), 8.0 + 16.0 + (4.0 + 2.0 + 2.0));
+  par.optimizer_state_precision = Precision::kBf16;
+  par.master_weights = MasterWeights::kBf16;
+  EXPECT_EQ(adam_step_bytes_per_parameter(par), 8.0 + 8.0 + (4.0 + 2.0));
+  par.master_weights = MasterWeights::kNone;
+  EXPECT_EQ(adam_step_bytes_per_parameter(par), 8.0 + 8.0 + (2.0 + 2.0));
 }
 
 TEST(MemoryScheduleTest, MicroBatchesInFlightPerSchedule) {
@@ -488,6 +564,32 @@ TEST(MemoryPropertyTest, HigherZeroStageNeverNeedsMore) {
       const double now = peak(c);
       EXPECT_LE(now, previous) << i << " zero=" << z;
       previous = now;
+    }
+  }
+}
+
+// Adam's moments in 16 bits never need more memory than in fp32, whatever the master copy
+// (bf16 and fp16 moments take the same bytes); and a smaller master never needs more: fp32,
+// then a 16-bit copy (fp16, valid with every training precision), then none.
+TEST(MemoryPropertyTest, SmallerOptimizerStorageNeverNeedsMore) {
+  std::mt19937_64 rnd(305);
+  for (int i = 0; i < 500; ++i) {
+    Case c = random_case(rnd);
+    double previous_master = 0.0;
+    for (MasterWeights master :
+         {MasterWeights::kFp32, MasterWeights::kFp16, MasterWeights::kNone}) {
+      c.par.master_weights = master;
+      c.par.optimizer_state_precision = Precision::kFp32;
+      const double fp32 = peak(c);
+      c.par.optimizer_state_precision = Precision::kBf16;
+      const double bf16 = peak(c);
+      c.par.optimizer_state_precision = Precision::kFp16;
+      EXPECT_LE(bf16, fp32) << i;
+      EXPECT_EQ(peak(c), bf16) << i;
+      if (master != MasterWeights::kFp32) {
+        EXPECT_LE(fp32, previous_master) << i << " " << to_string(master);
+      }
+      previous_master = fp32;
     }
   }
 }

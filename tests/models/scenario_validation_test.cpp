@@ -113,6 +113,54 @@ TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
   EXPECT_EQ(scenario_to_json(s), j);
 }
 
+// The optimizer's storage: unset, fp32 moments and an fp32 master copy (none is written back);
+// set, each value reads, round-trips and reaches the byte counts.
+TEST(ScenarioValidationTest, OptimizerStorageDefaultsAndRoundTrips) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  EXPECT_FALSE(j.at("parallelism").contains("optimizer_state_precision"));
+  EXPECT_FALSE(j.at("parallelism").contains("master_weights"));
+  const Parallelism defaults = read_doc(j).parallelism;
+  EXPECT_EQ(defaults.optimizer_state_bytes_per_element(), 4.0);
+  EXPECT_EQ(defaults.master_weights_or_default(), MasterWeights::kFp32);
+  EXPECT_EQ(defaults.master_weight_bytes(), 4.0);
+  for (const char* state : {"fp32", "bf16", "fp16"}) {
+    for (const char* master : {"fp32", "fp32-remainders", "bf16", "fp16", "none"}) {
+      nlohmann::json set = j;
+      set["parallelism"]["optimizer_state_precision"] = state;
+      set["parallelism"]["master_weights"] = master;
+      const Scenario s = read_doc(set);
+      EXPECT_EQ(to_string(*s.parallelism.master_weights), std::string(master));
+      EXPECT_EQ(s.parallelism.optimizer_state_bytes_per_element(),
+                std::string(state) == "fp32" ? 4.0 : 2.0);
+      EXPECT_EQ(scenario_to_json(s), set) << state << " " << master;
+    }
+  }
+}
+
+// fp8 training keeps bf16 weights, which fp32-remainders completes; fp16 training accepts a
+// 16-bit fp16 master or none, as Apex does with dtype=fp16 or store_params=False.
+TEST(ScenarioValidationTest, MasterWeightsFollowTheTrainingPrecision) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  j["cluster"]["gpu"] = "H100-SXM5-80GB";
+  j["parallelism"]["precision"] = "fp8";
+  j["parallelism"]["master_weights"] = "fp32-remainders";
+  EXPECT_EQ(read_doc(j).parallelism.master_weight_bytes(), 2.0);
+  j["parallelism"]["precision"] = "fp16";
+  for (const char* master : {"fp32", "fp16", "none"}) {
+    j["parallelism"]["master_weights"] = master;
+    EXPECT_NO_THROW((void)read_doc(j)) << master;
+  }
+}
+
+// fp32 training (a Parallelism built in code; scenarios train in 16 bits or fp8) has no master
+// copy by default: its weights are the master.
+TEST(ScenarioValidationTest, Fp32TrainingHasNoMasterByDefault) {
+  Parallelism p;
+  p.precision = Precision::kFp32;
+  EXPECT_EQ(p.master_weights_or_default(), MasterWeights::kNone);
+  EXPECT_EQ(p.master_weight_bytes(), 0.0);
+}
+
 // Overlap (Megatron-Core's --overlap-grad-reduce / --overlap-param-gather): on unless the
 // scenario says otherwise; the parameter gather's default follows the gradients'; written only
 // when off, so it round-trips.

@@ -64,6 +64,9 @@ struct PlanSpec {
   std::vector<int> node_counts;         // ascending
   std::vector<int> global_batch_sizes;  // sequences, ascending (one value when fixed)
   SearchSpace space;
+  // The training stack's settings every candidate shares: only the fields read_stack_keys()
+  // reads are used (gradient reduction, optimizer storage; docs/planner.md, "stack").
+  Parallelism stack;
   Objective objective = Objective::kMinCost;
   std::optional<FailureModel> failure;
   int confirm_top_k = 2;  // event confirmations per (instance, node count)

@@ -440,6 +440,21 @@ void read_failure(JsonReader& r, PlanSpec& plan) {
   plan.failure = f;
 }
 
+// The stack section: the scenario's stack keys (read_stack_keys), checked against every
+// precision the search may pick.
+void read_stack(JsonReader& r, PlanSpec& plan) {
+  read_stack_keys(r, plan.stack);
+  if (plan.stack.master_weights) {
+    for (Precision precision : plan.space.precision) {
+      if (auto conflict = master_weights_conflict(*plan.stack.master_weights, precision)) {
+        throw r.error("master_weights",
+                      *conflict + " (search.precision includes \"" + to_string(precision) + "\")");
+      }
+    }
+  }
+  r.finish();
+}
+
 PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
   JsonReader r(doc, file);
   PlanSpec plan;
@@ -488,6 +503,8 @@ PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
   plan.space = default_space(plan.model, max_gpus_per_node);
   if (auto search = r.optional_object("search"))
     read_search(*search, plan.space);
+  if (auto stack = r.optional_object("stack"))
+    read_stack(*stack, plan);
   const std::string objective =
       r.optional_enum("objective", "min_cost", {"min_cost", "min_time", "pareto"});
   plan.objective = objective == "min_time" ? Objective::kMinTime

@@ -167,6 +167,20 @@ bool set_schedule(Parallelism& p, const std::vector<std::pair<Schedule, int>>& p
   return true;
 }
 
+// Gives `p` (its ZeRO stage set) the plan's stack settings. The overlap flags apply where they
+// exist, as a scenario states them: ZeRO-3 reduce-scatters each layer's gradients as the
+// backward produces them, and only ZeRO-1/2 gather parameters after the step.
+void apply_stack(const Parallelism& stack, Parallelism& p) {
+  p.grad_reduce_precision = stack.grad_reduce_precision;
+  p.optimizer_state_precision = stack.optimizer_state_precision;
+  p.master_weights = stack.master_weights;
+  p.dp_bucket_bytes = stack.dp_bucket_bytes;
+  p.dp_buckets_every_chunk = stack.dp_buckets_every_chunk;
+  p.overlap_grad_reduce = stack.overlap_grad_reduce || p.zero_stage == 3;
+  const bool gathers_parameters = p.zero_stage == 1 || p.zero_stage == 2;
+  p.overlap_param_gather = gathers_parameters ? stack.overlap_param_gather : p.overlap_grad_reduce;
+}
+
 // Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,
 // sequence parallelism, precision, global batch) in the search's fixed order, with `p` set.
 template <class Visit>
@@ -180,6 +194,7 @@ void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit)
       p.recompute = rc;
       for (int zero : s.zero_stage) {
         p.zero_stage = zero;
+        apply_stack(plan.stack, p);
         for (bool sp_listed : s.sequence_parallel) {
           // Without TP, sequence parallelism is not a distinct layout (Megatron turns it off):
           // run it once, as off.

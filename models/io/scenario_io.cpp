@@ -117,24 +117,47 @@ void read_optimizer_storage(JsonReader& r, Parallelism& p) {
     p.optimizer_state_precision = precision_from_string(
         r.optional_enum("optimizer_state_precision", "fp32", {"fp32", "bf16", "fp16"}));
   }
-  if (!r.has("master_weights"))
-    return;
-  p.master_weights = master_weights_from_string(r.optional_enum(
-      "master_weights", "fp32", {"fp32", "fp32-remainders", "bf16", "fp16", "none"}));
-  // The remainders complete bf16 weights, which hold the fp32 value's high 16 bits (Apex
-  // distributed_fused_adam.py: "requires BF16 params"; TE FusedAdam: "only when param type is
-  // BF16"); fp16 shares no bits with it. fp8 runs keep bf16 weights.
-  if (p.master_weights == MasterWeights::kFp32Remainders && p.precision == Precision::kFp16) {
-    throw r.error("master_weights",
-                  "\"fp32-remainders\" stores the low 16 bits of fp32 values whose high 16 bits "
-                  "are the bf16 weights; it needs precision \"bf16\" or \"fp8\", not \"fp16\"");
+  if (r.has("master_weights")) {
+    p.master_weights = master_weights_from_string(r.optional_enum(
+        "master_weights", "fp32", {"fp32", "fp32-remainders", "bf16", "fp16", "none"}));
   }
-  // A master copy with fewer significant bits (bf16: 8) than the weights it updates (fp16: 11)
-  // would lose what the weights keep.
-  if (p.master_weights == MasterWeights::kBf16 && p.precision == Precision::kFp16) {
-    throw r.error("master_weights",
-                  "a bf16 master copy keeps fewer significant bits than the fp16 weights it "
-                  "updates; with precision \"fp16\" use \"fp32\", \"fp16\" or \"none\"");
+}
+
+// Gradient reduction: precision, buckets and overlap with the backward pass.
+void read_gradient_reduction(JsonReader& r, Parallelism& p) {
+  if (r.has("grad_reduce_precision")) {
+    p.grad_reduce_precision = precision_from_string(
+        r.optional_enum("grad_reduce_precision", "fp32", {"fp32", "bf16", "fp16"}));
+  }
+  p.dp_buckets_every_chunk = r.optional_enum("dp_bucket_layout", "megatron-core",
+                                             {"megatron-core", "every-chunk"}) == "every-chunk";
+  p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
+  // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
+  if (r.has("dp_bucket_size") &&
+      (p.dp_bucket_bytes < 65536.0 || p.dp_bucket_bytes > 16.0 * 1024 * 1024 * 1024)) {
+    throw r.error("dp_bucket_size", "expected a size between 64KiB and 16GiB, got " +
+                                        describe_json(r.json().at("dp_bucket_size")));
+  }
+  p.overlap_grad_reduce = r.optional_bool("overlap_grad_reduce", true);
+  p.overlap_param_gather = r.optional_bool("overlap_param_gather", p.overlap_grad_reduce);
+  if (p.overlap_param_gather && !p.overlap_grad_reduce) {
+    throw r.error("overlap_param_gather",
+                  "overlap_param_gather needs overlap_grad_reduce (Megatron-LM: \"Must use "
+                  "--overlap-param-gather with --overlap-grad-reduce\")");
+  }
+}
+
+// The stack keys that only make sense for some ZeRO stages (a scenario has one).
+void check_overlap_for_zero_stage(JsonReader& r, const Parallelism& p) {
+  if (!p.overlap_grad_reduce && p.zero_stage == 3) {
+    throw r.error("overlap_grad_reduce",
+                  "ZeRO-3 (FSDP) reduce-scatters each layer's gradients as the backward pass "
+                  "produces them; overlap_grad_reduce applies to zero_stage 0-2");
+  }
+  if (r.has("overlap_param_gather") && p.zero_stage != 1 && p.zero_stage != 2) {
+    throw r.error("overlap_param_gather",
+                  "overlap_param_gather applies to the distributed optimizer's parameter "
+                  "all-gather, zero_stage 1 or 2");
   }
 }
 
@@ -160,42 +183,42 @@ Parallelism read_parallelism(JsonReader& r) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
   }
-  if (r.has("grad_reduce_precision")) {
-    p.grad_reduce_precision = precision_from_string(
-        r.optional_enum("grad_reduce_precision", "fp32", {"fp32", "bf16", "fp16"}));
+  read_stack_keys(r, p);
+  if (p.master_weights) {
+    if (auto conflict = master_weights_conflict(*p.master_weights, p.precision))
+      throw r.error("master_weights", *conflict);
   }
-  read_optimizer_storage(r, p);
-  p.dp_buckets_every_chunk = r.optional_enum("dp_bucket_layout", "megatron-core",
-                                             {"megatron-core", "every-chunk"}) == "every-chunk";
-  p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
-  // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
-  if (r.has("dp_bucket_size") &&
-      (p.dp_bucket_bytes < 65536.0 || p.dp_bucket_bytes > 16.0 * 1024 * 1024 * 1024)) {
-    throw r.error("dp_bucket_size", "expected a size between 64KiB and 16GiB, got " +
-                                        describe_json(r.json().at("dp_bucket_size")));
-  }
-  p.overlap_grad_reduce = r.optional_bool("overlap_grad_reduce", true);
-  if (!p.overlap_grad_reduce && p.zero_stage == 3) {
-    throw r.error("overlap_grad_reduce",
-                  "ZeRO-3 (FSDP) reduce-scatters each layer's gradients as the backward pass "
-                  "produces them; overlap_grad_reduce applies to zero_stage 0-2");
-  }
-  p.overlap_param_gather = r.optional_bool("overlap_param_gather", p.overlap_grad_reduce);
-  if (r.has("overlap_param_gather") && p.zero_stage != 1 && p.zero_stage != 2) {
-    throw r.error("overlap_param_gather",
-                  "overlap_param_gather applies to the distributed optimizer's parameter "
-                  "all-gather, zero_stage 1 or 2");
-  }
-  if (p.overlap_param_gather && !p.overlap_grad_reduce) {
-    throw r.error("overlap_param_gather",
-                  "overlap_param_gather needs overlap_grad_reduce (Megatron-LM: \"Must use "
-                  "--overlap-param-gather with --overlap-grad-reduce\")");
-  }
+  check_overlap_for_zero_stage(r, p);
   r.finish();
   return p;
 }
 
 }  // namespace
+
+void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
+  read_gradient_reduction(reader, parallelism);
+  read_optimizer_storage(reader, parallelism);
+}
+
+std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
+                                                   Precision precision) {
+  if (precision != Precision::kFp16)
+    return std::nullopt;
+  // The remainders complete bf16 weights, which hold the fp32 value's high 16 bits (Apex
+  // distributed_fused_adam.py: "requires BF16 params"; TE FusedAdam: "only when param type is
+  // BF16"); fp16 shares no bits with it. fp8 runs keep bf16 weights.
+  if (master_weights == MasterWeights::kFp32Remainders) {
+    return "\"fp32-remainders\" stores the low 16 bits of fp32 values whose high 16 bits are "
+           "the bf16 weights; it needs precision \"bf16\" or \"fp8\", not \"fp16\"";
+  }
+  // A master copy with fewer significant bits (bf16: 8) than the weights it updates (fp16: 11)
+  // would lose what the weights keep.
+  if (master_weights == MasterWeights::kBf16) {
+    return "a bf16 master copy keeps fewer significant bits than the fp16 weights it updates; "
+           "with precision \"fp16\" use \"fp32\", \"fp16\" or \"none\"";
+  }
+  return std::nullopt;
+}
 
 ModelSpec read_model(JsonReader& r) {
   ModelSpec m;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,17 @@ inline constexpr const char* kScenarioSchema = "capsim.scenario/v1";
 
 // Reads only the model section (shared with plans).
 [[nodiscard]] ModelSpec read_model(JsonReader& reader);
+
+// Reads the parallelism keys that describe the training stack rather than the layout
+// (grad_reduce_precision, dp_bucket_layout, dp_bucket_size, overlap_grad_reduce,
+// overlap_param_gather, optimizer_state_precision, master_weights; docs/scenario.md) into
+// `parallelism`, with the rules of each key alone. Scenarios and plans share them; the rules
+// that tie them to one precision or ZeRO stage are checked by the caller.
+void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
+
+// Returns why `master_weights` cannot update weights trained in `precision`, or nullopt.
+[[nodiscard]] std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
+                                                                 Precision precision);
 
 // Checks the rules that tie model, cluster and layout together; throws InputError pointing
 // below `pointer` (the scenario object's pointer).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -277,6 +278,75 @@ TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
   EXPECT_EQ(r.screened, fits);
   EXPECT_GT(no_fit, 0);
   EXPECT_GT(fits, 0);
+}
+
+// The plan's stack (here Apex distributed Adam with dtype=bf16 over bf16 weights: bf16
+// moments, no master copy) reaches every candidate: the memory model prunes exactly the
+// layouts that do not fit with it, fewer than with the default fp32 optimizer state.
+TEST(PlannerTest, StackSettingsReachEveryCandidate) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.instances = {{"p4d.24xlarge", {{Pricing::kOnDemand, 21.96}}}};
+  plan.node_counts = {4};
+  plan.space.pipeline = {1, 2, 4, 8};
+  plan.space.schedule = {Schedule::kOneFOneB};
+  const PlanResult defaults = run_plan(plan, {});
+  plan.stack.optimizer_state_precision = Precision::kBf16;
+  plan.stack.master_weights = MasterWeights::kNone;
+  const PlanResult r = run_plan(plan, {});
+  const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
+  const GpuSpec& gpu = *find_gpu(c.gpu);
+  long long no_fit = 0;
+  for (int t : plan.space.tensor) {
+    for (int pp : plan.space.pipeline) {
+      for (int mb : plan.space.micro_batch_size) {
+        for (Recompute rc : plan.space.recompute) {
+          for (int z : plan.space.zero_stage) {
+            for (bool sp : plan.space.sequence_parallel) {
+              Parallelism p = plan.stack;
+              p.tensor = t;
+              p.pipeline = pp;
+              p.data = 32 / (t * pp);
+              p.micro_batch_size = mb;
+              p.global_batch_size = 2048;
+              p.recompute = rc;
+              p.zero_stage = z;
+              p.sequence_parallel = sp;
+              if ((sp && t == 1) || check_structure(plan.model, c, p))
+                continue;
+              no_fit += estimate_memory(plan.model, p, gpu).fits ? 0 : 1;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), no_fit);
+  EXPECT_LT(no_fit, defaults.pruned.of(PruneReason::kMemory));
+  ASSERT_FALSE(r.candidates.empty());
+  for (const ScreenedCandidate& sc : r.candidates) {
+    EXPECT_EQ(sc.candidate.parallelism.optimizer_state_precision, Precision::kBf16);
+    EXPECT_EQ(sc.candidate.parallelism.master_weights, MasterWeights::kNone);
+  }
+}
+
+// The overlap flags apply where they exist: ZeRO-3 always overlaps its reduce-scatters, and
+// only ZeRO-1/2 have a parameter gather to overlap (the others keep the scenario default, so
+// every candidate's scenario reads back).
+TEST(PlannerTest, StackOverlapFlagsApplyWhereTheyExist) {
+  PlanSpec plan = hand_plan();
+  plan.space.zero_stage = {0, 1, 2, 3};
+  plan.stack.overlap_grad_reduce = false;
+  plan.stack.overlap_param_gather = false;
+  plan.confirm_top_k = 1000;  // keep every screened layout
+  const PlanResult r = run_plan(plan, {});
+  std::set<int> stages;
+  for (const ScreenedCandidate& sc : r.candidates) {
+    const Parallelism& p = sc.candidate.parallelism;
+    stages.insert(p.zero_stage);
+    EXPECT_EQ(p.overlap_grad_reduce, p.zero_stage == 3) << p.zero_stage;
+    EXPECT_EQ(p.overlap_param_gather, p.zero_stage == 3) << p.zero_stage;
+  }
+  EXPECT_EQ(stages, (std::set<int>{0, 1, 2, 3}));
 }
 
 RankedEntry entry(double cost, double days) {

@@ -236,66 +236,28 @@ TEST(PlannerTest, RestrictedListsKeepTheLayoutsWhereTheyAreNoChoice) {
   EXPECT_TRUE(one_stage);
 }
 
-TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
-  // A 30B model on 40 GB A100s: count independently which layouts fit.
+// The default plan's 30B model on 4 p4d nodes (32 A100-40GB), 1F1B only: a space small enough
+// to count by hand which layouts fit.
+PlanSpec thirty_b_on_four_p4d() {
   PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
   plan.instances = {{"p4d.24xlarge", {{Pricing::kOnDemand, 21.96}}}};
   plan.node_counts = {4};
   plan.space.pipeline = {1, 2, 4, 8};
   plan.space.schedule = {Schedule::kOneFOneB};
-  const PlanResult r = run_plan(plan, {});
-  long long fits = 0;
-  long long no_fit = 0;
-  const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
-  const GpuSpec& gpu = *find_gpu(c.gpu);
-  for (int t : plan.space.tensor) {
-    for (int pp : plan.space.pipeline) {
-      for (int mb : plan.space.micro_batch_size) {
-        for (Recompute rc : plan.space.recompute) {
-          for (int z : plan.space.zero_stage) {
-            for (bool sp : plan.space.sequence_parallel) {
-              if (sp && t == 1)
-                continue;
-              Parallelism p;
-              p.tensor = t;
-              p.pipeline = pp;
-              p.data = 32 / (t * pp);
-              p.micro_batch_size = mb;
-              p.global_batch_size = 2048;
-              p.recompute = rc;
-              p.zero_stage = z;
-              p.sequence_parallel = sp;
-              if (check_structure(plan.model, c, p))
-                continue;
-              (estimate_memory(plan.model, p, gpu).fits ? fits : no_fit) += 1;
-            }
-          }
-        }
-      }
-    }
-  }
-  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), no_fit);
-  EXPECT_EQ(r.screened, fits);
-  EXPECT_GT(no_fit, 0);
-  EXPECT_GT(fits, 0);
+  return plan;
 }
 
-// The plan's stack (here Apex distributed Adam with dtype=bf16 over bf16 weights: bf16
-// moments, no master copy) reaches every candidate: the memory model prunes exactly the
-// layouts that do not fit with it, fewer than with the default fp32 optimizer state.
-TEST(PlannerTest, StackSettingsReachEveryCandidate) {
-  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
-  plan.instances = {{"p4d.24xlarge", {{Pricing::kOnDemand, 21.96}}}};
-  plan.node_counts = {4};
-  plan.space.pipeline = {1, 2, 4, 8};
-  plan.space.schedule = {Schedule::kOneFOneB};
-  const PlanResult defaults = run_plan(plan, {});
-  plan.stack.optimizer_state_precision = Precision::kBf16;
-  plan.stack.master_weights = MasterWeights::kNone;
-  const PlanResult r = run_plan(plan, {});
+struct FitCounts {
+  long long fits = 0;
+  long long no_fit = 0;
+};
+
+// Counts, independently of the planner, which of thirty_b_on_four_p4d()'s layouts fit with
+// the memory model, each starting from the plan's stack settings.
+FitCounts count_fits(const PlanSpec& plan) {
+  FitCounts counts;
   const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
   const GpuSpec& gpu = *find_gpu(c.gpu);
-  long long no_fit = 0;
   for (int t : plan.space.tensor) {
     for (int pp : plan.space.pipeline) {
       for (int mb : plan.space.micro_batch_size) {
@@ -313,15 +275,38 @@ TEST(PlannerTest, StackSettingsReachEveryCandidate) {
               p.sequence_parallel = sp;
               if ((sp && t == 1) || check_structure(plan.model, c, p))
                 continue;
-              no_fit += estimate_memory(plan.model, p, gpu).fits ? 0 : 1;
+              (estimate_memory(plan.model, p, gpu).fits ? counts.fits : counts.no_fit) += 1;
             }
           }
         }
       }
     }
   }
-  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), no_fit);
-  EXPECT_LT(no_fit, defaults.pruned.of(PruneReason::kMemory));
+  return counts;
+}
+
+TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
+  const PlanSpec plan = thirty_b_on_four_p4d();
+  const PlanResult r = run_plan(plan, {});
+  const FitCounts counts = count_fits(plan);
+  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), counts.no_fit);
+  EXPECT_EQ(r.screened, counts.fits);
+  EXPECT_GT(counts.no_fit, 0);
+  EXPECT_GT(counts.fits, 0);
+}
+
+// The plan's stack (here Apex distributed Adam with dtype=bf16 over bf16 weights: bf16
+// moments, no master copy) reaches every candidate: the memory model prunes exactly the
+// layouts that do not fit with it, fewer than with the default fp32 optimizer state.
+TEST(PlannerTest, StackSettingsReachEveryCandidate) {
+  PlanSpec plan = thirty_b_on_four_p4d();
+  const PlanResult defaults = run_plan(plan, {});
+  plan.stack.optimizer_state_precision = Precision::kBf16;
+  plan.stack.master_weights = MasterWeights::kNone;
+  const PlanResult r = run_plan(plan, {});
+  const FitCounts counts = count_fits(plan);
+  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), counts.no_fit);
+  EXPECT_LT(counts.no_fit, defaults.pruned.of(PruneReason::kMemory));
   ASSERT_FALSE(r.candidates.empty());
   for (const ScreenedCandidate& sc : r.candidates) {
     EXPECT_EQ(sc.candidate.parallelism.optimizer_state_precision, Precision::kBf16);

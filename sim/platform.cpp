@@ -123,7 +123,7 @@ void Platform::add_nic_mirror_route(int gpu, int mirror, bool via_uplinks) {
 // (through the leaves' uplinks when it leaves its leaf).
 void Platform::add_gpu_route(int a, int b, bool via_uplinks) {
   auto* zone = static_cast<sg4::NetZone*>(zone_);
-  if (!hosts_.count(b))
+  if (!hosts_.contains(b))
     throw std::logic_error("platform: route to unknown GPU");
   std::vector<sg4::LinkInRoute> links;
   if (node_of(a) == node_of(b)) {
@@ -150,7 +150,7 @@ void Platform::build() {
   create_gpu_hosts();
   for (const auto& [route, via_uplinks] : routes_) {
     const auto [a, b] = route;
-    if (!hosts_.count(a))
+    if (!hosts_.contains(a))
       throw std::logic_error("platform: route from unknown GPU");
     if (b <= kNvlinkMirrorBase)
       add_nvlink_mirror_route(a, b);

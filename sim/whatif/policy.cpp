@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <utility>
 
 #include "models/io/input_error.hpp"
 #include "models/io/json_reader.hpp"
@@ -33,7 +34,7 @@ KnobDef dur(const std::string& name, const std::string& dflt, const std::string&
           0.0,
           1e18,
           {},
-          [f](ControlLoop& l, double v, const std::string&) { f(l, v); }};
+          [f = std::move(f)](ControlLoop& l, double v, const std::string&) { f(l, v); }};
 }
 KnobDef num(const std::string& name, const std::string& dflt, double min, double max,
             const std::string& meaning, std::function<void(ControlLoop&, double)> f) {
@@ -42,7 +43,7 @@ KnobDef num(const std::string& name, const std::string& dflt, double min, double
           min,
           max,
           {},
-          [f](ControlLoop& l, double v, const std::string&) { f(l, v); }};
+          [f = std::move(f)](ControlLoop& l, double v, const std::string&) { f(l, v); }};
 }
 KnobDef integer(const std::string& name, const std::string& dflt, double min, double max,
                 const std::string& meaning, std::function<void(ControlLoop&, double)> f) {
@@ -51,7 +52,7 @@ KnobDef integer(const std::string& name, const std::string& dflt, double min, do
           min,
           max,
           {},
-          [f](ControlLoop& l, double v, const std::string&) { f(l, v); }};
+          [f = std::move(f)](ControlLoop& l, double v, const std::string&) { f(l, v); }};
 }
 KnobDef choice(const std::string& name, const std::string& dflt,
                const std::vector<std::string>& choices, const std::string& meaning,
@@ -61,7 +62,7 @@ KnobDef choice(const std::string& name, const std::string& dflt,
           0.0,
           0.0,
           choices,
-          [f](ControlLoop& l, double, const std::string& s) { f(l, s); }};
+          [f = std::move(f)](ControlLoop& l, double, const std::string& s) { f(l, s); }};
 }
 
 // Ray autoscaler v1 (ray-project/ray python/ray/autoscaler/_private/constants.py and

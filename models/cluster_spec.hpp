@@ -1,0 +1,39 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace capsim {
+
+enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };
+enum class Topology { kFatTree, kRailOptimized, kOversubscribed };
+
+// Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s.
+struct ClusterSpec {
+  std::string gpu;
+  std::string instance;  // empty unless the scenario named a catalog instance
+  int gpus_per_node = 8;
+  int num_nodes = 1;
+  double intra_node_bandwidth_bytes_per_s = 0.0;  // per GPU into the NVSwitch
+  bool has_inter_node = false;
+  Fabric inter_node_fabric = Fabric::kInfiniband;
+  int nics_per_node = 0;
+  double nic_bandwidth_bytes_per_s = 0.0;
+  Topology topology = Topology::kRailOptimized;
+  double oversubscription = 1.0;
+  int nodes_per_leaf = 1;  // oversubscribed fabrics: nodes under one leaf switch
+
+  [[nodiscard]] int num_gpus() const { return gpus_per_node * num_nodes; }
+  [[nodiscard]] double node_nic_bandwidth_bytes_per_s() const {
+    return nics_per_node * nic_bandwidth_bytes_per_s;
+  }
+};
+
+// Canonical names used in JSON and tables, and their inverses (nullopt for an unknown name).
+[[nodiscard]] const char* to_string(Fabric fabric);
+[[nodiscard]] const char* to_string(Topology topology);
+[[nodiscard]] std::optional<Fabric> fabric_from_string(std::string_view name);
+[[nodiscard]] std::optional<Topology> topology_from_string(std::string_view name);
+
+}  // namespace capsim

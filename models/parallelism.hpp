@@ -1,0 +1,98 @@
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+
+namespace capsim {
+
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
+enum class Recompute { kNone, kSelective, kFull };
+// What the optimizer keeps as the master copy of the weights: a full fp32 copy; only the 16
+// low-order bits of that fp32 value beside the bf16 weights (Apex DistributedFusedAdam and TE
+// FusedAdam store_param_remainders); a 16-bit copy (Megatron-Core --main-params-dtype fp16,
+// Apex with dtype=bf16); or none, the update going to the weights themselves (fp32 training;
+// Apex with store_params=False).
+enum class MasterWeights { kFp32, kFp32Remainders, kBf16, kFp16, kNone };
+
+// How one training iteration is laid out over the GPUs.
+struct Parallelism {
+  int tensor = 1;
+  int pipeline = 1;
+  int data = 1;
+  int context = 1;
+  int micro_batch_size = 1;
+  int global_batch_size = 1;
+  int virtual_pipeline_stages = 1;
+  Schedule schedule = Schedule::kOneFOneB;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  int zero_stage = 0;
+  Precision precision = Precision::kBf16;
+  std::vector<int> stage_layers;  // empty: even split
+  double dp_bucket_bytes = 0.0;   // 0: Megatron-Core's default (dp_bucket_bytes_or_default)
+  // Which chunks are split into buckets (dp_bucket_count): Megatron-Core's layout, or every
+  // chunk of every stage (PyTorch DDP, Apex distributed Adam).
+  bool dp_buckets_every_chunk = false;
+  // Precision gradients are reduced in across data parallelism; empty: the framework default
+  // (grad_reduce_bytes_per_element).
+  std::optional<Precision> grad_reduce_precision;
+  // Megatron-Core's DDP options (--overlap-grad-reduce, --overlap-param-gather). Overlapped,
+  // gradient buckets go out as the backward pass fills them and the distributed optimizer's
+  // parameter all-gather runs beside the next forward; without, each waits for the stage's
+  // compute (ZeRO 0-2). Tuned recipes overlap both (Megatron-LM's own default does not).
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  // Precision of Adam's two moments (Megatron-Core --exp-avg-dtype / --exp-avg-sq-dtype, Apex
+  // DistributedFusedAdam dtype); empty: fp32.
+  std::optional<Precision> optimizer_state_precision;
+  // The optimizer's master copy of the weights; empty: master_weights_or_default().
+  std::optional<MasterWeights> master_weights;
+
+  [[nodiscard]] int num_gpus() const { return tensor * pipeline * data * context; }
+  // Micro-batches each pipeline runs per iteration: global / (micro * data).
+  [[nodiscard]] int num_micro_batches() const {
+    return global_batch_size / (micro_batch_size * data);
+  }
+  // Bytes per gradient element on the wire. Default: Megatron-LM accumulates and reduces bf16
+  // (and fp8) training's gradients in fp32 (arguments.py: accumulate_allreduce_grads_in_fp32
+  // unless --grad-reduce-in-bf16); fp16 training and ZeRO-3 / FSDP reduce in 16 bits.
+  [[nodiscard]] double grad_reduce_bytes_per_element() const;
+  // Bytes of one DP gradient bucket: `dp_bucket_bytes` when set, else Megatron-Core's default
+  // (kMegatronBucket*, sized by `data`) in gradient-reduce precision.
+  [[nodiscard]] double dp_bucket_bytes_or_default() const;
+  // Bytes of each of Adam's two moments per parameter: 4 unless optimizer_state_precision says
+  // 16 bits.
+  [[nodiscard]] double optimizer_state_bytes_per_element() const;
+  // `master_weights` when set, else a full fp32 copy for 16-bit and fp8 training and none for
+  // fp32 training, whose weights are the master.
+  [[nodiscard]] MasterWeights master_weights_or_default() const;
+  // Bytes per parameter the optimizer stores for the master copy: 4, 2 (remainders or a 16-bit
+  // copy) or 0.
+  [[nodiscard]] double master_weight_bytes() const;
+};
+
+// Canonical names used in JSON and tables, and their inverses (nullopt for an unknown name).
+[[nodiscard]] const char* to_string(Schedule schedule);
+[[nodiscard]] const char* to_string(Recompute recompute);
+[[nodiscard]] const char* to_string(Precision precision);
+[[nodiscard]] const char* to_string(MasterWeights master_weights);
+[[nodiscard]] std::optional<Schedule> schedule_from_string(std::string_view name);
+[[nodiscard]] std::optional<Recompute> recompute_from_string(std::string_view name);
+[[nodiscard]] std::optional<Precision> precision_from_string(std::string_view name);
+[[nodiscard]] std::optional<MasterWeights> master_weights_from_string(std::string_view name);
+
+// Megatron-Core's default gradient bucket holds max(40M, 1M x DP) parameters: larger DP groups
+// get larger buckets so the ring's latency, which grows with the group, stays amortised
+// (megatron/core/distributed/distributed_data_parallel.py).
+inline constexpr double kMegatronBucketMinParams = 40e6;
+inline constexpr double kMegatronBucketParamsPerDpRank = 1e6;
+
+// Staging memory the memory model counts for two gradient buckets in flight with Megatron-Core's
+// bucket layout (views into the gradient buffer, so only NCCL's scratch is extra): PyTorch
+// DDP's 25 MB bucket (bucket_cap_mb=25), the smallest common bucket.
+inline constexpr double kBucketStagingBytes = 25e6;
+
+}  // namespace capsim

@@ -260,15 +260,16 @@ TEST(CliTest, ValidateAnalyticRunsEveryCase) {
 namespace capsim {
 namespace {
 
-// The 40 published runs beyond dev.json (docs/validation.md) stay loadable and predicted; the
-// analytic engine scores them at 7.6% MAPE (measured 2026-11-22), and the test holds it to
-// 10% overall so a regression in generalisation fails here, not only in a held-out judge.
+// The 49 published runs beyond dev.json (docs/validation.md) stay loadable and predicted; the
+// analytic engine scored the first 40 at 7.6% MAPE (measured 2026-11-22) and all 49 at 6.0%
+// (2026-11-25, with Korthikanti et al.'s nine), and the test holds it to 10% overall so a
+// regression in generalisation fails here, not only in a held-out judge.
 TEST(CliTest, ValidatePublishedExtraRunsWithinTenPercent) {
   const auto r = run_capsim("validate " + kSource +
                             "/scenarios/validation/published-extra.json --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j.at("summary").at("n").get<int>(), 40);
+  EXPECT_EQ(j.at("summary").at("n").get<int>(), 49);
   EXPECT_TRUE(j.at("not_predicted").empty());
   EXPECT_LT(j.at("summary").at("mape_pct").get<double>(), 10.0);
 }

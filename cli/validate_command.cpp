@@ -100,8 +100,11 @@ void print_table(const nlohmann::json& report) {
       s.at("n").get<size_t>(), report.at("engine").get<std::string>().c_str(),
       s.at("mape_pct").get<double>(), s.at("mean_error_pct").get<double>(),
       s.at("max_abs_error_pct").get<double>(), s.at("within_10_pct").get<int>());
+  int width = 28;  // the group column fits the longest name
+  for (const auto& [group, g] : s.at("by_group").items())
+    width = std::max(width, static_cast<int>(group.size()));
   for (const auto& [group, g] : s.at("by_group").items()) {
-    std::printf("  %-28s n=%-4d MAPE %6.2f%%  mean error %+6.1f%%  within 10%%: %d\n",
+    std::printf("  %-*s n=%-4d MAPE %6.2f%%  mean error %+6.1f%%  within 10%%: %d\n", width,
                 group.c_str(), g.at("n").get<int>(), g.at("mape_pct").get<double>(),
                 g.at("mean_error_pct").get<double>(), g.at("within_10_pct").get<int>());
   }

@@ -80,6 +80,23 @@ double optimizer_bytes_per_parameter(const Parallelism& parallelism) {
   return parallelism.master_weight_bytes() + 2.0 * parallelism.optimizer_state_bytes_per_element();
 }
 
+namespace {
+
+// fp16 training scales the loss, so its step first unscales the fp32 gradients in place while
+// checking them for inf/nan (read 4, write 4), after copying 16-bit gradients into fp32 ones
+// (read 2, write 4) when they were reduced in 16 bits: Megatron-LM's
+// Float16OptimizerWithFloat16Params.step (_copy_model_grads_to_main_grads,
+// _unscale_main_grads_and_check_for_nan with its DynamicGradScaler). bf16 and fp8 training have
+// no grad scaler and accumulate fp32 main gradients: neither pass.
+double loss_scaling_bytes(const Parallelism& parallelism) {
+  if (parallelism.precision != Precision::kFp16)
+    return 0.0;
+  const double copy_bytes = parallelism.grad_reduce_bytes_per_element() < 4.0 ? 2.0 + 4.0 : 0.0;
+  return copy_bytes + 4.0 + 4.0;
+}
+
+}  // namespace
+
 double adam_step_bytes_per_parameter(const Parallelism& parallelism) {
   // The fused Adam kernels (Apex distributed_fused_adam.py _local_step and
   // _local_step_with_param_remainders; TE FusedAdam) read the gradient and both moments, write
@@ -97,7 +114,7 @@ double adam_step_bytes_per_parameter(const Parallelism& parallelism) {
     master_bytes += weight_bytes;
   // Default (fp32 master and moments, 16-bit weights): 8 + 16 + (8 + 2) = 34 B per parameter.
   // fp32 training (no scenario trains in fp32) moves 8 + 16 + (4 + 4) = 32; it was charged 34.
-  return gradient_bytes + moment_bytes + master_bytes;
+  return gradient_bytes + moment_bytes + master_bytes + loss_scaling_bytes(parallelism);
 }
 
 double activation_bytes_per_layer(const ModelSpec& model, const Parallelism& parallelism,

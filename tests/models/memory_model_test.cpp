@@ -272,11 +272,18 @@ TEST(MemoryStatesTest, ZeroThreeKeepsTheSixteenBitShardBesideRemainders) {
 // 16-bit and fp8 precision; then 2 x master + the 16-bit weights written (+ read, when they are
 // the master's high half), 4 x moment bytes, 8 B of gradient reads.
 TEST(MemoryStatesTest, AdamStepBytesFollowTheStorage) {
-  for (Precision precision : {Precision::kFp16, Precision::kBf16, Precision::kFp8}) {
+  for (Precision precision : {Precision::kBf16, Precision::kFp8}) {
     Parallelism par;
     par.precision = precision;
     EXPECT_EQ(adam_step_bytes_per_parameter(par), 34.0);
   }
+  // fp16's loss scaling: the 16-bit gradients copied into fp32 (2 + 4) and unscaled (4 + 4);
+  // no copy when they were reduced (and accumulated) in fp32.
+  Parallelism fp16;
+  fp16.precision = Precision::kFp16;
+  EXPECT_EQ(adam_step_bytes_per_parameter(fp16), 34.0 + 6.0 + 8.0);
+  fp16.grad_reduce_precision = Precision::kFp32;
+  EXPECT_EQ(adam_step_bytes_per_parameter(fp16), 34.0 + 8.0);
   Parallelism par;
   par.master_weights = MasterWeights::kFp32Remainders;
   EXPECT_EQ(adam_step_bytes_per_parameter(par), 8.0 + 16.0 + (4.0 + 2.0 + 2.0));

@@ -10,10 +10,36 @@
 namespace capsim {
 namespace {
 
-// Bytes of one stored activation element: fp16/bf16 (and fp8 runs, whose saved tensors we take
-// as bf16; Transformer Engine's fp8 copies would only lower this) use 2, fp32 uses 4.
+// Bytes of one stored activation element: fp16/bf16 use 2, fp32 uses 4. fp8 runs keep their
+// tensors in bf16 (2) except those Transformer Engine saves in fp8 (fp8_activation_delta_bytes).
 double element_bytes(Precision precision) {
   return precision == Precision::kFp32 ? 4.0 : 2.0;
+}
+
+// What Transformer Engine's fp8 linear layers change in one layer's saved activations (bytes,
+// one micro-batch, negative: a saving), against the all-bf16 count of layer_activation_bytes.
+// TE saves, under fp8 with delayed scaling (v1.7-v1.9: module/layernorm_linear.py,
+// layernorm_mlp.py and linear.py _*.forward, ctx.save_for_backward; v2.x the same tensors
+// through prepare_for_saving):
+// - LayerNormLinear (QKV) and LayerNormMLP (FC1): the norm input in bf16, the norm output cast
+//   to fp8 (ln_out, the local shard under sequence parallelism): two replicated h-wide tensors
+//   at 1 B instead of 2.
+// - LayerNormMLP: the FC1 output in bf16 (fc1_out, the GeLU/SwiGLU backward's input) and the
+//   activation output in fp8 (gelu_out / act_out, the FC2 input): the f-wide tensor at 1 B.
+// - Linear (the row-parallel attention projection): its input cast to fp8 (the fp8 input or
+//   only its transpose, 1 B either way), while the attention kernel (flash or cuDNN fused,
+//   bf16 without fp8_dpa) keeps its bf16 output for its own backward: an extra h-wide 1 B copy.
+// Q, K, V, the dropout masks and the attention scores stay as they are (attention runs bf16).
+double fp8_activation_delta_bytes(const ModelSpec& model, const Parallelism& par) {
+  if (par.precision != Precision::kFp8)
+    return 0.0;
+  const double sb = d(model.seq_length) / d(par.context) * d(par.micro_batch_size);
+  const double h = d(model.hidden_size);
+  const double f = d(model.ffn_hidden_size);
+  const double t = d(par.tensor);
+  const double replicated_div = par.sequence_parallel ? t : 1.0;
+  const double fp8_saving = element_bytes(Precision::kBf16) - 1.0;
+  return sb * (-fp8_saving * 2.0 * h / replicated_div + (1.0 * h - fp8_saving * f) / t);
 }
 
 // Korthikanti et al. 2022 §4.1 counts 1-byte dropout masks; models without dropout (Llama,
@@ -39,7 +65,8 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   // Sequence parallelism shards the parts that TP alone replicates (Korthikanti §4.2.2).
   const double replicated_div = par.sequence_parallel ? t : 1.0;
 
-  // Full recompute keeps only each layer's input (Korthikanti §4.3: 2sbh, /t with SP).
+  // Full recompute keeps only each layer's input (Korthikanti §4.3: 2sbh, /t with SP), the
+  // bf16 residual stream even under fp8.
   if (recompute == Recompute::kFull)
     return e * sb * h / replicated_div;
 
@@ -58,7 +85,7 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
     const double a = d(model.num_attention_heads);
     bytes += a * sb * d(model.seq_length) * (e + mask * (e + 1.0)) / t;
   }
-  return bytes;
+  return bytes + fp8_activation_delta_bytes(model, par);
 }
 
 }  // namespace
@@ -186,7 +213,27 @@ struct MemoryInputs {
   double live_layer = 0.0;
   double pending_w_layer = 0.0;
   double bucket_bytes = 0.0;
+  double fp8_weight_cache_per_layer = 0.0;  // bytes per layer on one TP rank, before ZeRO-3
 };
+
+// Bytes Transformer Engine keeps per GEMM weight element beside the stored weight, through the
+// iteration, when fp8 trains bf16 parameters: the fp8 weight (1 B) and its fp8 transpose (1 B,
+// the dgrad GEMM's operand on Hopper). TE v1.5-v1.7 allocate them in
+// TransformerEngineBaseModule.set_fp8_weights (module/base.py, `weight{i}_fp8` and
+// `weight{i}_t_fp8`); v1.8-v1.13 cache one Float8Tensor per weight in `_fp8_workspaces` through
+// get_fp8_workspace(cache_name="weight", with_transpose=True) (module/linear.py forward) and
+// v2.x through get_weight_workspace with rowwise and columnwise usage, whenever
+// is_first_microbatch is passed, which Megatron-Core's TE wrappers do unless
+// disable_parameter_transpose_cache. With fp8 parameters the weight is itself the Float8Tensor
+// (1 B) and keeps its transpose cache (1 B: Float8Tensor.transpose_2d(fill_cache=True) in v1.x,
+// update_usage(columnwise_usage=True) in v2.x), 2 B as the bf16 weight, and no cache. The
+// output layer is Megatron's ColumnParallelLinear (bf16, no cache); embeddings, norms and
+// biases are not cached.
+double fp8_weight_cache_bytes_per_element(const Parallelism& parallelism) {
+  if (parallelism.precision != Precision::kFp8 || parallelism.fp8_params)
+    return 0.0;
+  return 1.0 + 1.0;
+}
 
 MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelism,
                            AttentionMemory attention) {
@@ -227,6 +274,8 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   in.final_norm =
       head_parameters_per_rank(model, parallelism.tensor) - (model.tied_embeddings ? 0.0 : in.word);
   in.last_has_word = !model.tied_embeddings || p > 1;
+  in.fp8_weight_cache_per_layer = fp8_weight_cache_bytes_per_element(parallelism) *
+                                  layer_matmul_parameters_per_rank(model, parallelism.tensor);
   in.layer_act = activation_bytes_per_layer(model, parallelism, attention);
   // Recomputation makes one layer's dropped activations live again during its backward: all
   // of them under full recompute (its input is the stored checkpoint, not counted twice), the
@@ -325,6 +374,12 @@ StageMemory stage_memory(const MemoryInputs& in, int stage) {
   if (stage == p - 1)
     params += in.final_norm + (in.last_has_word ? in.word : 0.0);
   add_model_states(s, in, params);
+  // TE's fp8 weight caches count with the weights; under ZeRO-3 TE keeps them sharded over the
+  // FSDP group between uses (v1.8 linear.py, _fsdp_scatter_tensors of the workspace).
+  if (in.fp8_weight_cache_per_layer > 0.0) {
+    s.weights_bytes +=
+        stage_layers * in.fp8_weight_cache_per_layer / (par.zero_stage >= 3 ? in.zero_group : 1.0);
+  }
 
   const double in_flight = micro_batches_in_flight(par, stage);
   const double pending_w = weight_gradients_pending(par, stage);

@@ -31,6 +31,11 @@ struct Parallelism {
   bool sequence_parallel = false;
   int zero_stage = 0;
   Precision precision = Precision::kBf16;
+  // fp8 training whose model parameters are Transformer Engine Float8Tensors
+  // (te.fp8_model_init, Megatron --fp8-param-gather, NeMo fp8_params): the GEMM weights are
+  // stored in fp8 with their fp8 transpose instead of bf16 plus TE's fp8 weight caches.
+  // Only with precision kFp8.
+  bool fp8_params = false;
   std::vector<int> stage_layers;  // empty: even split
   double dp_bucket_bytes = 0.0;   // 0: Megatron-Core's default (dp_bucket_bytes_or_default)
   // Which chunks are split into buckets (dp_bucket_count): Megatron-Core's layout, or every

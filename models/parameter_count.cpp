@@ -56,6 +56,10 @@ double layer_parameters_per_rank(const ModelSpec& m, int tensor) {
   return (layer_parameters(m) - replicated) / d(tensor) + replicated;
 }
 
+double layer_matmul_parameters_per_rank(const ModelSpec& m, int tensor) {
+  return (attention_weights(m) + mlp_weights(m)) / d(tensor);
+}
+
 double word_embedding_parameters_per_rank(const ModelSpec& m, int tensor) {
   return padded_vocab_size(m, tensor) * d(m.hidden_size) / d(tensor);
 }

@@ -30,6 +30,9 @@ inline constexpr int kVocabPaddingMultiple = 128;
 // Per tensor-parallel rank (Megatron): one layer's split weights and column-parallel biases
 // divided by `tensor`, plus what every rank replicates (norms, row-parallel biases).
 [[nodiscard]] double layer_parameters_per_rank(const ModelSpec& model, int tensor);
+// Per tensor-parallel rank: one layer's GEMM weights (QKV, output projection, MLP up and down;
+// no norms or biases), divided by `tensor`.
+[[nodiscard]] double layer_matmul_parameters_per_rank(const ModelSpec& model, int tensor);
 // Per rank: its slice of the padded word embedding (vocab-parallel).
 [[nodiscard]] double word_embedding_parameters_per_rank(const ModelSpec& model, int tensor);
 // Per rank: the word-embedding slice plus the replicated learned positions (GPT).

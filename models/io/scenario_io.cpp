@@ -3,6 +3,7 @@
 #include <array>
 #include <filesystem>
 #include <numeric>
+#include <string>
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
@@ -179,6 +180,12 @@ Parallelism read_parallelism(JsonReader& r) {
   p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
   p.precision =
       *precision_from_string(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
+  p.fp8_params = r.optional_bool("fp8_params", false);
+  if (p.fp8_params && p.precision != Precision::kFp8) {
+    throw r.error("fp8_params", std::string("fp8_params stores the weights as Transformer Engine "
+                                            "fp8 tensors; it needs precision \"fp8\", got \"") +
+                                    to_string(p.precision) + "\"");
+  }
   if (r.has("stage_layers")) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
@@ -565,6 +572,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
               {"precision", to_string(p.precision)}};
   if (!p.stage_layers.empty())
     par["stage_layers"] = p.stage_layers;
+  if (p.fp8_params)
+    par["fp8_params"] = true;
   if (p.grad_reduce_precision)
     par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
   if (p.optimizer_state_precision)

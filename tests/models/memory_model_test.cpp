@@ -436,6 +436,73 @@ TEST(MemoryStageTest, FullRecomputeAddsOneLiveLayer) {
 // (Korthikanti Table 3); the same model on one GPU does not fit; MT-NLG 530B at t = 8, p = 35
 // fits with SP + selective but its TP-only, no-recompute activations alone exceed 80 GB
 // (Korthikanti Figure 1).
+// Transformer Engine's fp8 weight caches (fp8 weight + fp8 transpose, 2 B per GEMM weight
+// element) count with the weights when the parameters are bf16; fp8 parameters (1 B + a 1 B
+// transpose) hold as many bytes as bf16 weights and have no cache.
+TEST(MemoryFp8Test, WeightCachesAddTwoBytesPerGemmWeight) {
+  const ModelSpec m = llama2_70b();
+  Parallelism bf16 = tp(8, true, Recompute::kSelective);
+  bf16.pipeline = 4;
+  Parallelism fp8 = bf16;
+  fp8.precision = Precision::kFp8;
+  Parallelism fp8_params = fp8;
+  fp8_params.fp8_params = true;
+  const MemoryEstimate b = estimate_memory(m, bf16, *find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate f = estimate_memory(m, fp8, *find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate fp = estimate_memory(m, fp8_params, *find_gpu("H100-SXM5-80GB"));
+  // Llama-2 70B per TP-8 rank: (2h^2 + 2h*kv + 3hf) / 8 = 106,954,752 GEMM weights per layer.
+  EXPECT_DOUBLE_EQ(layer_matmul_parameters_per_rank(m, 8), 106954752.0);
+  for (int i = 0; i < 4; ++i) {
+    const double layers = 20.0;
+    EXPECT_DOUBLE_EQ(f.stages[i].weights_bytes - b.stages[i].weights_bytes,
+                     2.0 * layers * layer_matmul_parameters_per_rank(m, 8))
+        << i;
+    EXPECT_DOUBLE_EQ(fp.stages[i].weights_bytes, b.stages[i].weights_bytes) << i;
+    EXPECT_DOUBLE_EQ(f.stages[i].gradients_bytes, b.stages[i].gradients_bytes) << i;
+  }
+  // Under ZeRO-3 TE keeps the caches sharded over the data-parallel group.
+  fp8.zero_stage = 3;
+  fp8.data = 4;
+  fp8.global_batch_size = 64;
+  Parallelism fp8_zero3_params = fp8;
+  fp8_zero3_params.fp8_params = true;
+  const MemoryEstimate z = estimate_memory(m, fp8, *find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate zp = estimate_memory(m, fp8_zero3_params, *find_gpu("H100-SXM5-80GB"));
+  EXPECT_DOUBLE_EQ(z.stages[1].weights_bytes - zp.stages[1].weights_bytes,
+                   2.0 * 20.0 * layer_matmul_parameters_per_rank(m, 8) / 4.0);
+}
+
+// Under fp8, TE saves the two norm outputs and the MLP activation output in fp8 (1 B) and adds
+// a 1 B copy of the attention projection's input beside the attention kernel's bf16 output:
+// GPT-3 (f = 4h) with TP+SP goes from 34sbh/t to (34 - 2 + 1 - 4)sbh/t = 29sbh/t.
+TEST(MemoryFp8Test, ActivationsCountTeFp8TensorsAtOneByte) {
+  const ModelSpec m = gpt3_175b();
+  Parallelism p = tp(8, true, Recompute::kSelective);
+  p.precision = Precision::kFp8;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, p), sbh(m) / 8 * 29.0);
+  // Without SP the norm outputs are whole on every rank: 10sbh - 2sbh + (1 - 4)sbh/t.
+  p.sequence_parallel = false;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, p), sbh(m) * (8.0 + 21.0 / 8));
+  // Materialised attention keeps its bf16 scores; the fp8 saving is the same.
+  Parallelism bf16 = p;
+  bf16.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, bf16, AttentionMemory::kMaterialized) -
+                       activation_bytes_per_layer(m, p, AttentionMemory::kMaterialized),
+                   sbh(m) * (2.0 + 3.0 / 8));
+  // Full recompute keeps only the bf16 layer input.
+  p.recompute = Recompute::kFull;
+  bf16.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, p), activation_bytes_per_layer(m, bf16));
+  // SwiGLU (Llama-2 70B, TP 8 + SP): the f-wide product goes to fp8, the 2f gate/up output stays.
+  const ModelSpec l = llama2_70b();
+  Parallelism lp = tp(8, true, Recompute::kSelective);
+  Parallelism lb = lp;
+  lp.precision = Precision::kFp8;
+  const double s = static_cast<double>(l.seq_length);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(l, lb) - activation_bytes_per_layer(l, lp),
+                   s * (2.0 * 8192 - 8192 + 28672) / 8);
+}
+
 TEST(MemoryFitTest, PublishedLayouts) {
   Parallelism par = tp(8, true, Recompute::kSelective);
   par.pipeline = 8;
@@ -615,6 +682,28 @@ TEST(MemoryPropertyTest, FullLeSelectiveLeNone) {
       const double none = at(Recompute::kNone);
       EXPECT_LE(full, selective) << i;
       EXPECT_LE(selective, none) << i;
+    }
+  }
+}
+
+// Transformer Engine only lowers what fp8 saves: for every layout, recompute mode and attention
+// kernel, fp8's activations (with or without fp8 parameters) never exceed bf16's.
+TEST(MemoryPropertyTest, Fp8ActivationsNeverExceedBf16) {
+  std::mt19937_64 rnd(305);
+  for (int i = 0; i < 500; ++i) {
+    for (AttentionMemory attention : {AttentionMemory::kFlash, AttentionMemory::kMaterialized}) {
+      Case c = random_case(rnd);
+      Parallelism bf16_par = c.par;
+      bf16_par.precision = Precision::kBf16;
+      c.par.precision = Precision::kFp8;
+      c.par.fp8_params = rnd() % 2 == 0;
+      EXPECT_LE(activation_bytes_per_layer(c.model, c.par, attention),
+                activation_bytes_per_layer(c.model, bf16_par, attention))
+          << i;
+      const MemoryEstimate bf16 = estimate_memory(c.model, bf16_par, a100(), attention);
+      const MemoryEstimate fp8 = estimate_memory(c.model, c.par, a100(), attention);
+      for (size_t s = 0; s < bf16.stages.size(); ++s)
+        EXPECT_LE(fp8.stages[s].activations_bytes, bf16.stages[s].activations_bytes) << i;
     }
   }
 }

@@ -113,6 +113,22 @@ TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
   EXPECT_EQ(scenario_to_json(s), j);
 }
 
+// fp8 parameters: unset, false and not written; set on an fp8 scenario, they read and
+// round-trip (a non-fp8 scenario is rejected, tests/data/bad).
+TEST(ScenarioValidationTest, Fp8ParamsDefaultsAndRoundTrips) {
+  nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
+  EXPECT_FALSE(j.at("parallelism").contains("fp8_params"));
+  EXPECT_FALSE(read_doc(j).parallelism.fp8_params);
+  j["cluster"]["gpu"] = "H100-SXM5-80GB";
+  j["parallelism"]["precision"] = "fp8";
+  j["parallelism"]["fp8_params"] = true;
+  const Scenario s = read_doc(j);
+  EXPECT_TRUE(s.parallelism.fp8_params);
+  EXPECT_EQ(scenario_to_json(s), j);
+  j["parallelism"]["fp8_params"] = false;
+  EXPECT_FALSE(scenario_to_json(read_doc(j)).at("parallelism").contains("fp8_params"));
+}
+
 // The optimizer's storage: unset, fp32 moments and an fp32 master copy (none is written back);
 // set, each value reads, round-trips and reaches the byte counts.
 TEST(ScenarioValidationTest, OptimizerStorageDefaultsAndRoundTrips) {

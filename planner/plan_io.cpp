@@ -444,6 +444,12 @@ void read_failure(JsonReader& r, PlanSpec& plan) {
 // precision the search may pick.
 void read_stack(JsonReader& r, PlanSpec& plan) {
   read_stack_keys(r, plan.stack);
+  const auto& precisions = plan.space.precision;
+  if (plan.stack.fp8_params &&
+      std::find(precisions.begin(), precisions.end(), Precision::kFp8) == precisions.end()) {
+    throw r.error("fp8_params",
+                  "fp8_params applies to the fp8 candidates, and search.precision has no \"fp8\"");
+  }
   if (plan.stack.master_weights) {
     for (Precision precision : plan.space.precision) {
       if (auto conflict = master_weights_conflict(*plan.stack.master_weights, precision)) {

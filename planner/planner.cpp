@@ -204,6 +204,8 @@ void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit)
           p.sequence_parallel = sp;
           for (Precision prec : s.precision) {
             p.precision = prec;
+            // fp8 parameters exist only where the candidate trains in fp8.
+            p.fp8_params = plan.stack.fp8_params && prec == Precision::kFp8;
             for (int gbs : plan.global_batch_sizes) {
               p.global_batch_size = gbs;
               visit();

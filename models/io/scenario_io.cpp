@@ -180,17 +180,16 @@ Parallelism read_parallelism(JsonReader& r) {
   p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
   p.precision =
       *precision_from_string(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
-  p.fp8_params = r.optional_bool("fp8_params", false);
-  if (p.fp8_params && p.precision != Precision::kFp8) {
-    throw r.error("fp8_params", std::string("fp8_params stores the weights as Transformer Engine "
-                                            "fp8 tensors; it needs precision \"fp8\", got \"") +
-                                    to_string(p.precision) + "\"");
-  }
   if (r.has("stage_layers")) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
   }
   read_stack_keys(r, p);
+  if (p.fp8_params && p.precision != Precision::kFp8) {
+    throw r.error("fp8_params", std::string("fp8_params stores the weights as Transformer Engine "
+                                            "fp8 tensors; it needs precision \"fp8\", got \"") +
+                                    to_string(p.precision) + "\"");
+  }
   if (p.master_weights) {
     if (auto conflict = master_weights_conflict(*p.master_weights, p.precision))
       throw r.error("master_weights", *conflict);
@@ -205,6 +204,7 @@ Parallelism read_parallelism(JsonReader& r) {
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
   read_gradient_reduction(reader, parallelism);
   read_optimizer_storage(reader, parallelism);
+  parallelism.fp8_params = reader.optional_bool("fp8_params", false);
 }
 
 std::optional<std::string> master_weights_conflict(MasterWeights master_weights,

@@ -334,6 +334,24 @@ TEST(PlannerTest, StackOverlapFlagsApplyWhereTheyExist) {
   EXPECT_EQ(stages, (std::set<int>{0, 1, 2, 3}));
 }
 
+// fp8_params reaches the fp8 candidates only: bf16 candidates have no fp8 parameters, and the
+// scenario rules reject fp8_params without fp8.
+TEST(PlannerTest, StackFp8ParamsReachOnlyTheFp8Candidates) {
+  PlanSpec plan = hand_plan();
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.0}}}};
+  plan.space.precision = {Precision::kBf16, Precision::kFp8};
+  plan.confirm_top_k = 1000;  // keep every screened layout
+  plan.stack.fp8_params = true;
+  const PlanResult r = run_plan(plan, {});
+  std::set<Precision> precisions;
+  for (const ScreenedCandidate& sc : r.candidates) {
+    const Parallelism& p = sc.candidate.parallelism;
+    precisions.insert(p.precision);
+    EXPECT_EQ(p.fp8_params, p.precision == Precision::kFp8);
+  }
+  EXPECT_EQ(precisions, (std::set<Precision>{Precision::kBf16, Precision::kFp8}));
+}
+
 RankedEntry entry(double cost, double days) {
   RankedEntry e;
   e.cost_usd = cost;

@@ -27,10 +27,14 @@ double element_bytes(Precision precision) {
 // - LayerNormMLP: the FC1 output in bf16 (fc1_out, the GeLU/SwiGLU backward's input) and the
 //   activation output in fp8 (gelu_out / act_out, the FC2 input): the f-wide tensor at 1 B.
 // - Linear (the row-parallel attention projection): its input cast to fp8 (the fp8 input or
-//   only its transpose, 1 B either way), while the attention kernel (flash or cuDNN fused,
-//   bf16 without fp8_dpa) keeps its bf16 output for its own backward: an extra h-wide 1 B copy.
+//   only its transpose, 1 B either way). A flash (or cuDNN fused) attention kernel that is not
+//   recomputed keeps its bf16 output for its own backward, so the fp8 copy comes on top (+1 B);
+//   under selective recompute (Megatron-Core checkpoints core attention) or with materialized
+//   attention (whose backward needs the probabilities and V, not the output) only the fp8 copy
+//   is kept (2 B -> 1 B).
 // Q, K, V, the dropout masks and the attention scores stay as they are (attention runs bf16).
-double fp8_activation_delta_bytes(const ModelSpec& model, const Parallelism& par) {
+double fp8_activation_delta_bytes(const ModelSpec& model, const Parallelism& par,
+                                  Recompute recompute, AttentionMemory attention) {
   if (par.precision != Precision::kFp8)
     return 0.0;
   const double sb = d(model.seq_length) / d(par.context) * d(par.micro_batch_size);
@@ -39,7 +43,10 @@ double fp8_activation_delta_bytes(const ModelSpec& model, const Parallelism& par
   const double t = d(par.tensor);
   const double replicated_div = par.sequence_parallel ? t : 1.0;
   const double fp8_saving = element_bytes(Precision::kBf16) - 1.0;
-  return sb * (-fp8_saving * 2.0 * h / replicated_div + (1.0 * h - fp8_saving * f) / t);
+  const bool attention_keeps_its_output =
+      attention == AttentionMemory::kFlash && recompute == Recompute::kNone;
+  const double projection_input = attention_keeps_its_output ? 1.0 * h : -fp8_saving * h;
+  return sb * (-fp8_saving * 2.0 * h / replicated_div + (projection_input - fp8_saving * f) / t);
 }
 
 // Korthikanti et al. 2022 §4.1 counts 1-byte dropout masks; models without dropout (Llama,
@@ -85,7 +92,7 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
     const double a = d(model.num_attention_heads);
     bytes += a * sb * d(model.seq_length) * (e + mask * (e + 1.0)) / t;
   }
-  return bytes + fp8_activation_delta_bytes(model, par);
+  return bytes + fp8_activation_delta_bytes(model, par, recompute, attention);
 }
 
 }  // namespace
@@ -358,6 +365,9 @@ double communication_bytes(const MemoryInputs& in, int stage) {
       gathered_edges += in.word;
     bytes += (gathered_layers * in.layer_params + gathered_edges) * in.bpp.weights_bytes *
              (in.fsdp_mixed_precision ? 1.0 : 1.0 - 1.0 / in.zero_group);
+    // TE gathers a layer's sharded fp8 weight cache with its weights (stage_memory counts the
+    // 1/D shard).
+    bytes += gathered_layers * in.fp8_weight_cache_per_layer * (1.0 - 1.0 / in.zero_group);
   }
   return bytes;
 }

@@ -452,7 +452,9 @@ void read_stack(JsonReader& r, PlanSpec& plan) {
   }
   if (plan.stack.master_weights) {
     for (Precision precision : plan.space.precision) {
-      if (auto conflict = master_weights_conflict(*plan.stack.master_weights, precision)) {
+      const bool fp8_params = plan.stack.fp8_params && precision == Precision::kFp8;
+      if (auto conflict =
+              master_weights_conflict(*plan.stack.master_weights, precision, fp8_params)) {
         throw r.error("master_weights",
                       *conflict + " (search.precision includes \"" + to_string(precision) + "\")");
       }

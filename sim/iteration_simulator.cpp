@@ -382,7 +382,6 @@ void launch_actors(Sim& sim) {
   }
 }
 
-// The iteration ends when the slowest rank finishes; its accounts are the breakdown.
 // How a note on the reduced run's assumptions ends: the exact alternative where it exists.
 std::string every_gpu_hint(const Parallelism& par) {
   return par.num_gpus() <= kMaxEveryGpuRanks
@@ -390,6 +389,8 @@ std::string every_gpu_hint(const Parallelism& par) {
              : "; --every-gpu, which simulates every GPU, is limited to " +
                    std::to_string(kMaxEveryGpuRanks) + " GPUs";
 }
+
+// The iteration ends when the slowest rank finishes; its accounts are the breakdown.
 
 SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimOptions& options) {
   const Rank* critical = sim.ranks.front().get();

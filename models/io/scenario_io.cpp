@@ -149,8 +149,10 @@ void read_gradient_reduction(JsonReader& r, Parallelism& p) {
 }
 
 // The stack keys that only make sense for some ZeRO stages (a scenario has one).
+// Checked before read_stack_keys so that a flag given for the wrong stage is named before the
+// flags' own rule (overlap_param_gather needs overlap_grad_reduce).
 void check_overlap_for_zero_stage(JsonReader& r, const Parallelism& p) {
-  if (!p.overlap_grad_reduce && p.zero_stage == 3) {
+  if (p.zero_stage == 3 && !r.optional_bool("overlap_grad_reduce", true)) {
     throw r.error("overlap_grad_reduce",
                   "ZeRO-3 (FSDP) reduce-scatters each layer's gradients as the backward pass "
                   "produces them; overlap_grad_reduce applies to zero_stage 0-2");
@@ -184,6 +186,7 @@ Parallelism read_parallelism(JsonReader& r) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
   }
+  check_overlap_for_zero_stage(r, p);
   read_stack_keys(r, p);
   if (p.fp8_params && p.precision != Precision::kFp8) {
     throw r.error("fp8_params", std::string("fp8_params stores the weights as Transformer Engine "
@@ -191,10 +194,9 @@ Parallelism read_parallelism(JsonReader& r) {
                                     to_string(p.precision) + "\"");
   }
   if (p.master_weights) {
-    if (auto conflict = master_weights_conflict(*p.master_weights, p.precision))
+    if (auto conflict = master_weights_conflict(*p.master_weights, p.precision, p.fp8_params))
       throw r.error("master_weights", *conflict);
   }
-  check_overlap_for_zero_stage(r, p);
   r.finish();
   return p;
 }
@@ -208,7 +210,13 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
 }
 
 std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
-                                                   Precision precision) {
+                                                   Precision precision, bool fp8_params) {
+  // Remainders complete bf16 weights; fp8 parameters are Float8Tensors, for which Transformer
+  // Engine's FusedAdam keeps a full master (store_param_remainders only for bfloat16 params).
+  if (master_weights == MasterWeights::kFp32Remainders && fp8_params) {
+    return "\"fp32-remainders\" completes bf16 weights to fp32, but with fp8_params the weights "
+           "are fp8 tensors, whose optimizer keeps a full fp32 master: use \"fp32\"";
+  }
   if (precision != Precision::kFp16)
     return std::nullopt;
   // The remainders complete bf16 weights, which hold the fp32 value's high 16 bits (Apex

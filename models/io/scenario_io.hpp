@@ -31,9 +31,11 @@ inline constexpr const char* kScenarioSchema = "capsim.scenario/v1";
 // that tie them to one precision or ZeRO stage are checked by the caller.
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
 
-// Returns why `master_weights` cannot update weights trained in `precision`, or nullopt.
+// Returns why `master_weights` cannot update weights trained in `precision` (fp8 tensors when
+// `fp8_params`), or nullopt.
 [[nodiscard]] std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
-                                                                 Precision precision);
+                                                                 Precision precision,
+                                                                 bool fp8_params);
 
 // Checks the rules that tie model, cluster and layout together; throws InputError pointing
 // below `pointer` (the scenario object's pointer).

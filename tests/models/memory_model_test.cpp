@@ -470,37 +470,48 @@ TEST(MemoryFp8Test, WeightCachesAddTwoBytesPerGemmWeight) {
   const MemoryEstimate zp = estimate_memory(m, fp8_zero3_params, *find_gpu("H100-SXM5-80GB"));
   EXPECT_DOUBLE_EQ(z.stages[1].weights_bytes - zp.stages[1].weights_bytes,
                    2.0 * 20.0 * layer_matmul_parameters_per_rank(m, 8) / 4.0);
+  // and gathers the two live layers' caches with their weights.
+  EXPECT_DOUBLE_EQ(z.stages[1].communication_bytes - zp.stages[1].communication_bytes,
+                   2.0 * 2.0 * layer_matmul_parameters_per_rank(m, 8) * (1.0 - 1.0 / 4.0));
 }
 
-// Under fp8, TE saves the two norm outputs and the MLP activation output in fp8 (1 B) and adds
-// a 1 B copy of the attention projection's input beside the attention kernel's bf16 output:
-// GPT-3 (f = 4h) with TP+SP goes from 34sbh/t to (34 - 2 + 1 - 4)sbh/t = 29sbh/t.
+// Under fp8, TE saves the two norm outputs and the MLP activation output in fp8 (1 B) and the
+// attention projection's input in fp8 too, a copy beside flash attention's bf16 output when
+// that is kept (no recompute): GPT-3 (f = 4h) with TP+SP goes from 34sbh/t to
+// (34 - 2 + 1 - 4)sbh/t = 29sbh/t, 27sbh/t under selective recompute.
 TEST(MemoryFp8Test, ActivationsCountTeFp8TensorsAtOneByte) {
   const ModelSpec m = gpt3_175b();
-  Parallelism p = tp(8, true, Recompute::kSelective);
+  Parallelism p = tp(8, true, Recompute::kNone);
   p.precision = Precision::kFp8;
+  // Flash attention keeps its bf16 output beside the projection's fp8 copy: 34 - 2 - 4 + 1.
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, p), sbh(m) / 8 * 29.0);
+  // Selective recompute checkpoints core attention: only the fp8 copy is kept, 34 - 2 - 4 - 1.
+  p.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, p), sbh(m) / 8 * 27.0);
   // Without SP the norm outputs are whole on every rank: 10sbh - 2sbh + (1 - 4)sbh/t.
+  p.recompute = Recompute::kNone;
   p.sequence_parallel = false;
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, p), sbh(m) * (8.0 + 21.0 / 8));
-  // Materialised attention keeps its bf16 scores; the fp8 saving is the same.
+  // Materialised attention keeps its bf16 scores, and its backward needs the probabilities
+  // and V, not the output: the projection's input is kept only in fp8 (2 + (1 + 4)/t saved).
   Parallelism bf16 = p;
   bf16.precision = Precision::kBf16;
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, bf16, AttentionMemory::kMaterialized) -
                        activation_bytes_per_layer(m, p, AttentionMemory::kMaterialized),
-                   sbh(m) * (2.0 + 3.0 / 8));
+                   sbh(m) * (2.0 + 5.0 / 8));
   // Full recompute keeps only the bf16 layer input.
   p.recompute = Recompute::kFull;
   bf16.recompute = Recompute::kFull;
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, p), activation_bytes_per_layer(m, bf16));
-  // SwiGLU (Llama-2 70B, TP 8 + SP): the f-wide product goes to fp8, the 2f gate/up output stays.
+  // SwiGLU (Llama-2 70B, TP 8 + SP, selective): the f-wide product goes to fp8, the 2f
+  // gate/up output stays; the norm outputs and the projection's input too.
   const ModelSpec l = llama2_70b();
   Parallelism lp = tp(8, true, Recompute::kSelective);
   Parallelism lb = lp;
   lp.precision = Precision::kFp8;
   const double s = static_cast<double>(l.seq_length);
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(l, lb) - activation_bytes_per_layer(l, lp),
-                   s * (2.0 * 8192 - 8192 + 28672) / 8);
+                   s * (2.0 * 8192 + 8192 + 28672) / 8);
 }
 
 TEST(MemoryFitTest, PublishedLayouts) {

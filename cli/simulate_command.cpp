@@ -22,12 +22,11 @@ namespace {
 
 // The exact run stops at sim::kMaxEveryGpuRanks instead of exhausting the machine.
 void check_every_gpu_size(const Scenario& scenario) {
-  constexpr int kEveryGpuMax = sim::kMaxEveryGpuRanks;
   const int gpus = scenario.parallelism.num_gpus();  // validated: the cluster's GPU count
-  if (gpus > kEveryGpuMax) {
+  if (gpus > sim::kMaxEveryGpuRanks) {
     throw InputError("", "",
                      "--every-gpu simulates each of the " + std::to_string(gpus) +
-                         " GPUs and is limited to " + std::to_string(kEveryGpuMax) +
+                         " GPUs and is limited to " + std::to_string(sim::kMaxEveryGpuRanks) +
                          " (its memory grows faster than the GPU count); leave it out: the "
                          "default run simulates identical ranks once and is exact on "
                          "symmetric layouts");

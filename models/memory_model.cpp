@@ -11,42 +11,9 @@ namespace capsim {
 namespace {
 
 // Bytes of one stored activation element: fp16/bf16 use 2, fp32 uses 4. fp8 runs keep their
-// tensors in bf16 (2) except those Transformer Engine saves in fp8 (fp8_activation_delta_bytes).
+// tensors in bf16 (2) except those Transformer Engine saves in fp8 (layer_activation_bytes).
 double element_bytes(Precision precision) {
   return precision == Precision::kFp32 ? 4.0 : 2.0;
-}
-
-// What Transformer Engine's fp8 linear layers change in one layer's saved activations (bytes,
-// one micro-batch, negative: a saving), against the all-bf16 count of layer_activation_bytes.
-// TE saves, under fp8 with delayed scaling (v1.7-v1.9: module/layernorm_linear.py,
-// layernorm_mlp.py and linear.py _*.forward, ctx.save_for_backward; v2.x the same tensors
-// through prepare_for_saving):
-// - LayerNormLinear (QKV) and LayerNormMLP (FC1): the norm input in bf16, the norm output cast
-//   to fp8 (ln_out, the local shard under sequence parallelism): two replicated h-wide tensors
-//   at 1 B instead of 2.
-// - LayerNormMLP: the FC1 output in bf16 (fc1_out, the GeLU/SwiGLU backward's input) and the
-//   activation output in fp8 (gelu_out / act_out, the FC2 input): the f-wide tensor at 1 B.
-// - Linear (the row-parallel attention projection): its input cast to fp8 (the fp8 input or
-//   only its transpose, 1 B either way). A flash (or cuDNN fused) attention kernel that is not
-//   recomputed keeps its bf16 output for its own backward, so the fp8 copy comes on top (+1 B);
-//   under selective recompute (Megatron-Core checkpoints core attention) or with materialized
-//   attention (whose backward needs the probabilities and V, not the output) only the fp8 copy
-//   is kept (2 B -> 1 B).
-// Q, K, V, the dropout masks and the attention scores stay as they are (attention runs bf16).
-double fp8_activation_delta_bytes(const ModelSpec& model, const Parallelism& par,
-                                  Recompute recompute, AttentionMemory attention) {
-  if (par.precision != Precision::kFp8)
-    return 0.0;
-  const double sb = d(model.seq_length) / d(par.context) * d(par.micro_batch_size);
-  const double h = d(model.hidden_size);
-  const double f = d(model.ffn_hidden_size);
-  const double t = d(par.tensor);
-  const double replicated_div = par.sequence_parallel ? t : 1.0;
-  const double fp8_saving = element_bytes(Precision::kBf16) - 1.0;
-  const bool attention_keeps_its_output =
-      attention == AttentionMemory::kFlash && recompute == Recompute::kNone;
-  const double projection_input = attention_keeps_its_output ? 1.0 * h : -fp8_saving * h;
-  return sb * (-fp8_saving * 2.0 * h / replicated_div + (projection_input - fp8_saving * f) / t);
 }
 
 // Korthikanti et al. 2022 §4.1 counts 1-byte dropout masks; models without dropout (Llama,
@@ -57,8 +24,18 @@ double mask_bytes(const ModelSpec& model) {
 
 // Activation bytes of one layer and one micro-batch on one GPU, term by term from Korthikanti
 // et al. 2022 §4.1, generalised to GQA (K, V are kv_heads·head_dim wide) and to the FFN width
-// and activation (GeLU stores its input and output, 2·f each; SwiGLU stores the 2f-wide
-// gate/up output and the f-wide product). With f = 4h, MHA and e = 2 this is Table 2 exactly.
+// and activation (GeLU stores its input and output, f each; SwiGLU stores the 2f-wide gate/up
+// output and the f-wide product). With f = 4h, MHA and e = 2 this is Table 2 exactly.
+//
+// Under fp8, Transformer Engine saves some of these tensors in fp8, 1 B (v1.7-v1.9:
+// module/layernorm_linear.py, layernorm_mlp.py and linear.py _*.forward, ctx.save_for_backward;
+// v2.x the same tensors through prepare_for_saving): the norm outputs (ln_out, the QKV and FC1
+// inputs; the norm inputs stay bf16), the MLP activation's output (the FC2 input; FC1's output
+// stays bf16 for the activation's backward) and the out-projection's input. A flash (or cuDNN
+// fused) attention kernel that is not recomputed keeps its bf16 output for its own backward, so
+// that fp8 copy comes on top; under selective recompute (Megatron-Core checkpoints core
+// attention) or with materialized attention (whose backward needs the probabilities and V, not
+// the output) it is the only copy. Q, K, V, the masks and the scores stay bf16.
 double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Recompute recompute,
                               AttentionMemory attention) {
   const double seq_local = d(model.seq_length) / d(par.context);
@@ -68,6 +45,8 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const double kv = d(model.num_kv_heads) * d(model.head_dim());
   const double t = d(par.tensor);
   const double e = element_bytes(par.precision);
+  const bool fp8 = par.precision == Precision::kFp8;
+  const double e_te = fp8 ? 1.0 : e;  // a tensor Transformer Engine saves in fp8
   const double mask = mask_bytes(model);
   // Sequence parallelism shards the parts that TP alone replicates (Korthikanti §4.2.2).
   const double replicated_div = par.sequence_parallel ? t : 1.0;
@@ -79,10 +58,14 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
 
   // Replicated under TP: two norm inputs, two norm outputs (the QKV and FC1 inputs), the
   // attention-output and MLP dropout masks: 10sbh for e = 2.
-  const double replicated = sb * (4.0 * e * h + 2.0 * mask * h);
+  const double replicated = sb * (2.0 * e * h + 2.0 * e_te * h + 2.0 * mask * h);
   // Split by TP: Q, K, V, the attention context (out-projection input) and the MLP: 24sbh.
-  const double mlp = model.ffn_activation == FfnActivation::kSwiglu ? 3.0 * e * f : 2.0 * e * f;
-  const double split = sb * (e * (2.0 * h + 2.0 * kv) + mlp);
+  const double mlp_input = model.ffn_activation == FfnActivation::kSwiglu ? 2.0 * f : f;
+  const double mlp = e * mlp_input + e_te * f;
+  const bool attention_keeps_its_output =
+      attention == AttentionMemory::kFlash && recompute == Recompute::kNone;
+  const double projection_input = !fp8 ? e * h : (attention_keeps_its_output ? e * h : 0.0) + h;
+  const double split = sb * (e * (h + 2.0 * kv) + projection_input + mlp);
   double bytes = replicated / replicated_div + split / t;
   // Softmax output, its dropout mask and dropout output: 5as²b (Korthikanti §4.1; without
   // dropout only the softmax output, 2as²b). Selective
@@ -92,7 +75,7 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
     const double a = d(model.num_attention_heads);
     bytes += a * sb * d(model.seq_length) * (e + mask * (e + 1.0)) / t;
   }
-  return bytes + fp8_activation_delta_bytes(model, par, recompute, attention);
+  return bytes;
 }
 
 }  // namespace

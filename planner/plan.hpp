@@ -65,7 +65,8 @@ struct PlanSpec {
   std::vector<int> global_batch_sizes;  // sequences, ascending (one value when fixed)
   SearchSpace space;
   // The training stack's settings every candidate shares: only the fields read_stack_keys()
-  // reads are used (gradient reduction, optimizer storage; docs/planner.md, "stack").
+  // reads are used (gradient reduction, optimizer storage, fp8 parameters; docs/planner.md,
+  // "stack").
   Parallelism stack;
   Objective objective = Objective::kMinCost;
   std::optional<FailureModel> failure;

@@ -451,7 +451,7 @@ void read_stack(JsonReader& r, PlanSpec& plan) {
                   "fp8_params applies to the fp8 candidates, and search.precision has no \"fp8\"");
   }
   if (plan.stack.master_weights) {
-    for (Precision precision : plan.space.precision) {
+    for (Precision precision : precisions) {
       const bool fp8_params = plan.stack.fp8_params && precision == Precision::kFp8;
       if (auto conflict =
               master_weights_conflict(*plan.stack.master_weights, precision, fp8_params)) {

@@ -167,9 +167,10 @@ bool set_schedule(Parallelism& p, const std::vector<std::pair<Schedule, int>>& p
   return true;
 }
 
-// Gives `p` (its ZeRO stage set) the plan's stack settings. The overlap flags apply where they
-// exist, as a scenario states them: ZeRO-3 reduce-scatters each layer's gradients as the
-// backward produces them, and only ZeRO-1/2 gather parameters after the step.
+// Gives `p` (its ZeRO stage and precision set) the plan's stack settings. The overlap flags and
+// fp8 parameters apply where they exist, as a scenario states them: ZeRO-3 reduce-scatters each
+// layer's gradients as the backward produces them, only ZeRO-1/2 gather parameters after the
+// step, and only fp8 candidates have fp8 parameters.
 void apply_stack(const Parallelism& stack, Parallelism& p) {
   p.grad_reduce_precision = stack.grad_reduce_precision;
   p.optimizer_state_precision = stack.optimizer_state_precision;
@@ -179,6 +180,7 @@ void apply_stack(const Parallelism& stack, Parallelism& p) {
   p.overlap_grad_reduce = stack.overlap_grad_reduce || p.zero_stage == 3;
   const bool gathers_parameters = p.zero_stage == 1 || p.zero_stage == 2;
   p.overlap_param_gather = gathers_parameters ? stack.overlap_param_gather : p.overlap_grad_reduce;
+  p.fp8_params = stack.fp8_params && p.precision == Precision::kFp8;
 }
 
 // Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,
@@ -194,7 +196,6 @@ void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit)
       p.recompute = rc;
       for (int zero : s.zero_stage) {
         p.zero_stage = zero;
-        apply_stack(plan.stack, p);
         for (bool sp_listed : s.sequence_parallel) {
           // Without TP, sequence parallelism is not a distinct layout (Megatron turns it off):
           // run it once, as off.
@@ -204,8 +205,7 @@ void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit)
           p.sequence_parallel = sp;
           for (Precision prec : s.precision) {
             p.precision = prec;
-            // fp8 parameters exist only where the candidate trains in fp8.
-            p.fp8_params = plan.stack.fp8_params && prec == Precision::kFp8;
+            apply_stack(plan.stack, p);
             for (int gbs : plan.global_batch_sizes) {
               p.global_batch_size = gbs;
               visit();

@@ -18,6 +18,16 @@ struct FailureOverhead {
 // for restart dumps", FGCS 22(3)). REQUIRES: both > 0.
 [[nodiscard]] double young_daly_interval_s(double checkpoint_save_s, double cluster_mtbf_s);
 
+// Returns T_wall / T_solve of failure_overhead for `num_gpus` GPUs: the factor by which failures,
+// checkpoints and restarts stretch training. It depends on the cluster, not on the layout's speed.
+// REQUIRES: num_gpus >= 1.
+[[nodiscard]] double failure_slowdown(const FailureModel& model, int num_gpus);
+
+// Above this slowdown the expected run is over a million times its failure-free time: the cluster
+// fails faster than it checkpoints and restarts, and no layout on it finishes (the planner prunes
+// it; beyond about e^700 the factor is not even a finite double).
+inline constexpr double kMaxFailureSlowdown = 1e6;
+
 // Returns the expected wall time of `solve_s` seconds of failure-free training on `num_gpus`
 // GPUs, checkpointing every young_daly_interval_s, from Daly 2006's complete model for
 // exponential failures: T_wall = M·e^{R/M}·(e^{(τ+δ)/M} − 1)·T_solve/τ, restart cost R.

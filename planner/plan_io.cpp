@@ -242,9 +242,6 @@ std::vector<std::optional<double>> read_price_overrides(JsonReader& item) {
   if (auto prices = item.optional_object("prices")) {
     for (size_t k = 0; k < pricing_names().size(); ++k) {
       overrides[k] = prices->optional_price(pricing_names()[k]);
-      if (overrides[k] && *overrides[k] <= 0.0) {
-        throw prices->error(pricing_names()[k], "expected a positive price");
-      }
     }
     prices->finish();
   }

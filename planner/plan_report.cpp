@@ -163,7 +163,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   out += line.data();
   const char* header =
       "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
-      "recompute  ZeRO SP  iter s   MFU    mem GiB  days    cost $       eng\n";
+      "recompute  ZeRO SP  prec iter s   MFU    mem GiB  days    cost $       eng\n";
   const auto row = [&](size_t rank, const RankedEntry& r) {
     const ScreenedCandidate& c = result.candidates[r.candidate];
     const Evaluation& e = c.final_evaluation();
@@ -171,14 +171,14 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     const std::string mbg =
         std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
     std::snprintf(line.data(), line.size(),
-                  "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %7.3f  %5.1f%%  "
+                  "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
                   "%6.1f  %6.2f%s %12.0f  %s\n",
                   rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
                   to_string(r.price.pricing), c.candidate.num_nodes, layout_text(p).c_str(),
                   mbg.c_str(), to_string(p.schedule), to_string(p.recompute), p.zero_stage,
-                  p.sequence_parallel ? "yes" : "no", e.iteration_time_s, 100.0 * e.mfu,
-                  e.peak_memory_bytes / kGiB, r.wall_time_s / kDay, r.meets_target ? " " : "!",
-                  r.cost_usd, c.confirmed ? "event" : "analytic");
+                  p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s,
+                  100.0 * e.mfu, e.peak_memory_bytes / kGiB, r.wall_time_s / kDay,
+                  r.meets_target ? " " : "!", r.cost_usd, c.confirmed ? "event" : "analytic");
     out += line.data();
   };
   out += "ranked (! = misses the target; PP* = uneven split of the layers over the stages):\n";

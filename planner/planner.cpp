@@ -248,6 +248,11 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     out.pruned.add(PruneReason::kInvalidLayout);
     return;
   }
+  if (ctx.plan->failure &&
+      !(failure_slowdown(*ctx.plan->failure, p.num_gpus()) <= kMaxFailureSlowdown)) {
+    out.pruned.add(PruneReason::kFailures);
+    return;
+  }
   const MemoryEstimate mem = estimate_memory(sc.model, p, *ctx.gpu, sc.model.attention);
   if (!mem.fits) {
     out.pruned.add(PruneReason::kMemory);

@@ -26,6 +26,8 @@ const char* to_string(PruneReason reason) {
       return "fp8_unsupported";
     case PruneReason::kInvalidLayout:
       return "invalid_layout";
+    case PruneReason::kFailures:
+      return "failures";
     case PruneReason::kMemory:
       return "memory";
     case PruneReason::kBelowTarget:

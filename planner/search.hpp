@@ -22,10 +22,11 @@ enum class PruneReason {
   kZeroWithPipeline,         // ZeRO-2/3 with pipeline parallelism (unsupported by Megatron/DS)
   kFp8Unsupported,           // fp8 on a GPU without fp8 tensor cores
   kInvalidLayout,            // rejected by check_layout for another reason (should not happen)
+  kFailures,                 // so many GPUs that failures outpace checkpoints (failure_model)
   kMemory,                   // peak memory above the GPU's HBM
   kBelowTarget,              // screened, but too slow for the deadline / throughput target
 };
-inline constexpr int kNumPruneReasons = 12;
+inline constexpr int kNumPruneReasons = 13;
 
 // Returns the key used in reports, e.g. "memory", "batch_divisibility".
 [[nodiscard]] const char* to_string(PruneReason reason);

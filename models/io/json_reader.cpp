@@ -326,7 +326,15 @@ double JsonReader::required_price(const std::string& key) {
   return *optional_price(key);
 }
 std::optional<double> JsonReader::optional_price(const std::string& key) {
-  return optional_unit<double>(key, "a price", "$32.77/h", units::parse_price_usd_per_hour);
+  const auto value =
+      optional_unit<double>(key, "a price", "$32.77/h", units::parse_price_usd_per_hour);
+  // A node-hour costs dollars to hundreds of dollars; above $1M/h is a slip, and costs multiply it
+  // by node-hours (overflow at $1e308/h).
+  if (value && (*value <= 0.0 || *value > 1e6)) {
+    throw error(key, "expected a positive price of at most $1000000/h, got " +
+                         describe_json(value_->at(key)));
+  }
+  return value;
 }
 
 JsonReader JsonReader::object(const std::string& key) {

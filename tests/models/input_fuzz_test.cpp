@@ -325,7 +325,8 @@ TEST(InputFuzzTest, Scenarios) {
   const auto start = std::chrono::steady_clock::now();
   const ScratchDir dir;
   Tally tally;
-  std::vector<std::string> sources = {kTestData + "/scenarios/valid.json"};
+  std::vector<std::string> sources = {kTestData + "/scenarios/valid.json",
+                                      kTestData + "/scenarios/every-optional-key.json"};
   for (const char* name : {"gpt3-175b-selene-1024", "gpt-30b-p4d", "llama3-70b-p5"})
     sources.push_back(kSource + "/scenarios/" + name + "/scenario.json");
   std::uint32_t seed = 1;
@@ -412,16 +413,20 @@ TEST(InputFuzzTest, Plans) {
     const std::string path = dir.write("plan.json", m.doc.dump(2));
     run_mutant(m.label, path, tally, [&] { (void)planner::load_plan(path); });
   }
-  // A small plan: read and searched (`capsim plan --engine analytic`).
-  for (const Mutant& m : mutants(read_json(kTestData + "/plans/small.json"), 120, 32)) {
-    const std::string path = dir.write("small.json", m.doc.dump(2));
-    run_mutant(m.label, path, tally, [&] {
-      const planner::PlanSpec plan = planner::load_plan(path);
-      planner::PlanOptions options;
-      options.jobs = 1;
-      const planner::PlanResult result = planner::run_plan(plan, options);
-      expect_finite(planner::plan_to_json(plan, result, 0, false), "plan JSON", m.label);
-    });
+  // Small plans, one with every optional key: read and searched (`capsim plan --engine analytic`).
+  std::uint32_t seed = 32;
+  for (const char* name : {"small.json", "every-optional-key.json"}) {
+    for (const Mutant& m : mutants(read_json(kTestData + "/plans/" + name), 120, seed++)) {
+      const std::string path = dir.write(name, m.doc.dump(2));
+      run_mutant(m.label, path, tally, [&] {
+        const planner::PlanSpec plan = planner::load_plan(path);
+        planner::PlanOptions options;
+        options.jobs = 1;
+        const planner::PlanResult result = planner::run_plan(plan, options);
+        expect_finite(planner::plan_to_json(plan, result, 0, false), "plan JSON", m.label);
+        (void)planner::plan_table(plan, result, 0);
+      });
+    }
   }
   report("plans", tally, start);
   EXPECT_GT(tally.accepted, 0);

@@ -352,6 +352,24 @@ TEST(PlannerTest, StackFp8ParamsReachOnlyTheFp8Candidates) {
   EXPECT_EQ(precisions, (std::set<Precision>{Precision::kBf16, Precision::kFp8}));
 }
 
+// MFU is of each candidate's own precision's peak, so the table names the precision of every row:
+// without it an fp8 row's MFU reads as half a bf16 row's.
+TEST(PlannerTest, TableNamesEachRowsPrecision) {
+  PlanSpec plan = hand_plan();
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.0}}}};
+  plan.space.precision = {Precision::kBf16, Precision::kFp8};
+  plan.confirm_top_k = 1000;  // keep every screened layout
+  const PlanResult r = run_plan(plan, {});
+  const std::string table = plan_table(plan, r, 0);
+  EXPECT_NE(table.find(" prec "), std::string::npos);
+  std::set<std::string> named;
+  for (const char* precision : {"bf16", "fp8"}) {
+    if (table.find(std::string(" ") + precision + " ") != std::string::npos)
+      named.insert(precision);
+  }
+  EXPECT_EQ(named, (std::set<std::string>{"bf16", "fp8"}));
+}
+
 RankedEntry entry(double cost, double days) {
   RankedEntry e;
   e.cost_usd = cost;
@@ -429,6 +447,23 @@ TEST(FailureModelTest, PlanChargesFailureOverhead) {
   EXPECT_GT(with.ranked[0].cost_usd, base.ranked[0].cost_usd);
   EXPECT_GT(with.ranked[0].checkpoint_interval_s, 0.0);
   EXPECT_DOUBLE_EQ(with.ranked[0].time_to_train_s, base.ranked[0].time_to_train_s);
+}
+
+// A cluster that fails faster than it can restart never finishes: Daly's factor overflows a double
+// (e^{R/M} with R/M in the millions). Its candidates are pruned, not ranked with infinite costs.
+TEST(FailureModelTest, ClustersThatFailFasterThanTheyRestartArePruned) {
+  PlanSpec plan = hand_plan();
+  plan.failure = FailureModel{1.0, 120.0, 600.0};  // every GPU fails once a second
+  EXPECT_FALSE(failure_slowdown(*plan.failure, 8) <= kMaxFailureSlowdown);
+  const PlanResult r = run_plan(plan, {});
+  EXPECT_TRUE(r.ranked.empty());
+  EXPECT_GT(r.pruned.of(PruneReason::kFailures), 0);
+  EXPECT_EQ(r.screened, 0);
+  // A realistic MTBF prunes nothing for failures.
+  plan.failure = FailureModel{50000.0 * 3600.0, 120.0, 600.0};
+  const PlanResult ok = run_plan(plan, {});
+  EXPECT_FALSE(ok.ranked.empty());
+  EXPECT_EQ(ok.pruned.of(PruneReason::kFailures), 0);
 }
 
 // A confirm function that slows every candidate by a layout-dependent factor, like contention

@@ -79,6 +79,13 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
   EXPECT_EQ(error_of(j),
             "w.json:/pools/0/price: the catalog has no capacity-block price for "
             "p5en.48xlarge; give \"price\"");
+  for (const char* price : {"$0/h", "$2e6/h"}) {
+    j = base();
+    j["pools"][0]["price"] = price;
+    EXPECT_EQ(error_of(j), std::string("w.json:/pools/0/price: expected a positive price of at "
+                                       "most $1000000/h, got \"") +
+                               price + "\"");
+  }
   j = base();
   j["pools"][0]["min_nodes"] = 5;
   EXPECT_EQ(error_of(j), "w.json:/pools/0/min_nodes: min_nodes (5) must be <= max_nodes (4)");

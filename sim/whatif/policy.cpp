@@ -27,12 +27,16 @@ struct KnobDef {
 
 using Defs = std::vector<KnobDef>;
 
+// A controller timing beyond a year is a slip (expire_after's default is 30 days), and at 1e308 s
+// the simulated clock overflows.
+constexpr double kMaxKnobDurationS = 365.0 * 86400.0;
+
 KnobDef dur(const std::string& name, const std::string& dflt, const std::string& meaning,
             std::function<void(ControlLoop&, double)> f) {
   return {{name, "\"" + dflt + "\"", meaning},
           Kind::kDuration,
           0.0,
-          1e18,
+          kMaxKnobDurationS,
           {},
           [f = std::move(f)](ControlLoop& l, double v, const std::string&) { f(l, v); }};
 }
@@ -312,6 +316,8 @@ PolicySpec make_policy(const std::string& name, const std::string& preset,
     switch (def.kind) {
       case Kind::kDuration:
         v = r.required_duration(def.info.name);
+        if (v > def.max)
+          throw r.error(def.info.name, "expected a duration of at most 365d");
         break;
       case Kind::kNumber:
         v = r.required_number(def.info.name, def.min, def.max);

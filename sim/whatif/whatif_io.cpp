@@ -388,8 +388,10 @@ std::vector<PolicySpec> expand_policies(const WhatIf& whatif) {
   std::vector<PolicySpec> out;
   const auto& sweep = *whatif.sweep;
   for (const auto& p : whatif.policies) {
-    if (p.name != sweep.policy)
+    if (p.name != sweep.policy) {
+      out.push_back(p);  // the other policies run beside the variants, for comparison
       continue;
+    }
     for (const auto& v : sweep.values) {
       nlohmann::json knobs = p.knobs;
       knobs[sweep.knob] = v;

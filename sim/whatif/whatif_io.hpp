@@ -27,8 +27,8 @@ inline constexpr const char* kWhatIfSchema = "capsim.whatif/v1";
 // Returns the text of the embedded default what-if.
 [[nodiscard]] std::string_view default_whatif_text();
 
-// Returns the policy variants of a sweep ("name[knob=value]"), or the policies themselves when
-// the what-if has no sweep.
+// Returns the policies to run: the swept policy replaced by one variant per value
+// ("name[knob=value]") in its place, the others as listed.
 [[nodiscard]] std::vector<PolicySpec> expand_policies(const WhatIf& whatif);
 
 }  // namespace capsim::whatif

@@ -446,18 +446,21 @@ TEST(InputFuzzTest, WhatIfs) {
                },
                false, {trace_file});
   }
-  // The tiny what-if: read and run (`capsim whatif`, one replica).
+  // Small what-ifs, one with every optional key: read and run (`capsim whatif`, one replica).
   const std::string tiny_dir = kTestData + "/whatif";
-  const std::string tiny_file = tiny_dir + "/tiny.json";
-  for (const Mutant& m : mutants(read_json(tiny_file), 80, 42)) {
-    run_mutant(m.label, tiny_file, tally,
-               [&] {
-                 const whatif::WhatIf w = whatif::read_whatif(m.doc, tiny_file, tiny_dir);
-                 const auto policies = whatif::expand_policies(w);
-                 const auto runs = whatif::run_all(w, policies, 1, 1);
-                 expect_finite(whatif::summary_json(w, runs), "whatif summary", m.label);
-               },
-               false, {tiny_dir + "/jobs.csv"});
+  std::uint32_t seed = 42;
+  for (const char* name : {"tiny.json", "every-optional-key.json"}) {
+    const std::string file = tiny_dir + "/" + name;
+    for (const Mutant& m : mutants(read_json(file), 80, seed++)) {
+      run_mutant(m.label, file, tally,
+                 [&] {
+                   const whatif::WhatIf w = whatif::read_whatif(m.doc, file, tiny_dir);
+                   const auto policies = whatif::expand_policies(w);
+                   const auto runs = whatif::run_all(w, policies, 1, 1);
+                   expect_finite(whatif::summary_json(w, runs), "whatif summary", m.label);
+                 },
+                 false, {tiny_dir + "/jobs.csv"});
+    }
   }
   report("whatifs", tally, start);
   EXPECT_GT(tally.accepted, 0);

@@ -147,6 +147,10 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
             "w.json:/policies/0/knobs/scan_interval: expected a duration like "
             "\"30d\", got 10");
   j = base();
+  j["policies"] = {{{"preset", "kuberay-ca-asg"}, {"knobs", {{"asg_actuation_delay", "366d"}}}}};
+  EXPECT_EQ(error_of(j),
+            "w.json:/policies/0/knobs/asg_actuation_delay: expected a duration of at most 365d");
+  j = base();
   j["sweep"] = {{"policy", "nope"}, {"knob", "idle_timeout"}, {"values", {"1min"}}};
   EXPECT_EQ(error_of(j),
             "w.json:/sweep/policy: no policy named \"nope\" (policies: static, "
@@ -220,10 +224,11 @@ TEST(WhatIfIoTest, SweepExpandsIntoNamedVariants) {
   j["sweep"] = {{"policy", "ray-v1"}, {"knob", "idle_timeout"}, {"values", {"1min", "10min"}}};
   const WhatIf w = read_whatif(j, "w.json", kDir);
   const auto variants = expand_policies(w);
-  ASSERT_EQ(variants.size(), 2u);
+  ASSERT_EQ(variants.size(), 3u);
   EXPECT_EQ(variants[0].name, "ray-v1[idle_timeout=1min]");
   EXPECT_DOUBLE_EQ(variants[0].loop.dwell_s, 60.0);
   EXPECT_DOUBLE_EQ(variants[1].loop.dwell_s, 600.0);
+  EXPECT_EQ(variants[2].name, "static");  // not swept: runs beside the variants
 }
 
 TEST(WhatIfIoTest, DefaultWhatIfIsEmbedded) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 
 #include "models/gemm_cost.hpp"
@@ -321,16 +322,19 @@ void record_consensus_quality(const LogFit& problem, const std::vector<double>& 
                               const std::vector<double>& levels, GemmFit& fit) {
   std::vector<double> consensus_errors;
   fit.record.curve = "gemm " + problem.gpu.architecture + " fp16/bf16 (consensus sources)";
-  fit.record.source = "gemm_measurements.csv";
+  std::set<std::string> files;  // the files the consensus rows came from
   for (size_t i = 0; i < fit.rows.size(); ++i) {
     const size_t s = problem.sources.of_row[i];
     fit.model_flop_per_s.push_back(std::exp(problem.log_model(fit.params, i) + levels[s]));
     if (!problem.free_scale[s]) {
+      files.insert(fit.rows[i]->file);
       const double err = 100.0 * std::abs(std::exp(res[i]) - 1.0);
       consensus_errors.push_back(err);
       fit.record.max_abs_error_pct = std::max(fit.record.max_abs_error_pct, err);
     }
   }
+  for (const std::string& file : files)
+    fit.record.source += (fit.record.source.empty() ? "" : ", ") + file;
   fit.record.points = static_cast<int>(consensus_errors.size());
   fit.record.mape_pct = consensus_errors.empty() ? 0.0
                                                  : std::accumulate(consensus_errors.begin(),

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -67,7 +68,11 @@ CollectiveCurve read_curve(JsonReader& r, const std::string& file) {
     CollectiveSample sample;
     sample.bytes = s.required_number("bytes", 1.0, kMaxSizeBytes);
     sample.time_s = s.required_number("time_s", 1e-9, 1e6);
+    // 0 means not measured; a measured time is at least a nanosecond like time_s (a 1e-308 s
+    // time made the fit's relative weights infinite).
     sample.time_in_place_s = s.optional_number("time_in_place_s", 0.0, 0.0, 1e6);
+    if (sample.time_in_place_s > 0.0 && sample.time_in_place_s < 1e-9)
+      throw s.error("time_in_place_s", "expected 0 (not measured) or a time in [1e-09, 1e+06]");
     (void)s.optional_number("algbw_bytes_per_s", 0.0, 0.0, 1e15);
     (void)s.optional_number("busbw_bytes_per_s", 0.0, 0.0, 1e15);
     (void)s.optional_int("wrong", 0, 0, 1LL << 50);
@@ -85,6 +90,7 @@ GemmMeasurement read_gemm(JsonReader& r, const std::string& gpu, const std::stri
   GemmMeasurement g;
   g.gpu = gpu;
   g.source = file;
+  g.file = std::filesystem::path(file).filename().string();
   g.dtype = r.required_enum("dtype", {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "tf32"});
   g.m = r.required_number("m", 1.0, 1e9);
   g.n = r.required_number("n", 1.0, 1e9);
@@ -239,6 +245,7 @@ GemmMeasurement parse_gemm_row(const std::vector<std::string>& header,
         "expected dtype bf16, fp16, fp8_e4m3, fp8_e5m2 or tf32, got \"" + g.dtype + "\"");
   }
   g.source = fields[6];
+  g.file = std::filesystem::path(path).filename().string();
   g.line = line_no;
   // The source or the note says the row is the best of a brute-force shape search.
   const std::string note = optional_column(header, fields, "note");

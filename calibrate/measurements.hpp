@@ -23,7 +23,8 @@ struct GemmMeasurement {
   double batch = 1.0;
   double flop_per_s = 0.0;  // 2 m n k batch / time
   std::string source;
-  int line = 0;  // CSV line (1-based), 0 for JSON
+  std::string file;  // the file it was read from, without its folder
+  int line = 0;      // CSV line (1-based), 0 for JSON
   // The best throughput of a brute-force shape search (e.g. MAMF, "Maximum Achievable Matmul
   // FLOPS"): no shape of the search ran faster, so the fitted model's ceiling may not either.
   bool search_maximum = false;

@@ -176,6 +176,12 @@ Row parse_row(const std::vector<std::string_view>& t, const std::string& name, i
   if (row.sample.bytes > 0.0 && row.sample.time_s <= 0.0) {
     fail_at(name, line, "time must be positive for a non-empty message");
   }
+  // Nothing crosses a GPU in under a nanosecond (nccl-tests prints 0.01 us at best); below it
+  // the fit's relative weights overflow. 0 in-place means not measured.
+  for (const double seconds : {row.sample.time_s, row.sample.time_in_place_s}) {
+    if ((seconds > 0.0 && seconds < 1e-9) || seconds > 1e6)
+      fail_at(name, line, "time out of range [0.001 us, 1e12 us]");
+  }
   return row;
 }
 

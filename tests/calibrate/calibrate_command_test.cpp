@@ -65,6 +65,20 @@ TEST(CalibrateCommandTest, ReportTablesEveryGemmRow) {
       std::string::npos);
 }
 
+// A measurement file with every section (machine header, four collectives, bf16 and fp8 GEMMs,
+// overlap) fits, and the GEMM fit's quality row names the file its rows came from (it named the
+// shipped CSV whatever the input until 2026-11-25).
+TEST(CalibrateCommandTest, GemmFitRecordNamesItsFile) {
+  const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
+                            "/measurements/every-optional-key.json -o " + temp_path("m.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto gemm = r.out.find("gemm hopper fp16/bf16");
+  ASSERT_NE(gemm, std::string::npos) << r.out;
+  const std::string row = r.out.substr(gemm, r.out.find('\n', gemm) - gemm);
+  EXPECT_NE(row.find("every-optional-key.json"), std::string::npos) << row;
+  EXPECT_EQ(row.find("gemm_measurements.csv"), std::string::npos) << row;
+}
+
 // A GEMM source longer than the report's columns is cut between UTF-8 characters, never inside
 // one: 59 ASCII bytes, then "é" (2 bytes) straddles the 60-byte cut of the rows table.
 TEST(CalibrateCommandTest, ReportCutsLongSourcesBetweenCharacters) {

@@ -78,6 +78,11 @@ TEST(MeasurementsTest, RulesHaveExactMessages) {
   doc["nccl"][0]["samples"][1]["bytes"] = 8;
   EXPECT_EQ(error_of(doc), "m.json:/nccl/0/samples/1/bytes: sizes must increase within a curve");
   doc = valid_measurements();
+  doc["nccl"][0]["samples"][1]["time_in_place_s"] = 1e-308;
+  EXPECT_EQ(error_of(doc),
+            "m.json:/nccl/0/samples/1/time_in_place_s: expected 0 (not measured) or "
+            "a time in [1e-09, 1e+06]");
+  doc = valid_measurements();
   doc["nccl"][0]["collective"] = "allreduce";
   EXPECT_EQ(error_of(doc),
             "m.json:/nccl/0/collective: expected one of all_reduce, all_gather, reduce_scatter, "

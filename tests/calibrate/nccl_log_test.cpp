@@ -119,6 +119,8 @@ TEST(NcclLogTest, MalformedLogsNameFileAndLine) {
             kBad +
                 "bad_time_allreduce.txt:7: expected a number for the out-of-place time (us), "
                 "got \"abc\"");
+  EXPECT_EQ(error_of(kBad + "tiny_time_allreduce.txt"),
+            kBad + "tiny_time_allreduce.txt:7: time out of range [0.001 us, 1e12 us]");
   EXPECT_EQ(error_of(kBad + "truncated_allreduce.txt"),
             kBad +
                 "truncated_allreduce.txt:7: data row has 6 fields after the datatype, expected "

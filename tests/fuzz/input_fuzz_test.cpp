@@ -1,0 +1,213 @@
+// Robustness of the scenario, profile, validation/step-run, plan and what-if readers:
+// deterministic mutations of shipped valid inputs and of test inputs that use every optional key
+// (tests/fuzz/mutation_fuzz.hpp). Every mutant must either load -- and then give finite numbers on
+// the path the CLI runs it through -- or be rejected with an InputError naming the file and a JSON
+// pointer. Any other exception, a crash or a NaN/inf is a failure. About 9,700 mutants in a few
+// seconds. Exploring: CAPSIM_FUZZ_SCALE=25 multiplies every budget; CAPSIM_FUZZ_VERBOSE=1 prints
+// each mutant before it runs.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "calibrate/step_fit.hpp"
+#include "models/analytic_estimator.hpp"
+#include "models/io/input_error.hpp"
+#include "models/io/json_reader.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/result_io.hpp"
+#include "models/io/scenario_io.hpp"
+#include "models/io/validation_io.hpp"
+#include "planner/plan_io.hpp"
+#include "planner/plan_report.hpp"
+#include "planner/planner.hpp"
+#include "sim/whatif/results.hpp"
+#include "sim/whatif/runner.hpp"
+#include "sim/whatif/whatif_io.hpp"
+
+#include "tests/fuzz/mutation_fuzz.hpp"
+
+namespace capsim {
+namespace {
+
+using fuzz::expect_finite;
+using fuzz::json;
+using fuzz::Mutant;
+using fuzz::mutants;
+using fuzz::read_json;
+using fuzz::report;
+using fuzz::run_mutant;
+using fuzz::Tally;
+
+const std::string kSource = CAPSIM_SOURCE_DIR;
+const std::string kTestData = CAPSIM_TEST_DATA_DIR;
+
+// The analytic path of `capsim simulate --engine analytic`: finite, positive times.
+void check_scenario_outputs(const Scenario& scenario, const HardwareProfile& profile,
+                            const std::string& label) {
+  const SimulationResult r = estimate_iteration(scenario, profile);
+  expect_finite(result_to_json(r), "estimate_iteration", label);
+  expect_finite(r.memory.peak_bytes, "peak memory", label);
+  EXPECT_GT(r.iteration_time_s, 0.0) << label;
+}
+
+TEST(InputFuzzTest, Scenarios) {
+  const auto start = std::chrono::steady_clock::now();
+  const fuzz::ScratchDir dir;
+  Tally tally;
+  std::vector<std::string> sources = {kTestData + "/scenarios/valid.json",
+                                      kTestData + "/scenarios/every-optional-key.json"};
+  for (const char* name : {"gpt3-175b-selene-1024", "gpt-30b-p4d", "llama3-70b-p5"})
+    sources.push_back(kSource + "/scenarios/" + name + "/scenario.json");
+  std::uint32_t seed = 1;
+  for (const auto& source : sources) {
+    for (const Mutant& m : mutants(read_json(source), 700, seed++)) {
+      const std::string path = dir.write("scenario.json", m.doc.dump(2));
+      run_mutant(m.label, path, tally, [&] {
+        const Scenario s = load_scenario(path);
+        check_scenario_outputs(s, resolve_profile(s), source + ": " + m.label);
+      });
+    }
+  }
+  report("scenarios", tally, start);
+  EXPECT_GT(tally.accepted, 0);
+  EXPECT_GT(tally.rejected, 0);
+}
+
+TEST(InputFuzzTest, Profiles) {
+  const auto start = std::chrono::steady_clock::now();
+  const fuzz::ScratchDir dir;
+  Tally tally;
+  const Scenario a100 = load_scenario(kTestData + "/scenarios/valid.json");
+  const Scenario h100 = load_scenario(kSource + "/scenarios/llama3-70b-p5/scenario.json");
+  std::uint32_t seed = 11;
+  for (const char* name : {"a100-ib.json", "h100-efa.json"}) {
+    const std::string source = kSource + "/scenarios/profiles/" + name;
+    const Scenario& scenario = name[0] == 'a' ? a100 : h100;
+    for (const Mutant& m : mutants(read_json(source), 1200, seed++)) {
+      const std::string path = dir.write(name, m.doc.dump(2));
+      run_mutant(m.label, path, tally, [&] {
+        // `capsim simulate --profile P.json --engine analytic`.
+        const HardwareProfile p = load_profile(path);
+        check_scenario_outputs(scenario, p, source + ": " + m.label);
+      });
+    }
+  }
+  report("profiles", tally, start);
+  EXPECT_GT(tally.accepted, 0);
+}
+
+// A validation file with the first `n` cases of data/validation/dev.json.
+json validation_subset(size_t n) {
+  json doc = read_json(kSource + "/data/validation/dev.json");
+  json cases = json::array();
+  for (size_t i = 0; i < n && i < doc.at("cases").size(); ++i)
+    cases.push_back(doc.at("cases").at(i));
+  doc["cases"] = cases;
+  return doc;
+}
+
+TEST(InputFuzzTest, ValidationCasesAndStepRuns) {
+  const auto start = std::chrono::steady_clock::now();
+  const fuzz::ScratchDir dir;
+  Tally tally;
+  // `capsim validate --engine analytic` on every mutant; `capsim calibrate step` (the same file
+  // format) on a sample of them.
+  const std::vector<Mutant> all = mutants(validation_subset(2), 700, 21);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Mutant& m = all[i];
+    const std::string path = dir.write("runs.json", m.doc.dump(2));
+    run_mutant(m.label, path, tally, [&] {
+      const std::vector<ValidationCase> cases = load_validation_cases(path);
+      for (const auto& c : cases)
+        check_scenario_outputs(c.scenario, resolve_profile(c.scenario), m.label);
+      if (i % 4 == 0) {
+        const calibrate::StepFit fit = calibrate::fit_software_efficiency(
+            cases, resolve_profile(cases.front().scenario), path);
+        expect_finite(fit.software_efficiency, "software_efficiency", m.label);
+        for (const double t : fit.predicted_after_s)
+          expect_finite(t, "predicted_after_s", m.label);
+      }
+    });
+  }
+  report("validation/step runs", tally, start);
+  EXPECT_GT(tally.accepted, 0);
+}
+
+TEST(InputFuzzTest, Plans) {
+  const auto start = std::chrono::steady_clock::now();
+  const fuzz::ScratchDir dir;
+  Tally tally;
+  // The default plan: read only (its search takes about a second).
+  for (const Mutant& m : mutants(read_json(kSource + "/scenarios/plans/default.json"), 600, 31)) {
+    const std::string path = dir.write("plan.json", m.doc.dump(2));
+    run_mutant(m.label, path, tally, [&] { (void)planner::load_plan(path); });
+  }
+  // Small plans, one with every optional key: read and searched (`capsim plan --engine analytic`).
+  std::uint32_t seed = 32;
+  for (const char* name : {"small.json", "every-optional-key.json"}) {
+    for (const Mutant& m : mutants(read_json(kTestData + "/plans/" + name), 120, seed++)) {
+      const std::string path = dir.write(name, m.doc.dump(2));
+      run_mutant(m.label, path, tally, [&] {
+        const planner::PlanSpec plan = planner::load_plan(path);
+        planner::PlanOptions options;
+        options.jobs = 1;
+        const planner::PlanResult result = planner::run_plan(plan, options);
+        expect_finite(planner::plan_to_json(plan, result, 0, false), "plan JSON", m.label);
+        (void)planner::plan_table(plan, result, 0);
+      });
+    }
+  }
+  report("plans", tally, start);
+  EXPECT_GT(tally.accepted, 0);
+}
+
+TEST(InputFuzzTest, WhatIfs) {
+  const auto start = std::chrono::steady_clock::now();
+  Tally tally;
+  const std::string whatif_dir = kSource + "/scenarios/whatif";
+  const std::string default_file = whatif_dir + "/default.json";
+  const std::string trace_file = whatif_dir + "/philly_day.csv";
+  for (const Mutant& m : mutants(read_json(default_file), 600, 41)) {
+    run_mutant(m.label, default_file, tally,
+               [&] {
+                 const whatif::WhatIf w = whatif::read_whatif(m.doc, default_file, whatif_dir);
+                 (void)whatif::expand_policies(w);
+               },
+               false, {trace_file});
+  }
+  // Small what-ifs, one with every optional key: read and run (`capsim whatif`, one replica).
+  const std::string tiny_dir = kTestData + "/whatif";
+  std::uint32_t seed = 42;
+  for (const char* name : {"tiny.json", "every-optional-key.json"}) {
+    const std::string file = tiny_dir + "/" + name;
+    for (const Mutant& m : mutants(read_json(file), 80, seed++)) {
+      run_mutant(m.label, file, tally,
+                 [&] {
+                   const whatif::WhatIf w = whatif::read_whatif(m.doc, file, tiny_dir);
+                   const auto policies = whatif::expand_policies(w);
+                   const auto runs = whatif::run_all(w, policies, 1, 1);
+                   expect_finite(whatif::summary_json(w, runs), "whatif summary", m.label);
+                 },
+                 false, {tiny_dir + "/jobs.csv"});
+    }
+  }
+  report("whatifs", tally, start);
+  EXPECT_GT(tally.accepted, 0);
+}
+
+}  // namespace
+}  // namespace capsim

@@ -72,7 +72,7 @@ TEST(SpearmanTest, KnownValues) {
 // Megatron's published GPT-3 mesh (Narayanan et al. 2021) should be among the best layouts the
 // planner finds for it: in the top 5% of the screened candidates and within 7% of the best
 // time. (It was within 5% until 2026-11-25, when the screen started replaying the schedule; the
-// event engine puts it 5.9% behind the best too: 17.17 s vs 16.22 s.)
+// event engine puts it 5.9% behind the best too: 17.32 s vs 16.29 s.)
 TEST(PlannerSanityTest, MegatronGpt3LayoutRanksAmongTheBest) {
   PlanSpec plan = load_plan(kSourceDir + "/scenarios/plans/gpt3-175b-1024-a100.json");
   const PlanResult r = run_plan(plan, {});

@@ -269,7 +269,7 @@ TEST(CliTest, ValidatePublishedExtraRunsWithinTenPercent) {
                             "/scenarios/validation/published-extra.json --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j.at("summary").at("n").get<int>(), 49);
+  EXPECT_EQ(j.at("summary").at("n").get<int>(), 52);
   EXPECT_TRUE(j.at("not_predicted").empty());
   EXPECT_LT(j.at("summary").at("mape_pct").get<double>(), 10.0);
 }

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -18,9 +17,11 @@
 #include <cxxopts.hpp>
 
 #include "calibrate/harness/cuda_backend.hpp"
+#include "calibrate/harness/dry_run.hpp"
 #include "calibrate/harness/harness.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/io/input_error.hpp"
+#include "models/io/output_files.hpp"
 #include "models/io/scenario_io.hpp"
 
 namespace h = capsim::calibrate::harness;
@@ -51,21 +52,17 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
+// Rank 0 writes the measurements whole or not at all (temporary file, then rename).
 void write(const std::string& path, const capsim::calibrate::Measurements& m) {
-  if (h::mpi_rank() != 0)
-    return;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw capsim::InputError(path, "", "cannot write file");
-  out << capsim::calibrate::measurements_to_json(m).dump(2) << "\n";
-  if (!out)
-    throw capsim::InputError(path, "", "cannot write file");
+  if (h::mpi_rank() == 0)
+    capsim::write_file_atomically(path, capsim::calibrate::measurements_to_json(m).dump(2) + "\n");
 }
 
-// Parses a subcommand's options: prints the help and returns nullopt on --help; otherwise
-// requires -o.
+// Parses a subcommand's options (adding --dry-run): prints the help and returns nullopt on
+// --help; otherwise requires -o, and rank 0, which writes it, checks it can before any GPU runs.
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc,
                                                   char** argv) {
+  options.add_options()("dry-run", "check the options, print what would be measured, exit");
   auto args = options.parse(argc, argv);
   if (args.count("help") > 0) {
     std::cout << options.help();
@@ -73,7 +70,17 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
   }
   if (args.count("output") == 0)
     throw capsim::InputError("-o", "", "missing output file");
+  if (h::mpi_rank() == 0)
+    capsim::check_output_path(args["output"].as<std::string>());
   return args;
+}
+
+bool dry_run(const cxxopts::ParseResult& args, const std::string& plan) {
+  if (args.count("dry-run") == 0)
+    return false;
+  if (h::mpi_rank() == 0)
+    std::cout << plan;
+  return true;
 }
 
 int run_nccl(int argc, char** argv) {
@@ -105,8 +112,11 @@ int run_nccl(int argc, char** argv) {
   sweep.iters = args["iters"].as<int>();
   sweep.in_place = args.count("no-in-place") == 0;
   h::validate(sweep);
+  const int gpus = args["gpus"].as<int>();
+  if (dry_run(args, h::describe_plan(sweep, gpus > 0 ? gpus : 8)))
+    return 0;
   h::CudaBackendOptions backend_options;
-  backend_options.gpus = args["gpus"].as<int>();
+  backend_options.gpus = gpus;
   backend_options.use_mpi = args.count("mpi") > 0;
   if (backend_options.use_mpi && !h::built_with_mpi()) {
     throw capsim::InputError("--mpi", "", "this capsim-calibrate was built without MPI");
@@ -142,6 +152,11 @@ int run_gemm(int argc, char** argv) {
   sweep.dtypes = split(args["dtypes"].as<std::string>());
   sweep.warmup = args["warmup"].as<int>();
   sweep.repeats = args["repeats"].as<int>();
+  if (args.count("dry-run") > 0) {
+    h::validate(sweep, /*gpu_has_fp8=*/true);  // the real run checks the GPU's fp8 support
+    (void)dry_run(args, h::describe_plan(sweep));
+    return 0;
+  }
   h::CudaBackendOptions backend_options;
   backend_options.gpus = 1;
   backend_options.date = args.count("date") > 0 ? args["date"].as<std::string>() : today_utc();
@@ -199,6 +214,8 @@ int run_overlap(int argc, char** argv) {
                              "overlap needs at least 2 GPUs, got 1: a collective over one rank "
                              "moves no data");
   }
+  if (dry_run(args, h::describe_plan(run)))
+    return 0;
   backend_options.date = args.count("date") > 0 ? args["date"].as<std::string>() : today_utc();
   auto backend = h::make_cuda_backend(backend_options);
   write(args["output"].as<std::string>(), h::run_overlap(*backend, run));

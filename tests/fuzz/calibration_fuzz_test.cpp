@@ -125,8 +125,6 @@ TEST(CalibrationFuzzTest, NcclLogs) {
     }
   }
   report("nccl logs", tally, start);
-  EXPECT_GT(tally.accepted, 0);
-  EXPECT_GT(tally.rejected, 0);
 }
 
 // A capsim.measurements/v1 file with every section (machine header, four collectives, bf16 and
@@ -151,8 +149,6 @@ TEST(CalibrationFuzzTest, Measurements) {
     });
   }
   report("measurements", tally, start);
-  EXPECT_GT(tally.accepted, 0);
-  EXPECT_GT(tally.rejected, 0);
 }
 
 // The GEMM CSV: one field of a data row garbled, a field deleted or the row cut short, then read
@@ -223,8 +219,6 @@ TEST(CalibrationFuzzTest, GemmCsv) {
         true);
   }
   report("gemm csv", tally, start);
-  EXPECT_GT(tally.accepted, 0);
-  EXPECT_GT(tally.rejected, 0);
 }
 
 }  // namespace

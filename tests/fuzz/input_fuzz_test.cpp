@@ -83,8 +83,6 @@ TEST(InputFuzzTest, Scenarios) {
     }
   }
   report("scenarios", tally, start);
-  EXPECT_GT(tally.accepted, 0);
-  EXPECT_GT(tally.rejected, 0);
 }
 
 TEST(InputFuzzTest, Profiles) {
@@ -107,7 +105,6 @@ TEST(InputFuzzTest, Profiles) {
     }
   }
   report("profiles", tally, start);
-  EXPECT_GT(tally.accepted, 0);
 }
 
 // A validation file with the first `n` cases of data/validation/dev.json.
@@ -144,7 +141,6 @@ TEST(InputFuzzTest, ValidationCasesAndStepRuns) {
     });
   }
   report("validation/step runs", tally, start);
-  EXPECT_GT(tally.accepted, 0);
 }
 
 TEST(InputFuzzTest, Plans) {
@@ -172,7 +168,6 @@ TEST(InputFuzzTest, Plans) {
     }
   }
   report("plans", tally, start);
-  EXPECT_GT(tally.accepted, 0);
 }
 
 TEST(InputFuzzTest, WhatIfs) {
@@ -206,7 +201,6 @@ TEST(InputFuzzTest, WhatIfs) {
     }
   }
   report("whatifs", tally, start);
-  EXPECT_GT(tally.accepted, 0);
 }
 
 }  // namespace

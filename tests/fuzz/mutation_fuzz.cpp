@@ -263,6 +263,8 @@ void report(const char* what, const Tally& t, std::chrono::steady_clock::time_po
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s: %d mutants, %d accepted, %d rejected with InputError, %.2f s\n", what,
               t.accepted + t.rejected, t.accepted, t.rejected, s);
+  EXPECT_GT(t.accepted, 0) << what;
+  EXPECT_GT(t.rejected, 0) << what;
 }
 
 std::vector<std::string> split_lines(const std::string& text) {

@@ -65,7 +65,8 @@ void run_mutant(const std::string& label, const std::string& file, Tally& tally,
                 const std::function<void()>& body, bool line_ok = false,
                 const std::vector<std::string>& other_files = {});
 
-// Prints the tally and the time since `start`.
+// Prints the tally and the time since `start`, and fails the test unless some mutants loaded
+// (else nothing downstream of the reader ran) and some were rejected (else no mutation bit).
 void report(const char* what, const Tally& t, std::chrono::steady_clock::time_point start);
 
 // Text inputs (nccl-tests logs, CSV): lines and whitespace- or comma-separated words.

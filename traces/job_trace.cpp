@@ -293,6 +293,7 @@ void read_scenario_work(const Csv& csv, const Row& row, const std::filesystem::p
 JobRecord read_capsim_row(const Csv& csv, const Row& row, const std::filesystem::path& folder,
                           std::set<std::string>& ids) {
   JobRecord job;
+  job.line = row.line;
   job.id = job_id(csv, row, "job_id", ids);
   const auto submit = units::parse_duration_s(csv.cell(row, "submit"));
   if (!submit || *submit < 0) {
@@ -324,6 +325,7 @@ std::vector<JobRecord> read_philly(const Csv& csv) {
   std::vector<JobRecord> jobs;
   for (const auto& row : csv.rows) {
     JobRecord job;
+    job.line = row.line;
     job.id = "philly-" + std::to_string(row.line);
     job.submit_s = timestamp(csv, row, "timestamp");
     job.gpus = parse_int(csv, row, "num_gpus", 1, 1 << 20);
@@ -345,6 +347,7 @@ std::vector<JobRecord> read_openb(const Csv& csv) {
     if (gpus == 0 || csv.cell(row, "scheduled_time").empty())
       continue;
     JobRecord job;
+    job.line = row.line;
     job.id = job_id(csv, row, "name", ids);
     job.submit_s = parse_number(csv, row, "creation_time", 0.0);
     const double start = parse_number(csv, row, "scheduled_time", 0.0);
@@ -380,6 +383,7 @@ std::vector<JobRecord> read_pollux(const Csv& csv) {
   std::set<std::string> ids;
   for (const auto& row : csv.rows) {
     JobRecord job;
+    job.line = row.line;
     job.id = job_id(csv, row, "name", ids);
     job.submit_s = parse_number(csv, row, "time", 0.0);
     const std::string& app = csv.cell(row, "application");
@@ -424,6 +428,7 @@ std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
     if (duration <= 0)
       continue;  // never started (cancelled while queued)
     JobRecord job;
+    job.line = row.line;
     job.id = job_id(csv, row, "job_id", ids);
     job.submit_s = timestamp(csv, row, "submit_time");
     // Multi-node jobs hold whole nodes in Helios/Acme (node_num is recorded beside gpu_num).
@@ -509,7 +514,7 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
     j.submit_s *= options.time_scale;
   if (!jobs.empty() && jobs.back().submit_s > kMaxTraceSpanS) {
     throw InputError(
-        options.path, "",
+        options.path, "line " + std::to_string(jobs.back().line),
         "job \"" + jobs.back().id + "\" is submitted " +
             std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +
             " days after the trace starts; a trace may span at most " +

@@ -19,6 +19,7 @@ struct JobRecord {
   std::string scenario_path;  // resolved against the trace's folder; empty for rigid jobs
   double tokens = 0.0;        // work of a scenario job
   int priority = 0;
+  int line = 0;  // the trace line it was read from (1-based), for error messages
 
   [[nodiscard]] bool is_elastic() const { return min_gpus != max_gpus; }
 };

@@ -161,60 +161,17 @@ TEST(CalibrationFuzzTest, GemmCsv) {
   const std::vector<std::string> lines = fuzz::split_lines(
       fuzz::read_text(std::string(CAPSIM_DATA_DIR) + "/gemm/gemm_measurements.csv"));
   ASSERT_GT(lines.size(), 40U);
-  const std::vector<std::string> garbage = {"nan",
-                                            "inf",
-                                            "-1",
-                                            "0",
-                                            "1e400",
-                                            "1e-300",
-                                            "abc",
-                                            "",
-                                            "\"",
-                                            "1,2",
-                                            "99999999999999999999999"};
+  const std::vector<std::string> a100_rows(lines.begin(), lines.begin() + 40);
   calibrate::ProfileFitOptions options;
   options.gpu = "A100-SXM4-80GB";
   for (size_t k = 0; k < fuzz::scaled(300); ++k) {
-    std::vector<std::string> mutated(lines.begin(), lines.begin() + 40);  // the A100 rows
-    const size_t li = 1 + rng() % (mutated.size() - 1);
-    std::vector<std::string> fields;
-    std::stringstream row(mutated[li]);
-    for (std::string f; std::getline(row, f, ',');)
-      fields.push_back(f);
-    std::string label;
-    switch (rng() % 3) {
-      case 0: {
-        const size_t cut = rng() % mutated[li].size();
-        mutated[li].resize(cut);
-        label = "truncate line " + std::to_string(li + 1) + " at " + std::to_string(cut);
-        break;
-      }
-      case 1: {
-        const size_t f = rng() % std::min<size_t>(fields.size(), 6);  // gpu .. tflops
-        fields[f] = garbage[rng() % garbage.size()];
-        label =
-            "line " + std::to_string(li + 1) + " field " + std::to_string(f) + " = " + fields[f];
-        break;
-      }
-      default: {
-        const size_t f = rng() % fields.size();
-        fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(f));
-        label = "line " + std::to_string(li + 1) + " field " + std::to_string(f) + " deleted";
-        break;
-      }
-    }
-    if (label.rfind("truncate", 0) != 0) {
-      std::string joined;
-      for (size_t f = 0; f < fields.size(); ++f)
-        joined += (f > 0 ? "," : "") + fields[f];
-      mutated[li] = joined;
-    }
-    const std::string path = dir.write("gemm.csv", fuzz::join_lines(mutated));
+    const fuzz::CsvMutant m = fuzz::mutate_csv_line(a100_rows, 1, rng);
+    const std::string path = dir.write("gemm.csv", fuzz::join_lines(m.lines));
     run_mutant(
-        label, path, tally,
+        m.label, path, tally,
         [&] {
           const auto result = calibrate::fit_profile(calibrate::load_inputs({path}), options);
-          expect_finite(profile_to_json(result->profile), "fitted profile", label);
+          expect_finite(profile_to_json(result->profile), "fitted profile", m.label);
         },
         true);
   }

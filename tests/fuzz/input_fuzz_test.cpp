@@ -37,6 +37,7 @@
 #include "sim/whatif/results.hpp"
 #include "sim/whatif/runner.hpp"
 #include "sim/whatif/whatif_io.hpp"
+#include "traces/job_trace.hpp"
 
 #include "tests/fuzz/mutation_fuzz.hpp"
 
@@ -201,6 +202,52 @@ TEST(InputFuzzTest, WhatIfs) {
     }
   }
   report("whatifs", tally, start);
+}
+
+// Job traces of every format `capsim whatif` imports: one CSV line of each shipped sample cut,
+// garbled or short of a field. A trace that loads gives finite, ordered, positive jobs.
+TEST(InputFuzzTest, JobTraces) {
+  const auto start = std::chrono::steady_clock::now();
+  const fuzz::ScratchDir dir;
+  Tally tally;
+  std::mt19937 rng(81);
+  const std::string traces = std::string(CAPSIM_DATA_DIR) + "/traces/";
+  const std::vector<std::pair<traces::JobTraceFormat, std::string>> sources = {
+      {traces::JobTraceFormat::kCapsimCsv, kTestData + "/whatif/jobs.csv"},
+      {traces::JobTraceFormat::kCapsimCsv, kSource + "/scenarios/whatif/philly_day.csv"},
+      {traces::JobTraceFormat::kPhillyPollux, traces + "philly_jobs_sample_pollux.csv"},
+      {traces::JobTraceFormat::kAlibabaOpenb, traces + "alibaba_openb_pod_list_default_sample.csv"},
+      {traces::JobTraceFormat::kPolluxWorkload, traces + "pollux_workload1_philly_derived.csv"}};
+  for (const auto& [format, source] : sources) {
+    std::vector<std::string> lines = fuzz::split_lines(fuzz::read_text(source));
+    lines.resize(std::min<size_t>(lines.size(), 60));  // enough rows; keeps each read short
+    size_t header = 0;
+    while (header < lines.size() && !lines[header].empty() && lines[header].front() == '#')
+      ++header;
+    for (size_t k = 0; k < fuzz::scaled(100); ++k) {
+      const fuzz::CsvMutant m = fuzz::mutate_csv_line(lines, header + 1, rng);
+      traces::JobTraceOptions options;
+      options.format = format;
+      options.path = dir.write("trace.csv", fuzz::join_lines(m.lines));
+      run_mutant(
+          m.label, options.path, tally,
+          [&] {
+            const std::vector<traces::JobRecord> jobs = traces::read_job_trace(options);
+            for (size_t i = 0; i < jobs.size(); ++i) {
+              expect_finite(jobs[i].submit_s, "submit", m.label);
+              expect_finite(jobs[i].duration_s, "duration", m.label);
+              EXPECT_GE(jobs[i].submit_s, 0.0) << m.label;
+              EXPECT_GE(jobs[i].gpus, 1) << m.label;
+              EXPECT_LE(jobs[i].min_gpus, jobs[i].max_gpus) << m.label;
+              if (i > 0) {
+                EXPECT_LE(jobs[i - 1].submit_s, jobs[i].submit_s) << m.label;
+              }
+            }
+          },
+          true);
+    }
+  }
+  report("job traces", tally, start);
 }
 
 }  // namespace

@@ -170,12 +170,14 @@ void find_non_finite(const json& j, const json::json_pointer& at, std::vector<st
   }
 }
 
-// Whether an InputError's pointer is a JSON pointer ("/a/0/b") or, with `line_ok`, a line number.
+// Whether an InputError's pointer is a JSON pointer ("/a/0/b") or, with `line_ok`, a line number
+// ("12", or "line 12" as the job-trace readers say).
 bool is_pointer(const std::string& pointer, bool line_ok) {
   if (!pointer.empty() && pointer.front() == '/')
     return true;
-  return line_ok && !pointer.empty() &&
-         std::all_of(pointer.begin(), pointer.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::string digits = pointer.rfind("line ", 0) == 0 ? pointer.substr(5) : pointer;
+  return line_ok && !digits.empty() &&
+         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -297,6 +299,47 @@ std::string join_ws(const std::vector<std::string>& words) {
   for (size_t i = 0; i < words.size(); ++i)
     out += (i > 0 ? "  " : "") + words[i];
   return out;
+}
+
+CsvMutant mutate_csv_line(const std::vector<std::string>& lines, size_t first_data_line,
+                          std::mt19937& rng) {
+  static const std::vector<std::string> kGarbage = {"nan",
+                                                    "inf",
+                                                    "-1",
+                                                    "0",
+                                                    "1e400",
+                                                    "1e-300",
+                                                    "abc",
+                                                    "",
+                                                    "\"",
+                                                    "1,2",
+                                                    "99999999999999999999999"};
+  CsvMutant m{lines, ""};
+  const size_t li = first_data_line + rng() % (lines.size() - first_data_line);
+  std::string& line = m.lines[li];
+  const std::string where = "line " + std::to_string(li + 1);
+  if (rng() % 3 == 0 || line.empty()) {
+    const size_t cut = line.empty() ? 0 : rng() % line.size();
+    line.resize(cut);
+    m.label = "truncate " + where + " at " + std::to_string(cut);
+    return m;
+  }
+  std::vector<std::string> fields;
+  std::stringstream row(line);
+  for (std::string f; std::getline(row, f, ',');)
+    fields.push_back(f);
+  const size_t f = rng() % fields.size();
+  if (rng() % 2 == 0) {
+    fields[f] = kGarbage[rng() % kGarbage.size()];
+    m.label = where + " field " + std::to_string(f) + " = " + fields[f];
+  } else {
+    fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(f));
+    m.label = where + " field " + std::to_string(f) + " deleted";
+  }
+  line.clear();
+  for (size_t i = 0; i < fields.size(); ++i)
+    line += (i > 0 ? "," : "") + fields[i];
+  return m;
 }
 
 }  // namespace capsim::fuzz

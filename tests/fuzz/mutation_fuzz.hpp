@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,16 @@ void run_mutant(const std::string& label, const std::string& file, Tally& tally,
 // Prints the tally and the time since `start`, and fails the test unless some mutants loaded
 // (else nothing downstream of the reader ran) and some were rejected (else no mutation bit).
 void report(const char* what, const Tally& t, std::chrono::steady_clock::time_point start);
+
+// One data line of a CSV (an index in [first_data_line, lines.size())) cut short, one of its
+// fields replaced by garbage (nan, inf, negative, huge, empty, a stray quote or comma, ...), or
+// one field deleted; `label` says which, for failure messages.
+struct CsvMutant {
+  std::vector<std::string> lines;
+  std::string label;
+};
+[[nodiscard]] CsvMutant mutate_csv_line(const std::vector<std::string>& lines,
+                                        size_t first_data_line, std::mt19937& rng);
 
 // Text inputs (nccl-tests logs, CSV): lines and whitespace- or comma-separated words.
 [[nodiscard]] std::vector<std::string> split_lines(const std::string& text);

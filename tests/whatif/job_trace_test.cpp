@@ -175,8 +175,8 @@ TEST(ImportTest, RejectsImpossibleTimes) {
   EXPECT_EQ(
       error_of("timestamp,duration,num_gpus\n2017-10-09 07:01:55,60,8\n0,60,8\n",
                JobTraceFormat::kPhillyPollux),
-      "traces/jobs.csv: job \"philly-2\" is submitted 17448 days after the trace starts; a trace "
-      "may span at most 3650 days (does it mix date-times with plain seconds?)");
+      "traces/jobs.csv:line 2: job \"philly-2\" is submitted 17448 days after the trace starts; a "
+      "trace may span at most 3650 days (does it mix date-times with plain seconds?)");
   // The span holds for the trace as replayed: a day stretched a million times is 2,700 years
   // (a sanitizer campaign ran out of memory on it).
   JobTraceOptions stretched;
@@ -188,8 +188,8 @@ TEST(ImportTest, RejectsImpossibleTimes) {
     ADD_FAILURE() << "accepted a trace stretched to 2,700 years";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "traces/jobs.csv: job \"b\" is submitted 1000000 days after the trace starts; a "
-              "trace may span at most 3650 days once time_scale is applied");
+              "traces/jobs.csv:line 3: job \"b\" is submitted 1000000 days after the trace "
+              "starts; a trace may span at most 3650 days once time_scale is applied");
   }
   // A submit time too large to simulate (\"days\" was the one unit without a finiteness check).
   EXPECT_NE(error_of("job_id,submit,gpus,duration\na,1e300s,8,1h\n"), "no error");

@@ -41,7 +41,6 @@ using fuzz::Tally;
 const std::string kTestData = CAPSIM_TEST_DATA_DIR;
 
 TEST(CalibrationFuzzTest, NcclLogs) {
-  const auto start = std::chrono::steady_clock::now();
   Tally tally;
   std::mt19937 rng(51);
   const std::vector<std::string> garbage = {"nan",
@@ -124,13 +123,12 @@ TEST(CalibrationFuzzTest, NcclLogs) {
           true);
     }
   }
-  report("nccl logs", tally, start);
+  report("nccl logs", tally);
 }
 
 // A capsim.measurements/v1 file with every section (machine header, four collectives, bf16 and
 // fp8 GEMMs, overlap): read and fitted (`capsim calibrate fit FILE`), profile and report.
 TEST(CalibrationFuzzTest, Measurements) {
-  const auto start = std::chrono::steady_clock::now();
   const fuzz::ScratchDir dir;
   Tally tally;
   const std::string source = kTestData + "/measurements/every-optional-key.json";
@@ -148,13 +146,12 @@ TEST(CalibrationFuzzTest, Measurements) {
       }
     });
   }
-  report("measurements", tally, start);
+  report("measurements", tally);
 }
 
 // The GEMM CSV: one field of a data row garbled, a field deleted or the row cut short, then read
 // and fitted with the A100 rows (`capsim calibrate fit gemm.csv --gpu A100-SXM4-80GB`).
 TEST(CalibrationFuzzTest, GemmCsv) {
-  const auto start = std::chrono::steady_clock::now();
   const fuzz::ScratchDir dir;
   Tally tally;
   std::mt19937 rng(71);
@@ -175,7 +172,7 @@ TEST(CalibrationFuzzTest, GemmCsv) {
         },
         true);
   }
-  report("gemm csv", tally, start);
+  report("gemm csv", tally);
 }
 
 }  // namespace

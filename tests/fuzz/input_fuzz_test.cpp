@@ -66,7 +66,6 @@ void check_scenario_outputs(const Scenario& scenario, const HardwareProfile& pro
 }
 
 TEST(InputFuzzTest, Scenarios) {
-  const auto start = std::chrono::steady_clock::now();
   const fuzz::ScratchDir dir;
   Tally tally;
   std::vector<std::string> sources = {kTestData + "/scenarios/valid.json",
@@ -83,11 +82,10 @@ TEST(InputFuzzTest, Scenarios) {
       });
     }
   }
-  report("scenarios", tally, start);
+  report("scenarios", tally);
 }
 
 TEST(InputFuzzTest, Profiles) {
-  const auto start = std::chrono::steady_clock::now();
   const fuzz::ScratchDir dir;
   Tally tally;
   const Scenario a100 = load_scenario(kTestData + "/scenarios/valid.json");
@@ -105,7 +103,7 @@ TEST(InputFuzzTest, Profiles) {
       });
     }
   }
-  report("profiles", tally, start);
+  report("profiles", tally);
 }
 
 // A validation file with the first `n` cases of data/validation/dev.json.
@@ -119,7 +117,6 @@ json validation_subset(size_t n) {
 }
 
 TEST(InputFuzzTest, ValidationCasesAndStepRuns) {
-  const auto start = std::chrono::steady_clock::now();
   const fuzz::ScratchDir dir;
   Tally tally;
   // `capsim validate --engine analytic` on every mutant; `capsim calibrate step` (the same file
@@ -141,11 +138,10 @@ TEST(InputFuzzTest, ValidationCasesAndStepRuns) {
       }
     });
   }
-  report("validation/step runs", tally, start);
+  report("validation/step runs", tally);
 }
 
 TEST(InputFuzzTest, Plans) {
-  const auto start = std::chrono::steady_clock::now();
   const fuzz::ScratchDir dir;
   Tally tally;
   // The default plan: read only (its search takes about a second).
@@ -168,11 +164,10 @@ TEST(InputFuzzTest, Plans) {
       });
     }
   }
-  report("plans", tally, start);
+  report("plans", tally);
 }
 
 TEST(InputFuzzTest, WhatIfs) {
-  const auto start = std::chrono::steady_clock::now();
   Tally tally;
   const std::string whatif_dir = kSource + "/scenarios/whatif";
   const std::string default_file = whatif_dir + "/default.json";
@@ -201,13 +196,12 @@ TEST(InputFuzzTest, WhatIfs) {
                  false, {tiny_dir + "/jobs.csv"});
     }
   }
-  report("whatifs", tally, start);
+  report("whatifs", tally);
 }
 
 // Job traces of every format `capsim whatif` imports: one CSV line of each shipped sample cut,
 // garbled or short of a field. A trace that loads gives finite, ordered, positive jobs.
 TEST(InputFuzzTest, JobTraces) {
-  const auto start = std::chrono::steady_clock::now();
   const fuzz::ScratchDir dir;
   Tally tally;
   std::mt19937 rng(81);
@@ -247,7 +241,7 @@ TEST(InputFuzzTest, JobTraces) {
           true);
     }
   }
-  report("job traces", tally, start);
+  report("job traces", tally);
 }
 
 }  // namespace

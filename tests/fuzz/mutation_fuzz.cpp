@@ -261,8 +261,9 @@ void run_mutant(const std::string& label, const std::string& file, Tally& tally,
   }
 }
 
-void report(const char* what, const Tally& t, std::chrono::steady_clock::time_point start) {
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+void report(const char* what, const Tally& t) {
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t.start).count();
   std::printf("%s: %d mutants, %d accepted, %d rejected with InputError, %.2f s\n", what,
               t.accepted + t.rejected, t.accepted, t.rejected, s);
   EXPECT_GT(t.accepted, 0) << what;

@@ -54,9 +54,11 @@ struct Mutant {
 void expect_finite(const json& j, const std::string& what, const std::string& label);
 void expect_finite(double v, const std::string& what, const std::string& label);
 
+// Mutants loaded and rejected, and when the count began (for the report's time).
 struct Tally {
   int accepted = 0;
   int rejected = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
 // Runs `body` on one mutant: it must return normally or throw an InputError naming `file` (or
@@ -66,9 +68,9 @@ void run_mutant(const std::string& label, const std::string& file, Tally& tally,
                 const std::function<void()>& body, bool line_ok = false,
                 const std::vector<std::string>& other_files = {});
 
-// Prints the tally and the time since `start`, and fails the test unless some mutants loaded
-// (else nothing downstream of the reader ran) and some were rejected (else no mutation bit).
-void report(const char* what, const Tally& t, std::chrono::steady_clock::time_point start);
+// Prints the tally and the time it took, and fails the test unless some mutants loaded (else
+// nothing downstream of the reader ran) and some were rejected (else no mutation bit).
+void report(const char* what, const Tally& t);
 
 // One data line of a CSV (an index in [first_data_line, lines.size())) cut short, one of its
 // fields replaced by garbage (nan, inf, negative, huge, empty, a stray quote or comma, ...), or

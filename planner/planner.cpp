@@ -226,6 +226,9 @@ struct ItemContext {
   int nodes = 0;
   size_t k = 0;
   double need = 0.0;
+  // Every layout of the item fills the same cluster, so failures outpace its checkpoints for
+  // all of them or for none (failure_slowdown depends on the GPU count only).
+  bool failures_outpace_checkpoints = false;
 };
 
 // Prunes or screens one enumerated layout `sc.parallelism`, keeping the k best.
@@ -248,8 +251,7 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     out.pruned.add(PruneReason::kInvalidLayout);
     return;
   }
-  if (ctx.plan->failure &&
-      !(failure_slowdown(*ctx.plan->failure, p.num_gpus()) <= kMaxFailureSlowdown)) {
+  if (ctx.failures_outpace_checkpoints) {
     out.pruned.add(PruneReason::kFailures);
     return;
   }
@@ -275,13 +277,11 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   ItemResult out;
   const InstanceSpec& inst =
       *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
-  const ItemContext ctx{&plan,
-                        &item,
-                        &profile,
-                        find_gpu(inst.gpu),
-                        plan.node_counts[static_cast<size_t>(item.nodes_index)],
-                        k,
-                        need};
+  const int nodes = plan.node_counts[static_cast<size_t>(item.nodes_index)];
+  const bool outpaced =
+      plan.failure &&
+      !(failure_slowdown(*plan.failure, nodes * inst.gpus_per_node) <= kMaxFailureSlowdown);
+  const ItemContext ctx{&plan, &item, &profile, find_gpu(inst.gpu), nodes, k, need, outpaced};
   Scenario sc;
   sc.model = plan.model;
   sc.cluster = cluster_for_instance(inst, ctx.nodes);

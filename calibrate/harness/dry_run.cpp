@@ -11,12 +11,6 @@
 namespace capsim::calibrate::harness {
 namespace {
 
-std::string format(const char* fmt, double a, double b = 0.0, double c = 0.0, double d = 0.0) {
-  std::array<char, 256> buf{};
-  std::snprintf(buf.data(), buf.size(), fmt, a, b, c, d);
-  return buf.data();
-}
-
 // 1024-based, as nccl-tests' size arguments: "8 B", "128 KiB", "4 GiB".
 std::string bytes_text(double bytes) {
   static constexpr std::array<const char*, 5> kUnits{"B", "KiB", "MiB", "GiB", "TiB"};
@@ -25,15 +19,15 @@ std::string bytes_text(double bytes) {
     bytes /= 1024.0;
     ++unit;
   }
-  return format("%g ", bytes) + kUnits[unit];
+  std::array<char, 32> buf{};
+  std::snprintf(buf.data(), buf.size(), "%g %s", bytes, kUnits[unit]);
+  return buf.data();
 }
 
 std::string shape_list(const std::vector<GemmShape>& shapes) {
   std::string out;
-  for (const GemmShape& s : shapes) {
-    out += format("    %.0fx%.0fx%.0f", s.m, s.n, s.k);
-    out += s.batch > 1.0 ? format(" (batch %.0f)\n", s.batch) : "\n";
-  }
+  for (const GemmShape& s : shapes)
+    out += "    " + shape_text(s) + "\n";
   return out;
 }
 

@@ -16,15 +16,6 @@ namespace {
 constexpr double kFloatBytes = 4.0;  // nccl-tests default datatype (-d float)
 constexpr double kMaxBytes = 64.0 * 1024 * 1024 * 1024;
 
-std::string shape_text(const GemmShape& s) {
-  std::string out = std::to_string(static_cast<long long>(s.m)) + "x" +
-                    std::to_string(static_cast<long long>(s.n)) + "x" +
-                    std::to_string(static_cast<long long>(s.k));
-  if (s.batch != 1.0)
-    out += "x" + std::to_string(static_cast<long long>(s.batch));
-  return out;
-}
-
 void throw_if_wrong_gemm(const std::string& what, long long wrong, long long checked) {
   if (wrong > 0) {
     throw std::runtime_error(what + ": " + std::to_string(wrong) + " of " +
@@ -38,6 +29,15 @@ bool moves_per_rank_chunks(CollectiveKind kind) {
 }
 
 }  // namespace
+
+std::string shape_text(const GemmShape& s) {
+  std::string out = std::to_string(static_cast<long long>(s.m)) + "x" +
+                    std::to_string(static_cast<long long>(s.n)) + "x" +
+                    std::to_string(static_cast<long long>(s.k));
+  if (s.batch != 1.0)
+    out += "x" + std::to_string(static_cast<long long>(s.batch));
+  return out;
+}
 
 double parse_size_arg(const std::string& option, const std::string& text) {
   double value = 0.0;

@@ -51,6 +51,9 @@ struct OverlapRun {
 // Parses a comma-separated collective list ("all_reduce,all_gather" or "all").
 [[nodiscard]] std::vector<CollectiveKind> parse_collectives_arg(const std::string& text);
 
+// Returns a shape as --shapes writes it: "MxNxK", with "xBATCH" when batched.
+[[nodiscard]] std::string shape_text(const GemmShape& shape);
+
 // Parses a comma-separated GEMM shape list "MxNxK[xBATCH],..." ("8192x8192x8192,8192x28672x8192").
 // Throws InputError naming `option`.
 [[nodiscard]] std::vector<GemmShape> parse_shapes_arg(const std::string& option,

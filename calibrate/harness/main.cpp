@@ -166,8 +166,8 @@ int run_gemm(int argc, char** argv) {
   for (const auto& shape : sweep.shapes) {
     if (std::find(sweep.dtypes.begin(), sweep.dtypes.end(), "fp8_e4m3") != sweep.dtypes.end() &&
         !h::fp8_shape_supported(shape)) {
-      std::fprintf(stderr, "capsim-calibrate: skipping fp8 %.0fx%.0fx%.0f: %s\n", shape.m, shape.n,
-                   shape.k, h::kFp8AlignmentRule);
+      std::fprintf(stderr, "capsim-calibrate: skipping fp8 %s: %s\n", h::shape_text(shape).c_str(),
+                   h::kFp8AlignmentRule);
     }
   }
   write(args["output"].as<std::string>(), h::run_gemm(*backend, sweep));

@@ -15,6 +15,7 @@
 #include "models/op_cost.hpp"
 #include "models/overlap.hpp"
 #include "models/parameter_count.hpp"
+#include "models/tp_comm_overlap.hpp"
 #include "models/workload.hpp"
 
 namespace capsim {
@@ -56,19 +57,6 @@ PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, c
   return out;
 }
 
-// The same GPU with `taken` SMs held by communication kernels: fewer SMs per wave and a
-// proportionally lower tensor-core peak; HBM bandwidth is unchanged.
-GpuSpec without_sms(const GpuSpec& gpu, int taken) {
-  GpuSpec g = gpu;
-  g.num_sms = std::max(1, gpu.num_sms - taken);
-  const double share = d(g.num_sms) / d(gpu.num_sms);
-  g.peak_fp16_flop_per_s *= share;
-  g.peak_bf16_flop_per_s *= share;
-  g.peak_fp8_flop_per_s *= share;
-  g.peak_tf32_flop_per_s *= share;
-  return g;
-}
-
 double pass_total_s(const PassTimes& t) {
   return t.forward_s + t.backward_input_s + t.backward_weight_s;
 }
@@ -87,11 +75,6 @@ GroupShape group_shape(int size, int stride, const ClusterSpec& cluster) {
       cluster.node_nic_bandwidth_bytes_per_s() * g.ranks_per_node / d(cluster.gpus_per_node);
   return g;
 }
-
-struct LayerComm {
-  double forward_s = 0.0;
-  double backward_s = 0.0;
-};
 
 // Megatron TP per layer: two all-reduces forward and two backward of tokens x h; with SP each
 // becomes an all-gather plus a reduce-scatter of the same tokens (Korthikanti et al. §4.2.2).
@@ -241,7 +224,19 @@ void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
   const double tokens = tokens_per_micro_batch(scenario);
   const double buffer_bytes = tokens * m.hidden_size * kActivationBytes;
   const double layer_gather_bytes = sp_gather_bytes(tokens * m.hidden_size, p.precision);
-  parts.tp = tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
+  const double seq = attention_kernel_seq_length(m, p);
+  if (p.tp_comm_overlap) {
+    parts.tp = tp_overlapped_layer_comm(layer_ops, profile, gpu, p.precision, seq, tp,
+                                        layer_gather_bytes, buffer_bytes);
+  } else {
+    parts.tp = tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
+    if (p.sequence_parallel) {
+      parts.tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq, tp,
+                                                    layer_gather_bytes, rate, {"qkv", "mlp_up"});
+    }
+  }
+  // The embedding's and the head's collectives stay outside Transformer Engine's layers and so
+  // outside its overlap.
   parts.edges = tp_edge_comm(profile, tp, buffer_bytes, p.sequence_parallel);
   if (tp.ranks > 1) {
     const double loss_reductions = m.cross_entropy == CrossEntropyKernel::kUnfused ? 3.0 : 2.0;
@@ -249,9 +244,6 @@ void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
         loss_reductions * collective_time_s(profile, CollectiveKind::kAllReduce, 4.0 * tokens, tp);
   }
   if (p.sequence_parallel) {
-    const double seq = attention_kernel_seq_length(m, p);
-    parts.tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq, tp,
-                                                  layer_gather_bytes, rate, {"qkv", "mlp_up"});
     parts.edges.head.backward_s += sp_backward_regather_s(head_ops, profile, gpu, p.precision, seq,
                                                           tp, buffer_bytes, rate, {"logits"});
   }

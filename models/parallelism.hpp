@@ -50,6 +50,10 @@ struct Parallelism {
   // compute (ZeRO 0-2). Tuned recipes overlap both (Megatron-LM's own default does not).
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // Transformer Engine's comm-GEMM overlap of the sequence-parallel collectives (Megatron-Core
+  // --tp-comm-overlap, NeMo ub_tp_comm_overlap; tp_overlapped_layer_comm). Needs
+  // sequence_parallel. Off by default, as in Megatron-LM; NVIDIA's recipes turn it on.
+  bool tp_comm_overlap = false;
   // Precision of Adam's two moments (Megatron-Core --exp-avg-dtype / --exp-avg-sq-dtype, Apex
   // DistributedFusedAdam dtype); empty: fp32.
   std::optional<Precision> optimizer_state_precision;

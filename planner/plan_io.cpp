@@ -447,6 +447,12 @@ void read_stack(JsonReader& r, PlanSpec& plan) {
     throw r.error("fp8_params",
                   "fp8_params applies to the fp8 candidates, and search.precision has no \"fp8\"");
   }
+  const auto& sp = plan.space.sequence_parallel;
+  if (plan.stack.tp_comm_overlap && std::find(sp.begin(), sp.end(), true) == sp.end()) {
+    throw r.error("tp_comm_overlap",
+                  "tp_comm_overlap applies to the sequence-parallel candidates, and "
+                  "search.sequence_parallel has no true");
+  }
   if (plan.stack.master_weights) {
     for (Precision precision : precisions) {
       const bool fp8_params = plan.stack.fp8_params && precision == Precision::kFp8;

@@ -167,10 +167,11 @@ bool set_schedule(Parallelism& p, const std::vector<std::pair<Schedule, int>>& p
   return true;
 }
 
-// Gives `p` (its ZeRO stage and precision set) the plan's stack settings. The overlap flags and
-// fp8 parameters apply where they exist, as a scenario states them: ZeRO-3 reduce-scatters each
-// layer's gradients as the backward produces them, only ZeRO-1/2 gather parameters after the
-// step, and only fp8 candidates have fp8 parameters.
+// Gives `p` (its ZeRO stage, precision and sequence parallelism set) the plan's stack settings.
+// The overlap flags and fp8 parameters apply where they exist, as a scenario states them: ZeRO-3
+// reduce-scatters each layer's gradients as the backward produces them, only ZeRO-1/2 gather
+// parameters after the step, only fp8 candidates have fp8 parameters, and only
+// sequence-parallel candidates overlap their TP collectives with the GEMMs.
 void apply_stack(const Parallelism& stack, Parallelism& p) {
   p.grad_reduce_precision = stack.grad_reduce_precision;
   p.optimizer_state_precision = stack.optimizer_state_precision;
@@ -181,6 +182,7 @@ void apply_stack(const Parallelism& stack, Parallelism& p) {
   const bool gathers_parameters = p.zero_stage == 1 || p.zero_stage == 2;
   p.overlap_param_gather = gathers_parameters ? stack.overlap_param_gather : p.overlap_grad_reduce;
   p.fp8_params = stack.fp8_params && p.precision == Precision::kFp8;
+  p.tp_comm_overlap = stack.tp_comm_overlap && p.sequence_parallel;
 }
 
 // Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,

@@ -207,6 +207,7 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
   read_gradient_reduction(reader, parallelism);
   read_optimizer_storage(reader, parallelism);
   parallelism.fp8_params = reader.optional_bool("fp8_params", false);
+  parallelism.tp_comm_overlap = reader.optional_bool("tp_comm_overlap", false);
 }
 
 std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
@@ -327,6 +328,12 @@ void check_tensor_split(const ModelSpec& m, const Parallelism& p, const LayoutEr
 void check_sequence_options(const ModelSpec& m, const Parallelism& p, const LayoutErrors& e) {
   if (p.sequence_parallel && p.tensor == 1) {
     e.fail("sequence_parallel", "sequence_parallel needs tensor > 1");
+  }
+  if (p.tp_comm_overlap && !p.sequence_parallel) {
+    e.fail("tp_comm_overlap",
+           "tp_comm_overlap overlaps the sequence-parallel collectives with the GEMMs; it needs "
+           "sequence_parallel true (Megatron-LM: \"Tensor parallel communication/GEMM overlap "
+           "can happen only when sequence parallelism is enabled\")");
   }
   if (p.context > 1 && m.seq_length % (2 * p.context) != 0) {
     e.fail("context", "seq_length (" + num(m.seq_length) + ") is not divisible by 2 x context (" +
@@ -600,6 +607,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["overlap_grad_reduce"] = false;
   if (p.overlap_grad_reduce && !p.overlap_param_gather)
     par["overlap_param_gather"] = false;
+  if (p.tp_comm_overlap)
+    par["tp_comm_overlap"] = true;
   json out = {{"schema", kScenarioSchema},
               {"name", sc.name},
               {"model", model},

@@ -87,8 +87,12 @@ size_t expect_never_worse(const std::vector<PlanSpec>& plans, bool confirm,
   return distinct.size();
 }
 
-double cost(const Answer& a) { return a.cost_usd; }
-double wall_time(const Answer& a) { return a.wall_time_s; }
+double cost(const Answer& a) {
+  return a.cost_usd;
+}
+double wall_time(const Answer& a) {
+  return a.wall_time_s;
+}
 
 class PlannerLawTest : public ::testing::TestWithParam<bool> {};
 

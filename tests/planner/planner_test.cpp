@@ -352,6 +352,35 @@ TEST(PlannerTest, StackFp8ParamsReachOnlyTheFp8Candidates) {
   EXPECT_EQ(precisions, (std::set<Precision>{Precision::kBf16, Precision::kFp8}));
 }
 
+// tp_comm_overlap reaches the sequence-parallel candidates only (the scenario rules reject it
+// without SP), and it makes them faster.
+TEST(PlannerTest, StackTpCommOverlapReachesOnlyTheSequenceParallelCandidates) {
+  PlanSpec plan = hand_plan();
+  plan.space.sequence_parallel = {false, true};
+  plan.confirm_top_k = 1000;  // keep every screened layout
+  const PlanResult serial = run_plan(plan, {});
+  plan.stack.tp_comm_overlap = true;
+  const PlanResult overlapped = run_plan(plan, {});
+  ASSERT_EQ(serial.candidates.size(), overlapped.candidates.size());
+  std::set<bool> seen;
+  for (size_t i = 0; i < overlapped.candidates.size(); ++i) {
+    const Parallelism& p = overlapped.candidates[i].candidate.parallelism;
+    seen.insert(p.sequence_parallel);
+    EXPECT_EQ(p.tp_comm_overlap, p.sequence_parallel);
+  }
+  EXPECT_EQ(seen, (std::set<bool>{false, true}));
+  double serial_best = 0.0;
+  double overlapped_best = 0.0;
+  for (size_t i = 0; i < overlapped.candidates.size(); ++i) {
+    if (overlapped.candidates[i].candidate.parallelism.sequence_parallel) {
+      overlapped_best = std::max(overlapped_best, overlapped.candidates[i].analytic.tokens_per_s);
+    }
+    if (serial.candidates[i].candidate.parallelism.sequence_parallel)
+      serial_best = std::max(serial_best, serial.candidates[i].analytic.tokens_per_s);
+  }
+  EXPECT_GT(overlapped_best, serial_best);
+}
+
 // MFU is of each candidate's own precision's peak, so the table names the precision of every row:
 // without it an fp8 row's MFU reads as half a bf16 row's.
 TEST(PlannerTest, TableNamesEachRowsPrecision) {

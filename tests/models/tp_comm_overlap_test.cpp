@@ -1,0 +1,101 @@
+// Transformer Engine's comm-GEMM overlap of the sequence-parallel collectives
+// (models/tp_comm_overlap.hpp): what it hides, and laws it keeps.
+#include "models/tp_comm_overlap.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "models/analytic_estimator.hpp"
+#include "models/datasheet_profile.hpp"
+#include "models/io/json_reader.hpp"
+#include "models/io/scenario_io.hpp"
+#include "models/io/units.hpp"
+#include "models/iteration_model.hpp"
+
+namespace capsim {
+namespace {
+
+Scenario tp4_sp_scenario() {  // GPT 13B, TP4 PP2 DP4 with SP on A100
+  return load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+}
+
+SimulationResult estimate(const Scenario& s) {
+  return estimate_iteration(s, datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster));
+}
+
+TEST(TpCommOverlapTest, HidesPartOfTheTensorParallelTime) {
+  Scenario s = tp4_sp_scenario();
+  const SimulationResult serial = estimate(s);
+  s.parallelism.tp_comm_overlap = true;
+  const SimulationResult overlapped = estimate(s);
+  EXPECT_LT(overlapped.iteration_time_s, serial.iteration_time_s);
+  EXPECT_LT(overlapped.breakdown.tp_comm_exposed_s, 0.8 * serial.breakdown.tp_comm_exposed_s);
+  // The last pipelined split, the SMs the scatters and bulk gathers take from their GEMMs, and
+  // the embedding's and head's collectives (outside TE's layers) stay exposed.
+  EXPECT_GT(overlapped.breakdown.tp_comm_exposed_s, 0.0);
+  EXPECT_DOUBLE_EQ(overlapped.breakdown.compute_s, serial.breakdown.compute_s);
+}
+
+TEST(TpCommOverlapTest, AFasterTensorParallelLinkIsNeverSlower) {
+  double previous = 0.0;
+  double slowest = 0.0;
+  for (const char* bandwidth : {"50GBps", "100GBps", "300GBps", "600GBps", "1200GBps"}) {
+    Scenario s = tp4_sp_scenario();
+    s.parallelism.tp_comm_overlap = true;
+    s.cluster.intra_node_bandwidth_bytes_per_s = *units::parse_bandwidth_bytes_per_s(bandwidth);
+    const double t = estimate(s).breakdown.tp_comm_exposed_s;
+    if (previous > 0.0) {
+      EXPECT_LE(t, previous * (1 + 1e-12)) << bandwidth;
+    }
+    previous = t;
+    slowest = std::max(slowest, t);
+  }
+  EXPECT_LT(previous, 0.5 * slowest);  // the bandwidth mattered
+}
+
+// On a slow link nothing hides the collectives' excess over their GEMMs: the overlapped time
+// approaches the serial one from below.
+TEST(TpCommOverlapTest, OnASlowLinkTheCollectivesDominate) {
+  Scenario s = tp4_sp_scenario();
+  s.cluster.intra_node_bandwidth_bytes_per_s = *units::parse_bandwidth_bytes_per_s("2GBps");
+  const double serial = estimate(s).breakdown.tp_comm_exposed_s;
+  s.parallelism.tp_comm_overlap = true;
+  const double overlapped = estimate(s).breakdown.tp_comm_exposed_s;
+  EXPECT_LT(overlapped, serial);
+  EXPECT_GT(overlapped, 0.9 * serial);
+}
+
+TEST(TpCommOverlapTest, NothingWithoutTensorParallelism) {
+  const Scenario s = tp4_sp_scenario();
+  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  GroupShape one;
+  const LayerComm c =
+      tp_overlapped_layer_comm(lower_layer(s.model, s.parallelism), profile,
+                               *find_gpu(s.cluster.gpu), Precision::kBf16, 2048.0, one, 1e6, 1e6);
+  EXPECT_EQ(c.forward_s, 0.0);
+  EXPECT_EQ(c.backward_s, 0.0);
+}
+
+TEST(TpCommOverlapTest, WithoutSmsLowersThePeakInProportion) {
+  const GpuSpec& a100 = *find_gpu("A100-SXM4-80GB");
+  const GpuSpec g = without_sms(a100, kUserbufferSms);
+  EXPECT_EQ(g.num_sms, a100.num_sms - 16);
+  EXPECT_DOUBLE_EQ(g.peak_bf16_flop_per_s, a100.peak_bf16_flop_per_s * 92.0 / 108.0);
+  EXPECT_EQ(without_sms(a100, 1000).num_sms, 1);
+}
+
+TEST(TpCommOverlapTest, ScenarioKeyRoundTrips) {
+  Scenario s = tp4_sp_scenario();
+  s.parallelism.tp_comm_overlap = true;
+  const nlohmann::json j = scenario_to_json(s);
+  EXPECT_TRUE(j.at("parallelism").at("tp_comm_overlap").get<bool>());
+  JsonReader reader(j, "<round trip>");
+  const Scenario back = read_scenario(reader, true);
+  EXPECT_TRUE(back.parallelism.tp_comm_overlap);
+  EXPECT_FALSE(scenario_to_json(tp4_sp_scenario()).at("parallelism").contains("tp_comm_overlap"));
+}
+
+}  // namespace
+}  // namespace capsim

@@ -261,9 +261,10 @@ namespace capsim {
 namespace {
 
 // The 52 published runs beyond dev.json (docs/validation.md) stay loadable and predicted; the
-// analytic engine scored the first 40 at 7.6% MAPE (measured 2026-11-22) and all 52 at 7.35%
-// (2026-11-25, with Korthikanti et al.'s nine and MT-NLG's three), and the test holds it to 10%
-// overall so a regression in generalisation fails here, not only in a held-out judge.
+// analytic engine scored the first 40 at 7.6% MAPE (measured 2026-11-22), all 52 at 7.35%
+// (2026-11-25, with Korthikanti et al.'s nine and MT-NLG's three) and 9.87% once 29 of them
+// stated the tensor-parallel overlap their recipes ran, and the test holds it to 10% overall so
+// a regression in generalisation fails here, not only in a held-out judge.
 TEST(CliTest, ValidatePublishedExtraRunsWithinTenPercent) {
   const auto r = run_capsim("validate " + kSource +
                             "/scenarios/validation/published-extra.json --engine analytic --json");

@@ -5,6 +5,7 @@
 // engine (the confirmation set depends on the target, which is where such a law could break).
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,10 +13,10 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/profile_io.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
+
+#include "tests/planner/skewed_confirmer.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -28,24 +29,6 @@ PlanSpec law_plan() {
   return plan;
 }
 
-// A stand-in for the event engine: the screen's numbers, 3% slower per pipeline stage beyond
-// the first, so confirmed and screened rankings differ.
-ConfirmFn pipeline_penalised_confirmer() {
-  return [](const std::vector<Scenario>& scenarios, const ProgressFn&) {
-    ConfirmBatch batch;
-    for (const auto& sc : scenarios) {
-      const SimulationResult r = estimate_iteration(sc, resolve_profile(sc));
-      const double factor = 1.0 + 0.03 * (sc.parallelism.pipeline - 1);
-      ConfirmOutcome o;
-      o.ok = true;
-      o.evaluation = {"event",        r.iteration_time_s * factor, r.tokens_per_s / factor,
-                      r.mfu / factor, r.memory.peak_bytes,         r.memory.capacity_bytes};
-      batch.outcomes.push_back(o);
-    }
-    return batch;
-  };
-}
-
 // The plan's answer: its first-ranked entry when that meets the target, else nothing.
 struct Answer {
   double cost_usd = 0.0;
@@ -56,7 +39,7 @@ std::optional<Answer> answer(const PlanSpec& plan, bool confirm) {
   PlanOptions options;
   options.jobs = 2;
   if (confirm)
-    options.confirm = pipeline_penalised_confirmer();
+    options.confirm = testing::skewed_confirmer(0.03);  // 3% per pipeline stage
   const PlanResult r = run_plan(plan, options);
   if (r.ranked.empty() || !r.ranked.front().meets_target)
     return std::nullopt;
@@ -94,25 +77,29 @@ double wall_time(const Answer& a) {
   return a.wall_time_s;
 }
 
+// The law plan once per value, each changed by `vary(plan, value)`.
+template <class Value, class Vary>
+std::vector<PlanSpec> variations(std::initializer_list<Value> values, Vary vary) {
+  std::vector<PlanSpec> plans;
+  for (const Value& value : values) {
+    PlanSpec plan = law_plan();
+    vary(plan, value);
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
 class PlannerLawTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(PlannerLawTest, ALaterDeadlineNeverCostsMore) {
-  std::vector<PlanSpec> plans;
-  for (double days : {10.0, 20.0, 40.0, 80.0, 160.0}) {
-    PlanSpec plan = law_plan();
-    plan.deadline_s = days * kDay;
-    plans.push_back(plan);
-  }
+  const auto plans = variations({10.0, 20.0, 40.0, 80.0, 160.0},
+                                [](PlanSpec& plan, double days) { plan.deadline_s = days * kDay; });
   EXPECT_GE(expect_never_worse(plans, GetParam(), cost), 2u);
 }
 
 TEST_P(PlannerLawTest, FewerTokensNeverCostMore) {
-  std::vector<PlanSpec> plans;
-  for (double tokens : {4e12, 2e12, 1e12, 0.5e12}) {
-    PlanSpec plan = law_plan();
-    plan.tokens = tokens;
-    plans.push_back(plan);
-  }
+  const auto plans = variations({4e12, 2e12, 1e12, 0.5e12},
+                                [](PlanSpec& plan, double tokens) { plan.tokens = tokens; });
   EXPECT_GE(expect_never_worse(plans, GetParam(), cost), 3u);
 }
 
@@ -143,37 +130,28 @@ TEST_P(PlannerLawTest, AnotherInstanceTypeNeverCostsMore) {
 }
 
 TEST_P(PlannerLawTest, ALowerPriceNeverCostsMore) {
-  std::vector<PlanSpec> plans;
-  for (double scale : {1.0, 0.8, 0.6, 0.4}) {
-    PlanSpec plan = law_plan();
+  const auto plans = variations({1.0, 0.8, 0.6, 0.4}, [](PlanSpec& plan, double scale) {
     for (auto& instance : plan.instances) {
       if (instance.name == "p5.48xlarge") {
         for (auto& price : instance.prices)
           price.usd_per_node_hour *= scale;
       }
     }
-    plans.push_back(plan);
-  }
+  });
   EXPECT_GE(expect_never_worse(plans, GetParam(), cost), 3u);
 }
 
 TEST_P(PlannerLawTest, ASmallerModelNeverCostsMore) {
-  std::vector<PlanSpec> plans;
-  for (int ffn : {36864, 32768, 28672, 24576}) {  // every TP degree up to 8 divides each
-    PlanSpec plan = law_plan();
-    plan.model.ffn_hidden_size = ffn;
-    plans.push_back(plan);
-  }
+  // Every TP degree up to 8 divides each FFN width.
+  const auto plans = variations({36864, 32768, 28672, 24576},
+                                [](PlanSpec& plan, int ffn) { plan.model.ffn_hidden_size = ffn; });
   EXPECT_GE(expect_never_worse(plans, GetParam(), cost), 3u);
 }
 
 TEST_P(PlannerLawTest, RarerFailuresNeverCostMore) {
-  std::vector<PlanSpec> plans;
-  for (double mtbf_hours : {2e3, 1e4, 5e4, 2.5e5}) {
-    PlanSpec plan = law_plan();
+  const auto plans = variations({2e3, 1e4, 5e4, 2.5e5}, [](PlanSpec& plan, double mtbf_hours) {
     plan.failure = FailureModel{mtbf_hours * 3600.0, 60.0, 600.0};
-    plans.push_back(plan);
-  }
+  });
   EXPECT_GE(expect_never_worse(plans, GetParam(), cost), 3u);
 }
 

@@ -20,6 +20,7 @@
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
 
+#include "tests/planner/skewed_confirmer.hpp"
 #include <unistd.h>
 
 namespace capsim::planner {
@@ -495,23 +496,7 @@ TEST(FailureModelTest, ClustersThatFailFasterThanTheyRestartArePruned) {
   EXPECT_EQ(ok.pruned.of(PruneReason::kFailures), 0);
 }
 
-// A confirm function that slows every candidate by a layout-dependent factor, like contention
-// would, so the confirmed ranking differs from the screen's.
-ConfirmFn skewed_confirmer(double pipeline_penalty) {
-  return [pipeline_penalty](const std::vector<Scenario>& scenarios, const ProgressFn&) {
-    ConfirmBatch batch;
-    for (const auto& sc : scenarios) {
-      const SimulationResult r = estimate_iteration(sc, resolve_profile(sc));
-      const double factor = 1.0 + pipeline_penalty * (sc.parallelism.pipeline - 1);
-      ConfirmOutcome o;
-      o.ok = true;
-      o.evaluation = {"event",        r.iteration_time_s * factor, r.tokens_per_s / factor,
-                      r.mfu / factor, r.memory.peak_bytes,         r.memory.capacity_bytes};
-      batch.outcomes.push_back(o);
-    }
-    return batch;
-  };
-}
+using testing::skewed_confirmer;
 
 TEST(PlannerTest, RanksOnConfirmedNumbers) {
   PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");

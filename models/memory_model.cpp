@@ -328,12 +328,26 @@ double edge_activation_bytes(const MemoryInputs& in, int stage, double in_flight
   return bytes;
 }
 
-// Two DP gradient buckets in flight (one reducing, one filling); ZeRO-3 prefetches the next
-// layer's gathered weights while the current one computes (two layers, FSDP/DeepSpeed).
-double communication_bytes(const MemoryInputs& in, int stage) {
-  if (in.zero_group <= 1.0)
+// Transformer Engine's userbuffers under tp_comm_overlap: one registered buffer per overlapped
+// GEMM (initialize_ub, module/base.py: the QKV and MLP-up fprop, dgrad and wgrad, the
+// projection's and MLP-down's fprop and dgrad; their wgrad reuses the dgrad's), each of one
+// micro-batch's tokens on this CP rank x h (Megatron-Core _initialize_tp_communicators). The six
+// all-gather buffers hold fp8 under fp8 (fp8_buf), the four reduce-scatter buffers 16 bits.
+double userbuffer_bytes(const MemoryInputs& in) {
+  if (!in.parallelism->tp_comm_overlap)
     return 0.0;
-  double bytes = 2.0 * in.bucket_bytes;
+  const double gather_element = in.parallelism->precision == Precision::kFp8 ? 1.0 : 2.0;
+  return in.sb * d(in.model->hidden_size) * (6.0 * gather_element + 4.0 * 2.0);
+}
+
+// Two DP gradient buckets in flight (one reducing, one filling); ZeRO-3 prefetches the next
+// layer's gathered weights while the current one computes (two layers, FSDP/DeepSpeed); and
+// the tensor-parallel overlap's userbuffers.
+double communication_bytes(const MemoryInputs& in, int stage) {
+  double bytes = userbuffer_bytes(in);
+  if (in.zero_group <= 1.0)
+    return bytes;
+  bytes += 2.0 * in.bucket_bytes;
   if (in.parallelism->zero_stage >= 3) {
     const int p = in.parallelism->pipeline;
     // Each rank's own 1/D shard is its slice of the gathered buffer (NCCL in-place

@@ -13,6 +13,7 @@
 #include "models/io/scenario_io.hpp"
 #include "models/io/units.hpp"
 #include "models/iteration_model.hpp"
+#include "models/memory_model.hpp"
 
 namespace capsim {
 namespace {
@@ -65,6 +66,28 @@ TEST(TpCommOverlapTest, OnASlowLinkTheCollectivesDominate) {
   const double overlapped = estimate(s).breakdown.tp_comm_exposed_s;
   EXPECT_LT(overlapped, serial);
   EXPECT_GT(overlapped, 0.9 * serial);
+}
+
+// One micro-batch's tokens x h per buffer: six all-gather buffers (fp8 under fp8) and four
+// reduce-scatter buffers in 16 bits, on every stage.
+TEST(TpCommOverlapTest, MemoryCountsTheUserbuffers) {
+  for (Precision precision : {Precision::kBf16, Precision::kFp8}) {
+    Scenario s = tp4_sp_scenario();
+    s.cluster.gpu = "H100-SXM5-80GB";
+    s.parallelism.precision = precision;
+    const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
+    const MemoryEstimate serial = estimate_memory(s.model, s.parallelism, gpu);
+    s.parallelism.tp_comm_overlap = true;
+    const MemoryEstimate overlapped = estimate_memory(s.model, s.parallelism, gpu);
+    const double tokens_by_h = 2048.0 * 5120.0;
+    const double expected = tokens_by_h * (precision == Precision::kFp8 ? 6.0 + 8.0 : 20.0);
+    ASSERT_EQ(serial.stages.size(), overlapped.stages.size());
+    for (size_t i = 0; i < serial.stages.size(); ++i) {
+      EXPECT_DOUBLE_EQ(
+          overlapped.stages[i].communication_bytes - serial.stages[i].communication_bytes,
+          expected);
+    }
+  }
 }
 
 TEST(TpCommOverlapTest, NothingWithoutTensorParallelism) {

@@ -214,7 +214,8 @@ struct PartCosts {
 // all-reduced backward. The vocab-parallel loss all-reduces per-token fp32 values over TP: the
 // logit maximum, the target logit and the exp-sum (Megatron-Core cross_entropy.py: three; its
 // fused version concatenates the last two, as one-kernel losses with a process group do).
-// `layer_ops` and `head_ops` are the lowered layer and head.
+// `layer_ops` and `head_ops` are the lowered layer and head. With tp_comm_overlap the layer's
+// collectives are costed as Transformer Engine overlaps them (tp_overlapped_layer_comm).
 void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
                                const std::vector<Op>& layer_ops, const std::vector<Op>& head_ops,
                                const HardwareProfile& profile, const GpuSpec& gpu,

@@ -252,6 +252,7 @@ std::vector<bool> sources_off_consensus(const std::vector<double>& res,
   for (size_t i = 0; i < res.size(); ++i)
     per_source[sources.of_row[i]].push_back(res[i]);
   std::vector<double> medians;
+  medians.reserve(per_source.size());
   for (const auto& v : per_source)
     medians.push_back(median(v));
   const double centre = median(medians);

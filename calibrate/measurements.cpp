@@ -277,6 +277,7 @@ int overlap_sms_taken(int sms, double time_alone_s, double time_beside_s) {
 
 int overlap_median_sms_taken(const std::vector<OverlapSample>& samples) {
   std::vector<int> v;
+  v.reserve(samples.size());
   for (const auto& s : samples)
     v.push_back(s.sms_taken);
   std::sort(v.begin(), v.end());

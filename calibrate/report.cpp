@@ -68,6 +68,8 @@ std::string svg_plot(const std::vector<double>& x, const std::vector<double>& me
                      const std::string& y_label) {
   std::vector<double> lx;
   std::vector<double> ly;
+  lx.reserve(x.size());
+  ly.reserve(measured.size() + model.size());
   for (double v : x)
     lx.push_back(std::log10(v));
   for (double v : measured)
@@ -89,10 +91,13 @@ std::string svg_plot(const std::vector<double>& x, const std::vector<double>& me
   s << "<rect x=\"" << Axes::kL << "\" y=\"" << Axes::kT << "\" width=\""
     << Axes::kW - Axes::kL - Axes::kR << "\" height=\"" << Axes::kH - Axes::kB - Axes::kT
     << "\" fill=\"none\" stroke=\"#999\"/>";
-  for (double y = a.y0; y <= a.y1 + 1e-9; y += 1.0) {
+  // a.y0 and ceil(a.x0) are whole numbers: integer steps give the same doubles as adding 1.0.
+  for (int k = 0; a.y0 + k <= a.y1 + 1e-9; ++k) {
+    const double y = a.y0 + k;
     s << "<text x=\"4\" y=\"" << num(a.py(y) + 4) << "\">1e" << num(y, "%.0f") << "</text>";
   }
-  for (double xv = std::ceil(a.x0); xv <= a.x1 + 1e-9; xv += 1.0) {
+  for (int k = 0; std::ceil(a.x0) + k <= a.x1 + 1e-9; ++k) {
+    const double xv = std::ceil(a.x0) + k;
     s << "<text x=\"" << num(a.px(xv) - 10) << "\" y=\"" << Axes::kH - 24 << "\">1e"
       << num(xv, "%.0f") << "</text>";
   }

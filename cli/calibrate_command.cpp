@@ -206,7 +206,7 @@ int run_step(int argc, char** argv) {
     before += std::fabs(fit.predicted_before_s[i] / runs[i].measured_iteration_time_s - 1.0);
     after += std::fabs(fit.predicted_after_s[i] / runs[i].measured_iteration_time_s - 1.0);
   }
-  const double n = static_cast<double>(runs.size());
+  const auto n = static_cast<double>(runs.size());
   std::printf("software_efficiency %.4g (profile \"%s\", was %.4g): MAPE %.2f%% -> %.2f%%\n",
               fit.software_efficiency, base.name.c_str(), base.software_efficiency,
               100.0 * before / n, 100.0 * after / n);

@@ -77,6 +77,7 @@ void keep_selected_policies(const cxxopts::ParseResult& args,
     std::string names;
     for (const auto& p : policies)
       names += (names.empty() ? "" : ", ") + p.name;
+    // NOLINTNEXTLINE(performance-inefficient-string-concatenation): runs once, the loop ends here
     throw InputError("", "", "--policy " + name + ": no such policy (policies: " + names + ")");
   }
   std::erase_if(policies, [&](const auto& p) {
@@ -91,6 +92,7 @@ std::vector<std::pair<std::string, std::string>> output_files(
   std::vector<std::pair<std::string, std::string>> files;
   if (args.count("timeline") > 0) {
     std::vector<traces::Timeline> timelines;
+    timelines.reserve(runs.size());
     for (const auto& p : runs)
       timelines.push_back(p.runs.front().timeline);
     std::ostringstream os;

@@ -414,7 +414,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   r.breakdown.bubble_s = bubble_s;
   r.breakdown.optimizer_s = optimizer_s;
   r.iteration_time_s = busy_s - m * b.zero3_s + bubble_s + pp_s + dp_s + optimizer_s;
-  r.notes.push_back(
+  r.notes.emplace_back(
       "analytic engine: uncontended collective times (on oversubscribed fabrics, each traffic "
       "class's share of the leaf uplinks); NIC and fabric sharing between PP, DP and CP traffic "
       "is not modelled (use --engine event)");

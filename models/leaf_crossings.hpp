@@ -45,7 +45,7 @@ class LeafCrossings {
   int nodes_per_leaf_ = 1;
   bool dp_through_nics_ = false;
   enum { kPp = 0, kDp = 1, kClasses = 2 };
-  int max_crossing_gpus_[kClasses] = {0, 0};
+  std::array<int, kClasses> max_crossing_gpus_{};
   bool same_gpus_ = true;
 
   // Per flow class, the GPUs with a flow out of their leaf and those with a flow into it.

@@ -98,7 +98,7 @@ void interleaved(Emitter& e, int stages, int stage, int m, int chunks) {
 }
 
 void zero_bubble_h1(Emitter& e, int stages, int stage, int m) {
-  const size_t max_deferred = static_cast<size_t>(stage);
+  const auto max_deferred = static_cast<size_t>(stage);
   std::deque<int> pending;  // micro-batches whose W is still to do, oldest first
   auto backward = [&](int mb) {
     e.backward(OpKind::kBackwardInput, mb, 0);

@@ -63,6 +63,7 @@ std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& par
     out.back() -= 1;
     return out;
   }
+  // NOLINTNEXTLINE(modernize-return-braced-init-list): braces would pick the initializer_list ctor
   return std::vector<int>(static_cast<size_t>(p), model.num_layers / p);
 }
 

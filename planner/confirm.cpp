@@ -2,12 +2,12 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -36,7 +36,7 @@ class TempDir {
         std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/capsim-plan-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {
       throw std::runtime_error("cannot create a temporary folder: " +
-                               std::string(std::strerror(errno)));
+                               std::generic_category().message(errno));
     }
     path_ = tmpl;
   }
@@ -88,7 +88,7 @@ pid_t spawn_simulate(const std::string& binary, const std::string& dir, size_t i
   const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    throw std::runtime_error("cannot start " + binary + ": " + std::strerror(rc));
+    throw std::runtime_error("cannot start " + binary + ": " + std::generic_category().message(rc));
   }
   return pid;
 }
@@ -177,7 +177,7 @@ void run_remaining_scenarios(const std::string& binary, int jobs, const std::str
       if (pid < 0) {
         if (errno == EINTR)
           continue;
-        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+        throw std::runtime_error(std::string("waitpid: ") + std::generic_category().message(errno));
       }
       const auto it = running.find(pid);
       if (it == running.end())

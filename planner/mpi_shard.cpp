@@ -196,7 +196,7 @@ ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
                                                 const ProgressFn& progress) {
     const auto ranks = static_cast<size_t>(size);
     std::vector<Scenario> mine;
-    for (size_t i = static_cast<size_t>(rank); i < scenarios.size(); i += ranks)
+    for (auto i = static_cast<size_t>(rank); i < scenarios.size(); i += ranks)
       mine.push_back(scenarios[i]);
     // A rank that throws still takes part in the exchange, so that every rank throws the same
     // error instead of the others waiting forever in the collective.

@@ -11,10 +11,10 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 sg4::LinkInRoute up(sg4::Link* l) {
-  return sg4::LinkInRoute(l, sg4::LinkInRoute::Direction::UP);
+  return {l, sg4::LinkInRoute::Direction::UP};
 }
 sg4::LinkInRoute down(sg4::Link* l) {
-  return sg4::LinkInRoute(l, sg4::LinkInRoute::Direction::DOWN);
+  return {l, sg4::LinkInRoute::Direction::DOWN};
 }
 
 }  // namespace

@@ -410,11 +410,11 @@ void run_compute(Sim& sim, Rank& rank) {
 
 void run_dp(Sim& sim, Rank& rank) {
   const auto& buckets = rank.plan->buckets;
-  for (size_t b = 0; b < buckets.size(); ++b) {
+  for (const auto& bucket : buckets) {
     rank.bucket_ready->acquire();
     run_beside_compute(
-        sim, rank, buckets[b],
-        buckets[b].kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter",
+        sim, rank, bucket,
+        bucket.kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter",
         kDpStream);
   }
 }

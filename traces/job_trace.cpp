@@ -30,7 +30,7 @@ struct Csv {
   std::vector<Row> rows;
 
   [[nodiscard]] InputError error(int line, const std::string& message) const {
-    return InputError(file, "line " + std::to_string(line), message);
+    return {file, "line " + std::to_string(line), message};
   }
   [[nodiscard]] bool has(const std::string& name) const { return column.count(name) > 0; }
   [[nodiscard]] const std::string& cell(const Row& row, const std::string& name) const {

@@ -26,10 +26,9 @@ namespace capsim::calibrate::harness {
 std::string device_error_text(const char* file, int line, const char* what,
                               const std::string& detail) {
   std::array<char, 256> host{};
-  if (gethostname(host.data(), host.size() - 1) != 0)
-    std::strcpy(host.data(), "?");
-  return std::string(host.data()) + " " + file + ":" + std::to_string(line) + ": " + what + ": " +
-         detail;
+  const std::string host_name =
+      gethostname(host.data(), host.size() - 1) == 0 ? std::string(host.data()) : "?";
+  return host_name + " " + file + ":" + std::to_string(line) + ": " + what + ": " + detail;
 }
 
 namespace {

@@ -82,7 +82,7 @@ std::string describe_plan(const OverlapRun& run) {
   for (CollectiveKind kind : run.collectives)
     out += std::string(" ") + collective_name(kind);
   out += "\n  shapes:\n" + shape_list(run.shapes);
-  const auto pairs = static_cast<long long>(run.shapes.size() * (run.collectives.size() + 1));
+  const size_t pairs = run.shapes.size() * (run.collectives.size() + 1);
   return out + "  " + std::to_string(pairs) +
          " measurements (each shape alone, then beside each collective); no GPU touched\n";
 }

@@ -89,6 +89,7 @@ std::vector<CollectiveKind> parse_collectives_arg(const std::string& text) {
       for (const auto& n : collective_names())
         allowed += (allowed.empty() ? "" : ", ") + n;
       throw InputError("--collectives", "",
+                       // NOLINTNEXTLINE(performance-inefficient-string-concatenation): runs once
                        "unknown collective \"" + name + "\"; expected all or a list of " + allowed);
     }
     pos = comma + 1;
@@ -209,6 +210,9 @@ std::vector<double> plan_sizes(const NcclSweep& s, CollectiveKind kind, int rank
   // collectives count = size / wordSize / nranks; the printed size is count x word x nranks.
   const double unit = moves_per_rank_chunks(kind) ? kFloatBytes * ranks : kFloatBytes;
   std::vector<double> out;
+  // A float counter on purpose: a geometric sweep by a non-integer factor, as nccl-tests -f;
+  // the 1e-12 slack keeps max_bytes in despite rounding.
+  // NOLINTNEXTLINE(clang-analyzer-security.FloatLoopCounter)
   for (double size = s.min_bytes; size <= s.max_bytes * (1.0 + 1e-12); size *= s.factor) {
     const double rounded = std::floor(size / unit) * unit;
     if (rounded <= 0.0)
@@ -233,10 +237,14 @@ double median(std::vector<double> values) {
 std::vector<GemmShape> gemm_grid() {
   std::vector<GemmShape> out;
   // Squares 256 .. 16384 (launch/latency regime to the plateau; wave quantization between).
-  for (double n = 256; n <= 16384; n *= 2)
+  for (int i = 256; i <= 16384; i *= 2) {
+    const auto n = static_cast<double>(i);
     out.push_back({n, n, n, 1});
-  for (double n = 384; n <= 12288; n *= 2)
+  }
+  for (int i = 384; i <= 12288; i *= 2) {
+    const auto n = static_cast<double>(i);
     out.push_back({n, n, n, 1});
+  }
   // Transformer-like: tokens x hidden x hidden-multiples, K sweep at fixed M, N.
   for (double k : {256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
     out.push_back({4096, 4096, k, 1});

@@ -180,7 +180,7 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
     j["cost_by_pricing_usd"] = cost;
     GoodputLoss l;
     for (const auto& r : p.runs) {
-      const double n = static_cast<double>(p.runs.size());
+      const auto n = static_cast<double>(p.runs.size());
       l.failure_gpu_hours += r.lost.failure_gpu_hours / n;
       l.preemption_gpu_hours += r.lost.preemption_gpu_hours / n;
       l.disruption_gpu_hours += r.lost.disruption_gpu_hours / n;
@@ -357,6 +357,7 @@ std::string html_report(const WhatIf& whatif, const std::vector<PolicyRuns>& pol
   os << "<h1>What-if: " << escape(whatif.name) << "</h1>\n";
   os << "<pre>" << escape(comparison_table(whatif, policies)) << "</pre>\n";
   std::vector<std::pair<std::string, double>> bars;
+  bars.reserve(policies.size());
   for (const auto& p : policies) {
     bars.emplace_back(escape(p.name),
                       mean_of(p.runs, [](const PolicyResult& r) { return r.cost_usd; }));

@@ -160,10 +160,8 @@ int run_step(int argc, char** argv) {
   std::vector<ValidationCase> runs = load_validation_cases(runs_path);
   if (args.count("cases") > 0) {
     const auto prefixes = args["cases"].as<std::vector<std::string>>();
-    std::erase_if(runs, [&](const ValidationCase& run) {
-      return std::none_of(prefixes.begin(), prefixes.end(),
-                          [&](const std::string& p) { return run.id.rfind(p, 0) == 0; });
-    });
+    std::erase_if(runs,
+                  [&](const ValidationCase& run) { return !id_has_prefix(run.id, prefixes); });
   }
   if (runs.empty())
     throw InputError(runs_path, "/cases", "no run id starts with a --cases prefix");

@@ -1,4 +1,5 @@
-// capsim validate CASES.json [--engine event|analytic] [--json]
+// capsim validate CASES.json [--engine event|analytic] [--json] [--cases ID_PREFIX]...
+//                 [--set PATH=VALUE]...
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -108,6 +109,12 @@ void print_table(const nlohmann::json& report) {
                 group.c_str(), g.at("n").get<int>(), g.at("mape_pct").get<double>(),
                 g.at("mean_error_pct").get<double>(), g.at("within_10_pct").get<int>());
   }
+  if (report.contains("overrides")) {
+    std::printf("  every scenario changed by --set");
+    for (const auto& o : report.at("overrides"))
+      std::printf(" %s", o.get<std::string>().c_str());
+    std::printf("\n");
+  }
   const int misses = s.at("predicted_out_of_memory").get<int>();
   if (misses > 0) {
     std::printf(
@@ -121,12 +128,74 @@ cxxopts::Options validate_options() {
   cxxopts::Options options("capsim validate",
                            "Predict measured training runs and report the error per case");
   options.positional_help("CASES.json");
-  options.add_options()("cases", "capsim.validation/v1 file", cxxopts::value<std::string>())(
+  options.add_options()("file", "capsim.validation/v1 file", cxxopts::value<std::string>())(
       "engine", "event (SimGrid replay) or analytic (closed form)",
       cxxopts::value<std::string>()->default_value("event"))(
-      "json", "print one JSON object instead of the table");
-  options.parse_positional({"cases"});
+      "json", "print one JSON object instead of the table")(
+      "cases", "only cases whose id starts with this (repeatable)",
+      cxxopts::value<std::vector<std::string>>())(
+      "set",
+      "change every case's scenario first: PATH=VALUE, PATH dot-separated from the scenario's "
+      "top (parallelism.tp_comm_overlap=true), VALUE JSON or else a string (repeatable)",
+      cxxopts::value<std::vector<std::string>>());
+  options.parse_positional({"file"});
   return options;
+}
+
+// One --set argument: "model.dropout=false" -> {"/model/dropout", false}. The value is JSON when
+// it parses as JSON (true, 4, "x", {...}), else the text itself as a string.
+ScenarioOverride parse_override(const std::string& argument) {
+  const auto bad = [&argument](const std::string& why) {
+    return InputError("", "",
+                      "--set " + argument + ": " + why +
+                          "; expected PATH=VALUE, e.g. parallelism.tp_comm_overlap=true");
+  };
+  const size_t eq = argument.find('=');
+  if (eq == std::string::npos)
+    throw bad("no '='");
+  ScenarioOverride o;
+  std::string segment;
+  const std::string path = argument.substr(0, eq) + ".";
+  for (char ch : path) {
+    if (ch != '.') {
+      segment += ch == '~' ? std::string("~0") : ch == '/' ? std::string("~1") : std::string(1, ch);
+      continue;
+    }
+    if (segment.empty())
+      throw bad("an empty key in the path");
+    o.pointer += "/" + segment;
+    segment.clear();
+  }
+  const std::string text = argument.substr(eq + 1);
+  o.value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (o.value.is_discarded())
+    o.value = text;
+  return o;
+}
+
+std::vector<ScenarioOverride> overrides_option(const cxxopts::ParseResult& args) {
+  std::vector<ScenarioOverride> out;
+  if (args.count("set") > 0) {
+    for (const auto& argument : args["set"].as<std::vector<std::string>>())
+      out.push_back(parse_override(argument));
+  }
+  return out;
+}
+
+// Keeps the cases (and rejected cases) whose id starts with a --cases prefix; a rejected case
+// without a readable id is kept, since it cannot be told apart.
+void keep_listed_cases(ValidationFile& file, const cxxopts::ParseResult& args,
+                       const std::string& path) {
+  if (args.count("cases") == 0)
+    return;
+  const auto prefixes = args["cases"].as<std::vector<std::string>>();
+  std::erase_if(file.cases,
+                [&](const ValidationCase& c) { return !id_has_prefix(c.id, prefixes); });
+  std::erase_if(file.rejected, [&](const RejectedCase& c) {
+    return !c.id.empty() && !id_has_prefix(c.id, prefixes);
+  });
+  if (file.cases.empty() && file.rejected.empty())
+    throw InputError(path, "/cases", "no case id starts with a --cases prefix");
 }
 
 // The cases predicted, and those left out: rejected by a check (bad input) or failed in the
@@ -188,16 +257,21 @@ int validate_main(int argc, char** argv) {
   cxxopts::ParseResult args;
   if (!parse_or_help(options, argc, argv, args))
     return 0;
-  if (args.count("cases") == 0)
+  if (args.count("file") == 0)
     throw InputError("", "", "missing CASES.json argument");
+  const std::string path = args["file"].as<std::string>();
   const std::string engine = engine_option(args);
-  const ValidationFile file = load_validation_file(args["cases"].as<std::string>());
+  const std::vector<ScenarioOverride> overrides = overrides_option(args);
+  ValidationFile file = load_validation_file(path, overrides);
+  keep_listed_cases(file, args, path);
   const Predictions p = predict_cases(file, engine);
   print_not_predicted(p);
   if (p.outcomes.empty())
-    throw InputError(args["cases"].as<std::string>(), "/cases", "no case could be predicted");
+    throw InputError(path, "/cases", "no case could be predicted");
   nlohmann::json report = to_json(p.outcomes, engine);
   report["not_predicted"] = not_predicted_json(p);
+  if (args.count("set") > 0)
+    report["overrides"] = args["set"].as<std::vector<std::string>>();
   if (args.count("json") > 0) {
     std::cout << report.dump(2) << "\n";
   } else {

@@ -1,5 +1,6 @@
 #include "models/io/validation_io.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "models/io/json_reader.hpp"
@@ -31,9 +32,34 @@ ValidationCase read_case(JsonReader& r, const std::string& path) {
   return vc;
 }
 
+// The case `c` with the overrides applied to its scenario (unchanged when it has none, or no
+// scenario object for them to change: reading it then says what is wrong).
+nlohmann::json with_overrides(const nlohmann::json& c,
+                              const std::vector<ScenarioOverride>& overrides,
+                              const std::string& path, const std::string& pointer) {
+  if (overrides.empty() || !c.is_object() || !c.contains("scenario") || !c["scenario"].is_object())
+    return c;
+  nlohmann::json out = c;
+  for (const ScenarioOverride& o : overrides) {
+    try {
+      out["scenario"][nlohmann::json::json_pointer(o.pointer)] = o.value;
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(path, pointer + "/scenario" + o.pointer,
+                       "--set cannot set this key: a value on its path is not an object");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-ValidationFile load_validation_file(const std::string& path) {
+bool id_has_prefix(const std::string& id, const std::vector<std::string>& prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [&id](const std::string& prefix) { return id.rfind(prefix, 0) == 0; });
+}
+
+ValidationFile load_validation_file(const std::string& path,
+                                    const std::vector<ScenarioOverride>& overrides) {
   const nlohmann::json doc = JsonReader::parse_file(path);
   JsonReader root(doc, path);
   root.expect_schema(kValidationSchema);
@@ -48,7 +74,8 @@ ValidationFile load_validation_file(const std::string& path) {
     if (cases[i].is_object() && cases[i].contains("id") && cases[i]["id"].is_string())
       id = cases[i]["id"].get<std::string>();
     try {
-      JsonReader r(cases[i], path, pointer);
+      const nlohmann::json c = with_overrides(cases[i], overrides, path, pointer);
+      JsonReader r(c, path, pointer);
       ValidationCase vc = read_case(r, path);
       if (!ids.insert(vc.id).second)
         throw r.error("id", "duplicate case id \"" + vc.id + "\"");

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/io/input_error.hpp"
 #include "models/scenario.hpp"
 
@@ -35,10 +37,24 @@ struct ValidationFile {
   std::vector<RejectedCase> rejected;
 };
 
+// A change made to every case's scenario before it is read (capsim validate --set): `value` at
+// `pointer`, a JSON pointer into the scenario ("/parallelism/tp_comm_overlap"); missing objects
+// on the way are created, so the scenario's own rules judge the result.
+struct ScenarioOverride {
+  std::string pointer;
+  nlohmann::json value;
+};
+
+// Returns whether `id` starts with one of `prefixes` (capsim's --cases filters).
+[[nodiscard]] bool id_has_prefix(const std::string& id, const std::vector<std::string>& prefixes);
+
 // Reads a validation file case by case: the file's own structure (JSON, schema, the cases
 // array) must be right, else InputError; a case whose scenario or measurement fails a check is
 // reported in `rejected`, so one bad case does not hide the others' results.
-[[nodiscard]] ValidationFile load_validation_file(const std::string& path);
+// With `overrides`, each case's scenario is changed by them first; a case whose scenario they
+// cannot change (a pointer through a value that is not an object) is rejected too.
+[[nodiscard]] ValidationFile load_validation_file(
+    const std::string& path, const std::vector<ScenarioOverride>& overrides = {});
 
 // Reads and checks every case of a validation file (each scenario fully validated); throws the
 // first case's InputError.

@@ -206,6 +206,54 @@ TEST(CliTest, ValidateReportsABadCaseAndPredictsTheOthers) {
       << table.out;
 }
 
+// --cases keeps the cases whose id starts with a prefix; --set changes every kept scenario first,
+// and the report lists the changes.
+TEST(CliTest, ValidateCasesAndSetMakeAWhatIf) {
+  const std::string base = "validate " + kSource +
+                           "/data/validation/dev.json --engine analytic --json --cases "
+                           "dgxc2503-Llama3.170B";
+  const auto plain = run_capsim(base);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  const auto p = nlohmann::json::parse(plain.out);
+  ASSERT_EQ(p.at("cases").size(), 6u);
+  EXPECT_FALSE(p.contains("overrides"));
+  const auto overlapped = run_capsim(base + " --set parallelism.tp_comm_overlap=true");
+  ASSERT_EQ(overlapped.exit_code, 0) << overlapped.out;
+  const auto o = nlohmann::json::parse(overlapped.out);
+  ASSERT_EQ(o.at("cases").size(), 6u);
+  EXPECT_EQ(o.at("overrides"), nlohmann::json::array({"parallelism.tp_comm_overlap=true"}));
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_LT(o.at("cases")[i].at("predicted_iteration_time_s").get<double>(),
+              p.at("cases")[i].at("predicted_iteration_time_s").get<double>());
+  }
+  // A bare word is a string: the GPU name reaches the scenario's rules.
+  const auto renamed = run_capsim(base + " --set cluster.gpu=V100", true);
+  EXPECT_EQ(renamed.exit_code, 2);
+  EXPECT_NE(renamed.out.find("/cases/113/scenario/cluster/gpu: unknown GPU \"V100\""),
+            std::string::npos)
+      << renamed.out;
+}
+
+// Every bad --set or --cases is exit 2 with a message naming it.
+TEST(CliTest, ValidateRejectsBadCasesAndSetArguments) {
+  const std::string dev = "validate " + kSource + "/data/validation/dev.json --engine analytic";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {" --set nokey", "--set nokey: no '='"},
+      {" --set .tensor=2", "--set .tensor=2: an empty key in the path"},
+      {" --set parallelism..tensor=2", "an empty key in the path"},
+      {" --cases zzz", "dev.json:/cases: no case id starts with a --cases prefix"},
+      {" --cases dgxc2503-Llama3.18B-BF16-8- --set parallelism.nonsense=1",
+       "/cases/119/scenario/parallelism/nonsense: unknown key \"nonsense\""},
+      {" --cases dgxc2503-Llama3.18B-BF16-8- --set model.num_layers.x=1",
+       "/cases/119/scenario/model/num_layers/x: --set cannot set this key"},
+  };
+  for (const auto& [arguments, message] : bad) {
+    const auto r = run_capsim(dev + arguments, true);
+    EXPECT_EQ(r.exit_code, 2) << arguments;
+    EXPECT_NE(r.out.find(message), std::string::npos) << arguments << "\n" << r.out;
+  }
+}
+
 TEST(CliTest, ValidateAnalyticRunsEveryCase) {
   const auto r =
       run_capsim("validate " + kSource + "/data/validation/dev.json --engine analytic --json");

@@ -167,9 +167,8 @@ ScenarioOverride parse_override(const std::string& argument) {
     segment.clear();
   }
   const std::string text = argument.substr(eq + 1);
-  o.value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (o.value.is_discarded())
-    o.value = text;
+  const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  o.value_json = value.is_discarded() ? nlohmann::json(text).dump() : value.dump();
   return o;
 }
 

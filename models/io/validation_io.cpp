@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "models/io/json_reader.hpp"
 #include "models/io/scenario_io.hpp"
 
@@ -42,7 +44,8 @@ nlohmann::json with_overrides(const nlohmann::json& c,
   nlohmann::json out = c;
   for (const ScenarioOverride& o : overrides) {
     try {
-      out["scenario"][nlohmann::json::json_pointer(o.pointer)] = o.value;
+      out["scenario"][nlohmann::json::json_pointer(o.pointer)] =
+          nlohmann::json::parse(o.value_json);
     } catch (const nlohmann::json::exception&) {
       throw InputError(path, pointer + "/scenario" + o.pointer,
                        "--set cannot set this key: a value on its path is not an object");

@@ -3,8 +3,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "models/io/input_error.hpp"
 #include "models/scenario.hpp"
 
@@ -37,12 +35,12 @@ struct ValidationFile {
   std::vector<RejectedCase> rejected;
 };
 
-// A change made to every case's scenario before it is read (capsim validate --set): `value` at
-// `pointer`, a JSON pointer into the scenario ("/parallelism/tp_comm_overlap"); missing objects
-// on the way are created, so the scenario's own rules judge the result.
+// A change made to every case's scenario before it is read (capsim validate --set): the JSON
+// `value_json` at `pointer`, a JSON pointer into the scenario ("/parallelism/tp_comm_overlap");
+// missing objects on the way are created, so the scenario's own rules judge the result.
 struct ScenarioOverride {
   std::string pointer;
-  nlohmann::json value;
+  std::string value_json;  // JSON text: "true", "2", "\"bf16\""
 };
 
 // Returns whether `id` starts with one of `prefixes` (capsim's --cases filters).

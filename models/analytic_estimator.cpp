@@ -54,8 +54,9 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
     return std::pair{latency, collective_time_s(profile, kind, bytes, dp) - latency};
   };
   Zero3Collectives c;
-  std::tie(c.gather_latency_s, c.gather_wire_s) = split_time(
-      CollectiveKind::kAllGather, chunk.layer_parameter_count * costs.param_bytes_per_element);
+  std::tie(c.gather_latency_s, c.gather_wire_s) =
+      split_time(CollectiveKind::kAllGather,
+                 chunk.layer_parameter_count * costs.layer_param_bytes_per_element);
   std::tie(c.scatter_latency_s, c.scatter_wire_s) = split_time(
       CollectiveKind::kReduceScatter, chunk.layer_parameter_count * costs.grad_bytes_per_element);
   const bool root = chunk.has_root_unit();
@@ -160,13 +161,15 @@ struct BucketTimes {
   double first_chunk_bucket_s = 0.0;
 };
 
+// `chunk_bytes` is chunk_gradient_bytes or chunk_param_gather_bytes.
 BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& profile,
-                         CollectiveKind kind, double bytes_per_element, size_t stage_index,
-                         const GroupShape& dp) {
+                         CollectiveKind kind,
+                         double (*chunk_bytes)(const IterationCosts&, const ChunkCosts&),
+                         size_t stage_index, const GroupShape& dp) {
   BucketTimes times;
   const StageCosts& stage = costs.stages[stage_index];
   for (size_t c = 0; c < stage.chunks.size(); ++c) {
-    const double bytes = stage.chunks[c].parameter_count * bytes_per_element;
+    const double bytes = chunk_bytes(costs, stage.chunks[c]);
     if (bytes <= 0.0)
       continue;
     const int n = dp_bucket_count(costs, stage_index, c);
@@ -214,9 +217,8 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
       t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;
       if (reduces && par.overlap_grad_reduce) {
         t.gradient_buckets = dp_bucket_count(costs, s, c);
-        t.bucket_s = collective_time_s(
-            profile, kind, ch.parameter_count * costs.grad_bytes_per_element / t.gradient_buckets,
-            dp);
+        t.bucket_s = collective_time_s(profile, kind,
+                                       chunk_gradient_bytes(costs, ch) / t.gradient_buckets, dp);
       }
       chunks.push_back(t);
     }
@@ -235,8 +237,8 @@ double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
                               const Parallelism& par, double slack_s) {
   if (dp.ranks <= 1 || par.zero_stage == 0 || par.zero_stage == 3)
     return 0.0;
-  const BucketTimes buckets = bucket_times(costs, profile, CollectiveKind::kAllGather,
-                                           costs.param_bytes_per_element, s, dp);
+  const BucketTimes buckets =
+      bucket_times(costs, profile, CollectiveKind::kAllGather, chunk_param_gather_bytes, s, dp);
   // Without overlap_param_gather the step waits for the whole gather, in the stage's slack
   // first (it would start its next forward that much after stage 0 anyway).
   if (!par.overlap_param_gather)
@@ -305,7 +307,7 @@ void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& pr
   for (size_t s = 0; s < costs.stages.size(); ++s) {
     timeline.reduction_end_s[s] =
         timeline.last_op_end_s[s] +
-        bucket_times(costs, profile, kind, costs.grad_bytes_per_element, s, dp).total_s;
+        bucket_times(costs, profile, kind, chunk_gradient_bytes, s, dp).total_s;
   }
 }
 

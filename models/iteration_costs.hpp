@@ -68,12 +68,30 @@ struct IterationCosts {
   // HardwareProfile::collective_sms SMs): one layer's fwd + bwd time on the whole GPU over its
   // time on the remaining SMs. 1 when nothing is taken.
   double compute_rate_during_comm = 1.0;
-  double grad_bytes_per_element = 2.0;   // gradient reduction precision
-  double param_bytes_per_element = 2.0;  // ZeRO parameter gathers
+  double grad_bytes_per_element = 2.0;  // gradient reduction precision
+  // ZeRO parameter gathers: the embedding, final norm and output layer, and a layer's parameters
+  // on average (fp8_params: its GEMM weights in 1 byte, Megatron --fp8-param-gather).
+  double param_bytes_per_element = 2.0;
+  double layer_param_bytes_per_element = 2.0;
   double tokens_per_iteration = 0.0;
   double model_flop_per_iteration = 0.0;     // 6N + attention convention (PaLM / Korthikanti)
   double hardware_flop_per_iteration = 0.0;  // including recomputation
 };
+
+// Bytes a ZeRO gather of all of `chunk`'s parameters moves (a distributed optimizer's parameter
+// gather after the step): its layers at layer_param_bytes_per_element, the rest at
+// param_bytes_per_element.
+[[nodiscard]] inline double chunk_param_gather_bytes(const IterationCosts& costs,
+                                                     const ChunkCosts& chunk) {
+  return chunk.num_layers * chunk.layer_parameter_count * costs.layer_param_bytes_per_element +
+         chunk.root_parameter_count() * costs.param_bytes_per_element;
+}
+
+// Bytes a DP gradient reduction of all of `chunk`'s gradients moves.
+[[nodiscard]] inline double chunk_gradient_bytes(const IterationCosts& costs,
+                                                 const ChunkCosts& chunk) {
+  return chunk.parameter_count * costs.grad_bytes_per_element;
+}
 
 // At most this many buckets per chunk: beyond it the replay merges buckets (a 64 KiB bucket on a
 // 70B stage would mean millions of flows); 4,096 already resolve the overlap to 1/4,096 of the

@@ -149,6 +149,17 @@ EdgeComm tp_edge_comm(const HardwareProfile& profile, const GroupShape& tp, doub
   return {{time(CollectiveKind::kAllReduce), 0.0}, {0.0, time(CollectiveKind::kAllReduce)}};
 }
 
+// Bytes per parameter a ZeRO gather of one layer moves: 16 bits, except that with fp8_params
+// the GEMM weights are Transformer Engine fp8 tensors and travel as 1 byte (Megatron-LM
+// --fp8-param-gather); norms and biases stay 16-bit.
+double layer_param_gather_bytes_per_element(const ModelSpec& m, const Parallelism& p) {
+  if (!p.fp8_params)
+    return kActivationBytes;
+  const double all = layer_parameters_per_rank(m, p.tensor);
+  const double matmul = layer_matmul_parameters_per_rank(m, p.tensor);
+  return (matmul * 1.0 + (all - matmul) * kActivationBytes) / all;
+}
+
 // Tokens of one micro-batch on one GPU (its context-parallel share of the sequence).
 double tokens_per_micro_batch(const Scenario& scenario) {
   const Parallelism& p = scenario.parallelism;
@@ -175,6 +186,7 @@ IterationCosts iteration_frame(const Scenario& scenario) {
   costs.megatron_core_buckets = !p.dp_buckets_every_chunk;
   costs.grad_bytes_per_element = p.grad_reduce_bytes_per_element();
   costs.param_bytes_per_element = kActivationBytes;
+  costs.layer_param_bytes_per_element = layer_param_gather_bytes_per_element(m, p);
   costs.tokens_per_iteration = d(p.global_batch_size) * d(m.seq_length);
   costs.model_flop_per_iteration = costs.tokens_per_iteration * model_flop_per_token(m);
   costs.hardware_flop_per_iteration =

@@ -38,7 +38,7 @@ void plan_gradient_buckets(const Sim& sim, size_t s, StagePlan& plan) {
     order[c] = c;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return last[a] < last[b]; });
   for (const size_t c : order) {
-    const double bytes = stage.chunks[c].parameter_count * costs.grad_bytes_per_element;
+    const double bytes = chunk_gradient_bytes(costs, stage.chunks[c]);
     if (bytes <= 0.0 || last[c] < 0)
       continue;
     const int n = dp_bucket_count(costs, s, c);
@@ -58,7 +58,7 @@ void plan_gradient_buckets(const Sim& sim, size_t s, StagePlan& plan) {
 void plan_param_gathers(const IterationCosts& costs, size_t s, StagePlan& plan) {
   const StageCosts& stage = costs.stages[s];
   for (size_t c = 0; c < stage.chunks.size(); ++c) {
-    const double bytes = stage.chunks[c].parameter_count * costs.param_bytes_per_element;
+    const double bytes = chunk_param_gather_bytes(costs, stage.chunks[c]);
     if (bytes <= 0.0)
       continue;
     const int n = dp_bucket_count(costs, s, c);
@@ -71,7 +71,7 @@ void plan_param_gathers(const IterationCosts& costs, size_t s, StagePlan& plan) 
 void plan_zero3_op(const IterationCosts& costs, const ChunkCosts& cc, OpKind kind, bool has_dp,
                    StagePlan& plan) {
   const int layers = std::max(cc.num_layers, 1);
-  const double param_bytes = cc.layer_parameter_count * costs.param_bytes_per_element;
+  const double param_bytes = cc.layer_parameter_count * costs.layer_param_bytes_per_element;
   const double grad_bytes = cc.layer_parameter_count * costs.grad_bytes_per_element;
   const bool gathers =
       kind == OpKind::kForward || kind == OpKind::kBackward || kind == OpKind::kBackwardInput;

@@ -6,6 +6,7 @@
 #include "models/datasheet_profile.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"
+#include "models/parameter_count.hpp"
 
 namespace capsim {
 namespace {
@@ -394,6 +395,33 @@ namespace {
 
 // Materialised attention moves the s x s scores through HBM several times; for a small hidden
 // size at s=2048 that costs tens of percent (the Megatron-LM 2021 regime).
+// fp8 parameters travel as 1 byte in the parameter gathers (Megatron --fp8-param-gather, NeMo's
+// uint8 param sync); a layer's norms and biases, the embedding and the head stay 16-bit.
+TEST(AnalyticEstimatorTest, Fp8ParamsGatherTheGemmWeightsInOneByte) {
+  Scenario s = base_scenario();
+  s.cluster.gpu = "H100-SXM5-80GB";
+  s.parallelism.precision = Precision::kFp8;
+  const IterationCosts plain = compute_iteration_costs(s, profile_for(s));
+  EXPECT_DOUBLE_EQ(plain.layer_param_bytes_per_element, 2.0);
+  s.parallelism.fp8_params = true;
+  const IterationCosts fp8 = compute_iteration_costs(s, profile_for(s));
+  const double all = layer_parameters_per_rank(s.model, s.parallelism.tensor);
+  const double matmul = layer_matmul_parameters_per_rank(s.model, s.parallelism.tensor);
+  EXPECT_DOUBLE_EQ(fp8.layer_param_bytes_per_element, (matmul + 2.0 * (all - matmul)) / all);
+  EXPECT_LT(fp8.layer_param_bytes_per_element, 1.01);
+  EXPECT_DOUBLE_EQ(fp8.param_bytes_per_element, 2.0);
+  const ChunkCosts& first = fp8.stages[0].chunks[0];
+  EXPECT_DOUBLE_EQ(
+      chunk_param_gather_bytes(fp8, first),
+      first.num_layers * first.layer_parameter_count * fp8.layer_param_bytes_per_element +
+          first.root_parameter_count() * 2.0);
+  // ZeRO-1's exposed parameter gather can only shrink.
+  s.parallelism.fp8_params = false;
+  const double bf16_gather = estimate_iteration(s, profile_for(s)).breakdown.dp_comm_exposed_s;
+  s.parallelism.fp8_params = true;
+  EXPECT_LE(estimate_iteration(s, profile_for(s)).breakdown.dp_comm_exposed_s, bf16_gather);
+}
+
 TEST(AnalyticEstimatorTest, MaterializedAttentionIsSlowerAndCountsScores) {
   Scenario s = base_scenario();
   const double flash = estimate_iteration(s, profile_for(s)).breakdown.compute_s;

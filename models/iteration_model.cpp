@@ -94,12 +94,30 @@ LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, do
   return {2.0 * one, 2.0 * one};
 }
 
+// What a collective of `comm_s` adds beside each of the `pass` GEMMs of the column-parallel
+// layers `names` in `ops`: its exposed part and the compute it slows (overlap.hpp).
+double beside_column_parallel_s(const std::vector<Op>& ops, const HardwareProfile& profile,
+                                const GpuSpec& gpu, Precision precision, double seq_length,
+                                double comm_s, double rate, Pass pass,
+                                std::initializer_list<std::string_view> names) {
+  double added_s = 0.0;
+  for (const Op& op : ops) {
+    const bool named =
+        std::find(names.begin(), names.end(), std::string_view(op.name)) != names.end();
+    if (named && op.kind == OpKind::kGemm && op.pass == pass) {
+      added_s +=
+          overlapped_exposed_s(comm_s, op_time_s(op, profile, gpu, precision, seq_length), rate);
+    }
+  }
+  return added_s;
+}
+
 // Sequence parallelism keeps only each rank's slice of a column-parallel layer's input, while
 // its weight gradient needs the whole sequence: the backward pass all-gathers the input again,
 // overlapped with the layer's data-gradient GEMM (Megatron-LM's
 // LinearWithGradAccumulationAndAsyncCommunication.backward; Transformer Engine's LayerNormLinear
 // and LayerNormMLP re-gather ln_out likewise). Returns what those gathers add to the backward
-// of `ops`: the exposed part of each and the compute it slows (overlap.hpp).
+// of `ops`.
 double sp_backward_regather_s(const std::vector<Op>& ops, const HardwareProfile& profile,
                               const GpuSpec& gpu, Precision precision, double seq_length,
                               const GroupShape& tp, double buffer_bytes, double rate,
@@ -107,16 +125,29 @@ double sp_backward_regather_s(const std::vector<Op>& ops, const HardwareProfile&
   if (tp.ranks <= 1)
     return 0.0;
   const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather, buffer_bytes, tp);
-  double added_s = 0.0;
-  for (const Op& op : ops) {
-    const bool gathered = std::find(column_parallel.begin(), column_parallel.end(),
-                                    std::string_view(op.name)) != column_parallel.end();
-    if (gathered && op.pass == Pass::kBackwardInput) {
-      added_s +=
-          overlapped_exposed_s(gather_s, op_time_s(op, profile, gpu, precision, seq_length), rate);
-    }
-  }
-  return added_s;
+  return beside_column_parallel_s(ops, profile, gpu, precision, seq_length, gather_s, rate,
+                                  Pass::kBackwardInput, column_parallel);
+}
+
+// A column-parallel layer's input gradient is all-reduced over TP (reduce-scattered with SP).
+// Megatron-LM (LinearWithGradAccumulationAndAsyncCommunication, since September 2021) and
+// Transformer Engine (LayerNormLinear/LayerNormMLP backward, async_op=True) issue it before the
+// layer's weight-gradient GEMM and wait after it; with tp_backward_overlap it is costed beside
+// that GEMM instead of serially. Returns the change to the backward of `ops` (<= 0).
+double async_input_gradient_s(const std::vector<Op>& ops, const Scenario& scenario,
+                              const HardwareProfile& profile, const GpuSpec& gpu,
+                              const GroupShape& tp, double buffer_bytes, double rate,
+                              std::initializer_list<std::string_view> column_parallel) {
+  const Parallelism& p = scenario.parallelism;
+  if (tp.ranks <= 1 || !p.tp_backward_overlap)
+    return 0.0;
+  const CollectiveKind kind =
+      p.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  const double comm_s = collective_time_s(profile, kind, buffer_bytes, tp);
+  const double seq = attention_kernel_seq_length(scenario.model, p);
+  return beside_column_parallel_s(ops, profile, gpu, p.precision, seq, comm_s, rate,
+                                  Pass::kBackwardWeight, column_parallel) -
+         comm_s * static_cast<double>(column_parallel.size());
 }
 
 // Bytes a layer's sequence-parallel all-gather moves for `elements` activations. Under fp8,
@@ -243,6 +274,8 @@ void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
                                         layer_gather_bytes, buffer_bytes);
   } else {
     parts.tp = tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
+    parts.tp.backward_s += async_input_gradient_s(layer_ops, scenario, profile, gpu, tp,
+                                                  buffer_bytes, rate, {"qkv", "mlp_up"});
     if (p.sequence_parallel) {
       parts.tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq, tp,
                                                     layer_gather_bytes, rate, {"qkv", "mlp_up"});
@@ -256,6 +289,9 @@ void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
     parts.edges.head.forward_s +=
         loss_reductions * collective_time_s(profile, CollectiveKind::kAllReduce, 4.0 * tokens, tp);
   }
+  // The output layer is a column-parallel linear too (Megatron's ColumnParallelLinear).
+  parts.edges.head.backward_s +=
+      async_input_gradient_s(head_ops, scenario, profile, gpu, tp, buffer_bytes, rate, {"logits"});
   if (p.sequence_parallel) {
     parts.edges.head.backward_s += sp_backward_regather_s(head_ops, profile, gpu, p.precision, seq,
                                                           tp, buffer_bytes, rate, {"logits"});

@@ -54,6 +54,10 @@ struct Parallelism {
   // --tp-comm-overlap, NeMo ub_tp_comm_overlap; tp_overlapped_layer_comm). Needs
   // sequence_parallel. Off by default, as in Megatron-LM; NVIDIA's recipes turn it on.
   bool tp_comm_overlap = false;
+  // The column-parallel layers' input-gradient all-reduce (reduce-scatter with SP) runs beside
+  // their weight-gradient GEMM (Megatron-LM since September 2021, Transformer Engine); false:
+  // after it, serially (Megatron-LM before, e.g. the SC'21 runs).
+  bool tp_backward_overlap = true;
   // Precision of Adam's two moments (Megatron-Core --exp-avg-dtype / --exp-avg-sq-dtype, Apex
   // DistributedFusedAdam dtype); empty: fp32.
   std::optional<Precision> optimizer_state_precision;

@@ -183,6 +183,7 @@ void apply_stack(const Parallelism& stack, Parallelism& p) {
   p.overlap_param_gather = gathers_parameters ? stack.overlap_param_gather : p.overlap_grad_reduce;
   p.fp8_params = stack.fp8_params && p.precision == Precision::kFp8;
   p.tp_comm_overlap = stack.tp_comm_overlap && p.sequence_parallel;
+  p.tp_backward_overlap = stack.tp_backward_overlap;
 }
 
 // Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,

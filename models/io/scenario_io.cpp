@@ -208,6 +208,7 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
   read_optimizer_storage(reader, parallelism);
   parallelism.fp8_params = reader.optional_bool("fp8_params", false);
   parallelism.tp_comm_overlap = reader.optional_bool("tp_comm_overlap", false);
+  parallelism.tp_backward_overlap = reader.optional_bool("tp_backward_overlap", true);
 }
 
 std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
@@ -609,6 +610,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["overlap_param_gather"] = false;
   if (p.tp_comm_overlap)
     par["tp_comm_overlap"] = true;
+  if (!p.tp_backward_overlap)
+    par["tp_backward_overlap"] = false;
   json out = {{"schema", kScenarioSchema},
               {"name", sc.name},
               {"model", model},

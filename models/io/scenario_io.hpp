@@ -25,10 +25,10 @@ inline constexpr const char* kScenarioSchema = "capsim.scenario/v1";
 
 // Reads the parallelism keys that describe the training stack rather than the layout
 // (grad_reduce_precision, dp_bucket_layout, dp_bucket_size, overlap_grad_reduce,
-// overlap_param_gather, optimizer_state_precision, master_weights, fp8_params, tp_comm_overlap;
-// docs/scenario.md) into `parallelism`, with the rules of each key alone. Scenarios and plans
-// share them; the rules that tie them to one precision, ZeRO stage or sequence parallelism are
-// checked by the caller.
+// overlap_param_gather, optimizer_state_precision, master_weights, fp8_params, tp_comm_overlap,
+// tp_backward_overlap; docs/scenario.md) into `parallelism`, with the rules of each key alone.
+// Scenarios and plans share them; the rules that tie them to one precision, ZeRO stage or sequence
+// parallelism are checked by the caller.
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
 
 // Returns why `master_weights` cannot update weights trained in `precision` (fp8 tensors when

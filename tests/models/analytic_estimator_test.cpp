@@ -137,18 +137,26 @@ TEST(AnalyticEstimatorTest, ContextParallelRingsShareOversubscribedUplinks) {
   EXPECT_DOUBLE_EQ(estimate_iteration(s, p).breakdown.cp_comm_exposed_s, non_blocking);
 }
 
+// The test scenario (TP4) as one pipeline stage of four layers over DP8: each layer's TP costs
+// can be counted by hand.
+Scenario one_stage_of_four_layers(bool sequence_parallel) {
+  Scenario s = base_scenario();
+  s.parallelism.sequence_parallel = sequence_parallel;
+  s.parallelism.pipeline = 1;
+  s.parallelism.data = 8;
+  s.parallelism.global_batch_size = 64;
+  s.model.num_layers = 4;
+  return s;
+}
+
 // With sequence parallelism the backward all-gathers the QKV and MLP-up inputs again for their
 // weight gradients, beside their data-gradient GEMMs: the layer's backward TP time is the two
 // all-gather + reduce-scatter pairs plus, per re-gather, what exceeds its GEMM and the compute
 // the gather's SMs slow (overlap.hpp); each re-gather adds at least the slowdown and at most
 // the whole gather.
 TEST(AnalyticEstimatorTest, SequenceParallelBackwardGathersTheColumnInputsAgain) {
-  Scenario s = base_scenario();
-  s.parallelism.sequence_parallel = true;
-  s.parallelism.pipeline = 1;
-  s.parallelism.data = 8;
-  s.parallelism.global_batch_size = 64;
-  s.model.num_layers = 4;
+  Scenario s = one_stage_of_four_layers(/*sequence_parallel=*/true);
+  s.parallelism.tp_backward_overlap = false;  // every collective serial but the re-gathers
   const HardwareProfile p = profile_for(s);
   const IterationCosts costs = compute_iteration_costs(s, p);
   const ChunkCosts& chunk = costs.stages.front().chunks.front();
@@ -169,6 +177,30 @@ TEST(AnalyticEstimatorTest, SequenceParallelBackwardGathersTheColumnInputsAgain)
   const double ar = collective_time_s(p, CollectiveKind::kAllReduce, buffer, plain.tp_group);
   EXPECT_NEAR(plain.stages.front().chunks.front().backward_tp_comm_s,
               chunk.num_layers * 2.0 * ar + ar, 1e-12);
+}
+
+// The column-parallel layers' input-gradient collective (all-reduce, or reduce-scatter with SP)
+// runs beside their weight-gradient GEMM: two per layer and the head's. Beside a GEMM that
+// outlasts it, it costs only the compute its SMs slow, comm x (1 - rate).
+TEST(AnalyticEstimatorTest, InputGradientCollectivesRunBesideTheWeightGradient) {
+  for (const bool sp : {false, true}) {
+    Scenario s = one_stage_of_four_layers(sp);
+    const HardwareProfile p = profile_for(s);
+    const IterationCosts overlapped = compute_iteration_costs(s, p);
+    s.parallelism.tp_backward_overlap = false;
+    const IterationCosts serial = compute_iteration_costs(s, p);
+    const ChunkCosts& chunk = serial.stages.front().chunks.front();
+    const double saved =
+        chunk.backward_tp_comm_s - overlapped.stages.front().chunks.front().backward_tp_comm_s;
+    const double buffer =
+        2.0 * s.parallelism.micro_batch_size * s.model.seq_length * s.model.hidden_size;
+    const double comm =
+        collective_time_s(p, sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                          buffer, serial.tp_group);
+    const double count = 2.0 * chunk.num_layers + 1.0;
+    EXPECT_NEAR(saved, count * comm * serial.compute_rate_during_comm, 1e-9 * saved) << sp;
+    EXPECT_EQ(chunk.forward_tp_comm_s, overlapped.stages.front().chunks.front().forward_tp_comm_s);
+  }
 }
 
 // Under fp8 Transformer Engine all-gathers the cast inputs of its fp8 GEMMs (1 byte per

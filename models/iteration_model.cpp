@@ -94,6 +94,12 @@ LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, do
   return {2.0 * one, 2.0 * one};
 }
 
+// Whether `op` is the `pass` GEMM of one of the layers `names`.
+bool is_named_gemm(const Op& op, Pass pass, std::initializer_list<std::string_view> names) {
+  return op.kind == OpKind::kGemm && op.pass == pass &&
+         std::find(names.begin(), names.end(), std::string_view(op.name)) != names.end();
+}
+
 // What a collective of `comm_s` adds beside each of the `pass` GEMMs of the column-parallel
 // layers `names` in `ops`: its exposed part and the compute it slows (overlap.hpp).
 double beside_column_parallel_s(const std::vector<Op>& ops, const HardwareProfile& profile,
@@ -102,9 +108,7 @@ double beside_column_parallel_s(const std::vector<Op>& ops, const HardwareProfil
                                 std::initializer_list<std::string_view> names) {
   double added_s = 0.0;
   for (const Op& op : ops) {
-    const bool named =
-        std::find(names.begin(), names.end(), std::string_view(op.name)) != names.end();
-    if (named && op.kind == OpKind::kGemm && op.pass == pass) {
+    if (is_named_gemm(op, pass, names)) {
       added_s +=
           overlapped_exposed_s(comm_s, op_time_s(op, profile, gpu, precision, seq_length), rate);
     }
@@ -145,9 +149,13 @@ double async_input_gradient_s(const std::vector<Op>& ops, const Scenario& scenar
       p.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
   const double comm_s = collective_time_s(profile, kind, buffer_bytes, tp);
   const double seq = attention_kernel_seq_length(scenario.model, p);
+  // tp_layer_comm charged one serial comm_s per layer that has such a weight gradient.
+  const auto layers = std::count_if(ops.begin(), ops.end(), [&](const Op& op) {
+    return is_named_gemm(op, Pass::kBackwardWeight, column_parallel);
+  });
   return beside_column_parallel_s(ops, profile, gpu, p.precision, seq, comm_s, rate,
                                   Pass::kBackwardWeight, column_parallel) -
-         comm_s * static_cast<double>(column_parallel.size());
+         comm_s * static_cast<double>(layers);
 }
 
 // Bytes a layer's sequence-parallel all-gather moves for `elements` activations. Under fp8,

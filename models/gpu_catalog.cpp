@@ -1,5 +1,6 @@
 #include "models/gpu_catalog.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace capsim {
@@ -60,6 +61,17 @@ std::vector<std::string> gpu_names() {
   for (const auto& gpu : catalog())
     names.push_back(gpu.name);
   return names;
+}
+
+GpuSpec without_sms(const GpuSpec& gpu, int taken) {
+  GpuSpec g = gpu;
+  g.num_sms = std::max(1, gpu.num_sms - taken);
+  const double share = static_cast<double>(g.num_sms) / static_cast<double>(gpu.num_sms);
+  g.peak_fp16_flop_per_s *= share;
+  g.peak_bf16_flop_per_s *= share;
+  g.peak_fp8_flop_per_s *= share;
+  g.peak_tf32_flop_per_s *= share;
+  return g;
 }
 
 }  // namespace capsim

@@ -26,6 +26,10 @@ struct GpuSpec {
   [[nodiscard]] double peak_flop_per_s(Precision precision) const;
 };
 
+// The same GPU with `taken` SMs held by communication kernels: fewer SMs per wave and a
+// proportionally lower tensor-core peak; HBM bandwidth is unchanged.
+[[nodiscard]] GpuSpec without_sms(const GpuSpec& gpu, int taken);
+
 // Returns the catalog entry or nullptr when `name` is unknown.
 [[nodiscard]] const GpuSpec* find_gpu(const std::string& name);
 // Returns every catalog name, sorted, for error messages.

@@ -79,83 +79,74 @@ GroupShape group_shape(int size, int stride, const ClusterSpec& cluster) {
 // Megatron TP per layer: two all-reduces forward and two backward of tokens x h; with SP each
 // becomes an all-gather plus a reduce-scatter of the same tokens (Korthikanti et al. §4.2.2).
 // The gathers carry `gather_bytes` (fp8 under Transformer Engine, sp_gather_bytes), the
-// reduce-scatters the 16-bit `buffer_bytes`.
+// reduce-scatters the 16-bit `buffer_bytes`. Returns the forward collectives and the backward
+// ones of the row-parallel layers (SP's output-gradient gathers); the column-parallel layers'
+// input-gradient collectives are column_parallel_backward_s's.
 LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, double buffer_bytes,
                         double gather_bytes, bool sequence_parallel) {
   if (tp.ranks <= 1)
     return {};
-  double one = 0.0;
   if (sequence_parallel) {
-    one = collective_time_s(profile, CollectiveKind::kAllGather, gather_bytes, tp) +
-          collective_time_s(profile, CollectiveKind::kReduceScatter, buffer_bytes, tp);
-  } else {
-    one = collective_time_s(profile, CollectiveKind::kAllReduce, buffer_bytes, tp);
+    const double gather_s =
+        collective_time_s(profile, CollectiveKind::kAllGather, gather_bytes, tp);
+    const double scatter_s =
+        collective_time_s(profile, CollectiveKind::kReduceScatter, buffer_bytes, tp);
+    return {2.0 * (gather_s + scatter_s), 2.0 * gather_s};
   }
-  return {2.0 * one, 2.0 * one};
+  return {2.0 * collective_time_s(profile, CollectiveKind::kAllReduce, buffer_bytes, tp), 0.0};
 }
 
-// Whether `op` is the `pass` GEMM of one of the layers `names`.
-bool is_named_gemm(const Op& op, Pass pass, std::initializer_list<std::string_view> names) {
-  return op.kind == OpKind::kGemm && op.pass == pass &&
-         std::find(names.begin(), names.end(), std::string_view(op.name)) != names.end();
-}
-
-// What a collective of `comm_s` adds beside each of the `pass` GEMMs of the column-parallel
-// layers `names` in `ops`: its exposed part and the compute it slows (overlap.hpp).
-double beside_column_parallel_s(const std::vector<Op>& ops, const HardwareProfile& profile,
-                                const GpuSpec& gpu, Precision precision, double seq_length,
-                                double comm_s, double rate, Pass pass,
-                                std::initializer_list<std::string_view> names) {
+// What a TP collective of `comm_s` adds to each `pass` GEMM of the layers `names` in `ops`:
+// beside it, what exceeds the GEMM and the compute its SMs slow (overlap.hpp); else all of it.
+double collective_per_gemm_s(const std::vector<Op>& ops, const HardwareProfile& profile,
+                             const GpuSpec& gpu, Precision precision, double seq_length,
+                             double comm_s, bool beside, double rate, Pass pass,
+                             std::initializer_list<std::string_view> names) {
   double added_s = 0.0;
   for (const Op& op : ops) {
-    if (is_named_gemm(op, pass, names)) {
-      added_s +=
-          overlapped_exposed_s(comm_s, op_time_s(op, profile, gpu, precision, seq_length), rate);
-    }
+    const bool named =
+        std::find(names.begin(), names.end(), std::string_view(op.name)) != names.end();
+    if (!named || op.kind != OpKind::kGemm || op.pass != pass)
+      continue;
+    added_s += beside ? overlapped_exposed_s(
+                            comm_s, op_time_s(op, profile, gpu, precision, seq_length), rate)
+                      : comm_s;
   }
   return added_s;
 }
 
-// Sequence parallelism keeps only each rank's slice of a column-parallel layer's input, while
-// its weight gradient needs the whole sequence: the backward pass all-gathers the input again,
-// overlapped with the layer's data-gradient GEMM (Megatron-LM's
-// LinearWithGradAccumulationAndAsyncCommunication.backward; Transformer Engine's LayerNormLinear
-// and LayerNormMLP re-gather ln_out likewise). Returns what those gathers add to the backward
-// of `ops`.
-double sp_backward_regather_s(const std::vector<Op>& ops, const HardwareProfile& profile,
-                              const GpuSpec& gpu, Precision precision, double seq_length,
-                              const GroupShape& tp, double buffer_bytes, double rate,
-                              std::initializer_list<std::string_view> column_parallel) {
-  if (tp.ranks <= 1)
-    return 0.0;
-  const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather, buffer_bytes, tp);
-  return beside_column_parallel_s(ops, profile, gpu, precision, seq_length, gather_s, rate,
-                                  Pass::kBackwardInput, column_parallel);
-}
-
-// A column-parallel layer's input gradient is all-reduced over TP (reduce-scattered with SP).
-// Megatron-LM (LinearWithGradAccumulationAndAsyncCommunication, since September 2021) and
-// Transformer Engine (LayerNormLinear/LayerNormMLP backward, async_op=True) issue it before the
-// layer's weight-gradient GEMM and wait after it; with tp_backward_overlap it is costed beside
-// that GEMM instead of serially. Returns the change to the backward of `ops` (<= 0).
-double async_input_gradient_s(const std::vector<Op>& ops, const Scenario& scenario,
-                              const HardwareProfile& profile, const GpuSpec& gpu,
-                              const GroupShape& tp, double buffer_bytes, double rate,
-                              std::initializer_list<std::string_view> column_parallel) {
+// The backward collectives of the column-parallel layers `column_parallel` of `ops` (QKV and
+// MLP-up; the output layer, Megatron's ColumnParallelLinear), given the serial path:
+// - the input gradient is all-reduced over TP (reduce-scattered with SP). Megatron-LM
+//   (LinearWithGradAccumulationAndAsyncCommunication, since September 2021) and Transformer
+//   Engine (LayerNormLinear/LayerNormMLP backward, async_op=True) issue it before the layer's
+//   weight-gradient GEMM and wait after it: beside that GEMM with tp_backward_overlap, else
+//   serial;
+// - with SP, the weight gradient needs the whole sequence while only each rank's slice of the
+//   input was kept: the input is all-gathered again beside the data-gradient GEMM (Megatron-LM's
+//   same backward; TE's LayerNormLinear/LayerNormMLP re-gather ln_out). `regather_bytes` is what
+//   it moves (fp8 under TE for the layers, 16 bits for the output layer).
+double column_parallel_backward_s(const std::vector<Op>& ops, const Scenario& scenario,
+                                  const HardwareProfile& profile, const GpuSpec& gpu,
+                                  const GroupShape& tp, double buffer_bytes, double regather_bytes,
+                                  double seq_length, double rate,
+                                  std::initializer_list<std::string_view> column_parallel) {
   const Parallelism& p = scenario.parallelism;
-  if (tp.ranks <= 1 || !p.tp_backward_overlap)
+  if (tp.ranks <= 1)
     return 0.0;
   const CollectiveKind kind =
       p.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-  const double comm_s = collective_time_s(profile, kind, buffer_bytes, tp);
-  const double seq = attention_kernel_seq_length(scenario.model, p);
-  // tp_layer_comm charged one serial comm_s per layer that has such a weight gradient.
-  const auto layers = std::count_if(ops.begin(), ops.end(), [&](const Op& op) {
-    return is_named_gemm(op, Pass::kBackwardWeight, column_parallel);
-  });
-  return beside_column_parallel_s(ops, profile, gpu, p.precision, seq, comm_s, rate,
-                                  Pass::kBackwardWeight, column_parallel) -
-         comm_s * static_cast<double>(layers);
+  double added_s =
+      collective_per_gemm_s(ops, profile, gpu, p.precision, seq_length,
+                            collective_time_s(profile, kind, buffer_bytes, tp),
+                            p.tp_backward_overlap, rate, Pass::kBackwardWeight, column_parallel);
+  if (p.sequence_parallel) {
+    added_s += collective_per_gemm_s(
+        ops, profile, gpu, p.precision, seq_length,
+        collective_time_s(profile, CollectiveKind::kAllGather, regather_bytes, tp),
+        /*beside=*/true, rate, Pass::kBackwardInput, column_parallel);
+  }
+  return added_s;
 }
 
 // Bytes a layer's sequence-parallel all-gather moves for `elements` activations. Under fp8,
@@ -183,9 +174,9 @@ EdgeComm tp_edge_comm(const HardwareProfile& profile, const GroupShape& tp, doub
   };
   if (sequence_parallel) {
     return {{time(CollectiveKind::kReduceScatter), time(CollectiveKind::kAllGather)},
-            {time(CollectiveKind::kAllGather), time(CollectiveKind::kReduceScatter)}};
+            {time(CollectiveKind::kAllGather), 0.0}};
   }
-  return {{time(CollectiveKind::kAllReduce), 0.0}, {0.0, time(CollectiveKind::kAllReduce)}};
+  return {{time(CollectiveKind::kAllReduce), 0.0}, {0.0, 0.0}};
 }
 
 // Bytes per parameter a ZeRO gather of one layer moves: 16 bits, except that with fp8_params
@@ -262,7 +253,8 @@ struct PartCosts {
 // forward all-reduces its output (SP: reduce-scatter), whose backward is free (SP: an
 // all-gather). The head's column-parallel logits take a replicated input: with SP it is
 // all-gathered forward and reduce-scattered backward, without SP the input gradient is
-// all-reduced backward. The vocab-parallel loss all-reduces per-token fp32 values over TP: the
+// all-reduced backward, as any column-parallel layer's (column_parallel_backward_s; tp_edge_comm
+// holds the rest). The vocab-parallel loss all-reduces per-token fp32 values over TP: the
 // logit maximum, the target logit and the exp-sum (Megatron-Core cross_entropy.py: three; its
 // fused version concatenates the last two, as one-kernel losses with a process group do).
 // `layer_ops` and `head_ops` are the lowered layer and head. With tp_comm_overlap the layer's
@@ -282,12 +274,9 @@ void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
                                         layer_gather_bytes, buffer_bytes);
   } else {
     parts.tp = tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
-    parts.tp.backward_s += async_input_gradient_s(layer_ops, scenario, profile, gpu, tp,
-                                                  buffer_bytes, rate, {"qkv", "mlp_up"});
-    if (p.sequence_parallel) {
-      parts.tp.backward_s += sp_backward_regather_s(layer_ops, profile, gpu, p.precision, seq, tp,
-                                                    layer_gather_bytes, rate, {"qkv", "mlp_up"});
-    }
+    parts.tp.backward_s +=
+        column_parallel_backward_s(layer_ops, scenario, profile, gpu, tp, buffer_bytes,
+                                   layer_gather_bytes, seq, rate, {"qkv", "mlp_up"});
   }
   // The embedding's and the head's collectives stay outside Transformer Engine's layers and so
   // outside its overlap.
@@ -297,13 +286,8 @@ void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
     parts.edges.head.forward_s +=
         loss_reductions * collective_time_s(profile, CollectiveKind::kAllReduce, 4.0 * tokens, tp);
   }
-  // The output layer is a column-parallel linear too (Megatron's ColumnParallelLinear).
-  parts.edges.head.backward_s +=
-      async_input_gradient_s(head_ops, scenario, profile, gpu, tp, buffer_bytes, rate, {"logits"});
-  if (p.sequence_parallel) {
-    parts.edges.head.backward_s += sp_backward_regather_s(head_ops, profile, gpu, p.precision, seq,
-                                                          tp, buffer_bytes, rate, {"logits"});
-  }
+  parts.edges.head.backward_s += column_parallel_backward_s(
+      head_ops, scenario, profile, gpu, tp, buffer_bytes, buffer_bytes, seq, rate, {"logits"});
 }
 
 // Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention of

@@ -35,30 +35,28 @@ double gemm_s(const Pairing& c, const Op& op, const GpuSpec& gpu) {
   return op_time_s(op, *c.profile, gpu, c.precision, c.seq_length);
 }
 
-// One of `splits` equal pieces of `op` along its rows (the token dimension TE splits), at the
-// whole GEMM's efficiency: TE launches the splits round-robin on up to 3 compute streams
+// The GEMM is split along its rows (the token dimension) and each split costed at the whole
+// GEMM's efficiency: TE launches the splits round-robin on up to 3 compute streams
 // (comm_gemm_overlap.cpp, _stream_compute[i % size]; NVTE_COMM_OVERLAP_MAX_STREAMS), so one
 // split's partial last wave fills with the next split's tiles.
-double split_gemm_s(const Pairing& c, const Op& op, int splits, const GpuSpec& gpu) {
-  return gemm_s(c, op, gpu) / d(splits);
-}
 
 // Ring exchange: t splits of the GEMM; while split i runs, the next rank's rows arrive (one
 // ring step of the all-gather), so t - 1 steps hide behind t - 1 splits.
 double ring_exchange_added_s(const Pairing& c, const Op& op, double gather_bytes) {
   const int t = c.tp.ranks;
-  const double split_s = split_gemm_s(c, op, t, c.gpu);
+  const double gemm_full_s = gemm_s(c, op, c.gpu);
+  const double split_s = gemm_full_s / d(t);
   const double step_s =
       collective_time_s(*c.profile, CollectiveKind::kAllGather, gather_bytes, c.tp) / d(t - 1);
   const double total_s = split_s + d(t - 1) * std::max(split_s, step_s);
-  return std::max(0.0, total_s - gemm_s(c, op, c.gpu));
+  return std::max(0.0, total_s - gemm_full_s);
 }
 
 // Pipelined reduce-scatter: the GEMM in 4 splits on the SMs the scatter leaves; split i's
 // scatter runs beside split i + 1, and the last split's scatter is exposed.
 double pipelined_scatter_added_s(const Pairing& c, const Op& op, double scatter_bytes) {
   const int splits = kUserbufferPipelineSplits;
-  const double split_s = split_gemm_s(c, op, splits, c.gpu_beside_comm);
+  const double split_s = gemm_s(c, op, c.gpu_beside_comm) / d(splits);
   const double scatter_s = collective_time_s(*c.profile, CollectiveKind::kReduceScatter,
                                              scatter_bytes / d(splits), c.tp);
   const double total_s = split_s + d(splits - 1) * std::max(split_s, scatter_s) + scatter_s;
@@ -73,17 +71,6 @@ double bulk_added_s(const Pairing& c, const Op& op, CollectiveKind kind, double 
 }
 
 }  // namespace
-
-GpuSpec without_sms(const GpuSpec& gpu, int taken) {
-  GpuSpec g = gpu;
-  g.num_sms = std::max(1, gpu.num_sms - taken);
-  const double share = d(g.num_sms) / d(gpu.num_sms);
-  g.peak_fp16_flop_per_s *= share;
-  g.peak_bf16_flop_per_s *= share;
-  g.peak_fp8_flop_per_s *= share;
-  g.peak_tf32_flop_per_s *= share;
-  return g;
-}
 
 LayerComm tp_overlapped_layer_comm(const std::vector<Op>& layer_ops, const HardwareProfile& profile,
                                    const GpuSpec& gpu, Precision precision, double seq_length,

@@ -22,10 +22,6 @@ struct LayerComm {
 inline constexpr int kUserbufferSms = 16;
 inline constexpr int kUserbufferPipelineSplits = 4;
 
-// The same GPU with `taken` SMs held by communication kernels: fewer SMs per wave and a
-// proportionally lower tensor-core peak; HBM bandwidth is unchanged.
-[[nodiscard]] GpuSpec without_sms(const GpuSpec& gpu, int taken);
-
 // Returns what a transformer layer's sequence-parallel collectives add to its compute under
 // Transformer Engine's comm-GEMM overlap (Megatron-Core --tp-comm-overlap, NeMo
 // ub_tp_comm_overlap), each collective beside the GEMM TE pairs it with:

@@ -18,8 +18,9 @@ struct StepFit {
 };
 
 // Fits `base.software_efficiency` so that the analytic engine reproduces `runs`' measured
-// iteration times: the value in [0.1, 2] minimising the mean squared log error (golden-section
-// search on its logarithm; the time falls monotonically as it grows). With `fit_attention`, also
+// iteration times: the value in [0.1, 2] minimising the mean absolute log error (golden-section
+// search on its logarithm; the time falls monotonically as it grows; absolute, so a few odd runs
+// do not dominate). With `fit_attention`, also
 // a factor in [0.1, 2] on the profile's attention efficiencies (capped at 1), fitted in turn with
 // it; that needs runs at two or more sequence lengths. Every run's GPU must be of the profile's
 // architecture. Throws InputError naming `file` and the run's JSON pointer otherwise, or when
@@ -27,6 +28,11 @@ struct StepFit {
 [[nodiscard]] StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
                                               const HardwareProfile& base, const std::string& file,
                                               bool fit_attention = false);
+
+// Sets `profile.software_efficiency` and replaces the provenance line that states where it came
+// from (every such line starts "software_efficiency "), so a profile never claims two origins.
+void set_software_efficiency(HardwareProfile& profile, double efficiency,
+                             const std::string& provenance);
 
 // Leave-all-but-one-out: for every run, fit on it alone and predict the others. Returns, per
 // run, the mean absolute percentage error of the others' predictions (0 with one run).

@@ -30,6 +30,28 @@ constexpr const char* kUsage =
     "[--cases ID_PREFIX]... [--attention] [--cross-validate]\n"
     "       capsim calibrate run   (the CUDA/NCCL harness: capsim-calibrate)\n";
 
+// The in-situ factor is the GPU's software stack's, not its network's: fitted once per GPU family
+// (calibrate step on the profile whose fabric the measured runs used) and copied into the
+// family's other profiles with its provenance line. Throws InputError naming the file when it is
+// not a profile or is for another GPU.
+void take_software_efficiency(const std::string& path, HardwareProfile& fitted) {
+  const HardwareProfile source = load_profile(path);
+  if (source.gpu != fitted.gpu) {
+    throw InputError(path, "/gpu",
+                     "--software-efficiency-from needs a profile of the fitted GPU \"" +
+                         fitted.gpu + "\", got \"" + source.gpu + "\"");
+  }
+  const auto line = std::find_if(
+      source.provenance.begin(), source.provenance.end(),
+      [](const std::string& text) { return text.starts_with("software_efficiency "); });
+  const std::string origin =
+      line == source.provenance.end()
+          ? "software_efficiency " + std::to_string(source.software_efficiency)
+          : *line;
+  calibrate::set_software_efficiency(fitted, source.software_efficiency,
+                                     origin + "; copied from profile " + source.name);
+}
+
 int run_fit(int argc, char** argv) {
   cxxopts::Options options("capsim calibrate fit",
                            "Fit a capsim.profile/v1 from nccl-tests logs (*.txt), capsim "
@@ -44,8 +66,11 @@ int run_fit(int argc, char** argv) {
       cxxopts::value<std::string>())("max-regimes", "most NCCL regimes per curve (1-4)",
                                      cxxopts::value<int>()->default_value("4"))(
       "validate", "held-out nccl-tests log to evaluate the fitted profile on (repeatable)",
-      cxxopts::value<std::vector<std::string>>())("inputs", "measurement files",
-                                                  cxxopts::value<std::vector<std::string>>());
+      cxxopts::value<std::vector<std::string>>())(
+      "software-efficiency-from",
+      "take software_efficiency from this profile of the same GPU (one fitted by calibrate step)",
+      cxxopts::value<std::string>())("inputs", "measurement files",
+                                     cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"inputs"});
   options.positional_help("LOG_OR_JSON...");
   cxxopts::ParseResult args;
@@ -89,6 +114,8 @@ int run_fit(int argc, char** argv) {
 
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
   auto result = calibrate::fit_profile(std::move(inputs), fit_options);
+  if (args.count("software-efficiency-from") > 0)
+    take_software_efficiency(args["software-efficiency-from"].as<std::string>(), result->profile);
   const std::string out = args["output"].as<std::string>();
   // A profile fitted from some logs only (one inter-node log, to read its fit quality or
   // validate it against another) is still written, but simulate and plan would reject it (e.g.
@@ -129,6 +156,16 @@ int run_fit(int argc, char** argv) {
   write_files_atomically(files);
   std::fprintf(stderr, "wrote %s\n", out.c_str());
   return 0;
+}
+
+// ", cases a, b" for the --cases prefixes given, else "": the provenance says which runs.
+std::string cases_text(const cxxopts::ParseResult& args) {
+  if (args.count("cases") == 0)
+    return "";
+  std::string text = ", cases";
+  for (const auto& prefix : args["cases"].as<std::vector<std::string>>())
+    text += (text.back() == 's' ? " " : ", ") + prefix + "*";
+  return text;
 }
 
 // Fits the profile's software_efficiency to measured iterations of the user's own stack
@@ -183,11 +220,13 @@ int run_step(int argc, char** argv) {
   const calibrate::StepFit fit =
       calibrate::fit_software_efficiency(runs, base, runs_path, fit_attention);
   HardwareProfile calibrated = fit.profile;
-  calibrated.provenance.push_back(
+  calibrate::set_software_efficiency(
+      calibrated, fit.software_efficiency,
       "software_efficiency " + std::to_string(fit.software_efficiency) +
-      (fit_attention ? ", attention efficiencies x " + std::to_string(fit.attention_scale) : "") +
-      " fitted to " + std::to_string(runs.size()) + " measured iteration(s) of " + runs_path +
-      " (capsim calibrate step, analytic engine)");
+          (fit_attention ? ", attention efficiencies x " + std::to_string(fit.attention_scale)
+                         : "") +
+          " fitted to " + std::to_string(runs.size()) + " measured iteration(s) of " + runs_path +
+          cases_text(args) + " (capsim calibrate step, analytic engine)");
   const std::string out = args["output"].as<std::string>();
   write_file_atomically(out, profile_to_text(calibrated));
   std::printf("%-44s %12s %12s %8s %12s %8s\n", "run", "measured s", "before s", "error", "after s",

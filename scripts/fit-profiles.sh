@@ -22,13 +22,30 @@ fit() {  # fit NAME GPU FABRIC NIC LOGS...
     --node-nic-bandwidth "$nic" -o "$out/$name.json" "${report[@]}"
 }
 
+# The in-situ factor (software_efficiency): how much slower kernels run inside a training stack
+# than alone. Fitted per GPU family to every published run of that family in the calibration set
+# (never to data/validation/dev.json, which judges the result), on the InfiniBand profile, where
+# those runs ran, and copied into the family's other profiles (docs/calibration.md).
+RUNS=scenarios/validation/published-extra.json
+in_situ() {  # in_situ NAME CASE_PREFIXES...
+  local name=$1
+  shift
+  local cases=()
+  for prefix in "$@"; do cases+=(--cases "$prefix"); done
+  "$capsim" calibrate step $RUNS "${cases[@]}" --profile "$out/$name.json" -o "$out/$name.json" \
+    >/dev/null
+}
+
 fit a100-ib A100-SXM4-80GB infiniband 1600Gbps $A100_INTRA \
   $N/a100_ibhdr_4node32gpu_allreduce_coreweave2023jan.txt
+in_situ a100-ib korthikanti22 mtnlg bloom
 fit a100-roce A100-SXM4-80GB roce 1600Gbps $A100_INTRA \
-  $N/a100_oci_roce_2node_allreduce_10G_ocitut.txt
+  $N/a100_oci_roce_2node_allreduce_10G_ocitut.txt --software-efficiency-from "$out/a100-ib.json"
 fit a100-efa A100-SXM4-80GB efa 400Gbps $A100_INTRA \
-  $N/a100_p4de_2node_allreduce_awsome.txt $N/a100_p4de_2node_allreduce_pclusterworkshop.txt
+  $N/a100_p4de_2node_allreduce_awsome.txt $N/a100_p4de_2node_allreduce_pclusterworkshop.txt \
+  --software-efficiency-from "$out/a100-ib.json"
 fit h100-ib H100-SXM5-80GB infiniband 3200Gbps $H100_INTRA \
   $N/h100_ibndr_8node64gpu_allreduce_sharp_coreweave.txt
+in_situ h100-ib dgxc2503 nemo mbridge
 fit h100-efa H100-SXM5-80GB efa 3200Gbps $H100_INTRA \
-  $N/h100_p5_2node_allreduce_awsome.txt
+  $N/h100_p5_2node_allreduce_awsome.txt --software-efficiency-from "$out/h100-ib.json"

@@ -241,6 +241,46 @@ TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
   EXPECT_NE(bad.out.find("pass --profile"), std::string::npos) << bad.out;
 }
 
+// `calibrate fit --software-efficiency-from`: the family's in-situ factor, fitted once by
+// calibrate step, is copied with its provenance line (which replaces the benchmark-speed one);
+// a profile of another GPU, or a file that is not a profile, exits 2 naming the file.
+TEST(CalibrateCommandTest, FitTakesTheSoftwareEfficiencyOfAnotherProfile) {
+  const std::string from = temp_path("in-situ.json");
+  std::ofstream(from) << read(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/a100-ib.json");
+  const std::string profile = temp_path("copied.json");
+  const std::string logs = kLogs + "a100_p4de_2node_allreduce_awsome.txt " + kLogs +
+                           "a100_1node_allreduce_mpi8_thanos.txt --fabric efa " +
+                           "--node-nic-bandwidth 400Gbps -o " + profile;
+  auto r = run_capsim("calibrate fit " + logs + " --software-efficiency-from " + from);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto source = nlohmann::json::parse(read(from));
+  const auto copied = nlohmann::json::parse(read(profile));
+  EXPECT_EQ(copied.at("software_efficiency"), source.at("software_efficiency"));
+  int lines = 0;
+  for (const auto& line : copied.at("provenance")) {
+    const auto text = line.get<std::string>();
+    if (text.starts_with("software_efficiency ")) {
+      ++lines;
+      EXPECT_NE(text.find("copied from profile a100-ib"), std::string::npos) << text;
+    }
+  }
+  EXPECT_EQ(lines, 1);
+
+  r = run_capsim("calibrate fit " + logs + " --software-efficiency-from " +
+                     std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/h100-ib.json",
+                 true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("h100-ib.json:/gpu: --software-efficiency-from needs a profile of the "
+                       "fitted GPU \"A100-SXM4-80GB\", got \"H100-SXM5-80GB\""),
+            std::string::npos)
+      << r.out;
+  r = run_capsim("calibrate fit " + logs + " --software-efficiency-from " + kLogs +
+                     "a100_p4de_2node_allreduce_awsome.txt",
+                 true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("a100_p4de_2node_allreduce_awsome.txt"), std::string::npos) << r.out;
+}
+
 // After --cases, an error still points at the run's place in the file (dev.json's first H100
 // run is /cases/22), not at its place among the kept runs.
 TEST(CalibrateCommandTest, StepErrorsPointIntoTheFileAfterCases) {

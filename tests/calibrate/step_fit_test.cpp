@@ -107,6 +107,29 @@ TEST(StepFitTest, RecoversAnAttentionFactorAcrossSequenceLengths) {
   }
 }
 
+// Five runs of one stack at 0.8 and one of an odd stack at 0.4: the absolute-error fit stays at
+// the five (a squared-error fit would move to ~0.71 for the one).
+TEST(StepFitTest, OneOddRunDoesNotPullTheFit) {
+  std::vector<ValidationCase> runs;
+  for (int mb : {1, 2, 3, 4, 8}) {
+    Scenario s = base_scenario();
+    s.parallelism.micro_batch_size = mb;
+    runs.push_back(measured_run("mb" + std::to_string(mb), s, 0.8));
+  }
+  runs.push_back(measured_run("odd", base_scenario(), 0.4));
+  const StepFit fit = fit_software_efficiency(runs, profile_for(runs[0].scenario), "runs.json");
+  EXPECT_NEAR(fit.software_efficiency, 0.8, 1e-3);
+}
+
+TEST(StepFitTest, SettingTheEfficiencyReplacesItsProvenanceLine) {
+  HardwareProfile p = profile_for(base_scenario());
+  p.provenance = {"gemm: a fit", "software_efficiency 1: benchmark speed", "attention: published"};
+  set_software_efficiency(p, 0.9, "software_efficiency 0.9 fitted to runs");
+  EXPECT_DOUBLE_EQ(p.software_efficiency, 0.9);
+  EXPECT_EQ(p.provenance, (std::vector<std::string>{"gemm: a fit", "attention: published",
+                                                    "software_efficiency 0.9 fitted to runs"}));
+}
+
 TEST(StepFitTest, CrossValidationIsExactOnAConsistentStack) {
   const auto runs = runs_at(0.7);
   const auto mape = cross_validate_one_step(runs, profile_for(runs[0].scenario), "runs.json");

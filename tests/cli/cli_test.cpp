@@ -308,21 +308,38 @@ TEST(CliTest, ValidateAnalyticRunsEveryCase) {
 namespace capsim {
 namespace {
 
-// The 52 published runs beyond dev.json (docs/validation.md) stay loadable and predicted; the
-// analytic engine scored the first 40 at 7.6% MAPE (measured 2026-11-22), all 52 at 7.35%
-// (2026-11-25, with Korthikanti et al.'s nine and MT-NLG's three), 9.87% once 29 of them stated
-// the tensor-parallel overlap their recipes ran, 10.11% once fp8 parameters were gathered in
-// 1 byte and 10.88% once the input-gradient collective ran beside the weight gradient (all
-// modelled from the code, not fitted; docs/validation.md). The test holds it to 11%
-// overall so a regression in generalisation fails here, not only in a held-out judge.
-TEST(CliTest, ValidatePublishedExtraRunsWithinTenPercent) {
+// The 52 published runs beyond dev.json (scenarios/validation/published-extra.json) are the
+// calibration set: the shipped profiles' in-situ factor (software_efficiency) is fitted to them,
+// one per GPU family (scripts/fit-profiles.sh, docs/calibration.md). They stay loadable and
+// predicted, and their residual after that one-number fit stays small: 5.1% (analytic,
+// 2026-11-25; 10.88% at benchmark speed). A model change that breaks how one factor explains
+// both families' stacks fails here.
+TEST(CliTest, CalibrationRunsFitWithOneFactorPerFamily) {
   const auto r = run_capsim("validate " + kSource +
                             "/scenarios/validation/published-extra.json --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("summary").at("n").get<int>(), 52);
   EXPECT_TRUE(j.at("not_predicted").empty());
-  EXPECT_LT(j.at("summary").at("mape_pct").get<double>(), 11.0);
+  EXPECT_LT(j.at("summary").at("mape_pct").get<double>(), 6.0);
+  EXPECT_LT(std::fabs(j.at("summary").at("mean_error_pct").get<double>()), 3.0);
+}
+
+// dev.json judges the model; nothing is fitted to it. The targets are a MAPE of at most
+// 10% over all 124 cases and 15% in every group. Measured 2026-11-25 (analytic; the event
+// engine agrees within 0.5% per case): all 12.37%, DGXC 7.5%, MPT 10.3%, Megatron SC'21 23.6%.
+// The two groups that meet the target are held to it; the overall score and the Megatron
+// group, which do not, are held to where they are so a regression fails here.
+TEST(CliTest, DevSetScoresHoldTheirMarks) {
+  const auto r =
+      run_capsim("validate " + kSource + "/data/validation/dev.json --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto s = nlohmann::json::parse(r.out).at("summary");
+  EXPECT_LT(s.at("mape_pct").get<double>(), 13.0);
+  const auto& groups = s.at("by_group");
+  EXPECT_LE(groups.at("DGXC benchmarking").at("mape_pct").get<double>(), 15.0);
+  EXPECT_LE(groups.at("MPT llm-foundry").at("mape_pct").get<double>(), 15.0);
+  EXPECT_LT(groups.at("Megatron-LM SC'21").at("mape_pct").get<double>(), 25.0);
 }
 
 // Every event-engine case runs in its own child process; the report must not depend on which

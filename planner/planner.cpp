@@ -694,13 +694,14 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
 
   rank_candidates(plan, result);
   result.pareto = eligible_pareto(result.ranked);
-  // What the numbers stand for (docs/validation.md): measured runs of well-tuned 2025 stacks
-  // match closely; 2021-2023 stacks ran slower, DeepSpeed ZeRO-3 at scale far slower.
+  // What the numbers stand for (docs/validation.md): the shipped in-situ factor is fitted to
+  // published runs of 2022-2025 Megatron-LM/NeMo stacks; 2021-2023 stacks ran slower, DeepSpeed
+  // ZeRO-3 at scale far slower.
   result.notes.emplace_back(
-      "iteration times assume a well-tuned software stack (validated on 2025 NVIDIA recipes; "
-      "older stacks and ZeRO-3 implementations ran slower, see docs/validation.md); "
-      "`capsim calibrate step` fits a profile to measured steps of your stack, and an instance's "
-      "\"profile\" in the plan uses it");
+      "iteration times assume kernels as fast as in published 2022-2025 Megatron-LM/NeMo runs "
+      "(the shipped profiles' in-situ factor; older stacks and ZeRO-3 implementations ran slower, "
+      "see docs/validation.md); `capsim calibrate step` fits a profile to measured steps of your "
+      "stack, and an instance's \"profile\" in the plan uses it");
   return result;
 }
 

@@ -20,9 +20,9 @@ struct StepFit {
 // Fits `base.software_efficiency` so that the analytic engine reproduces `runs`' measured
 // iteration times: the value in [0.1, 2] minimising the mean absolute log error (golden-section
 // search on its logarithm; the time falls monotonically as it grows; absolute, so a few odd runs
-// do not dominate). With `fit_attention`, also
-// a factor in [0.1, 2] on the profile's attention efficiencies (capped at 1), fitted in turn with
-// it; that needs runs at two or more sequence lengths. Every run's GPU must be of the profile's
+// do not dominate). With `fit_attention`, also a factor in [0.1, 2] on the profile's attention
+// efficiencies (capped at 1), fitted in turn with it; that needs runs at two or more sequence
+// lengths. Every run's GPU must be of the profile's
 // architecture. Throws InputError naming `file` and the run's JSON pointer otherwise, or when
 // there is no run.
 [[nodiscard]] StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,

@@ -25,6 +25,7 @@ struct SimulationResult {
   std::string engine;  // "analytic" or "event"
   std::string scenario_name;
   std::string profile_name;
+  double software_efficiency = 1.0;  // the profile's in-situ factor the kernel times include
   double iteration_time_s = 0.0;
   double tokens_per_s = 0.0;
   double tokens_per_s_per_gpu = 0.0;

@@ -100,6 +100,7 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   SimulationResult r;
   r.engine = "event";
   r.profile_name = profile.name;
+  r.software_efficiency = profile.software_efficiency;
   r.iteration_time_s = w.iteration_time_s;
   TimeBreakdown& b = r.breakdown;
   b.compute_s = w.breakdown[0];

@@ -59,6 +59,7 @@ nlohmann::json result_to_json(const SimulationResult& r) {
   return json{{"engine", r.engine},
               {"scenario", r.scenario_name},
               {"profile", r.profile_name},
+              {"software_efficiency", g(r.software_efficiency)},
               {"num_gpus", r.num_gpus},
               {"micro_batches", r.micro_batches},
               {"iteration_time_s", g(r.iteration_time_s)},
@@ -88,7 +89,8 @@ nlohmann::json result_to_json(const SimulationResult& r) {
 std::string result_table(const SimulationResult& r) {
   std::string out;
   out += "capsim simulate: " + r.scenario_name + " (" + r.engine + " engine, profile " +
-         r.profile_name + ")\n";
+         r.profile_name + ", kernels at " + fmt("%.3g", r.software_efficiency) +
+         " of benchmark speed)\n";
   out += line("GPUs / micro-batches",
               std::to_string(r.num_gpus) + " / " + std::to_string(r.micro_batches));
   out += line("iteration time", fmt("%.4f s", r.iteration_time_s));

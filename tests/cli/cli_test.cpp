@@ -150,6 +150,20 @@ TEST(CliTest, SimulateJsonHasContractKeys) {
   }
 }
 
+// The result says which in-situ factor its kernel times include: the shipped profile's, or 1
+// for a profile at benchmark speed (here the test scenario names one with 0.5).
+TEST(CliTest, SimulateStatesTheProfilesInSituFactor) {
+  const std::string valid = "simulate " + kData + "/scenarios/valid.json --engine analytic";
+  const auto shipped = nlohmann::json::parse(run_capsim(valid + " --json").out);
+  EXPECT_LT(shipped.at("software_efficiency").get<double>(), 1.0);
+  const std::string half = kData + "/plans/a100-efa-half-speed.json";
+  const auto r = run_capsim(valid + " --profile " + half);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("kernels at 0.5 of benchmark speed)"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(run_capsim(valid + " --profile " + half + " --json").out);
+  EXPECT_DOUBLE_EQ(j.at("software_efficiency").get<double>(), 0.5);
+}
+
 // --kernels adds the kernel table (both engines); without it the output is unchanged.
 TEST(CliTest, KernelsListsEveryKernelOnRequest) {
   const std::string base = "simulate " + kData + "/scenarios/valid.json --engine analytic";

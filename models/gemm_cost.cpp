@@ -11,20 +11,22 @@ struct Tile {
   double m;
   double n;
   double intrinsic;  // relative throughput of a full tile of this size (smaller tiles reuse less)
+  size_t edge_index_m;  // m and n as an index into {64, 128, 256}
+  size_t edge_index_n;
 };
 
 // CUTLASS/cuBLAS tile menu (gemm_notes.md, "Tile quantization"). Relative efficiencies of the
 // smaller tiles reflect their lower operand reuse: per output element a tile of m x n loads
 // (m + n) / (m n) operands, so 128x64 needs 1.5x the bandwidth of 128x128 per FLOP.
 constexpr std::array<Tile, 8> kTiles{{
-    {256, 128, 1.00},
-    {128, 256, 1.00},
-    {128, 128, 0.97},
-    {256, 64, 0.93},
-    {64, 256, 0.93},
-    {128, 64, 0.90},
-    {64, 128, 0.90},
-    {64, 64, 0.80},
+    {256, 128, 1.00, 2, 1},
+    {128, 256, 1.00, 1, 2},
+    {128, 128, 0.97, 1, 1},
+    {256, 64, 0.93, 2, 0},
+    {64, 256, 0.93, 0, 2},
+    {128, 64, 0.90, 1, 0},
+    {64, 128, 0.90, 0, 1},
+    {64, 64, 0.80, 0, 0},
 }};
 
 // The units are powers of two, so the quotient is exact and whole exactly for multiples (and
@@ -71,13 +73,19 @@ double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, Precision p
   if (s.m <= 0.0 || s.n <= 0.0 || s.k <= 0.0)
     return 0.0;
   const double sms = gpu.num_sms;
-  double best = 0.0;
+  // Tile counts along M and N for the three tile edges (64, 128, 256), computed once: the
+  // planner's screen calls this for every GEMM of every candidate.
+  const std::array<double, 3> m_tiles{std::ceil(s.m / 64.0), std::ceil(s.m / 128.0),
+                                      std::ceil(s.m / 256.0)};
+  const std::array<double, 3> n_tiles{std::ceil(s.n / 64.0), std::ceil(s.n / 128.0),
+                                      std::ceil(s.n / 256.0)};
+  double best = 0.0;  // max over tiles of intrinsic / (waves x tile area)
   for (const auto& tile : kTiles) {
-    const double tiles = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * s.batch;
+    const double tiles = m_tiles[tile.edge_index_m] * n_tiles[tile.edge_index_n] * s.batch;
     const double waves = std::ceil(tiles / sms);
-    const double utilisation = (s.m * s.n * s.batch) / (waves * sms * tile.m * tile.n);
-    best = std::max(best, tile.intrinsic * utilisation);
+    best = std::max(best, tile.intrinsic / (waves * tile.m * tile.n));
   }
+  best *= (s.m * s.n * s.batch) / sms;  // the utilisation of the best tile, times its intrinsic
   const double k_efficiency = s.k / (s.k + params.k_half);
   const bool fp8_ceiling = precision == Precision::kFp8 && params.fp8_max_efficiency > 0.0;
   const double ceiling = fp8_ceiling ? params.fp8_max_efficiency : params.max_efficiency;

@@ -155,6 +155,14 @@ int run_fit(int argc, char** argv) {
     files.emplace_back(args["report"].as<std::string>(), calibrate::render_report(*result));
   write_files_atomically(files);
   std::fprintf(stderr, "wrote %s\n", out.c_str());
+  // A hardware-only profile predicts kernels at benchmark speed, ~10% faster than the shipped
+  // profiles, whose in-situ factor comes from measured runs: say how to carry one.
+  if (args.count("software-efficiency-from") == 0) {
+    std::fprintf(stderr,
+                 "note: software_efficiency 1 (kernels at benchmark speed); fit it to measured "
+                 "steps of your stack with `capsim calibrate step`, or keep a shipped profile's "
+                 "in-situ factor with --software-efficiency-from (docs/calibration.md)\n");
+  }
   return 0;
 }
 

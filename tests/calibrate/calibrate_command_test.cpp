@@ -251,8 +251,16 @@ TEST(CalibrateCommandTest, FitTakesTheSoftwareEfficiencyOfAnotherProfile) {
   const std::string logs = kLogs + "a100_p4de_2node_allreduce_awsome.txt " + kLogs +
                            "a100_1node_allreduce_mpi8_thanos.txt --fabric efa " +
                            "--node-nic-bandwidth 400Gbps -o " + profile;
-  auto r = run_capsim("calibrate fit " + logs + " --software-efficiency-from " + from);
+  // Without it the profile is at benchmark speed, and the command says how to carry a factor.
+  auto r = run_capsim("calibrate fit " + logs, true);
   ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(read(profile)).at("software_efficiency").get<double>(), 1.0);
+  EXPECT_NE(r.out.find("note: software_efficiency 1 (kernels at benchmark speed)"),
+            std::string::npos)
+      << r.out;
+  r = run_capsim("calibrate fit " + logs + " --software-efficiency-from " + from, true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("note: software_efficiency 1"), std::string::npos) << r.out;
   const auto source = nlohmann::json::parse(read(from));
   const auto copied = nlohmann::json::parse(read(profile));
   EXPECT_EQ(copied.at("software_efficiency"), source.at("software_efficiency"));

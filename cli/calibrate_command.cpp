@@ -1,4 +1,5 @@
 // capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html]
+//                      [--software-efficiency-from PROFILE.json]
 // capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] [--cases PREFIX]...
 //                       [--cross-validate]
 // capsim calibrate run ...   (points to the capsim-calibrate harness of CUDA builds)
@@ -25,7 +26,8 @@ namespace capsim::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html]\n"
+    "usage: capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html] "
+    "[--software-efficiency-from PROFILE.json]\n"
     "       capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] "
     "[--cases ID_PREFIX]... [--attention] [--cross-validate]\n"
     "       capsim calibrate run   (the CUDA/NCCL harness: capsim-calibrate)\n";

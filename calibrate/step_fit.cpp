@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <string>
 
 #include "models/analytic_estimator.hpp"
 #include "models/gpu_catalog.hpp"
@@ -88,6 +89,12 @@ HardwareProfile with_attention_scale(const HardwareProfile& base, double scale) 
   return p;
 }
 
+// Whether a provenance line is the one stating software_efficiency (every such line starts so:
+// profile_fit's "software_efficiency 1: ...", calibrate step's "software_efficiency X fitted ...").
+bool states_software_efficiency(const std::string& provenance_line) {
+  return provenance_line.starts_with("software_efficiency ");
+}
+
 }  // namespace
 
 StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
@@ -152,9 +159,16 @@ StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
 void set_software_efficiency(HardwareProfile& profile, double efficiency,
                              const std::string& provenance) {
   profile.software_efficiency = efficiency;
-  std::erase_if(profile.provenance,
-                [](const std::string& line) { return line.starts_with("software_efficiency "); });
+  std::erase_if(profile.provenance, states_software_efficiency);
   profile.provenance.push_back(provenance);
+}
+
+std::string software_efficiency_origin(const HardwareProfile& profile) {
+  const auto line = std::find_if(profile.provenance.begin(), profile.provenance.end(),
+                                 states_software_efficiency);
+  return line == profile.provenance.end()
+             ? "software_efficiency " + std::to_string(profile.software_efficiency)
+             : *line;
 }
 
 std::vector<double> cross_validate_one_step(const std::vector<ValidationCase>& runs,

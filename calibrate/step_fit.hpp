@@ -34,6 +34,10 @@ struct StepFit {
 void set_software_efficiency(HardwareProfile& profile, double efficiency,
                              const std::string& provenance);
 
+// The provenance line that states where `profile.software_efficiency` came from, or
+// "software_efficiency VALUE" when the profile has none.
+[[nodiscard]] std::string software_efficiency_origin(const HardwareProfile& profile);
+
 // Leave-all-but-one-out: for every run, fit on it alone and predict the others. Returns, per
 // run, the mean absolute percentage error of the others' predictions (0 with one run).
 [[nodiscard]] std::vector<double> cross_validate_one_step(const std::vector<ValidationCase>& runs,

@@ -43,15 +43,9 @@ void take_software_efficiency(const std::string& path, HardwareProfile& fitted) 
                      "--software-efficiency-from needs a profile of the fitted GPU \"" +
                          fitted.gpu + "\", got \"" + source.gpu + "\"");
   }
-  const auto line = std::find_if(
-      source.provenance.begin(), source.provenance.end(),
-      [](const std::string& text) { return text.starts_with("software_efficiency "); });
-  const std::string origin =
-      line == source.provenance.end()
-          ? "software_efficiency " + std::to_string(source.software_efficiency)
-          : *line;
-  calibrate::set_software_efficiency(fitted, source.software_efficiency,
-                                     origin + "; copied from profile " + source.name);
+  calibrate::set_software_efficiency(
+      fitted, source.software_efficiency,
+      calibrate::software_efficiency_origin(source) + "; copied from profile " + source.name);
 }
 
 int run_fit(int argc, char** argv) {
@@ -172,9 +166,9 @@ int run_fit(int argc, char** argv) {
 std::string cases_text(const cxxopts::ParseResult& args) {
   if (args.count("cases") == 0)
     return "";
-  std::string text = ", cases";
+  std::string text;
   for (const auto& prefix : args["cases"].as<std::vector<std::string>>())
-    text += (text.back() == 's' ? " " : ", ") + prefix + "*";
+    text += (text.empty() ? ", cases " : ", ") + prefix + "*";
   return text;
 }
 

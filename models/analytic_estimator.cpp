@@ -406,8 +406,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
 
   SimulationResult r;
   r.engine = "analytic";
-  r.profile_name = profile.name;
-  r.software_efficiency = profile.software_efficiency;
+  r.set_profile(profile);
   r.breakdown.compute_s = m * (b.compute_s - profile.per_microbatch_overhead_s);
   r.breakdown.other_s = m * profile.per_microbatch_overhead_s;
   r.breakdown.tp_comm_exposed_s = m * b.tp_s;

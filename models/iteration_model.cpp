@@ -104,9 +104,9 @@ double collective_per_gemm_s(const std::vector<Op>& ops, const HardwareProfile& 
                              std::initializer_list<std::string_view> names) {
   double added_s = 0.0;
   for (const Op& op : ops) {
-    const bool named =
-        std::find(names.begin(), names.end(), std::string_view(op.name)) != names.end();
-    if (!named || op.kind != OpKind::kGemm || op.pass != pass)
+    const bool named = std::any_of(names.begin(), names.end(),
+                                   [&](std::string_view name) { return is_gemm(op, name, pass); });
+    if (!named)
       continue;
     added_s += beside ? overlapped_exposed_s(
                             comm_s, op_time_s(op, profile, gpu, precision, seq_length), rate)

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "models/hardware_profile.hpp"
 #include "models/memory_model.hpp"
 
 namespace capsim {
@@ -37,6 +38,12 @@ struct SimulationResult {
   MemoryEstimate memory;
   TimeBreakdown breakdown;
   std::vector<std::string> notes;  // what the engine could not see (e.g. contention)
+
+  // Names the profile the result was costed with and the in-situ factor its kernels include.
+  void set_profile(const HardwareProfile& profile) {
+    profile_name = profile.name;
+    software_efficiency = profile.software_efficiency;
+  }
 };
 
 }  // namespace capsim

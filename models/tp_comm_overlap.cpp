@@ -25,7 +25,7 @@ struct Pairing {
 
 const Op& layer_gemm(const Pairing& c, std::string_view name, Pass pass) {
   for (const Op& op : *c.ops) {
-    if (op.kind == OpKind::kGemm && op.pass == pass && name == op.name)
+    if (is_gemm(op, name, pass))
       return op;
   }
   throw std::logic_error("tp_comm_overlap: the layer has no GEMM " + std::string(name));

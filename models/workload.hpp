@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "models/gemm_cost.hpp"
@@ -24,6 +25,11 @@ struct Op {
   int head_dim = 0;
   bool attention_core = false;  // replayed by selective recompute (Korthikanti et al. §5)
 };
+
+// Whether `op` is the GEMM `name` (lower_layer's "qkv", "mlp_up", ...) of `pass`.
+[[nodiscard]] inline bool is_gemm(const Op& op, std::string_view name, Pass pass) {
+  return op.kind == OpKind::kGemm && op.pass == pass && name == op.name;
+}
 
 // Returns the kernels of one transformer layer for one micro-batch on one GPU under the
 // layout's TP/SP/CP split (Megatron-LM layer structure, Shoeybi et al. 2019 §3):

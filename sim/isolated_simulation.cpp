@@ -99,8 +99,7 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
     throw std::runtime_error(bytes.substr(sizeof w));
   SimulationResult r;
   r.engine = "event";
-  r.profile_name = profile.name;
-  r.software_efficiency = profile.software_efficiency;
+  r.set_profile(profile);
   r.iteration_time_s = w.iteration_time_s;
   TimeBreakdown& b = r.breakdown;
   b.compute_s = w.breakdown[0];

@@ -400,8 +400,7 @@ SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimO
   }
   SimulationResult result;
   result.engine = "event";
-  result.profile_name = sim.profile->name;
-  result.software_efficiency = sim.profile->software_efficiency;
+  result.set_profile(*sim.profile);
   result.iteration_time_s = critical->stage_end_s;
   const detail::Accounts& a = critical->acc;
   TimeBreakdown& b = result.breakdown;

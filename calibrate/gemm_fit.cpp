@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "models/gemm_cost.hpp"
+#include "models/gpu_catalog.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -354,6 +355,9 @@ bool gemm_row_in_family(const GemmMeasurement& row, const GpuSpec& gpu) {
   // "PCIe" in the CSV, "PCIE" in CUDA's names ("NVIDIA A100-PCIE-40GB").
   if (name.find("PCI") != std::string::npos || name.find("NVL") != std::string::npos)
     return false;
+  // Hardware defined in an input fits to its own measurements only, named as CUDA names it.
+  if (!is_builtin_gpu(gpu.name))
+    return name == gpu.name;
   if (gpu.architecture == "ampere")
     return starts_with(name, "A100");
   if (gpu.architecture == "hopper")

@@ -268,9 +268,14 @@ void set_collective_sms(const std::vector<OverlapMeasurement>& overlaps, const s
 // The parameters no input measures: published or default values, said so in the provenance.
 void set_unfitted_params(const GpuSpec& spec, HardwareProfile& p) {
   p.attention = published_attention_params(spec);
+  const bool published = spec.architecture == "ampere" || spec.architecture == "hopper";
   p.provenance.emplace_back(
-      "attention efficiencies: published figures for the architecture (Dao 2023: FlashAttention-1 "
-      "/ Triton class on Ampere, FlashAttention-2 on Hopper), not fitted; "
+      (published ? std::string("attention efficiencies: published figures for the architecture "
+                               "(Dao 2023: FlashAttention-1 / Triton class on Ampere, "
+                               "FlashAttention-2 on Hopper), not fitted; ")
+                 : "attention efficiencies: FlashAttention-2's fractions of the A100 peak (no "
+                   "figure for " +
+                       spec.architecture + " ships with capsim), not fitted; ") +
       "memory_efficiency and per-microbatch overhead: defaults, not fitted (no such data)");
   p.provenance.emplace_back(
       "software_efficiency 1: kernels at benchmark speed (capsim calibrate step fits it from "

@@ -13,6 +13,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/step_fit.hpp"
 #include "models/collective_cost.hpp"
+#include "models/io/gpu_spec_io.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
@@ -56,8 +57,10 @@ int run_fit(int argc, char** argv) {
       "report", "HTML fit report to write", cxxopts::value<std::string>())(
       "name", "profile name (default GPU-fabric)", cxxopts::value<std::string>())(
       "gpu", "catalog GPU (default: from the logs' device lines)", cxxopts::value<std::string>())(
-      "fabric", "inter-node fabric of the logs: infiniband, roce, efa",
-      cxxopts::value<std::string>())(
+      "gpu-spec", "new hardware: a capsim.gpu/v1 file describing the GPU (docs/calibration.md)",
+      cxxopts::value<std::string>())("fabric",
+                                     "inter-node fabric of the logs: infiniband, roce, efa",
+                                     cxxopts::value<std::string>())(
       "node-nic-bandwidth", "aggregate NIC bandwidth per node of the logs, e.g. 400Gbps",
       cxxopts::value<std::string>())("max-regimes", "most NCCL regimes per curve (1-4)",
                                      cxxopts::value<int>()->default_value("4"))(
@@ -83,8 +86,17 @@ int run_fit(int argc, char** argv) {
   calibrate::ProfileFitOptions fit_options;
   if (args.count("name") > 0)
     fit_options.name = args["name"].as<std::string>();
-  if (args.count("gpu") > 0)
-    fit_options.gpu = args["gpu"].as<std::string>();
+  if (args.count("gpu-spec") > 0)
+    fit_options.gpu = load_gpu_definition(args["gpu-spec"].as<std::string>());
+  if (args.count("gpu") > 0) {
+    const std::string gpu = args["gpu"].as<std::string>();
+    if (!fit_options.gpu.empty() && gpu != fit_options.gpu) {
+      throw InputError("--gpu", "",
+                       "\"" + gpu + "\" is not the GPU --gpu-spec defines (\"" + fit_options.gpu +
+                           "\"); give one of the two");
+    }
+    fit_options.gpu = gpu;
+  }
   if (args.count("fabric") > 0) {
     fit_options.fabric = args["fabric"].as<std::string>();
     if (fit_options.fabric != "infiniband" && fit_options.fabric != "roce" &&

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "models/defined_entries.hpp"
+
 namespace capsim {
 namespace {
 
@@ -48,19 +50,41 @@ double GpuSpec::peak_flop_per_s(Precision precision) const {
   return peak_bf16_flop_per_s;
 }
 
+namespace {
+
+DefinedEntries<GpuSpec, kMaxDefinedGpus>& defined_gpus() {
+  static DefinedEntries<GpuSpec, kMaxDefinedGpus> defined;
+  return defined;
+}
+
+}  // namespace
+
+bool is_builtin_gpu(const std::string& name) {
+  const auto& gpus = catalog();
+  return std::any_of(gpus.begin(), gpus.end(), [&](const GpuSpec& g) { return g.name == name; });
+}
+
 const GpuSpec* find_gpu(const std::string& name) {
   for (const auto& gpu : catalog()) {
     if (gpu.name == name)
       return &gpu;
   }
-  return nullptr;
+  return defined_gpus().find(name);
 }
 
 std::vector<std::string> gpu_names() {
   std::vector<std::string> names;
   for (const auto& gpu : catalog())
     names.push_back(gpu.name);
+  defined_gpus().append_names(names);
+  std::sort(names.begin(), names.end());
   return names;
+}
+
+std::string define_gpu(const GpuSpec& gpu) {
+  if (is_builtin_gpu(gpu.name))
+    return "\"" + gpu.name + "\" is a built-in GPU; give the definition another name";
+  return defined_gpus().define(gpu, "GPU");
 }
 
 GpuSpec without_sms(const GpuSpec& gpu, int taken) {

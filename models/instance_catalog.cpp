@@ -1,6 +1,10 @@
 #include "models/instance_catalog.hpp"
 
+#include <algorithm>
 #include <array>
+
+#include "models/defined_entries.hpp"
+#include "models/gpu_catalog.hpp"
 
 namespace capsim {
 namespace {
@@ -36,19 +40,46 @@ const std::array<InstanceSpec, 6>& catalog() {
 
 }  // namespace
 
+namespace {
+
+DefinedEntries<InstanceSpec, kMaxDefinedInstances>& defined_instances() {
+  static DefinedEntries<InstanceSpec, kMaxDefinedInstances> defined;
+  return defined;
+}
+
+}  // namespace
+
+bool is_builtin_instance(const std::string& name) {
+  const auto& all = catalog();
+  return std::any_of(all.begin(), all.end(),
+                     [&](const InstanceSpec& instance) { return instance.name == name; });
+}
+
 const InstanceSpec* find_instance(const std::string& name) {
   for (const auto& instance : catalog()) {
     if (instance.name == name)
       return &instance;
   }
-  return nullptr;
+  return defined_instances().find(name);
 }
 
 std::vector<std::string> instance_names() {
   std::vector<std::string> names;
   for (const auto& instance : catalog())
     names.push_back(instance.name);
+  defined_instances().append_names(names);
   return names;
+}
+
+std::string define_instance(const InstanceSpec& instance) {
+  if (is_builtin_instance(instance.name)) {
+    return "\"" + instance.name +
+           "\" is a built-in instance; give the definition another name, or drop its hardware "
+           "keys to use the catalog's";
+  }
+  if (find_gpu(instance.gpu) == nullptr)
+    return "unknown GPU \"" + instance.gpu + "\"";
+  return defined_instances().define(instance, "instance");
 }
 
 }  // namespace capsim

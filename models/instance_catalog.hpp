@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,23 @@ struct InstanceSpec {
   double capacity_block_usd_per_hour;
   double reserved_usd_per_hour;
   std::string price_source;  // provenance of the prices, with date
+
+  [[nodiscard]] bool operator==(const InstanceSpec& other) const = default;
 };
 
 // Returns the catalog entry or nullptr when `name` is unknown.
 [[nodiscard]] const InstanceSpec* find_instance(const std::string& name);
-// Returns every catalog name in catalog order, for error messages.
+// Returns every catalog name in catalog order, then the defined ones, for error messages.
 [[nodiscard]] std::vector<std::string> instance_names();
+
+// The most instance types one process may define beside the built-in ones.
+inline constexpr size_t kMaxDefinedInstances = 64;
+
+// Adds an instance type the catalog lacks (a plan's own node, new hardware or another cloud)
+// for the rest of the process, as define_gpu does for GPUs: its GPU must be known. Returns an
+// empty string on success, else why not. Thread-safe.
+[[nodiscard]] std::string define_instance(const InstanceSpec& instance);
+// Whether `name` is a built-in catalog entry.
+[[nodiscard]] bool is_builtin_instance(const std::string& name);
 
 }  // namespace capsim

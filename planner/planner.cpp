@@ -702,6 +702,16 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       "(the shipped profiles' in-situ factor; older stacks and ZeRO-3 implementations ran slower, "
       "see docs/validation.md); `capsim calibrate step` fits a profile to measured steps of your "
       "stack, and an instance's \"profile\" in the plan uses it");
+  for (const InstanceChoice& choice : plan.instances) {
+    if (!is_builtin_instance(choice.name) && choice.profile_path.empty() &&
+        !is_builtin_gpu(find_instance(choice.name)->gpu)) {
+      result.notes.push_back(
+          "instance " + choice.name +
+          ": its GPU is defined in the plan and costed from its datasheet figures (kernels at "
+          "benchmark speed, no in-situ factor, not validated); give it a profile fitted to the "
+          "hardware (`capsim calibrate fit --gpu-spec`) before comparing it with shipped ones");
+    }
+  }
   return result;
 }
 

@@ -321,6 +321,20 @@ double JsonReader::required_count(const std::string& key) {
 std::optional<double> JsonReader::optional_count(const std::string& key) {
   return optional_unit<double>(key, "a count", "1T", units::parse_count);
 }
+double JsonReader::required_flop_rate(const std::string& key) {
+  (void)at(key);
+  return *optional_flop_rate(key);
+}
+std::optional<double> JsonReader::optional_flop_rate(const std::string& key) {
+  const auto value =
+      optional_unit<double>(key, "a compute rate", "989TFLOPS", units::parse_flop_per_s);
+  // 1 GFLOP/s .. 1 EFLOP/s per GPU: anything outside is a unit slip.
+  if (value && (*value < 1e9 || *value > 1e18)) {
+    throw error(key, "expected a compute rate between 1GFLOPS and 1000PFLOPS, got " +
+                         describe_json(value_->at(key)));
+  }
+  return value;
+}
 double JsonReader::required_price(const std::string& key) {
   (void)at(key);
   return *optional_price(key);

@@ -55,6 +55,8 @@ class JsonReader {
   [[nodiscard]] std::optional<double> optional_size(const std::string& key);
   [[nodiscard]] double required_count(const std::string& key);
   [[nodiscard]] std::optional<double> optional_count(const std::string& key);
+  [[nodiscard]] double required_flop_rate(const std::string& key);
+  [[nodiscard]] std::optional<double> optional_flop_rate(const std::string& key);
   [[nodiscard]] double required_price(const std::string& key);
   [[nodiscard]] std::optional<double> optional_price(const std::string& key);
 

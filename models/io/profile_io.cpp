@@ -8,6 +8,7 @@
 
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/io/gpu_spec_io.hpp"
 
 namespace capsim {
 namespace {
@@ -262,7 +263,7 @@ HardwareProfile read_profile(JsonReader& reader) {
   reader.expect_schema(kProfileSchema);
   HardwareProfile p;
   p.name = reader.required_string("name");
-  p.gpu = reader.required_enum("gpu", gpu_names());
+  p.gpu = read_gpu_name_or_definition(reader, "gpu");
   const GpuSpec& gpu = *find_gpu(p.gpu);
   p.fabric = reader.required_enum("fabric", fabric_names());
   if (auto nic = reader.optional_bandwidth("reference_node_nic_bandwidth")) {
@@ -318,7 +319,7 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   nlohmann::json j;
   j["schema"] = kProfileSchema;
   j["name"] = p.name;
-  j["gpu"] = p.gpu;
+  j["gpu"] = gpu_reference_json(p.gpu);
   j["fabric"] = p.fabric;
   if (p.reference_node_nic_bandwidth_bytes_per_s > 0.0) {
     j["reference_node_nic_bandwidth"] = bandwidth_text(p.reference_node_nic_bandwidth_bytes_per_s);
@@ -437,7 +438,10 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
   }
   const std::string fabric =
       cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");
-  const std::string file = shipped_profile_file(gpu->architecture, fabric);
+  // Shipped profiles are fitted to the catalog's GPUs; defined hardware starts from its own
+  // datasheet until a profile fitted to it is named.
+  const std::string file =
+      is_builtin_gpu(gpu->name) ? shipped_profile_file(gpu->architecture, fabric) : "";
   if (!file.empty())
     return embedded_profile(file);
   return datasheet_profile(*gpu, cluster);

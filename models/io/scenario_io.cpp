@@ -7,6 +7,7 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "models/io/gpu_spec_io.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim {
@@ -59,11 +60,8 @@ ClusterSpec read_cluster(JsonReader& r) {
     c.topology = Topology::kRailOptimized;
     gpu = find_gpu(c.gpu);
   } else {
-    c.gpu = r.required_string("gpu");
+    c.gpu = read_gpu_name_or_definition(r, "gpu");
     gpu = find_gpu(c.gpu);
-    if (gpu == nullptr) {
-      throw r.error("gpu", "unknown GPU \"" + c.gpu + "\"; known GPUs: " + join(gpu_names()));
-    }
     c.gpus_per_node = to_int(r.required_int("gpus_per_node", 1, 64));
     apply_gpu_network_defaults(*gpu, c);
   }
@@ -544,10 +542,12 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   if (m.dropout.has_value())
     model["dropout"] = *m.dropout;
   json cluster = json::object();
-  if (!c.instance.empty()) {
+  // An instance a plan defined is written out in full, so the file stands on its own.
+  const bool by_instance = !c.instance.empty() && is_builtin_instance(c.instance);
+  if (by_instance) {
     cluster["instance"] = c.instance;
   } else {
-    cluster["gpu"] = c.gpu;
+    cluster["gpu"] = gpu_reference_json(c.gpu);
     cluster["gpus_per_node"] = c.gpus_per_node;
   }
   cluster["num_nodes"] = c.num_nodes;
@@ -563,7 +563,7 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   };
   cluster["intra_node"] = {{"fabric", "nvswitch"},
                            {"bandwidth", as_gigabytes_per_s(c.intra_node_bandwidth_bytes_per_s)}};
-  if (c.instance.empty() || c.num_nodes > 1) {
+  if (!by_instance || c.num_nodes > 1) {
     json inter = {{"fabric", to_string(c.inter_node_fabric)},
                   {"nics_per_node", c.nics_per_node},
                   {"nic_bandwidth", as_gigabits_per_s(c.nic_bandwidth_bytes_per_s)},

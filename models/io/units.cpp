@@ -147,6 +147,30 @@ std::optional<double> parse_count(std::string_view text) {
   return split->number * factor;
 }
 
+std::optional<double> parse_flop_per_s(std::string_view text) {
+  auto split = split_number(text);
+  if (!split || split->number <= 0.0)
+    return std::nullopt;
+  static constexpr std::array<std::pair<std::string_view, double>, 5> kPrefixes{{
+      {"", 1.0},
+      {"G", 1e9},
+      {"T", 1e12},
+      {"P", 1e15},
+      {"k", 1e3},
+  }};
+  std::string_view unit = split->unit;
+  for (const auto& [prefix, factor] : kPrefixes) {
+    if (unit.substr(0, prefix.size()) != prefix)
+      continue;
+    const std::string_view rest = unit.substr(prefix.size());
+    if (rest == "FLOPS" || rest == "FLOP/s") {
+      const double flop_per_s = split->number * factor;
+      return std::isfinite(flop_per_s) ? std::optional<double>(flop_per_s) : std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<double> parse_price_usd_per_hour(std::string_view text) {
   text = trim(text);
   bool dollar = false;

@@ -19,6 +19,8 @@ namespace capsim::units {
 [[nodiscard]] std::optional<double> parse_size_bytes(std::string_view text);
 // Counts with an optional decimal suffix: "1T", "300B" (billion), "50M", "2k", "1e12".
 [[nodiscard]] std::optional<double> parse_count(std::string_view text);
+// Compute rates: "312TFLOPS", "2.25PFLOPS", "989 TFLOP/s" (decimal prefixes k..P only).
+[[nodiscard]] std::optional<double> parse_flop_per_s(std::string_view text);
 // Hourly prices: "$32.77/h", "$0.5/hr", "32.77 USD/h".
 [[nodiscard]] std::optional<double> parse_price_usd_per_hour(std::string_view text);
 

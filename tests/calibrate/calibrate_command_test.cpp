@@ -332,5 +332,48 @@ TEST(CalibrateCommandTest, ValidateReportsHeldOutLogs) {
   EXPECT_NE(r.out.find("held-out"), std::string::npos) << r.out;
 }
 
+// New hardware: the GPU is described in a capsim.gpu/v1 file, its measurements name it as
+// CUDA does ("NVIDIA B200"). The profile fits its GEMMs to those rows, carries the definition,
+// and a scenario of that GPU simulates with it in a fresh process.
+TEST(CalibrateCommandTest, FitsNewHardwareFromItsGpuSpec) {
+  const std::string spec = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json";
+  const std::string profile = temp_path("b200.json");
+  const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
+                            "/measurements/b200-node.json --gpu-spec " + spec + " -o " + profile);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("gemm blackwell fp16/bf16"), std::string::npos) << r.out;
+  const auto written = nlohmann::json::parse(read(profile));
+  EXPECT_EQ(written.at("gpu").at("name"), "B200");
+  EXPECT_EQ(written.at("gpu").at("sms"), 148);
+
+  const std::string scenario = temp_path("b200-scenario.json");
+  nlohmann::json gpu = nlohmann::json::parse(read(spec));
+  gpu.erase("schema");  // the file's schema; inside a scenario the object stands alone
+  {
+    std::ofstream out(scenario);
+    out << R"({"schema": "capsim.scenario/v1", "name": "b200-1node",
+      "model": {"name": "GPT 1.3B", "num_layers": 24, "hidden_size": 2048,
+                "num_attention_heads": 16, "seq_length": 2048, "vocab_size": 51200},
+      "cluster": {"gpu": )"
+        << gpu.dump() << R"(,
+                  "gpus_per_node": 8, "num_nodes": 1},
+      "parallelism": {"tensor": 1, "pipeline": 1, "data": 8, "micro_batch_size": 4,
+                      "global_batch_size": 64},
+      "profile": ")"
+        << profile << R"("})";
+  }
+  const auto sim = run_capsim("simulate " + scenario);
+  ASSERT_EQ(sim.exit_code, 0) << sim.out;
+  EXPECT_NE(sim.out.find("profile B200-nvswitch"), std::string::npos) << sim.out;
+}
+
+TEST(CalibrateCommandTest, GpuSpecAndAnotherGpuConflict) {
+  const std::string spec = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json";
+  const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
+                            "/measurements/b200-node.json --gpu-spec " + spec +
+                            " --gpu H100-SXM5-80GB -o " + temp_path("conflict.json"));
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 }  // namespace
 }  // namespace capsim

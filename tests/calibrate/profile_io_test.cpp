@@ -109,9 +109,9 @@ const Rule kRules[] = {
      "collectives, datasheet_default, fabric, fit_quality, gemm, gpu, name, "
      "per_microbatch_overhead, provenance, reference_node_nic_bandwidth, schema, "
      "software_efficiency"},
-    {"gpu", [](nlohmann::json& j) { j["gpu"] = "B200"; },
-     "p.json:/gpu: expected one of A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, "
-     "H200-SXM-141GB, got \"B200\""},
+    {"gpu", [](nlohmann::json& j) { j["gpu"] = "V100"; },
+     "p.json:/gpu: unknown GPU \"V100\"; known GPUs: A100-SXM4-40GB, A100-SXM4-80GB, "
+     "H100-SXM5-80GB, H200-SXM-141GB (or describe new hardware with an object, docs/scenario.md)"},
     {"fabric", [](nlohmann::json& j) { j["fabric"] = "myrinet"; },
      "p.json:/fabric: expected one of infiniband, roce, efa, nvswitch, ethernet, got "
      "\"myrinet\""},

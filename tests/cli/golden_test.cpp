@@ -69,6 +69,9 @@ TEST(GoldenTest, Gpt30bP4dAnalytic) {
 TEST(GoldenTest, Llama3_70bP5Analytic) {
   run_golden("llama3-70b-p5", "analytic");
 }
+TEST(GoldenTest, Llama3_70bB200Analytic) {
+  run_golden("llama3-70b-b200", "analytic");
+}
 TEST(GoldenTest, Gpt3175bSeleneEvent) {
   run_golden("gpt3-175b-selene-1024", "event");
 }
@@ -77,6 +80,10 @@ TEST(GoldenTest, Gpt30bP4dEvent) {
 }
 TEST(GoldenTest, Llama3_70bP5Event) {
   run_golden("llama3-70b-p5", "event");
+}
+
+TEST(GoldenTest, Llama3_70bB200Event) {
+  run_golden("llama3-70b-b200", "event");
 }
 
 }  // namespace

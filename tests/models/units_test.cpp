@@ -23,6 +23,23 @@ TEST(UnitsTest, BandwidthRejectsBareNumbersAndUnknownUnits) {
   EXPECT_FALSE(parse_bandwidth_bytes_per_s(""));
 }
 
+TEST(UnitsTest, ComputeRatesWithDecimalPrefixes) {
+  EXPECT_DOUBLE_EQ(*parse_flop_per_s("989TFLOPS"), 989e12);
+  EXPECT_DOUBLE_EQ(*parse_flop_per_s("2.25PFLOPS"), 2.25e15);
+  EXPECT_DOUBLE_EQ(*parse_flop_per_s("312 TFLOP/s"), 312e12);
+  EXPECT_DOUBLE_EQ(*parse_flop_per_s("19.5GFLOPS"), 19.5e9);
+  EXPECT_DOUBLE_EQ(*parse_flop_per_s("1e15FLOPS"), 1e15);
+}
+
+TEST(UnitsTest, ComputeRatesRejectOtherUnits) {
+  EXPECT_FALSE(parse_flop_per_s("989"));
+  EXPECT_FALSE(parse_flop_per_s("989TB"));
+  EXPECT_FALSE(parse_flop_per_s("989TiFLOPS"));  // FLOP rates have no binary prefixes
+  EXPECT_FALSE(parse_flop_per_s("989tflops"));
+  EXPECT_FALSE(parse_flop_per_s("0TFLOPS"));
+  EXPECT_FALSE(parse_flop_per_s("-1TFLOPS"));
+}
+
 TEST(UnitsTest, Durations) {
   EXPECT_DOUBLE_EQ(*parse_duration_s("1.5us"), 1.5e-6);
   EXPECT_DOUBLE_EQ(*parse_duration_s("20ms"), 0.02);

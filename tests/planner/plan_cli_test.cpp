@@ -99,5 +99,30 @@ TEST(PlanCliTest, BadInputExitsTwo) {
   EXPECT_EQ(run("plan --help").exit_code, 0);
 }
 
+// A plan may define an instance the catalog lacks, GPU included (new hardware): it is screened
+// and confirmed like the others, the closing notes say it is costed from its datasheet, and the
+// winning scenario carries the hardware in full, so a fresh process simulates it alone.
+TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
+  const std::string out = ::testing::TempDir() + "capsim_plan_defined.json";
+  std::filesystem::remove(out);
+  const CliRun r = run("plan " + kDataDir + "/plans/small-defined-instance.json --json " +
+                       "--out-scenario " + out);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = JsonReader::parse_text(r.out, "stdout");
+  EXPECT_EQ(j.at("best").at("instance"), "b200-node");
+  EXPECT_EQ(j.at("best").at("engine"), "event");
+  const std::string notes = j.at("notes").dump();
+  EXPECT_NE(notes.find("instance b200-node: its GPU is defined in the plan"), std::string::npos);
+  const auto written = JsonReader::parse_file(out);
+  EXPECT_FALSE(written.at("cluster").contains("instance"));
+  EXPECT_EQ(written.at("cluster").at("gpu").at("name"), "PlanTest-B200");
+  EXPECT_EQ(written.at("cluster").at("gpu").at("hbm_capacity"), "180GB");
+  const CliRun alone = run("simulate " + out + " --json");
+  ASSERT_EQ(alone.exit_code, 0);
+  EXPECT_DOUBLE_EQ(
+      JsonReader::parse_text(alone.out, "simulate").at("iteration_time_s").get<double>(),
+      j.at("best").at("iteration_time_s").get<double>());
+}
+
 }  // namespace
 }  // namespace capsim

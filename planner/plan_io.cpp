@@ -6,7 +6,7 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/gpu_spec_io.hpp"
+#include "models/io/instance_io.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
@@ -249,34 +249,6 @@ std::vector<std::optional<double>> read_price_overrides(JsonReader& item) {
   return overrides;
 }
 
-// Reads the hardware of an instance the catalog lacks ({"name", "gpu", "gpus_per_node",
-// "inter_node", "prices"}) and defines it (define_instance); its prices are the plan's.
-void define_plan_instance(JsonReader& item, const std::string& name) {
-  InstanceSpec inst;
-  inst.name = name;
-  inst.gpu = read_gpu_name_or_definition(item, "gpu");
-  inst.gpus_per_node = static_cast<int>(item.required_int("gpus_per_node", 1, 64));
-  JsonReader inter = item.object("inter_node");
-  inst.fabric = inter.required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"});
-  inst.nics_per_node = static_cast<int>(inter.required_int("nics_per_node", 1, 64));
-  if (inst.gpus_per_node % inst.nics_per_node != 0 &&
-      inst.nics_per_node % inst.gpus_per_node != 0) {
-    throw inter.error("nics_per_node", std::to_string(inst.nics_per_node) + " NICs cannot serve " +
-                                           std::to_string(inst.gpus_per_node) +
-                                           " GPUs per node evenly; expected a divisor or a "
-                                           "multiple of " +
-                                           std::to_string(inst.gpus_per_node));
-  }
-  inst.nic_bandwidth_bytes_per_s = inter.required_bandwidth("nic_bandwidth");
-  inter.finish();
-  inst.price_source = "defined in " + item.file();
-  if (!item.has("prices"))
-    throw item.error("prices", "an instance defined in the plan needs its \"prices\"");
-  const std::string problem = define_instance(inst);
-  if (!problem.empty())
-    throw item.error("name", problem);
-}
-
 // Reads the object form {"name", "prices", "profile"} of one /instances entry, with the
 // hardware keys when it defines an instance the catalog lacks.
 InstanceChoice read_instance_object(const nlohmann::json& value, const std::string& file,
@@ -286,7 +258,10 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const std::stri
   InstanceChoice choice;
   choice.name = item.required_string("name");
   if (item.has("gpu")) {
-    define_plan_instance(item, choice.name);
+    // An instance the catalog lacks: its hardware here, its prices below (it has no others).
+    if (!item.has("prices"))
+      throw item.error("prices", "an instance defined in the plan needs its \"prices\"");
+    read_instance_definition(item, choice.name);
   } else {
     for (const char* key : {"gpus_per_node", "inter_node"}) {
       if (item.has(key)) {

@@ -8,6 +8,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/io/gpu_spec_io.hpp"
+#include "models/io/instance_io.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim {
@@ -76,15 +77,7 @@ ClusterSpec read_cluster(JsonReader& r) {
     c.inter_node_fabric = *fabric_from_string(
         inter->required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"}));
     c.nics_per_node = to_int(inter->required_int("nics_per_node", 1, 64));
-    // Every GPU must get the same share of the NICs (the simulator's symmetric platform, and
-    // every real node: 1, 2 or 4 NICs per GPU, or 1 per 2 GPUs).
-    if (c.gpus_per_node % c.nics_per_node != 0 && c.nics_per_node % c.gpus_per_node != 0) {
-      throw inter->error("nics_per_node",
-                         std::to_string(c.nics_per_node) + " NICs cannot serve " +
-                             std::to_string(c.gpus_per_node) +
-                             " GPUs per node evenly; expected a divisor or a multiple of " +
-                             std::to_string(c.gpus_per_node));
-    }
+    check_nics_serve_gpus(*inter, c.gpus_per_node, c.nics_per_node);
     c.nic_bandwidth_bytes_per_s = inter->required_bandwidth("nic_bandwidth");
     c.topology = *topology_from_string(inter->optional_enum(
         "topology", "rail-optimized", {"fat-tree", "rail-optimized", "oversubscribed"}));

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/io/input_error.hpp"
+#include "models/io/instance_io.hpp"
 #include "models/io/json_reader.hpp"
 #include "sim/whatif/detail/embedded_default.hpp"
 #include "sim/whatif/policy.hpp"
@@ -53,7 +54,18 @@ NodePool read_pool(JsonReader& r) {
   pool.name = r.required_string("name");
   if (pool.name.empty())
     throw r.error("name", "pool name must not be empty");
-  const std::string instance = r.required_string("instance");
+  std::string instance;
+  if (r.has("instance") && r.json().at("instance").is_object()) {
+    // An instance type the catalog lacks, described here; it has no catalog price.
+    JsonReader definition = r.object("instance");
+    instance = definition.required_string("name");
+    read_instance_definition(definition, instance);
+    definition.finish();
+    if (!r.has("price"))
+      throw r.error("price", "a pool of an instance defined here needs \"price\"");
+  } else {
+    instance = r.required_string("instance");
+  }
   const InstanceSpec* spec = find_instance(instance);
   if (spec == nullptr) {
     throw r.error("instance",

@@ -47,6 +47,26 @@ TEST(WhatIfIoTest, NoPoliciesMeansEveryPreset) {
   EXPECT_EQ(w.policies.size(), 8u);
 }
 
+// A pool may run an instance type the catalog lacks, described in the file (new hardware or
+// another cloud's node); it has no catalog price, so the pool gives one.
+TEST(WhatIfIoTest, PoolOfADefinedInstance) {
+  auto j = base();
+  j["pools"][0]["instance"] = nlohmann::json::parse(R"({
+    "name": "whatif-b200-node",
+    "gpu": {"name": "WhatIf-B200", "architecture": "blackwell", "peak_bf16": "2250TFLOPS",
+            "hbm_capacity": "180GB", "hbm_bandwidth": "7.7TBps", "sms": 148,
+            "nvlink_bandwidth": "900GBps"},
+    "gpus_per_node": 8,
+    "inter_node": {"fabric": "infiniband", "nics_per_node": 8, "nic_bandwidth": "400Gbps"}})");
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/price: a pool of an instance defined here needs \"price\"");
+  j["pools"][0]["price"] = "$100/h";
+  const WhatIf w = read_whatif(j, "w.json", kDir);
+  EXPECT_EQ(w.pools[0].instance.name, "whatif-b200-node");
+  EXPECT_EQ(w.pools[0].instance.gpu, "WhatIf-B200");
+  EXPECT_DOUBLE_EQ(w.pools[0].price_usd_per_hour, 100.0);
+}
+
 TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
   auto j = base();
   j["schema"] = "capsim.whatif/v2";

@@ -70,7 +70,8 @@ TEST(InputFuzzTest, Scenarios) {
   Tally tally;
   std::vector<std::string> sources = {kTestData + "/scenarios/valid.json",
                                       kTestData + "/scenarios/every-optional-key.json"};
-  for (const char* name : {"gpt3-175b-selene-1024", "gpt-30b-p4d", "llama3-70b-p5"})
+  for (const char* name :
+       {"gpt3-175b-selene-1024", "gpt-30b-p4d", "llama3-70b-p5", "llama3-70b-b200"})
     sources.push_back(kSource + "/scenarios/" + name + "/scenario.json");
   std::uint32_t seed = 1;
   for (const auto& source : sources) {
@@ -151,7 +152,8 @@ TEST(InputFuzzTest, Plans) {
   }
   // Small plans, one with every optional key: read and searched (`capsim plan --engine analytic`).
   std::uint32_t seed = 32;
-  for (const char* name : {"small.json", "every-optional-key.json"}) {
+  for (const char* name :
+       {"small.json", "every-optional-key.json", "small-defined-instance.json"}) {
     for (const Mutant& m : mutants(read_json(kTestData + "/plans/" + name), 120, seed++)) {
       const std::string path = dir.write(name, m.doc.dump(2));
       run_mutant(m.label, path, tally, [&] {

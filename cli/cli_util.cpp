@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "models/io/input_error.hpp"
+#include "models/io/scenario_io.hpp"
 
 namespace capsim::cli {
 
@@ -49,6 +50,45 @@ std::string engine_option(const cxxopts::ParseResult& args) {
     throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
   }
   return engine;
+}
+
+// One --set argument: "model.dropout=false" -> {"/model/dropout", false}. The value is JSON when
+// it parses as JSON (true, 4, "x", {...}), else the text itself as a string.
+ScenarioOverride parse_override(const std::string& argument) {
+  const auto bad = [&argument](const std::string& why) {
+    return InputError("", "",
+                      "--set " + argument + ": " + why +
+                          "; expected PATH=VALUE, e.g. parallelism.tp_comm_overlap=true");
+  };
+  const size_t eq = argument.find('=');
+  if (eq == std::string::npos)
+    throw bad("no '='");
+  ScenarioOverride o;
+  std::string segment;
+  const std::string path = argument.substr(0, eq) + ".";
+  for (char ch : path) {
+    if (ch != '.') {
+      segment += ch == '~' ? std::string("~0") : ch == '/' ? std::string("~1") : std::string(1, ch);
+      continue;
+    }
+    if (segment.empty())
+      throw bad("an empty key in the path");
+    o.pointer += "/" + segment;
+    segment.clear();
+  }
+  const std::string text = argument.substr(eq + 1);
+  const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  o.value_json = value.is_discarded() ? nlohmann::json(text).dump() : value.dump();
+  return o;
+}
+
+std::vector<ScenarioOverride> overrides_option(const cxxopts::ParseResult& args) {
+  std::vector<ScenarioOverride> out;
+  if (args.count("set") > 0) {
+    for (const auto& argument : args["set"].as<std::vector<std::string>>())
+      out.push_back(parse_override(argument));
+  }
+  return out;
 }
 
 }  // namespace capsim::cli

@@ -9,6 +9,7 @@
 #include <cxxopts.hpp>
 
 #include "models/io/output_files.hpp"
+#include "models/io/scenario_io.hpp"
 
 namespace capsim::cli {
 
@@ -29,5 +30,13 @@ int guarded(const char* command, const std::function<int()>& body);
 // Parses argv with cxxopts; on --help prints the help and returns false.
 [[nodiscard]] bool parse_or_help(cxxopts::Options& options, int argc, char** argv,
                                  cxxopts::ParseResult& result);
+
+// One --set argument: "model.dropout=false" -> {"/model/dropout", false}. The value is JSON when
+// it parses as JSON (true, 4, "x", {...}), else the text itself as a string. Throws InputError
+// for an argument without '=' or with an empty key.
+[[nodiscard]] ScenarioOverride parse_override(const std::string& argument);
+
+// Every --set option given, parsed.
+[[nodiscard]] std::vector<ScenarioOverride> overrides_option(const cxxopts::ParseResult& args);
 
 }  // namespace capsim::cli

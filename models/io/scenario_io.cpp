@@ -505,8 +505,22 @@ std::string resolve_profile_path(const std::string& profile_path, const std::str
   return profile.string();
 }
 
-Scenario load_scenario(const std::string& path) {
-  const nlohmann::json doc = JsonReader::parse_file(path);
+void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverride>& overrides,
+                     const std::string& file, const std::string& pointer) {
+  for (const ScenarioOverride& o : overrides) {
+    try {
+      scenario[nlohmann::json::json_pointer(o.pointer)] = nlohmann::json::parse(o.value_json);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(file, pointer + o.pointer,
+                       "--set cannot set this key: a value on its path is not an object");
+    }
+  }
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<ScenarioOverride>& overrides) {
+  nlohmann::json doc = JsonReader::parse_file(path);
+  if (doc.is_object())
+    apply_overrides(doc, overrides, path, "");
   JsonReader reader(doc, path);
   Scenario sc = read_scenario(reader, true);
   sc.profile_path = resolve_profile_path(sc.profile_path, path, "/profile");

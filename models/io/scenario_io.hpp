@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,9 +13,25 @@ namespace capsim {
 
 inline constexpr const char* kScenarioSchema = "capsim.scenario/v1";
 
+// A change made to a scenario before it is read (`--set` of capsim simulate and validate): the
+// JSON `value_json` at `pointer`, a JSON pointer into the scenario
+// ("/parallelism/tp_comm_overlap"); missing objects on the way are created, so the scenario's own
+// rules judge the result.
+struct ScenarioOverride {
+  std::string pointer;
+  std::string value_json;  // JSON text: "true", "2", "\"bf16\""
+};
+
+// Applies `overrides` to the scenario object `scenario` in order. Throws InputError at
+// `file`:`pointer` + the override's pointer when a value on its path is not an object.
+void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverride>& overrides,
+                     const std::string& file, const std::string& pointer);
+
 // Reads a `capsim.scenario/v1` file, checking every rule of DESIGN.md (keys, types, units,
-// ranges, cross-field). The profile path is resolved against the scenario's folder.
-[[nodiscard]] Scenario load_scenario(const std::string& path);
+// ranges, cross-field), after applying `overrides`. The profile path is resolved against the
+// scenario's folder.
+[[nodiscard]] Scenario load_scenario(const std::string& path,
+                                     const std::vector<ScenarioOverride>& overrides = {});
 
 // Reads a scenario object; `require_schema` is false for scenarios embedded in validation cases
 // and plans, which carry no schema key of their own.

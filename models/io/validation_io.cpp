@@ -42,15 +42,7 @@ nlohmann::json with_overrides(const nlohmann::json& c,
   if (overrides.empty() || !c.is_object() || !c.contains("scenario") || !c["scenario"].is_object())
     return c;
   nlohmann::json out = c;
-  for (const ScenarioOverride& o : overrides) {
-    try {
-      out["scenario"][nlohmann::json::json_pointer(o.pointer)] =
-          nlohmann::json::parse(o.value_json);
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(path, pointer + "/scenario" + o.pointer,
-                       "--set cannot set this key: a value on its path is not an object");
-    }
-  }
+  apply_overrides(out["scenario"], overrides, path, pointer + "/scenario");
   return out;
 }
 

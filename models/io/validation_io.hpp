@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/io/input_error.hpp"
+#include "models/io/scenario_io.hpp"
 #include "models/scenario.hpp"
 
 namespace capsim {
@@ -33,14 +34,6 @@ struct RejectedCase {
 struct ValidationFile {
   std::vector<ValidationCase> cases;
   std::vector<RejectedCase> rejected;
-};
-
-// A change made to every case's scenario before it is read (capsim validate --set): the JSON
-// `value_json` at `pointer`, a JSON pointer into the scenario ("/parallelism/tp_comm_overlap");
-// missing objects on the way are created, so the scenario's own rules judge the result.
-struct ScenarioOverride {
-  std::string pointer;
-  std::string value_json;  // JSON text: "true", "2", "\"bf16\""
 };
 
 // Returns whether `id` starts with one of `prefixes` (capsim's --cases filters).

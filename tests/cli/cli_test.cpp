@@ -189,6 +189,34 @@ TEST(CliTest, SameInputGivesByteIdenticalOutput) {
   EXPECT_EQ(run_capsim(args).out, run_capsim(args).out);
 }
 
+// --set makes a what-if of one scenario: faster NICs change the time, and the output says the
+// scenario was changed. A bad --set is exit 2 with a message naming it.
+TEST(CliTest, SimulateSetMakesAWhatIf) {
+  const std::string base =
+      "simulate " + kSource +
+      "/scenarios/gpt3-175b-selene-1024/scenario.json --engine analytic --json";
+  const auto plain = run_capsim(base);
+  const auto faster = run_capsim(base + " --set cluster.inter_node.nic_bandwidth=400Gbps");
+  ASSERT_EQ(plain.exit_code, 0);
+  ASSERT_EQ(faster.exit_code, 0) << faster.out;
+  const auto a = nlohmann::json::parse(plain.out);
+  const auto b = nlohmann::json::parse(faster.out);
+  EXPECT_LT(b.at("iteration_time_s").get<double>(), a.at("iteration_time_s").get<double>());
+  EXPECT_NE(b.at("notes").dump().find(
+                "scenario changed by --set: cluster.inter_node.nic_bandwidth=400Gbps"),
+            std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {" --set nokey", "--set nokey: no '='"},
+      {" --set model.num_layers.x=1", "/model/num_layers/x: --set cannot set this key"},
+      {" --set parallelism.data=3", "/parallelism/data: tensor"},
+  };
+  for (const auto& [arguments, message] : bad) {
+    const auto r = run_capsim(base + arguments, true);
+    EXPECT_EQ(r.exit_code, 2) << arguments;
+    EXPECT_NE(r.out.find(message), std::string::npos) << arguments << "\n" << r.out;
+  }
+}
+
 // A bad case (unknown GPU) is reported and left out; the good ones are still predicted, and the
 // exit code says the file had bad input.
 TEST(CliTest, ValidateReportsABadCaseAndPredictsTheOthers) {

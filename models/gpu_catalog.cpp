@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "models/defined_entries.hpp"
+#include "models/extensible_catalog.hpp"
 
 namespace capsim {
 namespace {
@@ -52,39 +52,29 @@ double GpuSpec::peak_flop_per_s(Precision precision) const {
 
 namespace {
 
-DefinedEntries<GpuSpec, kMaxDefinedGpus>& defined_gpus() {
-  static DefinedEntries<GpuSpec, kMaxDefinedGpus> defined;
-  return defined;
+ExtensibleCatalog<GpuSpec, kMaxDefinedGpus>& gpus() {
+  static ExtensibleCatalog<GpuSpec, kMaxDefinedGpus> all(catalog());
+  return all;
 }
 
 }  // namespace
 
 bool is_builtin_gpu(const std::string& name) {
-  const auto& gpus = catalog();
-  return std::any_of(gpus.begin(), gpus.end(), [&](const GpuSpec& g) { return g.name == name; });
+  return gpus().is_builtin(name);
 }
 
 const GpuSpec* find_gpu(const std::string& name) {
-  for (const auto& gpu : catalog()) {
-    if (gpu.name == name)
-      return &gpu;
-  }
-  return defined_gpus().find(name);
+  return gpus().find(name);
 }
 
 std::vector<std::string> gpu_names() {
-  std::vector<std::string> names;
-  for (const auto& gpu : catalog())
-    names.push_back(gpu.name);
-  defined_gpus().append_names(names);
+  std::vector<std::string> names = gpus().names();
   std::sort(names.begin(), names.end());
   return names;
 }
 
 std::string define_gpu(const GpuSpec& gpu) {
-  if (is_builtin_gpu(gpu.name))
-    return "\"" + gpu.name + "\" is a built-in GPU; give the definition another name";
-  return defined_gpus().define(gpu, "GPU");
+  return gpus().define(gpu, "GPU");
 }
 
 GpuSpec without_sms(const GpuSpec& gpu, int taken) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "models/defined_entries.hpp"
+#include "models/extensible_catalog.hpp"
 #include "models/gpu_catalog.hpp"
 
 namespace capsim {
@@ -38,48 +38,29 @@ const std::array<InstanceSpec, 6>& catalog() {
   return kInstances;
 }
 
-}  // namespace
-
-namespace {
-
-DefinedEntries<InstanceSpec, kMaxDefinedInstances>& defined_instances() {
-  static DefinedEntries<InstanceSpec, kMaxDefinedInstances> defined;
-  return defined;
+ExtensibleCatalog<InstanceSpec, kMaxDefinedInstances>& instances() {
+  static ExtensibleCatalog<InstanceSpec, kMaxDefinedInstances> all(catalog());
+  return all;
 }
 
 }  // namespace
 
 bool is_builtin_instance(const std::string& name) {
-  const auto& all = catalog();
-  return std::any_of(all.begin(), all.end(),
-                     [&](const InstanceSpec& instance) { return instance.name == name; });
+  return instances().is_builtin(name);
 }
 
 const InstanceSpec* find_instance(const std::string& name) {
-  for (const auto& instance : catalog()) {
-    if (instance.name == name)
-      return &instance;
-  }
-  return defined_instances().find(name);
+  return instances().find(name);
 }
 
 std::vector<std::string> instance_names() {
-  std::vector<std::string> names;
-  for (const auto& instance : catalog())
-    names.push_back(instance.name);
-  defined_instances().append_names(names);
-  return names;
+  return instances().names();
 }
 
 std::string define_instance(const InstanceSpec& instance) {
-  if (is_builtin_instance(instance.name)) {
-    return "\"" + instance.name +
-           "\" is a built-in instance; give the definition another name, or drop its hardware "
-           "keys to use the catalog's";
-  }
   if (find_gpu(instance.gpu) == nullptr)
     return "unknown GPU \"" + instance.gpu + "\"";
-  return defined_instances().define(instance, "instance");
+  return instances().define(instance, "instance");
 }
 
 }  // namespace capsim

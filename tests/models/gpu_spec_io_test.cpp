@@ -4,12 +4,13 @@
 #include "models/io/gpu_spec_io.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "models/defined_entries.hpp"
+#include "models/extensible_catalog.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
@@ -106,13 +107,15 @@ struct Named {
   bool operator==(const Named& other) const = default;
 };
 
-TEST(GpuSpecIoTest, DefinedEntriesStopAtTheirCapacity) {
-  DefinedEntries<Named, 2> entries;
-  EXPECT_EQ(entries.define({"a", 1}, "GPU"), "");
-  EXPECT_EQ(entries.define({"b", 2}, "GPU"), "");
-  EXPECT_EQ(entries.define({"c", 3}, "GPU"), "more than 2 GPUs defined");
-  EXPECT_EQ(entries.find("c"), nullptr);
-  EXPECT_EQ(entries.find("b")->value, 2);
+TEST(GpuSpecIoTest, ExtensibleCatalogsStopAtTheirCapacity) {
+  static const std::array<Named, 1> kBuiltin{{{"built-in", 0}}};
+  ExtensibleCatalog<Named, 2> catalog(kBuiltin);
+  EXPECT_EQ(catalog.define({"a", 1}, "GPU"), "");
+  EXPECT_EQ(catalog.define({"b", 2}, "GPU"), "");
+  EXPECT_EQ(catalog.define({"c", 3}, "GPU"), "more than 2 GPUs defined");
+  EXPECT_EQ(catalog.find("c"), nullptr);
+  EXPECT_EQ(catalog.find("b")->value, 2);
+  EXPECT_EQ(catalog.names(), (std::vector<std::string>{"built-in", "a", "b"}));
 }
 
 // A "gpu" value may be a catalog name or a definition; a definition that clashes is an

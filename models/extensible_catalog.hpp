@@ -1,23 +1,38 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace capsim {
 
-// Catalog entries (GPUs, instances) an input defined at run time, for the rest of the process.
-// Append-only: a slot is written under the mutex before the count publishes it and never
-// changes after, so readers scan the published slots without a lock while another thread
-// defines (the planner's screen threads look GPUs up for every candidate). Entry needs a
-// `name` and operator==.
+// A catalog (GPUs, instance types): the built-in entries, then those inputs defined at run time
+// for the rest of the process. The defined ones are append-only: a slot is written under the
+// mutex before the count publishes it and never changes after, so readers scan the published
+// slots without a lock while another thread defines (the planner's screen threads look GPUs up
+// for every candidate). Entry needs a `name` and operator==.
 template <typename Entry, size_t kCapacity>
-class DefinedEntries {
+class ExtensibleCatalog {
  public:
+  // REQUIRES: `builtin` outlives the catalog (a static array).
+  explicit ExtensibleCatalog(std::span<const Entry> builtin) : builtin_(builtin) {}
+
+  [[nodiscard]] bool is_builtin(const std::string& name) const {
+    return std::any_of(builtin_.begin(), builtin_.end(),
+                       [&](const Entry& e) { return e.name == name; });
+  }
+
+  // The entry named `name`, built in or defined; nullptr when none is.
   [[nodiscard]] const Entry* find(const std::string& name) const {
+    for (const Entry& e : builtin_) {
+      if (e.name == name)
+        return &e;
+    }
     const size_t count = count_.load(std::memory_order_acquire);
     for (size_t i = 0; i < count; ++i) {
       if (slots_[i].name == name)
@@ -26,15 +41,22 @@ class DefinedEntries {
     return nullptr;
   }
 
-  void append_names(std::vector<std::string>& names) const {
+  // Every name: the built-in ones in catalog order, then the defined ones.
+  [[nodiscard]] std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const Entry& e : builtin_)
+      out.push_back(e.name);
     const size_t count = count_.load(std::memory_order_acquire);
     for (size_t i = 0; i < count; ++i)
-      names.push_back(slots_[i].name);
+      out.push_back(slots_[i].name);
+    return out;
   }
 
   // Adds `entry`; the same name with identical fields again changes nothing. Returns an empty
   // string on success, else why not (`what` names the kind: "GPU", "instance").
   [[nodiscard]] std::string define(const Entry& entry, const std::string& what) {
+    if (is_builtin(entry.name))
+      return "\"" + entry.name + "\" is a built-in " + what + "; give the definition another name";
     const std::lock_guard<std::mutex> lock(writing_);
     if (const Entry* known = find(entry.name)) {
       if (*known == entry)
@@ -50,6 +72,7 @@ class DefinedEntries {
   }
 
  private:
+  std::span<const Entry> builtin_;
   std::array<Entry, kCapacity> slots_{};
   std::atomic<size_t> count_{0};
   std::mutex writing_;

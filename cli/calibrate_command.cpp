@@ -13,6 +13,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/step_fit.hpp"
 #include "models/collective_cost.hpp"
+#include "models/gpu_catalog.hpp"
 #include "models/io/gpu_spec_io.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/json_reader.hpp"
@@ -35,18 +36,23 @@ constexpr const char* kUsage =
 
 // The in-situ factor is the GPU's software stack's, not its network's: fitted once per GPU family
 // (calibrate step on the profile whose fabric the measured runs used) and copied into the
-// family's other profiles with its provenance line. Throws InputError naming the file when it is
-// not a profile or is for another GPU.
+// family's other profiles with its provenance line. New hardware (a GPU defined by --gpu-spec)
+// has no factor of its own until its steps are measured, so it may borrow another GPU's, and the
+// provenance names that GPU. Throws InputError naming the file when it is not a profile, or is
+// for another catalog GPU.
 void take_software_efficiency(const std::string& path, HardwareProfile& fitted) {
   const HardwareProfile source = load_profile(path);
+  std::string origin =
+      calibrate::software_efficiency_origin(source) + "; copied from profile " + source.name;
   if (source.gpu != fitted.gpu) {
-    throw InputError(path, "/gpu",
-                     "--software-efficiency-from needs a profile of the fitted GPU \"" +
-                         fitted.gpu + "\", got \"" + source.gpu + "\"");
+    if (is_builtin_gpu(fitted.gpu)) {
+      throw InputError(path, "/gpu",
+                       "--software-efficiency-from needs a profile of the fitted GPU \"" +
+                           fitted.gpu + "\", got \"" + source.gpu + "\"");
+    }
+    origin += " (fitted on " + source.gpu + ", borrowed for new hardware)";
   }
-  calibrate::set_software_efficiency(
-      fitted, source.software_efficiency,
-      calibrate::software_efficiency_origin(source) + "; copied from profile " + source.name);
+  calibrate::set_software_efficiency(fitted, source.software_efficiency, origin);
 }
 
 int run_fit(int argc, char** argv) {

@@ -367,6 +367,26 @@ TEST(CalibrateCommandTest, FitsNewHardwareFromItsGpuSpec) {
   EXPECT_NE(sim.out.find("profile B200-nvswitch"), std::string::npos) << sim.out;
 }
 
+// New hardware may borrow a catalog family's in-situ factor (a catalog GPU may not: see
+// FitTakesTheSoftwareEfficiencyOfAnotherProfile); the provenance says whose it is.
+TEST(CalibrateCommandTest, NewHardwareBorrowsAFamilysInSituFactor) {
+  const std::string spec = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json";
+  const std::string profile = temp_path("b200-borrowed.json");
+  const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
+                            "/measurements/b200-node.json " + "--gpu-spec " + spec +
+                            " --software-efficiency-from " + std::string(CAPSIM_SOURCE_DIR) +
+                            "/scenarios/profiles/h100-ib.json -o " + profile);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto written = nlohmann::json::parse(read(profile));
+  EXPECT_DOUBLE_EQ(written.at("software_efficiency").get<double>(), 0.900596);
+  EXPECT_NE(
+      written.at("provenance")
+          .dump()
+          .find(
+              "copied from profile h100-ib (fitted on H100-SXM5-80GB, borrowed for new hardware)"),
+      std::string::npos);
+}
+
 TEST(CalibrateCommandTest, GpuSpecAndAnotherGpuConflict) {
   const std::string spec = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json";
   const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +

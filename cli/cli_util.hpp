@@ -6,6 +6,10 @@
 #include <utility>
 #include <vector>
 
+// Repeatable options (--set, --cases, --validate) take one value per flag: cxxopts would also
+// split each value at commas, which breaks --set PATH={"a":1,"b":2} (a JSON object). No argv
+// string holds a NUL, so nothing is split. Every capsim TU includes cxxopts through this header.
+#define CXXOPTS_VECTOR_DELIMITER '\0'
 #include <cxxopts.hpp>
 
 #include "models/io/output_files.hpp"

@@ -205,6 +205,13 @@ TEST(CliTest, SimulateSetMakesAWhatIf) {
   EXPECT_NE(b.at("notes").dump().find(
                 "scenario changed by --set: cluster.inter_node.nic_bandwidth=400Gbps"),
             std::string::npos);
+  // A JSON object (commas and all) is one value: here the GPUs described by their figures.
+  const auto defined = run_capsim(
+      base + " --set 'cluster.gpu={\"name\": \"CliSet-A100\", \"architecture\": \"ampere\", " +
+      "\"peak_bf16\": \"312TFLOPS\", \"hbm_capacity\": \"80GiB\", \"hbm_bandwidth\": " +
+      "\"2039GBps\", \"sms\": 108, \"nvlink_bandwidth\": \"300GBps\"}'");
+  ASSERT_EQ(defined.exit_code, 0) << defined.out;
+  EXPECT_EQ(nlohmann::json::parse(defined.out).at("profile"), "datasheet:CliSet-A100+infiniband");
   const std::vector<std::pair<std::string, std::string>> bad = {
       {" --set nokey", "--set nokey: no '='"},
       {" --set model.num_layers.x=1", "/model/num_layers/x: --set cannot set this key"},

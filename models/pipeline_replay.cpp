@@ -1,8 +1,10 @@
 #include "models/pipeline_replay.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -46,6 +48,7 @@ constexpr int kBucketTime = 13;
 // The dependency graph of one schedule shape, independent of op times: computed once per
 // (schedule, stages, micro-batches, chunks, recompute) and reused by every replay of that shape.
 struct ReplayGraph {
+  uint64_t id = 0;                     // unique among the graphs a thread builds
   std::vector<Step> steps;             // steps[0] is a placeholder for the start
   size_t first_release = 0;            // the first step that releases buckets
   std::vector<int32_t> first_forward;  // per stage: its first forward's step
@@ -216,9 +219,11 @@ const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompu
   constexpr size_t kMaxGraphs = 1024;
   constexpr size_t kMaxSteps = size_t{8} << 20;
   const Key key{schedule, p, m, v, recompute};
+  thread_local uint64_t graphs_built = 0;
   auto it = seen.find(key);
   if (it == seen.end()) {
     ReplayGraph graph = build_graph(schedule, p, m, v, recompute);
+    graph.id = ++graphs_built;
     if (seen.size() >= kMaxGraphs || steps_kept + graph.steps.size() > kMaxSteps) {
       seen.clear();
       steps_kept = 0;
@@ -259,17 +264,78 @@ std::vector<double> cost_table(const std::vector<std::vector<ChunkOpTimes>>& tim
   return cost;
 }
 
+// Returns whether cost tables a and b have the same bits in every op total (what the steps
+// before the first release read).
+bool same_totals(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t row = 0; row < a.size(); row += kRow) {
+    for (size_t kind = 0; kind < kBucketCount; kind += 3) {
+      if (std::memcmp(&a[row + kind], &b[row + kind], sizeof(double)) != 0)
+        return false;
+    }
+  }
+  return true;
+}
+
+// The end times of a graph's steps before its first release depend on the op totals only. The
+// screen plays the same graph with the same totals for layouts that differ only in their
+// gradient buckets (ZeRO 0, 1 and 2): in the default plan, half of the steps before a first
+// release are found here. Each thread keeps the ends of its last few plays of graphs up to
+// 128k steps (1 MB each); longer graphs are played in full.
+class PrefixMemo {
+ public:
+  // Returns the end times to play `g` with `cost` into, and whether their steps before the
+  // first release already hold that graph's ends for those totals.
+  std::pair<std::vector<double>&, bool> ends_for(const ReplayGraph& g,
+                                                 const std::vector<double>& cost) {
+    if (g.steps.size() > kMaxSlotSteps)
+      return {long_graph_end_, false};
+    ++clock_;
+    Slot* oldest = &slots_.front();
+    for (Slot& slot : slots_) {
+      if (slot.graph_id == g.id && same_totals(slot.cost, cost)) {
+        slot.last_used = clock_;
+        return {slot.end, true};
+      }
+      if (slot.last_used < oldest->last_used)
+        oldest = &slot;
+    }
+    oldest->graph_id = g.id;
+    oldest->cost = cost;
+    oldest->last_used = clock_;
+    return {oldest->end, false};
+  }
+
+ private:
+  struct Slot {
+    uint64_t graph_id = 0;  // 0: empty
+    std::vector<double> cost;
+    std::vector<double> end;
+    uint64_t last_used = 0;
+  };
+  // Enough for the plays between two layouts that differ in the ZeRO stage only (sequence
+  // parallelism and precision vary between them, each playing two or three graphs).
+  static constexpr size_t kSlots = 8;
+  static constexpr size_t kMaxSlotSteps = size_t{1} << 17;
+  std::array<Slot, kSlots> slots_;
+  std::vector<double> long_graph_end_;
+  uint64_t clock_ = 0;
+};
+
 PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
                       double rate) {
   // Scratch kept per thread: the planner's screen plays millions of small graphs.
-  thread_local std::vector<double> end;        // every element is written before it is read
+  thread_local PrefixMemo memo;
   thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
   thread_local std::vector<double> link_free;  // per stage: when its last bucket is done
+  // Every element of `end` is written before it is read.
+  auto [end, prefix_known] = memo.ends_for(g, cost);
   end.resize(g.steps.size());
   end[0] = 0.0;
   // Until the first bucket goes out nothing slows compute: the branch-free common case.
   const size_t first_release = g.first_release;
-  size_t i = 1;
+  size_t i = prefix_known ? first_release : 1;
   for (; i < first_release; ++i) {
     const Step& step = g.steps[i];
     end[i] = std::max(end[static_cast<size_t>(step.previous)],

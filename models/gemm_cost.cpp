@@ -7,26 +7,26 @@
 namespace capsim {
 namespace {
 
-struct Tile {
-  double m;
-  double n;
+// A tile of m x n and its transpose n x m, or a square tile twice. Both have the same area and
+// intrinsic efficiency, so of the two only the one with fewer tiles (hence no more waves) can
+// be the best: each pair costs one wave count and one quotient instead of two.
+struct TilePair {
+  double area;       // m x n
   double intrinsic;  // relative throughput of a full tile of this size (smaller tiles reuse less)
-  size_t edge_index_m;  // m and n as an index into {64, 128, 256}
-  size_t edge_index_n;
+  size_t edge_m;     // m and n as an index into {64, 128, 256}
+  size_t edge_n;
 };
 
-// CUTLASS/cuBLAS tile menu (gemm_notes.md, "Tile quantization"). Relative efficiencies of the
-// smaller tiles reflect their lower operand reuse: per output element a tile of m x n loads
-// (m + n) / (m n) operands, so 128x64 needs 1.5x the bandwidth of 128x128 per FLOP.
-constexpr std::array<Tile, 8> kTiles{{
-    {256, 128, 1.00, 2, 1},
-    {128, 256, 1.00, 1, 2},
-    {128, 128, 0.97, 1, 1},
-    {256, 64, 0.93, 2, 0},
-    {64, 256, 0.93, 0, 2},
-    {128, 64, 0.90, 1, 0},
-    {64, 128, 0.90, 0, 1},
-    {64, 64, 0.80, 0, 0},
+// CUTLASS/cuBLAS tile menu (gemm_notes.md, "Tile quantization"): 256x128 and 128x256, 128x128,
+// 256x64 and 64x256, 128x64 and 64x128, 64x64. Relative efficiencies of the smaller tiles
+// reflect their lower operand reuse: per output element a tile of m x n loads (m + n) / (m n)
+// operands, so 128x64 needs 1.5x the bandwidth of 128x128 per FLOP.
+constexpr std::array<TilePair, 5> kTiles{{
+    {256 * 128, 1.00, 2, 1},
+    {128 * 128, 0.97, 1, 1},
+    {256 * 64, 0.93, 2, 0},
+    {128 * 64, 0.90, 1, 0},
+    {64 * 64, 0.80, 0, 0},
 }};
 
 // The units are powers of two, so the quotient is exact and whole exactly for multiples (and
@@ -80,10 +80,15 @@ double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, Precision p
   const std::array<double, 3> n_tiles{std::ceil(s.n / 64.0), std::ceil(s.n / 128.0),
                                       std::ceil(s.n / 256.0)};
   double best = 0.0;  // max over tiles of intrinsic / (waves x tile area)
-  for (const auto& tile : kTiles) {
-    const double tiles = m_tiles[tile.edge_index_m] * n_tiles[tile.edge_index_n] * s.batch;
+  for (const auto& pair : kTiles) {
+    // Every step from tile count to quotient is monotonic (batch and SMs are positive), so the
+    // pair's smaller count gives the larger of its two quotients, to the bit (areas are powers
+    // of two: waves x area is exact).
+    const double tiles = std::min(m_tiles[pair.edge_m] * n_tiles[pair.edge_n],
+                                  m_tiles[pair.edge_n] * n_tiles[pair.edge_m]) *
+                         s.batch;
     const double waves = std::ceil(tiles / sms);
-    best = std::max(best, tile.intrinsic / (waves * tile.m * tile.n));
+    best = std::max(best, pair.intrinsic / (waves * pair.area));
   }
   best *= (s.m * s.n * s.batch) / sms;  // the utilisation of the best tile, times its intrinsic
   const double k_efficiency = s.k / (s.k + params.k_half);

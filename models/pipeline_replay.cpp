@@ -245,10 +245,10 @@ double slowed_by_buckets_s(double start_s, double work_s, double link_busy_until
   return (link_busy_until_s - start_s) - overlapped_work_s;
 }
 
-// The per-call table the steps index: a row of kRow per (stage, chunk).
-std::vector<double> cost_table(const std::vector<std::vector<ChunkOpTimes>>& times) {
-  std::vector<double> cost;
-  cost.reserve(times.size() * times.front().size() * kRow);
+// Fills `cost` with the per-call table the steps index: a row of kRow per (stage, chunk).
+void fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
+                     std::vector<double>& cost) {
+  cost.clear();
   for (const auto& stage : times) {
     for (const ChunkOpTimes& t : stage) {
       const auto op = [&](double compute_s, double comm_s) {
@@ -261,7 +261,6 @@ std::vector<double> cost_table(const std::vector<std::vector<ChunkOpTimes>>& tim
       cost.insert(cost.end(), {static_cast<double>(t.gradient_buckets), t.bucket_s});
     }
   }
-  return cost;
 }
 
 // Returns whether cost tables a and b have the same bits in every op total (what the steps
@@ -323,15 +322,18 @@ class PrefixMemo {
   uint64_t clock_ = 0;
 };
 
-PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
-                      double rate) {
+// Plays `g` with the op times of `cost` into `out` (whose vectors keep their storage).
+void play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, double rate,
+          PipelineTimeline& out) {
   // Scratch kept per thread: the planner's screen plays millions of small graphs.
   thread_local PrefixMemo memo;
   thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
   thread_local std::vector<double> link_free;  // per stage: when its last bucket is done
   // Every element of `end` is written before it is read.
   auto [end, prefix_known] = memo.ends_for(g, cost);
-  end.resize(g.steps.size());
+  // Never shrunk, so that playing a longer graph after a shorter one zeroes nothing.
+  if (end.size() < g.steps.size())
+    end.resize(g.steps.size());
   end[0] = 0.0;
   // Until the first bucket goes out nothing slows compute: the branch-free common case.
   const size_t first_release = g.first_release;
@@ -343,7 +345,8 @@ PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, siz
              cost[step.cost_index()];
   }
   link_free.assign(p, 0.0);
-  unslowed.resize(g.steps.size());
+  if (unslowed.size() < g.steps.size())
+    unslowed.resize(g.steps.size());
   const auto unslowed_end = [&](int32_t step) {
     const auto j = static_cast<size_t>(step);
     return j < first_release ? end[j] : unslowed[j];
@@ -374,10 +377,10 @@ PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, siz
     }
     end[i] = t;
   }
-  PipelineTimeline out;
   out.first_forward_start_s.resize(p);
   out.last_op_end_s.resize(p);
   out.reduction_end_s.resize(p);
+  out.unslowed_makespan_s = 0.0;
   for (size_t s = 0; s < p; ++s) {
     const auto first = static_cast<size_t>(g.first_forward[s]);
     out.first_forward_start_s[s] = end[first] - cost[g.steps[first].cost_index()];
@@ -386,7 +389,6 @@ PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, siz
     out.unslowed_makespan_s = std::max(out.unslowed_makespan_s, unslowed_end(g.last_op[s]));
   }
   out.makespan_s = *std::max_element(out.last_op_end_s.begin(), out.last_op_end_s.end());
-  return out;
 }
 
 }  // namespace
@@ -399,8 +401,12 @@ PipelineTimeline replay_every_micro_batch(Schedule schedule,
                                           double compute_rate_during_comm) {
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
-  return play(graph_of(schedule, p, micro_batches, v, recompute), cost_table(times), times.size(),
-              compute_rate_during_comm);
+  std::vector<double> cost;
+  fill_cost_table(times, cost);
+  PipelineTimeline out;
+  play(graph_of(schedule, p, micro_batches, v, recompute), cost, times.size(),
+       compute_rate_during_comm, out);
+  return out;
 }
 
 }  // namespace detail
@@ -434,10 +440,15 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   const int m = micro_batches;
-  const std::vector<double> cost = cost_table(times);  // shared by every run below
-  const auto run = [&](int count) {
-    return play(graph_of(schedule, p, count, v, recompute), cost, times.size(),
-                compute_rate_during_comm);
+  // Scratch kept per thread: the cost table shared by every run below, and the runs compared
+  // before the last.
+  thread_local std::vector<double> cost;
+  thread_local PipelineTimeline a;
+  thread_local PipelineTimeline b;
+  fill_cost_table(times, cost);
+  const auto run = [&](int count, PipelineTimeline& out) {
+    play(graph_of(schedule, p, count, v, recompute), cost, times.size(), compute_rate_during_comm,
+         out);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two
@@ -462,23 +473,24 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   }
   // (At least 2P when interleaved: with M == P its warm-up differs.)
   int first = interleaved ? 2 * p : p + m % p;
-  PipelineTimeline b;
   PipelineTimeline c;
   for (;; first = 2 * first - m % p) {
     const int runs = interleaved ? 3 : 2;
-    if (forwards_first || m <= runs * (first + p))
-      return run(m);
-    PipelineTimeline a = run(first);
-    b = run(first + p);
+    if (forwards_first || m <= runs * (first + p)) {
+      run(m, c);
+      return c;
+    }
+    run(first, a);
+    run(first + p, b);
     if (!interleaved) {
       if (moved_by(a, b, p * busiest_s)) {
-        c = std::move(b);
-        b = std::move(a);
+        c = b;
+        std::swap(a, b);
         break;
       }
       continue;
     }
-    c = run(first + 2 * p);
+    run(first + 2 * p, c);
     const double step_s = c.makespan_s - b.makespan_s;
     const bool possible = step_s >= p * busiest_s * (1.0 - 1e-12);  // no stage goes faster
     if (possible && moved_by(b, c, step_s) && moved_by(a, b, step_s)) {

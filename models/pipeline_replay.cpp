@@ -53,6 +53,9 @@ struct ReplayGraph {
   size_t first_release = 0;            // the first step that releases buckets
   std::vector<int32_t> first_forward;  // per stage: its first forward's step
   std::vector<int32_t> last_op;        // per stage: its last step
+  // Its first steps that the graph of the same shape with P more micro-batches has too: both
+  // place the same ops until some stage reaches an op where their schedules differ.
+  size_t steps_shared_with_longer = 0;
 };
 
 // Where an op kind's times start in its row.
@@ -165,6 +168,9 @@ class GraphBuilder {
     return true;
   }
 
+  // Returns the number of steps placed so far, the placeholder included.
+  [[nodiscard]] int32_t placed() const { return static_cast<int32_t>(g_.steps.size()); }
+
   // Returns the graph, with the last step making each chunk's weight gradients marked as the
   // one that releases its buckets.
   ReplayGraph finish() {
@@ -190,11 +196,23 @@ class GraphBuilder {
 // per pass, so the order interleaves the stages and playing it the CPU overlaps their chains.
 ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) {
   const auto ops = build_schedule(schedule, p, m, v, recompute);
+  const auto longer_ops = build_schedule(schedule, p, m + p, v, recompute);
+  // Per stage: the first op that differs in the longer run (or that it has and this one not).
+  std::vector<size_t> differs(static_cast<size_t>(p));
+  for (size_t stage = 0; stage < differs.size(); ++stage) {
+    const auto& own = ops[stage];
+    const auto& longer = longer_ops[stage];
+    differs[stage] = static_cast<size_t>(
+        std::mismatch(own.begin(), own.end(), longer.begin(), longer.end()).first - own.begin());
+  }
   GraphBuilder builder(schedule, p, m, v);
+  size_t shared = 0;  // set when a stage first comes to an op that differs
   std::vector<size_t> next(static_cast<size_t>(p), 0);
   for (bool progress = true; progress;) {
     progress = false;
     for (size_t stage = 0; stage < next.size(); ++stage) {
+      if (shared == 0 && next[stage] == differs[stage])
+        shared = static_cast<size_t>(builder.placed());
       if (next[stage] == ops[stage].size() ||
           !builder.try_place(static_cast<int>(stage), ops[stage][next[stage]]))
         continue;
@@ -206,7 +224,9 @@ ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) 
     if (next[stage] != ops[stage].size())
       throw std::logic_error("pipeline replay: the schedule deadlocked");
   }
-  return builder.finish();
+  ReplayGraph graph = builder.finish();
+  graph.steps_shared_with_longer = shared;
+  return graph;
 }
 
 // The planner replays the same few hundred shapes thousands of times, so each thread keeps
@@ -322,9 +342,19 @@ class PrefixMemo {
   uint64_t clock_ = 0;
 };
 
-// Plays `g` with the op times of `cost` into `out` (whose vectors keep their storage).
-void play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, double rate,
-          PipelineTimeline& out) {
+// The end times a play left, of which the first `pure_steps` (those before its first release)
+// depend on the op totals only.
+struct PlayedEnds {
+  const std::vector<double>* end = nullptr;
+  size_t pure_steps = 0;
+};
+
+// Plays `g` with the op times of `cost` into `out` (whose vectors keep their storage) and
+// returns its end times (valid until the next play). `longer`, when set, is what the play of
+// the same shape with P more micro-batches and the same costs left: the steps the two graphs
+// share are copied from it, not played.
+PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, double rate,
+                PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
   // Scratch kept per thread: the planner's screen plays millions of small graphs.
   thread_local PrefixMemo memo;
   thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
@@ -338,6 +368,12 @@ void play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, doubl
   // Until the first bucket goes out nothing slows compute: the branch-free common case.
   const size_t first_release = g.first_release;
   size_t i = prefix_known ? first_release : 1;
+  if (!prefix_known && longer != nullptr) {
+    const size_t shared = std::min({g.steps_shared_with_longer, longer->pure_steps, first_release});
+    if (longer->end != &end)  // else (graphs too long to keep) they are already in place
+      std::copy_n(longer->end->begin(), shared, end.begin());
+    i = std::max(i, shared);
+  }
   for (; i < first_release; ++i) {
     const Step& step = g.steps[i];
     end[i] = std::max(end[static_cast<size_t>(step.previous)],
@@ -389,6 +425,7 @@ void play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, doubl
     out.unslowed_makespan_s = std::max(out.unslowed_makespan_s, unslowed_end(g.last_op[s]));
   }
   out.makespan_s = *std::max_element(out.last_op_end_s.begin(), out.last_op_end_s.end());
+  return {&end, first_release};
 }
 
 }  // namespace
@@ -446,9 +483,9 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   thread_local PipelineTimeline a;
   thread_local PipelineTimeline b;
   fill_cost_table(times, cost);
-  const auto run = [&](int count, PipelineTimeline& out) {
-    play(graph_of(schedule, p, count, v, recompute), cost, times.size(), compute_rate_during_comm,
-         out);
+  const auto run = [&](int count, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
+    return play(graph_of(schedule, p, count, v, recompute), cost, times.size(),
+                compute_rate_during_comm, out, longer);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two
@@ -480,9 +517,10 @@ PipelineTimeline replay_pipeline(Schedule schedule,
       run(m, c);
       return c;
     }
-    run(first, a);
-    run(first + p, b);
+    // Longest first: each shorter run starts from the steps it shares with the one before.
     if (!interleaved) {
+      const PlayedEnds longer = run(first + p, b);
+      run(first, a, &longer);
       if (moved_by(a, b, p * busiest_s)) {
         c = b;
         std::swap(a, b);
@@ -490,7 +528,9 @@ PipelineTimeline replay_pipeline(Schedule schedule,
       }
       continue;
     }
-    run(first + 2 * p, c);
+    const PlayedEnds longest = run(first + 2 * p, c);
+    const PlayedEnds longer = run(first + p, b, &longest);
+    run(first, a, &longer);
     const double step_s = c.makespan_s - b.makespan_s;
     const bool possible = step_s >= p * busiest_s * (1.0 - 1e-12);  // no stage goes faster
     if (possible && moved_by(b, c, step_s) && moved_by(a, b, step_s)) {

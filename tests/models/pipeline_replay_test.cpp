@@ -291,5 +291,36 @@ TEST(PipelineReplayTest, KeptPrefixesGiveTheSameBits) {
   }
 }
 
+// The shorter runs of the steady-state check start from the steps they share with the longer
+// one; the extrapolation must still be that of runs played alone, to the bit.
+TEST(PipelineReplayTest, ShorterRunsStartFromTheLongerRunsSteps) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> time(0.3, 3.0);
+  for (const Schedule sch : {Schedule::kOneFOneB, Schedule::kZeroBubble, Schedule::kInterleaved}) {
+    const bool interleaved = sch == Schedule::kInterleaved;
+    const int p = 4;
+    const int v = interleaved ? 2 : 1;
+    const int m = 64;
+    // Equal stages, so that the first window already moves at the busiest stage's pace.
+    const double f = time(rng);
+    const double b = time(rng);
+    const double w = sch == Schedule::kZeroBubble ? time(rng) : 0.0;
+    StageTimes t(static_cast<size_t>(p));
+    for (auto& stage : t) {
+      for (int c = 0; c < v; ++c)
+        stage.push_back({f, 0.0, b, w, 2, 0.1 * f, 0.01 * f, 0.0, 0.02 * f});
+    }
+    // The last two runs compared (replay_pipeline: 1F1B and ZB-H1 from P + M mod P
+    // micro-batches, interleaved from 3P), each played alone.
+    const int last = interleaved ? 4 * p : 2 * p;
+    const PipelineTimeline before = detail::replay_every_micro_batch(sch, t, last - p, false, 0.5);
+    const PipelineTimeline at = detail::replay_every_micro_batch(sch, t, last, false, 0.5);
+    const double periods_left = (m - last) / p;
+    EXPECT_EQ(replay_pipeline(sch, t, m, false, 0.5).makespan_s,
+              at.makespan_s + periods_left * (at.makespan_s - before.makespan_s))
+        << to_string(sch);
+  }
+}
+
 }  // namespace
 }  // namespace capsim

@@ -187,21 +187,21 @@ BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& pro
 // micro-batch overhead (before chunk 0's forward there; its place does not change when the
 // op ends, since no bucket is on the wire during a forward of chunk 0); and each chunk's
 // DP gradient buckets (ZeRO 0-2: all-reduce, or reduce-scatter for the distributed optimizer;
-// Megatron-Core's layout, dp_bucket_count).
-std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, const GroupShape& dp,
-                                                const HardwareProfile& profile,
-                                                const Parallelism& par, const Zero3Table& zero3) {
+// Megatron-Core's layout, dp_bucket_count). Fills `times`, whose vectors keep their storage: a
+// candidate with P stages would otherwise allocate P + 1 of them.
+void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
+                   const HardwareProfile& profile, const Parallelism& par, const Zero3Table& zero3,
+                   std::vector<std::vector<ChunkOpTimes>>& times) {
   const bool split = par.schedule == Schedule::kZeroBubble;
   const bool recompute_op = par.recompute != Recompute::kNone;
   const bool reduces = dp.ranks > 1 && par.zero_stage != 3;
   const CollectiveKind kind =
       par.zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
-  std::vector<std::vector<ChunkOpTimes>> times;
-  times.reserve(costs.stages.size());
+  times.resize(costs.stages.size());
   for (size_t s = 0; s < costs.stages.size(); ++s) {
     const StageCosts& stage = costs.stages[s];
-    std::vector<ChunkOpTimes>& chunks = times.emplace_back();
-    chunks.reserve(stage.chunks.size());
+    std::vector<ChunkOpTimes>& chunks = times[s];
+    chunks.clear();
     for (const ChunkCosts& ch : stage.chunks) {
       const size_t c = chunks.size();
       const Zero3Exposed z = zero3[s].empty() ? Zero3Exposed{} : zero3[s][c];
@@ -224,7 +224,6 @@ std::vector<std::vector<ChunkOpTimes>> op_times(const IterationCosts& costs, con
     }
     chunks.front().forward_comm_s += profile.per_microbatch_overhead_s;
   }
-  return times;
 }
 
 // Distributed optimizer (ZeRO-1/2): stage s's updated parameter shards are all-gathered after
@@ -390,9 +389,11 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   // (Narayanan et al. 2021 §2.2), divided by v when interleaved, (p-1)(F + B - W) for ZB-H1
   // (Qi et al. 2024 §3.1) — and it stays exact for uneven stages and few micro-batches, where
   // those closed forms do not.
-  PipelineTimeline timeline = replay_pipeline(
-      par.schedule, op_times(costs, groups.dp, profile, par, zero3), costs.micro_batches,
-      par.recompute != Recompute::kNone, costs.compute_rate_during_comm);
+  thread_local std::vector<std::vector<ChunkOpTimes>> times;
+  fill_op_times(costs, groups.dp, profile, par, zero3, times);
+  PipelineTimeline timeline =
+      replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
+                      costs.compute_rate_during_comm);
   reduce_after_last_op(costs, profile, groups.dp, par, timeline);
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.

@@ -17,7 +17,8 @@ struct GemmShape {
 // Returns the fraction of the GPU's dense peak at `precision` a GEMM reaches (before launch
 // overhead and the memory-bound limit): ceiling x best tile/wave utilisation x K/(K + k_half) x
 // alignment, the ceiling being max_efficiency (fp8: fp8_max_efficiency when set). Tile and wave
-// quantization per NVIDIA's "Matrix Multiplication Background" guide.
+// quantization per NVIDIA's "Matrix Multiplication Background" guide. Each thread keeps the
+// tile utilisation of the shapes it saw last (values unchanged), so calls are thread-safe.
 [[nodiscard]] double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu,
                                      Precision precision, const GemmShape& shape);
 

@@ -387,6 +387,7 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
   costs.stages.resize(static_cast<size_t>(p.pipeline));
   for (int s = 0; s < p.pipeline; ++s) {
     StageCosts& stage = costs.stages[static_cast<size_t>(s)];
+    stage.chunks.reserve(static_cast<size_t>(v));
     for (int k = 0; k < v; ++k) {
       stage.chunks.push_back(
           chunk_costs(parts, scenario, s, k, first_layer[at(s, k)], chunk_layers(s, k)));

@@ -1,8 +1,10 @@
 #include "models/pipeline_replay.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -46,10 +48,14 @@ constexpr int kBucketTime = 13;
 // The dependency graph of one schedule shape, independent of op times: computed once per
 // (schedule, stages, micro-batches, chunks, recompute) and reused by every replay of that shape.
 struct ReplayGraph {
+  uint64_t id = 0;                     // unique among the graphs a thread builds
   std::vector<Step> steps;             // steps[0] is a placeholder for the start
   size_t first_release = 0;            // the first step that releases buckets
   std::vector<int32_t> first_forward;  // per stage: its first forward's step
   std::vector<int32_t> last_op;        // per stage: its last step
+  // Its first steps that the graph of the same shape with P more micro-batches has too: both
+  // place the same ops until some stage reaches an op where their schedules differ.
+  size_t steps_shared_with_longer = 0;
 };
 
 // Where an op kind's times start in its row.
@@ -162,6 +168,9 @@ class GraphBuilder {
     return true;
   }
 
+  // Returns the number of steps placed so far, the placeholder included.
+  [[nodiscard]] int32_t placed() const { return static_cast<int32_t>(g_.steps.size()); }
+
   // Returns the graph, with the last step making each chunk's weight gradients marked as the
   // one that releases its buckets.
   ReplayGraph finish() {
@@ -187,11 +196,23 @@ class GraphBuilder {
 // per pass, so the order interleaves the stages and playing it the CPU overlaps their chains.
 ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) {
   const auto ops = build_schedule(schedule, p, m, v, recompute);
+  const auto longer_ops = build_schedule(schedule, p, m + p, v, recompute);
+  // Per stage: the first op that differs in the longer run (or that it has and this one not).
+  std::vector<size_t> differs(static_cast<size_t>(p));
+  for (size_t stage = 0; stage < differs.size(); ++stage) {
+    const auto& own = ops[stage];
+    const auto& longer = longer_ops[stage];
+    differs[stage] = static_cast<size_t>(
+        std::mismatch(own.begin(), own.end(), longer.begin(), longer.end()).first - own.begin());
+  }
   GraphBuilder builder(schedule, p, m, v);
+  size_t shared = 0;  // set when a stage first comes to an op that differs
   std::vector<size_t> next(static_cast<size_t>(p), 0);
   for (bool progress = true; progress;) {
     progress = false;
     for (size_t stage = 0; stage < next.size(); ++stage) {
+      if (shared == 0 && next[stage] == differs[stage])
+        shared = static_cast<size_t>(builder.placed());
       if (next[stage] == ops[stage].size() ||
           !builder.try_place(static_cast<int>(stage), ops[stage][next[stage]]))
         continue;
@@ -203,7 +224,9 @@ ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) 
     if (next[stage] != ops[stage].size())
       throw std::logic_error("pipeline replay: the schedule deadlocked");
   }
-  return builder.finish();
+  ReplayGraph graph = builder.finish();
+  graph.steps_shared_with_longer = shared;
+  return graph;
 }
 
 // The planner replays the same few hundred shapes thousands of times, so each thread keeps
@@ -216,9 +239,11 @@ const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompu
   constexpr size_t kMaxGraphs = 1024;
   constexpr size_t kMaxSteps = size_t{8} << 20;
   const Key key{schedule, p, m, v, recompute};
+  thread_local uint64_t graphs_built = 0;
   auto it = seen.find(key);
   if (it == seen.end()) {
     ReplayGraph graph = build_graph(schedule, p, m, v, recompute);
+    graph.id = ++graphs_built;
     if (seen.size() >= kMaxGraphs || steps_kept + graph.steps.size() > kMaxSteps) {
       seen.clear();
       steps_kept = 0;
@@ -240,10 +265,10 @@ double slowed_by_buckets_s(double start_s, double work_s, double link_busy_until
   return (link_busy_until_s - start_s) - overlapped_work_s;
 }
 
-// The per-call table the steps index: a row of kRow per (stage, chunk).
-std::vector<double> cost_table(const std::vector<std::vector<ChunkOpTimes>>& times) {
-  std::vector<double> cost;
-  cost.reserve(times.size() * times.front().size() * kRow);
+// Fills `cost` with the per-call table the steps index: a row of kRow per (stage, chunk).
+void fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
+                     std::vector<double>& cost) {
+  cost.clear();
   for (const auto& stage : times) {
     for (const ChunkOpTimes& t : stage) {
       const auto op = [&](double compute_s, double comm_s) {
@@ -256,20 +281,99 @@ std::vector<double> cost_table(const std::vector<std::vector<ChunkOpTimes>>& tim
       cost.insert(cost.end(), {static_cast<double>(t.gradient_buckets), t.bucket_s});
     }
   }
-  return cost;
 }
 
-PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
-                      double rate) {
+// Returns whether cost tables a and b have the same bits in every op total (what the steps
+// before the first release read).
+bool same_totals(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t row = 0; row < a.size(); row += kRow) {
+    for (size_t kind = 0; kind < kBucketCount; kind += 3) {
+      if (std::memcmp(&a[row + kind], &b[row + kind], sizeof(double)) != 0)
+        return false;
+    }
+  }
+  return true;
+}
+
+// The end times of a graph's steps before its first release depend on the op totals only. The
+// screen plays the same graph with the same totals for layouts that differ only in their
+// gradient buckets (ZeRO 0, 1 and 2): in the default plan, half of the steps before a first
+// release are found here. Each thread keeps the ends of its last few plays of graphs up to
+// 128k steps (1 MB each); longer graphs are played in full.
+class PrefixMemo {
+ public:
+  // Returns the end times to play `g` with `cost` into, and whether their steps before the
+  // first release already hold that graph's ends for those totals.
+  std::pair<std::vector<double>&, bool> ends_for(const ReplayGraph& g,
+                                                 const std::vector<double>& cost) {
+    if (g.steps.size() > kMaxSlotSteps)
+      return {long_graph_end_, false};
+    ++clock_;
+    Slot* oldest = &slots_.front();
+    for (Slot& slot : slots_) {
+      if (slot.graph_id == g.id && same_totals(slot.cost, cost)) {
+        slot.last_used = clock_;
+        return {slot.end, true};
+      }
+      if (slot.last_used < oldest->last_used)
+        oldest = &slot;
+    }
+    oldest->graph_id = g.id;
+    oldest->cost = cost;
+    oldest->last_used = clock_;
+    return {oldest->end, false};
+  }
+
+ private:
+  struct Slot {
+    uint64_t graph_id = 0;  // 0: empty
+    std::vector<double> cost;
+    std::vector<double> end;
+    uint64_t last_used = 0;
+  };
+  // Enough for the plays between two layouts that differ in the ZeRO stage only (sequence
+  // parallelism and precision vary between them, each playing two or three graphs).
+  static constexpr size_t kSlots = 8;
+  static constexpr size_t kMaxSlotSteps = size_t{1} << 17;
+  std::array<Slot, kSlots> slots_;
+  std::vector<double> long_graph_end_;
+  uint64_t clock_ = 0;
+};
+
+// The end times a play left, of which the first `pure_steps` (those before its first release)
+// depend on the op totals only.
+struct PlayedEnds {
+  const std::vector<double>* end = nullptr;
+  size_t pure_steps = 0;
+};
+
+// Plays `g` with the op times of `cost` into `out` (whose vectors keep their storage) and
+// returns its end times (valid until the next play). `longer`, when set, is what the play of
+// the same shape with P more micro-batches and the same costs left: the steps the two graphs
+// share are copied from it, not played.
+PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, double rate,
+                PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
   // Scratch kept per thread: the planner's screen plays millions of small graphs.
-  thread_local std::vector<double> end;        // every element is written before it is read
+  thread_local PrefixMemo memo;
   thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
   thread_local std::vector<double> link_free;  // per stage: when its last bucket is done
-  end.resize(g.steps.size());
+  // Every element of `end` is written before it is read.
+  auto [end, prefix_known] = memo.ends_for(g, cost);
+  // Never shrunk, so that playing a longer graph after a shorter one zeroes nothing.
+  if (end.size() < g.steps.size())
+    end.resize(g.steps.size());
   end[0] = 0.0;
   // Until the first bucket goes out nothing slows compute: the branch-free common case.
   const size_t first_release = g.first_release;
-  size_t i = 1;
+  size_t i = prefix_known ? first_release : 1;
+  if (!prefix_known && longer != nullptr) {
+    const size_t shared = std::min({g.steps_shared_with_longer, longer->pure_steps, first_release});
+    if (longer->end != &end)  // else (graphs too long to keep) they are already in place
+      std::copy_n(longer->end->begin(), shared, end.begin());
+    i = std::max(i, shared);
+  }
   for (; i < first_release; ++i) {
     const Step& step = g.steps[i];
     end[i] = std::max(end[static_cast<size_t>(step.previous)],
@@ -277,7 +381,8 @@ PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, siz
              cost[step.cost_index()];
   }
   link_free.assign(p, 0.0);
-  unslowed.resize(g.steps.size());
+  if (unslowed.size() < g.steps.size())
+    unslowed.resize(g.steps.size());
   const auto unslowed_end = [&](int32_t step) {
     const auto j = static_cast<size_t>(step);
     return j < first_release ? end[j] : unslowed[j];
@@ -308,10 +413,10 @@ PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, siz
     }
     end[i] = t;
   }
-  PipelineTimeline out;
   out.first_forward_start_s.resize(p);
   out.last_op_end_s.resize(p);
   out.reduction_end_s.resize(p);
+  out.unslowed_makespan_s = 0.0;
   for (size_t s = 0; s < p; ++s) {
     const auto first = static_cast<size_t>(g.first_forward[s]);
     out.first_forward_start_s[s] = end[first] - cost[g.steps[first].cost_index()];
@@ -320,7 +425,7 @@ PipelineTimeline play(const ReplayGraph& g, const std::vector<double>& cost, siz
     out.unslowed_makespan_s = std::max(out.unslowed_makespan_s, unslowed_end(g.last_op[s]));
   }
   out.makespan_s = *std::max_element(out.last_op_end_s.begin(), out.last_op_end_s.end());
-  return out;
+  return {&end, first_release};
 }
 
 }  // namespace
@@ -333,8 +438,12 @@ PipelineTimeline replay_every_micro_batch(Schedule schedule,
                                           double compute_rate_during_comm) {
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
-  return play(graph_of(schedule, p, micro_batches, v, recompute), cost_table(times), times.size(),
-              compute_rate_during_comm);
+  std::vector<double> cost;
+  fill_cost_table(times, cost);
+  PipelineTimeline out;
+  play(graph_of(schedule, p, micro_batches, v, recompute), cost, times.size(),
+       compute_rate_during_comm, out);
+  return out;
 }
 
 }  // namespace detail
@@ -368,10 +477,15 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   const int m = micro_batches;
-  const std::vector<double> cost = cost_table(times);  // shared by every run below
-  const auto run = [&](int count) {
+  // Scratch kept per thread: the cost table shared by every run below, and the runs compared
+  // before the last.
+  thread_local std::vector<double> cost;
+  thread_local PipelineTimeline a;
+  thread_local PipelineTimeline b;
+  fill_cost_table(times, cost);
+  const auto run = [&](int count, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
     return play(graph_of(schedule, p, count, v, recompute), cost, times.size(),
-                compute_rate_during_comm);
+                compute_rate_during_comm, out, longer);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two
@@ -396,23 +510,27 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   }
   // (At least 2P when interleaved: with M == P its warm-up differs.)
   int first = interleaved ? 2 * p : p + m % p;
-  PipelineTimeline b;
   PipelineTimeline c;
   for (;; first = 2 * first - m % p) {
     const int runs = interleaved ? 3 : 2;
-    if (forwards_first || m <= runs * (first + p))
-      return run(m);
-    PipelineTimeline a = run(first);
-    b = run(first + p);
+    if (forwards_first || m <= runs * (first + p)) {
+      run(m, c);
+      return c;
+    }
+    // Longest first: each shorter run starts from the steps it shares with the one before.
     if (!interleaved) {
+      const PlayedEnds longer = run(first + p, b);
+      run(first, a, &longer);
       if (moved_by(a, b, p * busiest_s)) {
-        c = std::move(b);
-        b = std::move(a);
+        c = b;
+        std::swap(a, b);
         break;
       }
       continue;
     }
-    c = run(first + 2 * p);
+    const PlayedEnds longest = run(first + 2 * p, c);
+    const PlayedEnds longer = run(first + p, b, &longest);
+    run(first, a, &longer);
     const double step_s = c.makespan_s - b.makespan_s;
     const bool possible = step_s >= p * busiest_s * (1.0 - 1e-12);  // no stage goes faster
     if (possible && moved_by(b, c, step_s) && moved_by(a, b, step_s)) {

@@ -55,7 +55,8 @@ struct PipelineTimeline {
 // common step twice, which is strong evidence but not proof (pipeline_replay.cpp says when it
 // failed). Otherwise the window doubles, and a run too short to gain from it is replayed whole,
 // as GPipe runs always are (`PipelineReplayTest.ExtendsLongRunsExactly`). The graph of each
-// shape is built once per thread.
+// shape is built once per thread; each thread also keeps the op ends before the first bucket
+// release of its last few replays, reused for the same graph and op totals (values unchanged).
 //
 // REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,
 // micro_batches >= 1 (interleaved with fewer micro-batches than stages, or a count that is not a

@@ -1,5 +1,9 @@
 #include "models/gemm_cost.hpp"
 
+#include <random>
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace capsim {
@@ -100,6 +104,35 @@ TEST(GemmCostTest, Fp8UsesFp8Peak) {
   const GemmShape s{8192, 8192, 8192, 1};
   EXPECT_LT(gemm_time_s(params, h100, Precision::kFp8, s),
             0.6 * gemm_time_s(params, h100, Precision::kBf16, s));
+}
+
+// Each thread keeps the tile utilisation of the shapes it has seen (512 entries): a shape found
+// there after thousands of others (evictions, shared slots) and on other SM counts gives the
+// bits it gets on a fresh thread.
+TEST(GemmCostTest, KeptShapesGiveTheSameBits) {
+  GemmParams params;
+  const GpuSpec shared = without_sms(a100(), 20);
+  const std::vector<GemmShape> probes{
+      {8192, 7168, 2048, 1}, {2048, 896, 7168, 1}, {2048, 2048, 128, 14}, {100, 3, 7, 3}};
+  const auto efficiencies = [&] {
+    std::vector<double> out;
+    for (const GemmShape& s : probes) {
+      out.push_back(gemm_efficiency(params, a100(), Precision::kBf16, s));
+      out.push_back(gemm_efficiency(params, shared, Precision::kBf16, s));
+    }
+    return out;
+  };
+  std::vector<double> fresh;
+  std::thread([&] { fresh = efficiencies(); }).join();
+  EXPECT_EQ(efficiencies(), fresh);
+  std::mt19937 rng(301);
+  std::uniform_int_distribution<int> dim(1, 20000);
+  for (int i = 0; i < 5000; ++i) {
+    const GemmShape s{1.0 * dim(rng), 1.0 * dim(rng), 64, 1.0 + i % 3};
+    EXPECT_GT(gemm_efficiency(params, i % 2 ? shared : a100(), Precision::kBf16, s), 0.0);
+  }
+  EXPECT_EQ(efficiencies(), fresh);
+  EXPECT_NE(fresh[0], fresh[1]);  // fewer SMs: another utilisation
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -243,6 +244,81 @@ TEST(PipelineReplayTest, EverySchedulePlaysWithoutDeadlock) {
             << "interleaved p=" << p << " m=" << m << " v=" << v;
       }
     }
+  }
+}
+
+// Each thread keeps the ends it played before the first bucket release per graph and op
+// totals: a replay that finds them (same totals, other buckets and rate) gives the bits of one
+// played from scratch on a fresh thread.
+TEST(PipelineReplayTest, KeptPrefixesGiveTheSameBits) {
+  const auto expect_same = [](const PipelineTimeline& a, const PipelineTimeline& b) {
+    EXPECT_EQ(a.makespan_s, b.makespan_s);
+    EXPECT_EQ(a.unslowed_makespan_s, b.unslowed_makespan_s);
+    EXPECT_EQ(a.first_forward_start_s, b.first_forward_start_s);
+    EXPECT_EQ(a.last_op_end_s, b.last_op_end_s);
+    EXPECT_EQ(a.reduction_end_s, b.reduction_end_s);
+  };
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> time(0.5, 2.0);
+  for (const Schedule sch :
+       {Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kInterleaved, Schedule::kZeroBubble}) {
+    const int v = sch == Schedule::kInterleaved ? 2 : 1;
+    StageTimes all_reduce(4, std::vector<ChunkOpTimes>(static_cast<size_t>(v)));
+    for (auto& stage : all_reduce) {
+      for (ChunkOpTimes& t : stage) {
+        t = {time(rng), 0.0, time(rng), sch == Schedule::kZeroBubble ? time(rng) : 0.0, 4, 0.3};
+      }
+    }
+    StageTimes reduce_scatter = all_reduce;
+    for (auto& stage : reduce_scatter) {
+      for (ChunkOpTimes& t : stage)
+        t.bucket_s = 0.2;
+    }
+    for (const int m : {8, 64}) {
+      const PipelineTimeline first = replay_pipeline(sch, all_reduce, m, false, 0.7);
+      const PipelineTimeline kept = replay_pipeline(sch, reduce_scatter, m, false, 0.9);
+      PipelineTimeline fresh;
+      std::thread([&] { fresh = replay_pipeline(sch, reduce_scatter, m, false, 0.9); }).join();
+      expect_same(kept, fresh);
+      EXPECT_NE(first.reduction_end_s, kept.reduction_end_s) << to_string(sch) << " m=" << m;
+      // Other totals on the same graph are played anew.
+      StageTimes slower = reduce_scatter;
+      slower[1][0].forward_s *= 1.5;
+      const PipelineTimeline replayed = replay_pipeline(sch, slower, m, false, 0.9);
+      std::thread([&] { fresh = replay_pipeline(sch, slower, m, false, 0.9); }).join();
+      expect_same(replayed, fresh);
+    }
+  }
+}
+
+// The shorter runs of the steady-state check start from the steps they share with the longer
+// one; the extrapolation must still be that of runs played alone, to the bit.
+TEST(PipelineReplayTest, ShorterRunsStartFromTheLongerRunsSteps) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> time(0.3, 3.0);
+  for (const Schedule sch : {Schedule::kOneFOneB, Schedule::kZeroBubble, Schedule::kInterleaved}) {
+    const bool interleaved = sch == Schedule::kInterleaved;
+    const int p = 4;
+    const int v = interleaved ? 2 : 1;
+    const int m = 64;
+    // Equal stages, so that the first window already moves at the busiest stage's pace.
+    const double f = time(rng);
+    const double b = time(rng);
+    const double w = sch == Schedule::kZeroBubble ? time(rng) : 0.0;
+    StageTimes t(static_cast<size_t>(p));
+    for (auto& stage : t) {
+      for (int c = 0; c < v; ++c)
+        stage.push_back({f, 0.0, b, w, 2, 0.1 * f, 0.01 * f, 0.0, 0.02 * f});
+    }
+    // The last two runs compared (replay_pipeline: 1F1B and ZB-H1 from P + M mod P
+    // micro-batches, interleaved from 3P), each played alone.
+    const int last = interleaved ? 4 * p : 2 * p;
+    const PipelineTimeline before = detail::replay_every_micro_batch(sch, t, last - p, false, 0.5);
+    const PipelineTimeline at = detail::replay_every_micro_batch(sch, t, last, false, 0.5);
+    const double periods_left = (m - last) / p;
+    EXPECT_EQ(replay_pipeline(sch, t, m, false, 0.5).makespan_s,
+              at.makespan_s + periods_left * (at.makespan_s - before.makespan_s))
+        << to_string(sch);
   }
 }
 

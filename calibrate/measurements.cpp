@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "models/cluster_spec.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
@@ -22,7 +23,7 @@ MachineInfo read_machine(JsonReader& r) {
   MachineInfo m;
   m.hostname = r.optional_string("hostname", "");
   m.gpu = r.required_string("gpu");
-  m.gpus_per_node = static_cast<int>(r.required_int("gpus_per_node", 1, 64));
+  m.gpus_per_node = static_cast<int>(r.required_int("gpus_per_node", 1, kMaxGpusPerNode));
   m.nodes = static_cast<int>(r.required_int("nodes", 1, 100000));
   m.nics_per_node = static_cast<int>(r.optional_int("nics_per_node", 0, 0, 256));
   m.node_nic_bandwidth_bytes_per_s =

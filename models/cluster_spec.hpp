@@ -9,7 +9,12 @@ namespace capsim {
 enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };
 enum class Topology { kFatTree, kRailOptimized, kOversubscribed };
 
-// Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s.
+// The most GPUs one NVLink domain ("node") may hold: rack-scale domains put 72 (GB200 NVL72) and
+// more behind one set of NVSwitches; beyond 576 a value is a slip.
+inline constexpr int kMaxGpusPerNode = 576;
+
+// Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s. A node is one
+// NVLink/NVSwitch domain with its NICs (8 GPUs on HGX/DGX, 72 on GB200 NVL72).
 struct ClusterSpec {
   std::string gpu;
   std::string instance;  // empty unless the scenario named a catalog instance

@@ -1,5 +1,6 @@
 #include "models/io/instance_io.hpp"
 
+#include "models/cluster_spec.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/io/gpu_spec_io.hpp"
 
@@ -19,10 +20,10 @@ void read_instance_definition(JsonReader& item, const std::string& name) {
   InstanceSpec inst{};
   inst.name = name;
   inst.gpu = read_gpu_name_or_definition(item, "gpu");
-  inst.gpus_per_node = static_cast<int>(item.required_int("gpus_per_node", 1, 64));
+  inst.gpus_per_node = static_cast<int>(item.required_int("gpus_per_node", 1, kMaxGpusPerNode));
   JsonReader inter = item.object("inter_node");
   inst.fabric = inter.required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"});
-  inst.nics_per_node = static_cast<int>(inter.required_int("nics_per_node", 1, 64));
+  inst.nics_per_node = static_cast<int>(inter.required_int("nics_per_node", 1, kMaxGpusPerNode));
   check_nics_serve_gpus(inter, inst.gpus_per_node, inst.nics_per_node);
   inst.nic_bandwidth_bytes_per_s = inter.required_bandwidth("nic_bandwidth");
   inter.finish();

@@ -63,7 +63,7 @@ ClusterSpec read_cluster(JsonReader& r) {
   } else {
     c.gpu = read_gpu_name_or_definition(r, "gpu");
     gpu = find_gpu(c.gpu);
-    c.gpus_per_node = to_int(r.required_int("gpus_per_node", 1, 64));
+    c.gpus_per_node = to_int(r.required_int("gpus_per_node", 1, kMaxGpusPerNode));
     apply_gpu_network_defaults(*gpu, c);
   }
   c.num_nodes = to_int(r.required_int("num_nodes", 1, kMaxGpus));
@@ -76,7 +76,7 @@ ClusterSpec read_cluster(JsonReader& r) {
   if (auto inter = r.optional_object("inter_node")) {
     c.inter_node_fabric = *fabric_from_string(
         inter->required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"}));
-    c.nics_per_node = to_int(inter->required_int("nics_per_node", 1, 64));
+    c.nics_per_node = to_int(inter->required_int("nics_per_node", 1, kMaxGpusPerNode));
     check_nics_serve_gpus(*inter, c.gpus_per_node, c.nics_per_node);
     c.nic_bandwidth_bytes_per_s = inter->required_bandwidth("nic_bandwidth");
     c.topology = *topology_from_string(inter->optional_enum(

@@ -224,6 +224,20 @@ TEST(CliTest, SimulateSetMakesAWhatIf) {
   }
 }
 
+// A rack-scale NVLink domain is one node: 72 GB200 (described by their figures) behind one set
+// of NVSwitches with a NIC each, eight such racks. Both engines run it and agree.
+TEST(CliTest, SeventyTwoGpuNvlinkDomainsSimulate) {
+  const std::string base = "simulate " + kData + "/scenarios/gb200-nvl72.json --json";
+  const auto event = run_capsim(base);
+  const auto analytic = run_capsim(base + " --engine analytic");
+  ASSERT_EQ(event.exit_code, 0) << event.out;
+  ASSERT_EQ(analytic.exit_code, 0) << analytic.out;
+  const double e = nlohmann::json::parse(event.out).at("iteration_time_s").get<double>();
+  const double a = nlohmann::json::parse(analytic.out).at("iteration_time_s").get<double>();
+  EXPECT_NEAR(e, a, 0.01 * a);
+  EXPECT_EQ(nlohmann::json::parse(event.out).at("num_gpus"), 576);
+}
+
 // A bad case (unknown GPU) is reported and left out; the good ones are still predicted, and the
 // exit code says the file had bad input.
 TEST(CliTest, ValidateReportsABadCaseAndPredictsTheOthers) {

@@ -55,40 +55,10 @@ void take_software_efficiency(const std::string& path, HardwareProfile& fitted) 
   calibrate::set_software_efficiency(fitted, source.software_efficiency, origin);
 }
 
-int run_fit(int argc, char** argv) {
-  cxxopts::Options options("capsim calibrate fit",
-                           "Fit a capsim.profile/v1 from nccl-tests logs (*.txt), capsim "
-                           "measurement JSON (*.json) and the GEMM CSV (*.csv)");
-  options.add_options()("o,output", "profile JSON to write", cxxopts::value<std::string>())(
-      "report", "HTML fit report to write", cxxopts::value<std::string>())(
-      "name", "profile name (default GPU-fabric)", cxxopts::value<std::string>())(
-      "gpu", "catalog GPU (default: from the logs' device lines)", cxxopts::value<std::string>())(
-      "gpu-spec", "new hardware: a capsim.gpu/v1 file describing the GPU (docs/calibration.md)",
-      cxxopts::value<std::string>())("fabric",
-                                     "inter-node fabric of the logs: infiniband, roce, efa",
-                                     cxxopts::value<std::string>())(
-      "node-nic-bandwidth", "aggregate NIC bandwidth per node of the logs, e.g. 400Gbps",
-      cxxopts::value<std::string>())("max-regimes", "most NCCL regimes per curve (1-4)",
-                                     cxxopts::value<int>()->default_value("4"))(
-      "validate", "held-out nccl-tests log to evaluate the fitted profile on (repeatable)",
-      cxxopts::value<std::vector<std::string>>())(
-      "software-efficiency-from",
-      "take software_efficiency from this profile of the same GPU (one fitted by calibrate step)",
-      cxxopts::value<std::string>())("inputs", "measurement files",
-                                     cxxopts::value<std::vector<std::string>>());
-  options.parse_positional({"inputs"});
-  options.positional_help("LOG_OR_JSON...");
-  cxxopts::ParseResult args;
-  if (!parse_or_help(options, argc, argv, args))
-    return 0;
-  if (args.count("inputs") == 0)
-    throw InputError("", "", "no input files; see --help");
-  if (args.count("output") == 0)
-    throw InputError("", "", "missing -o PROFILE.json");
-  check_output_path(args["output"].as<std::string>());
-  if (args.count("report") > 0)
-    check_output_path(args["report"].as<std::string>());
-
+// The fit's options from the command line, checked (exit 2 on a bad value): the GPU (a catalog
+// name, or new hardware defined by --gpu-spec), the fabric and NIC bandwidth of the logs, and
+// the most regimes per curve.
+calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& args) {
   calibrate::ProfileFitOptions fit_options;
   if (args.count("name") > 0)
     fit_options.name = args["name"].as<std::string>();
@@ -126,6 +96,44 @@ int run_fit(int argc, char** argv) {
     throw InputError("--max-regimes", "", "expected 1 to 4");
   }
 
+  return fit_options;
+}
+
+int run_fit(int argc, char** argv) {
+  cxxopts::Options options("capsim calibrate fit",
+                           "Fit a capsim.profile/v1 from nccl-tests logs (*.txt), capsim "
+                           "measurement JSON (*.json) and the GEMM CSV (*.csv)");
+  options.add_options()("o,output", "profile JSON to write", cxxopts::value<std::string>())(
+      "report", "HTML fit report to write", cxxopts::value<std::string>())(
+      "name", "profile name (default GPU-fabric)", cxxopts::value<std::string>())(
+      "gpu", "catalog GPU (default: from the logs' device lines)", cxxopts::value<std::string>())(
+      "gpu-spec", "new hardware: a capsim.gpu/v1 file describing the GPU (docs/calibration.md)",
+      cxxopts::value<std::string>())("fabric",
+                                     "inter-node fabric of the logs: infiniband, roce, efa",
+                                     cxxopts::value<std::string>())(
+      "node-nic-bandwidth", "aggregate NIC bandwidth per node of the logs, e.g. 400Gbps",
+      cxxopts::value<std::string>())("max-regimes", "most NCCL regimes per curve (1-4)",
+                                     cxxopts::value<int>()->default_value("4"))(
+      "validate", "held-out nccl-tests log to evaluate the fitted profile on (repeatable)",
+      cxxopts::value<std::vector<std::string>>())(
+      "software-efficiency-from",
+      "take software_efficiency from this profile of the same GPU (one fitted by calibrate step)",
+      cxxopts::value<std::string>())("inputs", "measurement files",
+                                     cxxopts::value<std::vector<std::string>>());
+  options.parse_positional({"inputs"});
+  options.positional_help("LOG_OR_JSON...");
+  cxxopts::ParseResult args;
+  if (!parse_or_help(options, argc, argv, args))
+    return 0;
+  if (args.count("inputs") == 0)
+    throw InputError("", "", "no input files; see --help");
+  if (args.count("output") == 0)
+    throw InputError("", "", "missing -o PROFILE.json");
+  check_output_path(args["output"].as<std::string>());
+  if (args.count("report") > 0)
+    check_output_path(args["report"].as<std::string>());
+
+  const calibrate::ProfileFitOptions fit_options = profile_fit_options(args);
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
   auto result = calibrate::fit_profile(std::move(inputs), fit_options);
   if (args.count("software-efficiency-from") > 0)

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -290,7 +290,7 @@ bool same_totals(const std::vector<double>& a, const std::vector<double>& b) {
     return false;
   for (size_t row = 0; row < a.size(); row += kRow) {
     for (size_t kind = 0; kind < kBucketCount; kind += 3) {
-      if (std::memcmp(&a[row + kind], &b[row + kind], sizeof(double)) != 0)
+      if (std::bit_cast<uint64_t>(a[row + kind]) != std::bit_cast<uint64_t>(b[row + kind]))
         return false;
     }
   }
@@ -360,7 +360,10 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
   thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
   thread_local std::vector<double> link_free;  // per stage: when its last bucket is done
   // Every element of `end` is written before it is read.
-  auto [end, prefix_known] = memo.ends_for(g, cost);
+  // (Named, not a structured binding: the lambdas below capture `end`.)
+  const auto ends = memo.ends_for(g, cost);
+  std::vector<double>& end = ends.first;
+  const bool prefix_known = ends.second;
   // Never shrunk, so that playing a longer graph after a shorter one zeroes nothing.
   if (end.size() < g.steps.size())
     end.resize(g.steps.size());

@@ -103,7 +103,17 @@ std::string profile_gpu(const CalibrationInputs& inputs, const ProfileFitOptions
     }
   }
   if (gpu.empty()) {
-    throw InputError("--gpu", "", "the logs name no known GPU; pass --gpu (one of the catalog)");
+    // Name what the logs print, so new hardware is recognised as such.
+    std::string device;
+    for (const auto& c : inputs.curves)
+      device = device.empty() ? c.gpu : device;
+    for (const auto& m : inputs.machines)
+      device = device.empty() ? m.gpu : device;
+    throw InputError("--gpu", "",
+                     "the logs name no known GPU" +
+                         (device.empty() ? std::string() : " (they print \"" + device + "\")") +
+                         "; pass --gpu (one of the catalog), or describe new hardware with "
+                         "--gpu-spec GPU.json (docs/calibration.md, \"New hardware\")");
   }
   return gpu;
 }

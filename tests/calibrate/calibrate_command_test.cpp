@@ -387,6 +387,18 @@ TEST(CalibrateCommandTest, NewHardwareBorrowsAFamilysInSituFactor) {
       std::string::npos);
 }
 
+// Logs of a GPU the catalog lacks, without --gpu-spec: the error names the device and the way.
+TEST(CalibrateCommandTest, UnknownDeviceNamesItselfAndTheWay) {
+  const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
+                                "/measurements/b200-node.json -o " + temp_path("unknown.json"),
+                            true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("the logs name no known GPU (they print \"NVIDIA B200\"); pass --gpu (one "
+                       "of the catalog), or describe new hardware with --gpu-spec GPU.json"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CalibrateCommandTest, GpuSpecAndAnotherGpuConflict) {
   const std::string spec = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json";
   const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +

@@ -300,7 +300,9 @@ InstanceChoice read_instance_choice(const nlohmann::json& value, const std::stri
   if (find_instance(choice.name) == nullptr) {
     throw InputError(
         file, value.is_string() ? where : where + "/name",
-        "unknown instance \"" + choice.name + "\"; known instances: " + join(instance_names()));
+        "unknown instance \"" + choice.name + "\"; known instances: " + join(instance_names()) +
+            " (or define it: an object with \"gpu\", \"gpus_per_node\", \"inter_node\" and "
+            "\"prices\", docs/planner.md)");
   }
   return choice;
 }

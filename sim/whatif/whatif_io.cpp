@@ -69,7 +69,9 @@ NodePool read_pool(JsonReader& r) {
   const InstanceSpec* spec = find_instance(instance);
   if (spec == nullptr) {
     throw r.error("instance",
-                  "unknown instance \"" + instance + "\" (known: " + join(instance_names()) + ")");
+                  "unknown instance \"" + instance + "\" (known: " + join(instance_names()) +
+                      "; or define it: an object with \"name\", \"gpu\", \"gpus_per_node\" and "
+                      "\"inter_node\", docs/whatif.md)");
   }
   pool.instance = *spec;
   pool.pricing = read_pricing(r);

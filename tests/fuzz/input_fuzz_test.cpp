@@ -69,7 +69,8 @@ TEST(InputFuzzTest, Scenarios) {
   const fuzz::ScratchDir dir;
   Tally tally;
   std::vector<std::string> sources = {kTestData + "/scenarios/valid.json",
-                                      kTestData + "/scenarios/every-optional-key.json"};
+                                      kTestData + "/scenarios/every-optional-key.json",
+                                      kTestData + "/scenarios/gb200-nvl72.json"};
   for (const char* name :
        {"gpt3-175b-selene-1024", "gpt-30b-p4d", "llama3-70b-p5", "llama3-70b-b200"})
     sources.push_back(kSource + "/scenarios/" + name + "/scenario.json");

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -116,6 +119,35 @@ TEST(GpuSpecIoTest, ExtensibleCatalogsStopAtTheirCapacity) {
   EXPECT_EQ(catalog.find("c"), nullptr);
   EXPECT_EQ(catalog.find("b")->value, 2);
   EXPECT_EQ(catalog.names(), (std::vector<std::string>{"built-in", "a", "b"}));
+}
+
+// Readers scan while a writer defines (the planner's screen threads look GPUs up for every
+// candidate): every name a reader finds is fully written, and each is found once defined.
+TEST(GpuSpecIoTest, ExtensibleCatalogsReadWhileDefining) {
+  static const std::array<Named, 1> kBuiltin{{{"built-in", 0}}};
+  ExtensibleCatalog<Named, 64> catalog(kBuiltin);
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      while (!done.load()) {
+        for (int i = 0; i < 64; ++i) {
+          const Named* found = catalog.find("entry-" + std::to_string(i));
+          if (found != nullptr && found->value != i)
+            ++torn;
+        }
+      }
+    });
+  }
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(catalog.define({"entry-" + std::to_string(i), i}, "GPU"), "");
+  done = true;
+  for (auto& reader : readers)
+    reader.join();
+  EXPECT_EQ(torn.load(), 0);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(catalog.find("entry-" + std::to_string(i))->value, i);
 }
 
 // A "gpu" value may be a catalog name or a definition; a definition that clashes is an

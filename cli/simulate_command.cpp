@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/analytic_estimator.hpp"
+#include "models/io/gpu_spec_io.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/kernel_table_io.hpp"
 #include "models/io/profile_io.hpp"
@@ -114,6 +115,8 @@ int simulate_main(int argc, char** argv) {
   if (args.count("scenario") == 0)
     throw InputError("", "", "missing SCENARIO.json argument");
   const std::vector<ScenarioOverride> overrides = overrides_option(args);
+  if (args.count("profile") > 0)  // a profile of new hardware defines the GPU the scenario names
+    define_gpu_of_profile(args["profile"].as<std::string>(), "");
   Scenario scenario = load_scenario(args["scenario"].as<std::string>(), overrides);
   if (args.count("profile") > 0)
     scenario.profile_path = args["profile"].as<std::string>();

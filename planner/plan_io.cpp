@@ -6,6 +6,7 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "models/io/gpu_spec_io.hpp"
 #include "models/io/instance_io.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
@@ -257,6 +258,9 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const std::stri
   JsonReader item(value, file, where);
   InstanceChoice choice;
   choice.name = item.required_string("name");
+  // A profile fitted on new hardware defines its GPU, which "gpu" may then name.
+  if (item.has("profile") && item.json().at("profile").is_string())
+    define_gpu_of_profile(item.json().at("profile").get<std::string>(), file);
   if (item.has("gpu")) {
     // An instance the catalog lacks: its hardware here, its prices below (it has no others).
     if (!item.has("prices"))

@@ -465,6 +465,9 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
   if (require_schema || r.has("schema"))
     r.expect_schema(kScenarioSchema);
   sc.name = r.optional_string("name", "scenario");
+  // A profile fitted on new hardware defines its GPU: learn it before the cluster names it.
+  if (r.has("profile") && r.json().at("profile").is_string())
+    define_gpu_of_profile(r.json().at("profile").get<std::string>(), r.file());
   {
     auto model = r.object("model");
     sc.model = read_model(model);

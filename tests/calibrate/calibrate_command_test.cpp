@@ -365,6 +365,23 @@ TEST(CalibrateCommandTest, FitsNewHardwareFromItsGpuSpec) {
   const auto sim = run_capsim("simulate " + scenario);
   ASSERT_EQ(sim.exit_code, 0) << sim.out;
   EXPECT_NE(sim.out.find("profile B200-nvswitch"), std::string::npos) << sim.out;
+
+  // Once a profile carries the definition, a scenario naming that profile may name the GPU.
+  const std::string by_name = temp_path("b200-by-name.json");
+  {
+    std::ofstream out(by_name);
+    out << R"({"schema": "capsim.scenario/v1", "name": "b200-by-name",
+      "model": {"name": "GPT 1.3B", "num_layers": 24, "hidden_size": 2048,
+                "num_attention_heads": 16, "seq_length": 2048, "vocab_size": 51200},
+      "cluster": {"gpu": "B200", "gpus_per_node": 8, "num_nodes": 1},
+      "parallelism": {"tensor": 1, "pipeline": 1, "data": 8, "micro_batch_size": 4,
+                      "global_batch_size": 64},
+      "profile": ")"
+        << profile << R"("})";
+  }
+  const auto named = run_capsim("simulate " + by_name + " --engine analytic");
+  ASSERT_EQ(named.exit_code, 0) << named.out;
+  EXPECT_NE(named.out.find("profile B200-nvswitch"), std::string::npos) << named.out;
 }
 
 // New hardware may borrow a catalog family's in-situ factor (a catalog GPU may not: see

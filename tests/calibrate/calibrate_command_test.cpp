@@ -335,6 +335,33 @@ TEST(CalibrateCommandTest, ValidateReportsHeldOutLogs) {
 // New hardware: the GPU is described in a capsim.gpu/v1 file, its measurements name it as
 // CUDA does ("NVIDIA B200"). The profile fits its GEMMs to those rows, carries the definition,
 // and a scenario of that GPU simulates with it in a fresh process.
+// Writes a 1.3B GPT scenario on one node of 8 `gpu` (a name or a definition) costed with
+// `profile`, and returns its path.
+std::string write_one_node_scenario(const std::string& name, const nlohmann::json& gpu,
+                                    const std::string& profile) {
+  const nlohmann::json scenario = {
+      {"schema", "capsim.scenario/v1"},
+      {"name", name},
+      {"model",
+       {{"name", "GPT 1.3B"},
+        {"num_layers", 24},
+        {"hidden_size", 2048},
+        {"num_attention_heads", 16},
+        {"seq_length", 2048},
+        {"vocab_size", 51200}}},
+      {"cluster", {{"gpu", gpu}, {"gpus_per_node", 8}, {"num_nodes", 1}}},
+      {"parallelism",
+       {{"tensor", 1},
+        {"pipeline", 1},
+        {"data", 8},
+        {"micro_batch_size", 4},
+        {"global_batch_size", 64}}},
+      {"profile", profile}};
+  const std::string path = temp_path(name);
+  std::ofstream(path) << scenario.dump(2);
+  return path;
+}
+
 TEST(CalibrateCommandTest, FitsNewHardwareFromItsGpuSpec) {
   const std::string spec = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json";
   const std::string profile = temp_path("b200.json");
@@ -346,39 +373,14 @@ TEST(CalibrateCommandTest, FitsNewHardwareFromItsGpuSpec) {
   EXPECT_EQ(written.at("gpu").at("name"), "B200");
   EXPECT_EQ(written.at("gpu").at("sms"), 148);
 
-  const std::string scenario = temp_path("b200-scenario.json");
+  // The GPU described inline, then (once the profile carries the definition) just named.
   nlohmann::json gpu = nlohmann::json::parse(read(spec));
   gpu.erase("schema");  // the file's schema; inside a scenario the object stands alone
-  {
-    std::ofstream out(scenario);
-    out << R"({"schema": "capsim.scenario/v1", "name": "b200-1node",
-      "model": {"name": "GPT 1.3B", "num_layers": 24, "hidden_size": 2048,
-                "num_attention_heads": 16, "seq_length": 2048, "vocab_size": 51200},
-      "cluster": {"gpu": )"
-        << gpu.dump() << R"(,
-                  "gpus_per_node": 8, "num_nodes": 1},
-      "parallelism": {"tensor": 1, "pipeline": 1, "data": 8, "micro_batch_size": 4,
-                      "global_batch_size": 64},
-      "profile": ")"
-        << profile << R"("})";
-  }
+  const std::string scenario = write_one_node_scenario("b200-scenario.json", gpu, profile);
   const auto sim = run_capsim("simulate " + scenario);
   ASSERT_EQ(sim.exit_code, 0) << sim.out;
   EXPECT_NE(sim.out.find("profile B200-nvswitch"), std::string::npos) << sim.out;
-
-  // Once a profile carries the definition, a scenario naming that profile may name the GPU.
-  const std::string by_name = temp_path("b200-by-name.json");
-  {
-    std::ofstream out(by_name);
-    out << R"({"schema": "capsim.scenario/v1", "name": "b200-by-name",
-      "model": {"name": "GPT 1.3B", "num_layers": 24, "hidden_size": 2048,
-                "num_attention_heads": 16, "seq_length": 2048, "vocab_size": 51200},
-      "cluster": {"gpu": "B200", "gpus_per_node": 8, "num_nodes": 1},
-      "parallelism": {"tensor": 1, "pipeline": 1, "data": 8, "micro_batch_size": 4,
-                      "global_batch_size": 64},
-      "profile": ")"
-        << profile << R"("})";
-  }
+  const std::string by_name = write_one_node_scenario("b200-by-name.json", "B200", profile);
   const auto named = run_capsim("simulate " + by_name + " --engine analytic");
   ASSERT_EQ(named.exit_code, 0) << named.out;
   EXPECT_NE(named.out.find("profile B200-nvswitch"), std::string::npos) << named.out;

@@ -238,6 +238,16 @@ TEST(CliTest, SeventyTwoGpuNvlinkDomainsSimulate) {
   EXPECT_EQ(nlohmann::json::parse(event.out).at("num_gpus"), 576);
 }
 
+// The datasheet check of new hardware (GB200 described inline in every case) runs whole.
+TEST(CliTest, NewHardwareCheckRunsEveryCase) {
+  const auto r = run_capsim("validate " + kSource +
+                            "/scenarios/validation/gb200-datasheet-check.json --engine analytic "
+                            "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("summary").at("n"), 6);
+}
+
 // A bad case (unknown GPU) is reported and left out; the good ones are still predicted, and the
 // exit code says the file had bad input.
 TEST(CliTest, ValidateReportsABadCaseAndPredictsTheOthers) {

@@ -117,7 +117,8 @@ int run_fit(int argc, char** argv) {
       "validate", "held-out nccl-tests log to evaluate the fitted profile on (repeatable)",
       cxxopts::value<std::vector<std::string>>())(
       "software-efficiency-from",
-      "take software_efficiency from this profile of the same GPU (one fitted by calibrate step)",
+      "take software_efficiency from this profile of the same GPU (one fitted by calibrate "
+      "step); new hardware (--gpu-spec) may borrow another GPU's",
       cxxopts::value<std::string>())("inputs", "measurement files",
                                      cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"inputs"});

@@ -442,6 +442,15 @@ void check_precision(const ClusterSpec& c, const Parallelism& p, const LayoutErr
   }
 }
 
+// Whether the scenario's cluster names, by a string, a GPU the catalog does not know (yet).
+bool names_unknown_gpu(const nlohmann::json& scenario) {
+  const auto cluster = scenario.find("cluster");
+  if (cluster == scenario.end() || !cluster->is_object())
+    return false;
+  const auto gpu = cluster->find("gpu");
+  return gpu != cluster->end() && gpu->is_string() && find_gpu(gpu->get<std::string>()) == nullptr;
+}
+
 }  // namespace
 
 // The checks run in this order, and the first that fails names the error, so a layout with
@@ -465,8 +474,9 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
   if (require_schema || r.has("schema"))
     r.expect_schema(kScenarioSchema);
   sc.name = r.optional_string("name", "scenario");
-  // A profile fitted on new hardware defines its GPU: learn it before the cluster names it.
-  if (r.has("profile") && r.json().at("profile").is_string())
+  // A profile fitted on new hardware defines its GPU: learn it before the cluster names it
+  // (only then: a validation file's cases would otherwise read the profile once each).
+  if (r.has("profile") && r.json().at("profile").is_string() && names_unknown_gpu(r.json()))
     define_gpu_of_profile(r.json().at("profile").get<std::string>(), r.file());
   {
     auto model = r.object("model");

@@ -12,6 +12,7 @@
 #include "models/leaf_uplinks.hpp"
 #include "models/memory_model.hpp"
 #include "models/overlap.hpp"
+#include "models/param_gather_overlap.hpp"
 #include "models/pipeline_replay.hpp"
 #include "models/zero3_streams.hpp"
 
@@ -153,32 +154,25 @@ StageStep stage_step(const HardwareProfile& profile, const StageCosts& stage,
   return step;
 }
 
-// Gradient (or parameter) buckets of one stage, chunk by chunk as dp_bucket_count splits them:
-// the total time on the wire and one bucket of the first chunk (the last gradient bucket
-// produced, the first parameter bucket needed).
-struct BucketTimes {
+// The time on the wire of one stage's gradient buckets (or parameter-gather buckets), chunk by
+// chunk as dp_bucket_split splits them. `chunk_bytes` is chunk_gradient_bytes or
+// chunk_param_gather_bytes.
+double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profile,
+                      CollectiveKind kind,
+                      double (*chunk_bytes)(const IterationCosts&, const ChunkCosts&),
+                      size_t stage_index, const GroupShape& dp) {
   double total_s = 0.0;
-  double first_chunk_bucket_s = 0.0;
-};
-
-// `chunk_bytes` is chunk_gradient_bytes or chunk_param_gather_bytes.
-BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& profile,
-                         CollectiveKind kind,
-                         double (*chunk_bytes)(const IterationCosts&, const ChunkCosts&),
-                         size_t stage_index, const GroupShape& dp) {
-  BucketTimes times;
   const StageCosts& stage = costs.stages[stage_index];
   for (size_t c = 0; c < stage.chunks.size(); ++c) {
     const double bytes = chunk_bytes(costs, stage.chunks[c]);
     if (bytes <= 0.0)
       continue;
-    const int n = dp_bucket_count(costs, stage_index, c);
-    const double bucket_s = collective_time_s(profile, kind, bytes / n, dp);
-    times.total_s += n * bucket_s;
-    if (c == 0)
-      times.first_chunk_bucket_s = bucket_s;
+    const DpBucketSplit split = dp_bucket_split(costs, stage_index, c);
+    total_s += collective_time_s(profile, kind, bytes * split.last_share(), dp);
+    if (split.count > 1)
+      total_s += (split.count - 1) * collective_time_s(profile, kind, bytes * split.full_share, dp);
   }
-  return times;
+  return total_s;
 }
 
 // The per-micro-batch ops of every stage and chunk as the event engine runs them
@@ -187,7 +181,7 @@ BucketTimes bucket_times(const IterationCosts& costs, const HardwareProfile& pro
 // micro-batch overhead (before chunk 0's forward there; its place does not change when the
 // op ends, since no bucket is on the wire during a forward of chunk 0); and each chunk's
 // DP gradient buckets (ZeRO 0-2: all-reduce, or reduce-scatter for the distributed optimizer;
-// Megatron-Core's layout, dp_bucket_count). Fills `times`, whose vectors keep their storage: a
+// Megatron-Core's layout, dp_bucket_split). Fills `times`, whose vectors keep their storage: a
 // candidate with P stages would otherwise allocate P + 1 of them.
 void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
                    const HardwareProfile& profile, const Parallelism& par, const Zero3Table& zero3,
@@ -216,9 +210,11 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
       t.backward_s += ch.backward_input_s + (split ? 0.0 : ch.backward_weight_s);
       t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;
       if (reduces && par.overlap_grad_reduce) {
-        t.gradient_buckets = dp_bucket_count(costs, s, c);
-        t.bucket_s = collective_time_s(profile, kind,
-                                       chunk_gradient_bytes(costs, ch) / t.gradient_buckets, dp);
+        const DpBucketSplit buckets = dp_bucket_split(costs, s, c);
+        const double bytes = chunk_gradient_bytes(costs, ch);
+        t.gradient_buckets = buckets;
+        t.bucket_s = collective_time_s(profile, kind, bytes * buckets.full_share, dp);
+        t.last_bucket_s = collective_time_s(profile, kind, bytes * buckets.last_share(), dp);
       }
       chunks.push_back(t);
     }
@@ -227,26 +223,41 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
 }
 
 // Distributed optimizer (ZeRO-1/2): stage s's updated parameter shards are all-gathered after
-// the step. Megatron overlaps the gather with the next iteration's forward
-// (overlap_param_gather), so only what exceeds the first micro-batch's first-chunk forward is
-// exposed, and that forward waits for the first bucket; `slack_s` (how much later than stage 0
-// the stage starts its first forward) widens the window, as the event engine charges it.
-double param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
-                              const HardwareProfile& profile, const StageStep& step, size_t s,
-                              const Parallelism& par, double slack_s) {
+// the step, bucket after bucket in forward order. Megatron overlaps the gather with the next
+// iteration's forward (overlap_param_gather): the first micro-batch's first-chunk forward runs
+// each bucket's layers once it is gathered (param_gather_overlap.hpp); `slack_s` (how much later
+// than stage 0 the stage starts its first forward) widens the window, as the event engine
+// charges it.
+double stage_param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
+                                    const HardwareProfile& profile, const StageStep& step, size_t s,
+                                    const Parallelism& par, double slack_s) {
   if (dp.ranks <= 1 || par.zero_stage == 0 || par.zero_stage == 3)
     return 0.0;
-  const BucketTimes buckets =
-      bucket_times(costs, profile, CollectiveKind::kAllGather, chunk_param_gather_bytes, s, dp);
   // Without overlap_param_gather the step waits for the whole gather, in the stage's slack
   // first (it would start its next forward that much after stage 0 anyway).
-  if (!par.overlap_param_gather)
-    return std::max(0.0, buckets.total_s - slack_s);
-  // Gathered at full speed in the idle slack, the rest beside the first forward.
-  const double overlap_s =
-      overlapped_exposed_s(std::max(0.0, buckets.total_s - slack_s), step.first_chunk_forward_s,
-                           costs.compute_rate_during_comm);
-  return std::max(buckets.first_chunk_bucket_s - slack_s, overlap_s);
+  if (!par.overlap_param_gather) {
+    const double total_s =
+        bucket_total_s(costs, profile, CollectiveKind::kAllGather, chunk_param_gather_bytes, s, dp);
+    return std::max(0.0, total_s - slack_s);
+  }
+  thread_local std::vector<double> gather_end_s;
+  thread_local std::vector<double> forward_share;
+  gather_end_s.clear();
+  forward_share.clear();
+  double end_s = 0.0;
+  const StageCosts& stage = costs.stages[s];
+  for (size_t c = 0; c < stage.chunks.size(); ++c) {
+    const double bytes = chunk_param_gather_bytes(costs, stage.chunks[c]);
+    if (bytes <= 0.0)
+      continue;
+    for (const double share : forward_order_shares(dp_bucket_split(costs, s, c))) {
+      end_s += collective_time_s(profile, CollectiveKind::kAllGather, bytes * share, dp);
+      gather_end_s.push_back(end_s);
+      forward_share.push_back(c == 0 ? share : 0.0);
+    }
+  }
+  return param_gather_exposed_s(gather_end_s, forward_share, step.first_chunk_forward_s, slack_s,
+                                costs.compute_rate_during_comm);
 }
 
 // What follows the pipeline flush: each stage finishes reducing its gradients (replayed with its
@@ -267,8 +278,8 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
     // stage's own timeline.
     const double reduction_s =
         timeline.reduction_end_s[s] - timeline.makespan_s + steps[s].zero3_once_s;
-    const double gather_s = param_gather_exposed_s(costs, dp, profile, steps[s], s, par,
-                                                   timeline.first_forward_start_s[s]);
+    const double gather_s = stage_param_gather_exposed_s(costs, dp, profile, steps[s], s, par,
+                                                         timeline.first_forward_start_s[s]);
     const double optimizer_s = costs.stages[s].optimizer_s;
     // Past the pipeline's end (negative: inside the stage's slack): its reduction, its
     // optimizer step, then the exposed part of its gather (the window counted from the step's
@@ -304,9 +315,8 @@ void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& pr
   const CollectiveKind kind =
       par.zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    timeline.reduction_end_s[s] =
-        timeline.last_op_end_s[s] +
-        bucket_times(costs, profile, kind, chunk_gradient_bytes, s, dp).total_s;
+    timeline.reduction_end_s[s] = timeline.last_op_end_s[s] +
+                                  bucket_total_s(costs, profile, kind, chunk_gradient_bytes, s, dp);
   }
 }
 

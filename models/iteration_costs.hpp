@@ -116,4 +116,43 @@ inline constexpr double kMaxDpBucketsPerChunk = 4096.0;
       std::clamp(std::ceil(gradient_bytes / costs.dp_bucket_bytes), 1.0, kMaxDpBucketsPerChunk));
 }
 
+// How a chunk's gradients (and the same parameters' gathers) split into its dp_bucket_count
+// buckets. Megatron-Core walks the parameters in backward order and closes a bucket once it
+// holds the bucket size, so every bucket but the last is full and the last, produced at the end
+// of the backward and needed first by the next forward (the first layers and the embedding),
+// holds the rest (param_and_grad_buffer.py, _compute_default_per_buffer_param_layout; PyTorch
+// DDP fills its buckets the same way). Past kMaxDpBucketsPerChunk the buckets are merged evenly.
+struct DpBucketSplit {
+  int count = 1;
+  double full_share = 1.0;  // of the chunk's parameters in each bucket but the last
+  [[nodiscard]] double last_share() const {
+    return count <= 1 ? 1.0 : 1.0 - (count - 1) * full_share;
+  }
+};
+
+[[nodiscard]] inline DpBucketSplit dp_bucket_split(const IterationCosts& costs, std::size_t stage,
+                                                   std::size_t chunk) {
+  const int count = dp_bucket_count(costs, stage, chunk);
+  if (count == 1)
+    return {};
+  const double gradient_bytes =
+      costs.stages[stage].chunks[chunk].parameter_count * costs.grad_bytes_per_element;
+  const double full_share = costs.dp_bucket_bytes / gradient_bytes;
+  if (gradient_bytes / costs.dp_bucket_bytes > kMaxDpBucketsPerChunk)
+    return {count, 1.0 / count};
+  // A rest below a millionth of a bucket is rounding in the division, not a bucket.
+  if ((1.0 - (count - 1) * full_share) < 1e-6 * full_share)
+    return {count - 1, 1.0 / (count - 1)};
+  return {count, full_share};
+}
+
+// The shares of a chunk's parameters its buckets hold in forward order (the order a
+// distributed optimizer's parameter gather needs them): the last gradient bucket, which holds
+// the first layers, then the full ones.
+[[nodiscard]] inline std::vector<double> forward_order_shares(const DpBucketSplit& split) {
+  std::vector<double> shares(static_cast<std::size_t>(split.count), split.full_share);
+  shares.front() = split.last_share();
+  return shares;
+}
+
 }  // namespace capsim

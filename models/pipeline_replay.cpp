@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/param_gather_overlap.hpp"
 #include "models/pipeline_schedule.hpp"
 
 namespace capsim {
@@ -38,12 +39,14 @@ struct Step {
 };
 
 // Per (stage, chunk) row of the per-call table: for each op kind (cost_kind) its total, compute
-// and communication time, then the chunk's bucket count and one bucket's time.
-constexpr int kRow = 14;
+// and communication time, then the chunk's bucket count, and a full bucket's and the last
+// bucket's share of its gradients and reduction time.
+constexpr int kRow = 17;
 constexpr int kCompute = 1;  // offsets from an op's total
 constexpr int kComm = 2;
 constexpr int kBucketCount = 12;
-constexpr int kBucketTime = 13;
+constexpr int kFullBucket = 13;  // share, then time
+constexpr int kLastBucket = 15;
 
 // The dependency graph of one schedule shape, independent of op times: computed once per
 // (schedule, stages, micro-batches, chunks, recompute) and reused by every replay of that shape.
@@ -254,17 +257,6 @@ const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompu
   return it->second;
 }
 
-// `work_s` of compute started at `start_s`, at `rate` while the stage's buckets are on the wire
-// (until `link_busy_until_s`) and at full speed after: how much longer than `work_s` it took.
-double slowed_by_buckets_s(double start_s, double work_s, double link_busy_until_s, double rate) {
-  if (link_busy_until_s <= start_s || rate >= 1.0)
-    return 0.0;
-  const double overlapped_work_s = (link_busy_until_s - start_s) * rate;
-  if (work_s <= overlapped_work_s)
-    return work_s / rate - work_s;
-  return (link_busy_until_s - start_s) - overlapped_work_s;
-}
-
 // Fills `cost` with the per-call table the steps index: a row of kRow per (stage, chunk).
 void fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
                      std::vector<double>& cost) {
@@ -278,7 +270,9 @@ void fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
       op(t.recompute_s, t.recompute_comm_s);
       op(t.backward_s, t.backward_comm_s);
       op(t.weight_s, 0.0);
-      cost.insert(cost.end(), {static_cast<double>(t.gradient_buckets), t.bucket_s});
+      const DpBucketSplit& buckets = t.gradient_buckets;
+      cost.insert(cost.end(), {static_cast<double>(buckets.count), buckets.full_share, t.bucket_s,
+                               buckets.last_share(), t.last_bucket_s});
     }
   }
 }
@@ -400,16 +394,18 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
     double t =
         std::max(end[static_cast<size_t>(step.previous)], end[static_cast<size_t>(step.waits_for)]);
     if (!step.releases_buckets()) {
-      t += compute_s + slowed_by_buckets_s(t, compute_s, link_free[s], rate) + comm_s;
+      t += slowed_compute_s(t, compute_s, link_free[s], rate) + comm_s;
     } else {
-      // Each slice of the op hands one bucket to the stage's queue (as the event engine's
-      // compute_with_buckets does).
+      // Each slice of the op, its bucket's share, hands that bucket to the stage's queue (as
+      // the event engine's compute_with_buckets does).
       const size_t row = index - index % kRow;
       const int buckets = std::max(1, static_cast<int>(cost[row + kBucketCount]));
-      const double bucket_s = cost[row + kBucketTime];
       for (int k = 0; k < buckets; ++k) {
-        const double slice_s = compute_s / buckets;
-        t += slice_s + slowed_by_buckets_s(t, slice_s, link_free[s], rate) + comm_s / buckets;
+        const size_t bucket = row + (k + 1 == buckets ? kLastBucket : kFullBucket);
+        const double share = cost[bucket];
+        const double bucket_s = cost[bucket + 1];
+        const double slice_s = compute_s * share;
+        t += slowed_compute_s(t, slice_s, link_free[s], rate) + comm_s * share;
         if (bucket_s > 0.0)
           link_free[s] = std::max(link_free[s], t) + bucket_s;
       }

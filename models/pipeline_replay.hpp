@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "models/iteration_costs.hpp"
 #include "models/scenario.hpp"
 
 namespace capsim {
@@ -13,10 +14,13 @@ namespace capsim {
 struct ChunkOpTimes {
   double forward_s = 0.0;  // compute
   double recompute_s = 0.0;
-  double backward_s = 0.0;      // the whole backward, or its input-gradient part (B) under ZB-H1
-  double weight_s = 0.0;        // the weight-gradient part (W) of ZB-H1; 0 for other schedules
-  int gradient_buckets = 0;     // released evenly through the op that ends the chunk's gradients
-  double bucket_s = 0.0;        // one bucket's reduction time
+  double backward_s = 0.0;  // the whole backward, or its input-gradient part (B) under ZB-H1
+  double weight_s = 0.0;    // the weight-gradient part (W) of ZB-H1; 0 for other schedules
+  // Released through the op that ends the chunk's gradients, each as its share of that op is
+  // done: full buckets first, the last (the rest) at its end (count 0: none).
+  DpBucketSplit gradient_buckets{0, 1.0};
+  double bucket_s = 0.0;        // a full bucket's reduction time
+  double last_bucket_s = 0.0;   // the last bucket's
   double forward_comm_s = 0.0;  // after the op's compute
   double recompute_comm_s = 0.0;
   double backward_comm_s = 0.0;

@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <simgrid/s4u.hpp>
 
 #include "models/collective_cost.hpp"
-#include "models/overlap.hpp"
+#include "models/param_gather_overlap.hpp"
 
 namespace capsim::sim::detail {
 namespace sg4 = simgrid::s4u;
@@ -147,18 +148,20 @@ void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_ba
     sim.slice(rank, kCommStream, "send PP", "pp", t0, now());
 }
 
-// Computes for `busy_s` with `comm_s` of TP/CP collectives in between, releasing `releases`
-// gradient buckets evenly along the way (the backward pass produces gradients layer by layer,
-// Li et al. 2020 §3.2).
-void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s, int releases) {
-  if (releases <= 0) {
+// Computes for `busy_s` with `comm_s` of TP/CP collectives in between, releasing each gradient
+// bucket of `release` once its share of the op is done (the backward pass produces gradients
+// layer by layer, Li et al. 2020 §3.2).
+void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s,
+                          const DpBucketSplit& release) {
+  if (release.count <= 0) {
     compute(sim, rank, busy_s);
     sleep(sim, comm_s);
     return;
   }
-  for (int k = 0; k < releases; ++k) {
-    compute(sim, rank, busy_s / releases);
-    sleep(sim, comm_s / releases);
+  for (int k = 0; k < release.count; ++k) {
+    const double share = k + 1 < release.count ? release.full_share : release.last_share();
+    compute(sim, rank, busy_s * share);
+    sleep(sim, comm_s * share);
     rank.bucket_ready->release();
   }
 }
@@ -287,7 +290,8 @@ void run_recompute(Sim& sim, Rank& rank, const PipelineOp& op, OpCarry& carry) {
 }
 
 // A full backward, or ZB-H1's input-gradient half; `releases` gradient buckets fill during it.
-void run_backward(Sim& sim, Rank& rank, const PipelineOp& op, int releases, OpCarry& carry) {
+void run_backward(Sim& sim, Rank& rank, const PipelineOp& op, const DpBucketSplit& releases,
+                  OpCarry& carry) {
   const auto c = static_cast<size_t>(op.chunk);
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   if (rank.bwd_in[c] != nullptr && !carry.grad_received) {
@@ -318,7 +322,8 @@ void run_backward(Sim& sim, Rank& rank, const PipelineOp& op, int releases, OpCa
 }
 
 // ZB-H1's weight-gradient half; `releases` gradient buckets fill during it.
-void run_backward_weight(Sim& sim, Rank& rank, const PipelineOp& op, int releases) {
+void run_backward_weight(Sim& sim, Rank& rank, const PipelineOp& op,
+                         const DpBucketSplit& releases) {
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   const double t0 = now();
   if (sim.zero3) {
@@ -349,29 +354,28 @@ void run_optimizer(Sim& sim, Rank& rank) {
   sim.slice(rank, kComputeStream, "optimizer", "optimizer", opt_start, now());
 }
 
-// ZeRO-1/2: all-gather the updated parameter shards, overlapped with the next iteration's
-// first forward (Megatron overlap_param_gather), so only what exceeds it (slowed by the
-// gather, overlap.hpp) is exposed; but that forward waits for the first bucket, whose
-// parameters it uses first. The stage starts that forward as late after stage 0 as it did in
-// this iteration: idle slack in which the gather runs at full speed.
+// ZeRO-1/2: all-gather the updated parameter shards bucket by bucket, overlapped with the next
+// iteration's first forward (Megatron overlap_param_gather), which runs each bucket's layers
+// once it is gathered, slowed while gathers run (param_gather_overlap.hpp); what exceeds that
+// forward is exposed. The stage starts that forward as late after stage 0 as it did in this
+// iteration: idle slack in which the gather runs at full speed.
 void gather_updated_parameters(Sim& sim, Rank& rank) {
   const StagePlan& plan = *rank.plan;
   const double opt_end = now();
-  double first_bucket_end = opt_end;
-  for (size_t i = 0; i < plan.param_gathers.size(); ++i) {
-    run_collective(sim, rank, plan.param_gathers[i], "param all-gather", kDpStream);
-    if (i == 0)
-      first_bucket_end = now();
+  std::vector<double> gather_end_s;
+  gather_end_s.reserve(plan.param_gathers.size());
+  for (const Collective& gather : plan.param_gathers) {
+    run_collective(sim, rank, gather, "param all-gather", kDpStream);
+    gather_end_s.push_back(now() - opt_end);
   }
   const double slack_s = std::max(0.0, rank.first_forward_start_s);
   // Without overlap_param_gather the step waits for the whole gather; the stage would start
   // its next forward `slack_s` after stage 0 anyway.
   const double exposed_s =
       sim.scenario->parallelism.overlap_param_gather
-          ? std::max(
-                first_bucket_end - opt_end - slack_s,
-                overlapped_exposed_s(std::max(0.0, now() - opt_end - slack_s), plan.first_forward_s,
-                                     sim.costs->compute_rate_during_comm))
+          ? param_gather_exposed_s(gather_end_s, plan.param_gather_forward_share,
+                                   plan.first_forward_s, slack_s,
+                                   sim.costs->compute_rate_during_comm)
           : std::max(0.0, now() - opt_end - slack_s);
   rank.stage_end_s = opt_end + exposed_s;
   rank.acc.dp += rank.stage_end_s - opt_end;

@@ -10,6 +10,8 @@
 namespace capsim::sim::detail {
 namespace {
 
+constexpr DpBucketSplit kNoBuckets{0, 1.0};
+
 // Returns, per chunk, the index of the last op producing its weight gradients (-1: none):
 // the weight-gradient op when zero-bubble splits the backward, else the backward.
 std::vector<int> last_gradient_ops(const std::vector<PipelineOp>& ops, size_t chunks, bool split) {
@@ -41,29 +43,32 @@ void plan_gradient_buckets(const Sim& sim, size_t s, StagePlan& plan) {
     const double bytes = chunk_gradient_bytes(costs, stage.chunks[c]);
     if (bytes <= 0.0 || last[c] < 0)
       continue;
-    const int n = dp_bucket_count(costs, s, c);
-    plan.bucket_releases[static_cast<size_t>(last[c])] += n;
-    for (int k = 0; k < n; ++k)
-      plan.buckets.push_back({kind, bytes / n});
+    const DpBucketSplit split = dp_bucket_split(costs, s, c);
+    plan.bucket_releases[static_cast<size_t>(last[c])] = split;
+    for (int k = 0; k + 1 < split.count; ++k)
+      plan.buckets.push_back({kind, bytes * split.full_share});
+    plan.buckets.push_back({kind, bytes * split.last_share()});
   }
   // Without overlap_grad_reduce, Megatron reduces every bucket after the last backward.
   if (!par.overlap_grad_reduce) {
-    plan.bucket_releases.assign(plan.ops.size(), 0);
+    plan.bucket_releases.assign(plan.ops.size(), kNoBuckets);
     plan.releases_after_compute = static_cast<int>(plan.buckets.size());
   }
 }
 
-// ZeRO 1/2: the all-gathers of stage `s`'s updated parameters, in forward order (the first
-// chunk's parameters are needed first).
+// ZeRO 1/2: the all-gathers of stage `s`'s updated parameters, in forward order: the first
+// chunk's parameters are needed first, and of each chunk its last gradient bucket (its first
+// layers).
 void plan_param_gathers(const IterationCosts& costs, size_t s, StagePlan& plan) {
   const StageCosts& stage = costs.stages[s];
   for (size_t c = 0; c < stage.chunks.size(); ++c) {
     const double bytes = chunk_param_gather_bytes(costs, stage.chunks[c]);
     if (bytes <= 0.0)
       continue;
-    const int n = dp_bucket_count(costs, s, c);
-    for (int k = 0; k < n; ++k)
-      plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes / n});
+    for (const double share : forward_order_shares(dp_bucket_split(costs, s, c))) {
+      plan.param_gathers.push_back({CollectiveKind::kAllGather, bytes * share});
+      plan.param_gather_forward_share.push_back(c == 0 ? share : 0.0);
+    }
   }
 }
 
@@ -108,7 +113,7 @@ void plan_stages(Sim& sim) {
   for (size_t s = 0; s < schedules.size(); ++s) {
     StagePlan& plan = sim.plans[s];
     plan.ops = schedules[s];
-    plan.bucket_releases.assign(plan.ops.size(), 0);
+    plan.bucket_releases.assign(plan.ops.size(), kNoBuckets);
     const StageCosts& stage = costs.stages[s];
     if (has_dp && !sim.zero3)
       plan_gradient_buckets(sim, s, plan);

@@ -57,12 +57,16 @@ struct Collective {
 // Everything one stage's schedule needs, shared by every simulated rank of that stage.
 struct StagePlan {
   std::vector<PipelineOp> ops;
-  std::vector<int> bucket_releases;       // per op: buckets released during it (split evenly)
+  // Per op: the gradient buckets it releases, each when its share of the op is done, full
+  // buckets first and the last at the op's end (count 0: none).
+  std::vector<DpBucketSplit> bucket_releases;
   int releases_after_compute = 0;         // buckets released once the stage's ops are done
   std::vector<Collective> buckets;        // DP reduction, in release order (ZeRO 0-2)
   std::vector<Collective> gathers;        // ZeRO-3 all-gathers, in compute order
   std::vector<Collective> scatters;       // ZeRO-3 reduce-scatters, in compute order
   std::vector<Collective> param_gathers;  // ZeRO-1/2 updated-parameter all-gather
+  // Per parameter gather: the share of the first forward (first_forward_s) that waits for it.
+  std::vector<double> param_gather_forward_share;
   double first_forward_s = 0.0;
 };
 

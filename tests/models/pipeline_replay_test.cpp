@@ -22,6 +22,20 @@ StageTimes uniform(int stages, int chunks, double f, double b, double w = 0.0) {
                                               ChunkOpTimes{f / v, 0.0, b / v, w / v}));
 }
 
+// Op times f, r, b, w with `buckets` equal gradient buckets of `bucket_s` each and TP/CP
+// collectives after the forward and backward.
+ChunkOpTimes op_times(double f, double r, double b, double w, int buckets = 0,
+                      double bucket_s = 0.0, double forward_comm_s = 0.0,
+                      double backward_comm_s = 0.0) {
+  ChunkOpTimes t{f, r, b, w};
+  t.gradient_buckets = {buckets, buckets > 0 ? 1.0 / buckets : 1.0};
+  t.bucket_s = bucket_s;
+  t.last_bucket_s = bucket_s;
+  t.forward_comm_s = forward_comm_s;
+  t.backward_comm_s = backward_comm_s;
+  return t;
+}
+
 // One chunk per stage, f = layers, b = 2 x layers.
 StageTimes layered(const std::vector<int>& layers) {
   StageTimes t;
@@ -121,7 +135,7 @@ TEST(PipelineReplayTest, ExtendsLongRunsExactly) {
       const double comm = 0.1 * f;
       const double bucket = 0.1 * f + 3.0 * f * unit(rng);
       for (int c = 0; c < v; ++c)
-        stage.push_back({f, 0.0, b, w, buckets ? 3 : 0, bucket, comm, 0.0, comm});
+        stage.push_back(op_times(f, 0.0, b, w, buckets ? 3 : 0, bucket, comm, comm));
     }
     const PipelineTimeline fast = replay_pipeline(sch, t, m, false, rate);
     const PipelineTimeline full = detail::replay_every_micro_batch(sch, t, m, false, rate);
@@ -169,7 +183,7 @@ TEST(PipelineReplayTest, CutOffWaitsForTheUnslowedMakespan) {
 // A stage's buckets go out as its chunks finish and slow its compute while on the wire: with a
 // rate of 1 they only queue past the end; slower compute never ends earlier.
 TEST(PipelineReplayTest, GradientBucketsQueueAndSlowCompute) {
-  StageTimes t(2, {ChunkOpTimes{1.0, 0.0, 2.0, 0.0, 4, 0.5}});
+  StageTimes t(2, {op_times(1.0, 0.0, 2.0, 0.0, 4, 0.5)});
   const PipelineTimeline free_overlap = replay_pipeline(Schedule::kOneFOneB, t, 4, false, 1.0);
   // 1F1B, 2 stages, 4 micro-batches: (4 + 1) x 3 = 15.
   EXPECT_DOUBLE_EQ(free_overlap.makespan_s, 15.0);
@@ -184,8 +198,7 @@ TEST(PipelineReplayTest, GradientBucketsQueueAndSlowCompute) {
 // Review cases (2026-11-25). GPipe's pace is the slowest forward plus the slowest backward, here
 // on different stages: an early cut-off at the busiest stage's pace was 18% low at M = 128.
 TEST(PipelineReplayTest, GpipeIsReplayedWhole) {
-  const StageTimes t = {{ChunkOpTimes{0.1, 0.0, 0.35, 0.0, 0, 0.0}},
-                        {ChunkOpTimes{0.43, 0.0, 0.2, 0.0, 4, 0.78}}};
+  const StageTimes t = {{op_times(0.1, 0.0, 0.35, 0.0)}, {op_times(0.43, 0.0, 0.2, 0.0, 4, 0.78)}};
   for (const int m : {20, 128}) {
     EXPECT_DOUBLE_EQ(
         replay_pipeline(Schedule::kGpipe, t, m, false, 0.13).makespan_s,
@@ -198,8 +211,8 @@ TEST(PipelineReplayTest, GpipeIsReplayedWhole) {
 // plus the slowdown is the makespan (a summed critical-path stretch overshot it: 13.75 for a
 // makespan of 13.35 here).
 TEST(PipelineReplayTest, UnslowedMakespanBoundsTheSlowdown) {
-  const StageTimes t = {{ChunkOpTimes{5.0, 0.0, 1.0, 0.0, 1, 0.01}},
-                        {ChunkOpTimes{0.1, 0.0, 0.5, 0.0, 8, 10.0}}};
+  const StageTimes t = {{op_times(5.0, 0.0, 1.0, 0.0, 1, 0.01)},
+                        {op_times(0.1, 0.0, 0.5, 0.0, 8, 10.0)}};
   const PipelineTimeline slowed = replay_pipeline(Schedule::kOneFOneB, t, 2, false, 0.2);
   EXPECT_DOUBLE_EQ(slowed.unslowed_makespan_s,
                    replay_pipeline(Schedule::kOneFOneB, t, 2, false, 1.0).makespan_s);
@@ -266,13 +279,17 @@ TEST(PipelineReplayTest, KeptPrefixesGiveTheSameBits) {
     StageTimes all_reduce(4, std::vector<ChunkOpTimes>(static_cast<size_t>(v)));
     for (auto& stage : all_reduce) {
       for (ChunkOpTimes& t : stage) {
-        t = {time(rng), 0.0, time(rng), sch == Schedule::kZeroBubble ? time(rng) : 0.0, 4, 0.3};
+        const double f = time(rng);
+        const double b = time(rng);
+        t = op_times(f, 0.0, b, sch == Schedule::kZeroBubble ? time(rng) : 0.0, 4, 0.3);
       }
     }
     StageTimes reduce_scatter = all_reduce;
     for (auto& stage : reduce_scatter) {
-      for (ChunkOpTimes& t : stage)
+      for (ChunkOpTimes& t : stage) {
         t.bucket_s = 0.2;
+        t.last_bucket_s = 0.2;
+      }
     }
     for (const int m : {8, 64}) {
       const PipelineTimeline first = replay_pipeline(sch, all_reduce, m, false, 0.7);
@@ -308,7 +325,7 @@ TEST(PipelineReplayTest, ShorterRunsStartFromTheLongerRunsSteps) {
     StageTimes t(static_cast<size_t>(p));
     for (auto& stage : t) {
       for (int c = 0; c < v; ++c)
-        stage.push_back({f, 0.0, b, w, 2, 0.1 * f, 0.01 * f, 0.0, 0.02 * f});
+        stage.push_back(op_times(f, 0.0, b, w, 2, 0.1 * f, 0.01 * f, 0.02 * f));
     }
     // The last two runs compared (replay_pipeline: 1F1B and ZB-H1 from P + M mod P
     // micro-batches, interleaved from 3P), each played alone.

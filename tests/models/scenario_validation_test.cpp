@@ -278,6 +278,36 @@ TEST(ScenarioValidationTest, OnlyTheFirstChunkOfTheFirstStageIsSplitByDefault) {
   EXPECT_EQ(dp_bucket_count(costs, 0, 0), static_cast<int>(kMaxDpBucketsPerChunk));
 }
 
+// Buckets fill to the bucket size in backward order and the last holds the rest (Megatron-Core's
+// _compute_default_per_buffer_param_layout); an exact multiple leaves no sliver of a bucket;
+// past kMaxDpBucketsPerChunk the buckets are merged evenly.
+TEST(ScenarioValidationTest, BucketsAreFullButTheLast) {
+  IterationCosts costs;
+  costs.dp_bucket_bytes = 25e6;
+  costs.grad_bytes_per_element = 4.0;
+  costs.stages.resize(1);
+  costs.stages[0].chunks.resize(1);
+  double& parameters = costs.stages[0].chunks[0].parameter_count;
+  parameters = 26e6;  // 104 MB: four full 25 MB buckets and 4 MB
+  DpBucketSplit split = dp_bucket_split(costs, 0, 0);
+  EXPECT_EQ(split.count, 5);
+  EXPECT_DOUBLE_EQ(split.full_share, 25.0 / 104.0);
+  EXPECT_NEAR(split.last_share(), 4.0 / 104.0, 1e-15);
+  parameters = 25e6;  // 100 MB: four full buckets
+  split = dp_bucket_split(costs, 0, 0);
+  EXPECT_EQ(split.count, 4);
+  EXPECT_DOUBLE_EQ(split.last_share(), split.full_share);
+  parameters = 1e6;  // below one bucket
+  split = dp_bucket_split(costs, 0, 0);
+  EXPECT_EQ(split.count, 1);
+  EXPECT_DOUBLE_EQ(split.last_share(), 1.0);
+  costs.dp_bucket_bytes = 65536.0;
+  parameters = 250e9;
+  split = dp_bucket_split(costs, 0, 0);
+  EXPECT_EQ(split.count, static_cast<int>(kMaxDpBucketsPerChunk));
+  EXPECT_DOUBLE_EQ(split.last_share(), split.full_share);
+}
+
 TEST(ScenarioValidationTest, OversubscribedLeavesRoundTrip) {
   nlohmann::json j = scenario_to_json(load_scenario(kDataDir + "/scenarios/valid.json"));
   nlohmann::json& inter = j["cluster"]["inter_node"];

@@ -162,11 +162,25 @@ TEST(EventEngineTest, OnlyTheFirstChunkOfTheFirstStageIsBucketed) {
 TEST(EventEngineTest, CollectivesSlowComputeBesideThem) {
   const Scenario sc = make_scenario(8, 1, 2, 1, Schedule::kOneFOneB);
   IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 20e6);
+  costs.dp_bucket_bytes = 20e6;
   costs.compute_rate_during_comm = 0.5;
   const SimulationResult r = simulate_iteration(sc, costs, make_profile());
   EXPECT_NEAR(r.iteration_time_s, 4.5 * kMs, 1e-9);
   EXPECT_NEAR(r.breakdown.compute_s, 3 * kMs, 1e-12);
   EXPECT_NEAR(r.breakdown.dp_comm_exposed_s, 1.5 * kMs, 1e-9);
+}
+
+// Buckets fill to the bucket size and the last holds the rest (Megatron-Core): 40 MB in 25 MB
+// buckets are a 25 MB bucket (1.25 ms), released 5/8 into the 2 ms backward, and a 15 MB one
+// (0.75 ms) at its end. Compute at half speed beside the first: at 2.25 ms 0.75 ms of work is
+// left, 0.625 ms of it done by 3.5 ms, the rest by 3.625 ms; the last bucket ends at 4.375 ms.
+TEST(EventEngineTest, TheLastBucketHoldsTheRest) {
+  const Scenario sc = make_scenario(8, 1, 2, 1, Schedule::kOneFOneB);
+  IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 20e6);
+  costs.compute_rate_during_comm = 0.5;
+  const SimulationResult r = simulate_iteration(sc, costs, make_profile());
+  EXPECT_NEAR(r.iteration_time_s, 4.375 * kMs, 1e-9);
+  EXPECT_NEAR(r.breakdown.dp_comm_exposed_s, 1.375 * kMs, 1e-9);
 }
 
 // The same with the collectives holding most of the GPU (compute rate 0.25, as a large
@@ -176,6 +190,7 @@ TEST(EventEngineTest, CollectivesSlowComputeBesideThem) {
 TEST(EventEngineTest, CollectivesHoldingMostSmsSlowComputeBelowHalfSpeed) {
   const Scenario sc = make_scenario(8, 1, 2, 1, Schedule::kOneFOneB);
   IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 20e6);
+  costs.dp_bucket_bytes = 20e6;
   costs.compute_rate_during_comm = 0.25;
   const SimulationResult r = simulate_iteration(sc, costs, make_profile());
   EXPECT_NEAR(r.iteration_time_s, 4.75 * kMs, 1e-9);

@@ -23,6 +23,8 @@ class JsonReader {
  public:
   // REQUIRES: value outlives the reader. Throws InputError when value is not an object.
   JsonReader(const nlohmann::json& value, std::string file, std::string pointer = "");
+  // A temporary would not outlive the reader.
+  JsonReader(nlohmann::json&& value, std::string file, std::string pointer = "") = delete;
 
   // Parses a file; syntax errors become InputErrors with line and column.
   [[nodiscard]] static nlohmann::json parse_file(const std::string& path);

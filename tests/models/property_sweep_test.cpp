@@ -3,8 +3,6 @@
 // not datasheet ones), so a regression in any schedule, ZeRO stage or overlap path shows.
 
 #include <cmath>
-#include <cstdint>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,108 +13,13 @@
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
 
+#include "tests/models/random_scenario.hpp"
+
 namespace capsim {
 namespace {
 
-// splitmix64: the same sequence on every platform (std distributions are not).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31U);
-  }
-  template <typename T>
-  T pick(const std::vector<T>& values) {
-    return values[next() % values.size()];
-  }
-  bool coin() { return (next() & 1U) != 0; }
-
- private:
-  std::uint64_t state_;
-};
-
-ModelSpec random_model(Rng& rng) {
-  ModelSpec m;
-  m.name = "sweep";
-  m.num_layers = rng.pick(std::vector<int>{8, 12, 16, 24, 32});
-  m.hidden_size = rng.pick(std::vector<int>{1024, 2048, 4096});
-  m.num_attention_heads = m.hidden_size / 128;
-  m.num_kv_heads = rng.coin() ? m.num_attention_heads : m.num_attention_heads / 4;
-  m.ffn_activation = rng.coin() ? FfnActivation::kGelu : FfnActivation::kSwiglu;
-  m.ffn_hidden_size = m.ffn_activation == FfnActivation::kGelu ? 4 * m.hidden_size
-                                                               : 8 * m.hidden_size / 3 / 64 * 64;
-  m.seq_length = rng.pick(std::vector<int>{1024, 2048, 8192});
-  m.vocab_size = rng.pick(std::vector<int>{32000, 51200});
-  return m;
-}
-
-ClusterSpec random_cluster(Rng& rng) {
-  ClusterSpec c;
-  c.gpu = rng.pick(std::vector<std::string>{"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB"});
-  c.gpus_per_node = 8;
-  c.num_nodes = rng.pick(std::vector<int>{1, 2, 4, 8});
-  c.intra_node_bandwidth_bytes_per_s = c.gpu[0] == 'H' ? 450e9 : 300e9;
-  c.has_inter_node = c.num_nodes > 1;
-  if (c.has_inter_node) {
-    c.inter_node_fabric =
-        rng.pick(std::vector<Fabric>{Fabric::kInfiniband, Fabric::kRoce, Fabric::kEfa});
-    c.nics_per_node = c.inter_node_fabric == Fabric::kEfa && c.gpu[0] == 'A' ? 4 : 8;
-    c.nic_bandwidth_bytes_per_s = c.gpu[0] == 'H' ? 50e9 : 25e9;
-    c.topology = rng.pick(std::vector<Topology>{Topology::kRailOptimized, Topology::kFatTree,
-                                                Topology::kOversubscribed});
-    if (c.topology == Topology::kOversubscribed) {
-      c.oversubscription = 2.0;
-      c.nodes_per_leaf = 2;
-    }
-  }
-  return c;
-}
-
-Parallelism random_layout(Rng& rng, const ModelSpec& model, const ClusterSpec& cluster) {
-  Parallelism p;
-  p.tensor = rng.pick(std::vector<int>{1, 2, 4, 8});
-  p.context = rng.pick(std::vector<int>{1, 1, 2});
-  p.pipeline = rng.pick(std::vector<int>{1, 2, 4});
-  p.data = std::max(1, cluster.num_gpus() / (p.tensor * p.context * p.pipeline));
-  p.micro_batch_size = rng.pick(std::vector<int>{1, 2});
-  p.global_batch_size =
-      p.micro_batch_size * p.data * p.pipeline * rng.pick(std::vector<int>{1, 2, 4});
-  p.schedule = rng.pick(std::vector<Schedule>{Schedule::kOneFOneB, Schedule::kGpipe,
-                                              Schedule::kInterleaved, Schedule::kZeroBubble});
-  if (p.pipeline == 1)
-    p.schedule = Schedule::kOneFOneB;
-  if (p.schedule == Schedule::kInterleaved)
-    p.virtual_pipeline_stages = 2;
-  p.recompute =
-      rng.pick(std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull});
-  p.sequence_parallel = p.tensor > 1 && rng.coin();
-  p.tp_comm_overlap = p.sequence_parallel && rng.coin();
-  p.zero_stage = rng.pick(std::vector<int>{0, 1, 2, 3});
-  p.overlap_grad_reduce = rng.pick(std::vector<bool>{true, true, false});
-  p.precision = cluster.gpu[0] == 'H' && rng.coin() ? Precision::kFp8 : Precision::kBf16;
-  (void)model;
-  return p;
-}
-
-// A random scenario that passes every rule of the scenario reader.
-Scenario random_scenario(Rng& rng) {
-  for (;;) {
-    Scenario s;
-    s.name = "sweep";
-    s.model = random_model(rng);
-    s.cluster = random_cluster(rng);
-    s.parallelism = random_layout(rng, s.model, s.cluster);
-    try {
-      check_layout(s.model, s.cluster, s.parallelism, "sweep.json", "");
-      return s;
-    } catch (const InputError&) {
-      continue;
-    }
-  }
-}
+using test::random_scenario;
+using test::Rng;
 
 std::string describe(const Scenario& s) {
   return scenario_to_json(s).dump();

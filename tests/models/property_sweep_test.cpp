@@ -160,5 +160,42 @@ TEST_F(PropertySweepTest, MoreMicroBatchesNeverLowerThroughput) {
   }
 }
 
+// A longer sequence or a bigger micro-batch is more work per micro-batch and more activations.
+TEST_F(PropertySweepTest, MoreTokensPerMicroBatchCostTimeAndMemory) {
+  for (const Scenario& base : scenarios_) {
+    const HardwareProfile p = resolve_profile(base);
+    const double time = time_of(base, p);
+    const double memory = memory_of(base, p);
+    Scenario longer = base;
+    longer.model.seq_length *= 2;
+    if (valid(longer)) {
+      EXPECT_GE(time_of(longer, p), time * (1 - kSlack)) << describe(longer);
+      EXPECT_GE(memory_of(longer, p), memory * (1 - kSlack)) << describe(longer);
+    }
+    Scenario bigger = base;
+    bigger.parallelism.micro_batch_size *= 2;
+    bigger.parallelism.global_batch_size *= 2;
+    if (valid(bigger)) {
+      EXPECT_GE(time_of(bigger, p), time * (1 - kSlack)) << describe(bigger);
+      EXPECT_GE(memory_of(bigger, p), memory * (1 - kSlack)) << describe(bigger);
+    }
+  }
+}
+
+// A wider model (hidden and FFN doubled, as many heads of twice the size) does more work and
+// holds more.
+TEST_F(PropertySweepTest, WiderModelIsNeverFasterNorSmaller) {
+  for (const Scenario& base : scenarios_) {
+    const HardwareProfile p = resolve_profile(base);
+    Scenario wider = base;
+    wider.model.hidden_size *= 2;
+    wider.model.ffn_hidden_size *= 2;
+    if (!valid(wider))
+      continue;
+    EXPECT_GE(time_of(wider, p), time_of(base, p) * (1 - kSlack)) << describe(wider);
+    EXPECT_GE(memory_of(wider, p), memory_of(base, p) * (1 - kSlack)) << describe(wider);
+  }
+}
+
 }  // namespace
 }  // namespace capsim

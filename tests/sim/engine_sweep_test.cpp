@@ -56,5 +56,29 @@ TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
   EXPECT_LT(pipelined, kLayouts * 3 / 4);
 }
 
+// Faster NICs never make the event engine's step longer (120 multi-node layouts; flows that
+// share a NIC could in principle meet at worse moments once each is faster: none did).
+TEST(EngineSweepTest, MoreNicBandwidthIsNeverSlowerInTheEventEngine) {
+  test::Rng rng(20261128);
+  int checked = 0;
+  while (checked < 120) {
+    Scenario sc = test::random_scenario(rng);
+    if (!sc.cluster.has_inter_node)
+      continue;
+    ++checked;
+    const HardwareProfile profile = resolve_profile(sc);
+    const auto event_s = [&](const Scenario& s) {
+      const IterationCosts costs = compute_iteration_costs(s, profile);
+      return std::stod(test::run_in_child([&] {
+        return test::format_double(sim::simulate_iteration(s, costs, profile).iteration_time_s);
+      }));
+    };
+    const double before = event_s(sc);
+    sc.cluster.nic_bandwidth_bytes_per_s *= 2;
+    const double after = event_s(sc);
+    EXPECT_LE(after, before * (1 + 1e-9)) << scenario_to_json(sc).dump();
+  }
+}
+
 }  // namespace
 }  // namespace capsim

@@ -213,8 +213,10 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
         const DpBucketSplit buckets = dp_bucket_split(costs, s, c);
         const double bytes = chunk_gradient_bytes(costs, ch);
         t.gradient_buckets = buckets;
-        t.bucket_s = collective_time_s(profile, kind, bytes * buckets.full_share, dp);
         t.last_bucket_s = collective_time_s(profile, kind, bytes * buckets.last_share(), dp);
+        t.bucket_s = buckets.count > 1
+                         ? collective_time_s(profile, kind, bytes * buckets.full_share, dp)
+                         : t.last_bucket_s;
       }
       chunks.push_back(t);
     }
@@ -240,24 +242,45 @@ double stage_param_gather_exposed_s(const IterationCosts& costs, const GroupShap
         bucket_total_s(costs, profile, CollectiveKind::kAllGather, chunk_param_gather_bytes, s, dp);
     return std::max(0.0, total_s - slack_s);
   }
-  thread_local std::vector<double> gather_end_s;
-  thread_local std::vector<double> forward_share;
-  gather_end_s.clear();
-  forward_share.clear();
-  double end_s = 0.0;
+  // Per chunk: its split and the time of its first bucket (the last gradient bucket) and of a
+  // full one; then the buckets in forward order, chunk 0's carrying the forward's layers.
+  struct ChunkGather {
+    DpBucketSplit split;
+    double first_s = 0.0;
+    double full_s = 0.0;
+  };
+  thread_local std::vector<ChunkGather> chunks;
+  chunks.clear();
+  double all_gathered_s = 0.0;
   const StageCosts& stage = costs.stages[s];
   for (size_t c = 0; c < stage.chunks.size(); ++c) {
     const double bytes = chunk_param_gather_bytes(costs, stage.chunks[c]);
-    if (bytes <= 0.0)
-      continue;
-    for (const double share : forward_order_shares(dp_bucket_split(costs, s, c))) {
-      end_s += collective_time_s(profile, CollectiveKind::kAllGather, bytes * share, dp);
-      gather_end_s.push_back(end_s);
-      forward_share.push_back(c == 0 ? share : 0.0);
+    ChunkGather g;
+    g.split = bytes > 0.0 ? dp_bucket_split(costs, s, c) : DpBucketSplit{0, 1.0};
+    if (g.split.count > 0) {
+      g.first_s =
+          collective_time_s(profile, CollectiveKind::kAllGather, bytes * g.split.last_share(), dp);
+      if (g.split.count > 1)
+        g.full_s =
+            collective_time_s(profile, CollectiveKind::kAllGather, bytes * g.split.full_share, dp);
     }
+    all_gathered_s += g.first_s + (g.split.count - 1) * g.full_s;
+    chunks.push_back(g);
   }
-  return param_gather_exposed_s(gather_end_s, forward_share, step.first_chunk_forward_s, slack_s,
-                                costs.compute_rate_during_comm);
+  ForwardBehindGathers forward(step.first_chunk_forward_s, slack_s, all_gathered_s,
+                               costs.compute_rate_during_comm);
+  double end_s = 0.0;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const ChunkGather& g = chunks[c];
+    if (g.split.count == 0)
+      continue;
+    const double layers = c == 0 ? 1.0 : 0.0;  // later chunks' layers are not in this forward
+    end_s += g.first_s;
+    forward.bucket(end_s, layers * g.split.last_share());
+    forward.bucket_run(end_s + g.full_s, g.full_s, g.split.count - 1, layers * g.split.full_share);
+    end_s += (g.split.count - 1) * g.full_s;
+  }
+  return forward.exposed_s();
 }
 
 // What follows the pipeline flush: each stage finishes reducing its gradients (replayed with its

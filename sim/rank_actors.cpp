@@ -371,12 +371,14 @@ void gather_updated_parameters(Sim& sim, Rank& rank) {
   const double slack_s = std::max(0.0, rank.first_forward_start_s);
   // Without overlap_param_gather the step waits for the whole gather; the stage would start
   // its next forward `slack_s` after stage 0 anyway.
-  const double exposed_s =
-      sim.scenario->parallelism.overlap_param_gather
-          ? param_gather_exposed_s(gather_end_s, plan.param_gather_forward_share,
-                                   plan.first_forward_s, slack_s,
-                                   sim.costs->compute_rate_during_comm)
-          : std::max(0.0, now() - opt_end - slack_s);
+  double exposed_s = std::max(0.0, now() - opt_end - slack_s);
+  if (sim.scenario->parallelism.overlap_param_gather) {
+    ForwardBehindGathers forward(plan.first_forward_s, slack_s, now() - opt_end,
+                                 sim.costs->compute_rate_during_comm);
+    for (size_t k = 0; k < gather_end_s.size(); ++k)
+      forward.bucket(gather_end_s[k], plan.param_gather_forward_share[k]);
+    exposed_s = forward.exposed_s();
+  }
   rank.stage_end_s = opt_end + exposed_s;
   rank.acc.dp += rank.stage_end_s - opt_end;
 }

@@ -14,4 +14,15 @@ inline double overlapped_exposed_s(double comm_s, double compute_s, double rate)
   return comm_s - std::min(compute_s, comm_s * rate);
 }
 
+// Time compute of `work_s` started at `start_s` takes when it keeps only `rate` of its
+// throughput until `busy_until_s` (collectives on the wire hold SMs) and all of it after.
+inline double slowed_compute_s(double start_s, double work_s, double busy_until_s, double rate) {
+  if (busy_until_s <= start_s || rate >= 1.0)
+    return work_s;
+  const double overlapped_work_s = (busy_until_s - start_s) * rate;
+  if (work_s <= overlapped_work_s)
+    return work_s / rate;
+  return (busy_until_s - start_s) + (work_s - overlapped_work_s);
+}
+
 }  // namespace capsim

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "models/param_gather_overlap.hpp"
+#include "models/overlap.hpp"
 #include "models/pipeline_replay_graph.hpp"
 #include "models/pipeline_schedule.hpp"
 

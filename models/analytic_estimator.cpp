@@ -414,7 +414,8 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   for (const auto& stage : costs.stages) {
     steps.push_back(stage_step(profile, stage, zero3[steps.size()]));
   }
-  const StageStep& b = steps[bottleneck_stage(steps)];
+  const size_t busiest = bottleneck_stage(steps);
+  const StageStep& b = steps[busiest];
   const double busy_s = m * b.total_s();
 
   // Fill and drain: the schedule's op order played with these op times (pipeline_replay.hpp).
@@ -449,6 +450,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   r.breakdown.dp_comm_exposed_s = dp_s;
   r.breakdown.bubble_s = bubble_s;
   r.breakdown.optimizer_s = optimizer_s;
+  r.breakdown.stage = static_cast<int>(busiest);
   r.iteration_time_s = busy_s - m * b.zero3_s + bubble_s + pp_s + dp_s + optimizer_s;
   r.notes.emplace_back(
       "analytic engine: uncontended collective times (on oversubscribed fabrics, each traffic "

@@ -19,6 +19,9 @@ struct TimeBreakdown {
   double bubble_s = 0.0;
   double optimizer_s = 0.0;
   double other_s = 0.0;  // per-micro-batch framework overhead
+  // The pipeline stage whose GPU's time the parts are: the busiest stage (analytic engine) or
+  // the GPU that finishes last (event engine), which differ when stages are uneven.
+  int stage = 0;
 };
 
 // The outcome of simulating (or estimating) one iteration of a scenario.

@@ -411,6 +411,7 @@ SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimO
   b.pp_comm_exposed_s = a.pp;
   b.dp_comm_exposed_s = a.dp;
   b.optimizer_s = a.optimizer;
+  b.stage = critical->s;
   b.bubble_s = std::max(0.0, result.iteration_time_s -
                                  (a.compute + a.other + a.tp + a.cp + a.pp + a.dp + a.optimizer));
   result.notes.push_back(

@@ -137,6 +137,7 @@ TEST_F(PropertySweepTest, HigherZeroStageNeverNeedsMoreMemory) {
 }
 
 TEST_F(PropertySweepTest, MoreLayersAreNeverFasterNorSmaller) {
+  int checked = 0;
   for (Scenario s : scenarios_) {
     const HardwareProfile p = resolve_profile(s);
     const double time = time_of(s, p);
@@ -144,9 +145,11 @@ TEST_F(PropertySweepTest, MoreLayersAreNeverFasterNorSmaller) {
     s.model.num_layers += s.parallelism.pipeline * s.parallelism.virtual_pipeline_stages;
     if (!valid(s))
       continue;
+    ++checked;
     EXPECT_GE(time_of(s, p), time * (1 - kSlack)) << describe(s);
     EXPECT_GE(memory_of(s, p), memory * (1 - kSlack)) << describe(s);
   }
+  EXPECT_GT(checked, kScenarios / 10);
 }
 
 TEST_F(PropertySweepTest, MoreMicroBatchesNeverLowerThroughput) {
@@ -185,6 +188,7 @@ TEST_F(PropertySweepTest, MoreTokensPerMicroBatchCostTimeAndMemory) {
 // A wider model (hidden and FFN doubled, as many heads of twice the size) does more work and
 // holds more.
 TEST_F(PropertySweepTest, WiderModelIsNeverFasterNorSmaller) {
+  int checked = 0;
   for (const Scenario& base : scenarios_) {
     const HardwareProfile p = resolve_profile(base);
     Scenario wider = base;
@@ -192,9 +196,50 @@ TEST_F(PropertySweepTest, WiderModelIsNeverFasterNorSmaller) {
     wider.model.ffn_hidden_size *= 2;
     if (!valid(wider))
       continue;
+    ++checked;
     EXPECT_GE(time_of(wider, p), time_of(base, p) * (1 - kSlack)) << describe(wider);
     EXPECT_GE(memory_of(wider, p), memory_of(base, p) * (1 - kSlack)) << describe(wider);
   }
+  EXPECT_GT(checked, kScenarios / 10);
+}
+
+// Overlapping the DP gradient reduction and the parameter gather with compute costs at most
+// the SMs they take while they run, never more than running them after it.
+TEST_F(PropertySweepTest, OverlappingDataParallelTrafficIsNeverSlower) {
+  for (const Scenario& base : scenarios_) {
+    if (base.parallelism.zero_stage == 3)
+      continue;  // FSDP always overlaps; the flags apply to ZeRO 0-2
+    const HardwareProfile p = resolve_profile(base);
+    Scenario serial = base;
+    serial.parallelism.overlap_grad_reduce = false;
+    serial.parallelism.overlap_param_gather = false;
+    Scenario overlapped = base;
+    overlapped.parallelism.overlap_grad_reduce = true;
+    overlapped.parallelism.overlap_param_gather = true;
+    EXPECT_LE(time_of(overlapped, p), time_of(serial, p) * (1 + kSlack)) << describe(base);
+  }
+}
+
+// Twice the tensor parallelism on twice the GPUs (the same data parallelism, so the same ZeRO
+// shards) splits every weight and most activations further: a GPU never needs more memory.
+// (At a fixed GPU count halving the data parallelism doubles a distributed optimizer's shard,
+// so that is not a law.)
+TEST_F(PropertySweepTest, MoreTensorParallelNeverNeedsMoreMemoryPerGpu) {
+  int checked = 0;
+  for (const Scenario& base : scenarios_) {
+    Scenario wider = base;
+    wider.parallelism.tensor *= 2;
+    wider.cluster.num_nodes *= 2;
+    wider.cluster.has_inter_node = true;
+    if (!base.cluster.has_inter_node)
+      continue;  // keep the fabric the base has
+    if (!valid(wider))
+      continue;
+    ++checked;
+    const HardwareProfile p = resolve_profile(base);
+    EXPECT_LE(memory_of(wider, p), memory_of(base, p) * (1 + kSlack)) << describe(wider);
+  }
+  EXPECT_GT(checked, kScenarios / 10);
 }
 
 }  // namespace

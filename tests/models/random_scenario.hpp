@@ -73,7 +73,7 @@ inline ClusterSpec random_cluster(Rng& rng) {
   return c;
 }
 
-inline Parallelism random_layout(Rng& rng, const ModelSpec& model, const ClusterSpec& cluster) {
+inline Parallelism random_layout(Rng& rng, const ClusterSpec& cluster) {
   Parallelism p;
   p.tensor = rng.pick(std::vector<int>{1, 2, 4, 8});
   p.context = rng.pick(std::vector<int>{1, 1, 2});
@@ -95,7 +95,6 @@ inline Parallelism random_layout(Rng& rng, const ModelSpec& model, const Cluster
   p.zero_stage = rng.pick(std::vector<int>{0, 1, 2, 3});
   p.overlap_grad_reduce = p.zero_stage == 3 || rng.pick(std::vector<bool>{true, true, false});
   p.precision = cluster.gpu[0] == 'H' && rng.coin() ? Precision::kFp8 : Precision::kBf16;
-  (void)model;
   return p;
 }
 
@@ -107,7 +106,7 @@ inline Scenario random_scenario(Rng& rng) {
     s.name = "sweep";
     s.model = random_model(rng);
     s.cluster = random_cluster(rng);
-    s.parallelism = random_layout(rng, s.model, s.cluster);
+    s.parallelism = random_layout(rng, s.cluster);
     // Read back as a user's file would be: every rule, not only check_layout's.
     try {
       const nlohmann::json doc = scenario_to_json(s);

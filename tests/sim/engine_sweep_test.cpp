@@ -15,6 +15,7 @@
 
 #include "models/analytic_estimator.hpp"
 #include "models/io/profile_io.hpp"
+#include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"
 #include "sim/iteration_simulator.hpp"
@@ -120,6 +121,26 @@ TEST(EngineSweepTest, TheReducedRunEqualsEveryGpuUnlessItSaysOtherwise) {
     }
   }
   EXPECT_GT(noted, 0);  // the approximated layouts are among them
+}
+
+// The same scenario gives byte-identical results, event and analytic, on 60 random layouts
+// (each event run in its own process, as the planner and validate run them).
+TEST(EngineSweepTest, SameInputSameBytes) {
+  test::Rng rng(20261130);
+  for (int i = 0; i < 60; ++i) {
+    const Scenario sc = test::random_scenario(rng);
+    const HardwareProfile profile = resolve_profile(sc);
+    const IterationCosts costs = compute_iteration_costs(sc, profile);
+    const auto event = [&] {
+      return test::run_in_child(
+          [&] { return result_to_json(sim::simulate_iteration(sc, costs, profile)).dump(); });
+    };
+    const std::string first = event();
+    ASSERT_EQ(first.rfind("exception: ", 0), std::string::npos) << first;
+    EXPECT_EQ(first, event()) << scenario_to_json(sc).dump();
+    EXPECT_EQ(result_to_json(estimate_iteration(sc, costs, profile)).dump(),
+              result_to_json(estimate_iteration(sc, costs, profile)).dump());
+  }
 }
 
 }  // namespace

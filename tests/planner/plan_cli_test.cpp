@@ -39,7 +39,28 @@ TEST(PlanCliTest, JsonAndWinningScenario) {
   const Scenario best = load_scenario(out);
   EXPECT_EQ(best.cluster.num_nodes, j.at("best").at("num_nodes").get<int>());
   EXPECT_EQ(best.cluster.instance, j.at("best").at("instance").get<std::string>());
-  EXPECT_EQ(run("simulate " + out + " --engine analytic --json").exit_code, 0);
+  // The written scenario replays to the plan's numbers (both JSON outputs round alike).
+  const CliRun sim = run("simulate " + out + " --engine analytic --json");
+  ASSERT_EQ(sim.exit_code, 0);
+  const auto simulated = JsonReader::parse_text(sim.out, "simulate");
+  EXPECT_EQ(simulated.at("iteration_time_s"), j.at("best").at("iteration_time_s"));
+  EXPECT_EQ(simulated.at("memory").at("peak_gib_per_gpu"), j.at("best").at("peak_memory_gib"));
+}
+
+// The same with the event engine: the plan's confirmation of the winner is a `capsim simulate`
+// of the scenario it writes, so simulating that file gives the plan's numbers.
+TEST(PlanCliTest, WinningScenarioReplaysToThePlansEventNumbers) {
+  const std::string out = ::testing::TempDir() + "capsim_plan_best_event.json";
+  std::filesystem::remove(out);
+  const CliRun r = run("plan " + kDataDir + "/plans/small.json --json --out-scenario " + out);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto best = JsonReader::parse_text(r.out, "stdout").at("best");
+  ASSERT_EQ(best.at("engine"), "event");
+  const CliRun sim = run("simulate " + out + " --json");
+  ASSERT_EQ(sim.exit_code, 0);
+  const auto simulated = JsonReader::parse_text(sim.out, "simulate");
+  EXPECT_EQ(simulated.at("iteration_time_s"), best.at("iteration_time_s"));
+  EXPECT_EQ(simulated.at("mfu"), best.at("mfu"));
 }
 
 // An instance may carry a calibrated profile (e.g. from `capsim calibrate step`): here the

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include "models/analytic_estimator.hpp"
-#include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
 
@@ -34,12 +33,7 @@ double memory_of(const Scenario& s, const HardwareProfile& p) {
 }
 
 bool valid(const Scenario& s) {
-  try {
-    check_layout(s.model, s.cluster, s.parallelism, "sweep.json", "");
-    return true;
-  } catch (const InputError&) {
-    return false;
-  }
+  return test::is_valid_input(s);
 }
 
 constexpr int kScenarios = 3000;

@@ -98,6 +98,23 @@ inline Parallelism random_layout(Rng& rng, const ClusterSpec& cluster) {
   return p;
 }
 
+// `s` written as a scenario file and read back, or the reader's error: every rule of the
+// scenario reader, not only check_layout's (e.g. overlap_grad_reduce applies to ZeRO 0-2 only).
+inline Scenario read_back(const Scenario& s) {
+  const nlohmann::json doc = scenario_to_json(s);
+  JsonReader reader(doc, "sweep.json");
+  return read_scenario(reader, true);
+}
+
+inline bool is_valid_input(const Scenario& s) {
+  try {
+    (void)read_back(s);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 // A random scenario that passes every rule of the scenario reader.
 inline Scenario random_scenario(Rng& rng) {
   std::string last_error;
@@ -107,11 +124,8 @@ inline Scenario random_scenario(Rng& rng) {
     s.model = random_model(rng);
     s.cluster = random_cluster(rng);
     s.parallelism = random_layout(rng, s.cluster);
-    // Read back as a user's file would be: every rule, not only check_layout's.
     try {
-      const nlohmann::json doc = scenario_to_json(s);
-      JsonReader reader(doc, "sweep.json");
-      return read_scenario(reader, true);
+      return read_back(s);
     } catch (const InputError& e) {
       last_error = e.what();
     }

@@ -2,6 +2,7 @@
 // forks its simulations (run_all), so one TEST may run many.
 #include <cmath>
 #include <random>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -117,6 +118,23 @@ TEST_P(LawTest, AStaticPoolThatHoldsEveryJobNeverQueues) {
     EXPECT_LE(fixed.queue_wait_p95_s, p.runs.front().queue_wait_p95_s) << p.name;
     // Autoscaled policies never bill more GPU-hours than the cluster held at its maximum.
     EXPECT_LE(p.runs.front().gpu_hours_billed, 128 * 8 * p.runs.front().end_time_s / 3600 + 1e-9);
+  }
+}
+
+TEST_P(LawTest, MoreStaticNodesNeverMakeJobsWaitLonger) {
+  // The same jobs on a static pool two nodes larger: each job starts no later, so no wait
+  // quantile and no completion-time quantile grows (15 comparisons over the three seeds).
+  const std::uint64_t seed = GetParam();
+  for (const int n : {4, 6, 8, 12, 16}) {
+    const WhatIf small = testing::whatif({pool("od", n, n, 600)}, random_jobs(seed, 80));
+    const WhatIf big = testing::whatif({pool("od", n + 2, n + 2, 600)}, random_jobs(seed, 80));
+    const PolicyResult a = run_all(small, {testing::policy("static")}, 1, 1).front().runs.front();
+    const PolicyResult b = run_all(big, {testing::policy("static")}, 1, 1).front().runs.front();
+    SCOPED_TRACE(std::to_string(n) + " -> " + std::to_string(n + 2) + " nodes");
+    EXPECT_LE(b.queue_wait_p50_s, a.queue_wait_p50_s);
+    EXPECT_LE(b.queue_wait_p95_s, a.queue_wait_p95_s);
+    EXPECT_LE(b.queue_wait_max_s, a.queue_wait_max_s);
+    EXPECT_LE(b.jct_p95_s, a.jct_p95_s);
   }
 }
 

@@ -154,6 +154,25 @@ StageStep stage_step(const HardwareProfile& profile, const StageCosts& stage,
   return step;
 }
 
+// The collective times of a chunk's last bucket and of a full one (the same when it has one
+// bucket); `bytes` are the chunk's, split as dp_bucket_split says.
+struct BucketTimes {
+  double last_s = 0.0;
+  double full_s = 0.0;
+  [[nodiscard]] double total_s(const DpBucketSplit& split) const {
+    return last_s + (split.count - 1) * full_s;
+  }
+};
+
+BucketTimes bucket_times(const HardwareProfile& profile, CollectiveKind kind, double bytes,
+                         const DpBucketSplit& split, const GroupShape& dp) {
+  BucketTimes t;
+  t.last_s = collective_time_s(profile, kind, bytes * split.last_share(), dp);
+  t.full_s =
+      split.count > 1 ? collective_time_s(profile, kind, bytes * split.full_share, dp) : t.last_s;
+  return t;
+}
+
 // The time on the wire of one stage's gradient buckets (or parameter-gather buckets), chunk by
 // chunk as dp_bucket_split splits them. `chunk_bytes` is chunk_gradient_bytes or
 // chunk_param_gather_bytes.
@@ -168,9 +187,7 @@ double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profil
     if (bytes <= 0.0)
       continue;
     const DpBucketSplit split = dp_bucket_split(costs, stage_index, c);
-    total_s += collective_time_s(profile, kind, bytes * split.last_share(), dp);
-    if (split.count > 1)
-      total_s += (split.count - 1) * collective_time_s(profile, kind, bytes * split.full_share, dp);
+    total_s += bucket_times(profile, kind, bytes, split, dp).total_s(split);
   }
   return total_s;
 }
@@ -210,13 +227,11 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
       t.backward_s += ch.backward_input_s + (split ? 0.0 : ch.backward_weight_s);
       t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;
       if (reduces && par.overlap_grad_reduce) {
-        const DpBucketSplit buckets = dp_bucket_split(costs, s, c);
-        const double bytes = chunk_gradient_bytes(costs, ch);
-        t.gradient_buckets = buckets;
-        t.last_bucket_s = collective_time_s(profile, kind, bytes * buckets.last_share(), dp);
-        t.bucket_s = buckets.count > 1
-                         ? collective_time_s(profile, kind, bytes * buckets.full_share, dp)
-                         : t.last_bucket_s;
+        t.gradient_buckets = dp_bucket_split(costs, s, c);
+        const BucketTimes bucket =
+            bucket_times(profile, kind, chunk_gradient_bytes(costs, ch), t.gradient_buckets, dp);
+        t.bucket_s = bucket.full_s;
+        t.last_bucket_s = bucket.last_s;
       }
       chunks.push_back(t);
     }
@@ -242,12 +257,12 @@ double stage_param_gather_exposed_s(const IterationCosts& costs, const GroupShap
         bucket_total_s(costs, profile, CollectiveKind::kAllGather, chunk_param_gather_bytes, s, dp);
     return std::max(0.0, total_s - slack_s);
   }
-  // Per chunk: its split and the time of its first bucket (the last gradient bucket) and of a
-  // full one; then the buckets in forward order, chunk 0's carrying the forward's layers.
+  // Per chunk: its split and its buckets' times; then the buckets in forward order (each chunk's
+  // last gradient bucket, its first layers, first), chunk 0's carrying the forward's layers.
   struct ChunkGather {
     DpBucketSplit split;
-    double first_s = 0.0;
-    double full_s = 0.0;
+    BucketTimes times;
+    double forward_layers = 0.0;  // 1 for chunk 0; later chunks' layers are not in this forward
   };
   thread_local std::vector<ChunkGather> chunks;
   chunks.clear();
@@ -255,30 +270,24 @@ double stage_param_gather_exposed_s(const IterationCosts& costs, const GroupShap
   const StageCosts& stage = costs.stages[s];
   for (size_t c = 0; c < stage.chunks.size(); ++c) {
     const double bytes = chunk_param_gather_bytes(costs, stage.chunks[c]);
+    if (bytes <= 0.0)
+      continue;
     ChunkGather g;
-    g.split = bytes > 0.0 ? dp_bucket_split(costs, s, c) : DpBucketSplit{0, 1.0};
-    if (g.split.count > 0) {
-      g.first_s =
-          collective_time_s(profile, CollectiveKind::kAllGather, bytes * g.split.last_share(), dp);
-      if (g.split.count > 1)
-        g.full_s =
-            collective_time_s(profile, CollectiveKind::kAllGather, bytes * g.split.full_share, dp);
-    }
-    all_gathered_s += g.first_s + (g.split.count - 1) * g.full_s;
+    g.split = dp_bucket_split(costs, s, c);
+    g.times = bucket_times(profile, CollectiveKind::kAllGather, bytes, g.split, dp);
+    g.forward_layers = c == 0 ? 1.0 : 0.0;
+    all_gathered_s += g.times.total_s(g.split);
     chunks.push_back(g);
   }
   ForwardBehindGathers forward(step.first_chunk_forward_s, slack_s, all_gathered_s,
                                costs.compute_rate_during_comm);
   double end_s = 0.0;
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    const ChunkGather& g = chunks[c];
-    if (g.split.count == 0)
-      continue;
-    const double layers = c == 0 ? 1.0 : 0.0;  // later chunks' layers are not in this forward
-    end_s += g.first_s;
-    forward.bucket(end_s, layers * g.split.last_share());
-    forward.bucket_run(end_s + g.full_s, g.full_s, g.split.count - 1, layers * g.split.full_share);
-    end_s += (g.split.count - 1) * g.full_s;
+  for (const ChunkGather& g : chunks) {
+    end_s += g.times.last_s;
+    forward.bucket(end_s, g.forward_layers * g.split.last_share());
+    forward.bucket_run(end_s + g.times.full_s, g.times.full_s, g.split.count - 1,
+                       g.forward_layers * g.split.full_share);
+    end_s += (g.split.count - 1) * g.times.full_s;
   }
   return forward.exposed_s();
 }

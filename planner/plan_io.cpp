@@ -43,13 +43,6 @@ constexpr std::string_view kDefaultPlan = R"json({
 constexpr std::int64_t kMaxDim = 1 << 24;
 constexpr std::int64_t kMaxNodes = 1 << 17;
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i)
-    out += (i > 0 ? ", " : "") + items[i];
-  return out;
-}
-
 const std::vector<std::string>& pricing_names() {
   static const std::vector<std::string> kNames{"on-demand", "spot", "capacity-block", "reserved"};
   return kNames;
@@ -95,7 +88,7 @@ std::vector<std::string> enum_values(JsonReader& r, const std::string& key,
                                                   v.get<std::string>()) != allowed.end();
     if (!known) {
       throw InputError(r.file(), where,
-                       "expected one of " + join(allowed) + ", got " + describe_json(v));
+                       "expected one of " + join_names(allowed) + ", got " + describe_json(v));
     }
     if (std::find(out.begin(), out.end(), v.get<std::string>()) != out.end()) {
       throw InputError(r.file(), where, "duplicate value " + describe_json(v));
@@ -304,7 +297,8 @@ InstanceChoice read_instance_choice(const nlohmann::json& value, const std::stri
   if (find_instance(choice.name) == nullptr) {
     throw InputError(
         file, value.is_string() ? where : where + "/name",
-        "unknown instance \"" + choice.name + "\"; known instances: " + join(instance_names()) +
+        "unknown instance \"" + choice.name +
+            "\"; known instances: " + join_names(instance_names()) +
             " (or define it: an object with \"gpu\", \"gpus_per_node\", \"inter_node\" and "
             "\"prices\", docs/planner.md)");
   }

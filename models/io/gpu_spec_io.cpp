@@ -117,10 +117,7 @@ std::string read_gpu_name_or_definition(JsonReader& r, const std::string& key) {
   }
   std::string name = r.required_string(key);
   if (find_gpu(name) == nullptr) {
-    std::string known;
-    for (const auto& n : gpu_names())
-      known += (known.empty() ? "" : ", ") + n;
-    throw r.error(key, "unknown GPU \"" + name + "\"; known GPUs: " + known +
+    throw r.error(key, "unknown GPU \"" + name + "\"; known GPUs: " + join_names(gpu_names()) +
                            " (or describe new hardware with an object, docs/scenario.md)");
   }
   return name;

@@ -34,16 +34,6 @@ std::string format_number(double v) {
   return os.str();
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0)
-      out += ", ";
-    out += items[i];
-  }
-  return out;
-}
-
 // Follows the parser through a document to name a repeated key by its JSON pointer (nlohmann
 // keeps the last of two equal keys silently; a strict input has each key once).
 class KeyTracker {
@@ -259,7 +249,7 @@ std::string JsonReader::required_enum(const std::string& key,
         return s;
     }
   }
-  throw error(key, "expected one of " + join(allowed) + ", got " + describe_json(v));
+  throw error(key, "expected one of " + join_names(allowed) + ", got " + describe_json(v));
 }
 
 std::string JsonReader::optional_enum(const std::string& key, const std::string& dflt,
@@ -406,9 +396,16 @@ void JsonReader::finish() const {
       std::set<std::string> names = used_;
       names.insert(known_.begin(), known_.end());
       std::vector<std::string> allowed(names.begin(), names.end());
-      throw error(key, "unknown key \"" + key + "\"; allowed keys: " + join(allowed));
+      throw error(key, "unknown key \"" + key + "\"; allowed keys: " + join_names(allowed));
     }
   }
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i > 0 ? ", " : "") + names[i];
+  return out;
 }
 
 }  // namespace capsim

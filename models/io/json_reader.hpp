@@ -96,4 +96,7 @@ class JsonReader {
 // Describes a JSON value briefly for error messages: 200, "400", an object, an array.
 [[nodiscard]] std::string describe_json(const nlohmann::json& value);
 
+// Joins names for an error message: "a, b, c".
+[[nodiscard]] std::string join_names(const std::vector<std::string>& names);
+
 }  // namespace capsim

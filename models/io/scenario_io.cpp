@@ -17,13 +17,6 @@ namespace {
 constexpr std::int64_t kMaxDim = 1 << 24;
 constexpr std::int64_t kMaxGpus = 1 << 20;
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i)
-    out += (i > 0 ? ", " : "") + items[i];
-  return out;
-}
-
 int to_int(std::int64_t v) {
   return static_cast<int>(v);
 }
@@ -45,7 +38,7 @@ ClusterSpec read_cluster(JsonReader& r) {
     const InstanceSpec* inst = find_instance(c.instance);
     if (inst == nullptr) {
       throw r.error("instance", "unknown instance \"" + c.instance +
-                                    "\"; known instances: " + join(instance_names()));
+                                    "\"; known instances: " + join_names(instance_names()));
     }
     for (const char* key : {"gpu", "gpus_per_node"}) {
       if (r.has(key)) {

@@ -250,13 +250,6 @@ ControlLoop base_loop(const std::string& preset) {
   return l;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> preset_names() {
@@ -282,8 +275,9 @@ PolicySpec make_policy(const std::string& name, const std::string& preset,
                        const std::string& pointer) {
   const auto it = registry().find(preset);
   if (it == registry().end()) {
-    throw InputError(file, pointer + "/preset",
-                     "unknown preset \"" + preset + "\" (allowed: " + join(preset_names()) + ")");
+    throw InputError(
+        file, pointer + "/preset",
+        "unknown preset \"" + preset + "\" (allowed: " + join_names(preset_names()) + ")");
   }
   PolicySpec spec;
   spec.name = name;
@@ -300,7 +294,7 @@ PolicySpec make_policy(const std::string& name, const std::string& preset,
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       throw reader.error(
           key, "unknown key \"" + key + "\"; allowed keys: " +
-                   (allowed.empty() ? "none (" + preset + " has no knobs)" : join(allowed)));
+                   (allowed.empty() ? "none (" + preset + " has no knobs)" : join_names(allowed)));
     }
   }
   for (const auto& def : it->second) {

@@ -16,13 +16,6 @@
 namespace capsim::whatif {
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 // A delay: "5min" (fixed) or {"median": "5min", "p95": "12min"} (log-normal).
 Delay read_delay(JsonReader& parent, const std::string& key, Delay dflt) {
   if (!parent.has(key))
@@ -69,7 +62,7 @@ NodePool read_pool(JsonReader& r) {
   const InstanceSpec* spec = find_instance(instance);
   if (spec == nullptr) {
     throw r.error("instance",
-                  "unknown instance \"" + instance + "\" (known: " + join(instance_names()) +
+                  "unknown instance \"" + instance + "\" (known: " + join_names(instance_names()) +
                       "; or define it: an object with \"name\", \"gpu\", \"gpus_per_node\" and "
                       "\"inter_node\", docs/whatif.md)");
   }
@@ -324,7 +317,7 @@ Sweep read_sweep(JsonReader& s, const std::vector<PolicySpec>& policies, const s
     for (const auto& p : policies)
       names.push_back(p.name);
     throw s.error("policy",
-                  "no policy named \"" + sweep.policy + "\" (policies: " + join(names) + ")");
+                  "no policy named \"" + sweep.policy + "\" (policies: " + join_names(names) + ")");
   }
   sweep.knob = s.required_string("knob");
   sweep.values = s.array("values", 1);

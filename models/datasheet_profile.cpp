@@ -1,6 +1,8 @@
 #include "models/datasheet_profile.hpp"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 namespace capsim {
 namespace {
@@ -42,6 +44,25 @@ AttentionParams published_attention_params(const GpuSpec& gpu) {
   return a;
 }
 
+std::vector<CollectiveFit> datasheet_inter_node_fits(const ClusterSpec& cluster) {
+  // Ring busbw ~ 0.92-0.96 of the node's aggregate NIC bandwidth (OCI 191.8 of 200 GB/s;
+  // hardware_facts.md §2); tree for small messages. Point-to-point across nodes: one GPU's
+  // share of the NICs.
+  const double nic = cluster.node_nic_bandwidth_bytes_per_s();
+  const double net_step = 14 * kUs + plugin_latency_s(cluster.inter_node_fabric);
+  CollectiveFit all_reduce{CollectiveKind::kAllReduce, true, {}, 0.0};
+  all_reduce.algorithms.push_back(
+      {CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, net_step, 0.92 * nic});
+  all_reduce.algorithms.push_back({CollectiveAlgorithm::kTree, 6.8 * kUs, 0.6 * kUs,
+                                   5 * kUs + plugin_latency_s(cluster.inter_node_fabric),
+                                   0.45 * nic});
+  CollectiveFit send_recv{CollectiveKind::kSendRecv,
+                          true,
+                          {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, net_step, 0.92 * nic}},
+                          0.0};
+  return {all_reduce, send_recv};
+}
+
 HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster) {
   HardwareProfile p;
   p.name = "datasheet:" + gpu.name + "+" + to_string(cluster.inter_node_fabric);
@@ -69,28 +90,34 @@ HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster
   }
   p.collectives.push_back(intra);
 
-  // Inter-node: ring busbw ~ 0.92-0.96 of the node's aggregate NIC bandwidth (OCI 191.8 of
-  // 200 GB/s; hardware_facts.md §2); tree for small messages.
-  const double nic = cluster.node_nic_bandwidth_bytes_per_s();
-  const double net_step = 14 * kUs + plugin_latency_s(cluster.inter_node_fabric);
-  CollectiveFit inter{CollectiveKind::kAllReduce, true, {}, 0.0};
-  inter.algorithms.push_back(
-      {CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, net_step, 0.92 * nic});
-  inter.algorithms.push_back({CollectiveAlgorithm::kTree, 6.8 * kUs, 0.6 * kUs,
-                              5 * kUs + plugin_latency_s(cluster.inter_node_fabric), 0.45 * nic});
-  p.collectives.push_back(inter);
-
-  // Point-to-point: one NVLink peer reaches ~0.65 of NVLink (195 of 300 GB/s, liplus log);
-  // across nodes one GPU's share of the NICs.
+  // Point-to-point: one NVLink peer reaches ~0.65 of NVLink (195 of 300 GB/s, liplus log).
   p.collectives.push_back({CollectiveKind::kSendRecv,
                            false,
                            {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, 0.0, 0.65 * nvlink}},
                            0.0});
-  p.collectives.push_back({CollectiveKind::kSendRecv,
-                           true,
-                           {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, net_step, 0.92 * nic}},
-                           0.0});
+  for (CollectiveFit& fit : datasheet_inter_node_fits(cluster))
+    p.collectives.push_back(std::move(fit));
   return p;
+}
+
+HardwareProfile with_datasheet_network(HardwareProfile family, const ClusterSpec& cluster) {
+  const std::string fabric = to_string(cluster.inter_node_fabric);
+  family.provenance.push_back("inter-node collectives: the datasheet model for " + fabric +
+                              " (no " + fabric +
+                              " measurement of this GPU family ships); "
+                              "kernels, in-situ factor and intra-node fits: " +
+                              family.name);
+  family.name += "+datasheet-" + fabric;
+  family.fabric = fabric;
+  family.reference_node_nic_bandwidth_bytes_per_s = cluster.node_nic_bandwidth_bytes_per_s();
+  std::erase_if(family.collectives, [](const CollectiveFit& f) { return f.inter_node; });
+  // Curve names come from calibrate/collective_fit.cpp: "<collective> inter_node <ranks> ...".
+  std::erase_if(family.fit_quality, [](const FitRecord& r) {
+    return r.curve.find(" inter_node ") != std::string::npos;
+  });
+  for (CollectiveFit& fit : datasheet_inter_node_fits(cluster))
+    family.collectives.push_back(std::move(fit));
+  return family;
 }
 
 }  // namespace capsim

@@ -440,10 +440,15 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
       cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");
   // Shipped profiles are fitted to the catalog's GPUs; defined hardware starts from its own
   // datasheet until a profile fitted to it is named.
-  const std::string file =
-      is_builtin_gpu(gpu->name) ? shipped_profile_file(gpu->architecture, fabric) : "";
+  if (!is_builtin_gpu(gpu->name))
+    return datasheet_profile(*gpu, cluster);
+  const std::string file = shipped_profile_file(gpu->architecture, fabric);
   if (!file.empty())
     return embedded_profile(file);
+  // A fabric no log of the family was measured on: the family's kernels, the datasheet network.
+  const std::string family = shipped_profile_file(gpu->architecture, "infiniband");
+  if (!family.empty())
+    return with_datasheet_network(embedded_profile(family), cluster);
   return datasheet_profile(*gpu, cluster);
 }
 

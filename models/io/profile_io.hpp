@@ -50,7 +50,9 @@ struct EmbeddedProfile {
 // shipped profile of the GPU's architecture and the cluster's inter-node fabric (a single-node
 // cluster without an inter-node section uses the architecture's InfiniBand profile, whose
 // intra-node fits come from the same single-node logs as every profile of that GPU family);
-// else datasheet_profile(). Rule documented in docs/calibration.md.
+// for a catalog GPU on a fabric its family has no profile for (H100 + RoCE, any + ethernet),
+// the family's InfiniBand profile with_datasheet_network(); else datasheet_profile(). Rule
+// documented in docs/calibration.md.
 [[nodiscard]] HardwareProfile resolve_profile(const Scenario& scenario);
 
 // Canonical names used in profile and measurement JSON.

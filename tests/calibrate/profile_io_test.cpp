@@ -1,11 +1,16 @@
 #include "models/io/profile_io.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "models/datasheet_profile.hpp"
+#include "models/gpu_catalog.hpp"
 #include "models/io/input_error.hpp"
 
 namespace capsim {
@@ -228,9 +233,61 @@ TEST(ResolveProfileTest, PicksShippedProfileByFamilyAndFabric) {
   // Single node without an inter-node section: the family's InfiniBand profile.
   EXPECT_EQ(resolve_profile(scenario_on("H100-SXM5-80GB", false, Fabric::kInfiniband)).name,
             "h100-ib");
-  // No shipped profile for H100 + RoCE / Ethernet: datasheet fallback.
-  const HardwareProfile d = resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kRoce));
-  EXPECT_TRUE(d.is_datasheet_default);
+  // No shipped profile for H100 + RoCE or any GPU + Ethernet: the family's kernels with the
+  // datasheet network.
+  EXPECT_EQ(resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kRoce)).name,
+            "h100-ib+datasheet-roce");
+  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-40GB", true, Fabric::kEthernet)).name,
+            "a100-ib+datasheet-ethernet");
+}
+
+// Kernels and NVLink belong to the GPU and the stack: a fabric without a measurement of its own
+// changes only the inter-node fits, which come from the datasheet model at the cluster's NICs.
+TEST(ResolveProfileTest, AFabricWithoutMeasurementsKeepsTheFamilysKernels) {
+  const Scenario roce = scenario_on("H100-SXM5-80GB", true, Fabric::kRoce);
+  const HardwareProfile p = resolve_profile(roce);
+  const HardwareProfile ib =
+      resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kInfiniband));
+  EXPECT_FALSE(p.is_datasheet_default);
+  EXPECT_EQ(p.fabric, "roce");
+  EXPECT_EQ(p.software_efficiency, ib.software_efficiency);
+  EXPECT_EQ(p.gemm.max_efficiency, ib.gemm.max_efficiency);
+  EXPECT_EQ(p.gemm.k_half, ib.gemm.k_half);
+  EXPECT_EQ(p.attention.forward_efficiency_hd128, ib.attention.forward_efficiency_hd128);
+  EXPECT_EQ(p.reference_node_nic_bandwidth_bytes_per_s, 4 * 12.5e9);
+
+  std::vector<CollectiveFit> intra_ib;
+  std::copy_if(ib.collectives.begin(), ib.collectives.end(), std::back_inserter(intra_ib),
+               [](const CollectiveFit& f) { return !f.inter_node; });
+  std::vector<CollectiveFit> intra;
+  std::vector<CollectiveFit> inter;
+  for (const CollectiveFit& f : p.collectives)
+    (f.inter_node ? inter : intra).push_back(f);
+  ASSERT_EQ(intra.size(), intra_ib.size());
+  for (size_t i = 0; i < intra.size(); ++i) {
+    EXPECT_EQ(intra[i].kind, intra_ib[i].kind);
+    EXPECT_EQ(intra[i].algorithms.size(), intra_ib[i].algorithms.size());
+  }
+  const std::vector<CollectiveFit> datasheet = datasheet_inter_node_fits(roce.cluster);
+  ASSERT_EQ(inter.size(), datasheet.size());
+  for (size_t i = 0; i < inter.size(); ++i) {
+    EXPECT_EQ(inter[i].kind, datasheet[i].kind);
+    EXPECT_EQ(inter[i].algorithms.front().bus_bandwidth_bytes_per_s,
+              datasheet[i].algorithms.front().bus_bandwidth_bytes_per_s);
+  }
+  for (const FitRecord& r : p.fit_quality)
+    EXPECT_EQ(r.curve.find("inter_node"), std::string::npos) << r.curve;
+  EXPECT_FALSE(p.fit_quality.empty());
+  EXPECT_NE(p.provenance.back().find("datasheet model for roce"), std::string::npos);
+}
+
+// A GPU a scenario defines is not the hardware any shipped profile measured.
+TEST(ResolveProfileTest, ADefinedGpuGetsItsDatasheetProfile) {
+  GpuSpec gpu = *find_gpu("H100-SXM5-80GB");
+  gpu.name = "resolve-test-h100";
+  ASSERT_EQ(define_gpu(gpu), "");
+  EXPECT_TRUE(resolve_profile(scenario_on("resolve-test-h100", true, Fabric::kInfiniband))
+                  .is_datasheet_default);
 }
 
 TEST(ResolveProfileTest, ScenarioProfileFileWins) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -143,6 +144,29 @@ TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
   EXPECT_DOUBLE_EQ(
       JsonReader::parse_text(alone.out, "simulate").at("iteration_time_s").get<double>(),
       j.at("best").at("iteration_time_s").get<double>());
+}
+
+// A plan's own instance with a catalog GPU on a network no shipped profile measured (H100 on
+// RoCE): its kernels are the family's shipped ones, so on one node it is costed exactly as a
+// catalog H100 node with the same NVLink; only its inter-node collectives come from the
+// datasheet model, and the notes say so.
+TEST(PlanCliTest, ACatalogGpuOnAnUnmeasuredNetworkKeepsItsFamilysKernels) {
+  const CliRun r = run("plan " + kDataDir + "/plans/small-roce-instance.json --json --top 40");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = JsonReader::parse_text(r.out, "stdout");
+  EXPECT_NE(j.at("notes").dump().find("instance roce-h100-node: no roce measurement of its GPU "
+                                      "family ships with capsim"),
+            std::string::npos);
+  std::map<std::string, double> one_node;  // the fastest one-node candidate of each instance
+  for (const auto& c : j.at("ranked")) {
+    if (c.at("num_nodes").get<int>() != 1)
+      continue;
+    const auto instance = c.at("instance").get<std::string>();
+    const double t = c.at("iteration_time_s").get<double>();
+    one_node[instance] = one_node.count(instance) > 0 ? std::min(one_node[instance], t) : t;
+  }
+  ASSERT_EQ(one_node.size(), 2U);
+  EXPECT_EQ(one_node.at("roce-h100-node"), one_node.at("dgx-h100"));
 }
 
 }  // namespace

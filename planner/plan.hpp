@@ -71,6 +71,9 @@ struct PlanSpec {
   Objective objective = Objective::kMinCost;
   std::optional<FailureModel> failure;
   int confirm_top_k = 2;  // event confirmations per (instance, node count)
+  // HBM a candidate must leave free: it fits when its peak is at most the GPU's capacity minus
+  // this (allocator fragmentation the memory model's 5% does not cover, other processes).
+  double memory_headroom_bytes = 0.0;
 };
 
 // Canonical names used in plan JSON and reports.

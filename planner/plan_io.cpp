@@ -1,7 +1,9 @@
 #include "planner/plan_io.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "models/gpu_catalog.hpp"
@@ -11,6 +13,7 @@
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/memory_model.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -482,6 +485,28 @@ void read_stack(JsonReader& r, PlanSpec& plan) {
   r.finish();
 }
 
+std::string format_gib(double bytes) {
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%.1f GiB", bytes / kGiB);
+  return text.data();
+}
+
+// The HBM every candidate leaves free (default none). It must leave room on the smallest GPU
+// the plan may buy, or no candidate of that instance could ever fit.
+double read_memory_headroom(JsonReader& r, const std::vector<InstanceChoice>& instances) {
+  const double headroom = r.optional_size("memory_headroom").value_or(0.0);
+  for (const InstanceChoice& choice : instances) {
+    const GpuSpec& gpu = *find_gpu(find_instance(choice.name)->gpu);
+    if (headroom >= gpu.hbm_capacity_bytes) {
+      throw r.error("memory_headroom",
+                    "expected less than the memory of every GPU the plan may buy (" + gpu.name +
+                        " on " + choice.name + ": " + format_gib(gpu.hbm_capacity_bytes) +
+                        "), got " + describe_json(r.json().at("memory_headroom")));
+    }
+  }
+  return headroom;
+}
+
 PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
   JsonReader r(doc, file);
   PlanSpec plan;
@@ -540,6 +565,7 @@ PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
   if (auto failure = r.optional_object("failure_model"))
     read_failure(*failure, plan);
   plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 1 << 20));
+  plan.memory_headroom_bytes = read_memory_headroom(r, plan.instances);
   r.finish();
   return plan;
 }

@@ -102,6 +102,7 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   out["plan"] = plan.name;
   out["objective"] = to_string(plan.objective);
   out["required_tokens_per_s"] = g(result.required_tokens_per_s);
+  out["memory_headroom_gib"] = g(plan.memory_headroom_bytes / kGiB);
   if (!result.ranked.empty() && result.ranked.front().meets_target) {
     out["best"] = entry_json(plan, result, result.ranked.front());
   } else {
@@ -161,6 +162,12 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                 result.enumerated, result.screened, result.confirmations,
                 result.event_available ? "yes" : "no");
   out += line.data();
+  if (plan.memory_headroom_bytes > 0.0) {
+    std::snprintf(line.data(), line.size(),
+                  "every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
+                  plan.memory_headroom_bytes / kGiB);
+    out += line.data();
+  }
   const char* header =
       "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
       "recompute  ZeRO SP  prec iter s   MFU    mem GiB  days    cost $       eng\n";

@@ -259,7 +259,7 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     return;
   }
   const MemoryEstimate mem = estimate_memory(sc.model, p, *ctx.gpu, sc.model.attention);
-  if (!mem.fits) {
+  if (!mem.fits || mem.peak_bytes > mem.capacity_bytes - ctx.plan->memory_headroom_bytes) {
     out.pruned.add(PruneReason::kMemory);
     return;
   }

@@ -254,7 +254,7 @@ struct FitCounts {
 };
 
 // Counts, independently of the planner, which of thirty_b_on_four_p4d()'s layouts fit with
-// the memory model, each starting from the plan's stack settings.
+// the memory model and leave the plan's headroom, each starting from the plan's stack settings.
 FitCounts count_fits(const PlanSpec& plan) {
   FitCounts counts;
   const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
@@ -276,7 +276,10 @@ FitCounts count_fits(const PlanSpec& plan) {
               p.sequence_parallel = sp;
               if ((sp && t == 1) || check_structure(plan.model, c, p))
                 continue;
-              (estimate_memory(plan.model, p, gpu).fits ? counts.fits : counts.no_fit) += 1;
+              const MemoryEstimate m = estimate_memory(plan.model, p, gpu);
+              const bool fits =
+                  m.fits && m.peak_bytes <= m.capacity_bytes - plan.memory_headroom_bytes;
+              (fits ? counts.fits : counts.no_fit) += 1;
             }
           }
         }
@@ -294,6 +297,23 @@ TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
   EXPECT_EQ(r.screened, counts.fits);
   EXPECT_GT(counts.no_fit, 0);
   EXPECT_GT(counts.fits, 0);
+}
+
+// A headroom prunes exactly the layouts whose peak comes within it of the HBM, and every
+// candidate left keeps it free.
+TEST(PlannerTest, MemoryHeadroomPrunesTheLayoutsThatDoNotLeaveIt) {
+  PlanSpec plan = thirty_b_on_four_p4d();
+  const long long without = run_plan(plan, {}).pruned.of(PruneReason::kMemory);
+  plan.memory_headroom_bytes = 4.0 * kGiB;
+  const PlanResult r = run_plan(plan, {});
+  const FitCounts counts = count_fits(plan);
+  EXPECT_EQ(r.pruned.of(PruneReason::kMemory), counts.no_fit);
+  EXPECT_EQ(r.screened, counts.fits);
+  EXPECT_GT(counts.no_fit, without);
+  ASSERT_FALSE(r.candidates.empty());
+  for (const ScreenedCandidate& c : r.candidates) {
+    EXPECT_LE(c.analytic.peak_memory_bytes, c.analytic.capacity_bytes - plan.memory_headroom_bytes);
+  }
 }
 
 // The plan's stack (here Apex distributed Adam with dtype=bf16 over bf16 weights: bf16
@@ -634,7 +654,7 @@ TEST(PlannerTest, JsonHasTheContractKeys) {
   plan.node_counts = {16, 32};
   const PlanResult r = run_plan(plan, {});
   const nlohmann::json j = plan_to_json(plan, r, 5, false);
-  for (const char* key : {"best", "ranked", "pareto", "pruned"})
+  for (const char* key : {"best", "ranked", "pareto", "pruned", "memory_headroom_gib"})
     EXPECT_TRUE(j.contains(key));
   for (const char* key : {"scenario", "instance", "pricing", "num_nodes", "iteration_time_s",
                           "time_to_train_days", "cost_usd"}) {

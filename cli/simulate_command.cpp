@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "models/analytic_estimator.hpp"
-#include "models/io/gpu_spec_io.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/kernel_table_io.hpp"
 #include "models/io/profile_io.hpp"
+#include "models/io/profile_reference.hpp"
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
 #include "sim/iteration_simulator.hpp"
@@ -116,7 +116,7 @@ int simulate_main(int argc, char** argv) {
     throw InputError("", "", "missing SCENARIO.json argument");
   const std::vector<ScenarioOverride> overrides = overrides_option(args);
   if (args.count("profile") > 0)  // a profile of new hardware defines the GPU the scenario names
-    define_gpu_of_profile(args["profile"].as<std::string>(), "");
+    define_gpu_of_profile(args["profile"].as<std::string>(), "", "");
   Scenario scenario = load_scenario(args["scenario"].as<std::string>(), overrides);
   if (args.count("profile") > 0)
     scenario.profile_path = args["profile"].as<std::string>();

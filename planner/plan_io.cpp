@@ -12,6 +12,7 @@
 #include "models/io/instance_io.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
+#include "models/io/profile_reference.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/memory_model.hpp"
 
@@ -256,7 +257,8 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const std::stri
   choice.name = item.required_string("name");
   // A profile fitted on new hardware defines its GPU, which "gpu" may then name.
   if (item.has("profile") && item.json().at("profile").is_string())
-    define_gpu_of_profile(item.json().at("profile").get<std::string>(), file);
+    define_gpu_of_profile(item.json().at("profile").get<std::string>(), file,
+                          item.pointer_to("profile"));
   if (item.has("gpu")) {
     // An instance the catalog lacks: its hardware here, its prices below (it has no others).
     if (!item.has("prices"))

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -132,26 +131,6 @@ std::string load_gpu_definition(const std::string& path) {
   if (!problem.empty())
     throw reader.error("name", problem);
   return gpu.name;
-}
-
-void define_gpu_of_profile(const std::string& profile_path, const std::string& input_file) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path path(profile_path);
-  if (path.is_relative() && fs::is_regular_file(fs::path(input_file).parent_path() / path, ec))
-    path = fs::path(input_file).parent_path() / path;
-  if (!fs::is_regular_file(path, ec))
-    return;
-  nlohmann::json doc;
-  try {
-    doc = JsonReader::parse_file(path.string());
-  } catch (const InputError&) {
-    return;
-  }
-  if (!doc.is_object() || !doc.contains("gpu") || !doc.at("gpu").is_object())
-    return;
-  JsonReader root(doc, path.string());
-  (void)read_gpu_name_or_definition(root, "gpu");
 }
 
 nlohmann::json gpu_spec_to_json(const GpuSpec& g) {

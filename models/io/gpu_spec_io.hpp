@@ -25,13 +25,6 @@ inline constexpr const char* kGpuSchema = "capsim.gpu/v1";
 // returns its name (`capsim calibrate fit --gpu-spec`).
 [[nodiscard]] std::string load_gpu_definition(const std::string& path);
 
-// A profile fitted on new hardware carries its GPU's definition: defines it from the profile at
-// `profile_path` (relative paths looked up beside `input_file`, then in the working folder), so
-// that the input naming that profile may name the GPU before the profile itself is read. Does
-// nothing when the file is missing or unreadable, or its "gpu" is a name: reading the profile
-// later reports those. A bad definition is an InputError naming the profile and /gpu.
-void define_gpu_of_profile(const std::string& profile_path, const std::string& input_file);
-
 // Writes a GPU as read_gpu_spec reads it; every figure round-trips exactly, so a definition
 // written into a profile or plan output and read back defines the same GPU.
 [[nodiscard]] nlohmann::json gpu_spec_to_json(const GpuSpec& gpu);

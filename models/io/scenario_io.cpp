@@ -1,7 +1,6 @@
 #include "models/io/scenario_io.hpp"
 
 #include <array>
-#include <filesystem>
 #include <numeric>
 #include <string>
 
@@ -9,6 +8,7 @@
 #include "models/instance_catalog.hpp"
 #include "models/io/gpu_spec_io.hpp"
 #include "models/io/instance_io.hpp"
+#include "models/io/profile_reference.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim {
@@ -470,7 +470,8 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
   // A profile fitted on new hardware defines its GPU: learn it before the cluster names it
   // (only then: a validation file's cases would otherwise read the profile once each).
   if (r.has("profile") && r.json().at("profile").is_string() && names_unknown_gpu(r.json()))
-    define_gpu_of_profile(r.json().at("profile").get<std::string>(), r.file());
+    define_gpu_of_profile(r.json().at("profile").get<std::string>(), r.file(),
+                          r.pointer_to("profile"));
   {
     auto model = r.object("model");
     sc.model = read_model(model);
@@ -489,26 +490,6 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
   r.finish();
   check_layout(sc.model, sc.cluster, sc.parallelism, r.file(), r.pointer());
   return sc;
-}
-
-std::string resolve_profile_path(const std::string& profile_path, const std::string& file,
-                                 const std::string& pointer) {
-  if (profile_path.empty())
-    return profile_path;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path profile(profile_path);
-  if (profile.is_relative()) {
-    const fs::path beside = fs::path(file).parent_path() / profile;
-    if (fs::is_regular_file(beside, ec))
-      profile = beside;
-  }
-  if (!fs::is_regular_file(profile, ec)) {
-    throw InputError(file, pointer,
-                     "profile file \"" + profile_path +
-                         "\" not found (looked beside the input file and in the working folder)");
-  }
-  return profile.string();
 }
 
 void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverride>& overrides,

@@ -60,11 +60,6 @@ void check_layout(const ModelSpec& model, const ClusterSpec& cluster,
                   const Parallelism& parallelism, const std::string& file,
                   const std::string& pointer);
 
-// Resolves a scenario's profile path against the folder of `file` (the input that named it),
-// then the working folder; throws InputError at `pointer` when it is not a regular file.
-[[nodiscard]] std::string resolve_profile_path(const std::string& profile_path,
-                                               const std::string& file, const std::string& pointer);
-
 // Writes a scenario back as `capsim.scenario/v1` JSON (round-trips through read_scenario).
 [[nodiscard]] nlohmann::json scenario_to_json(const Scenario& scenario);
 

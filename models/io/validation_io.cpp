@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/json_reader.hpp"
+#include "models/io/profile_reference.hpp"
 #include "models/io/scenario_io.hpp"
 
 namespace capsim {

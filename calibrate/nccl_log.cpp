@@ -13,17 +13,10 @@
 #include <sstream>
 
 #include "models/io/input_error.hpp"
+#include "models/io/units.hpp"
 
 namespace capsim::calibrate {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
-    s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;
@@ -280,7 +273,7 @@ void read_comment(std::string_view body, LogScan& scan, CollectiveCurve& curve) 
       scan.hosts.emplace_back(*(on + 1));
     const size_t bracket = body.find(']');
     if (curve.gpu.empty() && bracket != std::string_view::npos) {
-      curve.gpu = std::string(trim(body.substr(bracket + 1)));
+      curve.gpu = std::string(units::trim(body.substr(bracket + 1)));
     }
   }
 }
@@ -296,12 +289,12 @@ LogScan scan_lines(std::string_view text, const std::string& name, CollectiveCur
     ++line_no;
     if (!raw.empty() && raw.back() == '\r')
       raw.remove_suffix(1);
-    const std::string_view line = trim(strip_launcher_prefix(raw));
+    const std::string_view line = units::trim(strip_launcher_prefix(raw));
     if (line.empty())
       continue;
     read_version(line, curve);
     if (line.front() == '#' || line.rfind("nThread", 0) == 0) {
-      read_comment(trim(line.front() == '#' ? line.substr(1) : line), scan, curve);
+      read_comment(units::trim(line.front() == '#' ? line.substr(1) : line), scan, curve);
       continue;
     }
     if (line == "..." && !scan.hosts.empty() && scan.rows.empty())

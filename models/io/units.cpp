@@ -15,14 +15,6 @@ struct Split {
   std::string_view unit;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
-    s.remove_suffix(1);
-  return s;
-}
-
 // Splits "1.5 GiB" into 1.5 and "GiB"; rejects negatives, NaN and text without a number.
 std::optional<Split> split_number(std::string_view text) {
   text = trim(text);
@@ -62,6 +54,14 @@ double take_prefix(std::string_view& unit) {
 }
 
 }  // namespace
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0)
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0)
+    text.remove_suffix(1);
+  return text;
+}
 
 std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text) {
   auto split = split_number(text);

@@ -24,6 +24,9 @@ namespace capsim::units {
 // Hourly prices: "$32.77/h", "$0.5/hr", "32.77 USD/h".
 [[nodiscard]] std::optional<double> parse_price_usd_per_hour(std::string_view text);
 
+// Returns `text` without its leading and trailing whitespace.
+[[nodiscard]] std::string_view trim(std::string_view text);
+
 // Formats seconds compactly for tables ("812 ms", "3.21 s", "4.2 d").
 [[nodiscard]] std::string format_duration(double seconds);
 

@@ -394,13 +394,16 @@ double pp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
     paced_extra_s = s == 0 ? extra_s : std::max(paced_extra_s, extra_s);
   }
   // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way
-  // (forward from stage k mod p to k + 1, backward the reverse).
+  // (forward from stage k mod p to k + 1, backward the reverse). Those include its hops at the
+  // pacing stage, so the steady state adds the other m - 1 micro-batches' (one micro-batch on
+  // p stages: 2(p - 1) hops in all, as the event engine plays it).
   double crossing = 0.0;
   for (int k = 0; k + 1 < p * par.virtual_pipeline_stages; ++k) {
     crossing += groups.forward_crosses(k % p) ? 1.0 : 0.0;
     crossing += groups.backward_crosses((k + 1) % p) ? 1.0 : 0.0;
   }
-  return m * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s + crossing * between_s;
+  return (m - 1.0) * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s +
+         crossing * between_s;
 }
 
 }  // namespace

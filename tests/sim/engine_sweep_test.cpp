@@ -1,12 +1,13 @@
 // The two engines over random valid layouts (tests/models/random_scenario.hpp). They differ
 // only by what flows do and by how the estimator prices pipeline sends:
 // - without pipeline parallelism (DP, TP, CP and ZeRO-3 streams, one node or many, every
-//   fabric) they must agree within 0.5% (0.26% at most in the 101 such layouts here, 2026-11-26);
+//   fabric) they must agree within 0.1% (the 100 such layouts here agree to 1e-6, 2026-11-26);
 // - with it, the estimator prices the PP hops in closed form, blocking ones as two exposed hops
-//   per micro-batch and stage (docs/estimator.md, "PP transfers"), where the event engine lets a
-//   send that finds its receiver waiting overlap the receiver's bubble: on the 199 such layouts
-//   here the estimator is up to 5.8% slower on these small, fast steps and at most 0.9% faster
-//   (NIC sharing it does not see); 7% and 1.5% allowed.
+//   per micro-batch and stage after the first micro-batch's fill and drain (docs/estimator.md,
+//   "PP transfers"), where the event engine lets a send that finds its receiver waiting overlap
+//   the receiver's bubble: on the 200 such layouts here the estimator is up to 4.9% slower on
+//   these small, fast steps (5.8% until the first micro-batch's hops stopped being counted
+//   twice, 2026-11-26) and at most 1.3% faster (NIC sharing it does not see); 6% and 1.5% allowed.
 
 #include <cmath>
 #include <string>
@@ -27,8 +28,8 @@ namespace capsim {
 namespace {
 
 constexpr int kLayouts = 300;
-constexpr double kWithoutPipeline = 0.005;
-constexpr double kWithPipelineSlower = 0.07;
+constexpr double kWithoutPipeline = 0.001;
+constexpr double kWithPipelineSlower = 0.06;
 constexpr double kWithPipelineFaster = 0.015;
 
 TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {

@@ -721,12 +721,11 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
           "benchmark speed, no in-situ factor, not validated); give it a profile fitted to the "
           "hardware (`capsim calibrate fit --gpu-spec`) before comparing it with shipped ones");
     } else if (multi_node && !has_shipped_network(instance)) {
-      result.notes.push_back(
-          "instance " + choice.name + ": no " + instance.fabric +
-          " measurement of its GPU "
-          "family ships with capsim, so its inter-node collectives come from the datasheet "
-          "model (kernels as its family's shipped profile); `capsim calibrate fit` on "
-          "nccl-tests logs of that network gives them a fit");
+      result.notes.push_back("instance " + choice.name + ": no " + instance.fabric +
+                             " measurement of its GPU family ships with capsim, so its "
+                             "inter-node collectives come from the datasheet model (kernels "
+                             "as its family's shipped profile); `capsim calibrate fit` on "
+                             "nccl-tests logs of that network gives them a fit");
     }
   }
   return result;

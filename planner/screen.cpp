@@ -11,6 +11,7 @@
 #include "models/analytic_estimator.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "models/io/layout_rules.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"

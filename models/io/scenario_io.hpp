@@ -54,12 +54,6 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
                                                                  Precision precision,
                                                                  bool fp8_params);
 
-// Checks the rules that tie model, cluster and layout together; throws InputError pointing
-// below `pointer` (the scenario object's pointer).
-void check_layout(const ModelSpec& model, const ClusterSpec& cluster,
-                  const Parallelism& parallelism, const std::string& file,
-                  const std::string& pointer);
-
 // Writes a scenario back as `capsim.scenario/v1` JSON (round-trips through read_scenario).
 [[nodiscard]] nlohmann::json scenario_to_json(const Scenario& scenario);
 

@@ -376,21 +376,27 @@ double pp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
     return blocking ? hop : std::max(0.0, hop - b.total_s() / (2.0 * v));
   };
   // Steady state: each micro-batch (per chunk) crosses the boundaries above and below a
-  // stage once each way; blocking, a stage pays about one hop per boundary and direction pair
-  // (the uniform case: 2v hops). An end stage without interleaving sends and receives both
-  // through its one boundary. Hops are equal unless an oversubscribed fabric makes some
-  // boundaries leave their leaf; then the slowest stage with its boundaries paces the
-  // pipeline, and a stage with slack absorbs its slower hops.
+  // stage once each way; blocking, a stage waits on its own sends, one per boundary (the
+  // uniform case: 2v hops). Under 1F1B an end stage sends one way only (stage 0 forward, the
+  // last stage backward) and alternates its forwards and backwards, so it pays one hop per
+  // micro-batch (PP2 paces at one hop, as the event engine plays it); GPipe runs all forwards,
+  // then all backwards, each phase paced by the stages that send in it, two hops in all.
+  // Overlapped, an end stage's exposure comes from both directions through its one boundary.
+  // Hops are equal unless an oversubscribed fabric makes some boundaries leave their leaf;
+  // then the slowest stage with its boundaries paces the pipeline, and a stage with slack
+  // absorbs its slower hops.
   const auto boundary_s = [&](int s) {  // between stage s and s + 1 (mod p)
     return exposed_s(groups.forward_crosses(s) ? between_s : inside_s);
   };
   const bool wraps = par.virtual_pipeline_stages > 1;
+  const bool one_f_one_b = par.schedule == Schedule::kOneFOneB;
   double paced_extra_s = 0.0;
   for (int s = 0; s < p; ++s) {
     const int below = s > 0 ? s - 1 : (wraps ? p - 1 : s);
     const int above = s + 1 < p || wraps ? s : s - 1;
-    const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() +
-                           v * (boundary_s(below) + boundary_s(above));
+    const bool sends_one_way = one_f_one_b && (s == 0 || s == p - 1);
+    const double hops_s = sends_one_way ? boundary_s(below) : boundary_s(below) + boundary_s(above);
+    const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() + v * hops_s;
     paced_extra_s = s == 0 ? extra_s : std::max(paced_extra_s, extra_s);
   }
   // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way

@@ -2,12 +2,11 @@
 // only by what flows do and by how the estimator prices pipeline sends:
 // - without pipeline parallelism (DP, TP, CP and ZeRO-3 streams, one node or many, every
 //   fabric) they must agree within 0.1% (the 100 such layouts here agree to 1e-6, 2026-11-26);
-// - with it, the estimator prices the PP hops in closed form, blocking ones as two exposed hops
-//   per micro-batch and stage after the first micro-batch's fill and drain (docs/estimator.md,
-//   "PP transfers"), where the event engine lets a send that finds its receiver waiting overlap
-//   the receiver's bubble: on the 200 such layouts here the estimator is up to 4.9% slower on
-//   these small, fast steps (5.8% until the first micro-batch's hops stopped being counted
-//   twice, 2026-11-26) and at most 1.3% faster (NIC sharing it does not see); 6% and 1.5% allowed.
+// - with it, the estimator prices the PP hops in closed form (docs/estimator.md, "PP
+//   transfers"), where the event engine lets a send that finds its receiver waiting overlap the
+//   receiver's bubble: on the 200 such layouts here the estimator is up to 4.9% slower on these
+//   small, fast steps (interleaved; 1F1B up to 3.7%, 5.8% until two closed-form corrections of
+//   2026-11-26) and at most 1.3% faster (NIC sharing it does not see); 6% and 1.5% allowed.
 
 #include <cmath>
 #include <string>

@@ -192,6 +192,37 @@ double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profil
   return total_s;
 }
 
+// The time each stage's blocking PP sends add to its ops. Under 1F1B and GPipe Megatron waits
+// on every send (p2p_communication.py), so a forward ends once its activations reached the
+// next stage and a backward once its gradients reached the previous one, as the event engine
+// plays them; the replay then places them exactly, fill, drain and steady state alike.
+// Empty for the overlapped schedules (interleaved, ZB-H1) and a single stage.
+struct BlockingSends {
+  std::vector<double> forward_s;   // per stage: its forward's send to s + 1 (0 on the last)
+  std::vector<double> backward_s;  // per stage: its backward's send to s - 1 (0 on stage 0)
+};
+
+BlockingSends blocking_sends(const IterationCosts& costs, const HardwareProfile& profile,
+                             const LeafLimitedGroups& groups, const Parallelism& par) {
+  BlockingSends sends;
+  const int p = par.pipeline;
+  const bool blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
+  if (!blocking || p <= 1)
+    return sends;
+  const double bytes = costs.stages.front().chunks.front().activation_bytes;
+  const double inside_s =
+      collective_time_s(profile, CollectiveKind::kSendRecv, bytes, groups.pp_inside_leaf);
+  const double between_s =
+      collective_time_s(profile, CollectiveKind::kSendRecv, bytes, groups.pp_between_leaves);
+  sends.forward_s.assign(static_cast<size_t>(p), 0.0);
+  sends.backward_s.assign(static_cast<size_t>(p), 0.0);
+  for (int st = 0; st + 1 < p; ++st)
+    sends.forward_s[static_cast<size_t>(st)] = groups.forward_crosses(st) ? between_s : inside_s;
+  for (int st = 1; st < p; ++st)
+    sends.backward_s[static_cast<size_t>(st)] = groups.backward_crosses(st) ? between_s : inside_s;
+  return sends;
+}
+
 // The per-micro-batch ops of every stage and chunk as the event engine runs them
 // (sim/iteration_simulator.cpp run_compute): compute, which buckets on the wire slow; then
 // what they do not slow: TP/CP collectives, exposed ZeRO-3 gathers and scatters, the
@@ -202,7 +233,7 @@ double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profil
 // candidate with P stages would otherwise allocate P + 1 of them.
 void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
                    const HardwareProfile& profile, const Parallelism& par, const Zero3Table& zero3,
-                   std::vector<std::vector<ChunkOpTimes>>& times) {
+                   const BlockingSends& sends, std::vector<std::vector<ChunkOpTimes>>& times) {
   const bool split = par.schedule == Schedule::kZeroBubble;
   const bool recompute_op = par.recompute != Recompute::kNone;
   const bool reduces = dp.ranks > 1 && par.zero_stage != 3;
@@ -236,6 +267,10 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
       chunks.push_back(t);
     }
     chunks.front().forward_comm_s += profile.per_microbatch_overhead_s;
+    if (!sends.forward_s.empty()) {  // blocking schedules run one chunk per stage
+      chunks.front().forward_comm_s += sends.forward_s[s];
+      chunks.front().backward_comm_s += sends.backward_s[s];
+    }
   }
 }
 
@@ -352,10 +387,11 @@ void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& pr
   }
 }
 
-// Point-to-point time exposed per iteration: every micro-batch sends activations forward and
-// gradients back; Megatron's 1F1B (and GPipe) block on them in steady state
-// (p2p_communication.py waits), while the interleaved schedule (overlap_p2p_comm) and ZB-H1
-// overlap them with compute. `b` is the bottleneck stage's step.
+// Point-to-point time exposed per iteration under the overlapped schedules (interleaved with
+// overlap_p2p_comm, ZB-H1; the blocking ones play their sends in the replay): every
+// micro-batch sends activations forward and gradients back, and a hop hides behind the next
+// chunk's forward or backward (on average half of the bottleneck stage's per-micro-batch work
+// per chunk); only the excess is exposed. `b` is the bottleneck stage's step.
 // REQUIRES: par.pipeline > 1
 double pp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
                     const LeafLimitedGroups& groups, const Parallelism& par,
@@ -368,41 +404,29 @@ double pp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
   };
   const double inside_s = hop_s(groups.pp_inside_leaf);
   const double between_s = hop_s(groups.pp_between_leaves);
-  const bool blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
   const double v = par.virtual_pipeline_stages;
-  // Overlapped, a hop hides behind the next chunk's forward or backward (on average half of
-  // the bottleneck stage's per-micro-batch work per chunk); only the excess is exposed.
-  const auto exposed_s = [&](double hop) {
-    return blocking ? hop : std::max(0.0, hop - b.total_s() / (2.0 * v));
-  };
-  // Steady state: each micro-batch (per chunk) crosses the boundaries above and below a
-  // stage once each way; blocking, a stage waits on its own sends, one per boundary (the
-  // uniform case: 2v hops). Under 1F1B an end stage sends one way only (stage 0 forward, the
-  // last stage backward) and alternates its forwards and backwards, so it pays one hop per
-  // micro-batch (PP2 paces at one hop, as the event engine plays it); GPipe runs all forwards,
-  // then all backwards, each phase paced by the stages that send in it, two hops in all.
-  // Overlapped, an end stage's exposure comes from both directions through its one boundary.
-  // Hops are equal unless an oversubscribed fabric makes some boundaries leave their leaf;
-  // then the slowest stage with its boundaries paces the pipeline, and a stage with slack
-  // absorbs its slower hops.
+  const auto exposed_s = [&](double hop) { return std::max(0.0, hop - b.total_s() / (2.0 * v)); };
+  // Steady state: each micro-batch (per chunk) crosses the boundaries above and below a stage
+  // once each way; an end stage without interleaving, both ways through its one boundary. Hops
+  // are equal unless an oversubscribed fabric makes some boundaries leave their leaf; then the
+  // slowest stage with its boundaries paces the pipeline, and a stage with slack absorbs its
+  // slower hops.
   const auto boundary_s = [&](int s) {  // between stage s and s + 1 (mod p)
     return exposed_s(groups.forward_crosses(s) ? between_s : inside_s);
   };
   const bool wraps = par.virtual_pipeline_stages > 1;
-  const bool one_f_one_b = par.schedule == Schedule::kOneFOneB;
   double paced_extra_s = 0.0;
   for (int s = 0; s < p; ++s) {
     const int below = s > 0 ? s - 1 : (wraps ? p - 1 : s);
     const int above = s + 1 < p || wraps ? s : s - 1;
-    const bool sends_one_way = one_f_one_b && (s == 0 || s == p - 1);
-    const double hops_s = sends_one_way ? boundary_s(below) : boundary_s(below) + boundary_s(above);
-    const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() + v * hops_s;
+    const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() +
+                           v * (boundary_s(below) + boundary_s(above));
     paced_extra_s = s == 0 ? extra_s : std::max(paced_extra_s, extra_s);
   }
   // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way
-  // (forward from stage k mod p to k + 1, backward the reverse). Those include its hops at the
-  // pacing stage, so the steady state adds the other m - 1 micro-batches' (one micro-batch on
-  // p stages: 2(p - 1) hops in all, as the event engine plays it).
+  // (forward from stage k mod p to k + 1, backward the reverse), with nothing to hide behind.
+  // Those include its hops at the pacing stage, so the steady state adds the other m - 1
+  // micro-batches'.
   double crossing = 0.0;
   for (int k = 0; k + 1 < p * par.virtual_pipeline_stages; ++k) {
     crossing += groups.forward_crosses(k % p) ? 1.0 : 0.0;
@@ -442,16 +466,24 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   // (Qi et al. 2024 §3.1) — and it stays exact for uneven stages and few micro-batches, where
   // those closed forms do not.
   thread_local std::vector<std::vector<ChunkOpTimes>> times;
-  fill_op_times(costs, groups.dp, profile, par, zero3, times);
+  const BlockingSends sends = blocking_sends(costs, profile, groups, par);
+  fill_op_times(costs, groups.dp, profile, par, zero3, sends, times);
   PipelineTimeline timeline =
       replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
                       costs.compute_rate_during_comm);
   reduce_after_last_op(costs, profile, groups.dp, par, timeline);
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.
-  const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s);
+  // Blocking sends are in the played ops: the busiest stage's own count as exposed PP, the
+  // waits they cause it as bubble (the event engine counts a wait as bubble until the sender
+  // put the message on the wire).
+  const double own_sends_s =
+      sends.forward_s.empty() ? 0.0 : m * (sends.forward_s[busiest] + sends.backward_s[busiest]);
+  const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s - own_sends_s);
   const double slowed_s = timeline.makespan_s - timeline.unslowed_makespan_s;
-  const double pp_s = par.pipeline > 1 ? pp_exposed_s(costs, profile, groups, par, steps, b) : 0.0;
+  const double pp_s = !sends.forward_s.empty() ? own_sends_s
+                      : par.pipeline > 1       ? pp_exposed_s(costs, profile, groups, par, steps, b)
+                                               : 0.0;
 
   const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, timeline);
   const double optimizer_s = after.optimizer_s;

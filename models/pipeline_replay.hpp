@@ -42,7 +42,8 @@ struct PipelineTimeline {
 
 // Plays the schedule's op order (models/pipeline_schedule.hpp) with fixed op times: each stage
 // runs its ops in order, a forward waits for the previous virtual stage's forward of the same
-// micro-batch, a backward (or B) for the next virtual stage's. Sends take no time here; the
+// micro-batch, a backward (or B) for the next virtual stage's. Blocking sends (1F1B, GPipe)
+// are part of the sending op's communication time; overlapped ones take no time here, the
 // estimator prices them apart. The longest path of this graph is the pipeline's compute
 // makespan, bubbles included, for any mix of stage times (uneven stages, a heavy first stage),
 // which no closed form in the literature covers for all four schedules.

@@ -1,12 +1,13 @@
 // The two engines over random valid layouts (tests/models/random_scenario.hpp). They differ
-// only by what flows do and by how the estimator prices pipeline sends:
+// only by what flows do and by how the estimator prices overlapped pipeline sends:
 // - without pipeline parallelism (DP, TP, CP and ZeRO-3 streams, one node or many, every
 //   fabric) they must agree within 0.1% (the 100 such layouts here agree to 1e-6, 2026-11-26);
-// - with it, the estimator prices the PP hops in closed form (docs/estimator.md, "PP
-//   transfers"), where the event engine lets a send that finds its receiver waiting overlap the
-//   receiver's bubble: on the 200 such layouts here the estimator is up to 4.9% slower on these
-//   small, fast steps (interleaved; 1F1B up to 3.7%, 5.8% until two closed-form corrections of
-//   2026-11-26) and at most 1.3% faster (NIC sharing it does not see); 6% and 1.5% allowed.
+// - with it, both play the blocking sends of 1F1B and GPipe, so those differ by the NIC
+//   sharing the estimator does not see, and the estimator prices the overlapped sends of the
+//   interleaved schedule and ZB-H1 in closed form (docs/estimator.md, "PP transfers"), where
+//   the event engine lets a send that finds its receiver waiting overlap the receiver's bubble:
+//   on the 200 such layouts here the estimator is up to 4.9% slower (interleaved; 1F1B 3.7%,
+//   5.8% before 2026-11-26) and at most 1.5% faster; 6% and 2% allowed.
 
 #include <cmath>
 #include <string>
@@ -29,7 +30,7 @@ namespace {
 constexpr int kLayouts = 300;
 constexpr double kWithoutPipeline = 0.001;
 constexpr double kWithPipelineSlower = 0.06;
-constexpr double kWithPipelineFaster = 0.015;
+constexpr double kWithPipelineFaster = 0.02;
 
 TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
   test::Rng rng(20261127);

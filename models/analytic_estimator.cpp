@@ -472,14 +472,14 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
       replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
                       costs.compute_rate_during_comm);
   reduce_after_last_op(costs, profile, groups.dp, par, timeline);
-  // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
-  // engine's breakdown.
   // Blocking sends are in the played ops: the busiest stage's own count as exposed PP, the
   // waits they cause it as bubble (the event engine counts a wait as bubble until the sender
   // put the message on the wire).
   const double own_sends_s =
       sends.forward_s.empty() ? 0.0 : m * (sends.forward_s[busiest] + sends.backward_s[busiest]);
   const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s - own_sends_s);
+  // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
+  // engine's breakdown.
   const double slowed_s = timeline.makespan_s - timeline.unslowed_makespan_s;
   const double pp_s = !sends.forward_s.empty() ? own_sends_s
                       : par.pipeline > 1       ? pp_exposed_s(costs, profile, groups, par, steps, b)

@@ -8,13 +8,11 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/gpu_spec_io.hpp"
-#include "models/io/instance_io.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
-#include "models/io/profile_reference.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/memory_model.hpp"
+#include "planner/plan_instances.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -46,11 +44,6 @@ constexpr std::string_view kDefaultPlan = R"json({
 
 constexpr std::int64_t kMaxDim = 1 << 24;
 constexpr std::int64_t kMaxNodes = 1 << 17;
-
-const std::vector<std::string>& pricing_names() {
-  static const std::vector<std::string> kNames{"on-demand", "spot", "capacity-block", "reserved"};
-  return kNames;
-}
 
 std::vector<int> powers_of_two_between(int lo, int hi) {
   std::vector<int> out{lo};
@@ -231,146 +224,6 @@ void read_target(JsonReader& r, PlanSpec& plan) {
   if (!r.has("deadline") && !r.has("min_tokens_per_s")) {
     throw r.error("", "the target needs \"deadline\" or \"min_tokens_per_s\"");
   }
-}
-
-// Reads "instances" (names or {name, prices, profile}) against the "pricing" list.
-// Per-pricing price overrides from an instance's "prices" object, indexed like pricing_names();
-// an absent price stays empty so the catalog price applies.
-std::vector<std::optional<double>> read_price_overrides(JsonReader& item) {
-  std::vector<std::optional<double>> overrides(pricing_names().size());
-  if (auto prices = item.optional_object("prices")) {
-    for (size_t k = 0; k < pricing_names().size(); ++k) {
-      overrides[k] = prices->optional_price(pricing_names()[k]);
-    }
-    prices->finish();
-  }
-  return overrides;
-}
-
-// Reads the object form {"name", "prices", "profile"} of one /instances entry, with the
-// hardware keys when it defines an instance the catalog lacks.
-InstanceChoice read_instance_object(const nlohmann::json& value, const std::string& file,
-                                    const std::string& where,
-                                    std::vector<std::optional<double>>& overrides) {
-  JsonReader item(value, file, where);
-  InstanceChoice choice;
-  choice.name = item.required_string("name");
-  // A profile fitted on new hardware defines its GPU, which "gpu" may then name.
-  if (item.has("profile") && item.json().at("profile").is_string())
-    define_gpu_of_profile(item.json().at("profile").get<std::string>(), file,
-                          item.pointer_to("profile"));
-  if (item.has("gpu")) {
-    // An instance the catalog lacks: its hardware here, its prices below (it has no others).
-    if (!item.has("prices"))
-      throw item.error("prices", "an instance defined in the plan needs its \"prices\"");
-    read_instance_definition(item, choice.name);
-  } else {
-    for (const char* key : {"gpus_per_node", "inter_node"}) {
-      if (item.has(key)) {
-        throw item.error(key, std::string("\"") + key +
-                                  "\" describes an instance's hardware; give its \"gpu\" too, "
-                                  "or drop it to use the catalog's");
-      }
-    }
-  }
-  overrides = read_price_overrides(item);
-  if (item.has("profile")) {
-    const std::string profile = item.optional_string("profile", "");
-    if (profile.empty())
-      throw item.error("profile", "expected a profile file path, got \"\"");
-    choice.profile_path = resolve_profile_path(profile, file, where + "/profile");
-  }
-  item.finish();
-  return choice;
-}
-
-// Reads one /instances entry, a bare name or an object, and looks the instance up in the catalog.
-// The unknown-name error points at /name only when the entry is an object.
-InstanceChoice read_instance_choice(const nlohmann::json& value, const std::string& file,
-                                    const std::string& where,
-                                    std::vector<std::optional<double>>& overrides) {
-  InstanceChoice choice;
-  if (value.is_string()) {
-    choice.name = value.get<std::string>();
-  } else if (value.is_object()) {
-    choice = read_instance_object(value, file, where, overrides);
-  } else {
-    throw InputError(file, where,
-                     "expected an instance name or an object with \"name\" and \"prices\", got " +
-                         describe_json(value));
-  }
-  if (find_instance(choice.name) == nullptr) {
-    throw InputError(
-        file, value.is_string() ? where : where + "/name",
-        "unknown instance \"" + choice.name +
-            "\"; known instances: " + join_names(instance_names()) +
-            " (or define it: an object with \"gpu\", \"gpus_per_node\", \"inter_node\" and "
-            "\"prices\", docs/planner.md)");
-  }
-  return choice;
-}
-
-// A calibrated profile (e.g. `capsim calibrate step`) must describe the instance's GPUs.
-void check_profile_matches_instance(const InstanceChoice& choice, const InstanceSpec& inst,
-                                    const std::string& file, const std::string& where) {
-  if (choice.profile_path.empty())
-    return;
-  const HardwareProfile profile = load_profile(choice.profile_path);
-  const std::string& want = find_gpu(inst.gpu)->architecture;
-  if (find_gpu(profile.gpu)->architecture != want) {
-    throw InputError(file, where + "/profile",
-                     "profile \"" + profile.name + "\" is for " + profile.gpu + ", " + choice.name +
-                         " has " + inst.gpu);
-  }
-}
-
-// Adds the instance's price for each requested pricing (override, else catalog); a pricing with
-// no positive price is not offered for this instance. Counts the offers per pricing in `offered`.
-void add_offered_prices(InstanceChoice& choice, const InstanceSpec& inst,
-                        const std::vector<std::optional<double>>& overrides,
-                        const std::vector<std::string>& pricing, std::vector<int>& offered) {
-  for (size_t k = 0; k < pricing.size(); ++k) {
-    const auto idx =
-        static_cast<size_t>(std::find(pricing_names().begin(), pricing_names().end(), pricing[k]) -
-                            pricing_names().begin());
-    const Pricing kind = *pricing_from_string(pricing[k]);
-    const double price = overrides[idx].value_or(catalog_price_usd_per_hour(inst, kind));
-    if (price > 0.0) {
-      choice.prices.push_back({kind, price});
-      ++offered[k];
-    }
-  }
-}
-
-// Every requested pricing needs at least one instance that offers it, or the plan cannot use it.
-void check_every_pricing_offered(const JsonReader& r, const std::vector<std::string>& pricing,
-                                 const std::vector<int>& offered) {
-  for (size_t k = 0; k < pricing.size(); ++k) {
-    if (offered[k] == 0) {
-      throw InputError(r.file(), r.pointer_to("pricing") + "/" + std::to_string(k),
-                       "no listed instance has a \"" + pricing[k] +
-                           "\" price; give one in /instances/N/prices/" + pricing[k]);
-    }
-  }
-}
-
-void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string>& pricing) {
-  const auto items = r.array("instances", 1);
-  std::set<std::string> seen;
-  std::vector<int> offered(pricing.size(), 0);
-  for (size_t i = 0; i < items.size(); ++i) {
-    const std::string where = r.pointer_to("instances") + "/" + std::to_string(i);
-    std::vector<std::optional<double>> overrides(pricing_names().size());
-    InstanceChoice choice = read_instance_choice(items[i], r.file(), where, overrides);
-    const InstanceSpec& inst = *find_instance(choice.name);
-    check_profile_matches_instance(choice, inst, r.file(), where);
-    if (!seen.insert(choice.name).second) {
-      throw InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");
-    }
-    add_offered_prices(choice, inst, overrides, pricing, offered);
-    plan.instances.push_back(choice);
-  }
-  check_every_pricing_offered(r, pricing, offered);
 }
 
 void read_nodes(JsonReader& r, PlanSpec& plan) {

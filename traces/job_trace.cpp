@@ -7,160 +7,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "models/io/input_error.hpp"
 #include "models/io/units.hpp"
+#include "traces/csv_table.hpp"
 
 namespace capsim::traces {
 namespace {
-
-struct Row {
-  int line = 0;
-  std::vector<std::string> cells;
-};
-
-struct Csv {
-  std::string file;
-  std::vector<std::string> header;
-  std::map<std::string, std::size_t> column;
-  std::vector<Row> rows;
-
-  [[nodiscard]] InputError error(int line, const std::string& message) const {
-    return {file, "line " + std::to_string(line), message};
-  }
-  [[nodiscard]] bool has(const std::string& name) const { return column.count(name) > 0; }
-  [[nodiscard]] const std::string& cell(const Row& row, const std::string& name) const {
-    return row.cells.at(column.at(name));
-  }
-};
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos)
-    return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-// Splits one CSV line; double quotes protect commas (RFC 4180 subset: no embedded newlines).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.push_back(trim(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  cells.push_back(trim(cur));
-  return cells;
-}
-
-// Reads a CSV with one header row; lines starting with '#' and blank lines are skipped.
-Csv read_csv(std::istream& in, const std::string& path) {
-  Csv csv;
-  csv.file = path;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    const std::string t = trim(line);
-    if (t.empty() || t[0] == '#')
-      continue;
-    auto cells = split_csv(t);
-    if (csv.header.empty()) {
-      csv.header = cells;
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        if (cells[i].empty())
-          throw csv.error(number, "empty column name in the header");
-        if (!csv.column.emplace(cells[i], i).second) {
-          throw csv.error(number, "column \"" + cells[i] + "\" appears twice in the header");
-        }
-      }
-      continue;
-    }
-    if (cells.size() != csv.header.size()) {
-      throw csv.error(number, "expected " + std::to_string(csv.header.size()) +
-                                  " fields like the header, got " + std::to_string(cells.size()));
-    }
-    csv.rows.push_back({number, std::move(cells)});
-  }
-  if (csv.header.empty())
-    throw InputError(path, "", "the job trace has no header row");
-  return csv;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-void require_columns(const Csv& csv, const std::vector<std::string>& names) {
-  for (const auto& n : names) {
-    if (!csv.has(n)) {
-      throw InputError(csv.file, "",
-                       "missing column \"" + n + "\" (header: " + join(csv.header) + ")");
-    }
-  }
-}
-
-std::string bad(const std::string& column, const std::string& expected, const std::string& got) {
-  return "column \"" + column + "\": expected " + expected + ", got \"" + got + "\"";
-}
-
-int parse_int(const Csv& csv, const Row& row, const std::string& name, int min, int max) {
-  const std::string& s = csv.cell(row, name);
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || v < min || v > max) {
-    throw csv.error(
-        row.line,
-        bad(name, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]", s));
-  }
-  return static_cast<int>(v);
-}
-
-double parse_number(const Csv& csv, const Row& row, const std::string& name, double min) {
-  const std::string& s = csv.cell(row, name);
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !std::isfinite(v) || v < min) {
-    throw csv.error(row.line,
-                    bad(name, "a number >= " + std::to_string(static_cast<long long>(min)), s));
-  }
-  return v;
-}
 
 // Days since 1970-01-01 of a civil date (H. Hinnant, "chrono-compatible low-level date
 // algorithms", days_from_civil).
@@ -200,7 +56,7 @@ std::optional<double> parse_timestamp(const std::string& s) {
 }
 
 // A job's id from `column`: present and unique within the file (`ids` holds those seen).
-std::string job_id(const Csv& csv, const Row& row, const std::string& column,
+std::string job_id(const CsvTable& csv, const CsvRow& row, const std::string& column,
                    std::set<std::string>& ids) {
   const std::string& id = csv.cell(row, column);
   if (id.empty())
@@ -210,18 +66,18 @@ std::string job_id(const Csv& csv, const Row& row, const std::string& column,
   return id;
 }
 
-double timestamp(const Csv& csv, const Row& row, const std::string& name) {
+double timestamp(const CsvTable& csv, const CsvRow& row, const std::string& name) {
   const auto t = parse_timestamp(csv.cell(row, name));
   if (!t) {
-    throw csv.error(
-        row.line, bad(name, "a time like \"2017-10-09 07:01:55\" or seconds", csv.cell(row, name)));
+    throw csv.error(row.line, bad_cell(name, "a time like \"2017-10-09 07:01:55\" or seconds",
+                                       csv.cell(row, name)));
   }
   return *t;
 }
 
 // The capsim CSV header: known columns only, and either "duration" (rigid jobs) or the
 // "scenario" + "tokens" pair (jobs whose run time the simulator derives).
-void check_capsim_header(const Csv& csv) {
+void check_capsim_header(const CsvTable& csv) {
   require_columns(csv, {"job_id", "submit", "gpus"});
   static const std::set<std::string> kAllowed{"job_id",   "submit",   "gpus",
                                               "duration", "scenario", "tokens",
@@ -245,13 +101,13 @@ void check_capsim_header(const Csv& csv) {
 }
 
 // An optional integer column: `dflt` when the column is absent or the cell is empty.
-int optional_int(const Csv& csv, const Row& row, const std::string& name, int min, int max,
+int optional_int(const CsvTable& csv, const CsvRow& row, const std::string& name, int min, int max,
                  int dflt) {
   return csv.has(name) && !csv.cell(row, name).empty() ? parse_int(csv, row, name, min, max) : dflt;
 }
 
 // gpus, min_gpus and max_gpus (both default to gpus) with min_gpus <= gpus <= max_gpus.
-void read_gpu_range(const Csv& csv, const Row& row, JobRecord& job) {
+void read_gpu_range(const CsvTable& csv, const CsvRow& row, JobRecord& job) {
   job.gpus = parse_int(csv, row, "gpus", 1, 1 << 20);
   job.min_gpus = optional_int(csv, row, "min_gpus", 1, 1 << 20, job.gpus);
   job.max_gpus = optional_int(csv, row, "max_gpus", 1, 1 << 20, job.gpus);
@@ -264,17 +120,17 @@ void read_gpu_range(const Csv& csv, const Row& row, JobRecord& job) {
 }
 
 // A rigid job's run time from the "duration" column.
-double positive_duration(const Csv& csv, const Row& row) {
+double positive_duration(const CsvTable& csv, const CsvRow& row) {
   const auto d = units::parse_duration_s(csv.cell(row, "duration"));
   if (!d || *d <= 0) {
-    throw csv.error(row.line,
-                    bad("duration", "a positive duration like \"2h\"", csv.cell(row, "duration")));
+    throw csv.error(row.line, bad_cell("duration", "a positive duration like \"2h\"",
+                                       csv.cell(row, "duration")));
   }
   return *d;
 }
 
 // A scenario job's work: its scenario file (relative to the trace's folder) and token count.
-void read_scenario_work(const Csv& csv, const Row& row, const std::filesystem::path& folder,
+void read_scenario_work(const CsvTable& csv, const CsvRow& row, const std::filesystem::path& folder,
                         JobRecord& job) {
   const std::string& scenario = csv.cell(row, "scenario");
   if (scenario.empty())
@@ -283,21 +139,22 @@ void read_scenario_work(const Csv& csv, const Row& row, const std::filesystem::p
   const auto tokens = units::parse_count(csv.cell(row, "tokens"));
   if (!tokens || *tokens <= 0) {
     throw csv.error(row.line,
-                    bad("tokens", "a positive count like \"50B\"", csv.cell(row, "tokens")));
+                    bad_cell("tokens", "a positive count like \"50B\"", csv.cell(row, "tokens")));
   }
   job.tokens = *tokens;
 }
 
 // One data row of a capsim CSV; the columns are checked in header-independent order so the
 // first bad cell reported is always the same.
-JobRecord read_capsim_row(const Csv& csv, const Row& row, const std::filesystem::path& folder,
-                          std::set<std::string>& ids) {
+JobRecord read_capsim_row(const CsvTable& csv, const CsvRow& row,
+                          const std::filesystem::path& folder, std::set<std::string>& ids) {
   JobRecord job;
   job.line = row.line;
   job.id = job_id(csv, row, "job_id", ids);
   const auto submit = units::parse_duration_s(csv.cell(row, "submit"));
   if (!submit || *submit < 0) {
-    throw csv.error(row.line, bad("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
+    throw csv.error(row.line,
+                    bad_cell("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
   }
   job.submit_s = *submit;
   read_gpu_range(csv, row, job);
@@ -310,7 +167,7 @@ JobRecord read_capsim_row(const Csv& csv, const Row& row, const std::filesystem:
   return job;
 }
 
-std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
+std::vector<JobRecord> read_capsim_csv(const CsvTable& csv) {
   check_capsim_header(csv);
   const auto folder = std::filesystem::path(csv.file).parent_path();
   std::vector<JobRecord> jobs;
@@ -320,7 +177,7 @@ std::vector<JobRecord> read_capsim_csv(const Csv& csv) {
   return jobs;
 }
 
-std::vector<JobRecord> read_philly(const Csv& csv) {
+std::vector<JobRecord> read_philly(const CsvTable& csv) {
   require_columns(csv, {"timestamp", "duration", "num_gpus"});
   std::vector<JobRecord> jobs;
   for (const auto& row : csv.rows) {
@@ -336,7 +193,7 @@ std::vector<JobRecord> read_philly(const Csv& csv) {
   return jobs;
 }
 
-std::vector<JobRecord> read_openb(const Csv& csv) {
+std::vector<JobRecord> read_openb(const CsvTable& csv) {
   require_columns(
       csv, {"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"});
   std::vector<JobRecord> jobs;
@@ -377,7 +234,7 @@ double pollux_work_gpu_hours(const std::string& application) {
   return it == kWork.end() ? -1.0 : it->second;
 }
 
-std::vector<JobRecord> read_pollux(const Csv& csv) {
+std::vector<JobRecord> read_pollux(const CsvTable& csv) {
   require_columns(csv, {"name", "time", "application", "num_replicas"});
   std::vector<JobRecord> jobs;
   std::set<std::string> ids;
@@ -403,7 +260,7 @@ std::vector<JobRecord> read_pollux(const Csv& csv) {
   return jobs;
 }
 
-std::vector<JobRecord> read_helios(const Csv& csv, int gpus_per_node) {
+std::vector<JobRecord> read_helios(const CsvTable& csv, int gpus_per_node) {
   require_columns(csv, {"job_id", "gpu_num", "submit_time"});
   const bool has_duration = csv.has("duration");
   if (!has_duration && !(csv.has("start_time") && csv.has("end_time"))) {
@@ -483,7 +340,7 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options) {
 }
 
 std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istream& in) {
-  const Csv csv = read_csv(in, options.path);
+  const CsvTable csv = read_csv_table(in, options.path, "the job trace");
   std::vector<JobRecord> jobs;
   switch (options.format) {
     case JobTraceFormat::kCapsimCsv:

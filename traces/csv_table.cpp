@@ -1,0 +1,125 @@
+#include "traces/csv_table.hpp"
+
+#include <cmath>
+#include <exception>
+#include <utility>
+
+#include "models/io/json_reader.hpp"
+#include "models/io/units.hpp"
+
+namespace capsim::traces {
+namespace {
+
+// Splits one CSV line; double quotes protect commas (RFC 4180 subset: no embedded newlines).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.emplace_back(units::trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  cells.emplace_back(units::trim(cur));
+  return cells;
+}
+
+}  // namespace
+
+std::string bad_cell(const std::string& column, const std::string& expected,
+                     const std::string& got) {
+  return "column \"" + column + "\": expected " + expected + ", got \"" + got + "\"";
+}
+
+CsvTable read_csv_table(std::istream& in, const std::string& path, const std::string& what) {
+  CsvTable csv;
+  csv.file = path;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string t(units::trim(line));
+    if (t.empty() || t[0] == '#')
+      continue;
+    auto cells = split_csv(t);
+    if (csv.header.empty()) {
+      csv.header = cells;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (cells[i].empty())
+          throw csv.error(number, "empty column name in the header");
+        if (!csv.column.emplace(cells[i], i).second) {
+          throw csv.error(number, "column \"" + cells[i] + "\" appears twice in the header");
+        }
+      }
+      continue;
+    }
+    if (cells.size() != csv.header.size()) {
+      throw csv.error(number, "expected " + std::to_string(csv.header.size()) +
+                                  " fields like the header, got " + std::to_string(cells.size()));
+    }
+    csv.rows.push_back({number, std::move(cells)});
+  }
+  if (csv.header.empty())
+    throw InputError(path, "", what + " has no header row");
+  return csv;
+}
+
+void require_columns(const CsvTable& csv, const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    if (!csv.has(n)) {
+      throw InputError(csv.file, "",
+                       "missing column \"" + n + "\" (header: " + join_names(csv.header) + ")");
+    }
+  }
+}
+
+int parse_int(const CsvTable& csv, const CsvRow& row, const std::string& name, int min, int max) {
+  const std::string& s = csv.cell(row, name);
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || v < min || v > max) {
+    throw csv.error(
+        row.line,
+        bad_cell(name, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+                 s));
+  }
+  return static_cast<int>(v);
+}
+
+double parse_number(const CsvTable& csv, const CsvRow& row, const std::string& name, double min) {
+  const std::string& s = csv.cell(row, name);
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !std::isfinite(v) || v < min) {
+    throw csv.error(
+        row.line, bad_cell(name, "a number >= " + std::to_string(static_cast<long long>(min)), s));
+  }
+  return v;
+}
+
+}  // namespace capsim::traces

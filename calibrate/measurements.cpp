@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "models/cluster_spec.hpp"
+#include "models/io/csv_line.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
@@ -142,37 +143,6 @@ OverlapMeasurement read_overlap(JsonReader& r, const std::string& file) {
   }
   r.finish();
   return o;
-}
-
-// Splits one CSV record (RFC 4180 quotes, no embedded newlines in this data set).
-std::vector<std::string> split_csv(const std::string& line, const std::string& file, int line_no) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.push_back(field);
-      field.clear();
-    } else if (c != '\r') {
-      field += c;
-    }
-  }
-  if (quoted)
-    throw InputError(file, std::to_string(line_no), "unterminated quoted field");
-  fields.push_back(field);
-  return fields;
 }
 
 std::optional<double> csv_number(const std::string& text) {
@@ -406,7 +376,10 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     ++line_no;
     if (line.empty() || line == "\r")
       continue;
-    auto fields = split_csv(line, path, line_no);
+    const CsvFields split = split_csv_line(line);
+    if (split.quote_open)
+      throw InputError(path, std::to_string(line_no), "unterminated quoted field");
+    const std::vector<std::string>& fields = split.fields;
     if (header.empty()) {
       header = fields;
       check_gemm_header(header, path);

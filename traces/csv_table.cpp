@@ -4,38 +4,18 @@
 #include <exception>
 #include <utility>
 
+#include "models/io/csv_line.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim::traces {
 namespace {
 
-// Splits one CSV line; double quotes protect commas (RFC 4180 subset: no embedded newlines).
-std::vector<std::string> split_csv(const std::string& line) {
+// The record's fields, trimmed (an unterminated quote keeps the rest of the line in the last).
+std::vector<std::string> trimmed_fields(const std::string& line) {
   std::vector<std::string> cells;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.emplace_back(units::trim(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  cells.emplace_back(units::trim(cur));
+  for (const std::string& field : split_csv_line(line).fields)
+    cells.emplace_back(units::trim(field));
   return cells;
 }
 
@@ -56,7 +36,7 @@ CsvTable read_csv_table(std::istream& in, const std::string& path, const std::st
     const std::string t(units::trim(line));
     if (t.empty() || t[0] == '#')
       continue;
-    auto cells = split_csv(t);
+    auto cells = trimmed_fields(t);
     if (csv.header.empty()) {
       csv.header = cells;
       for (std::size_t i = 0; i < cells.size(); ++i) {

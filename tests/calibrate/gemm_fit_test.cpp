@@ -204,6 +204,14 @@ TEST(GemmCsvTest, RejectsUnknownDtypesAndColumns) {
     EXPECT_EQ(std::string(e.what()),
               column + ":1: unknown column \"batches\"; optional columns: batch, library, note");
   }
+  const std::string quote =
+      write_csv("gemm_quote.csv", "gpu,dtype,M,N,K,tflops,source\nA100-SXM,fp16,64,64,64,1,\"x\n");
+  try {
+    (void)read_gemm_csv(quote);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), quote + ":2: unterminated quoted field");
+  }
   // Optional columns by name, in any order.
   const auto rows = read_gemm_csv(write_csv("gemm_order.csv",
                                             "gpu,dtype,M,N,K,tflops,source,note,batch\nA100-SXM,"

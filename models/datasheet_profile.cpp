@@ -109,6 +109,7 @@ HardwareProfile with_datasheet_network(HardwareProfile family, const ClusterSpec
                               family.name);
   family.name += "+datasheet-" + fabric;
   family.fabric = fabric;
+  family.has_datasheet_network = true;
   family.reference_node_nic_bandwidth_bytes_per_s = cluster.node_nic_bandwidth_bytes_per_s();
   std::erase_if(family.collectives, [](const CollectiveFit& f) { return f.inter_node; });
   // Curve names come from calibrate/collective_fit.cpp: "<collective> inter_node <ranks> ...".

@@ -110,7 +110,10 @@ struct HardwareProfile {
   static constexpr double kMaxSoftwareEfficiency = 2.0;
   std::vector<std::string> provenance;  // logs, dates, hardware the fit came from
   bool is_datasheet_default = false;    // true when built from specs, not measurements
-  std::vector<FitRecord> fit_quality;   // one record per fitted curve (empty for datasheets)
+  // True when a family's measured profile took its inter-node fits from the datasheet model
+  // (with_datasheet_network); not written to profile files, whose provenance says it.
+  bool has_datasheet_network = false;
+  std::vector<FitRecord> fit_quality;  // one record per fitted curve (empty for datasheets)
 };
 
 }  // namespace capsim

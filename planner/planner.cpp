@@ -128,12 +128,6 @@ std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& re
   return sorted;
 }
 
-// True when a shipped profile measured the instance's network (resolve_profile otherwise
-// gives a catalog GPU its family's kernels with the datasheet network).
-bool has_shipped_network(const InstanceSpec& instance) {
-  return !shipped_profile_file(find_gpu(instance.gpu)->architecture, instance.fabric).empty();
-}
-
 // An (instance, node count) group's key: indices into the plan's instances and node counts.
 using GroupKey = std::pair<int, int>;
 using Groups = std::map<GroupKey, std::vector<ScreenedCandidate>>;
@@ -325,19 +319,19 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       "(the shipped profiles' in-situ factor; older stacks and ZeRO-3 implementations ran slower, "
       "see docs/validation.md); `capsim calibrate step` fits a profile to measured steps of your "
       "stack, and an instance's \"profile\" in the plan uses it");
-  const bool multi_node = std::any_of(plan.node_counts.begin(), plan.node_counts.end(),
-                                      [](int nodes) { return nodes > 1; });
-  for (const InstanceChoice& choice : plan.instances) {
+  for (size_t i = 0; i < plan.instances.size(); ++i) {
+    const InstanceChoice& choice = plan.instances[i];
     if (!choice.profile_path.empty())
       continue;
     const InstanceSpec& instance = *find_instance(choice.name);
+    const auto multi_node = work.profiles.find({static_cast<int>(i), true});
     if (!is_builtin_instance(choice.name) && !is_builtin_gpu(instance.gpu)) {
       result.notes.push_back(
           "instance " + choice.name +
           ": its GPU is defined in the plan and costed from its datasheet figures (kernels at "
           "benchmark speed, no in-situ factor, not validated); give it a profile fitted to the "
           "hardware (`capsim calibrate fit --gpu-spec`) before comparing it with shipped ones");
-    } else if (multi_node && !has_shipped_network(instance)) {
+    } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {
       result.notes.push_back("instance " + choice.name + ": no " + instance.fabric +
                              " measurement of its GPU family ships with capsim, so its "
                              "inter-node collectives come from the datasheet model (kernels "

@@ -249,6 +249,8 @@ TEST(ResolveProfileTest, AFabricWithoutMeasurementsKeepsTheFamilysKernels) {
   const HardwareProfile ib =
       resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kInfiniband));
   EXPECT_FALSE(p.is_datasheet_default);
+  EXPECT_TRUE(p.has_datasheet_network);
+  EXPECT_FALSE(ib.has_datasheet_network);
   EXPECT_EQ(p.fabric, "roce");
   EXPECT_EQ(p.software_efficiency, ib.software_efficiency);
   EXPECT_EQ(p.gemm.max_efficiency, ib.gemm.max_efficiency);

@@ -192,23 +192,26 @@ double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profil
   return total_s;
 }
 
-// The time each stage's blocking PP sends add to its ops. Under 1F1B and GPipe Megatron waits
-// on every send (p2p_communication.py), so a forward ends once its activations reached the
-// next stage and a backward once its gradients reached the previous one, as the event engine
-// plays them; the replay then places them exactly, fill, drain and steady state alike.
-// Empty for the overlapped schedules (interleaved, ZB-H1) and a single stage.
-struct BlockingSends {
-  std::vector<double> forward_s;   // per stage: its forward's send to s + 1 (0 on the last)
-  std::vector<double> backward_s;  // per stage: its backward's send to s - 1 (0 on stage 0)
+// Each stage's PP send times, per boundary (inside or across a leaf), as the event engine
+// plays them. Under 1F1B and GPipe Megatron waits on every send (p2p_communication.py), so a
+// forward ends once its activations reached the next stage and a backward once its gradients
+// reached the previous one: the sends are part of the ops. The interleaved schedule
+// (overlap_p2p_comm) and ZB-H1 overlap them: the sender goes on, and the op that needs the
+// data waits for it to arrive (ChunkOpTimes' send delays). Either way the replay places them
+// exactly, fill, drain and steady state alike. Empty for a single stage.
+struct PipelineSends {
+  bool blocking = false;
+  std::vector<double> forward_s;   // per stage: its forward's send to the next (virtual) stage
+  std::vector<double> backward_s;  // per stage: its backward's send to the previous one
 };
 
-BlockingSends blocking_sends(const IterationCosts& costs, const HardwareProfile& profile,
+PipelineSends pipeline_sends(const IterationCosts& costs, const HardwareProfile& profile,
                              const LeafLimitedGroups& groups, const Parallelism& par) {
-  BlockingSends sends;
+  PipelineSends sends;
   const int p = par.pipeline;
-  const bool blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
-  if (!blocking || p <= 1)
+  if (p <= 1)
     return sends;
+  sends.blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
   const double bytes = costs.stages.front().chunks.front().activation_bytes;
   const double inside_s =
       collective_time_s(profile, CollectiveKind::kSendRecv, bytes, groups.pp_inside_leaf);
@@ -216,11 +219,40 @@ BlockingSends blocking_sends(const IterationCosts& costs, const HardwareProfile&
       collective_time_s(profile, CollectiveKind::kSendRecv, bytes, groups.pp_between_leaves);
   sends.forward_s.assign(static_cast<size_t>(p), 0.0);
   sends.backward_s.assign(static_cast<size_t>(p), 0.0);
-  for (int st = 0; st + 1 < p; ++st)
-    sends.forward_s[static_cast<size_t>(st)] = groups.forward_crosses(st) ? between_s : inside_s;
-  for (int st = 1; st < p; ++st)
-    sends.backward_s[static_cast<size_t>(st)] = groups.backward_crosses(st) ? between_s : inside_s;
+  // Interleaved, the last stage feeds the first (the next chunk) and the first the last.
+  const bool wraps = par.virtual_pipeline_stages > 1;
+  for (int st = 0; st < p; ++st) {
+    const auto s = static_cast<size_t>(st);
+    if (st + 1 < p || wraps)
+      sends.forward_s[s] = groups.forward_crosses(st) ? between_s : inside_s;
+    if (st > 0 || wraps)
+      sends.backward_s[s] = groups.backward_crosses(st) ? between_s : inside_s;
+  }
   return sends;
+}
+
+// Puts the sends into stage s's op times: its own into its blocking ops' communication, or
+// (overlapped) as the arrival delays of what its chunks receive: activations from the previous
+// virtual stage (the last stage's chunk c - 1 for stage 0) and gradients from the next (stage
+// 0's chunk c + 1 for the last stage); the first virtual stage receives no activations and the
+// last no gradients (it makes them from the loss).
+void add_sends(const PipelineSends& sends, size_t s, std::vector<ChunkOpTimes>& chunks) {
+  if (sends.forward_s.empty())
+    return;
+  if (sends.blocking) {  // one chunk per stage
+    chunks.front().forward_comm_s += sends.forward_s[s];
+    chunks.front().backward_comm_s += sends.backward_s[s];
+    return;
+  }
+  const size_t p = sends.forward_s.size();
+  const size_t previous = (s + p - 1) % p;
+  const size_t next = (s + 1) % p;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    if (s > 0 || c > 0)
+      chunks[c].activations_arrival_s = sends.forward_s[previous];
+    if (s + 1 < p || c + 1 < chunks.size())
+      chunks[c].gradients_arrival_s = sends.backward_s[next];
+  }
 }
 
 // The per-micro-batch ops of every stage and chunk as the event engine runs them
@@ -233,7 +265,7 @@ BlockingSends blocking_sends(const IterationCosts& costs, const HardwareProfile&
 // candidate with P stages would otherwise allocate P + 1 of them.
 void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
                    const HardwareProfile& profile, const Parallelism& par, const Zero3Table& zero3,
-                   const BlockingSends& sends, std::vector<std::vector<ChunkOpTimes>>& times) {
+                   const PipelineSends& sends, std::vector<std::vector<ChunkOpTimes>>& times) {
   const bool split = par.schedule == Schedule::kZeroBubble;
   const bool recompute_op = par.recompute != Recompute::kNone;
   const bool reduces = dp.ranks > 1 && par.zero_stage != 3;
@@ -267,10 +299,7 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
       chunks.push_back(t);
     }
     chunks.front().forward_comm_s += profile.per_microbatch_overhead_s;
-    if (!sends.forward_s.empty()) {  // blocking schedules run one chunk per stage
-      chunks.front().forward_comm_s += sends.forward_s[s];
-      chunks.front().backward_comm_s += sends.backward_s[s];
-    }
+    add_sends(sends, s, chunks);
   }
 }
 
@@ -387,55 +416,6 @@ void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& pr
   }
 }
 
-// Point-to-point time exposed per iteration under the overlapped schedules (interleaved with
-// overlap_p2p_comm, ZB-H1; the blocking ones play their sends in the replay): every
-// micro-batch sends activations forward and gradients back, and a hop hides behind the next
-// chunk's forward or backward (on average half of the bottleneck stage's per-micro-batch work
-// per chunk); only the excess is exposed. `b` is the bottleneck stage's step.
-// REQUIRES: par.pipeline > 1
-double pp_exposed_s(const IterationCosts& costs, const HardwareProfile& profile,
-                    const LeafLimitedGroups& groups, const Parallelism& par,
-                    const std::vector<StageStep>& steps, const StageStep& b) {
-  const double m = costs.micro_batches;
-  const int p = par.pipeline;
-  const double bytes = costs.stages.front().chunks.front().activation_bytes;
-  const auto hop_s = [&](const GroupShape& link) {
-    return collective_time_s(profile, CollectiveKind::kSendRecv, bytes, link);
-  };
-  const double inside_s = hop_s(groups.pp_inside_leaf);
-  const double between_s = hop_s(groups.pp_between_leaves);
-  const double v = par.virtual_pipeline_stages;
-  const auto exposed_s = [&](double hop) { return std::max(0.0, hop - b.total_s() / (2.0 * v)); };
-  // Steady state: each micro-batch (per chunk) crosses the boundaries above and below a stage
-  // once each way; an end stage without interleaving, both ways through its one boundary. Hops
-  // are equal unless an oversubscribed fabric makes some boundaries leave their leaf; then the
-  // slowest stage with its boundaries paces the pipeline, and a stage with slack absorbs its
-  // slower hops.
-  const auto boundary_s = [&](int s) {  // between stage s and s + 1 (mod p)
-    return exposed_s(groups.forward_crosses(s) ? between_s : inside_s);
-  };
-  const bool wraps = par.virtual_pipeline_stages > 1;
-  double paced_extra_s = 0.0;
-  for (int s = 0; s < p; ++s) {
-    const int below = s > 0 ? s - 1 : (wraps ? p - 1 : s);
-    const int above = s + 1 < p || wraps ? s : s - 1;
-    const double extra_s = steps[static_cast<size_t>(s)].total_s() - b.total_s() +
-                           v * (boundary_s(below) + boundary_s(above));
-    paced_extra_s = s == 0 ? extra_s : std::max(paced_extra_s, extra_s);
-  }
-  // Fill and drain: the first micro-batch crosses every chunk boundary, p·v - 1 hops, each way
-  // (forward from stage k mod p to k + 1, backward the reverse), with nothing to hide behind.
-  // Those include its hops at the pacing stage, so the steady state adds the other m - 1
-  // micro-batches'.
-  double crossing = 0.0;
-  for (int k = 0; k + 1 < p * par.virtual_pipeline_stages; ++k) {
-    crossing += groups.forward_crosses(k % p) ? 1.0 : 0.0;
-    crossing += groups.backward_crosses((k + 1) % p) ? 1.0 : 0.0;
-  }
-  return (m - 1.0) * paced_extra_s + (2.0 * (p * v - 1.0) - crossing) * inside_s +
-         crossing * between_s;
-}
-
 }  // namespace
 
 SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProfile& profile) {
@@ -445,7 +425,8 @@ SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProf
 }
 
 SimulationResult estimate_iteration(const Scenario& scenario, const IterationCosts& costs,
-                                    const HardwareProfile& profile, const MemoryEstimate* memory) {
+                                    const HardwareProfile& profile, const MemoryEstimate* memory,
+                                    EstimateDetail detail) {
   const Parallelism& par = scenario.parallelism;
   const double m = costs.micro_batches;
   // Oversubscribed fabrics: DP rings and PP sends that leave their leaf share its uplinks.
@@ -466,7 +447,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   // (Qi et al. 2024 §3.1) — and it stays exact for uneven stages and few micro-batches, where
   // those closed forms do not.
   thread_local std::vector<std::vector<ChunkOpTimes>> times;
-  const BlockingSends sends = blocking_sends(costs, profile, groups, par);
+  const PipelineSends sends = pipeline_sends(costs, profile, groups, par);
   fill_op_times(costs, groups.dp, profile, par, zero3, sends, times);
   PipelineTimeline timeline =
       replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
@@ -474,16 +455,25 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   reduce_after_last_op(costs, profile, groups.dp, par, timeline);
   // Blocking sends are in the played ops: the busiest stage's own count as exposed PP, the
   // waits they cause it as bubble (the event engine counts a wait as bubble until the sender
-  // put the message on the wire).
-  const double own_sends_s =
-      sends.forward_s.empty() ? 0.0 : m * (sends.forward_s[busiest] + sends.backward_s[busiest]);
-  const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s - own_sends_s);
+  // put the message on the wire). Overlapped sends: what they add to the pipeline, the replay
+  // with and without their arrival delays apart.
+  double pp_s = 0.0;
+  if (sends.blocking) {
+    pp_s = m * (sends.forward_s[busiest] + sends.backward_s[busiest]);
+  } else if (!sends.forward_s.empty() && detail == EstimateDetail::kBreakdown) {
+    for (auto& stage : times) {
+      for (ChunkOpTimes& t : stage)
+        t.activations_arrival_s = t.gradients_arrival_s = 0.0;
+    }
+    const PipelineTimeline instant =
+        replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
+                        costs.compute_rate_during_comm);
+    pp_s = std::max(0.0, timeline.unslowed_makespan_s - instant.unslowed_makespan_s);
+  }
+  const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s - pp_s);
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.
   const double slowed_s = timeline.makespan_s - timeline.unslowed_makespan_s;
-  const double pp_s = !sends.forward_s.empty() ? own_sends_s
-                      : par.pipeline > 1       ? pp_exposed_s(costs, profile, groups, par, steps, b)
-                                               : 0.0;
 
   const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, timeline);
   const double optimizer_s = after.optimizer_s;

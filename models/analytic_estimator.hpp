@@ -15,12 +15,19 @@ namespace capsim {
 [[nodiscard]] SimulationResult estimate_iteration(const Scenario& scenario,
                                                   const HardwareProfile& profile);
 
+// What estimate_iteration works out beyond the iteration time.
+enum class EstimateDetail {
+  kBreakdown,  // the whole breakdown
+  // Overlapped pipeline sends' waits counted as bubble: the split takes a second schedule
+  // replay, which the planner's screen, ranking on time alone, skips.
+  kTimeOnly,
+};
+
 // Same, from costs already computed (the planner reuses them), and optionally the memory
 // estimate_memory gives for this scenario (the planner has it from pruning).
-[[nodiscard]] SimulationResult estimate_iteration(const Scenario& scenario,
-                                                  const IterationCosts& costs,
-                                                  const HardwareProfile& profile,
-                                                  const MemoryEstimate* memory = nullptr);
+[[nodiscard]] SimulationResult estimate_iteration(
+    const Scenario& scenario, const IterationCosts& costs, const HardwareProfile& profile,
+    const MemoryEstimate* memory = nullptr, EstimateDetail detail = EstimateDetail::kBreakdown);
 
 // Fills throughput, MFU/HFU and memory fields of `result` from its iteration time; shared by
 // both engines so they report identically. `memory`, when given, is the scenario's

@@ -18,43 +18,53 @@ namespace capsim {
 namespace {
 
 using replay::graph_of;
+using replay::kArrival;
 using replay::kBucketCount;
 using replay::kComm;
 using replay::kCompute;
 using replay::kFullBucket;
 using replay::kLastBucket;
+using replay::kOpWidth;
 using replay::kRow;
 using replay::ReplayGraph;
 using replay::Step;
 
-// Fills `cost` with the per-call table the steps index: a row of kRow per (stage, chunk).
-void fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
+// Fills `cost` with the per-call table the steps index: a row of kRow per (stage, chunk), then
+// the start's op of zeros. Returns whether any op's data arrives with a delay.
+bool fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
                      std::vector<double>& cost) {
   cost.clear();
+  bool delays = false;
+  const auto op = [&](double compute_s, double comm_s, double arrival_s) {
+    cost.insert(cost.end(), {compute_s + comm_s, compute_s, comm_s, arrival_s});
+    delays = delays || arrival_s > 0.0;
+  };
   for (const auto& stage : times) {
     for (const ChunkOpTimes& t : stage) {
-      const auto op = [&](double compute_s, double comm_s) {
-        cost.insert(cost.end(), {compute_s + comm_s, compute_s, comm_s});
-      };
-      op(t.forward_s, t.forward_comm_s);
-      op(t.recompute_s, t.recompute_comm_s);
-      op(t.backward_s, t.backward_comm_s);
-      op(t.weight_s, 0.0);
+      op(t.forward_s, t.forward_comm_s, t.activations_arrival_s);
+      op(t.recompute_s, t.recompute_comm_s, t.gradients_arrival_s);
+      op(t.backward_s, t.backward_comm_s, t.gradients_arrival_s);
+      op(t.weight_s, 0.0, 0.0);
       const DpBucketSplit& buckets = t.gradient_buckets;
       cost.insert(cost.end(), {static_cast<double>(buckets.count), buckets.full_share, t.bucket_s,
                                buckets.last_share(), t.last_bucket_s});
     }
   }
+  op(0.0, 0.0, 0.0);
+  return delays;
 }
 
-// Returns whether cost tables a and b have the same bits in every op total (what the steps
-// before the first release read).
+// Returns whether cost tables a and b have the same bits in every op total and arrival delay
+// (what the steps before the first release read).
 bool same_totals(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size())
     return false;
-  for (size_t row = 0; row < a.size(); row += kRow) {
-    for (size_t kind = 0; kind < kBucketCount; kind += 3) {
-      if (std::bit_cast<uint64_t>(a[row + kind]) != std::bit_cast<uint64_t>(b[row + kind]))
+  const auto same = [&](size_t i) {
+    return std::bit_cast<uint64_t>(a[i]) == std::bit_cast<uint64_t>(b[i]);
+  };
+  for (size_t row = 0; row + kRow <= a.size(); row += kRow) {
+    for (size_t kind = 0; kind < kBucketCount; kind += kOpWidth) {
+      if (!same(row + kind) || !same(row + kind + kArrival))
         return false;
     }
   }
@@ -116,7 +126,10 @@ struct PlayedEnds {
 // Plays `g` with the op times of `cost` into `out` (whose vectors keep their storage) and
 // returns its end times (valid until the next play). `longer`, when set, is what the play of
 // the same shape with P more micro-batches and the same costs left: the steps the two graphs
-// share are copied from it, not played.
+// share are copied from it, not played. With kSends an op waits for the other stage's op's
+// output to arrive (its end plus the op's arrival delay); without, for its end (the common
+// case, kept free of the extra read).
+template <bool kSends>
 PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, double rate,
                 PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
   // Scratch kept per thread: the planner's screen plays millions of small graphs.
@@ -141,11 +154,19 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
       std::copy_n(longer->end->begin(), shared, end.begin());
     i = std::max(i, shared);
   }
+  // When the data an op (at `index` in the table) waits for arrives, from the end `end_s` of
+  // the op that sends it.
+  const auto arrival = [&](size_t index, double end_s) {
+    if constexpr (kSends)
+      return end_s + cost[index + kArrival];
+    return end_s;
+  };
   for (; i < first_release; ++i) {
     const Step& step = g.steps[i];
+    const size_t index = step.cost_index();
     end[i] = std::max(end[static_cast<size_t>(step.previous)],
-                      end[static_cast<size_t>(step.waits_for)]) +
-             cost[step.cost_index()];
+                      arrival(index, end[static_cast<size_t>(step.waits_for)])) +
+             cost[index];
   }
   link_free.assign(p, 0.0);
   if (unslowed.size() < g.steps.size())
@@ -160,9 +181,11 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
     const size_t index = step.cost_index();
     const double compute_s = cost[index + kCompute];
     const double comm_s = cost[index + kComm];
-    unslowed[i] = std::max(unslowed_end(step.previous), unslowed_end(step.waits_for)) + cost[index];
-    double t =
-        std::max(end[static_cast<size_t>(step.previous)], end[static_cast<size_t>(step.waits_for)]);
+    unslowed[i] =
+        std::max(unslowed_end(step.previous), arrival(index, unslowed_end(step.waits_for))) +
+        cost[index];
+    double t = std::max(end[static_cast<size_t>(step.previous)],
+                        arrival(index, end[static_cast<size_t>(step.waits_for)]));
     if (!step.releases_buckets()) {
       t += slowed_compute_s(t, compute_s, link_free[s], rate) + comm_s;
     } else {
@@ -197,6 +220,13 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
   return {&end, first_release};
 }
 
+// play<> for a table with or without arrival delays (fill_cost_table's answer).
+PlayedEnds play(bool sends, const ReplayGraph& g, const std::vector<double>& cost, size_t p,
+                double rate, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
+  return sends ? play<true>(g, cost, p, rate, out, longer)
+               : play<false>(g, cost, p, rate, out, longer);
+}
+
 }  // namespace
 
 namespace detail {
@@ -208,9 +238,9 @@ PipelineTimeline replay_every_micro_batch(Schedule schedule,
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   std::vector<double> cost;
-  fill_cost_table(times, cost);
+  const bool sends = fill_cost_table(times, cost);
   PipelineTimeline out;
-  play(graph_of(schedule, p, micro_batches, v, recompute), cost, times.size(),
+  play(sends, graph_of(schedule, p, micro_batches, v, recompute), cost, times.size(),
        compute_rate_during_comm, out);
   return out;
 }
@@ -251,24 +281,26 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   thread_local std::vector<double> cost;
   thread_local PipelineTimeline a;
   thread_local PipelineTimeline b;
-  fill_cost_table(times, cost);
+  const bool sends = fill_cost_table(times, cost);
   const auto run = [&](int count, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
-    return play(graph_of(schedule, p, count, v, recompute), cost, times.size(),
+    return play(sends, graph_of(schedule, p, count, v, recompute), cost, times.size(),
                 compute_rate_during_comm, out, longer);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two
   // runs P micro-batches apart (the same count modulo P: the same schedule shape) move every
   // stage by exactly P times that work, each further P micro-batches add the same. The
-  // interleaved order's pace can hang on other stages' chunks, so it needs three runs moving
-  // every stage by one common step twice — evidence, not proof: with random, very unequal chunk
-  // times on one stage a review found 3 in 5,000 cases where the pace still grew later (up to
+  // interleaved order's pace can hang on other stages' chunks, and a cycle through ZB-H1's
+  // send delays can be slower than any stage, so those need three runs moving every stage by
+  // one common step twice — evidence, not proof: with random, very unequal chunk times on one
+  // stage a review found 3 in 5,000 interleaved cases where the pace still grew later (up to
   // 2.4% low), and 1 in 5,000 with random buckets at a 0.07 overlap rate; none with the chunk
   // times the lowering produces. Until then the window moves twice as far each time, and a run
   // too short to gain from it is replayed whole, as runs that do every forward first (GPipe,
   // and interleaved with M not a multiple of P; pace: slowest forward plus slowest backward)
   // always are.
   const bool interleaved = schedule == Schedule::kInterleaved;
+  const bool three_runs = interleaved || sends;  // sends: only the overlapped schedules have them
   const bool forwards_first = schedule == Schedule::kGpipe || (interleaved && m % p != 0);
   double busiest_s = 0.0;
   for (const auto& stage : times) {
@@ -277,17 +309,22 @@ PipelineTimeline replay_pipeline(Schedule schedule,
       work_s += t.total_s();
     busiest_s = std::max(busiest_s, work_s);
   }
-  // (At least 2P when interleaved: with M == P its warm-up differs.)
-  int first = interleaved ? 2 * p : p + m % p;
+  // The first window: at least 2P when interleaved (with M == P it warms up differently), 4P
+  // with send delays, which stretch the warm-up: on 10,000 random cases of each schedule with
+  // hops up to two forwards, from 2P the cut-off came out low in 23 ZB-H1 cases (by up to 1.7%)
+  // and 2 interleaved ones (0.18%), from 4P in 2 ZB-H1 cases (0.39%); with hops up to one
+  // forward in none (PipelineReplayTest.ExtendsLongRunsExactly).
+  const int warm_up = sends ? 4 * p : interleaved ? 2 * p : p;
+  int first = warm_up + m % p;
   PipelineTimeline c;
   for (;; first = 2 * first - m % p) {
-    const int runs = interleaved ? 3 : 2;
+    const int runs = three_runs ? 3 : 2;
     if (forwards_first || m <= runs * (first + p)) {
       run(m, c);
       return c;
     }
     // Longest first: each shorter run starts from the steps it shares with the one before.
-    if (!interleaved) {
+    if (!three_runs) {
       const PlayedEnds longer = run(first + p, b);
       run(first, a, &longer);
       if (moved_by(a, b, p * busiest_s)) {

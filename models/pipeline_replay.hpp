@@ -24,6 +24,12 @@ struct ChunkOpTimes {
   double forward_comm_s = 0.0;  // after the op's compute
   double recompute_comm_s = 0.0;
   double backward_comm_s = 0.0;
+  // Overlapped sends (interleaved, ZB-H1): how long after the previous virtual stage's forward
+  // ends its activations arrive for this chunk's forward, and after the next one's backward (B)
+  // its gradients for this chunk's recompute and backward. The sender goes on; only the
+  // receiving op waits. Blocking sends are in the sending ops' comm times.
+  double activations_arrival_s = 0.0;
+  double gradients_arrival_s = 0.0;
   [[nodiscard]] double total_s() const {
     return forward_s + recompute_s + backward_s + weight_s + forward_comm_s + recompute_comm_s +
            backward_comm_s;
@@ -42,22 +48,23 @@ struct PipelineTimeline {
 
 // Plays the schedule's op order (models/pipeline_schedule.hpp) with fixed op times: each stage
 // runs its ops in order, a forward waits for the previous virtual stage's forward of the same
-// micro-batch, a backward (or B) for the next virtual stage's. Blocking sends (1F1B, GPipe)
-// are part of the sending op's communication time; overlapped ones take no time here, the
-// estimator prices them apart. The longest path of this graph is the pipeline's compute
-// makespan, bubbles included, for any mix of stage times (uneven stages, a heavy first stage),
-// which no closed form in the literature covers for all four schedules.
+// micro-batch to arrive, a backward (or B) for the next virtual stage's. Blocking sends (1F1B,
+// GPipe) are part of the sending op's communication time; overlapped ones (interleaved, ZB-H1)
+// delay only the receiving op, as the event engine plays them. The longest path of this graph
+// is the pipeline's makespan, bubbles included, for any mix of stage times (uneven stages, a
+// heavy first stage), which no closed form in the literature covers for all four schedules.
 //
 // Gradient buckets (PyTorch DDP, Li et al. 2020; Megatron overlap_grad_reduce) go out one after
 // another per stage as their chunk's gradients are done, as the event engine issues them; while
 // any is on the wire the stage computes at `compute_rate_during_comm` (the SMs NCCL holds,
 // models/overlap.hpp), so early chunks' buckets hide in the cooldown and slow it.
 //
-// Long runs are not replayed in full: 1F1B and ZB-H1 stop once two runs of P + (M mod P) and
-// 2P + (M mod P) micro-batches (the same schedule shape) move every stage by P times the
-// busiest stage's work, the pace no cycle of their graph can exceed, and each further P
-// micro-batches add that step; interleaved runs stop after three runs move every stage by one
-// common step twice, which is strong evidence but not proof (pipeline_replay.cpp says when it
+// Long runs are not replayed in full: 1F1B, and ZB-H1 without send delays, stop once two runs
+// of P + (M mod P) and 2P + (M mod P) micro-batches (the same schedule shape) move every stage
+// by P times the busiest stage's work, the pace no cycle of their graph can exceed, and each
+// further P micro-batches add that step; interleaved runs, and ZB-H1 with send delays (whose
+// cycles through a send can be slower), stop after three runs move every stage by one common
+// step twice, which is strong evidence but not proof (pipeline_replay.cpp says when it
 // failed). Otherwise the window doubles, and a run too short to gain from it is replayed whole,
 // as GPipe runs always are (`PipelineReplayTest.ExtendsLongRunsExactly`). The graph of each
 // shape is built once per thread; each thread also keeps the op ends before the first bucket

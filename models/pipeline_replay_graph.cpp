@@ -86,7 +86,7 @@ class GraphBuilder {
                                                            : OpKind::kBackward),
         placed_(p, m, v),
         last_gradient_step_(as_size(p) * as_size(v), 0) {
-    g_.steps.push_back({0, 0, 0, 0});
+    g_.steps.push_back({0, 0, 0, p * v * kRow});  // the start: the op of zeros after the rows
     g_.first_forward.assign(static_cast<size_t>(p), 0);
     g_.last_op.assign(static_cast<size_t>(p), 0);
   }

@@ -13,14 +13,18 @@
 namespace capsim::replay {
 
 // Per (stage, chunk) row of the per-call table: for each op kind (cost_kind) its total, compute
-// and communication time, then the chunk's bucket count, and a full bucket's and the last
-// bucket's share of its gradients and reduction time.
-constexpr int kRow = 17;
+// and communication time and how long after the op it waits for ends its data arrives
+// (overlapped sends, models/pipeline_replay.hpp), then the chunk's bucket count, and a full
+// bucket's and the last bucket's share of its gradients and reduction time. After the last
+// row, one op of zeros: the start's.
+constexpr int kOpWidth = 4;
 constexpr int kCompute = 1;  // offsets from an op's total
 constexpr int kComm = 2;
-constexpr int kBucketCount = 12;
-constexpr int kFullBucket = 13;  // share, then time
-constexpr int kLastBucket = 15;
+constexpr int kArrival = 3;
+constexpr int kBucketCount = 4 * kOpWidth;
+constexpr int kFullBucket = kBucketCount + 1;  // share, then time
+constexpr int kLastBucket = kBucketCount + 3;
+constexpr int kRow = kBucketCount + 5;
 
 // One op of the replay, in an order where every op comes after the ops it waits for.
 // Steps are numbered from 1; slot 0 of the end times is the start of the iteration, so that an
@@ -56,12 +60,12 @@ struct ReplayGraph {
     case OpKind::kForward:
       return 0;
     case OpKind::kRecompute:
-      return 3;
+      return kOpWidth;
     case OpKind::kBackward:
     case OpKind::kBackwardInput:
-      return 6;
+      return 2 * kOpWidth;
     case OpKind::kBackwardWeight:
-      return 9;
+      return 3 * kOpWidth;
   }
   return 0;
 }

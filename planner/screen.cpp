@@ -183,7 +183,8 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     return;
   }
   const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile);
-  const SimulationResult r = estimate_iteration(sc, costs, *ctx.profile, &mem);
+  const SimulationResult r =
+      estimate_iteration(sc, costs, *ctx.profile, &mem, EstimateDetail::kTimeOnly);
   ++out.screened;
   if (r.tokens_per_s < ctx.need)
     out.pruned.add(PruneReason::kBelowTarget);

@@ -1,15 +1,20 @@
 // The two engines over random valid layouts (tests/models/random_scenario.hpp). They differ
-// only by what flows do and by how the estimator prices overlapped pipeline sends:
+// only by what flows do:
 // - without pipeline parallelism (DP, TP, CP and ZeRO-3 streams, one node or many, every
 //   fabric) they must agree within 0.1% (the 100 such layouts here agree to 1e-6, 2026-11-26);
-// - with it, both play the blocking sends of 1F1B and GPipe, so those differ by the NIC
-//   sharing the estimator does not see, and the estimator prices the overlapped sends of the
-//   interleaved schedule and ZB-H1 in closed form (docs/estimator.md, "PP transfers"), where
-//   the event engine lets a send that finds its receiver waiting overlap the receiver's bubble:
-//   on the 200 such layouts here the estimator is up to 4.9% slower (interleaved; 1F1B 3.7%,
-//   5.8% before 2026-11-26) and at most 1.5% faster; 6% and 2% allowed.
+// - with it, both play every PP send (blocking under 1F1B and GPipe, overlapped under the
+//   interleaved schedule and ZB-H1, where only the receiver waits), so they differ by the NIC
+//   and NVLink sharing the estimator does not see: a send beside another or beside a DP bucket
+//   is slower in the event engine (the estimator faster), two blocking sends arriving at once
+//   hold a stage longer in one engine than the other. On the 200 such layouts here
+//   (2026-11-26) the estimator is at most 3.7% slower (1F1B) and 2.2% faster (interleaved;
+//   before the overlapped sends were replayed, 4.9% slower and 1.5% faster); 4% and 3% allowed.
+//   The test prints each schedule's mean |difference| and extremes.
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -29,12 +34,27 @@ namespace {
 
 constexpr int kLayouts = 300;
 constexpr double kWithoutPipeline = 0.001;
-constexpr double kWithPipelineSlower = 0.06;
-constexpr double kWithPipelineFaster = 0.02;
+constexpr double kWithPipelineSlower = 0.04;
+constexpr double kWithPipelineFaster = 0.03;
+
+// Per schedule: the layouts, the sum of |difference| and the extremes (printed for the docs).
+struct GapSummary {
+  int layouts = 0;
+  double abs_sum = 0.0;
+  double lowest = 0.0;
+  double highest = 0.0;
+  void add(double gap) {
+    ++layouts;
+    abs_sum += std::abs(gap);
+    lowest = std::min(lowest, gap);
+    highest = std::max(highest, gap);
+  }
+};
 
 TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
   test::Rng rng(20261127);
   int pipelined = 0;
+  std::map<std::string, GapSummary> summary;
   for (int i = 0; i < kLayouts; ++i) {
     const Scenario sc = test::random_scenario(rng);
     const HardwareProfile profile = resolve_profile(sc);
@@ -46,6 +66,8 @@ TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
     ASSERT_EQ(event.rfind("exception: ", 0), std::string::npos) << event;
     const double gap = analytic / std::stod(event) - 1.0;
     const std::string layout = scenario_to_json(sc).dump();
+    summary[sc.parallelism.pipeline == 1 ? "no pipeline" : to_string(sc.parallelism.schedule)].add(
+        gap);
     if (sc.parallelism.pipeline == 1) {
       EXPECT_LT(std::abs(gap), kWithoutPipeline) << layout;
     } else {
@@ -53,6 +75,10 @@ TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
       EXPECT_LT(gap, kWithPipelineSlower) << layout;
       EXPECT_GT(gap, -kWithPipelineFaster) << layout;
     }
+  }
+  for (const auto& [name, g] : summary) {
+    std::printf("%-18s %3d layouts: mean |difference| %.2f%%, %+.2f%% to %+.2f%%\n", name.c_str(),
+                g.layouts, 100.0 * g.abs_sum / g.layouts, 100.0 * g.lowest, 100.0 * g.highest);
   }
   EXPECT_GT(pipelined, kLayouts / 3);  // both kinds are well represented
   EXPECT_LT(pipelined, kLayouts * 3 / 4);

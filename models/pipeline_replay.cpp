@@ -123,12 +123,32 @@ struct PlayedEnds {
   size_t pure_steps = 0;
 };
 
+// Plays steps [from, to) of `g`, all before its first release (nothing slows compute), into
+// `end`. With kSends an op waits for the other stage's op's output to arrive (its end plus the
+// op's arrival delay); without, for its end (the common case, kept free of the extra read).
+template <bool kSends>
+void play_pure_steps(const ReplayGraph& g, const double* cost, size_t from, size_t to,
+                     double* end) {
+  const Step* steps = g.steps.data();
+  for (size_t i = from; i < to; ++i) {
+    const Step& step = steps[i];
+    const size_t index = step.cost_index();
+    const double total_s = cost[index];
+    const double previous_end_s = end[step.previous];
+    const double input_end_s = end[step.waits_for];
+    if constexpr (kSends) {
+      // The delay joins the op's time off the chain of ends (the replay is latency-bound).
+      end[i] = std::max(previous_end_s + total_s, input_end_s + (cost[index + kArrival] + total_s));
+    } else {
+      end[i] = std::max(previous_end_s, input_end_s) + total_s;
+    }
+  }
+}
+
 // Plays `g` with the op times of `cost` into `out` (whose vectors keep their storage) and
 // returns its end times (valid until the next play). `longer`, when set, is what the play of
 // the same shape with P more micro-batches and the same costs left: the steps the two graphs
-// share are copied from it, not played. With kSends an op waits for the other stage's op's
-// output to arrive (its end plus the op's arrival delay); without, for its end (the common
-// case, kept free of the extra read).
+// share are copied from it, not played. kSends as for play_pure_steps.
 template <bool kSends>
 PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, double rate,
                 PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
@@ -161,13 +181,8 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
       return end_s + cost[index + kArrival];
     return end_s;
   };
-  for (; i < first_release; ++i) {
-    const Step& step = g.steps[i];
-    const size_t index = step.cost_index();
-    end[i] = std::max(end[static_cast<size_t>(step.previous)],
-                      arrival(index, end[static_cast<size_t>(step.waits_for)])) +
-             cost[index];
-  }
+  play_pure_steps<kSends>(g, cost.data(), i, first_release, end.data());
+  i = first_release;
   link_free.assign(p, 0.0);
   if (unslowed.size() < g.steps.size())
     unslowed.resize(g.steps.size());
@@ -290,9 +305,9 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two
   // runs P micro-batches apart (the same count modulo P: the same schedule shape) move every
   // stage by exactly P times that work, each further P micro-batches add the same. The
-  // interleaved order's pace can hang on other stages' chunks, and a cycle through ZB-H1's
-  // send delays can be slower than any stage, so those need three runs moving every stage by
-  // one common step twice — evidence, not proof: with random, very unequal chunk times on one
+  // interleaved order's pace can hang on other stages' chunks, and a cycle through long send
+  // delays can be slower than any stage, so those need three runs moving every stage by one
+  // common step twice — evidence, not proof: with random, very unequal chunk times on one
   // stage a review found 3 in 5,000 interleaved cases where the pace still grew later (up to
   // 2.4% low), and 1 in 5,000 with random buckets at a 0.07 overlap rate; none with the chunk
   // times the lowering produces. Until then the window moves twice as far each time, and a run
@@ -300,21 +315,28 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   // and interleaved with M not a multiple of P; pace: slowest forward plus slowest backward)
   // always are.
   const bool interleaved = schedule == Schedule::kInterleaved;
-  const bool three_runs = interleaved || sends;  // sends: only the overlapped schedules have them
   const bool forwards_first = schedule == Schedule::kGpipe || (interleaved && m % p != 0);
   double busiest_s = 0.0;
+  double longest_delay_s = 0.0;
+  double shortest_forward_s = times.front().front().forward_s;
   for (const auto& stage : times) {
     double work_s = 0.0;
-    for (const ChunkOpTimes& t : stage)
+    for (const ChunkOpTimes& t : stage) {
       work_s += t.total_s();
+      longest_delay_s = std::max({longest_delay_s, t.activations_arrival_s, t.gradients_arrival_s});
+      shortest_forward_s = std::min(shortest_forward_s, t.forward_s);
+    }
     busiest_s = std::max(busiest_s, work_s);
   }
-  // The first window: at least 2P when interleaved (with M == P it warms up differently), 4P
-  // with send delays, which stretch the warm-up: on 10,000 random cases of each schedule with
-  // hops up to two forwards, from 2P the cut-off came out low in 23 ZB-H1 cases (by up to 1.7%)
-  // and 2 interleaved ones (0.18%), from 4P in 2 ZB-H1 cases (0.39%); with hops up to one
-  // forward in none (PipelineReplayTest.ExtendsLongRunsExactly).
-  const int warm_up = sends ? 4 * p : interleaved ? 2 * p : p;
+  // Send delays longer than half the shortest forward stretch the warm-up: then three runs from
+  // 4P (else from 2P when interleaved, where M == P warms up differently, and two from P). On
+  // 10,000 random cases of each schedule (PipelineReplayTest.LongHopsStayWithinAPercent is
+  // one such family): with delays up to half the shortest forward none came out wrong; with
+  // delays up to two forwards of their stage 2 ZB-H1 cases came out low, by up to 0.94% (23,
+  // by up to 1.7%, with three runs from 2P; more with two).
+  const bool long_delays = longest_delay_s > 0.5 * shortest_forward_s;
+  const bool three_runs = interleaved || long_delays;
+  const int warm_up = long_delays ? 4 * p : interleaved ? 2 * p : p;
   int first = warm_up + m % p;
   PipelineTimeline c;
   for (;; first = 2 * first - m % p) {

@@ -59,16 +59,17 @@ struct PipelineTimeline {
 // any is on the wire the stage computes at `compute_rate_during_comm` (the SMs NCCL holds,
 // models/overlap.hpp), so early chunks' buckets hide in the cooldown and slow it.
 //
-// Long runs are not replayed in full: 1F1B, and ZB-H1 without send delays, stop once two runs
-// of P + (M mod P) and 2P + (M mod P) micro-batches (the same schedule shape) move every stage
-// by P times the busiest stage's work, the pace no cycle of their graph can exceed, and each
-// further P micro-batches add that step; interleaved runs, and ZB-H1 with send delays (whose
-// cycles through a send can be slower), stop after three runs move every stage by one common
-// step twice, which is strong evidence but not proof (pipeline_replay.cpp says when it
-// failed). Otherwise the window doubles, and a run too short to gain from it is replayed whole,
-// as GPipe runs always are (`PipelineReplayTest.ExtendsLongRunsExactly`). The graph of each
-// shape is built once per thread; each thread also keeps the op ends before the first bucket
-// release of its last few replays, reused for the same graph and op totals (values unchanged).
+// Long runs are not replayed in full: 1F1B and ZB-H1 stop once two runs of P + (M mod P) and
+// 2P + (M mod P) micro-batches (the same schedule shape) move every stage by P times the
+// busiest stage's work, the pace no cycle of their graph can exceed (with send delays up to
+// half the shortest forward: evidence), and each further P micro-batches add that step;
+// interleaved runs, and ZB-H1 with longer delays (a cycle through them can be slower than any
+// stage), stop after three runs move every stage by one common step twice, which is strong
+// evidence but not proof (pipeline_replay.cpp says when it failed). Otherwise the window doubles,
+// and a run too short to gain from it is replayed whole, as GPipe runs always are
+// (`PipelineReplayTest.ExtendsLongRunsExactly`). The graph of each shape is built once per thread;
+// each thread also keeps the op ends before the first bucket release of its last few replays,
+// reused for the same graph and op totals (values unchanged).
 //
 // REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,
 // micro_batches >= 1 (interleaved with fewer micro-batches than stages, or a count that is not a

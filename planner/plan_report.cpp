@@ -126,6 +126,7 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
                    {"screened", result.screened},
                    {"confirmed_candidates", result.candidates.size()},
                    {"confirmations", result.confirmations},
+                   {"second_batch_confirmations", result.second_batch},
                    {"event_engine", result.event_available}};
   json dis = json::array();
   for (const ScreenedCandidate* c : disagreements(result)) {
@@ -214,6 +215,13 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                   c->event.iteration_time_s, disagreement_pct(*c));
     out += line.data();
     ++shown;
+  }
+  if (result.second_batch > 0) {
+    std::snprintf(line.data(), line.size(),
+                  "  %zu confirmed in a second batch: the screen ranked them faster than the event "
+                  "engine ran their group's best\n",
+                  result.second_batch);
+    out += line.data();
   }
   if (result.event_available && !result.candidates.empty()) {
     out +=

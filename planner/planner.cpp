@@ -36,24 +36,30 @@ std::tuple<int, int, int, int, int, int, Schedule> mesh_key(const Parallelism& p
           p.micro_batch_size, p.global_batch_size, p.schedule};
 }
 
-// Returns the K to confirm from a group's pool (sorted fastest first): the fastest of each
-// distinct mesh first, then the fastest of the rest.
-std::vector<ScreenedCandidate> choose_for_confirmation(std::vector<ScreenedCandidate> pool,
-                                                       size_t k) {
+// A group's pool split into the K to confirm first and the rest, each sorted fastest first.
+struct ConfirmChoice {
   std::vector<ScreenedCandidate> chosen;
   std::vector<ScreenedCandidate> rest;
+};
+
+// Returns the K to confirm from a group's pool (sorted fastest first): the fastest of each
+// distinct mesh first, then the fastest of the rest.
+ConfirmChoice choose_for_confirmation(std::vector<ScreenedCandidate> pool, size_t k) {
+  ConfirmChoice out;
+  std::vector<ScreenedCandidate> others;
   std::set<std::tuple<int, int, int, int, int, int, Schedule>> seen;
   for (auto& c : pool) {
-    if (chosen.size() < k && seen.insert(mesh_key(c.candidate.parallelism)).second) {
-      chosen.push_back(std::move(c));
+    if (out.chosen.size() < k && seen.insert(mesh_key(c.candidate.parallelism)).second) {
+      out.chosen.push_back(std::move(c));
     } else {
-      rest.push_back(std::move(c));
+      others.push_back(std::move(c));
     }
   }
-  for (size_t i = 0; i < rest.size() && chosen.size() < k; ++i)
-    chosen.push_back(std::move(rest[i]));
-  std::sort(chosen.begin(), chosen.end(), faster);
-  return chosen;
+  for (auto& c : others) {
+    (out.chosen.size() < k ? out.chosen : out.rest).push_back(std::move(c));
+  }
+  std::sort(out.chosen.begin(), out.chosen.end(), faster);
+  return out;
 }
 
 double required_tokens_per_s(const PlanSpec& plan) {
@@ -172,12 +178,13 @@ std::vector<GroupKey> groups_to_confirm(const Groups& groups, double need,
   return chosen;
 }
 
-// Records the event engine's outcomes on the candidates they belong to (same order).
-void apply_confirmations(ConfirmBatch& batch, PlanResult& result) {
-  result.confirmations = static_cast<int>(batch.outcomes.size());
-  for (size_t i = 0; i < batch.outcomes.size() && i < result.candidates.size(); ++i) {
+// Records the event engine's outcomes on the candidates they belong to (in order, from
+// `first`).
+void apply_confirmations(ConfirmBatch& batch, size_t first, PlanResult& result) {
+  result.confirmations += static_cast<int>(batch.outcomes.size());
+  for (size_t i = 0; i < batch.outcomes.size() && first + i < result.candidates.size(); ++i) {
     ConfirmOutcome& o = batch.outcomes[i];
-    ScreenedCandidate& c = result.candidates[i];
+    ScreenedCandidate& c = result.candidates[first + i];
     if (!o.ok) {
       c.confirm_error = o.error;
       continue;
@@ -190,27 +197,85 @@ void apply_confirmations(ConfirmBatch& batch, PlanResult& result) {
   }
 }
 
-// Runs the event engine on every candidate when a confirm function is set; without one, or
-// when the engine is unavailable, a note says the ranking uses the screen's numbers.
-void confirm_candidates(const PlanSpec& plan, const PlanOptions& options, PlanResult& result) {
+// Runs the event engine on the candidates from `first` on when a confirm function is set;
+// without one, or when the engine is unavailable, a note says the ranking uses the screen's
+// numbers.
+void confirm_candidates(const PlanSpec& plan, const PlanOptions& options, size_t first,
+                        PlanResult& result) {
   if (!options.confirm) {
     result.notes.emplace_back("confirmation disabled; ranking uses the analytic screen's numbers");
     return;
   }
-  if (result.candidates.empty())
+  if (result.candidates.size() <= first)
     return;
   std::vector<Scenario> scenarios;
-  for (const auto& c : result.candidates)
-    scenarios.push_back(candidate_scenario(plan, c.candidate));
+  for (size_t i = first; i < result.candidates.size(); ++i)
+    scenarios.push_back(candidate_scenario(plan, result.candidates[i].candidate));
   ConfirmBatch batch = options.confirm(scenarios, options.progress);
   result.event_available = batch.available;
   if (batch.available) {
-    apply_confirmations(batch, result);
+    apply_confirmations(batch, first, result);
     return;
   }
   result.event_unavailable_reason = batch.reason;
   result.notes.push_back("event engine unavailable (" + batch.reason +
                          "); ranking uses the analytic screen's numbers");
+}
+
+// The screen prices no link sharing, so the event engine runs a layout at most as fast as the
+// screen says (the 64 x p5 check: never faster in 3,417 layouts; docs/planner.md), and how much
+// slower is mostly a property of the mesh (which links its flows share). So a group whose
+// confirmed best the event engine ran slower than the screen ranked some of its other
+// candidates may hold a faster one: of its unconfirmed candidates, the fastest of each mesh not
+// yet confirmed whose screen time beats that best, and any of a confirmed mesh that still beats
+// it once scaled by that mesh's event / screen ratio, are confirmed in a second batch (at most
+// K per group). Returns how many, appended to `result.candidates` (`groups` says each one's
+// group).
+size_t add_candidates_the_confirmed_do_not_bound(std::map<GroupKey, ConfirmChoice>& reserves,
+                                                 std::vector<GroupKey>& groups, size_t k,
+                                                 PlanResult& result) {
+  using MeshKey = decltype(mesh_key(Parallelism{}));
+  struct GroupState {
+    double best_tokens_per_s = 0.0;
+    std::map<MeshKey, double> slowdown;  // confirmed mesh: event time / screen time
+  };
+  std::map<GroupKey, GroupState> state;
+  for (size_t i = 0; i < result.candidates.size(); ++i) {
+    const ScreenedCandidate& c = result.candidates[i];
+    if (!c.confirmed)
+      continue;
+    GroupState& g = state[groups[i]];
+    g.best_tokens_per_s = std::max(g.best_tokens_per_s, c.event.tokens_per_s);
+    const double ratio = c.analytic.tokens_per_s / c.event.tokens_per_s;
+    auto [it, inserted] = g.slowdown.emplace(mesh_key(c.candidate.parallelism), ratio);
+    if (!inserted)
+      it->second = std::min(it->second, ratio);
+  }
+  size_t added = 0;
+  for (auto& [key, reserve] : reserves) {
+    const auto g = state.find(key);
+    if (g == state.end())
+      continue;
+    size_t added_here = 0;
+    std::set<MeshKey> new_meshes;
+    for (auto& c : reserve.rest) {
+      if (added_here == k || c.analytic.tokens_per_s <= g->second.best_tokens_per_s)
+        break;  // sorted fastest first: the rest are no faster on the screen
+      const MeshKey mesh = mesh_key(c.candidate.parallelism);
+      const auto known = g->second.slowdown.find(mesh);
+      const bool promising =
+          known != g->second.slowdown.end()
+              ? c.analytic.tokens_per_s / known->second > g->second.best_tokens_per_s
+              : new_meshes.insert(mesh).second;
+      if (!promising)
+        continue;
+      result.candidates.push_back(std::move(c));
+      groups.push_back(key);
+      ++added_here;
+    }
+    added += added_here;
+  }
+  return added;
 }
 
 // Ranks every candidate under every pricing option of its instance, on the confirmed numbers;
@@ -300,13 +365,27 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   result.screen_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   Groups groups = merge_into_groups(result, work.items, item_results, pool);
+  std::map<GroupKey, ConfirmChoice> reserves;
+  std::vector<GroupKey> candidate_groups;
   for (const auto& key : groups_to_confirm(groups, need, result.notes)) {
-    for (auto& c : choose_for_confirmation(std::move(groups[key]), k))
+    ConfirmChoice& choice = reserves[key] = choose_for_confirmation(std::move(groups[key]), k);
+    for (auto& c : choice.chosen) {
       result.candidates.push_back(std::move(c));
+      candidate_groups.push_back(key);
+    }
   }
 
   const auto t1 = Clock::now();
-  confirm_candidates(plan, options, result);
+  confirm_candidates(plan, options, 0, result);
+  if (result.event_available) {
+    const size_t first = result.candidates.size();
+    const size_t added =
+        add_candidates_the_confirmed_do_not_bound(reserves, candidate_groups, k, result);
+    if (added > 0) {
+      confirm_candidates(plan, options, first, result);
+      result.second_batch = added;
+    }
+  }
   result.confirm_wall_s = std::chrono::duration<double>(Clock::now() - t1).count();
 
   rank_candidates(plan, result);

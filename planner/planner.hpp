@@ -43,13 +43,16 @@ struct RankedEntry {
 
 // Everything `capsim plan` reports. Plain value.
 struct PlanResult {
-  std::vector<ScreenedCandidate> candidates;  // the K chosen per (instance, node count)
+  std::vector<ScreenedCandidate> candidates;  // the confirmed per (instance, node count)
   std::vector<RankedEntry> ranked;            // by objective; target-meeting first
   std::vector<RankedEntry> pareto;            // cost vs days, by days ascending
   PruneCounts pruned;
   long long enumerated = 0;
   long long screened = 0;  // analytic evaluations
   int confirmations = 0;   // event runs attempted
+  // Of the candidates, those confirmed in a second batch because the screen ranked them faster
+  // than the event engine ran their group's confirmed best.
+  size_t second_batch = 0;
   bool event_available = false;
   std::string event_unavailable_reason;
   double screen_wall_s = 0.0;

@@ -554,6 +554,60 @@ TEST(PlannerTest, RanksOnConfirmedNumbers) {
   EXPECT_EQ(r.screen_winner_changed, screen_best != r.ranked[0].candidate);
 }
 
+// A stand-in for the event engine that agrees with the screen except on layouts with
+// `slow_virtual_stages` virtual stages, which it runs `slowdown` times slower (as contention
+// would slow one mesh).
+ConfirmFn confirmer_slowing_virtual_stages(int slow_virtual_stages, double slowdown) {
+  return [=](const std::vector<Scenario>& scenarios, const ProgressFn&) {
+    ConfirmBatch batch;
+    for (const auto& sc : scenarios) {
+      const SimulationResult r = estimate_iteration(sc, resolve_profile(sc));
+      const double f =
+          sc.parallelism.virtual_pipeline_stages == slow_virtual_stages ? slowdown : 1.0;
+      ConfirmOutcome o;
+      o.ok = true;
+      o.evaluation = {"event",   r.iteration_time_s * f, r.tokens_per_s / f,
+                      r.mfu / f, r.memory.peak_bytes,    r.memory.capacity_bytes};
+      batch.outcomes.push_back(o);
+    }
+    return batch;
+  };
+}
+
+// A group whose first choice the event engine runs slower than the screen ranked the group's
+// next candidates gets those confirmed too (a second batch), and one of them wins; when the
+// event engine agrees with the screen nothing more is confirmed.
+TEST(PlannerTest, ConfirmsMoreWhereTheEventEngineRanTheFirstChoiceSlower) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
+  plan.node_counts = {64};
+  plan.space.zero_stage = {0, 1};
+  plan.space.pipeline = {1, 2, 4};
+  plan.confirm_top_k = 1;
+  PlanOptions opts;
+  opts.confirm = confirmer_slowing_virtual_stages(0, 1.0);
+  const PlanResult agreed = run_plan(plan, opts);
+  ASSERT_EQ(agreed.candidates.size(), 1u);
+  EXPECT_EQ(agreed.second_batch, 0u);
+  const Parallelism favourite = agreed.candidates[0].candidate.parallelism;
+  ASSERT_GT(favourite.virtual_pipeline_stages, 1);
+
+  // The favourite's mesh 10% slower: the next mesh (another virtual-stage count), within 10% on
+  // the screen, is confirmed and wins; its own mesh is not confirmed again.
+  opts.confirm = confirmer_slowing_virtual_stages(favourite.virtual_pipeline_stages, 1.1);
+  const PlanResult r = run_plan(plan, opts);
+  EXPECT_EQ(r.second_batch, 1u);  // at most K more per group
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_EQ(r.confirmations, 2);
+  EXPECT_NE(r.candidates[1].candidate.parallelism.virtual_pipeline_stages,
+            favourite.virtual_pipeline_stages);
+  EXPECT_EQ(r.ranked[0].candidate, 1u);
+  EXPECT_TRUE(r.screen_winner_changed);
+  EXPECT_EQ(plan_to_json(plan, r, 5, false).at("search").at("second_batch_confirmations"), 1);
+  EXPECT_NE(plan_table(plan, r, 5).find("1 confirmed in a second batch"), std::string::npos);
+  EXPECT_EQ(plan_table(plan, agreed, 5).find("second batch"), std::string::npos);
+}
+
 TEST(PlannerTest, UnavailableEventEngineFallsBackToTheScreen) {
   const std::string dir = ::testing::TempDir() + "capsim_no_event";
   std::filesystem::create_directories(dir);

@@ -197,7 +197,7 @@ double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profil
 // forward ends once its activations reached the next stage and a backward once its gradients
 // reached the previous one: the sends are part of the ops. The interleaved schedule
 // (overlap_p2p_comm) and ZB-H1 overlap them: the sender goes on, and the op that needs the
-// data waits for it to arrive (ChunkOpTimes' send delays). Either way the replay places them
+// data waits for it to arrive (ChunkOpTimes' arrival delays). Either way the replay places them
 // exactly, fill, drain and steady state alike. Empty for a single stage.
 struct PipelineSends {
   bool blocking = false;

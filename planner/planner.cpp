@@ -212,11 +212,17 @@ void confirm_candidates(const PlanSpec& plan, const PlanOptions& options, size_t
   for (size_t i = first; i < result.candidates.size(); ++i)
     scenarios.push_back(candidate_scenario(plan, result.candidates[i].candidate));
   ConfirmBatch batch = options.confirm(scenarios, options.progress);
-  result.event_available = batch.available;
   if (batch.available) {
+    result.event_available = true;
     apply_confirmations(batch, first, result);
     return;
   }
+  if (first > 0) {  // a second batch: the first one's numbers stand
+    result.notes.push_back("a second confirmation batch could not run (" + batch.reason +
+                           "); its candidates keep the analytic screen's numbers");
+    return;
+  }
+  result.event_available = false;
   result.event_unavailable_reason = batch.reason;
   result.notes.push_back("event engine unavailable (" + batch.reason +
                          "); ranking uses the analytic screen's numbers");

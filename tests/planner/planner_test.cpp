@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -606,6 +607,38 @@ TEST(PlannerTest, ConfirmsMoreWhereTheEventEngineRanTheFirstChoiceSlower) {
   EXPECT_EQ(plan_to_json(plan, r, 5, false).at("search").at("second_batch_confirmations"), 1);
   EXPECT_NE(plan_table(plan, r, 5).find("1 confirmed in a second batch"), std::string::npos);
   EXPECT_EQ(plan_table(plan, agreed, 5).find("second batch"), std::string::npos);
+}
+
+// A second batch that cannot run leaves the first batch's confirmations standing, with a note.
+TEST(PlannerTest, AFailedSecondBatchKeepsTheFirst) {
+  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
+  plan.node_counts = {64};
+  plan.space.zero_stage = {0, 1};
+  plan.space.pipeline = {1, 2, 4};
+  plan.confirm_top_k = 1;
+  const ConfirmFn slowing = confirmer_slowing_virtual_stages(6, 1.1);
+  auto calls = std::make_shared<int>(0);
+  PlanOptions opts;
+  opts.confirm = [slowing, calls](const std::vector<Scenario>& scenarios, const ProgressFn& p) {
+    if ((*calls)++ == 0)
+      return slowing(scenarios, p);
+    ConfirmBatch unavailable;
+    unavailable.available = false;
+    unavailable.reason = "gone";
+    return unavailable;
+  };
+  const PlanResult r = run_plan(plan, opts);
+  EXPECT_EQ(*calls, 2);
+  EXPECT_TRUE(r.event_available);
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_TRUE(r.candidates[0].confirmed);
+  EXPECT_FALSE(r.candidates[1].confirmed);
+  EXPECT_EQ(r.confirmations, 1);
+  bool noted = false;
+  for (const auto& n : r.notes)
+    noted = noted || n.find("second confirmation batch could not run (gone)") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 TEST(PlannerTest, UnavailableEventEngineFallsBackToTheScreen) {

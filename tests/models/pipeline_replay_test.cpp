@@ -391,9 +391,9 @@ TEST(PipelineReplayTest, KeptPrefixesGiveTheSameBits) {
 TEST(PipelineReplayTest, ShorterRunsStartFromTheLongerRunsSteps) {
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> time(0.3, 3.0);
-  // Send delays in forwards: none, short (the same windows; under ZB-H1 even short ones pace
-  // the steady state beyond the busiest stage, so its two-run rule never cuts off) and long
-  // (three runs from 4P).
+  // Send delays in forwards: none, short (the same windows; not under ZB-H1, where short ones
+  // here pace the steady state beyond the busiest stage, so its two-run rule never cuts off)
+  // and long (three runs from 4P).
   for (const auto& [sch, delay] :
        {std::pair{Schedule::kOneFOneB, 0.0}, std::pair{Schedule::kZeroBubble, 0.0},
         std::pair{Schedule::kInterleaved, 0.0}, std::pair{Schedule::kInterleaved, 0.1},

@@ -20,7 +20,7 @@ constexpr double kMinAttentionScale = 0.1;
 constexpr double kMaxAttentionScale = 2.0;
 
 double predicted_s(const ValidationCase& run, const HardwareProfile& profile) {
-  return estimate_iteration(run.scenario, profile).iteration_time_s;
+  return estimate_iteration(run.scenario, profile, EstimateDetail::kTimeOnly).iteration_time_s;
 }
 
 // The summed absolute log error: the fit's objective. Absolute rather than squared, so one run

@@ -418,10 +418,10 @@ void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& pr
 
 }  // namespace
 
-SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProfile& profile) {
+SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProfile& profile,
+                                    EstimateDetail detail) {
   const IterationCosts costs = compute_iteration_costs(scenario, profile);
-  SimulationResult result = estimate_iteration(scenario, costs, profile);
-  return result;
+  return estimate_iteration(scenario, costs, profile, nullptr, detail);
 }
 
 SimulationResult estimate_iteration(const Scenario& scenario, const IterationCosts& costs,

@@ -8,20 +8,22 @@
 
 namespace capsim {
 
-// Returns the closed-form estimate of one iteration: per-stage compute, TP/CP collectives on the
-// critical path, PP transfers, the schedule's bubble, DP reduction with bucket overlap, ZeRO
-// gathers and the optimizer step. Contention between concurrent flows is not modelled (the
-// event engine sees it); the result's notes say so. Pure and thread-safe.
-[[nodiscard]] SimulationResult estimate_iteration(const Scenario& scenario,
-                                                  const HardwareProfile& profile);
-
 // What estimate_iteration works out beyond the iteration time.
 enum class EstimateDetail {
   kBreakdown,  // the whole breakdown
   // Overlapped pipeline sends' waits counted as bubble: the split takes a second schedule
-  // replay, which the planner's screen, ranking on time alone, skips.
+  // replay, which callers that use the time alone (the planner's screen, the in-situ fit, the
+  // what-if throughput) skip.
   kTimeOnly,
 };
+
+// Returns the closed-form estimate of one iteration: per-stage compute, TP/CP collectives on the
+// critical path, PP transfers, the schedule's bubble, DP reduction with bucket overlap, ZeRO
+// gathers and the optimizer step. Contention between concurrent flows is not modelled (the
+// event engine sees it); the result's notes say so. Pure and thread-safe.
+[[nodiscard]] SimulationResult estimate_iteration(
+    const Scenario& scenario, const HardwareProfile& profile,
+    EstimateDetail detail = EstimateDetail::kBreakdown);
 
 // Same, from costs already computed (the planner reuses them), and optionally the memory
 // estimate_memory gives for this scenario (the planner has it from pruning).

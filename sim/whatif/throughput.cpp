@@ -28,7 +28,8 @@ bool admissible(int gpus, int model_parallel, int gpus_per_node) {
 
 ThroughputFn default_throughput() {
   return [](const Scenario& scenario) {
-    return estimate_iteration(scenario, resolve_profile(scenario)).tokens_per_s;
+    return estimate_iteration(scenario, resolve_profile(scenario), EstimateDetail::kTimeOnly)
+        .tokens_per_s;
   };
 }
 

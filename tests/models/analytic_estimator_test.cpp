@@ -34,6 +34,30 @@ TEST(AnalyticEstimatorTest, BreakdownSumsToIterationTime) {
   }
 }
 
+// Overlapped sends (interleaved, ZB-H1): the full breakdown splits what the hops add to the
+// pipeline off the bubble (a second replay without them); the time-only estimate skips that
+// replay and counts them as bubble, with the same iteration time.
+TEST(AnalyticEstimatorTest, OverlappedSendsAreExposedPpInTheFullBreakdownOnly) {
+  for (const Schedule schedule : {Schedule::kInterleaved, Schedule::kZeroBubble}) {
+    Scenario s = base_scenario();
+    s.parallelism.schedule = schedule;
+    s.parallelism.virtual_pipeline_stages = schedule == Schedule::kInterleaved ? 2 : 1;
+    s.cluster.nic_bandwidth_bytes_per_s /= 8;  // slow hops, so they show
+    const HardwareProfile profile = profile_for(s);
+    const IterationCosts costs = compute_iteration_costs(s, profile);
+    const SimulationResult full = estimate_iteration(s, costs, profile);
+    const SimulationResult time_only =
+        estimate_iteration(s, costs, profile, nullptr, EstimateDetail::kTimeOnly);
+    EXPECT_EQ(full.iteration_time_s, time_only.iteration_time_s) << to_string(schedule);
+    EXPECT_GT(full.breakdown.pp_comm_exposed_s, 0.0) << to_string(schedule);
+    EXPECT_EQ(time_only.breakdown.pp_comm_exposed_s, 0.0) << to_string(schedule);
+    EXPECT_NEAR(full.breakdown.pp_comm_exposed_s + full.breakdown.bubble_s,
+                time_only.breakdown.bubble_s, 1e-9 * full.iteration_time_s)
+        << to_string(schedule);
+    EXPECT_NEAR(sum_of_parts(full), full.iteration_time_s, 1e-9 * full.iteration_time_s);
+  }
+}
+
 TEST(AnalyticEstimatorTest, ThroughputFollowsIterationTime) {
   const Scenario s = base_scenario();
   const SimulationResult r = estimate_iteration(s, profile_for(s));

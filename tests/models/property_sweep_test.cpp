@@ -3,6 +3,7 @@
 // not datasheet ones), so a regression in any schedule, ZeRO stage or overlap path shows.
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,12 @@ constexpr int kScenarios = 3000;
 constexpr double kSlack = 1e-9;  // relative: rounding, not modelling
 // ZeRO-3's gather and reduce-scatter streams share the link, and whether one's latency hides
 // behind the other's bytes depends on how their phases fall (zero3_streams.hpp): a step they
-// pace may move a few percent against a change that helps compute (2.9% at most in 6,000
-// layouts; both engines agree on it), as list schedules can (Graham's anomalies).
-constexpr double kZero3Slack = 0.05;
+// pace may move a few percent against a change in compute, either way, as list schedules can
+// (Graham's anomalies); both engines agree on it. With this seed 2.9% at most; over 40 seeds
+// (120,000 layouts, 2026-11-26) 5.8%: a tiny model (hidden 1,024, TP8) on DP8 across an
+// oversubscribed fabric, whose per-layer gathers are latency-bound, ran 5.8% faster with
+// twice the sequence length (more compute staggers the two streams).
+constexpr double kZero3Slack = 0.08;
 
 double slack_for(const Scenario& s) {
   return s.parallelism.zero_stage == 3 ? kZero3Slack : kSlack;
@@ -51,7 +55,9 @@ double slack_for(const Scenario& s) {
 class PropertySweepTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Rng rng(20261126);
+    // CAPSIM_SWEEP_SEED=N draws another 3,000 (a longer search for law breakers).
+    const char* seed = std::getenv("CAPSIM_SWEEP_SEED");
+    Rng rng(seed != nullptr ? std::stoul(seed) : 20261126);
     for (int i = 0; i < kScenarios; ++i)
       scenarios_.push_back(random_scenario(rng));
   }
@@ -166,14 +172,14 @@ TEST_F(PropertySweepTest, MoreTokensPerMicroBatchCostTimeAndMemory) {
     Scenario longer = base;
     longer.model.seq_length *= 2;
     if (valid(longer)) {
-      EXPECT_GE(time_of(longer, p), time * (1 - kSlack)) << describe(longer);
+      EXPECT_GE(time_of(longer, p), time * (1 - slack_for(base))) << describe(longer);
       EXPECT_GE(memory_of(longer, p), memory * (1 - kSlack)) << describe(longer);
     }
     Scenario bigger = base;
     bigger.parallelism.micro_batch_size *= 2;
     bigger.parallelism.global_batch_size *= 2;
     if (valid(bigger)) {
-      EXPECT_GE(time_of(bigger, p), time * (1 - kSlack)) << describe(bigger);
+      EXPECT_GE(time_of(bigger, p), time * (1 - slack_for(base))) << describe(bigger);
       EXPECT_GE(memory_of(bigger, p), memory * (1 - kSlack)) << describe(bigger);
     }
   }
@@ -191,7 +197,7 @@ TEST_F(PropertySweepTest, WiderModelIsNeverFasterNorSmaller) {
     if (!valid(wider))
       continue;
     ++checked;
-    EXPECT_GE(time_of(wider, p), time_of(base, p) * (1 - kSlack)) << describe(wider);
+    EXPECT_GE(time_of(wider, p), time_of(base, p) * (1 - slack_for(base))) << describe(wider);
     EXPECT_GE(memory_of(wider, p), memory_of(base, p) * (1 - kSlack)) << describe(wider);
   }
   EXPECT_GT(checked, kScenarios / 10);

@@ -519,13 +519,29 @@ TEST(FailureModelTest, ClustersThatFailFasterThanTheyRestartArePruned) {
 
 using testing::skewed_confirmer;
 
-TEST(PlannerTest, RanksOnConfirmedNumbers) {
+// A stand-in for the event engine that agrees with the screen except on layouts with
+// `slow_virtual_stages` virtual stages, which it runs `slowdown` times slower (as contention
+// would slow one mesh).
+ConfirmFn confirmer_slowing_virtual_stages(int slow_virtual_stages, double slowdown) {
+  return testing::slowing_confirmer([=](const Scenario& sc) {
+    return sc.parallelism.virtual_pipeline_stages == slow_virtual_stages ? slowdown : 1.0;
+  });
+}
+
+// One group, 64 x p5, whose fastest layouts on the screen are pipelined (ZeRO 0-1), confirming
+// `k` per group.
+PlanSpec pipelined_p5_plan(int k) {
   PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
   plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
   plan.node_counts = {64};
   plan.space.zero_stage = {0, 1};  // forces pipelines for a 30B model
   plan.space.pipeline = {1, 2, 4};
-  plan.confirm_top_k = 8;
+  plan.confirm_top_k = k;
+  return plan;
+}
+
+TEST(PlannerTest, RanksOnConfirmedNumbers) {
+  const PlanSpec plan = pipelined_p5_plan(8);
   PlanOptions opts;
   opts.confirm = skewed_confirmer(0.5);
   const PlanResult r = run_plan(plan, opts);
@@ -555,36 +571,11 @@ TEST(PlannerTest, RanksOnConfirmedNumbers) {
   EXPECT_EQ(r.screen_winner_changed, screen_best != r.ranked[0].candidate);
 }
 
-// A stand-in for the event engine that agrees with the screen except on layouts with
-// `slow_virtual_stages` virtual stages, which it runs `slowdown` times slower (as contention
-// would slow one mesh).
-ConfirmFn confirmer_slowing_virtual_stages(int slow_virtual_stages, double slowdown) {
-  return [=](const std::vector<Scenario>& scenarios, const ProgressFn&) {
-    ConfirmBatch batch;
-    for (const auto& sc : scenarios) {
-      const SimulationResult r = estimate_iteration(sc, resolve_profile(sc));
-      const double f =
-          sc.parallelism.virtual_pipeline_stages == slow_virtual_stages ? slowdown : 1.0;
-      ConfirmOutcome o;
-      o.ok = true;
-      o.evaluation = {"event",   r.iteration_time_s * f, r.tokens_per_s / f,
-                      r.mfu / f, r.memory.peak_bytes,    r.memory.capacity_bytes};
-      batch.outcomes.push_back(o);
-    }
-    return batch;
-  };
-}
-
 // A group whose first choice the event engine runs slower than the screen ranked the group's
 // next candidates gets those confirmed too (a second batch), and one of them wins; when the
 // event engine agrees with the screen nothing more is confirmed.
 TEST(PlannerTest, ConfirmsMoreWhereTheEventEngineRanTheFirstChoiceSlower) {
-  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
-  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
-  plan.node_counts = {64};
-  plan.space.zero_stage = {0, 1};
-  plan.space.pipeline = {1, 2, 4};
-  plan.confirm_top_k = 1;
+  const PlanSpec plan = pipelined_p5_plan(1);
   PlanOptions opts;
   opts.confirm = confirmer_slowing_virtual_stages(0, 1.0);
   const PlanResult agreed = run_plan(plan, opts);
@@ -611,12 +602,7 @@ TEST(PlannerTest, ConfirmsMoreWhereTheEventEngineRanTheFirstChoiceSlower) {
 
 // A second batch that cannot run leaves the first batch's confirmations standing, with a note.
 TEST(PlannerTest, AFailedSecondBatchKeepsTheFirst) {
-  PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
-  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
-  plan.node_counts = {64};
-  plan.space.zero_stage = {0, 1};
-  plan.space.pipeline = {1, 2, 4};
-  plan.confirm_top_k = 1;
+  const PlanSpec plan = pipelined_p5_plan(1);
   const ConfirmFn slowing = confirmer_slowing_virtual_stages(6, 1.1);
   auto calls = std::make_shared<int>(0);
   PlanOptions opts;

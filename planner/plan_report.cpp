@@ -216,6 +216,11 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     out += line.data();
     ++shown;
   }
+  if (shown > 0) {
+    out +=
+        "  (the screen prices no link sharing: where the event engine is slower, the difference "
+        "is contention it sees)\n";
+  }
   if (result.second_batch > 0) {
     std::snprintf(line.data(), line.size(),
                   "  %zu confirmed in a second batch: the screen ranked them faster than the event "

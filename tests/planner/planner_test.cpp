@@ -598,6 +598,9 @@ TEST(PlannerTest, ConfirmsMoreWhereTheEventEngineRanTheFirstChoiceSlower) {
   EXPECT_EQ(plan_to_json(plan, r, 5, false).at("search").at("second_batch_confirmations"), 1);
   EXPECT_NE(plan_table(plan, r, 5).find("1 confirmed in a second batch"), std::string::npos);
   EXPECT_EQ(plan_table(plan, agreed, 5).find("second batch"), std::string::npos);
+  // The 10% disagreement is listed, with what it means.
+  EXPECT_NE(plan_table(plan, r, 5).find("prices no link sharing"), std::string::npos);
+  EXPECT_EQ(plan_table(plan, agreed, 5).find("prices no link sharing"), std::string::npos);
 }
 
 // A second batch that cannot run leaves the first batch's confirmations standing, with a note.

@@ -86,7 +86,8 @@ class GraphBuilder {
                                                            : OpKind::kBackward),
         placed_(p, m, v),
         last_gradient_step_(as_size(p) * as_size(v), 0) {
-    g_.steps.push_back({0, 0, 0, p * v * kRow});  // the start: the op of zeros after the rows
+    // The start: the op of zeros after the rows.
+    g_.steps.push_back({0, 0, 0, static_cast<uint32_t>(p * v * kRow)});
     g_.first_forward.assign(static_cast<size_t>(p), 0);
     g_.last_op.assign(static_cast<size_t>(p), 0);
   }
@@ -99,8 +100,8 @@ class GraphBuilder {
     if (waits_for == kNone)
       return false;
     const auto index = static_cast<int32_t>(g_.steps.size());
-    g_.steps.push_back(
-        {waits_for, g_.last_op[stage], s, (s * v_ + op.chunk) * kRow + cost_kind(op.kind)});
+    g_.steps.push_back({waits_for, g_.last_op[stage], s,
+                        static_cast<uint32_t>((s * v_ + op.chunk) * kRow + cost_kind(op.kind))});
     placed_.place(s, op, index);
     if (op.kind == OpKind::kForward && g_.first_forward[stage] == 0)
       g_.first_forward[stage] = index;
@@ -119,7 +120,7 @@ class GraphBuilder {
     g_.first_release = g_.steps.size();
     for (const int32_t step : last_gradient_step_) {
       Step& releasing = g_.steps[static_cast<size_t>(step)];
-      releasing.cost = -releasing.cost - 1;
+      releasing.cost |= Step::kReleases;
       g_.first_release = std::min(g_.first_release, static_cast<size_t>(step));
     }
     return std::move(g_);

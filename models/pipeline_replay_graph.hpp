@@ -33,12 +33,13 @@ struct Step {
   int32_t waits_for;  // the step it waits for besides its stage's previous op (0: none)
   int32_t previous;   // its stage's previous op (0: none)
   int32_t stage;
-  int32_t cost;  // index into the per-call table: (stage * chunks + chunk) * kRow + kind, negated
-                 // (minus one) for the op that ends its chunk's weight gradients
-  [[nodiscard]] bool releases_buckets() const { return cost < 0; }
-  [[nodiscard]] size_t cost_index() const {
-    return static_cast<size_t>(cost < 0 ? -cost - 1 : cost);
-  }
+  // Index into the per-call table, (stage * chunks + chunk) * kRow + kind, with kReleases set
+  // for the op that ends its chunk's weight gradients (a mask, not a sign: one AND in the
+  // replay's inner loop).
+  uint32_t cost;
+  static constexpr uint32_t kReleases = uint32_t{1} << 31;
+  [[nodiscard]] bool releases_buckets() const { return (cost & kReleases) != 0; }
+  [[nodiscard]] size_t cost_index() const { return cost & ~kReleases; }
 };
 
 // The dependency graph of one schedule shape, independent of op times: computed once per

@@ -168,10 +168,11 @@ struct Predictions {
 
 CaseOutcome predict_case(const ValidationCase& vc, const std::string& engine) {
   const HardwareProfile profile = resolve_profile(vc.scenario);
-  // SimGrid runs one simulation per process: each event-level case runs in a child.
-  const SimulationResult r = engine == "event"
-                                 ? sim::simulate_iteration_in_child(vc.scenario, profile)
-                                 : estimate_iteration(vc.scenario, profile);
+  // SimGrid runs one simulation per process: each event-level case runs in a child. Only the
+  // time and memory are reported, so the estimator skips the breakdown's second replay.
+  const SimulationResult r =
+      engine == "event" ? sim::simulate_iteration_in_child(vc.scenario, profile)
+                        : estimate_iteration(vc.scenario, profile, EstimateDetail::kTimeOnly);
   const double predicted = r.iteration_time_s;
   return {&vc, predicted,
           100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s,

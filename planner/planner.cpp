@@ -235,11 +235,10 @@ void confirm_candidates(const PlanSpec& plan, const PlanOptions& options, size_t
 // candidates may hold a faster one: of its unconfirmed candidates, the fastest of each mesh not
 // yet confirmed whose screen time beats that best, and any of a confirmed mesh that still beats
 // it once scaled by that mesh's event / screen ratio, are confirmed in a second batch (at most
-// K per group). Returns how many, appended to `result.candidates` (`groups` says each one's
-// group).
-size_t add_candidates_the_confirmed_do_not_bound(std::map<GroupKey, ConfirmChoice>& reserves,
-                                                 std::vector<GroupKey>& groups, size_t k,
-                                                 PlanResult& result) {
+// K per group). `reserves` holds each group's pooled candidates not yet confirmed, fastest
+// first. Returns how many, appended to `result.candidates` (`groups` says each one's group).
+size_t add_candidates_the_confirmed_do_not_bound(Groups& reserves, std::vector<GroupKey>& groups,
+                                                 size_t k, PlanResult& result) {
   using MeshKey = decltype(mesh_key(Parallelism{}));
   struct GroupState {
     double best_tokens_per_s = 0.0;
@@ -264,7 +263,7 @@ size_t add_candidates_the_confirmed_do_not_bound(std::map<GroupKey, ConfirmChoic
       continue;
     size_t added_here = 0;
     std::set<MeshKey> new_meshes;
-    for (auto& c : reserve.rest) {
+    for (auto& c : reserve) {
       if (added_here == k || c.analytic.tokens_per_s <= g->second.best_tokens_per_s)
         break;  // sorted fastest first: the rest are no faster on the screen
       const MeshKey mesh = mesh_key(c.candidate.parallelism);
@@ -371,10 +370,11 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   result.screen_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   Groups groups = merge_into_groups(result, work.items, item_results, pool);
-  std::map<GroupKey, ConfirmChoice> reserves;
+  Groups reserves;  // per group, the pooled candidates not in the first batch
   std::vector<GroupKey> candidate_groups;
   for (const auto& key : groups_to_confirm(groups, need, result.notes)) {
-    ConfirmChoice& choice = reserves[key] = choose_for_confirmation(std::move(groups[key]), k);
+    ConfirmChoice choice = choose_for_confirmation(std::move(groups[key]), k);
+    reserves[key] = std::move(choice.rest);
     for (auto& c : choice.chosen) {
       result.candidates.push_back(std::move(c));
       candidate_groups.push_back(key);

@@ -12,8 +12,8 @@ namespace capsim {
 enum class EstimateDetail {
   kBreakdown,  // the whole breakdown
   // Overlapped pipeline sends' waits counted as bubble: the split takes a second schedule
-  // replay, which callers that use the time alone (the planner's screen, the in-situ fit, the
-  // what-if throughput) skip.
+  // replay, which callers that use the time alone (the planner's screen, `validate`, the
+  // in-situ fit, the what-if throughput) skip.
   kTimeOnly,
 };
 

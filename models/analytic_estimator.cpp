@@ -27,7 +27,8 @@ struct StageStep {
   double zero3_s = 0.0;                // exposed ZeRO-3 gathers / reduce-scatters
   double zero3_once_s = 0.0;           // ZeRO-3 streams' start and end, once per iteration
   double first_chunk_forward_s = 0.0;  // the first virtual chunk's forward
-  [[nodiscard]] double total_s() const { return compute_s + tp_s + cp_s + zero3_s; }
+  [[nodiscard]] double busy_s() const { return compute_s + tp_s + cp_s; }  // its own work
+  [[nodiscard]] double total_s() const { return busy_s() + zero3_s; }
 };
 
 // ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
@@ -391,11 +392,12 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
   return pacing;
 }
 
-// Returns the stage with the longest per-micro-batch step: the first such stage on ties.
+// Returns the stage with the most work per micro-batch (compute and exposed TP/CP, not its
+// waits), as the event engine picks its GPU: the first such stage on ties.
 size_t bottleneck_stage(const std::vector<StageStep>& steps) {
   size_t bottleneck = 0;
   for (size_t s = 0; s < steps.size(); ++s) {
-    if (steps[s].total_s() > steps[bottleneck].total_s())
+    if (steps[s].busy_s() > steps[bottleneck].busy_s())
       bottleneck = s;
   }
   return bottleneck;

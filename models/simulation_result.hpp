@@ -19,8 +19,8 @@ struct TimeBreakdown {
   double bubble_s = 0.0;
   double optimizer_s = 0.0;
   double other_s = 0.0;  // per-micro-batch framework overhead
-  // The pipeline stage whose GPU's time the parts are: the busiest stage (analytic engine) or
-  // the GPU that finishes last (event engine), which differ when stages are uneven.
+  // The pipeline stage whose GPU's time the parts are: the busiest (most compute and exposed
+  // TP/CP communication), in both engines, so its bubble is the pipeline's fill and drain.
   int stage = 0;
 };
 

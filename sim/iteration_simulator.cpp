@@ -390,19 +390,29 @@ std::string every_gpu_hint(const Parallelism& par) {
                    std::to_string(kMaxEveryGpuRanks) + " GPUs";
 }
 
-// The iteration ends when the slowest rank finishes; its accounts are the breakdown.
+// The busy time of a GPU: its own work, the waits (bubble, exposed PP and DP) left out.
+double busy_s(const detail::Accounts& a) { return a.compute + a.other + a.tp + a.cp; }
 
+// The breakdown is the busiest GPU's accounts, as the analytic engine's (the pipeline's
+// bottleneck: its idle time is the fill and drain, not other stages' load imbalance), ties
+// going to the GPU that finishes last. The iteration ends when the slowest rank finishes.
 SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimOptions& options) {
-  const Rank* critical = sim.ranks.front().get();
+  double end_s = 0.0;
+  for (const auto& r : sim.ranks)
+    end_s = std::max(end_s, r->stage_end_s);
+  const Rank* busiest = sim.ranks.front().get();
   for (const auto& r : sim.ranks) {
-    if (r->stage_end_s > critical->stage_end_s)
-      critical = r.get();
+    const double busy = busy_s(r->acc);
+    const double best = busy_s(busiest->acc);
+    const bool tie = std::abs(busy - best) <= 1e-9 * best;
+    if ((!tie && busy > best) || (tie && r->stage_end_s > busiest->stage_end_s))
+      busiest = r.get();
   }
   SimulationResult result;
   result.engine = "event";
   result.set_profile(*sim.profile);
-  result.iteration_time_s = critical->stage_end_s;
-  const detail::Accounts& a = critical->acc;
+  result.iteration_time_s = end_s;
+  const detail::Accounts& a = busiest->acc;
   TimeBreakdown& b = result.breakdown;
   b.compute_s = a.compute;
   b.other_s = a.other;
@@ -411,7 +421,7 @@ SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimO
   b.pp_comm_exposed_s = a.pp;
   b.dp_comm_exposed_s = a.dp;
   b.optimizer_s = a.optimizer;
-  b.stage = critical->s;
+  b.stage = busiest->s;
   b.bubble_s = std::max(0.0, result.iteration_time_s -
                                  (a.compute + a.other + a.tp + a.cp + a.pp + a.dp + a.optimizer));
   result.notes.push_back(

@@ -105,8 +105,7 @@ std::string result_table(const SimulationResult& r) {
                                          (r.memory.fits ? ", fits" : ", DOES NOT FIT"));
   const auto& b = r.breakdown;
   const double t = r.iteration_time_s;
-  out += "  breakdown of the iteration (stage " + std::to_string(b.stage) +
-         (r.engine == "event" ? "'s GPU, the last to finish):\n" : ", the busiest):\n");
+  out += "  breakdown of the iteration (stage " + std::to_string(b.stage) + ", the busiest):\n";
   out += line("  compute", seconds_with_share(b.compute_s, t));
   out += line("  TP communication (exposed)", seconds_with_share(b.tp_comm_exposed_s, t));
   out += line("  CP communication (exposed)", seconds_with_share(b.cp_comm_exposed_s, t));

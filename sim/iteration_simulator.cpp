@@ -391,7 +391,9 @@ std::string every_gpu_hint(const Parallelism& par) {
 }
 
 // The busy time of a GPU: its own work, the waits (bubble, exposed PP and DP) left out.
-double busy_s(const detail::Accounts& a) { return a.compute + a.other + a.tp + a.cp; }
+double busy_s(const detail::Accounts& a) {
+  return a.compute + a.other + a.tp + a.cp;
+}
 
 // The breakdown is the busiest GPU's accounts, as the analytic engine's (the pipeline's
 // bottleneck: its idle time is the fill and drain, not other stages' load imbalance), ties

@@ -395,37 +395,55 @@ double busy_s(const detail::Accounts& a) {
   return a.compute + a.other + a.tp + a.cp;
 }
 
-// The breakdown is the busiest GPU's accounts, as the analytic engine's (the pipeline's
-// bottleneck: its idle time is the fill and drain, not other stages' load imbalance), ties
-// going to the GPU that finishes last. The iteration ends when the slowest rank finishes.
-SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimOptions& options) {
-  double end_s = 0.0;
-  for (const auto& r : sim.ranks)
-    end_s = std::max(end_s, r->stage_end_s);
-  const Rank* busiest = sim.ranks.front().get();
+// The breakdown, split as the analytic engine splits its step (docs/simulator.md):
+// - the busiest GPU's work and waits until its last compute op: the pipeline's bottleneck,
+//   whose idle time is the fill and drain, not other stages' load imbalance (ties: the GPU
+//   that finishes last);
+// - past the end of the pipeline (the last compute op of any GPU), what the GPU that finishes
+//   last still runs: its optimizer step, and the rest (DP reduction and parameter gather) as
+//   DP;
+// - bubble: the rest of the pipeline's time, the busiest GPU's own DP wait after its last op
+//   included (other stages still compute then).
+TimeBreakdown breakdown_of(const Sim& sim, double end_s) {
+  double pipeline_end_s = 0.0;
+  const Rank* last = sim.ranks.front().get();
+  const Rank* busiest = last;
   for (const auto& r : sim.ranks) {
+    pipeline_end_s = std::max(pipeline_end_s, r->last_op_end_s);
+    if (r->stage_end_s > last->stage_end_s)
+      last = r.get();
     const double busy = busy_s(r->acc);
     const double best = busy_s(busiest->acc);
     const bool tie = std::abs(busy - best) <= 1e-9 * best;
     if ((!tie && busy > best) || (tie && r->stage_end_s > busiest->stage_end_s))
       busiest = r.get();
   }
-  SimulationResult result;
-  result.engine = "event";
-  result.set_profile(*sim.profile);
-  result.iteration_time_s = end_s;
-  const detail::Accounts& a = busiest->acc;
-  TimeBreakdown& b = result.breakdown;
+  const detail::Accounts& a = busiest->acc_at_last_op;
+  TimeBreakdown b;
+  b.stage = busiest->s;
   b.compute_s = a.compute;
   b.other_s = a.other;
   b.tp_comm_exposed_s = a.tp;
   b.cp_comm_exposed_s = a.cp;
   b.pp_comm_exposed_s = a.pp;
-  b.dp_comm_exposed_s = a.dp;
-  b.optimizer_s = a.optimizer;
-  b.stage = busiest->s;
-  b.bubble_s = std::max(0.0, result.iteration_time_s -
-                                 (a.compute + a.other + a.tp + a.cp + a.pp + a.dp + a.optimizer));
+  const double tail_s = end_s - pipeline_end_s;
+  b.optimizer_s = std::clamp(last->optimizer_end_s - pipeline_end_s, 0.0, last->acc.optimizer);
+  b.dp_comm_exposed_s = a.dp + std::max(0.0, tail_s - b.optimizer_s);
+  b.bubble_s = std::max(0.0, end_s - (a.compute + a.other + a.tp + a.cp + a.pp +
+                                      b.dp_comm_exposed_s + b.optimizer_s));
+  return b;
+}
+
+// The iteration ends when the slowest rank finishes.
+SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimOptions& options) {
+  double end_s = 0.0;
+  for (const auto& r : sim.ranks)
+    end_s = std::max(end_s, r->stage_end_s);
+  SimulationResult result;
+  result.engine = "event";
+  result.set_profile(*sim.profile);
+  result.iteration_time_s = end_s;
+  result.breakdown = breakdown_of(sim, end_s);
   result.notes.push_back(
       std::string("event engine: ") + std::to_string(sim.ranks.size()) + " simulated GPUs" +
       (options.exploit_symmetry ? " (one TP rank per stage, one DP replica; symmetric ranks "

@@ -351,6 +351,7 @@ void run_optimizer(Sim& sim, Rank& rank) {
   const double optimizer_s = sim.costs->stages[static_cast<size_t>(rank.s)].optimizer_s;
   sleep(sim, optimizer_s);
   rank.acc.optimizer += optimizer_s;
+  rank.optimizer_end_s = now();
   sim.slice(rank, kComputeStream, "optimizer", "optimizer", opt_start, now());
 }
 
@@ -408,6 +409,8 @@ void run_compute(Sim& sim, Rank& rank) {
   }
   for (int k = 0; k < plan.releases_after_compute; ++k)
     rank.bucket_ready->release();
+  rank.last_op_end_s = now();
+  rank.acc_at_last_op = rank.acc;
   wait_for_collectives(rank);
   run_optimizer(sim, rank);
   gather_updated_parameters(sim, rank);

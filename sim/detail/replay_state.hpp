@@ -91,6 +91,9 @@ struct Rank {
   int collectives_running = 0;  // DP / ZeRO collectives on the wire beside compute
   ExecPtr sm_occupancy;         // their CTAs' share of the GPU while any runs
   Accounts acc;
+  Accounts acc_at_last_op;  // the accounts when its last compute op ended
+  double last_op_end_s = 0.0;
+  double optimizer_end_s = 0.0;
   double stage_end_s = 0.0;
   double first_forward_start_s = -1.0;  // when the stage's first forward began
 };

@@ -493,6 +493,10 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   r.breakdown.bubble_s = bubble_s;
   r.breakdown.optimizer_s = optimizer_s;
   r.breakdown.stage = static_cast<int>(busiest);
+  if (detail == EstimateDetail::kBreakdown) {
+    for (const StageStep& step : steps)
+      r.breakdown.stage_busy_s.push_back(m * step.busy_s());
+  }
   r.iteration_time_s = busy_s - m * b.zero3_s + bubble_s + pp_s + dp_s + optimizer_s;
   r.notes.emplace_back(
       "analytic engine: uncontended collective times (on oversubscribed fabrics, each traffic "

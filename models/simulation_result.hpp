@@ -22,6 +22,9 @@ struct TimeBreakdown {
   // The pipeline stage whose GPU's time the parts are: the busiest (most compute and exposed
   // TP/CP communication), in both engines, so its bubble is the pipeline's fill and drain.
   int stage = 0;
+  // Per pipeline stage, its GPU's busy time over the iteration (compute, overhead, exposed
+  // TP/CP): how evenly the layers are split. Empty when only the time was asked for.
+  std::vector<double> stage_busy_s;
 };
 
 // The outcome of simulating (or estimating) one iteration of a scenario.

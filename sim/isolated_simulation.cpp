@@ -17,11 +17,14 @@ namespace capsim::sim {
 namespace {
 
 // What the child sends back: the simulated numbers; the parent recomputes everything that is
-// a pure function of them (finish_result) so the wire format stays small.
+// a pure function of them (finish_result) so the wire format stays small. After it come the
+// `stages` busy times, then the notes (or the error).
 struct Wire {
   double ok = 0.0;
   double iteration_time_s = 0.0;
   std::array<double, 8> breakdown{};
+  int stage = 0;
+  int stages = 0;  // how many busy times follow
 };
 
 bool write_all(int fd, const void* data, size_t size) {
@@ -74,6 +77,10 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
       w.breakdown = {
           b.compute_s,         b.tp_comm_exposed_s, b.cp_comm_exposed_s, b.pp_comm_exposed_s,
           b.dp_comm_exposed_s, b.bubble_s,          b.optimizer_s,       b.other_s};
+      w.stage = b.stage;
+      w.stages = static_cast<int>(b.stage_busy_s.size());
+      payload.resize(b.stage_busy_s.size() * sizeof(double));
+      std::memcpy(payload.data(), b.stage_busy_s.data(), payload.size());
       for (const std::string& note : r.notes)
         payload += note + '\n';
     } catch (const std::exception& e) {
@@ -110,8 +117,14 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   b.bubble_s = w.breakdown[5];
   b.optimizer_s = w.breakdown[6];
   b.other_s = w.breakdown[7];
+  b.stage = w.stage;
+  const size_t busy_bytes = static_cast<size_t>(w.stages) * sizeof(double);
+  if (bytes.size() < sizeof w + busy_bytes)
+    throw std::runtime_error("event engine child process sent a truncated result");
+  b.stage_busy_s.resize(static_cast<size_t>(w.stages));
+  std::memcpy(b.stage_busy_s.data(), bytes.data() + sizeof w, busy_bytes);
   // The child's notes (what it simulated, the approximations it made), one per line.
-  for (size_t begin = sizeof w; begin < bytes.size();) {
+  for (size_t begin = sizeof w + busy_bytes; begin < bytes.size();) {
     size_t end = bytes.find('\n', begin);
     if (end == std::string::npos)
       end = bytes.size();

@@ -421,6 +421,11 @@ TimeBreakdown breakdown_of(const Sim& sim, double end_s) {
   const detail::Accounts& a = busiest->acc_at_last_op;
   TimeBreakdown b;
   b.stage = busiest->s;
+  b.stage_busy_s.assign(sim.costs->stages.size(), 0.0);
+  for (const auto& r : sim.ranks) {
+    double& stage_busy_s = b.stage_busy_s[static_cast<size_t>(r->s)];
+    stage_busy_s = std::max(stage_busy_s, busy_s(r->acc));
+  }
   b.compute_s = a.compute;
   b.other_s = a.other;
   b.tp_comm_exposed_s = a.tp;

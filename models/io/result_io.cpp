@@ -1,8 +1,11 @@
 #include "models/io/result_io.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace capsim {
 namespace {
@@ -26,6 +29,25 @@ std::string seconds_with_share(double part_s, double total_s) {
   return buf.data();
 }
 
+// Each stage's busy time, or for long pipelines the lightest and the busiest: how evenly the
+// layers are split.
+std::string stage_busy_times(const std::vector<double>& busy_s, int busiest) {
+  constexpr size_t kListed = 8;
+  if (busy_s.size() <= kListed) {
+    std::string out;
+    for (const double s : busy_s)
+      out += (out.empty() ? "" : " / ") + fmt("%.4g", s);
+    return out + " s";
+  }
+  // The first of the lightest, up to rounding (the event engine's sums differ in the last bits).
+  const double least_s = *std::min_element(busy_s.begin(), busy_s.end());
+  const auto lightest = std::find_if(busy_s.begin(), busy_s.end(),
+                                     [&](double s) { return s <= least_s * (1.0 + 1e-9); });
+  return fmt("%.4g s (stage ", *lightest) + std::to_string(lightest - busy_s.begin()) +
+         fmt(") to %.4g s (stage ", busy_s[static_cast<size_t>(busiest)]) +
+         std::to_string(busiest) + ")";
+}
+
 }  // namespace
 
 double round_significant(double value, int digits) {
@@ -43,6 +65,9 @@ nlohmann::json result_to_json(const SimulationResult& r) {
   using nlohmann::json;
   const auto g = [](double v) { return round_significant(v); };
   const auto& b = r.breakdown;
+  json stage_busy = json::array();
+  for (const double s : b.stage_busy_s)
+    stage_busy.push_back(g(s));
   json stages = json::array();
   for (const auto& s : r.memory.stages) {
     stages.push_back({{"stage", s.stage},
@@ -83,7 +108,8 @@ nlohmann::json result_to_json(const SimulationResult& r) {
                 {"bubble_s", g(b.bubble_s)},
                 {"optimizer_s", g(b.optimizer_s)},
                 {"other_s", g(b.other_s)},
-                {"stage", b.stage}}},
+                {"stage", b.stage},
+                {"stage_busy_s", stage_busy}}},
               {"notes", r.notes}};
 }
 
@@ -115,6 +141,8 @@ std::string result_table(const SimulationResult& r) {
   out += line("  optimizer step", seconds_with_share(b.optimizer_s, t));
   if (b.other_s > 0.0)
     out += line("  framework overhead", seconds_with_share(b.other_s, t));
+  if (b.stage_busy_s.size() > 1)
+    out += line("busy time per stage", stage_busy_times(b.stage_busy_s, b.stage));
   for (const auto& note : r.notes)
     out += "  note: " + note + "\n";
   return out;

@@ -11,7 +11,8 @@
 //   (2026-11-26) the estimator is at most 3.7% slower and 2.2% faster (interleaved; before
 //   the overlapped sends were replayed, 4.9% slower and 1.5% faster); 4% and 3% allowed. The
 //   test prints each schedule's mean |difference| and extremes.
-// Both break the step down on the same (busiest) stage, so its compute matches exactly, and
+// Both break the step down on the same (busiest) stage, so its compute matches exactly (as
+// does every stage's busy time), and
 // split its waits by the same rules: on the pipelined layouts here exposed DP differs by 0.45%
 // of the step on average (4.0% at most) and PP with the bubble by 0.41% (4.3%), 5% allowed
 // (2026-11-26; 1.38% (14.6%) and 1.33% (14.4%) when the event engine counted the busiest
@@ -23,6 +24,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -67,8 +69,16 @@ struct EventFigures {
   double dp_s = 0.0;  // exposed DP
   double bubble_s = 0.0;
   int stage = -1;
+  std::vector<double> stage_busy_s;
   std::string error;  // the child's exception or an unreadable reply; empty when it ran
 };
+
+std::string busy_times(const std::vector<double>& busy_s) {
+  std::string out;
+  for (const double s : busy_s)
+    out += " " + test::format_double(s);
+  return out;
+}
 
 EventFigures run_event_engine(const Scenario& sc, const IterationCosts& costs,
                               const HardwareProfile& profile) {
@@ -78,13 +88,15 @@ EventFigures run_event_engine(const Scenario& sc, const IterationCosts& costs,
     return test::format_double(r.iteration_time_s) + " " + test::format_double(b.compute_s) + " " +
            test::format_double(b.pp_comm_exposed_s) + " " +
            test::format_double(b.dp_comm_exposed_s) + " " + test::format_double(b.bubble_s) + " " +
-           std::to_string(b.stage);
+           std::to_string(b.stage) + busy_times(b.stage_busy_s);
   });
   EventFigures figures;
   std::istringstream fields(reply);
   if (!(fields >> figures.iteration_s >> figures.compute_s >> figures.pp_s >> figures.dp_s >>
         figures.bubble_s >> figures.stage))
     figures.error = reply;
+  for (double busy_s = 0.0; fields >> busy_s;)
+    figures.stage_busy_s.push_back(busy_s);
   return figures;
 }
 
@@ -121,6 +133,11 @@ TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
     EXPECT_NEAR(event.compute_s, estimate.breakdown.compute_s, 1e-9 * estimate.breakdown.compute_s)
         << "event stage " << event.stage << ", analytic " << estimate.breakdown.stage << " "
         << layout;
+    ASSERT_EQ(event.stage_busy_s.size(), estimate.breakdown.stage_busy_s.size()) << layout;
+    for (size_t s = 0; s < event.stage_busy_s.size(); ++s) {
+      const double busy_s = estimate.breakdown.stage_busy_s[s];
+      EXPECT_NEAR(event.stage_busy_s[s], busy_s, 1e-9 * busy_s) << "stage " << s << " " << layout;
+    }
     if (sc.parallelism.pipeline > 1)
       waits.add(estimate.breakdown, event);
     summary[sc.parallelism.pipeline == 1 ? "no pipeline" : to_string(sc.parallelism.schedule)].add(

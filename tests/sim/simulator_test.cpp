@@ -567,6 +567,15 @@ TEST(EventEngineTest, ChildRunKeepsTheResultAndItsNotes) {
   const SimulationResult here =
       simulate_iteration(sc, compute_iteration_costs(sc, profile), profile);
   EXPECT_EQ(child.iteration_time_s, here.iteration_time_s);
+  const TimeBreakdown& c = child.breakdown;
+  const TimeBreakdown& h = here.breakdown;
+  EXPECT_EQ(c.compute_s, h.compute_s);
+  EXPECT_EQ(c.dp_comm_exposed_s, h.dp_comm_exposed_s);
+  EXPECT_EQ(c.bubble_s, h.bubble_s);
+  EXPECT_EQ(c.stage, h.stage);
+  EXPECT_EQ(h.stage, 1);  // the last stage also runs the head (until 2026-11-26 the child lost it)
+  EXPECT_EQ(c.stage_busy_s, h.stage_busy_s);
+  EXPECT_EQ(h.stage_busy_s.size(), 2U);
   EXPECT_EQ(child.notes, here.notes);
   EXPECT_GE(here.notes.size(), 2U);  // what was simulated, and the fabric's leaves
 }

@@ -1,7 +1,9 @@
 // capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
 // [--every-gpu] [--kernels] [--json] [--set PATH=VALUE]...
+#include <array>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "models/io/profile_reference.hpp"
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/stage_balance.hpp"
 #include "sim/iteration_simulator.hpp"
 #include "traces/chrome_trace.hpp"
 
@@ -92,16 +95,45 @@ SimulationResult simulate_event(const cxxopts::ParseResult& args, const Scenario
   return result;
 }
 
+// The split as `--set` takes it: parallelism.stage_layers=[20,21,20,19].
+std::string stage_layers_setting(const std::vector<int>& stage_layers) {
+  std::string list;
+  for (const int layers : stage_layers)
+    list += (list.empty() ? "" : ",") + std::to_string(layers);
+  return "parallelism.stage_layers=[" + list + "]";
+}
+
+nlohmann::json stage_balance_json(const StageBalance& balance) {
+  return {{"stage_layers", balance.stage_layers},
+          {"iteration_time_s", round_significant(balance.iteration_time_s)},
+          {"current_iteration_time_s", round_significant(balance.current_time_s)},
+          {"engine", "analytic"}};
+}
+
+std::string stage_balance_text(const StageBalance& balance) {
+  std::array<char, 160> gain{};
+  std::snprintf(gain.data(), gain.size(), "%.1f%% faster (analytic: %.4g s instead of %.4g s)",
+                100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s),
+                balance.iteration_time_s, balance.current_time_s);
+  return "  an even layer split would run " + std::string(gain.data()) + ": --set " +
+         stage_layers_setting(balance.stage_layers) + "\n";
+}
+
 void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,
-                  const Scenario& scenario, const HardwareProfile& profile) {
+                  const Scenario& scenario, const HardwareProfile& profile,
+                  const std::optional<StageBalance>& balance) {
   const bool kernels = args.count("kernels") > 0;
   if (args.count("json") > 0) {
     nlohmann::json out = result_to_json(result);
+    if (balance)
+      out["stage_balance"] = stage_balance_json(*balance);
     if (kernels)
       out["kernels"] = kernel_table_to_json(kernel_table(scenario, profile));
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << result_table(result);
+    if (balance)
+      std::cout << stage_balance_text(*balance);
     if (kernels)
       std::cout << kernel_table_text(kernel_table(scenario, profile));
   }
@@ -132,7 +164,7 @@ int simulate_main(int argc, char** argv) {
       changed += (changed.empty() ? "" : ", ") + argument;
     result.notes.push_back("scenario changed by --set: " + changed);
   }
-  print_result(args, result, scenario, profile);
+  print_result(args, result, scenario, profile, balance_stage_layers(scenario, profile));
   return 0;
 }
 

@@ -1,0 +1,83 @@
+#include "models/stage_balance.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "models/analytic_estimator.hpp"
+#include "models/iteration_model.hpp"
+
+namespace capsim {
+namespace {
+
+struct Timed {
+  double iteration_s = 0.0;
+  bool fits = false;
+  std::vector<double> stage_busy_s;
+};
+
+Timed time_split(Scenario& scenario, const HardwareProfile& profile,
+                 const std::vector<int>& split) {
+  scenario.parallelism.stage_layers = split;
+  const SimulationResult r = estimate_iteration(scenario, profile);
+  return {r.iteration_time_s, r.memory.fits, r.breakdown.stage_busy_s};
+}
+
+// The split the scenario runs: its `stage_layers`, or the one the rules derive (even, or
+// Megatron's split counting the embedding and the loss as layers).
+std::vector<int> current_split(const Scenario& scenario, const HardwareProfile& profile) {
+  std::vector<int> split;
+  for (const StageCosts& stage : compute_iteration_costs(scenario, profile).stages) {
+    int layers = 0;
+    for (const ChunkCosts& chunk : stage.chunks)
+      layers += chunk.num_layers;
+    split.push_back(layers);
+  }
+  return split;
+}
+
+}  // namespace
+
+std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
+                                                 const HardwareProfile& profile) {
+  const int p = scenario.parallelism.pipeline;
+  if (p <= 1)
+    return std::nullopt;
+  const int least_layers = scenario.parallelism.virtual_pipeline_stages;
+  Scenario trial = scenario;
+  std::vector<int> split = current_split(scenario, profile);
+  Timed best = time_split(trial, profile, split);
+  const double current_s = best.iteration_s;
+  const bool must_fit = best.fits;
+  // Each accepted move makes the estimate strictly faster, so the search ends; the bound only
+  // guards against rounding.
+  for (int moves = 0; moves < scenario.model.num_layers; ++moves) {
+    const auto busiest =
+        static_cast<size_t>(std::max_element(best.stage_busy_s.begin(), best.stage_busy_s.end()) -
+                            best.stage_busy_s.begin());
+    if (split[busiest] <= least_layers)
+      break;
+    std::vector<int> best_move;
+    Timed best_moved = best;
+    for (size_t to = 0; to < split.size(); ++to) {
+      if (to == busiest)
+        continue;
+      std::vector<int> moved = split;
+      --moved[busiest];
+      ++moved[to];
+      const Timed t = time_split(trial, profile, moved);
+      if (t.iteration_s < best_moved.iteration_s * (1.0 - 1e-9) && (t.fits || !must_fit)) {
+        best_moved = t;
+        best_move = moved;
+      }
+    }
+    if (best_move.empty())
+      break;
+    split = best_move;
+    best = best_moved;
+  }
+  if (best.iteration_s >= current_s * (1.0 - 1e-9))
+    return std::nullopt;
+  return StageBalance{split, best.iteration_s, current_s};
+}
+
+}  // namespace capsim

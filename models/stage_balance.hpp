@@ -1,0 +1,29 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "models/hardware_profile.hpp"
+#include "models/scenario.hpp"
+
+namespace capsim {
+
+// A layer split over the pipeline stages that the analytic estimator times faster than the
+// scenario's own, and by how much.
+struct StageBalance {
+  std::vector<int> stage_layers;  // per stage, as `parallelism.stage_layers` takes it
+  double iteration_time_s = 0.0;  // analytic estimate with that split
+  double current_time_s = 0.0;    // analytic estimate with the scenario's split
+};
+
+// Searches for the layer split that evens the stages' work: from the scenario's split, moves
+// one layer at a time off the busiest stage to wherever the estimated iteration is fastest,
+// while that gains, keeping each stage at least one layer per virtual chunk and, when the
+// scenario fits in memory, a split that fits too. The embedding and the output layer make the
+// first and last stages heavier than their layer count says (Llama 3's 128K-vocabulary head
+// weighs about a layer of a 70B model). Returns nothing without pipeline parallelism or when
+// no split is faster. Pure; about (stages - 1) estimates per layer moved.
+[[nodiscard]] std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
+                                                               const HardwareProfile& profile);
+
+}  // namespace capsim

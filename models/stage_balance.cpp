@@ -12,6 +12,7 @@ namespace {
 struct Timed {
   double iteration_s = 0.0;
   bool fits = false;
+  double peak_bytes = 0.0;
   std::vector<double> stage_busy_s;
 };
 
@@ -19,7 +20,7 @@ Timed time_split(Scenario& scenario, const HardwareProfile& profile,
                  const std::vector<int>& split) {
   scenario.parallelism.stage_layers = split;
   const SimulationResult r = estimate_iteration(scenario, profile);
-  return {r.iteration_time_s, r.memory.fits, r.breakdown.stage_busy_s};
+  return {r.iteration_time_s, r.memory.fits, r.memory.peak_bytes, r.breakdown.stage_busy_s};
 }
 
 // The split the scenario runs: its `stage_layers`, or the one the rules derive (even, or
@@ -38,7 +39,8 @@ std::vector<int> current_split(const Scenario& scenario, const HardwareProfile& 
 }  // namespace
 
 std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
-                                                 const HardwareProfile& profile) {
+                                                 const HardwareProfile& profile,
+                                                 std::optional<double> max_peak_bytes) {
   const int p = scenario.parallelism.pipeline;
   if (p <= 1)
     return std::nullopt;
@@ -47,7 +49,10 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
   std::vector<int> split = current_split(scenario, profile);
   Timed best = time_split(trial, profile, split);
   const double current_s = best.iteration_s;
-  const bool must_fit = best.fits;
+  const bool must_fit = max_peak_bytes.has_value() || best.fits;
+  const auto allowed = [&](const Timed& t) {
+    return !must_fit || (max_peak_bytes ? t.peak_bytes <= *max_peak_bytes : t.fits);
+  };
   // Each accepted move makes the estimate strictly faster, so the search ends; the bound only
   // guards against rounding.
   for (int moves = 0; moves < scenario.model.num_layers; ++moves) {
@@ -65,7 +70,7 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
       --moved[busiest];
       ++moved[to];
       const Timed t = time_split(trial, profile, moved);
-      if (t.iteration_s < best_moved.iteration_s * (1.0 - 1e-9) && (t.fits || !must_fit)) {
+      if (t.iteration_s < best_moved.iteration_s * (1.0 - 1e-9) && allowed(t)) {
         best_moved = t;
         best_move = moved;
       }

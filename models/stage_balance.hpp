@@ -18,12 +18,14 @@ struct StageBalance {
 
 // Searches for the layer split that evens the stages' work: from the scenario's split, moves
 // one layer at a time off the busiest stage to wherever the estimated iteration is fastest,
-// while that gains, keeping each stage at least one layer per virtual chunk and, when the
-// scenario fits in memory, a split that fits too. The embedding and the output layer make the
-// first and last stages heavier than their layer count says (Llama 3's 128K-vocabulary head
-// weighs about a layer of a 70B model). Returns nothing without pipeline parallelism or when
-// no split is faster. Pure; about (stages - 1) estimates per layer moved.
-[[nodiscard]] std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
-                                                               const HardwareProfile& profile);
+// while that gains, keeping each stage at least one layer per virtual chunk and the per-GPU
+// memory peak at most `max_peak_bytes` (by default the GPU's capacity when the scenario fits
+// it, else no bound). The embedding and the output layer make the first and last stages
+// heavier than their layer count says (Llama 3's 128K-vocabulary head weighs about a layer of
+// a 70B model). Returns nothing without pipeline parallelism or when no split is faster. Pure;
+// about (stages - 1) estimates per layer moved.
+[[nodiscard]] std::optional<StageBalance> balance_stage_layers(
+    const Scenario& scenario, const HardwareProfile& profile,
+    std::optional<double> max_peak_bytes = std::nullopt);
 
 }  // namespace capsim

@@ -49,6 +49,9 @@ struct SearchSpace {
   // When pipeline x virtual stages does not divide the layers, try uneven_stage_layers()
   // (Llama-3 405B: 7 + 14 x 8 + 7) instead of pruning.
   bool uneven_stages = true;
+  // Give the leading pipelined candidates of each group the layer split that evens their
+  // stages' work (models/stage_balance.hpp), when the screen times one faster.
+  bool balance_stages = true;
 };
 
 // A `capsim.plan/v1` input: a model, a training target, what may be bought and how the model

@@ -187,6 +187,7 @@ void read_search(JsonReader& r, SearchSpace& s) {
     }
   }
   s.uneven_stages = r.optional_bool("uneven_stages", true);
+  s.balance_stages = r.optional_bool("balance_stages", true);
   // Record the absent keys too, so finish() lists every allowed key.
   for (const char* key :
        {"tensor", "pipeline", "virtual_pipeline_stages", "micro_batch_size", "context", "schedule",

@@ -127,6 +127,7 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
                    {"confirmed_candidates", result.candidates.size()},
                    {"confirmations", result.confirmations},
                    {"second_batch_confirmations", result.second_batch},
+                   {"balanced_splits", result.balanced_splits},
                    {"event_engine", result.event_available}};
   json dis = json::array();
   for (const ScreenedCandidate* c : disagreements(result)) {
@@ -190,6 +191,11 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     out += line.data();
   };
   out += "ranked (! = misses the target; PP* = uneven split of the layers over the stages):\n";
+  if (result.balanced_splits > 0) {
+    out += "  (" + std::to_string(result.balanced_splits) +
+           " pipelined candidates run faster with layers moved between stages to even their "
+           "work; their scenarios give the split)\n";
+  }
   out += header;
   for (size_t i = 0; i < result.ranked.size() && (top == 0 || i < top); ++i) {
     row(i + 1, result.ranked[i]);

@@ -13,6 +13,7 @@
 #include "models/io/profile_io.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/screen.hpp"
+#include "planner/stage_split.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -367,9 +368,11 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
 
   const auto t0 = Clock::now();
   std::vector<ItemResult> item_results = screen_all(plan, work, pool, need, options);
+  Groups groups = merge_into_groups(result, work.items, item_results, pool);
+  for (auto& [key, group] : groups)
+    result.balanced_splits += balance_pool_splits(plan, work.profiles, group);
   result.screen_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  Groups groups = merge_into_groups(result, work.items, item_results, pool);
   Groups reserves;  // per group, the pooled candidates not in the first batch
   std::vector<GroupKey> candidate_groups;
   for (const auto& key : groups_to_confirm(groups, need, result.notes)) {

@@ -53,6 +53,8 @@ struct PlanResult {
   // Of the candidates, those confirmed in a second batch because the screen ranked them faster
   // than the event engine ran their group's confirmed best.
   size_t second_batch = 0;
+  // Pipelined candidates the screen timed faster with a split that evens their stages' work.
+  size_t balanced_splits = 0;
   bool event_available = false;
   std::string event_unavailable_reason;
   double screen_wall_s = 0.0;

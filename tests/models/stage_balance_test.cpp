@@ -62,6 +62,20 @@ TEST(StageBalanceTest, TheSuggestionIsALocalOptimumThatFits) {
   EXPECT_TRUE(estimate_iteration(sc, profile).memory.fits);
 }
 
+// Under a memory bound (the planner's: capacity minus its headroom) the split stays under it.
+// At the current peak (stage 0's) the suggestion stands, as stage 0 keeps its layers; just
+// below it no split the search reaches qualifies.
+TEST(StageBalanceTest, KeepsUnderAMemoryBound) {
+  Scenario sc = shipped("llama3-70b-p5");
+  const HardwareProfile profile = resolve_profile(sc);
+  const double peak = estimate_iteration(sc, profile).memory.peak_bytes;
+  const auto at_peak = balance_stage_layers(sc, profile, peak);
+  ASSERT_TRUE(at_peak.has_value());
+  sc.parallelism.stage_layers = at_peak->stage_layers;
+  EXPECT_LE(estimate_iteration(sc, profile).memory.peak_bytes, peak);
+  EXPECT_FALSE(balance_stage_layers(shipped("llama3-70b-p5"), profile, 0.999 * peak).has_value());
+}
+
 // GPT-3 175B on PP8 has 12 layers per stage: a layer is worth more than the head adds to the
 // last stage, so no split is faster; nor is there anything to split without a pipeline.
 TEST(StageBalanceTest, NothingWhenNoSplitIsFaster) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -147,11 +148,13 @@ TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
   plan.space.pipeline = {16};
   plan.space.micro_batch_size = {1};
   plan.space.zero_stage = {0};
+  plan.space.balance_stages = false;  // the screen's own split (balancing: the next test)
   const PlanResult r = run_plan(plan, {});
   for (int i = 0; i < kNumPruneReasons; ++i) {
     EXPECT_EQ(r.pruned.counts[static_cast<size_t>(i)], 0) << to_string(static_cast<PruneReason>(i));
   }
   ASSERT_EQ(r.screened, 1);
+  EXPECT_EQ(r.balanced_splits, 0U);
   const Parallelism& p = r.candidates.at(0).candidate.parallelism;
   EXPECT_EQ(p.stage_layers, uneven_stage_layers(126, 16, 1));
   EXPECT_NE(candidate_scenario(plan, r.candidates[0].candidate).name.find("-uneven"),
@@ -170,6 +173,40 @@ TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
   const PlanResult none = run_plan(plan, {});
   EXPECT_EQ(none.screened, 0);
   EXPECT_EQ(none.pruned.of(PruneReason::kLayerDivisibility), 1);
+}
+
+// With balance_stages (the default) the leading pipelined candidates get the split that evens
+// their stages' work: on this narrow model (hidden 1,024) the 51,200-word head weighs about
+// three layers, so the last stage gives layers away. The screen's time and the scenario follow.
+TEST(UnevenStagesTest, PlannerBalancesTheSplit) {
+  PlanSpec plan = hand_plan();
+  plan.model.num_layers = 126;
+  plan.model.hidden_size = 1024;
+  plan.model.ffn_hidden_size = 4096;
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
+  plan.node_counts = {4};
+  plan.global_batch_sizes = {256};
+  plan.space.tensor = {2};
+  plan.space.pipeline = {16};
+  plan.space.micro_batch_size = {1};
+  plan.space.zero_stage = {0};
+  plan.space.balance_stages = false;
+  const PlanResult plain = run_plan(plan, {});
+  plan.space.balance_stages = true;
+  const PlanResult balanced = run_plan(plan, {});
+  ASSERT_EQ(balanced.candidates.size(), 1U);
+  EXPECT_EQ(balanced.balanced_splits, 1U);
+  const ScreenedCandidate& c = balanced.candidates[0];
+  const std::vector<int>& split = c.candidate.parallelism.stage_layers;
+  EXPECT_NE(split, uneven_stage_layers(126, 16, 1));
+  EXPECT_LT(split.back(), 7);
+  EXPECT_EQ(std::accumulate(split.begin(), split.end(), 0), 126);
+  EXPECT_LT(c.analytic.iteration_time_s, plain.candidates.at(0).analytic.iteration_time_s);
+  // The candidate's scenario runs that split, at the time the screen reports.
+  const Scenario sc = candidate_scenario(plan, c.candidate);
+  EXPECT_EQ(sc.parallelism.stage_layers, split);
+  EXPECT_DOUBLE_EQ(estimate_iteration(sc, resolve_profile(sc)).iteration_time_s,
+                   c.analytic.iteration_time_s);
 }
 
 TEST(PlannerTest, PruningCountsByHand) {

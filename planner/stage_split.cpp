@@ -1,0 +1,37 @@
+#include "planner/stage_split.hpp"
+
+#include <algorithm>
+
+#include "models/analytic_estimator.hpp"
+#include "models/stage_balance.hpp"
+
+namespace capsim::planner {
+
+size_t balance_pool_splits(const PlanSpec& plan, const ProfileMap& profiles,
+                           std::vector<ScreenedCandidate>& pool) {
+  if (!plan.space.balance_stages || pool.empty())
+    return 0;
+  const double slowest_s = pool.front().analytic.iteration_time_s * kBalanceWindow;
+  size_t balanced = 0;
+  for (ScreenedCandidate& c : pool) {
+    Candidate& candidate = c.candidate;
+    if (candidate.parallelism.pipeline <= 1 || c.analytic.iteration_time_s > slowest_s)
+      continue;
+    const HardwareProfile& profile = profiles.at({candidate.instance, candidate.num_nodes > 1});
+    const Scenario sc = candidate_scenario(plan, candidate);
+    const auto balance =
+        balance_stage_layers(sc, profile, c.analytic.capacity_bytes - plan.memory_headroom_bytes);
+    if (!balance)
+      continue;
+    candidate.parallelism.stage_layers = balance->stage_layers;
+    const SimulationResult r =
+        estimate_iteration(candidate_scenario(plan, candidate), profile, EstimateDetail::kTimeOnly);
+    c.analytic = {"analytic", r.iteration_time_s,  r.tokens_per_s,
+                  r.mfu,      r.memory.peak_bytes, r.memory.capacity_bytes};
+    ++balanced;
+  }
+  std::stable_sort(pool.begin(), pool.end(), faster);
+  return balanced;
+}
+
+}  // namespace capsim::planner

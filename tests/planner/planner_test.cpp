@@ -136,7 +136,8 @@ TEST(UnevenStagesTest, LighterEndsLikeLlama3) {
   EXPECT_TRUE(uneven_stage_layers(63, 4, 2).empty());   // not a multiple of v
 }
 
-TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
+// Llama-3 405B's 126 layers (on a narrow model) over 16 stages: one layout on 4 x p5.
+PlanSpec llama3_split_plan() {
   PlanSpec plan = hand_plan();
   plan.model.num_layers = 126;
   plan.model.hidden_size = 1024;
@@ -148,6 +149,11 @@ TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
   plan.space.pipeline = {16};
   plan.space.micro_batch_size = {1};
   plan.space.zero_stage = {0};
+  return plan;
+}
+
+TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
+  PlanSpec plan = llama3_split_plan();
   plan.space.balance_stages = false;  // the screen's own split (balancing: the next test)
   const PlanResult r = run_plan(plan, {});
   for (int i = 0; i < kNumPruneReasons; ++i) {
@@ -179,17 +185,7 @@ TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
 // their stages' work: on this narrow model (hidden 1,024) the 51,200-word head weighs about
 // three layers, so the last stage gives layers away. The screen's time and the scenario follow.
 TEST(UnevenStagesTest, PlannerBalancesTheSplit) {
-  PlanSpec plan = hand_plan();
-  plan.model.num_layers = 126;
-  plan.model.hidden_size = 1024;
-  plan.model.ffn_hidden_size = 4096;
-  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
-  plan.node_counts = {4};
-  plan.global_batch_sizes = {256};
-  plan.space.tensor = {2};
-  plan.space.pipeline = {16};
-  plan.space.micro_batch_size = {1};
-  plan.space.zero_stage = {0};
+  PlanSpec plan = llama3_split_plan();
   plan.space.balance_stages = false;
   const PlanResult plain = run_plan(plan, {});
   plan.space.balance_stages = true;

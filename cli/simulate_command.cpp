@@ -115,8 +115,8 @@ std::string stage_balance_text(const StageBalance& balance) {
   std::snprintf(gain.data(), gain.size(), "%.1f%% faster (analytic: %.4g s instead of %.4g s)",
                 100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s),
                 balance.iteration_time_s, balance.current_time_s);
-  return "  an even layer split would run " + std::string(gain.data()) + ": --set " +
-         stage_layers_setting(balance.stage_layers) + "\n";
+  return "  layers split to even the stages' work would run " + std::string(gain.data()) +
+         ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
 }
 
 void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,

@@ -11,11 +11,12 @@ size_t balance_pool_splits(const PlanSpec& plan, const ProfileMap& profiles,
                            std::vector<ScreenedCandidate>& pool) {
   if (!plan.space.balance_stages || pool.empty())
     return 0;
-  const double slowest_s = pool.front().analytic.iteration_time_s * kBalanceWindow;
+  // Throughput, not iteration time: a group's candidates may train different batch sizes.
+  const double slowest_tokens_per_s = pool.front().analytic.tokens_per_s / kBalanceWindow;
   size_t balanced = 0;
   for (ScreenedCandidate& c : pool) {
     Candidate& candidate = c.candidate;
-    if (candidate.parallelism.pipeline <= 1 || c.analytic.iteration_time_s > slowest_s)
+    if (candidate.parallelism.pipeline <= 1 || c.analytic.tokens_per_s < slowest_tokens_per_s)
       continue;
     const HardwareProfile& profile = profiles.at({candidate.instance, candidate.num_nodes > 1});
     const Scenario sc = candidate_scenario(plan, candidate);

@@ -13,8 +13,8 @@
 namespace capsim::planner {
 
 // Candidates whose screen throughput is within this factor of their group's fastest get a
-// balanced split tried: a better split gains a few percent (about a layer's work on the busiest stage),
-// so slower ones would not overtake the leader.
+// balanced split tried: a better split gains a few percent (about a layer's work on the busiest
+// stage), so slower ones would not overtake the leader.
 inline constexpr double kBalanceWindow = 1.1;
 
 // Rebalances the layer split of `pool`'s pipelined candidates (sorted fastest first) within

@@ -1,5 +1,6 @@
 #include "models/stage_balance.hpp"
 
+#include <cstdio>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -7,8 +8,11 @@
 #include <gtest/gtest.h>
 
 #include "models/analytic_estimator.hpp"
+#include "models/io/layout_rules.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
+
+#include "tests/models/random_scenario.hpp"
 
 namespace capsim {
 namespace {
@@ -99,6 +103,38 @@ TEST(StageBalanceTest, RepairsALopsidedSplit) {
   ASSERT_TRUE(balance.has_value());
   EXPECT_LT(balance->iteration_time_s, 0.9 * balance->current_time_s);
   EXPECT_EQ(balance->stage_layers, (std::vector<int>{20, 21, 20, 19}));
+}
+
+// Over random pipelined layouts: a suggestion is strictly faster by the estimate it reports,
+// passes the scenario rules (a layer per virtual chunk, the layers add up), and fits whenever
+// the scenario's own split fits.
+TEST(StageBalanceTest, SuggestionsAreValidFasterAndFitOnRandomLayouts) {
+  test::Rng rng(20261126);
+  int pipelined = 0;
+  int suggested = 0;
+  for (int i = 0; i < 600; ++i) {
+    Scenario sc = test::random_scenario(rng);
+    if (sc.parallelism.pipeline <= 1)
+      continue;
+    ++pipelined;
+    const HardwareProfile profile = resolve_profile(sc);
+    const SimulationResult current = estimate_iteration(sc, profile);
+    const auto balance = balance_stage_layers(sc, profile);
+    if (!balance)
+      continue;
+    ++suggested;
+    const std::string layout = scenario_to_json(sc).dump();
+    EXPECT_LT(balance->iteration_time_s, current.iteration_time_s) << layout;
+    EXPECT_EQ(balance->current_time_s, current.iteration_time_s) << layout;
+    sc.parallelism.stage_layers = balance->stage_layers;
+    EXPECT_NO_THROW(check_layout(sc.model, sc.cluster, sc.parallelism, "random", "")) << layout;
+    const SimulationResult after = estimate_iteration(sc, profile);
+    EXPECT_DOUBLE_EQ(after.iteration_time_s, balance->iteration_time_s) << layout;
+    EXPECT_TRUE(after.memory.fits || !current.memory.fits) << layout;
+  }
+  EXPECT_GT(pipelined, 150);
+  EXPECT_GT(suggested, 10);
+  std::printf("%d pipelined layouts, %d with a faster split\n", pipelined, suggested);
 }
 
 }  // namespace

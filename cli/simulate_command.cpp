@@ -15,6 +15,7 @@
 #include "models/io/profile_reference.hpp"
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/memory_model.hpp"
 #include "models/stage_balance.hpp"
 #include "sim/iteration_simulator.hpp"
 #include "traces/chrome_trace.hpp"
@@ -107,16 +108,30 @@ nlohmann::json stage_balance_json(const StageBalance& balance) {
   return {{"stage_layers", balance.stage_layers},
           {"iteration_time_s", round_significant(balance.iteration_time_s)},
           {"current_iteration_time_s", round_significant(balance.current_time_s)},
+          {"peak_gib_per_gpu", round_significant(balance.peak_bytes / kGiB)},
+          {"fits", balance.fits},
           {"engine", "analytic"}};
 }
 
 std::string stage_balance_text(const StageBalance& balance) {
-  std::array<char, 160> gain{};
-  std::snprintf(gain.data(), gain.size(), "%.1f%% faster (analytic: %.4g s instead of %.4g s)",
-                100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s),
-                balance.iteration_time_s, balance.current_time_s);
-  return "  layers split to even the stages' work would run " + std::string(gain.data()) +
-         ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
+  std::array<char, 200> what{};
+  if (balance.fits && !balance.current_fits) {
+    std::snprintf(what.data(), what.size(),
+                  "would fit in memory (peak %.1f GiB per GPU) and take %.4g s (analytic)",
+                  balance.peak_bytes / kGiB, balance.iteration_time_s);
+  } else {
+    std::snprintf(what.data(), what.size(),
+                  "would run %.1f%% faster (analytic: %.4g s instead of %.4g s)",
+                  100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s),
+                  balance.iteration_time_s, balance.current_time_s);
+  }
+  std::string text = "  layers split to even the stages' work " + std::string(what.data());
+  if (!balance.fits) {
+    std::snprintf(what.data(), what.size(), ", still not fitting (peak %.1f GiB per GPU)",
+                  balance.peak_bytes / kGiB);
+    text += what.data();
+  }
+  return text + ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
 }
 
 void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,

@@ -14,16 +14,22 @@ struct StageBalance {
   std::vector<int> stage_layers;  // per stage, as `parallelism.stage_layers` takes it
   double iteration_time_s = 0.0;  // analytic estimate with that split
   double current_time_s = 0.0;    // analytic estimate with the scenario's split
+  double peak_bytes = 0.0;        // per-GPU memory peak with that split
+  bool fits = false;              // in the GPU's memory, with that split
+  bool current_fits = false;      // with the scenario's split
 };
 
 // Searches for the layer split that evens the stages' work: from the scenario's split, moves
 // one layer at a time off the busiest stage to wherever the estimated iteration is fastest,
 // while that gains, keeping each stage at least one layer per virtual chunk and the per-GPU
 // memory peak at most `max_peak_bytes` (by default the GPU's capacity when the scenario fits
-// it, else no bound). The embedding and the output layer make the first and last stages
-// heavier than their layer count says (Llama 3's 128K-vocabulary head weighs about a layer of
-// a 70B model). Returns nothing without pipeline parallelism or when no split is faster. Pure;
-// about (stages - 1) estimates per layer moved.
+// it). The embedding and the output layer make the first and last stages heavier than their
+// layer count says (Llama 3's 128K-vocabulary head weighs about a layer of a 70B model).
+// Without a bound, a scenario that does not fit first has layers moved off its fullest stage,
+// one at a time to wherever the peak ends lowest, while the peak falls: 1F1B's first stages
+// hold the most micro-batches' activations, so a split can fit where the even one does not.
+// Returns nothing without pipeline parallelism or when no split is faster or fits where the
+// scenario's does not. Pure; about (stages - 1) estimates per layer moved.
 [[nodiscard]] std::optional<StageBalance> balance_stage_layers(
     const Scenario& scenario, const HardwareProfile& profile,
     std::optional<double> max_peak_bytes = std::nullopt);

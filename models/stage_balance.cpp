@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 #include "models/analytic_estimator.hpp"
 #include "models/iteration_model.hpp"
@@ -46,7 +48,8 @@ std::vector<int> moved(std::vector<int> split, size_t from, size_t to) {
 }
 
 // Moves layers off the fullest stage while that lowers the peak, until the split fits: each
-// move to the stage where the peak ends lowest (then the fastest).
+// move to the stage where the peak ends lowest (then the fastest). Every accepted move lowers
+// the peak or, at the same peak, the time, so the search ends; the bound only guards it.
 void move_until_it_fits(Scenario& trial, const HardwareProfile& profile, int least_layers,
                         std::vector<int>& split, Timed& best) {
   for (size_t moves = 0; !best.fits && moves < split.size() * split.size(); ++moves) {

@@ -1,12 +1,13 @@
 #include "models/stage_balance.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <utility>
 #include <vector>
 
 #include "models/analytic_estimator.hpp"
-#include "models/iteration_model.hpp"
+#include "models/memory_model.hpp"
 
 namespace capsim {
 namespace {
@@ -15,7 +16,6 @@ struct Timed {
   double iteration_s = 0.0;
   bool fits = false;
   double peak_bytes = 0.0;
-  int fullest_stage = 0;
   std::vector<double> stage_busy_s;
 };
 
@@ -23,21 +23,7 @@ Timed time_split(Scenario& scenario, const HardwareProfile& profile,
                  const std::vector<int>& split) {
   scenario.parallelism.stage_layers = split;
   const SimulationResult r = estimate_iteration(scenario, profile);
-  return {r.iteration_time_s, r.memory.fits, r.memory.peak_bytes, r.memory.worst_stage,
-          r.breakdown.stage_busy_s};
-}
-
-// The split the scenario runs: its `stage_layers`, or the one the rules derive (even, or
-// Megatron's split counting the embedding and the loss as layers).
-std::vector<int> current_split(const Scenario& scenario, const HardwareProfile& profile) {
-  std::vector<int> split;
-  for (const StageCosts& stage : compute_iteration_costs(scenario, profile).stages) {
-    int layers = 0;
-    for (const ChunkCosts& chunk : stage.chunks)
-      layers += chunk.num_layers;
-    split.push_back(layers);
-  }
-  return split;
+  return {r.iteration_time_s, r.memory.fits, r.memory.peak_bytes, r.breakdown.stage_busy_s};
 }
 
 // The split one layer moved `from` -> `to` gives.
@@ -47,36 +33,63 @@ std::vector<int> moved(std::vector<int> split, size_t from, size_t to) {
   return split;
 }
 
-// Moves layers off the fullest stage while that lowers the peak, until the split fits: each
-// move to the stage where the peak ends lowest (then the fastest). Every accepted move lowers
-// the peak or, at the same peak, the time, so the search ends; the bound only guards it.
-void move_until_it_fits(Scenario& trial, const HardwareProfile& profile, int least_layers,
-                        std::vector<int>& split, Timed& best) {
-  for (size_t moves = 0; !best.fits && moves < split.size() * split.size(); ++moves) {
-    const auto fullest = static_cast<size_t>(best.fullest_stage);
-    if (split[fullest] <= least_layers)
-      return;
-    std::vector<int> best_move;
-    Timed best_moved = best;
-    for (size_t to = 0; to < split.size(); ++to) {
-      if (to == fullest)
-        continue;
-      std::vector<int> candidate = moved(split, fullest, to);
-      const Timed t = time_split(trial, profile, candidate);
-      if (t.peak_bytes < best_moved.peak_bytes ||
-          (t.peak_bytes == best_moved.peak_bytes && t.iteration_s < best_moved.iteration_s)) {
-        best_moved = t;
-        best_move = std::move(candidate);
-      }
-    }
-    if (best_move.empty())
-      return;
-    split = std::move(best_move);
-    best = best_moved;
-  }
-}
-
 }  // namespace
+
+std::optional<std::vector<int>> split_that_fits(const ModelSpec& model,
+                                                const Parallelism& parallelism, const GpuSpec& gpu,
+                                                double max_peak_bytes,
+                                                const MemoryEstimate* current) {
+  const int p = parallelism.pipeline;
+  if (p <= 1)
+    return std::nullopt;
+  Parallelism trial = parallelism;
+  trial.stage_layers = layers_per_stage(model, parallelism);
+  const MemoryEstimate at =
+      current != nullptr ? *current : estimate_memory(model, trial, gpu, model.attention);
+  if (at.peak_bytes <= max_peak_bytes)
+    return std::nullopt;
+  // A stage's memory grows linearly with its own layers (their weights, gradients, optimizer
+  // state and activations; how many micro-batches it holds depends on its place in the
+  // pipeline, not on its layers), so one more layer on every stage gives each stage's slope,
+  // and with it the most layers each can hold.
+  Parallelism more = trial;
+  for (int& layers : more.stage_layers)
+    ++layers;
+  const MemoryEstimate above = estimate_memory(model, more, gpu, model.attention);
+  std::vector<int> most(static_cast<size_t>(p));
+  long long room = 0;
+  for (size_t s = 0; s < most.size(); ++s) {
+    const double slope = above.stages[s].total_bytes() - at.stages[s].total_bytes();
+    if (!(slope > 0.0))
+      return std::nullopt;
+    const double spare_layers = std::floor((max_peak_bytes - at.stages[s].total_bytes()) / slope);
+    most[s] = trial.stage_layers[s] + static_cast<int>(std::max(spare_layers, -1e6));
+    if (most[s] < parallelism.virtual_pipeline_stages)
+      return std::nullopt;
+    room += most[s];
+  }
+  if (room < model.num_layers)
+    return std::nullopt;
+  // The layers over a stage's most go, one at a time, to the stage with the most room left.
+  std::vector<int>& split = trial.stage_layers;
+  int excess = 0;
+  for (size_t s = 0; s < split.size(); ++s) {
+    excess += std::max(0, split[s] - most[s]);
+    split[s] = std::min(split[s], most[s]);
+  }
+  for (; excess > 0; --excess) {
+    size_t roomiest = 0;
+    for (size_t s = 1; s < split.size(); ++s) {
+      if (most[s] - split[s] > most[roomiest] - split[roomiest])
+        roomiest = s;
+    }
+    ++split[roomiest];
+  }
+  // The interleaved schedule's chunks make the slope a little uneven: check the split itself.
+  if (estimate_memory(model, trial, gpu, model.attention).peak_bytes > max_peak_bytes)
+    return std::nullopt;
+  return split;
+}
 
 std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
                                                  const HardwareProfile& profile,
@@ -86,12 +99,18 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
     return std::nullopt;
   const int least_layers = scenario.parallelism.virtual_pipeline_stages;
   Scenario trial = scenario;
-  std::vector<int> split = current_split(scenario, profile);
+  std::vector<int> split = layers_per_stage(scenario.model, scenario.parallelism);
   Timed best = time_split(trial, profile, split);
   const double current_s = best.iteration_s;
   const bool current_fits = best.fits;
-  if (!max_peak_bytes && !best.fits)
-    move_until_it_fits(trial, profile, least_layers, split, best);
+  if (!max_peak_bytes && !best.fits) {
+    const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+    if (auto fitting =
+            split_that_fits(scenario.model, scenario.parallelism, gpu, gpu.hbm_capacity_bytes)) {
+      split = std::move(*fitting);
+      best = time_split(trial, profile, split);
+    }
+  }
   const bool must_fit = max_peak_bytes.has_value() || best.fits;
   const auto allowed = [&](const Timed& t) {
     return !must_fit || (max_peak_bytes ? t.peak_bytes <= *max_peak_bytes : t.fits);

@@ -3,7 +3,9 @@
 #include <optional>
 #include <vector>
 
+#include "models/gpu_catalog.hpp"
 #include "models/hardware_profile.hpp"
+#include "models/memory_model.hpp"
 #include "models/scenario.hpp"
 
 namespace capsim {
@@ -19,16 +21,25 @@ struct StageBalance {
   bool current_fits = false;      // with the scenario's split
 };
 
+// Returns a split of the layers over the pipeline stages whose per-GPU memory peak is at most
+// `max_peak_bytes`: from the scenario's split (`parallelism`'s), the layers over what a stage
+// can hold move to the stages with the most room. 1F1B's first stages hold the most
+// micro-batches' activations, so a split can fit where the even one does not. Nothing when the
+// scenario's split already fits or no split does. Uses the memory model
+// only, cheap enough for the planner's screen: two or three memory estimates, one fewer when
+// `current` (the scenario's estimate_memory) is given.
+[[nodiscard]] std::optional<std::vector<int>> split_that_fits(
+    const ModelSpec& model, const Parallelism& parallelism, const GpuSpec& gpu,
+    double max_peak_bytes, const MemoryEstimate* current = nullptr);
+
 // Searches for the layer split that evens the stages' work: from the scenario's split, moves
 // one layer at a time off the busiest stage to wherever the estimated iteration is fastest,
 // while that gains, keeping each stage at least one layer per virtual chunk and the per-GPU
 // memory peak at most `max_peak_bytes` (by default the GPU's capacity when the scenario fits
 // it). The embedding and the output layer make the first and last stages heavier than their
 // layer count says (Llama 3's 128K-vocabulary head weighs about a layer of a 70B model).
-// Without a bound, a scenario that does not fit first has layers moved off its fullest stage,
-// one at a time to wherever the peak ends lowest, while the peak falls: 1F1B's first stages
-// hold the most micro-batches' activations, so a split can fit where the even one does not.
-// Returns nothing without pipeline parallelism or when no split is faster or fits where the
+// Without a bound, a scenario that does not fit starts from split_that_fits() when there is
+// one. Returns nothing without pipeline parallelism or when no split is faster or fits where the
 // scenario's does not. Pure; about (stages - 1) estimates per layer moved.
 [[nodiscard]] std::optional<StageBalance> balance_stage_layers(
     const Scenario& scenario, const HardwareProfile& profile,

@@ -128,6 +128,7 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
                    {"confirmations", result.confirmations},
                    {"second_batch_confirmations", result.second_batch},
                    {"balanced_splits", result.balanced_splits},
+                   {"fitted_splits", result.fitted_splits},
                    {"event_engine", result.event_available}};
   json dis = json::array();
   for (const ScreenedCandidate* c : disagreements(result)) {
@@ -191,6 +192,11 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     out += line.data();
   };
   out += "ranked (! = misses the target; PP* = uneven split of the layers over the stages):\n";
+  if (result.fitted_splits > 0) {
+    out += "  (" + std::to_string(result.fitted_splits) +
+           " pipelined layouts fit in memory only with layers moved off their fullest stage; "
+           "they were screened so)\n";
+  }
   if (result.balanced_splits > 0) {
     out += "  (" + std::to_string(result.balanced_splits) +
            " pipelined candidates run faster with layers moved between stages to even their "

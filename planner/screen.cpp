@@ -16,6 +16,7 @@
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"
 #include "models/memory_model.hpp"
+#include "models/stage_balance.hpp"
 #include "planner/failure_model.hpp"
 
 namespace capsim::planner {
@@ -153,6 +154,23 @@ struct ItemContext {
   bool failures_outpace_checkpoints = false;
 };
 
+// Screens layout `p` (`sc.parallelism`), which fits in memory as `mem` says, keeping the k
+// best.
+void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelism& p,
+                           const MemoryEstimate& mem, long long order, const ItemContext& ctx) {
+  const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile);
+  const SimulationResult r =
+      estimate_iteration(sc, costs, *ctx.profile, &mem, EstimateDetail::kTimeOnly);
+  ++out.screened;
+  if (r.tokens_per_s < ctx.need)
+    out.pruned.add(PruneReason::kBelowTarget);
+  ScreenedCandidate c;
+  c.candidate = {ctx.item->instance, ctx.nodes, p, order};
+  c.analytic = {"analytic", r.iteration_time_s, r.tokens_per_s,
+                r.mfu,      mem.peak_bytes,     mem.capacity_bytes};
+  keep_best(out.top, std::move(c), ctx.k);
+}
+
 // Prunes or screens one enumerated layout `sc.parallelism`, keeping the k best.
 void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long long order,
                    const ItemContext& ctx) {
@@ -178,21 +196,26 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     return;
   }
   const MemoryEstimate mem = estimate_memory(sc.model, p, *ctx.gpu, sc.model.attention);
-  if (!mem.fits || mem.peak_bytes > mem.capacity_bytes - ctx.plan->memory_headroom_bytes) {
+  const double limit_bytes = mem.capacity_bytes - ctx.plan->memory_headroom_bytes;
+  if (mem.fits && mem.peak_bytes <= limit_bytes) {
+    screen_fitting_layout(out, sc, p, mem, order, ctx);
+    return;
+  }
+  // A pipelined layout whose split does not fit may fit with layers moved off its fullest
+  // stage (models/stage_balance.hpp).
+  const auto split = ctx.plan->space.balance_stages
+                         ? split_that_fits(sc.model, p, *ctx.gpu, limit_bytes, &mem)
+                         : std::nullopt;
+  if (!split) {
     out.pruned.add(PruneReason::kMemory);
     return;
   }
-  const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile);
-  const SimulationResult r =
-      estimate_iteration(sc, costs, *ctx.profile, &mem, EstimateDetail::kTimeOnly);
-  ++out.screened;
-  if (r.tokens_per_s < ctx.need)
-    out.pruned.add(PruneReason::kBelowTarget);
-  ScreenedCandidate c;
-  c.candidate = {ctx.item->instance, ctx.nodes, p, order};
-  c.analytic = {"analytic", r.iteration_time_s, r.tokens_per_s,
-                r.mfu,      mem.peak_bytes,     mem.capacity_bytes};
-  keep_best(out.top, std::move(c), ctx.k);
+  Parallelism fitted = p;
+  fitted.stage_layers = *split;
+  sc.parallelism = fitted;
+  ++out.fitted_splits;
+  screen_fitting_layout(
+      out, sc, fitted, estimate_memory(sc.model, fitted, *ctx.gpu, sc.model.attention), order, ctx);
 }
 
 ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,

@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include "models/analytic_estimator.hpp"
+#include "models/gpu_catalog.hpp"
 #include "models/io/layout_rules.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/memory_model.hpp"
 
 #include "tests/models/random_scenario.hpp"
 
@@ -99,6 +101,24 @@ TEST(StageBalanceTest, FindsASplitThatFitsWhereTheEvenOneDoesNot) {
   const SimulationResult after = estimate_iteration(sc, profile);
   EXPECT_TRUE(after.memory.fits);
   EXPECT_DOUBLE_EQ(after.memory.peak_bytes, balance->peak_bytes);
+}
+
+// The memory-only search the planner's screen runs: a split under the bound, or nothing when
+// the scenario's already is or none can be.
+TEST(StageBalanceTest, SplitThatFitsUsesTheMemoryModel) {
+  Scenario sc = shipped("llama3-70b-p5");
+  const GpuSpec& gpu = *find_gpu(sc.cluster.gpu);
+  EXPECT_FALSE(split_that_fits(sc.model, sc.parallelism, gpu, gpu.hbm_capacity_bytes));
+  sc.parallelism.virtual_pipeline_stages = 1;
+  sc.parallelism.schedule = Schedule::kOneFOneB;
+  sc.parallelism.micro_batch_size = 2;
+  const auto split = split_that_fits(sc.model, sc.parallelism, gpu, gpu.hbm_capacity_bytes);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(std::accumulate(split->begin(), split->end(), 0), sc.model.num_layers);
+  sc.parallelism.stage_layers = *split;
+  EXPECT_TRUE(estimate_memory(sc.model, sc.parallelism, gpu, sc.model.attention).fits);
+  sc.parallelism.stage_layers.clear();
+  EXPECT_FALSE(split_that_fits(sc.model, sc.parallelism, gpu, 20.0 * kGiB));
 }
 
 // GPT-3 175B on PP8 has 12 layers per stage: a layer is worth more than the head adds to the

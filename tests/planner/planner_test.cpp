@@ -16,8 +16,10 @@
 #include "models/analytic_estimator.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/io/profile_io.hpp"
+#include "models/io/scenario_io.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"
+#include "models/stage_balance.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
@@ -205,6 +207,42 @@ TEST(UnevenStagesTest, PlannerBalancesTheSplit) {
                    c.analytic.iteration_time_s);
 }
 
+// Llama 3 70B on 8 x p5 with TP4 PP4 1F1B and micro-batch 2 (the shipped scenario's model):
+// the even split needs 83.1 GiB on stage 0, which holds four micro-batches' activations. With
+// balance_stages the screen moves layers off it until it fits and screens the layout so; without,
+// it is pruned for memory.
+TEST(UnevenStagesTest, PlannerFitsALayoutByItsSplit) {
+  PlanSpec plan = hand_plan();
+  const Scenario llama =
+      load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/llama3-70b-p5/scenario.json");
+  plan.model = llama.model;
+  plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
+  plan.node_counts = {8};
+  plan.global_batch_sizes = {128};
+  plan.space.tensor = {4};
+  plan.space.pipeline = {4};
+  plan.space.context = {2};
+  plan.space.micro_batch_size = {2};
+  plan.space.zero_stage = {1};
+  plan.space.sequence_parallel = {true};
+  plan.space.balance_stages = false;
+  const PlanResult pruned = run_plan(plan, {});
+  EXPECT_EQ(pruned.screened, 0);
+  EXPECT_EQ(pruned.pruned.of(PruneReason::kMemory), 1);
+  plan.space.balance_stages = true;
+  const PlanResult fitted = run_plan(plan, {});
+  ASSERT_EQ(fitted.screened, 1);
+  EXPECT_EQ(fitted.fitted_splits, 1);
+  EXPECT_EQ(fitted.pruned.of(PruneReason::kMemory), 0);
+  const ScreenedCandidate& c = fitted.candidates.at(0);
+  const std::vector<int>& split = c.candidate.parallelism.stage_layers;
+  ASSERT_EQ(split.size(), 4U);
+  EXPECT_LT(split.front(), 20);
+  EXPECT_LE(c.analytic.peak_memory_bytes, c.analytic.capacity_bytes);
+  const Scenario sc = candidate_scenario(plan, c.candidate);
+  EXPECT_TRUE(estimate_iteration(sc, resolve_profile(sc)).memory.fits);
+}
+
 TEST(PlannerTest, PruningCountsByHand) {
   // tensor 16 > 8 GPUs per node: 3 pipelines x 2 micro x 2 ZeRO = 12 candidates.
   // tensor 2, pipeline 5: 10 does not divide 8 GPUs: 4.
@@ -285,10 +323,12 @@ PlanSpec thirty_b_on_four_p4d() {
 struct FitCounts {
   long long fits = 0;
   long long no_fit = 0;
+  long long refits = 0;  // of the fits: pipelined layouts that fit by their split only
 };
 
-// Counts, independently of the planner, which of thirty_b_on_four_p4d()'s layouts fit with
-// the memory model and leave the plan's headroom, each starting from the plan's stack settings.
+// Counts, apart from the planner's screen, which of thirty_b_on_four_p4d()'s layouts fit with
+// the memory model and leave the plan's headroom (by their split or, with balance_stages, by
+// one that split_that_fits finds), each starting from the plan's stack settings.
 FitCounts count_fits(const PlanSpec& plan) {
   FitCounts counts;
   const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
@@ -311,9 +351,13 @@ FitCounts count_fits(const PlanSpec& plan) {
               if ((sp && t == 1) || check_structure(plan.model, c, p))
                 continue;
               const MemoryEstimate m = estimate_memory(plan.model, p, gpu);
-              const bool fits =
-                  m.fits && m.peak_bytes <= m.capacity_bytes - plan.memory_headroom_bytes;
-              (fits ? counts.fits : counts.no_fit) += 1;
+              const double limit = m.capacity_bytes - plan.memory_headroom_bytes;
+              const bool fits = m.fits && m.peak_bytes <= limit;
+              // With balance_stages a pipelined layout may fit by its split instead.
+              const bool refits = !fits && plan.space.balance_stages &&
+                                  split_that_fits(plan.model, p, gpu, limit, &m).has_value();
+              (fits || refits ? counts.fits : counts.no_fit) += 1;
+              counts.refits += refits ? 1 : 0;
             }
           }
         }
@@ -329,8 +373,10 @@ TEST(PlannerTest, MemoryPruningMatchesTheMemoryModel) {
   const FitCounts counts = count_fits(plan);
   EXPECT_EQ(r.pruned.of(PruneReason::kMemory), counts.no_fit);
   EXPECT_EQ(r.screened, counts.fits);
+  EXPECT_EQ(r.fitted_splits, counts.refits);
   EXPECT_GT(counts.no_fit, 0);
   EXPECT_GT(counts.fits, 0);
+  EXPECT_GT(counts.refits, 0);
 }
 
 // A headroom prunes exactly the layouts whose peak comes within it of the HBM, and every

@@ -201,8 +201,8 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     screen_fitting_layout(out, sc, p, mem, order, ctx);
     return;
   }
-  // A pipelined layout whose split does not fit may fit with layers moved off its fullest
-  // stage (models/stage_balance.hpp).
+  // A pipelined layout whose split does not fit may fit with its layers split otherwise
+  // (models/stage_balance.hpp).
   const auto split = ctx.plan->space.balance_stages
                          ? split_that_fits(sc.model, p, *ctx.gpu, limit_bytes, &mem)
                          : std::nullopt;

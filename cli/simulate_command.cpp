@@ -96,12 +96,13 @@ SimulationResult simulate_event(const cxxopts::ParseResult& args, const Scenario
   return result;
 }
 
-// The split as `--set` takes it: parallelism.stage_layers=[20,21,20,19].
+// The split as `--set` takes it, quoted for the shell (brackets are a glob pattern):
+// 'parallelism.stage_layers=[20,21,20,19]'.
 std::string stage_layers_setting(const std::vector<int>& stage_layers) {
   std::string list;
   for (const int layers : stage_layers)
     list += (list.empty() ? "" : ",") + std::to_string(layers);
-  return "parallelism.stage_layers=[" + list + "]";
+  return "'parallelism.stage_layers=[" + list + "]'";
 }
 
 nlohmann::json stage_balance_json(const StageBalance& balance) {

@@ -184,6 +184,26 @@ TEST(CliTest, KernelsListsEveryKernelOnRequest) {
   EXPECT_NE(table.out.find("kernels of one micro-batch on one GPU"), std::string::npos);
 }
 
+// With pipeline parallelism simulate suggests a faster split as a ready --set; that --set then
+// runs the split (the suggested time) and suggests nothing more.
+TEST(CliTest, SimulateSuggestsALayerSplitToSetAsIs) {
+  const std::string base =
+      "simulate " + kSource + "/scenarios/llama3-70b-p5/scenario.json --engine analytic";
+  const auto table = run_capsim(base);
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  const std::string setting = "--set 'parallelism.stage_layers=[20,21,20,19]'";
+  EXPECT_NE(table.out.find("layers split to even the stages' work would run"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find(setting), std::string::npos) << table.out;
+  const auto suggested = nlohmann::json::parse(run_capsim(base + " --json").out);
+  ASSERT_TRUE(suggested.contains("stage_balance"));
+  const auto applied = run_capsim(base + " --json " + setting);
+  ASSERT_EQ(applied.exit_code, 0) << applied.out;
+  const auto j = nlohmann::json::parse(applied.out);
+  EXPECT_FALSE(j.contains("stage_balance"));
+  EXPECT_EQ(j.at("iteration_time_s"), suggested.at("stage_balance").at("iteration_time_s"));
+}
+
 TEST(CliTest, SameInputGivesByteIdenticalOutput) {
   const std::string args = "simulate " + kData + "/scenarios/valid.json --engine analytic --json";
   EXPECT_EQ(run_capsim(args).out, run_capsim(args).out);

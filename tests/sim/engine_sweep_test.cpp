@@ -63,6 +63,8 @@ struct GapSummary {
 
 // The event engine's figures the sweep compares, from a child process (one simulation each).
 struct EventFigures {
+  double parts_s = 0.0;       // the breakdown's parts, summed
+  double least_part_s = 0.0;  // the smallest part
   double iteration_s = 0.0;
   double compute_s = 0.0;
   double pp_s = 0.0;  // exposed PP
@@ -85,15 +87,23 @@ EventFigures run_event_engine(const Scenario& sc, const IterationCosts& costs,
   const std::string reply = test::run_in_child([&] {
     const SimulationResult r = sim::simulate_iteration(sc, costs, profile);
     const TimeBreakdown& b = r.breakdown;
-    return test::format_double(r.iteration_time_s) + " " + test::format_double(b.compute_s) + " " +
+    const std::vector<double> parts = {
+        b.compute_s,         b.other_s,           b.tp_comm_exposed_s, b.cp_comm_exposed_s,
+        b.pp_comm_exposed_s, b.dp_comm_exposed_s, b.bubble_s,          b.optimizer_s};
+    double sum_s = 0.0;
+    for (const double part : parts)
+      sum_s += part;
+    return test::format_double(sum_s) + " " +
+           test::format_double(*std::min_element(parts.begin(), parts.end())) + " " +
+           test::format_double(r.iteration_time_s) + " " + test::format_double(b.compute_s) + " " +
            test::format_double(b.pp_comm_exposed_s) + " " +
            test::format_double(b.dp_comm_exposed_s) + " " + test::format_double(b.bubble_s) + " " +
            std::to_string(b.stage) + busy_times(b.stage_busy_s);
   });
   EventFigures figures;
   std::istringstream fields(reply);
-  if (!(fields >> figures.iteration_s >> figures.compute_s >> figures.pp_s >> figures.dp_s >>
-        figures.bubble_s >> figures.stage))
+  if (!(fields >> figures.parts_s >> figures.least_part_s >> figures.iteration_s >>
+        figures.compute_s >> figures.pp_s >> figures.dp_s >> figures.bubble_s >> figures.stage))
     figures.error = reply;
   for (double busy_s = 0.0; fields >> busy_s;)
     figures.stage_busy_s.push_back(busy_s);
@@ -128,6 +138,9 @@ TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
     ASSERT_TRUE(event.error.empty()) << event.error;
     const double gap = analytic / event.iteration_s - 1.0;
     const std::string layout = scenario_to_json(sc).dump();
+    // The event engine's breakdown sums to its step, every part non-negative.
+    EXPECT_NEAR(event.parts_s, event.iteration_s, 1e-9 * event.iteration_s) << layout;
+    EXPECT_GE(event.least_part_s, 0.0) << layout;
     // Both break the step down on the busiest stage: the same compute (stages of equal work
     // may be told apart by their waits).
     EXPECT_NEAR(event.compute_s, estimate.breakdown.compute_s, 1e-9 * estimate.breakdown.compute_s)

@@ -62,8 +62,11 @@ std::optional<std::vector<int>> split_that_fits(const ModelSpec& model,
     const double slope = above.stages[s].total_bytes() - at.stages[s].total_bytes();
     if (!(slope > 0.0))
       return std::nullopt;
-    const double spare_layers = std::floor((max_peak_bytes - at.stages[s].total_bytes()) / slope);
-    most[s] = trial.stage_layers[s] + static_cast<int>(std::max(spare_layers, -1e6));
+    // Clamped so that a tiny slope cannot overflow the int: no stage holds more than the model.
+    const double spare_layers =
+        std::clamp(std::floor((max_peak_bytes - at.stages[s].total_bytes()) / slope),
+                   -static_cast<double>(model.num_layers), static_cast<double>(model.num_layers));
+    most[s] = trial.stage_layers[s] + static_cast<int>(spare_layers);
     if (most[s] < parallelism.virtual_pipeline_stages)
       return std::nullopt;
     room += most[s];

@@ -194,8 +194,8 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   out += "ranked (! = misses the target; PP* = uneven split of the layers over the stages):\n";
   if (result.fitted_splits > 0) {
     out += "  (" + std::to_string(result.fitted_splits) +
-           " pipelined layouts fit in memory only with layers moved off their fullest stage; "
-           "they were screened so)\n";
+           " pipelined layouts fit in memory only with their layers split otherwise; they were "
+           "screened so)\n";
   }
   if (result.balanced_splits > 0) {
     out += "  (" + std::to_string(result.balanced_splits) +

@@ -55,7 +55,7 @@ struct PlanResult {
   size_t second_batch = 0;
   // Pipelined candidates the screen timed faster with a split that evens their stages' work.
   size_t balanced_splits = 0;
-  // Pipelined layouts that fit in memory only with layers moved off their fullest stage.
+  // Pipelined layouts that fit in memory only with their layers split otherwise.
   long long fitted_splits = 0;
   bool event_available = false;
   std::string event_unavailable_reason;

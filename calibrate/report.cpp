@@ -193,7 +193,8 @@ std::string render_report(const ProfileFitResult& r) {
         << algorithm_name(a.algorithm) << "</td><td>" << num(a.base_latency_s * 1e6, "%.2f")
         << "</td><td>" << num(a.intra_step_latency_s * 1e6, "%.2f") << "</td><td>"
         << num(a.inter_step_latency_s * 1e6, "%.2f") << "</td><td>"
-        << num(a.bus_bandwidth_bytes_per_s / 1e9, "%.1f") << "</td></tr>";
+        << num(a.bus_bandwidth_bytes_per_s / 1e9, "%.3g")
+        << "</td></tr>";  // a latency regime has ~0
     }
   }
   h << "</table><h2>Collective curves</h2>";

@@ -116,17 +116,21 @@ nlohmann::json stage_balance_json(const StageBalance& balance) {
 
 std::string stage_balance_text(const StageBalance& balance) {
   std::array<char, 200> what{};
+  std::string text;
   if (balance.fits && !balance.current_fits) {
+    // Found for memory, so it may be slower: both times come from the same (analytic) engine.
     std::snprintf(what.data(), what.size(),
-                  "would fit in memory (peak %.1f GiB per GPU) and take %.4g s (analytic)",
-                  balance.peak_bytes / kGiB, balance.iteration_time_s);
+                  "  layers split to fit in memory (peak %.1f GiB per GPU) would take %.4g s "
+                  "(analytic: %.4g s as split now)",
+                  balance.peak_bytes / kGiB, balance.iteration_time_s, balance.current_time_s);
+    text = what.data();
   } else {
     std::snprintf(what.data(), what.size(),
                   "would run %.1f%% faster (analytic: %.4g s instead of %.4g s)",
                   100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s),
                   balance.iteration_time_s, balance.current_time_s);
+    text = "  layers split to even the stages' work " + std::string(what.data());
   }
-  std::string text = "  layers split to even the stages' work " + std::string(what.data());
   if (!balance.fits) {
     std::snprintf(what.data(), what.size(), ", still not fitting (peak %.1f GiB per GPU)",
                   balance.peak_bytes / kGiB);

@@ -204,6 +204,23 @@ TEST(CliTest, SimulateSuggestsALayerSplitToSetAsIs) {
   EXPECT_EQ(j.at("iteration_time_s"), suggested.at("stage_balance").at("iteration_time_s"));
 }
 
+// A layout that does not fit gets a split that does, worded as such (it need not be faster),
+// with both times from the engine that found it.
+TEST(CliTest, SimulateSuggestsASplitThatFitsInMemory) {
+  const auto table = run_capsim(
+      "simulate " + kSource +
+      "/scenarios/llama3-70b-p5/scenario.json --engine analytic --set parallelism.schedule=1f1b "
+      "--set parallelism.virtual_pipeline_stages=1 --set parallelism.micro_batch_size=2");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("DOES NOT FIT"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("layers split to fit in memory (peak 79.1 GiB per GPU) would take"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("s as split now): --set 'parallelism.stage_layers=[19,21,21,19]'"),
+            std::string::npos)
+      << table.out;
+}
+
 TEST(CliTest, SameInputGivesByteIdenticalOutput) {
   const std::string args = "simulate " + kData + "/scenarios/valid.json --engine analytic --json";
   EXPECT_EQ(run_capsim(args).out, run_capsim(args).out);

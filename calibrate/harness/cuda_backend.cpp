@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "calibrate/harness/device_check.hpp"
@@ -180,7 +182,18 @@ class CudaBackend : public Backend {
   }
 
   ~CudaBackend() override {
-    // Destructors must not throw: errors while freeing are ignored.
+    // Destructors must not throw: errors while freeing are ignored. The communicators go
+    // first: after an NCCL asynchronous error, or while an exception unwinds (a hung peer,
+    // MPI_Abort to come), ncclCommAbort (nccl.h: "aborts any operations that might still be
+    // running on the device") must run before cudaFree, which waits for the device, and
+    // instead of ncclCommDestroy, which finalizes (flushes) the communicator first.
+    const bool abort_comms = nccl_failed_ || std::uncaught_exceptions() > 0;
+    for (auto& c : comms_) {
+      if (abort_comms)
+        ncclCommAbort(c);
+      else
+        ncclCommDestroy(c);
+    }
     for (size_t i = 0; i < devices_.size(); ++i) {
       cudaSetDevice(devices_[i]);
       if (i < send_.size())
@@ -189,8 +202,6 @@ class CudaBackend : public Backend {
         cudaFree(recv_[i]);
       cudaStreamDestroy(streams_[i]);
     }
-    for (auto& c : comms_)
-      ncclCommDestroy(c);
     if (overlap_stream_ != nullptr) {
       cudaSetDevice(devices_[0]);
       cudaStreamDestroy(overlap_stream_);
@@ -397,6 +408,7 @@ class CudaBackend : public Backend {
     cublasLtMatrixLayout_t d_layout = nullptr;
     cublasLtMatmulHeuristicResult_t heuristic{};
     size_t sets = 0;
+    size_t next_set = 0;  // the operand set the next warm-up or timed run uses
   };
 
   // GPU 0's GEMM stream beside the collective streams, created on first use.
@@ -547,8 +559,13 @@ class CudaBackend : public Backend {
                                              gemm_.d_layout, gemm_.d_layout, pref, 1,
                                              &gemm_.heuristic, &found);
     cublasLtMatmulPreferenceDestroy(pref);
+    // A failure leaves nothing prepared: is_prepared must not reuse a GEMM without algorithm.
+    if (heuristic != CUBLAS_STATUS_SUCCESS)
+      release_gemm();
     CAPSIM_CUBLAS_CHECK(heuristic);
-    if (found < 1) {
+    // cublasLt.h, cublasLtMatmulAlgoGetHeuristic: on success "inspect
+    // heuristicResultsArray[0 to (returnAlgoCount - 1)].state for detail status of results".
+    if (found < 1 || gemm_.heuristic.state != CUBLAS_STATUS_SUCCESS) {
       release_gemm();
       throw DeviceError("cuBLASLt found no algorithm for this GEMM");
     }
@@ -569,16 +586,19 @@ class CudaBackend : public Backend {
   // enqueued back to back and synchronised once: a repeat's start event is then reached when
   // the previous GEMM ends, so the host's launch latency is not timed (with a synchronisation
   // per repeat the stream idles while the host launches, and small GEMMs would time ~2x long).
+  // Operand sets rotate across warm-up, timed runs and calls (gemm_.next_set): restarting at
+  // set 0 for the timed runs would give the first `warmup` of them the sets the warm-up has
+  // just left in L2 (with hundreds of sets for small GEMMs, 10 of 30 repeats hot).
   std::vector<double> time_prepared_gemm(cudaStream_t stream, int warmup, int repeats) {
     CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[0]));
     for (int i = 0; i < warmup; ++i)
-      run_prepared_gemm(static_cast<size_t>(i) % gemm_.sets, stream);
+      run_prepared_gemm(next_operand_set(), stream);
     std::vector<cudaEvent_t> events(2 * static_cast<size_t>(repeats), nullptr);
     for (auto& event : events)
       CAPSIM_CUDA_CHECK(cudaEventCreate(&event));
     for (size_t i = 0; i < static_cast<size_t>(repeats); ++i) {
       CAPSIM_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
-      run_prepared_gemm(i % gemm_.sets, stream);
+      run_prepared_gemm(next_operand_set(), stream);
       CAPSIM_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
     }
     CAPSIM_CUDA_CHECK(cudaEventSynchronize(events.back()));
@@ -586,6 +606,13 @@ class CudaBackend : public Backend {
     for (auto& event : events)
       cudaEventDestroy(event);
     return times_s;
+  }
+
+  // Returns the operand set of the next run and advances the rotation.
+  size_t next_operand_set() {
+    const size_t set = gemm_.next_set;
+    gemm_.next_set = (set + 1) % gemm_.sets;
+    return set;
   }
 
   // Returns the time between events[2 i] and events[2 i + 1] for each of the `repeats` pairs.
@@ -688,6 +715,13 @@ class CudaBackend : public Backend {
     CAPSIM_CUDA_CHECK(
         cudaMemcpy(gemm_buffers_[1], host.data(), b_elems * elt, cudaMemcpyHostToDevice));
     copy_first_set_to_others(a_elems, b_elems, elt, sets);
+    // These copies run on the legacy default stream and may still be in flight: a pageable
+    // host-to-device cudaMemcpy returns once the data is staged, "the DMA to final destination
+    // may not have completed", and device-to-device ones do "no host-side synchronization"
+    // (cuda_runtime_api.h, API synchronization behavior). The GEMMs run on
+    // cudaStreamNonBlocking streams, which do not wait for stream 0 (driver_types.h): without
+    // this they would read half-copied operands and be timed against the copies.
+    CAPSIM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   // Copies set 0's A and B (elements of `elt` bytes) into sets 1 .. sets - 1.
@@ -721,10 +755,35 @@ class CudaBackend : public Backend {
             streams_[i]};
   }
 
+  // Waits for every collective stream, polling NCCL's asynchronous errors meanwhile (as
+  // nccl-tests and NCCL's user guide do): an op whose peer or network failed never completes,
+  // so cudaStreamSynchronize would wait forever where ncclCommGetAsyncError (nccl.h) reports it.
+  // All streams are polled in turn: one GPU of a clique may wait on another that failed.
   void synchronize() {
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      CAPSIM_CUDA_CHECK(cudaSetDevice(devices_[i]));
-      CAPSIM_CUDA_CHECK(cudaStreamSynchronize(streams_[i]));
+    std::vector<bool> done(devices_.size(), false);
+    for (size_t left = devices_.size(); left > 0;) {
+      for (size_t i = 0; i < devices_.size(); ++i) {
+        if (done[i])
+          continue;
+        const cudaError_t query = cudaStreamQuery(streams_[i]);
+        if (query == cudaSuccess) {
+          done[i] = true;
+          --left;
+          continue;
+        }
+        if (query != cudaErrorNotReady)
+          CAPSIM_CUDA_CHECK(query);
+        ncclResult_t async = ncclSuccess;
+        CAPSIM_NCCL_CHECK(ncclCommGetAsyncError(comms_[i], &async));
+        if (async != ncclSuccess && async != ncclInProgress) {
+          nccl_failed_ = true;  // the destructor aborts the communicators
+          throw DeviceError(device_error_text(
+              __FILE__, __LINE__, "ncclCommGetAsyncError",
+              std::string(ncclGetErrorString(async)) + " (" + ncclGetLastError(comms_[i]) + ")"));
+        }
+      }
+      if (left > 0)
+        std::this_thread::yield();
     }
   }
 
@@ -819,6 +878,7 @@ class CudaBackend : public Backend {
   std::vector<void*> gemm_buffers_;
   PreparedGemm gemm_;
   cudaStream_t overlap_stream_ = nullptr;  // GPU 0's GEMM stream beside the collectives
+  bool nccl_failed_ = false;               // an NCCL asynchronous error was seen
 };
 
 }  // namespace

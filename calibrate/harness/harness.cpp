@@ -195,7 +195,7 @@ int plan_collective_ops(double gemm_s, double collective_s, int warmup, int repe
   if (!(collective_s > 0.0))
     return kMaxCollectiveOps;
   // The GEMMs start after the first collective; each may run up to 3x slower beside the
-  // collective, and the host waits on every timed repeat (~100 us of launch and sync).
+  // collective, plus a margin of 100 us per GEMM for the host's launches.
   const double window = (warmup + repeats) * (3.0 * gemm_s + 100e-6);
   const double ops = std::ceil(window / collective_s) + 1.0;
   return static_cast<int>(std::clamp(ops, 4.0, static_cast<double>(kMaxCollectiveOps)));
@@ -330,8 +330,7 @@ Measurements run_gemm(Backend& backend, const GemmSweep& sweep) {
       if (t.times_s.empty())
         throw std::runtime_error("backend returned no GEMM timings");
       if (t.wrong > 0) {
-        throw std::runtime_error("GEMM " + dtype + " " + std::to_string(shape.m) + "x" +
-                                 std::to_string(shape.n) + "x" + std::to_string(shape.k) + ": " +
+        throw std::runtime_error("GEMM " + dtype + " " + shape_text(shape) + ": " +
                                  std::to_string(t.wrong) + " of " + std::to_string(t.checked) +
                                  " sampled elements wrong");
       }

@@ -66,7 +66,7 @@ void validate(const OverlapRun& run);
 
 // Returns how many back-to-back collectives of `collective_s` each outlast the GEMM window of
 // an overlap run: (warmup + repeats) GEMMs of `gemm_s`, up to 3x slower beside the collective,
-// plus 100 us of host synchronisation per GEMM; at least 4, at most kMaxCollectiveOps.
+// plus a 100 us host-launch margin per GEMM; at least 4, at most kMaxCollectiveOps.
 inline constexpr int kMaxCollectiveOps = 20000;
 [[nodiscard]] int plan_collective_ops(double gemm_s, double collective_s, int warmup, int repeats);
 

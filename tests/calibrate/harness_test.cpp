@@ -52,6 +52,7 @@ class FakeBackend : public Backend {
     const double base = shape.flop() / 250e12;
     for (int i = 0; i < repeats; ++i)
       t.times_s.push_back(i == 0 ? 10 * base : base);
+    t.wrong = wrong_elements;
     t.checked = 64;
     return t;
   }
@@ -220,6 +221,19 @@ TEST(HarnessTest, WrongElementsFailTheRun) {
     FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()), "all_reduce at 8 B: 6 wrong elements");
+  }
+}
+
+TEST(HarnessTest, WrongGemmElementsFailTheRunNamingTheShape) {
+  FakeBackend backend;
+  backend.wrong_elements = 2;
+  GemmSweep s;
+  s.shapes = {{4096, 1024, 512, 1}};
+  try {
+    (void)run_gemm(backend, s);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(" 4096x1024x512: 2 of "), std::string::npos) << e.what();
   }
 }
 

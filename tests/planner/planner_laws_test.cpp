@@ -99,7 +99,7 @@ TEST_P(PlannerLawTest, ALaterDeadlineNeverCostsMore) {
 }
 
 TEST_P(PlannerLawTest, FewerTokensNeverCostMore) {
-  const auto plans = variations({4e12, 2e12, 1e12, 0.5e12},
+  const auto plans = variations({4e12, 2e12, 1e12, 0.5e12, 0.25e12},
                                 [](PlanSpec& plan, double tokens) { plan.tokens = tokens; });
   EXPECT_GE(expect_never_worse(plans, GetParam(), cost), 3u);
 }

@@ -1,0 +1,139 @@
+// The headline accuracy figures the README and docs/validation.md quote are the ones capsim
+// gives now: a change to the cost model or the shipped profiles that moves them fails here
+// until the docs say the new figures (a number in the docs is one that was measured).
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_capsim.hpp"
+
+namespace capsim {
+namespace {
+
+using testing::run_capsim;
+
+const std::string kSource = CAPSIM_SOURCE_DIR;
+
+// The file with every run of whitespace made one space, so wrapped prose still matches.
+std::string flat_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string flat;
+  bool space = false;
+  for (const char c : buffer.str()) {
+    const bool is_space = c == ' ' || c == '\n' || c == '\t';
+    if (is_space && !flat.empty() && !space)
+      flat += ' ';
+    else if (!is_space)
+      flat += c;
+    space = is_space;
+  }
+  return flat;
+}
+
+nlohmann::json summary_of(const std::string& cases, const std::string& engine) {
+  const auto r =
+      run_capsim("validate " + kSource + "/" + cases + " --engine " + engine + " --json");
+  EXPECT_EQ(r.exit_code, 0) << cases;
+  return nlohmann::json::parse(r.out).at("summary");
+}
+
+std::string fixed(double value, int decimals) {
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%.*f", decimals, value);
+  return text.data();
+}
+
+// A signed figure as the docs print it: "+8.2", "−4.9" (U+2212 minus).
+std::string signed_fixed(double value, int decimals) {
+  const std::string digits = fixed(value < 0.0 ? -value : value, decimals);
+  return (value < 0.0 ? "\u2212" : "+") + digits;
+}
+
+double shipped_factor(const std::string& profile) {
+  std::ifstream in(kSource + "/scenarios/profiles/" + profile + ".json");
+  return nlohmann::json::parse(in).at("software_efficiency").get<double>();
+}
+
+class DocsNumbersTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dev_event_ = summary_of("data/validation/dev.json", "event");
+    dev_analytic_ = summary_of("data/validation/dev.json", "analytic");
+    extra_event_ = summary_of("scenarios/validation/published-extra.json", "event");
+    extra_analytic_ = summary_of("scenarios/validation/published-extra.json", "analytic");
+  }
+  static nlohmann::json dev_event_;
+  static nlohmann::json dev_analytic_;
+  static nlohmann::json extra_event_;
+  static nlohmann::json extra_analytic_;
+};
+
+nlohmann::json DocsNumbersTest::dev_event_;
+nlohmann::json DocsNumbersTest::dev_analytic_;
+nlohmann::json DocsNumbersTest::extra_event_;
+nlohmann::json DocsNumbersTest::extra_analytic_;
+
+double mape(const nlohmann::json& summary) {
+  return summary.at("mape_pct").get<double>();
+}
+double bias(const nlohmann::json& summary) {
+  return summary.at("mean_error_pct").get<double>();
+}
+int within(const nlohmann::json& summary) {
+  return summary.at("within_10_pct").get<int>();
+}
+
+TEST_F(DocsNumbersTest, ReadmeQuotesTheCurrentScores) {
+  const std::string readme = flat_text(kSource + "/README.md");
+  const auto& groups = dev_event_.at("by_group");
+  for (const std::string& quote :
+       {"scores " + fixed(mape(dev_event_), 2) + "% MAPE, " + std::to_string(within(dev_event_)) +
+            " within ±10%",
+        "DGXC " + fixed(mape(groups.at("DGXC benchmarking")), 1) + "%",
+        "MPT llm-foundry " + fixed(mape(groups.at("MPT llm-foundry")), 1) + "% (bias " +
+            signed_fixed(bias(groups.at("MPT llm-foundry")), 1) + "%)",
+        "Megatron-LM SC'21 " + fixed(mape(groups.at("Megatron-LM SC'21")), 1) + "%",
+        "the calibration set: " + fixed(mape(extra_event_), 1) + "% MAPE after the fit",
+        "A100 " + fixed(shipped_factor("a100-ib"), 3) + ", H100 " +
+            fixed(shipped_factor("h100-ib"), 3)}) {
+    EXPECT_NE(readme.find(quote), std::string::npos) << "README.md lacks: " << quote;
+  }
+}
+
+TEST_F(DocsNumbersTest, ValidationPageTablesAreTheCurrentScores) {
+  const std::string page = flat_text(kSource + "/docs/validation.md");
+  for (const auto& [group, event] : dev_event_.at("by_group").items()) {
+    const auto& analytic = dev_analytic_.at("by_group").at(group);
+    const std::string n = std::to_string(event.at("n").get<int>());
+    const std::string row = " | " + n + " | " + fixed(mape(event), 1) + "% | " +
+                            fixed(mape(analytic), 1) + "% | " + signed_fixed(bias(event), 1) +
+                            "% | " + std::to_string(within(event)) + "/" + n + " |";
+    const size_t at = page.find("| " + group + " (");
+    ASSERT_NE(at, std::string::npos) << group;
+    EXPECT_EQ(page.compare(page.find(" | ", at), row.size(), row), 0)
+        << group << ": expected" << row;
+  }
+  const std::string all = "| **all** | 124 | **" + fixed(mape(dev_event_), 2) + "%** | **" +
+                          fixed(mape(dev_analytic_), 2) + "%** | " +
+                          signed_fixed(bias(dev_event_), 1) + "% | " +
+                          std::to_string(within(dev_event_)) + "/124 |";
+  EXPECT_NE(page.find(all), std::string::npos) << "docs/validation.md lacks: " << all;
+  const std::string calibration = "| **all** | 52 | **" + fixed(mape(extra_event_), 2) + "% / " +
+                                  signed_fixed(bias(extra_event_), 1) + "%** (" +
+                                  std::to_string(within(extra_event_)) + " within ±10%) | " +
+                                  fixed(mape(extra_analytic_), 2) + "% / " +
+                                  signed_fixed(bias(extra_analytic_), 1) + "% (" +
+                                  std::to_string(within(extra_analytic_)) + ") |";
+  EXPECT_NE(page.find(calibration), std::string::npos)
+      << "docs/validation.md lacks: " << calibration;
+}
+
+}  // namespace
+}  // namespace capsim

@@ -19,6 +19,13 @@
 namespace capsim {
 namespace {
 
+// A breakdown part that is a difference of two makespans, which add the same op times in
+// different orders: below 1e-12 of the step it is rounding, not time (a step without buckets
+// or bubbles must report none), and never negative.
+double beyond_rounding(double difference_s, double step_s) {
+  return difference_s > 1e-12 * step_s ? difference_s : 0.0;
+}
+
 // Per-micro-batch time of one stage, split into its parts (seconds).
 struct StageStep {
   double compute_s = 0.0;
@@ -472,10 +479,12 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
                         costs.compute_rate_during_comm);
     pp_s = std::max(0.0, timeline.unslowed_makespan_s - instant.unslowed_makespan_s);
   }
-  const double bubble_s = std::max(0.0, timeline.unslowed_makespan_s - busy_s - pp_s);
+  const double bubble_s =
+      beyond_rounding(timeline.unslowed_makespan_s - busy_s - pp_s, timeline.makespan_s);
   // Compute slowed by gradient buckets beside it counts as DP communication, as in the event
   // engine's breakdown.
-  const double slowed_s = timeline.makespan_s - timeline.unslowed_makespan_s;
+  const double slowed_s =
+      beyond_rounding(timeline.makespan_s - timeline.unslowed_makespan_s, timeline.makespan_s);
 
   const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, timeline);
   const double optimizer_s = after.optimizer_s;

@@ -29,7 +29,9 @@ struct ModelSpec {
   int vocab_size = 0;
   bool tied_embeddings = false;
   AttentionKernel attention = AttentionKernel::kFlash;
-  CrossEntropyKernel cross_entropy = CrossEntropyKernel::kUnfused;
+  // Fused by default: NeMo 2, Megatron-Bridge and NeMo-1's Llama/Nemotron recipes run
+  // Megatron-Core's fused loss (docs/scenario.md); Megatron-LM needs --cross-entropy-loss-fusion.
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::kFused;
   // Dropout layers (attention, hidden, embedding); unset means the family's convention
   // (has_dropout in parameter_count.hpp).
   std::optional<bool> dropout = std::nullopt;

@@ -238,7 +238,7 @@ ModelSpec read_model(JsonReader& r) {
                     ? AttentionKernel::kFlash
                     : AttentionKernel::kMaterialized;
   const std::string cross_entropy =
-      r.optional_enum("cross_entropy", "unfused", {"unfused", "fused", "single-kernel"});
+      r.optional_enum("cross_entropy", "fused", {"unfused", "fused", "single-kernel"});
   m.cross_entropy = cross_entropy == "unfused" ? CrossEntropyKernel::kUnfused
                     : cross_entropy == "fused" ? CrossEntropyKernel::kFused
                                                : CrossEntropyKernel::kSingleKernel;
@@ -344,7 +344,7 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   model["tied_embeddings"] = m.tied_embeddings;
   if (m.attention != AttentionKernel::kFlash)
     model["attention"] = to_string(m.attention);
-  if (m.cross_entropy != CrossEntropyKernel::kUnfused)
+  if (m.cross_entropy != CrossEntropyKernel::kFused)
     model["cross_entropy"] = to_string(m.cross_entropy);
   if (m.dropout.has_value())
     model["dropout"] = *m.dropout;

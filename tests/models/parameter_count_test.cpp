@@ -205,7 +205,8 @@ TEST(WorkloadTest, Fp8LinearsAddCastTransposeTraffic) {
 // 38 B at 16 bits (fp32 copy 2 + 4, max 4, subtract, exp and divide 8 each, exp-sum 4), backward
 // 14 B (multiply 8, cast back 4 + 2); the vocabulary is split over TP ranks.
 TEST(WorkloadTest, CrossEntropyMakesMegatronsPasses) {
-  const ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
+  ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
+  m.cross_entropy = CrossEntropyKernel::kUnfused;
   Parallelism p;
   p.tensor = 2;
   p.micro_batch_size = 2;
@@ -220,8 +221,6 @@ TEST(WorkloadTest, CrossEntropyMakesMegatronsPasses) {
   EXPECT_DOUBLE_EQ(bwd, 14.0 * logits);
 }
 
-// The fused implementation (Megatron-Core --cross-entropy-loss-fusion) makes 12 B fewer forward
-// passes per logit (copy with max, subtract with exp); its backward is the same.
 // An unpadded vocabulary (GPT-2's 50257) is padded before it is split: each of 4 ranks computes
 // 12672 logits per token (50688 / 4), a whole, aligned GEMM width.
 TEST(WorkloadTest, LogitsRunOnThePaddedVocabulary) {
@@ -255,6 +254,8 @@ TEST(WorkloadTest, EmbeddingWeightGradientTouchesTheWholeTable) {
   EXPECT_DOUBLE_EQ(weight_bytes, 128512.0 / 4 * 4096 * 12.0);
 }
 
+// The fused implementation (Megatron-Core --cross-entropy-loss-fusion) makes 12 B fewer forward
+// passes per logit (copy with max, subtract with exp); its backward is the same.
 TEST(WorkloadTest, FusedCrossEntropyMakesFewerForwardPasses) {
   ModelSpec m = llama(32, 4096, 32, 8, 14336, 128256);
   const Parallelism p;

@@ -192,9 +192,10 @@ std::string render_report(const ProfileFitResult& r) {
         << (fit.inter_node ? "inter_node" : "intra_node") << "</td><td>"
         << algorithm_name(a.algorithm) << "</td><td>" << num(a.base_latency_s * 1e6, "%.2f")
         << "</td><td>" << num(a.intra_step_latency_s * 1e6, "%.2f") << "</td><td>"
-        << num(a.inter_step_latency_s * 1e6, "%.2f") << "</td><td>"
-        << num(a.bus_bandwidth_bytes_per_s / 1e9, "%.3g")
-        << "</td></tr>";  // a latency regime has ~0
+        << num(a.inter_step_latency_s * 1e6, "%.2f")
+        << "</td><td>"
+        // Three significant figures: a latency-only regime's bandwidth is near 0, not "0.0".
+        << num(a.bus_bandwidth_bytes_per_s / 1e9, "%.3g") << "</td></tr>";
     }
   }
   h << "</table><h2>Collective curves</h2>";

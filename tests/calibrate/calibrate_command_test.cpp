@@ -39,6 +39,9 @@ TEST(CalibrateCommandTest, FitWritesProfileAndReport) {
   const std::string html = read(report);
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("a100_p4de_2node_allreduce_awsome.txt"), std::string::npos);
+  // The intra-node fit has a latency-only regime (tens of MB/s): its bus bandwidth, a row's last
+  // cell, shows significant figures rather than "0.0".
+  EXPECT_EQ(html.find("<td>0.0</td></tr>"), std::string::npos);
   EXPECT_NE(r.out.find("MAPE"), std::string::npos);
 }
 

@@ -35,10 +35,9 @@ std::vector<int> moved(std::vector<int> split, size_t from, size_t to) {
 
 }  // namespace
 
-std::optional<std::vector<int>> split_that_fits(const ModelSpec& model,
-                                                const Parallelism& parallelism, const GpuSpec& gpu,
-                                                double max_peak_bytes,
-                                                const MemoryEstimate* current) {
+std::optional<FittedSplit> split_that_fits(const ModelSpec& model, const Parallelism& parallelism,
+                                           const GpuSpec& gpu, double max_peak_bytes,
+                                           const MemoryEstimate* current) {
   const int p = parallelism.pipeline;
   if (p <= 1)
     return std::nullopt;
@@ -89,9 +88,10 @@ std::optional<std::vector<int>> split_that_fits(const ModelSpec& model,
     ++split[roomiest];
   }
   // The interleaved schedule's chunks make the slope a little uneven: check the split itself.
-  if (estimate_memory(model, trial, gpu, model.attention).peak_bytes > max_peak_bytes)
+  MemoryEstimate memory = estimate_memory(model, trial, gpu, model.attention);
+  if (memory.peak_bytes > max_peak_bytes)
     return std::nullopt;
-  return split;
+  return FittedSplit{std::move(split), std::move(memory)};
 }
 
 std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
@@ -110,7 +110,7 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
     const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
     if (auto fitting =
             split_that_fits(scenario.model, scenario.parallelism, gpu, gpu.hbm_capacity_bytes)) {
-      split = std::move(*fitting);
+      split = std::move(fitting->stage_layers);
       best = time_split(trial, profile, split);
     }
   }

@@ -21,16 +21,23 @@ struct StageBalance {
   bool current_fits = false;      // with the scenario's split
 };
 
+// A layer split over the pipeline stages and the memory model's estimate for it.
+struct FittedSplit {
+  std::vector<int> stage_layers;
+  MemoryEstimate memory;
+};
+
 // Returns a split of the layers over the pipeline stages whose per-GPU memory peak is at most
 // `max_peak_bytes`: from the scenario's split (`parallelism`'s), the layers over what a stage
 // can hold move to the stages with the most room. 1F1B's first stages hold the most
 // micro-batches' activations, so a split can fit where the even one does not. Nothing when the
 // scenario's split already fits or no split does. Uses the memory model
 // only, cheap enough for the planner's screen: two or three memory estimates, one fewer when
-// `current` (the scenario's estimate_memory) is given.
-[[nodiscard]] std::optional<std::vector<int>> split_that_fits(
-    const ModelSpec& model, const Parallelism& parallelism, const GpuSpec& gpu,
-    double max_peak_bytes, const MemoryEstimate* current = nullptr);
+// `current` (the scenario's estimate_memory) is given; the last, the split's own, is returned.
+[[nodiscard]] std::optional<FittedSplit> split_that_fits(const ModelSpec& model,
+                                                         const Parallelism& parallelism,
+                                                         const GpuSpec& gpu, double max_peak_bytes,
+                                                         const MemoryEstimate* current = nullptr);
 
 // Searches for the layer split that evens the stages' work: from the scenario's split, moves
 // one layer at a time off the busiest stage to wherever the estimated iteration is fastest,

@@ -211,11 +211,10 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     return;
   }
   Parallelism fitted = p;
-  fitted.stage_layers = *split;
+  fitted.stage_layers = split->stage_layers;
   sc.parallelism = fitted;
   ++out.fitted_splits;
-  screen_fitting_layout(
-      out, sc, fitted, estimate_memory(sc.model, fitted, *ctx.gpu, sc.model.attention), order, ctx);
+  screen_fitting_layout(out, sc, fitted, split->memory, order, ctx);
 }
 
 ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,

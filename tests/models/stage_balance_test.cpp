@@ -114,9 +114,13 @@ TEST(StageBalanceTest, SplitThatFitsUsesTheMemoryModel) {
   sc.parallelism.micro_batch_size = 2;
   const auto split = split_that_fits(sc.model, sc.parallelism, gpu, gpu.hbm_capacity_bytes);
   ASSERT_TRUE(split.has_value());
-  EXPECT_EQ(std::accumulate(split->begin(), split->end(), 0), sc.model.num_layers);
-  sc.parallelism.stage_layers = *split;
-  EXPECT_TRUE(estimate_memory(sc.model, sc.parallelism, gpu, sc.model.attention).fits);
+  const std::vector<int>& layers = split->stage_layers;
+  EXPECT_EQ(std::accumulate(layers.begin(), layers.end(), 0), sc.model.num_layers);
+  sc.parallelism.stage_layers = layers;
+  // The estimate it returns is the split's own.
+  const MemoryEstimate memory = estimate_memory(sc.model, sc.parallelism, gpu, sc.model.attention);
+  EXPECT_TRUE(memory.fits);
+  EXPECT_EQ(split->memory.peak_bytes, memory.peak_bytes);
   sc.parallelism.stage_layers.clear();
   EXPECT_FALSE(split_that_fits(sc.model, sc.parallelism, gpu, 20.0 * kGiB));
 }

@@ -12,9 +12,9 @@ Precision op_precision(const Op& op, Precision precision) {
     return precision;
   // Transformer Engine runs fp8 only in its linear layers: attention (fused or the
   // materialised score and value batched GEMMs) and the output layer stay 16-bit.
-  const bool is_logits = op.kind == OpKind::kGemm && std::string_view(op.name) == "logits";
-  return (op.attention_core || op.kind == OpKind::kAttention || is_logits) ? Precision::kBf16
-                                                                           : precision;
+  const bool is_logits = op.kind == KernelKind::kGemm && std::string_view(op.name) == "logits";
+  return (op.attention_core || op.kind == KernelKind::kAttention || is_logits) ? Precision::kBf16
+                                                                               : precision;
 }
 
 double attention_kernel_seq_length(const ModelSpec& m, const Parallelism& p) {
@@ -33,10 +33,10 @@ double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gp
                  Precision precision, double seq_length) {
   double t = 0.0;
   switch (op.kind) {
-    case OpKind::kGemm:
+    case KernelKind::kGemm:
       t = gemm_time_s(profile.gemm, gpu, op_precision(op, precision), op.gemm);
       break;
-    case OpKind::kAttention: {
+    case KernelKind::kAttention: {
       const bool backward = op.pass != Pass::kForward;
       const double peak = gpu.peak_flop_per_s(op_precision(op, precision));
       const double compute = op.flop / (peak * attention_efficiency(profile.attention, op.head_dim,
@@ -46,7 +46,7 @@ double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gp
       t = profile.gemm.launch_overhead_s + std::max(compute, memory);
       break;
     }
-    case OpKind::kMemoryBound:
+    case KernelKind::kMemoryBound:
       t = memory_bound_time_s(profile.gemm, gpu, op.bytes);
       break;
   }

@@ -10,9 +10,9 @@ namespace {
 // data gradient (rows x in = rows x out . out x in) and weight gradient (in x out = in x rows .
 // rows x out).
 void add_linear(std::vector<Op>& ops, const char* name, double rows, double in, double out) {
-  Op fwd{name, OpKind::kGemm, Pass::kForward, {rows, out, in, 1.0}, 0.0, 0.0, 0};
-  Op dgrad{name, OpKind::kGemm, Pass::kBackwardInput, {rows, in, out, 1.0}, 0.0, 0.0, 0};
-  Op wgrad{name, OpKind::kGemm, Pass::kBackwardWeight, {in, out, rows, 1.0}, 0.0, 0.0, 0};
+  Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, 1.0}, 0.0, 0.0, 0};
+  Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, 1.0}, 0.0, 0.0, 0};
+  Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, 1.0}, 0.0, 0.0, 0};
   for (Op* op : {&fwd, &dgrad, &wgrad}) {
     op->flop = op->gemm.flop();
     ops.push_back(*op);
@@ -22,8 +22,9 @@ void add_linear(std::vector<Op>& ops, const char* name, double rows, double in, 
 // Appends a memory-bound op with `fwd_bytes` of forward traffic; its backward moves about
 // twice as much (reads the saved input and the incoming gradient, writes one gradient).
 void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
-  ops.push_back({name, OpKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
-  ops.push_back({name, OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
+  ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
+  ops.push_back(
+      {name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
 }
 
 // Transformer Engine's fp8 linear layers: each GEMM input and output gradient is cast to fp8
@@ -40,11 +41,16 @@ void add_fp8_casts(std::vector<Op>& ops, const char* name, double rows, double i
                    CastBy input, CastBy gradient) {
   const double fwd_bytes_per_element = input == CastBy::kProducer ? 1.0 : 4.0;
   const double bwd_bytes_per_element = gradient == CastBy::kProducer ? 0.0 : 4.0;
-  ops.push_back(
-      {name, OpKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes_per_element * rows * in, 0});
+  ops.push_back({name,
+                 KernelKind::kMemoryBound,
+                 Pass::kForward,
+                 {},
+                 0.0,
+                 fwd_bytes_per_element * rows * in,
+                 0});
   if (bwd_bytes_per_element > 0.0) {
     ops.push_back({name,
-                   OpKind::kMemoryBound,
+                   KernelKind::kMemoryBound,
                    Pass::kBackwardInput,
                    {},
                    0.0,
@@ -63,9 +69,9 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
   const double keys = m.seq_length;
   const double hd = m.head_dim();
   const auto add_batched = [&](const char* name, double rows, double in, double out) {
-    Op fwd{name, OpKind::kGemm, Pass::kForward, {rows, out, in, batch}, 0.0, 0.0, 0};
-    Op dgrad{name, OpKind::kGemm, Pass::kBackwardInput, {rows, in, out, batch}, 0.0, 0.0, 0};
-    Op wgrad{name, OpKind::kGemm, Pass::kBackwardInput, {in, out, rows, batch}, 0.0, 0.0, 0};
+    Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, batch}, 0.0, 0.0, 0};
+    Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, batch}, 0.0, 0.0, 0};
+    Op wgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {in, out, rows, batch}, 0.0, 0.0, 0};
     for (Op* op : {&fwd, &dgrad, &wgrad}) {
       op->flop = op->gemm.flop();
       ops.push_back(*op);
@@ -109,9 +115,10 @@ void add_cross_entropy(std::vector<Op>& ops, CrossEntropyKernel kernel, double l
       bwd = 2.0 * e;
       break;
   }
-  ops.push_back({"cross_entropy", OpKind::kMemoryBound, Pass::kForward, {}, 0.0, logits * fwd, 0});
   ops.push_back(
-      {"cross_entropy", OpKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, logits * bwd, 0});
+      {"cross_entropy", KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, logits * fwd, 0});
+  ops.push_back(
+      {"cross_entropy", KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, logits * bwd, 0});
 }
 
 }  // namespace
@@ -153,14 +160,14 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
     const double qkv_bytes = tokens * (h + 2.0 * kv_width) / t * e;
     const double out_bytes = tokens * h / t * e;
     ops.push_back({"attention",
-                   OpKind::kAttention,
+                   KernelKind::kAttention,
                    Pass::kForward,
                    {},
                    attn_fwd_flop,
                    qkv_bytes + out_bytes,
                    m.head_dim()});
     ops.push_back({"attention",
-                   OpKind::kAttention,
+                   KernelKind::kAttention,
                    Pass::kBackwardInput,
                    {},
                    2.5 * attn_fwd_flop,
@@ -199,7 +206,7 @@ std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {
   // e, read and write the main gradient in its precision.
   const double table = padded_vocab_size(m, p.tensor) / d(p.tensor) * d(m.hidden_size);
   ops.push_back({"embedding_wgrad",
-                 OpKind::kMemoryBound,
+                 KernelKind::kMemoryBound,
                  Pass::kBackwardWeight,
                  {},
                  0.0,

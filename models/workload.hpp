@@ -8,7 +8,8 @@
 
 namespace capsim {
 
-enum class OpKind { kGemm, kAttention, kMemoryBound };
+// What bounds a kernel's time: tensor-core FLOPs (shape-dependent), attention FLOPs, or HBM bytes.
+enum class KernelKind { kGemm, kAttention, kMemoryBound };
 // ZB-H1 splits the backward pass into input gradients (B) and weight gradients (W).
 enum class Pass { kForward, kBackwardInput, kBackwardWeight };
 
@@ -17,7 +18,7 @@ enum class Pass { kForward, kBackwardInput, kBackwardWeight };
 // bytes. Plain value type.
 struct Op {
   const char* name = "";
-  OpKind kind = OpKind::kGemm;
+  KernelKind kind = KernelKind::kGemm;
   Pass pass = Pass::kForward;
   GemmShape gemm;
   double flop = 0.0;   // executed FLOPs (GEMM: 2MNK x batch)
@@ -28,7 +29,7 @@ struct Op {
 
 // Whether `op` is the GEMM `name` (lower_layer's "qkv", "mlp_up", ...) of `pass`.
 [[nodiscard]] inline bool is_gemm(const Op& op, std::string_view name, Pass pass) {
-  return op.kind == OpKind::kGemm && op.pass == pass && name == op.name;
+  return op.kind == KernelKind::kGemm && op.pass == pass && name == op.name;
 }
 
 // Returns the kernels of one transformer layer for one micro-batch on one GPU under the

@@ -263,7 +263,7 @@ std::vector<GemmShape> scenario_gemm_shapes(const Scenario& scenario) {
   ops.insert(ops.end(), head.begin(), head.end());
   std::vector<GemmShape> out;
   for (const auto& op : ops) {
-    if (op.kind != OpKind::kGemm)
+    if (op.kind != KernelKind::kGemm)
       continue;
     const bool seen = std::any_of(out.begin(), out.end(), [&](const GemmShape& s) {
       return s.m == op.gemm.m && s.n == op.gemm.n && s.k == op.gemm.k && s.batch == op.gemm.batch;

@@ -8,13 +8,13 @@
 namespace capsim {
 namespace {
 
-const char* kind_name(OpKind kind) {
+const char* kind_name(KernelKind kind) {
   switch (kind) {
-    case OpKind::kGemm:
+    case KernelKind::kGemm:
       return "gemm";
-    case OpKind::kAttention:
+    case KernelKind::kAttention:
       return "attention";
-    case OpKind::kMemoryBound:
+    case KernelKind::kMemoryBound:
       return "memory";
   }
   return "gemm";
@@ -22,11 +22,11 @@ const char* kind_name(OpKind kind) {
 
 // FLOP-bound kernels are read against the tensor-core peak, memory-bound ones against HBM.
 bool has_flops(const KernelRow& row) {
-  return row.op.kind != OpKind::kMemoryBound;
+  return row.op.kind != KernelKind::kMemoryBound;
 }
 
 std::string shape_text(const Op& op) {
-  if (op.kind != OpKind::kGemm)
+  if (op.kind != KernelKind::kGemm)
     return "-";
   std::array<char, 96> buf{};
   const GemmShape& s = op.gemm;
@@ -48,7 +48,7 @@ nlohmann::json kernel_table_to_json(const KernelTable& table) {
     json r{{"part", to_string(row.part)},           {"name", row.op.name},
            {"pass", to_string(row.op.pass)},        {"kind", kind_name(row.op.kind)},
            {"precision", to_string(row.precision)}, {"time_s", g(row.time_s)}};
-    if (row.op.kind == OpKind::kGemm) {
+    if (row.op.kind == KernelKind::kGemm) {
       r["m"] = g(row.op.gemm.m);
       r["n"] = g(row.op.gemm.n);
       r["k"] = g(row.op.gemm.k);

@@ -61,13 +61,13 @@ int expect_fp8_only_in_linears(const Scenario& s) {
   for (const KernelRow& row : kernel_table(s, profile).rows) {
     const std::string_view name = row.op.name;
     const bool sixteen = name == "logits" || name == "attention_scores" ||
-                         name == "attention_values" || row.op.kind == OpKind::kAttention;
-    if (row.op.kind == OpKind::kMemoryBound)
+                         name == "attention_values" || row.op.kind == KernelKind::kAttention;
+    if (row.op.kind == KernelKind::kMemoryBound)
       continue;
     materialised += name == "attention_scores" || name == "attention_values" ? 1 : 0;
     EXPECT_EQ(row.precision, sixteen ? Precision::kBf16 : Precision::kFp8) << name;
     EXPECT_DOUBLE_EQ(row.peak_flop_per_s, gpu.peak_flop_per_s(row.precision)) << name;
-    if (row.op.kind == OpKind::kGemm) {
+    if (row.op.kind == KernelKind::kGemm) {
       EXPECT_DOUBLE_EQ(row.time_s, gemm_time_s(profile.gemm, gpu, row.precision, row.op.gemm));
     }
   }
@@ -103,7 +103,7 @@ TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {
   const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
   int attention_rows = 0;
   for (const KernelRow& row : kernel_table(s, profile).rows) {
-    if (row.op.kind != OpKind::kAttention)
+    if (row.op.kind != KernelKind::kAttention)
       continue;
     ++attention_rows;
     EXPECT_DOUBLE_EQ(row.time_s, op_time_s(row.op, profile, gpu, s.parallelism.precision, 1024.0));

@@ -124,7 +124,7 @@ TEST(WorkloadTest, LayerGemmFlopsMatchWeights) {
   double forward_gemm_flop = 0.0;
   double backward_gemm_flop = 0.0;
   for (const Op& op : lower_layer(m, p)) {
-    if (op.kind != OpKind::kGemm)
+    if (op.kind != KernelKind::kGemm)
       continue;
     (op.pass == Pass::kForward ? forward_gemm_flop : backward_gemm_flop) += op.flop;
   }
@@ -138,13 +138,13 @@ TEST(WorkloadTest, TensorParallelSplitsGemmShapes) {
   Parallelism p;
   p.tensor = 8;
   for (const Op& op : lower_layer(m, p)) {
-    if (op.kind == OpKind::kGemm && op.pass == Pass::kForward &&
+    if (op.kind == KernelKind::kGemm && op.pass == Pass::kForward &&
         std::string_view(op.name) == "qkv") {
       EXPECT_DOUBLE_EQ(op.gemm.m, 2048.0);
       EXPECT_DOUBLE_EQ(op.gemm.n, 3.0 * 12288 / 8);
       EXPECT_DOUBLE_EQ(op.gemm.k, 12288.0);
     }
-    if (op.kind == OpKind::kGemm && op.pass == Pass::kForward &&
+    if (op.kind == KernelKind::kGemm && op.pass == Pass::kForward &&
         std::string_view(op.name) == "mlp_down") {
       EXPECT_DOUBLE_EQ(op.gemm.k, 4.0 * 12288 / 8);
       EXPECT_DOUBLE_EQ(op.gemm.n, 12288.0);
@@ -156,7 +156,7 @@ TEST(WorkloadTest, CausalAttentionIsHalfTheConventionalFlops) {
   const ModelSpec m = gpt3_175b();
   Parallelism p;
   for (const Op& op : lower_layer(m, p)) {
-    if (op.kind == OpKind::kAttention && op.pass == Pass::kForward) {
+    if (op.kind == KernelKind::kAttention && op.pass == Pass::kForward) {
       EXPECT_DOUBLE_EQ(op.flop, 0.5 * 4.0 * 2048.0 * 2048.0 * 12288.0);
       EXPECT_EQ(op.head_dim, 128);
     }
@@ -173,7 +173,7 @@ TEST(WorkloadTest, Fp8LinearsAddCastTransposeTraffic) {
   p.tensor = 4;
   double bf16_bytes = 0.0;
   for (const Op& op : lower_layer(m, p)) {
-    if (op.kind == OpKind::kMemoryBound)
+    if (op.kind == KernelKind::kMemoryBound)
       bf16_bytes += op.bytes;
   }
   p.precision = Precision::kFp8;
@@ -182,7 +182,7 @@ TEST(WorkloadTest, Fp8LinearsAddCastTransposeTraffic) {
   double cast_bwd = 0.0;
   double other_bytes = 0.0;
   for (const Op& op : lower_layer(m, p)) {
-    if (op.kind != OpKind::kMemoryBound)
+    if (op.kind != KernelKind::kMemoryBound)
       continue;
     if (std::string_view(op.name).find("_fp8_cast") == std::string_view::npos) {
       other_bytes += op.bytes;

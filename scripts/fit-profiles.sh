@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 capsim=${1:-build/cli/capsim}
 reports=${2:-}
 out=${PROFILE_DIR:-scenarios/profiles}
+mkdir -p "$out" ${reports:+"$reports"}
 N=data/nccl
 GEMM=data/gemm/gemm_measurements.csv
 A100_INTRA="$N/a100_1node_allreduce_mpi8_thanos.txt $N/a100_oci_1node_allreduce_10G_ocitut.txt $N/a100_1node_sendrecv_liplus.txt"

@@ -1,6 +1,6 @@
-// The headline accuracy figures the README and docs/validation.md quote are the ones capsim
-// gives now: a change to the cost model or the shipped profiles that moves them fails here
-// until the docs say the new figures (a number in the docs is one that was measured).
+// The headline accuracy figures the README, docs/validation.md and docs/planner.md quote are the
+// ones capsim gives now: a change to the cost model or the shipped profiles that moves them fails
+// here until the docs say the new figures (a number in the docs is one that was measured).
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -108,6 +108,21 @@ void expect_readme_quotes_the_current_scores() {
   }
 }
 
+// docs/planner.md says what the plans' days and dollars rest on: the factors and dev.json's scores.
+void expect_planner_page_quotes_the_current_scores() {
+  const std::string page = flat_text(kSource + "/docs/planner.md");
+  const auto& groups = dev_event().at("by_group");
+  const std::string quote =
+      "(A100 " + fixed(shipped_factor("a100-ib"), 3) + ", H100 " +
+      fixed(shipped_factor("h100-ib"), 3) + " of benchmark speed; " +
+      "scenarios/validation/published-extra.json, docs/calibration.md). They are judged on " +
+      "dev.json, which nothing is fitted to: " + fixed(mape(dev_event()), 2) + "% MAPE, DGXC " +
+      fixed(mape(groups.at("DGXC benchmarking")), 1) + "%, MPT " +
+      fixed(mape(groups.at("MPT llm-foundry")), 1) + "%, Megatron SC'21 " +
+      fixed(mape(groups.at("Megatron-LM SC'21")), 1) + "%";
+  EXPECT_NE(page.find(quote), std::string::npos) << "docs/planner.md lacks: " << quote;
+}
+
 void expect_validation_tables_are_the_current_scores() {
   const std::string page = flat_text(kSource + "/docs/validation.md");
   for (const auto& [group, event] : dev_event().at("by_group").items()) {
@@ -136,11 +151,12 @@ void expect_validation_tables_are_the_current_scores() {
       << "docs/validation.md lacks: " << calibration;
 }
 
-// One test for both pages: ctest runs each test in a process of its own, and both need the
+// One test for every page: ctest runs each test in a process of its own, and all need the
 // same event-engine validations.
-TEST(DocsNumbersTest, ReadmeAndValidationPageQuoteTheCurrentScores) {
+TEST(DocsNumbersTest, ReadmeAndDocsQuoteTheCurrentScores) {
   expect_readme_quotes_the_current_scores();
   expect_validation_tables_are_the_current_scores();
+  expect_planner_page_quotes_the_current_scores();
 }
 
 }  // namespace

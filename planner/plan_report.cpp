@@ -155,42 +155,41 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   return out;
 }
 
-std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top) {
-  std::string out;
+namespace {
+
+// Appends printf-formatted text to `out`.
+template <class... Args>
+void append(std::string& out, const char* format, Args... args) {
   std::array<char, 512> line{};
-  std::snprintf(line.data(), line.size(),
-                "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed "
-                "%d (event engine: %s)\n\n",
-                plan.name.c_str(), to_string(plan.objective), result.required_tokens_per_s,
-                result.enumerated, result.screened, result.confirmations,
-                result.event_available ? "yes" : "no");
+  std::snprintf(line.data(), line.size(), format, args...);
   out += line.data();
-  if (plan.memory_headroom_bytes > 0.0) {
-    std::snprintf(line.data(), line.size(),
-                  "every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
-                  plan.memory_headroom_bytes / kGiB);
-    out += line.data();
-  }
-  const char* header =
-      "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
-      "recompute  ZeRO SP  prec iter s   MFU    mem GiB  days    cost $       eng\n";
-  const auto row = [&](size_t rank, const RankedEntry& r) {
-    const ScreenedCandidate& c = result.candidates[r.candidate];
-    const Evaluation& e = c.final_evaluation();
-    const Parallelism& p = c.candidate.parallelism;
-    const std::string mbg =
-        std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
-    std::snprintf(line.data(), line.size(),
-                  "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
-                  "%6.1f  %6.2f%s %12.0f  %s\n",
-                  rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-                  to_string(r.price.pricing), c.candidate.num_nodes, layout_text(p).c_str(),
-                  mbg.c_str(), to_string(p.schedule), to_string(p.recompute), p.zero_stage,
-                  p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s,
-                  100.0 * e.mfu, e.peak_memory_bytes / kGiB, r.wall_time_s / kDay,
-                  r.meets_target ? " " : "!", r.cost_usd, c.confirmed ? "event" : "analytic");
-    out += line.data();
-  };
+}
+
+constexpr const char* kRowHeader =
+    "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
+    "recompute  ZeRO SP  prec iter s   MFU    mem GiB  days    cost $       eng\n";
+
+// One row of the ranked or Pareto table.
+void append_row(std::string& out, const PlanSpec& plan, const PlanResult& result, size_t rank,
+                const RankedEntry& r) {
+  const ScreenedCandidate& c = result.candidates[r.candidate];
+  const Evaluation& e = c.final_evaluation();
+  const Parallelism& p = c.candidate.parallelism;
+  const std::string mbg =
+      std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
+  append(out,
+         "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
+         "%6.1f  %6.2f%s %12.0f  %s\n",
+         rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
+         to_string(r.price.pricing), c.candidate.num_nodes, layout_text(p).c_str(), mbg.c_str(),
+         to_string(p.schedule), to_string(p.recompute), p.zero_stage,
+         p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s,
+         100.0 * e.mfu, e.peak_memory_bytes / kGiB, r.wall_time_s / kDay,
+         r.meets_target ? " " : "!", r.cost_usd, c.confirmed ? "event" : "analytic");
+}
+
+// The ranked candidates (the first `top`; all for 0) and the Pareto front.
+void append_rankings(std::string& out, const PlanSpec& plan, const PlanResult& result, size_t top) {
   out += "ranked (! = misses the target; PP* = uneven split of the layers over the stages):\n";
   if (result.fitted_splits > 0) {
     out += "  (" + std::to_string(result.fitted_splits) +
@@ -202,30 +201,33 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
            " pipelined candidates run faster with layers moved between stages to even their "
            "work; their scenarios give the split)\n";
   }
-  out += header;
-  for (size_t i = 0; i < result.ranked.size() && (top == 0 || i < top); ++i) {
-    row(i + 1, result.ranked[i]);
-  }
+  out += kRowHeader;
+  for (size_t i = 0; i < result.ranked.size() && (top == 0 || i < top); ++i)
+    append_row(out, plan, result, i + 1, result.ranked[i]);
   out += "\nPareto front (cost vs days):\n";
-  out += header;
+  out += kRowHeader;
   for (size_t i = 0; i < result.pareto.size(); ++i)
-    row(i + 1, result.pareto[i]);
+    append_row(out, plan, result, i + 1, result.pareto[i]);
+}
+
+void append_pruned(std::string& out, const PlanResult& result) {
   out += "\npruned candidates:\n";
   for (int i = 0; i < kNumPruneReasons; ++i) {
     const long long n = result.pruned.counts[static_cast<size_t>(i)];
-    if (n == 0)
-      continue;
-    std::snprintf(line.data(), line.size(), "  %-26s %lld\n",
-                  to_string(static_cast<PruneReason>(i)), n);
-    out += line.data();
+    if (n != 0)
+      append(out, "  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
   }
+}
+
+// The screen's figures against the event engine's: large disagreements, the second batch and
+// whether the winner changed.
+void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanResult& result) {
   out += "\nanalytic screen vs event confirmation:\n";
   int shown = 0;
   for (const ScreenedCandidate* c : disagreements(result)) {
-    std::snprintf(line.data(), line.size(), "  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
-                  candidate_scenario(plan, c->candidate).name.c_str(), c->analytic.iteration_time_s,
-                  c->event.iteration_time_s, disagreement_pct(*c));
-    out += line.data();
+    append(out, "  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
+           candidate_scenario(plan, c->candidate).name.c_str(), c->analytic.iteration_time_s,
+           c->event.iteration_time_s, disagreement_pct(*c));
     ++shown;
   }
   if (shown > 0) {
@@ -234,11 +236,10 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
         "is contention it sees)\n";
   }
   if (result.second_batch > 0) {
-    std::snprintf(line.data(), line.size(),
-                  "  %zu confirmed in a second batch: the screen ranked them faster than the event "
-                  "engine ran their group's best\n",
-                  result.second_batch);
-    out += line.data();
+    append(out,
+           "  %zu confirmed in a second batch: the screen ranked them faster than the event "
+           "engine ran their group's best\n",
+           result.second_batch);
   }
   if (result.event_available && !result.candidates.empty()) {
     out +=
@@ -254,22 +255,42 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                                                     : result.event_unavailable_reason) +
            "\n";
   } else if (shown == 0) {
-    std::snprintf(line.data(), line.size(), "  none above %.0f%%\n", kDisagreementPct);
-    out += line.data();
+    append(out, "  none above %.0f%%\n", kDisagreementPct);
   }
-  for (const auto& n : result.notes)
-    out += "note: " + n + "\n";
+}
+
+void append_best(std::string& out, const PlanSpec& plan, const PlanResult& result) {
   if (result.ranked.empty() || !result.ranked.front().meets_target) {
     out += "\nno configuration meets the target\n";
-  } else {
-    const RankedEntry& b = result.ranked.front();
-    const ScreenedCandidate& c = result.candidates[b.candidate];
-    std::snprintf(line.data(), line.size(), "\nbest: %d x %s (%s), %.2f days, $%.0f\n",
-                  c.candidate.num_nodes,
-                  plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-                  to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd);
-    out += line.data();
+    return;
   }
+  const RankedEntry& b = result.ranked.front();
+  const ScreenedCandidate& c = result.candidates[b.candidate];
+  append(out, "\nbest: %d x %s (%s), %.2f days, $%.0f\n", c.candidate.num_nodes,
+         plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
+         to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd);
+}
+
+}  // namespace
+
+std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top) {
+  std::string out;
+  append(out,
+         "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed %d (event "
+         "engine: %s)\n\n",
+         plan.name.c_str(), to_string(plan.objective), result.required_tokens_per_s,
+         result.enumerated, result.screened, result.confirmations,
+         result.event_available ? "yes" : "no");
+  if (plan.memory_headroom_bytes > 0.0) {
+    append(out, "every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
+           plan.memory_headroom_bytes / kGiB);
+  }
+  append_rankings(out, plan, result, top);
+  append_pruned(out, result);
+  append_screen_vs_event(out, plan, result);
+  for (const auto& n : result.notes)
+    out += "note: " + n + "\n";
+  append_best(out, plan, result);
   return out;
 }
 

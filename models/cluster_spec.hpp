@@ -33,6 +33,8 @@ struct ClusterSpec {
   [[nodiscard]] double node_nic_bandwidth_bytes_per_s() const {
     return nics_per_node * nic_bandwidth_bytes_per_s;
   }
+
+  [[nodiscard]] bool operator==(const ClusterSpec& other) const = default;
 };
 
 // Canonical names used in JSON and tables, and their inverses (nullopt for an unknown name).

@@ -18,6 +18,8 @@ struct GroupShape {
   // NIC bandwidth (bytes/s, per direction) available to this group's ranks on one node when all
   // concurrent groups of the same kind run at once (e.g. 8 DP groups share a node's NICs).
   double nic_bandwidth_per_node_bytes_per_s = 0.0;
+
+  [[nodiscard]] bool operator==(const GroupShape& other) const = default;
 };
 
 // Costs of one micro-batch through one model chunk (a pipeline stage's virtual stage) on one

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/as_double.hpp"
@@ -242,11 +244,12 @@ struct PartCosts {
   PassTimes layer;
   PassTimes embedding;
   PassTimes head;
-  LayerComm tp;                   // per layer
-  EdgeComm edges;                 // the embedding's and the head's TP collectives
-  LayerComm cp;                   // per layer: the K/V ring not hidden behind attention
-  double layer_parameters = 0.0;  // of one layer on one GPU (per TP shard)
-  double activation_bytes = 0.0;  // a PP hop's bytes per micro-batch
+  LayerComm tp;                           // per layer
+  EdgeComm edges;                         // the embedding's and the head's TP collectives
+  LayerComm cp;                           // per layer: the K/V ring not hidden behind attention
+  double layer_parameters = 0.0;          // of one layer on one GPU (per TP shard)
+  double activation_bytes = 0.0;          // a PP hop's bytes per micro-batch
+  double compute_rate_during_comm = 1.0;  // IterationCosts::compute_rate_during_comm
 };
 
 // TP (and SP) collectives of a layer and of the edges. Vocab-parallel embedding (Megatron-LM):
@@ -406,34 +409,113 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
   }
 }
 
-}  // namespace
-
-IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile) {
+// The costs of one layer, the embedding and the head of `scenario`, whose TP group is `tp`.
+PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, const GpuSpec& gpu,
+                     const GroupShape& tp) {
   const ModelSpec& m = scenario.model;
   const Parallelism& p = scenario.parallelism;
-  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
-  IterationCosts costs = iteration_frame(scenario);
-
   const double seq = attention_kernel_seq_length(m, p);
   const std::vector<Op> layer_ops = lower_layer(m, p);
   PartCosts parts;
   parts.layer = cost_ops(layer_ops, profile, gpu, p.precision, seq);
   if (profile.collective_sms > 0) {
     const GpuSpec shared = without_sms(gpu, profile.collective_sms);
-    costs.compute_rate_during_comm =
+    parts.compute_rate_during_comm =
         pass_total_s(parts.layer) /
         pass_total_s(cost_ops(layer_ops, profile, shared, p.precision, seq));
   }
   parts.embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
   const std::vector<Op> head_ops = lower_head(m, p);
   parts.head = cost_ops(head_ops, profile, gpu, p.precision, seq);
-  add_tensor_parallel_costs(parts, scenario, layer_ops, head_ops, profile, gpu, costs.tp_group,
-                            costs.compute_rate_during_comm);
-  parts.cp = context_parallel_costs(scenario, profile, parts.layer, costs.compute_rate_during_comm);
+  add_tensor_parallel_costs(parts, scenario, layer_ops, head_ops, profile, gpu, tp,
+                            parts.compute_rate_during_comm);
+  parts.cp = context_parallel_costs(scenario, profile, parts.layer, parts.compute_rate_during_comm);
   parts.layer_parameters = layer_parameters_per_rank(m, p.tensor);
   // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
   parts.activation_bytes =
       tokens_per_micro_batch(scenario) * m.hidden_size * kActivationBytes / p.tensor;
+  return parts;
+}
+
+// What part_costs reads of a layout, for a given model, cluster and profile: the parallelism
+// with the fields it never reads reset. The ZeRO stage reaches it only through the gradient
+// precision (the embedding's weight gradient is added into the main gradient in it), and the
+// pipeline depth, data parallelism and virtual stages only through where they place the
+// context-parallel ring (cp_ring_group).
+struct PartKey {
+  Parallelism layer_view;
+  double grad_reduce_bytes = 0.0;
+  GroupShape cp_ring;
+  [[nodiscard]] bool operator==(const PartKey& other) const = default;
+};
+
+PartKey part_key(const Scenario& scenario) {
+  const Parallelism& p = scenario.parallelism;
+  PartKey key{p, p.grad_reduce_bytes_per_element(), cp_ring_group(scenario)};
+  Parallelism& v = key.layer_view;
+  const Parallelism unread;
+  v.pipeline = unread.pipeline;
+  v.data = unread.data;
+  v.virtual_pipeline_stages = unread.virtual_pipeline_stages;
+  v.global_batch_size = unread.global_batch_size;
+  v.schedule = unread.schedule;
+  v.zero_stage = unread.zero_stage;
+  v.stage_layers.clear();
+  v.dp_bucket_bytes = unread.dp_bucket_bytes;
+  v.dp_buckets_every_chunk = unread.dp_buckets_every_chunk;
+  v.overlap_grad_reduce = unread.overlap_grad_reduce;
+  v.overlap_param_gather = unread.overlap_param_gather;
+  v.optimizer_state_precision = unread.optimizer_state_precision;
+  v.master_weights = unread.master_weights;
+  return key;
+}
+
+}  // namespace
+
+struct PartCostMemo::Entries {
+  // What every entry was computed for.
+  ModelSpec model;
+  ClusterSpec cluster;
+  const HardwareProfile* profile = nullptr;
+  std::vector<std::pair<PartKey, PartCosts>> seen;
+  // A work item of the default plan has at most 4 micro-batch sizes x 3 recomputes x 2 SP x 2
+  // gradient precisions: 48.
+  static constexpr size_t kMaxEntries = 64;
+
+  // Returns `scenario`'s part costs, computed on first use.
+  const PartCosts& find_or_add(const Scenario& scenario, const HardwareProfile& prof,
+                               const GpuSpec& gpu, const GroupShape& tp) {
+    if (profile != &prof || !(model == scenario.model) || !(cluster == scenario.cluster)) {
+      seen.clear();
+      model = scenario.model;
+      cluster = scenario.cluster;
+      profile = &prof;
+    }
+    PartKey key = part_key(scenario);
+    for (const auto& [known, parts] : seen) {
+      if (known == key)
+        return parts;
+    }
+    if (seen.size() >= kMaxEntries)
+      seen.clear();
+    seen.emplace_back(std::move(key), part_costs(scenario, prof, gpu, tp));
+    return seen.back().second;
+  }
+};
+
+PartCostMemo::PartCostMemo() : entries_(std::make_unique<Entries>()) {}
+PartCostMemo::~PartCostMemo() = default;
+PartCostMemo::PartCostMemo(PartCostMemo&&) noexcept = default;
+PartCostMemo& PartCostMemo::operator=(PartCostMemo&&) noexcept = default;
+
+IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
+                                       PartCostMemo* memo) {
+  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  IterationCosts costs = iteration_frame(scenario);
+  const PartCosts parts = memo != nullptr
+                              ? memo->entries().find_or_add(scenario, profile, gpu, costs.tp_group)
+                              : part_costs(scenario, profile, gpu, costs.tp_group);
+  costs.compute_rate_during_comm = parts.compute_rate_during_comm;
   add_stages(costs, parts, scenario, profile, gpu);
   return costs;
 }

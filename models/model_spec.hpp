@@ -37,6 +37,8 @@ struct ModelSpec {
   std::optional<bool> dropout = std::nullopt;
 
   [[nodiscard]] int head_dim() const { return hidden_size / num_attention_heads; }
+
+  [[nodiscard]] bool operator==(const ModelSpec& other) const = default;
 };
 
 // Canonical names used in JSON and tables.

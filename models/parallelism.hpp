@@ -85,6 +85,8 @@ struct Parallelism {
   // Bytes per parameter the optimizer stores for the master copy: 4, 2 (remainders or a 16-bit
   // copy) or 0.
   [[nodiscard]] double master_weight_bytes() const;
+
+  [[nodiscard]] bool operator==(const Parallelism& other) const = default;
 };
 
 // Canonical names used in JSON and tables, and their inverses (nullopt for an unknown name).

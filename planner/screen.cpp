@@ -152,13 +152,16 @@ struct ItemContext {
   // Every layout of the item fills the same cluster, so failures outpace its checkpoints for
   // all of them or for none (failure_slowdown depends on the GPU count only).
   bool failures_outpace_checkpoints = false;
+  // The item's layouts share one model, cluster and profile: most repeat an earlier one's layer
+  // costs.
+  PartCostMemo* part_costs = nullptr;
 };
 
 // Screens layout `p` (`sc.parallelism`), which fits in memory as `mem` says, keeping the k
 // best.
 void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelism& p,
                            const MemoryEstimate& mem, long long order, const ItemContext& ctx) {
-  const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile);
+  const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile, ctx.part_costs);
   const SimulationResult r =
       estimate_iteration(sc, costs, *ctx.profile, &mem, EstimateDetail::kTimeOnly);
   ++out.screened;
@@ -226,7 +229,16 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   const bool outpaced =
       plan.failure &&
       !(failure_slowdown(*plan.failure, nodes * inst.gpus_per_node) <= kMaxFailureSlowdown);
-  const ItemContext ctx{&plan, &item, &profile, find_gpu(inst.gpu), nodes, k, need, outpaced};
+  PartCostMemo part_costs;
+  const ItemContext ctx{.plan = &plan,
+                        .item = &item,
+                        .profile = &profile,
+                        .gpu = find_gpu(inst.gpu),
+                        .nodes = nodes,
+                        .k = k,
+                        .need = need,
+                        .failures_outpace_checkpoints = outpaced,
+                        .part_costs = &part_costs};
   Scenario sc;
   sc.model = plan.model;
   sc.cluster = cluster_for_instance(inst, ctx.nodes);

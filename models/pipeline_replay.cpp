@@ -29,15 +29,21 @@ using replay::kRow;
 using replay::ReplayGraph;
 using replay::Step;
 
+// What a cost table holds besides op times.
+struct CostTableTraits {
+  bool delays = false;   // some op's data arrives with a delay
+  bool buckets = false;  // some chunk reduces gradient buckets on the wire
+};
+
 // Fills `cost` with the per-call table the steps index: a row of kRow per (stage, chunk), then
-// the start's op of zeros. Returns whether any op's data arrives with a delay.
-bool fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
-                     std::vector<double>& cost) {
+// the start's op of zeros.
+CostTableTraits fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
+                                std::vector<double>& cost) {
   cost.clear();
-  bool delays = false;
+  CostTableTraits traits;
   const auto op = [&](double compute_s, double comm_s, double arrival_s) {
     cost.insert(cost.end(), {compute_s + comm_s, compute_s, comm_s, arrival_s});
-    delays = delays || arrival_s > 0.0;
+    traits.delays = traits.delays || arrival_s > 0.0;
   };
   for (const auto& stage : times) {
     for (const ChunkOpTimes& t : stage) {
@@ -48,10 +54,11 @@ bool fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& times,
       const DpBucketSplit& buckets = t.gradient_buckets;
       cost.insert(cost.end(), {static_cast<double>(buckets.count), buckets.full_share, t.bucket_s,
                                buckets.last_share(), t.last_bucket_s});
+      traits.buckets = traits.buckets || t.bucket_s > 0.0 || t.last_bucket_s > 0.0;
     }
   }
   op(0.0, 0.0, 0.0);
-  return delays;
+  return traits;
 }
 
 // Returns whether cost tables a and b have the same bits in every op total and arrival delay
@@ -71,25 +78,32 @@ bool same_totals(const std::vector<double>& a, const std::vector<double>& b) {
   return true;
 }
 
-// The end times of a graph's steps before its first release depend on the op totals only. The
-// screen plays the same graph with the same totals for layouts that differ only in their
-// gradient buckets (ZeRO 0, 1 and 2): in the default plan, half of the steps before a first
-// release are found here. Each thread keeps the ends of its last few plays of graphs up to
-// 128k steps (1 MB each); longer graphs are played in full.
+// The end times of a graph's steps before its first release (all of them, when no bucket goes
+// on the wire) depend on the op totals only. The screen plays the same graph with the same
+// totals for layouts that differ only in their gradient buckets (ZeRO 0, 1 and 2): in the
+// default plan, half of the steps before a first release are found here. Each thread keeps the
+// ends of its last few plays of graphs up to 128k steps (1 MB each); longer graphs are played
+// in full.
 class PrefixMemo {
  public:
-  // Returns the end times to play `g` with `cost` into, and whether their steps before the
-  // first release already hold that graph's ends for those totals.
-  std::pair<std::vector<double>&, bool> ends_for(const ReplayGraph& g,
-                                                 const std::vector<double>& cost) {
-    if (g.steps.size() > kMaxSlotSteps)
-      return {long_graph_end_, false};
+  // Where to play `g` with `cost`: its end times, of which the first `pure_steps` already hold
+  // that graph's ends for those totals. The play sets `pure_steps` to the steps it played pure.
+  struct Ends {
+    std::vector<double>& end;
+    size_t& pure_steps;
+  };
+
+  Ends ends_for(const ReplayGraph& g, const std::vector<double>& cost) {
+    if (g.steps.size() > kMaxSlotSteps) {
+      long_graph_pure_steps_ = 0;
+      return {long_graph_end_, long_graph_pure_steps_};
+    }
     ++clock_;
     Slot* oldest = &slots_.front();
     for (Slot& slot : slots_) {
       if (slot.graph_id == g.id && same_totals(slot.cost, cost)) {
         slot.last_used = clock_;
-        return {slot.end, true};
+        return {slot.end, slot.pure_steps};
       }
       if (slot.last_used < oldest->last_used)
         oldest = &slot;
@@ -97,7 +111,8 @@ class PrefixMemo {
     oldest->graph_id = g.id;
     oldest->cost = cost;
     oldest->last_used = clock_;
-    return {oldest->end, false};
+    oldest->pure_steps = 0;
+    return {oldest->end, oldest->pure_steps};
   }
 
  private:
@@ -105,6 +120,7 @@ class PrefixMemo {
     uint64_t graph_id = 0;  // 0: empty
     std::vector<double> cost;
     std::vector<double> end;
+    size_t pure_steps = 0;
     uint64_t last_used = 0;
   };
   // Enough for the plays between two layouts that differ in the ZeRO stage only (sequence
@@ -113,11 +129,12 @@ class PrefixMemo {
   static constexpr size_t kMaxSlotSteps = size_t{1} << 17;
   std::array<Slot, kSlots> slots_;
   std::vector<double> long_graph_end_;
+  size_t long_graph_pure_steps_ = 0;
   uint64_t clock_ = 0;
 };
 
-// The end times a play left, of which the first `pure_steps` (those before its first release)
-// depend on the op totals only.
+// The end times a play left, of which the first `pure_steps` (those before its first release,
+// or all) depend on the op totals only.
 struct PlayedEnds {
   const std::vector<double>* end = nullptr;
   size_t pure_steps = 0;
@@ -145,13 +162,14 @@ void play_pure_steps(const ReplayGraph& g, const double* cost, size_t from, size
   }
 }
 
-// Plays `g` with the op times of `cost` into `out` (whose vectors keep their storage) and
-// returns its end times (valid until the next play). `longer`, when set, is what the play of
-// the same shape with P more micro-batches and the same costs left: the steps the two graphs
-// share are copied from it, not played. kSends as for play_pure_steps.
+// Plays `g` with the op times of `cost` (whose traits are `table`) into `out` (whose vectors
+// keep their storage) and returns its end times (valid until the next play). Without buckets
+// on the wire nothing slows compute and every step is played branch-free. `longer`, when set,
+// is what the play of the same shape with P more micro-batches and the same costs left: the
+// steps the two graphs share are copied from it, not played. kSends as for play_pure_steps.
 template <bool kSends>
-PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p, double rate,
-                PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
+PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, CostTableTraits table,
+                size_t p, double rate, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
   // Scratch kept per thread: the planner's screen plays millions of small graphs.
   thread_local PrefixMemo memo;
   thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
@@ -159,15 +177,16 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
   // Every element of `end` is written before it is read.
   // (Named, not a structured binding: the lambdas below capture `end`.)
   const auto ends = memo.ends_for(g, cost);
-  std::vector<double>& end = ends.first;
-  const bool prefix_known = ends.second;
+  std::vector<double>& end = ends.end;
   // Never shrunk, so that playing a longer graph after a shorter one zeroes nothing.
   if (end.size() < g.steps.size())
     end.resize(g.steps.size());
   end[0] = 0.0;
   // Until the first bucket goes out nothing slows compute: the branch-free common case.
-  const size_t first_release = g.first_release;
-  size_t i = prefix_known ? first_release : 1;
+  const size_t first_release = table.buckets ? g.first_release : g.steps.size();
+  const bool prefix_known = ends.pure_steps >= first_release;
+  size_t i = std::clamp<size_t>(ends.pure_steps, 1, first_release);
+  ends.pure_steps = first_release;
   if (!prefix_known && longer != nullptr) {
     const size_t shared = std::min({g.steps_shared_with_longer, longer->pure_steps, first_release});
     if (longer->end != &end)  // else (graphs too long to keep) they are already in place
@@ -235,11 +254,11 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, size_t p,
   return {&end, first_release};
 }
 
-// play<> for a table with or without arrival delays (fill_cost_table's answer).
-PlayedEnds play(bool sends, const ReplayGraph& g, const std::vector<double>& cost, size_t p,
-                double rate, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
-  return sends ? play<true>(g, cost, p, rate, out, longer)
-               : play<false>(g, cost, p, rate, out, longer);
+// play<> for a table with or without arrival delays.
+PlayedEnds play(CostTableTraits table, const ReplayGraph& g, const std::vector<double>& cost,
+                size_t p, double rate, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
+  return table.delays ? play<true>(g, cost, table, p, rate, out, longer)
+                      : play<false>(g, cost, table, p, rate, out, longer);
 }
 
 }  // namespace
@@ -253,9 +272,9 @@ PipelineTimeline replay_every_micro_batch(Schedule schedule,
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   std::vector<double> cost;
-  const bool sends = fill_cost_table(times, cost);
+  const CostTableTraits table = fill_cost_table(times, cost);
   PipelineTimeline out;
-  play(sends, graph_of(schedule, p, micro_batches, v, recompute), cost, times.size(),
+  play(table, graph_of(schedule, p, micro_batches, v, recompute), cost, times.size(),
        compute_rate_during_comm, out);
   return out;
 }
@@ -296,9 +315,9 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   thread_local std::vector<double> cost;
   thread_local PipelineTimeline a;
   thread_local PipelineTimeline b;
-  const bool sends = fill_cost_table(times, cost);
+  const CostTableTraits table = fill_cost_table(times, cost);
   const auto run = [&](int count, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
-    return play(sends, graph_of(schedule, p, count, v, recompute), cost, times.size(),
+    return play(table, graph_of(schedule, p, count, v, recompute), cost, times.size(),
                 compute_rate_during_comm, out, longer);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of

@@ -68,7 +68,8 @@ struct PipelineTimeline {
 // evidence but not proof (pipeline_replay.cpp says when it failed). Otherwise the window doubles,
 // and a run too short to gain from it is replayed whole, as GPipe runs always are
 // (`PipelineReplayTest.ExtendsLongRunsExactly`). The graph of each shape is built once per thread;
-// each thread also keeps the op ends before the first bucket release of its last few replays,
+// each thread also keeps the op ends before the first bucket release of its last few replays
+// (all of them when no bucket goes on the wire, ZeRO-3 or no DP: nothing slows compute then),
 // reused for the same graph and op totals (values unchanged).
 //
 // REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,

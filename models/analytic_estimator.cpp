@@ -1,6 +1,7 @@
 #include "models/analytic_estimator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -172,20 +173,49 @@ struct BucketTimes {
   }
 };
 
-BucketTimes bucket_times(const HardwareProfile& profile, CollectiveKind kind, double bytes,
+// collective_time_s with one profile, remembering its last few answers: a pipeline's middle
+// stages hold the same chunks, so one estimate asks for the same buckets' times stage after
+// stage.
+class CollectiveTimes {
+ public:
+  explicit CollectiveTimes(const HardwareProfile& profile) : profile_(&profile) {}
+  [[nodiscard]] const HardwareProfile& profile() const { return *profile_; }
+
+  double operator()(CollectiveKind kind, double bytes, const GroupShape& group) {
+    for (const Answer& a : answers_) {
+      if (a.kind == kind && a.bytes == bytes && a.group == group)
+        return a.time_s;
+    }
+    const double time_s = collective_time_s(*profile_, kind, bytes, group);
+    answers_[next_] = {kind, bytes, group, time_s};
+    next_ = (next_ + 1) % answers_.size();
+    return time_s;
+  }
+
+ private:
+  struct Answer {
+    CollectiveKind kind = CollectiveKind::kAllReduce;
+    double bytes = -1.0;  // none yet
+    GroupShape group;
+    double time_s = 0.0;
+  };
+  const HardwareProfile* profile_;
+  std::array<Answer, 4> answers_{};
+  size_t next_ = 0;
+};
+
+BucketTimes bucket_times(CollectiveTimes& collective, CollectiveKind kind, double bytes,
                          const DpBucketSplit& split, const GroupShape& dp) {
   BucketTimes t;
-  t.last_s = collective_time_s(profile, kind, bytes * split.last_share(), dp);
-  t.full_s =
-      split.count > 1 ? collective_time_s(profile, kind, bytes * split.full_share, dp) : t.last_s;
+  t.last_s = collective(kind, bytes * split.last_share(), dp);
+  t.full_s = split.count > 1 ? collective(kind, bytes * split.full_share, dp) : t.last_s;
   return t;
 }
 
 // The time on the wire of one stage's gradient buckets (or parameter-gather buckets), chunk by
 // chunk as dp_bucket_split splits them. `chunk_bytes` is chunk_gradient_bytes or
 // chunk_param_gather_bytes.
-double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profile,
-                      CollectiveKind kind,
+double bucket_total_s(const IterationCosts& costs, CollectiveTimes& collective, CollectiveKind kind,
                       double (*chunk_bytes)(const IterationCosts&, const ChunkCosts&),
                       size_t stage_index, const GroupShape& dp) {
   double total_s = 0.0;
@@ -195,7 +225,7 @@ double bucket_total_s(const IterationCosts& costs, const HardwareProfile& profil
     if (bytes <= 0.0)
       continue;
     const DpBucketSplit split = dp_bucket_split(costs, stage_index, c);
-    total_s += bucket_times(profile, kind, bytes, split, dp).total_s(split);
+    total_s += bucket_times(collective, kind, bytes, split, dp).total_s(split);
   }
   return total_s;
 }
@@ -271,9 +301,9 @@ void add_sends(const PipelineSends& sends, size_t s, std::vector<ChunkOpTimes>& 
 // DP gradient buckets (ZeRO 0-2: all-reduce, or reduce-scatter for the distributed optimizer;
 // Megatron-Core's layout, dp_bucket_split). Fills `times`, whose vectors keep their storage: a
 // candidate with P stages would otherwise allocate P + 1 of them.
-void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
-                   const HardwareProfile& profile, const Parallelism& par, const Zero3Table& zero3,
-                   const PipelineSends& sends, std::vector<std::vector<ChunkOpTimes>>& times) {
+void fill_op_times(const IterationCosts& costs, const GroupShape& dp, CollectiveTimes& collective,
+                   const Parallelism& par, const Zero3Table& zero3, const PipelineSends& sends,
+                   std::vector<std::vector<ChunkOpTimes>>& times) {
   const bool split = par.schedule == Schedule::kZeroBubble;
   const bool recompute_op = par.recompute != Recompute::kNone;
   const bool reduces = dp.ranks > 1 && par.zero_stage != 3;
@@ -300,13 +330,13 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
       if (reduces && par.overlap_grad_reduce) {
         t.gradient_buckets = dp_bucket_split(costs, s, c);
         const BucketTimes bucket =
-            bucket_times(profile, kind, chunk_gradient_bytes(costs, ch), t.gradient_buckets, dp);
+            bucket_times(collective, kind, chunk_gradient_bytes(costs, ch), t.gradient_buckets, dp);
         t.bucket_s = bucket.full_s;
         t.last_bucket_s = bucket.last_s;
       }
       chunks.push_back(t);
     }
-    chunks.front().forward_comm_s += profile.per_microbatch_overhead_s;
+    chunks.front().forward_comm_s += collective.profile().per_microbatch_overhead_s;
     add_sends(sends, s, chunks);
   }
 }
@@ -318,15 +348,15 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp,
 // than stage 0 the stage starts its first forward) widens the window, as the event engine
 // charges it.
 double stage_param_gather_exposed_s(const IterationCosts& costs, const GroupShape& dp,
-                                    const HardwareProfile& profile, const StageStep& step, size_t s,
+                                    CollectiveTimes& collective, const StageStep& step, size_t s,
                                     const Parallelism& par, double slack_s) {
   if (dp.ranks <= 1 || par.zero_stage == 0 || par.zero_stage == 3)
     return 0.0;
   // Without overlap_param_gather the step waits for the whole gather, in the stage's slack
   // first (it would start its next forward that much after stage 0 anyway).
   if (!par.overlap_param_gather) {
-    const double total_s =
-        bucket_total_s(costs, profile, CollectiveKind::kAllGather, chunk_param_gather_bytes, s, dp);
+    const double total_s = bucket_total_s(costs, collective, CollectiveKind::kAllGather,
+                                          chunk_param_gather_bytes, s, dp);
     return std::max(0.0, total_s - slack_s);
   }
   // Per chunk: its split and its buckets' times; then the buckets in forward order (each chunk's
@@ -346,7 +376,7 @@ double stage_param_gather_exposed_s(const IterationCosts& costs, const GroupShap
       continue;
     ChunkGather g;
     g.split = dp_bucket_split(costs, s, c);
-    g.times = bucket_times(profile, CollectiveKind::kAllGather, bytes, g.split, dp);
+    g.times = bucket_times(collective, CollectiveKind::kAllGather, bytes, g.split, dp);
     g.forward_layers = c == 0 ? 1.0 : 0.0;
     all_gathered_s += g.times.total_s(g.split);
     chunks.push_back(g);
@@ -373,7 +403,7 @@ struct AfterFlush {
 };
 
 AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
-                       const HardwareProfile& profile, const std::vector<StageStep>& steps,
+                       CollectiveTimes& collective, const std::vector<StageStep>& steps,
                        const Parallelism& par, const PipelineTimeline& timeline) {
   AfterFlush pacing;
   double pacing_tail_s = 0.0;
@@ -382,7 +412,7 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
     // stage's own timeline.
     const double reduction_s =
         timeline.reduction_end_s[s] - timeline.makespan_s + steps[s].zero3_once_s;
-    const double gather_s = stage_param_gather_exposed_s(costs, dp, profile, steps[s], s, par,
+    const double gather_s = stage_param_gather_exposed_s(costs, dp, collective, steps[s], s, par,
                                                          timeline.first_forward_start_s[s]);
     const double optimizer_s = costs.stages[s].optimizer_s;
     // Past the pipeline's end (negative: inside the stage's slack): its reduction, its
@@ -412,7 +442,7 @@ size_t bottleneck_stage(const std::vector<StageStep>& steps) {
 
 // Without overlap_grad_reduce each stage reduces all its buckets after its last op, so its
 // reduction ends that long after the op instead of where the replay overlapped it.
-void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& profile,
+void reduce_after_last_op(const IterationCosts& costs, CollectiveTimes& collective,
                           const GroupShape& dp, const Parallelism& par,
                           PipelineTimeline& timeline) {
   if (dp.ranks <= 1 || par.zero_stage == 3 || par.overlap_grad_reduce)
@@ -420,8 +450,9 @@ void reduce_after_last_op(const IterationCosts& costs, const HardwareProfile& pr
   const CollectiveKind kind =
       par.zero_stage == 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    timeline.reduction_end_s[s] = timeline.last_op_end_s[s] +
-                                  bucket_total_s(costs, profile, kind, chunk_gradient_bytes, s, dp);
+    timeline.reduction_end_s[s] =
+        timeline.last_op_end_s[s] +
+        bucket_total_s(costs, collective, kind, chunk_gradient_bytes, s, dp);
   }
 }
 
@@ -457,11 +488,12 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   // those closed forms do not.
   thread_local std::vector<std::vector<ChunkOpTimes>> times;
   const PipelineSends sends = pipeline_sends(costs, profile, groups, par);
-  fill_op_times(costs, groups.dp, profile, par, zero3, sends, times);
+  CollectiveTimes collective(profile);
+  fill_op_times(costs, groups.dp, collective, par, zero3, sends, times);
   PipelineTimeline timeline =
       replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
                       costs.compute_rate_during_comm);
-  reduce_after_last_op(costs, profile, groups.dp, par, timeline);
+  reduce_after_last_op(costs, collective, groups.dp, par, timeline);
   // Blocking sends are in the played ops: the busiest stage's own count as exposed PP, the
   // waits they cause it as bubble (the event engine counts a wait as bubble until the sender
   // put the message on the wire). Overlapped sends: what they add to the pipeline, the replay
@@ -486,7 +518,7 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   const double slowed_s =
       beyond_rounding(timeline.makespan_s - timeline.unslowed_makespan_s, timeline.makespan_s);
 
-  const AfterFlush after = after_flush(costs, groups.dp, profile, steps, par, timeline);
+  const AfterFlush after = after_flush(costs, groups.dp, collective, steps, par, timeline);
   const double optimizer_s = after.optimizer_s;
   const double dp_s = after.dp_s + slowed_s + m * b.zero3_s;
 

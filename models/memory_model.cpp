@@ -409,6 +409,7 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Parallelism& parall
   const MemoryInputs in = memory_inputs(model, parallelism, attention);
   MemoryEstimate estimate;
   estimate.capacity_bytes = gpu.hbm_capacity_bytes;
+  estimate.stages.reserve(static_cast<size_t>(parallelism.pipeline));
   for (int i = 0; i < parallelism.pipeline; ++i) {
     estimate.stages.push_back(stage_memory(in, i));
     const StageMemory& s = estimate.stages.back();

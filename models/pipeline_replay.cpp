@@ -172,7 +172,6 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, CostTable
                 size_t p, double rate, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
   // Scratch kept per thread: the planner's screen plays millions of small graphs.
   thread_local PrefixMemo memo;
-  thread_local std::vector<double> unslowed;   // from the first release on: end, unslowed
   thread_local std::vector<double> link_free;  // per stage: when its last bucket is done
   // Every element of `end` is written before it is read.
   // (Named, not a structured binding: the lambdas below capture `end`.)
@@ -203,21 +202,12 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, CostTable
   play_pure_steps<kSends>(g, cost.data(), i, first_release, end.data());
   i = first_release;
   link_free.assign(p, 0.0);
-  if (unslowed.size() < g.steps.size())
-    unslowed.resize(g.steps.size());
-  const auto unslowed_end = [&](int32_t step) {
-    const auto j = static_cast<size_t>(step);
-    return j < first_release ? end[j] : unslowed[j];
-  };
   for (; i < g.steps.size(); ++i) {
     const Step& step = g.steps[i];
     const auto s = static_cast<size_t>(step.stage);
     const size_t index = step.cost_index();
     const double compute_s = cost[index + kCompute];
     const double comm_s = cost[index + kComm];
-    unslowed[i] =
-        std::max(unslowed_end(step.previous), arrival(index, unslowed_end(step.waits_for))) +
-        cost[index];
     double t = std::max(end[static_cast<size_t>(step.previous)],
                         arrival(index, end[static_cast<size_t>(step.waits_for)]));
     if (!step.releases_buckets()) {
@@ -242,15 +232,21 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, CostTable
   out.first_forward_start_s.resize(p);
   out.last_op_end_s.resize(p);
   out.reduction_end_s.resize(p);
-  out.unslowed_makespan_s = 0.0;
   for (size_t s = 0; s < p; ++s) {
     const auto first = static_cast<size_t>(g.first_forward[s]);
     out.first_forward_start_s[s] = end[first] - cost[g.steps[first].cost_index()];
     out.last_op_end_s[s] = end[static_cast<size_t>(g.last_op[s])];
     out.reduction_end_s[s] = std::max(out.last_op_end_s[s], link_free[s]);
-    out.unslowed_makespan_s = std::max(out.unslowed_makespan_s, unslowed_end(g.last_op[s]));
   }
   out.makespan_s = *std::max_element(out.last_op_end_s.begin(), out.last_op_end_s.end());
+  // Had buckets not slowed compute: the steps from the first release on played pure, over the
+  // slowed ones (the steps before it are the same either way, and all a shorter run copies).
+  play_pure_steps<kSends>(g, cost.data(), first_release, g.steps.size(), end.data());
+  out.unslowed_makespan_s = 0.0;
+  for (size_t s = 0; s < p; ++s) {
+    out.unslowed_makespan_s =
+        std::max(out.unslowed_makespan_s, end[static_cast<size_t>(g.last_op[s])]);
+  }
   return {&end, first_release};
 }
 

@@ -1,6 +1,7 @@
 #include "models/pipeline_replay_graph.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -182,17 +183,32 @@ const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompu
   constexpr size_t kMaxSteps = size_t{8} << 20;
   const Key key{schedule, p, m, v, recompute};
   thread_local uint64_t graphs_built = 0;
+  // A replay asks for two or three shapes, and the next layout mostly for the same ones: the
+  // last few answers are looked at before the map (cleared with it).
+  struct Recent {
+    Key key;
+    const ReplayGraph* graph = nullptr;
+  };
+  thread_local std::array<Recent, 4> recent{};
+  thread_local size_t next_recent = 0;
+  for (const Recent& r : recent) {
+    if (r.graph != nullptr && r.key == key)
+      return *r.graph;
+  }
   auto it = seen.find(key);
   if (it == seen.end()) {
     ReplayGraph graph = build_graph(schedule, p, m, v, recompute);
     graph.id = ++graphs_built;
     if (seen.size() >= kMaxGraphs || steps_kept + graph.steps.size() > kMaxSteps) {
       seen.clear();
+      recent.fill({});
       steps_kept = 0;
     }
     steps_kept += graph.steps.size();
     it = seen.emplace(key, std::move(graph)).first;
   }
+  recent[next_recent] = {key, &it->second};
+  next_recent = (next_recent + 1) % recent.size();
   return it->second;
 }
 

@@ -152,8 +152,8 @@ struct ItemContext {
   // Every layout of the item fills the same cluster, so failures outpace its checkpoints for
   // all of them or for none (failure_slowdown depends on the GPU count only).
   bool failures_outpace_checkpoints = false;
-  // The item's layouts share one model, cluster and profile: most repeat an earlier one's layer
-  // costs.
+  // Layer costs of the thread's earlier layouts: those of one instance, node count and TP
+  // degree repeat each other's, whatever their pipeline.
   PartCostMemo* part_costs = nullptr;
 };
 
@@ -221,7 +221,8 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
 }
 
 ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,
-                       const HardwareProfile& profile, size_t k, double need) {
+                       const HardwareProfile& profile, size_t k, double need,
+                       PartCostMemo& part_costs) {
   ItemResult out;
   const InstanceSpec& inst =
       *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
@@ -229,7 +230,6 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   const bool outpaced =
       plan.failure &&
       !(failure_slowdown(*plan.failure, nodes * inst.gpus_per_node) <= kMaxFailureSlowdown);
-  PartCostMemo part_costs;
   const ItemContext ctx{.plan = &plan,
                         .item = &item,
                         .profile = &profile,
@@ -295,12 +295,16 @@ void keep_first_error(ScreenState& st) {
 // Screens items until none is left; runs on every screening thread.
 void screen_items(ScreenState& st) {
   const std::vector<WorkItem>& items = st.work->items;
+  // Items come in pipeline order within one instance, node count and TP degree
+  // (enumerate_work): one memo per thread finds most of their layer costs.
+  PartCostMemo part_costs;
   for (size_t i = st.next++; i < items.size(); i = st.next++) {
     try {
       const WorkItem& w = items[i];
       const HardwareProfile& prof = st.work->profiles.at(
           {w.instance, st.plan->node_counts[static_cast<size_t>(w.nodes_index)] > 1});
-      st.results[i] = screen_item(*st.plan, w, static_cast<long long>(i), prof, st.pool, st.need);
+      st.results[i] =
+          screen_item(*st.plan, w, static_cast<long long>(i), prof, st.pool, st.need, part_costs);
     } catch (...) {
       keep_first_error(st);
     }

@@ -452,21 +452,21 @@ struct PartKey {
 PartKey part_key(const Scenario& scenario) {
   const Parallelism& p = scenario.parallelism;
   PartKey key{p, p.grad_reduce_bytes_per_element(), cp_ring_group(scenario)};
-  Parallelism& v = key.layer_view;
   const Parallelism unread;
-  v.pipeline = unread.pipeline;
-  v.data = unread.data;
-  v.virtual_pipeline_stages = unread.virtual_pipeline_stages;
-  v.global_batch_size = unread.global_batch_size;
-  v.schedule = unread.schedule;
-  v.zero_stage = unread.zero_stage;
-  v.stage_layers.clear();
-  v.dp_bucket_bytes = unread.dp_bucket_bytes;
-  v.dp_buckets_every_chunk = unread.dp_buckets_every_chunk;
-  v.overlap_grad_reduce = unread.overlap_grad_reduce;
-  v.overlap_param_gather = unread.overlap_param_gather;
-  v.optimizer_state_precision = unread.optimizer_state_precision;
-  v.master_weights = unread.master_weights;
+  const auto reset = [&](auto Parallelism::*field) { key.layer_view.*field = unread.*field; };
+  reset(&Parallelism::pipeline);
+  reset(&Parallelism::data);
+  reset(&Parallelism::virtual_pipeline_stages);
+  reset(&Parallelism::global_batch_size);
+  reset(&Parallelism::schedule);
+  reset(&Parallelism::zero_stage);
+  reset(&Parallelism::stage_layers);
+  reset(&Parallelism::dp_bucket_bytes);
+  reset(&Parallelism::dp_buckets_every_chunk);
+  reset(&Parallelism::overlap_grad_reduce);
+  reset(&Parallelism::overlap_param_gather);
+  reset(&Parallelism::optimizer_state_precision);
+  reset(&Parallelism::master_weights);
   return key;
 }
 
@@ -478,9 +478,10 @@ struct PartCostMemo::Entries {
   ClusterSpec cluster;
   const HardwareProfile* profile = nullptr;
   std::vector<std::pair<PartKey, PartCosts>> seen;
-  // A work item of the default plan has at most 4 micro-batch sizes x 3 recomputes x 2 SP x 2
-  // gradient precisions: 48.
-  static constexpr size_t kMaxEntries = 64;
+  // The default plan's layouts of one instance, node count and TP degree have at most 4
+  // micro-batch sizes x 3 recomputes x 2 SP x 2 gradient precisions (48), times 4 context-
+  // parallel rings for long sequences.
+  static constexpr size_t kMaxEntries = 256;
 
   // Returns `scenario`'s part costs, computed on first use.
   const PartCosts& find_or_add(const Scenario& scenario, const HardwareProfile& prof,
@@ -505,8 +506,6 @@ struct PartCostMemo::Entries {
 
 PartCostMemo::PartCostMemo() : entries_(std::make_unique<Entries>()) {}
 PartCostMemo::~PartCostMemo() = default;
-PartCostMemo::PartCostMemo(PartCostMemo&&) noexcept = default;
-PartCostMemo& PartCostMemo::operator=(PartCostMemo&&) noexcept = default;
 
 IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
                                        PartCostMemo* memo) {

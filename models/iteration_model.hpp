@@ -12,17 +12,17 @@ namespace capsim {
 // with its TP and CP collectives) across layouts that differ only in what those costs never
 // read: the pipeline schedule and depth, data parallelism, the ZeRO stage beyond the gradient
 // precision it implies, the batch size, the gradient buckets and the optimizer's storage. The
-// planner's screen prices every layout of one work item with one memo, and most of them repeat
-// an earlier layout's layer costs. It forgets everything when the model, the cluster or the
-// profile (by address) changes.
+// planner's screen keeps one memo per thread: most layouts repeat an earlier one's layer costs.
+// It forgets everything when the model, the cluster or the profile (by address: a profile
+// changed in place at the same address is not noticed) changes.
 class PartCostMemo {
  public:
   PartCostMemo();
   ~PartCostMemo();
   PartCostMemo(const PartCostMemo&) = delete;
   PartCostMemo& operator=(const PartCostMemo&) = delete;
-  PartCostMemo(PartCostMemo&&) noexcept;
-  PartCostMemo& operator=(PartCostMemo&&) noexcept;
+  PartCostMemo(PartCostMemo&&) = delete;
+  PartCostMemo& operator=(PartCostMemo&&) = delete;
 
   struct Entries;  // models/iteration_model.cpp
   [[nodiscard]] Entries& entries() { return *entries_; }

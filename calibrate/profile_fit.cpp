@@ -1,9 +1,7 @@
 #include "calibrate/profile_fit.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -11,6 +9,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/profile_io.hpp"
+#include "models/io/text_format.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -181,11 +180,9 @@ std::string machine_provenance_line(const MachineInfo& m) {
 }
 
 std::string gemm_source_line(const GemmSourceFit& s) {
-  std::array<char, 32> scale{};
-  std::snprintf(scale.data(), scale.size(), "%.3f", s.scale);
   return "gemm source (" + std::to_string(s.rows) + " rows, " +
          (s.consensus ? std::string("consensus level")
-                      : "own level x" + std::string(scale.data())) +
+                      : "own level x" + printf_string("%.3f", s.scale)) +
          "): " + s.source;
 }
 
@@ -209,11 +206,10 @@ void fit_gemm_params(const GpuSpec& spec, std::vector<GemmMeasurement> rows,
   for (const auto& s : result.gemm->sources)
     p.provenance.push_back(gemm_source_line(s));
   if (result.gemm->fp8_max_efficiency_bound > 0.0) {
-    std::array<char, 64> eff{};
-    std::snprintf(eff.data(), eff.size(), "%.3f (bound %.3f)", p.gemm.fp8_max_efficiency,
-                  result.gemm->fp8_max_efficiency_bound);
     p.provenance.push_back(
-        "gemm fp8 ceiling " + std::string(eff.data()) +
+        "gemm fp8 ceiling " +
+        printf_string("%.3f (bound %.3f)", p.gemm.fp8_max_efficiency,
+                      result.gemm->fp8_max_efficiency_bound) +
         ": the best fp8 shape of a brute-force search: " + result.gemm->fp8_bound_row->source);
   }
 }
@@ -226,12 +222,11 @@ std::string overlap_provenance_line(const OverlapMeasurement& o) {
     if (kinds.find(name) == std::string::npos)
       kinds += (kinds.empty() ? "" : "/") + name;
   }
-  std::array<char, 32> mib{};
-  std::snprintf(mib.data(), mib.size(), "%.4g", o.collective_bytes / (1024.0 * 1024.0));
+  const std::string mib = printf_string("%.4g", o.collective_bytes / (1024.0 * 1024.0));
   return base_name(o.source) + ": capsim-calibrate overlap, " + std::to_string(o.sms_taken) +
          " of " + std::to_string(o.sms) + " SMs taken (median of " +
-         std::to_string(o.samples.size()) + " " + o.dtype + " GEMM x " + kinds + " pairs; " +
-         mib.data() + " MiB over " + std::to_string(o.ranks) + " ranks)";
+         std::to_string(o.samples.size()) + " " + o.dtype + " GEMM x " + kinds + " pairs; " + mib +
+         " MiB over " + std::to_string(o.ranks) + " ranks)";
 }
 
 // collective_sms measured in situ: the median over the overlap files, each of which must have

@@ -1,7 +1,5 @@
 // capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
 // [--every-gpu] [--kernels] [--json] [--set PATH=VALUE]...
-#include <array>
-#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -15,6 +13,7 @@
 #include "models/io/profile_reference.hpp"
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/io/text_format.hpp"
 #include "models/memory_model.hpp"
 #include "models/stage_balance.hpp"
 #include "sim/iteration_simulator.hpp"
@@ -115,27 +114,22 @@ nlohmann::json stage_balance_json(const StageBalance& balance) {
 }
 
 std::string stage_balance_text(const StageBalance& balance) {
-  std::array<char, 200> what{};
   std::string text;
   if (balance.fits && !balance.current_fits) {
     // Found for memory, so it may be slower: both times come from the same (analytic) engine.
-    std::snprintf(what.data(), what.size(),
-                  "  layers split to fit in memory (peak %.1f GiB per GPU) would take %.4g s "
-                  "(analytic: %.4g s as split now)",
-                  balance.peak_bytes / kGiB, balance.iteration_time_s, balance.current_time_s);
-    text = what.data();
+    text = printf_string(
+        "  layers split to fit in memory (peak %.1f GiB per GPU) would take %.4g s "
+        "(analytic: %.4g s as split now)",
+        balance.peak_bytes / kGiB, balance.iteration_time_s, balance.current_time_s);
   } else {
-    std::snprintf(what.data(), what.size(),
-                  "would run %.1f%% faster (analytic: %.4g s instead of %.4g s)",
-                  100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s),
-                  balance.iteration_time_s, balance.current_time_s);
-    text = "  layers split to even the stages' work " + std::string(what.data());
+    text = printf_string(
+        "  layers split to even the stages' work would run %.1f%% faster (analytic: %.4g s "
+        "instead of %.4g s)",
+        100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s), balance.iteration_time_s,
+        balance.current_time_s);
   }
-  if (!balance.fits) {
-    std::snprintf(what.data(), what.size(), ", still not fitting (peak %.1f GiB per GPU)",
-                  balance.peak_bytes / kGiB);
-    text += what.data();
-  }
+  if (!balance.fits)
+    text += printf_string(", still not fitting (peak %.1f GiB per GPU)", balance.peak_bytes / kGiB);
   return text + ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
 }
 

@@ -1,9 +1,7 @@
 #include "planner/plan_io.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <set>
 
 #include "models/gpu_catalog.hpp"
@@ -11,6 +9,7 @@
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/io/text_format.hpp"
 #include "models/memory_model.hpp"
 #include "planner/plan_instances.hpp"
 
@@ -342,9 +341,7 @@ void read_stack(JsonReader& r, PlanSpec& plan) {
 }
 
 std::string format_gib(double bytes) {
-  std::array<char, 32> text{};
-  std::snprintf(text.data(), text.size(), "%.1f GiB", bytes / kGiB);
-  return text.data();
+  return printf_string("%.1f GiB", bytes / kGiB);
 }
 
 // The HBM every candidate leaves free (default none). It must leave room on the smallest GPU

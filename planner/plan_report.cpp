@@ -1,12 +1,11 @@
 #include "planner/plan_report.hpp"
 
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <vector>
 
 #include "models/io/result_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/io/text_format.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -20,10 +19,8 @@ double g(double v) {
 
 // TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages.
 std::string layout_text(const Parallelism& p) {
-  std::array<char, 96> buf{};
-  std::snprintf(buf.data(), buf.size(), "%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
-                p.stage_layers.empty() ? "" : "*", p.data, p.context, p.virtual_pipeline_stages);
-  return buf.data();
+  return printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline, p.stage_layers.empty() ? "" : "*",
+                       p.data, p.context, p.virtual_pipeline_stages);
 }
 
 double disagreement_pct(const ScreenedCandidate& c) {
@@ -157,14 +154,6 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
 
 namespace {
 
-// Appends printf-formatted text to `out`.
-template <class... Args>
-void append(std::string& out, const char* format, Args... args) {
-  std::array<char, 512> line{};
-  std::snprintf(line.data(), line.size(), format, args...);
-  out += line.data();
-}
-
 constexpr const char* kRowHeader =
     "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
     "recompute  ZeRO SP  prec iter s   MFU    mem GiB  days    cost $       eng\n";
@@ -177,15 +166,15 @@ void append_row(std::string& out, const PlanSpec& plan, const PlanResult& result
   const Parallelism& p = c.candidate.parallelism;
   const std::string mbg =
       std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
-  append(out,
-         "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
-         "%6.1f  %6.2f%s %12.0f  %s\n",
-         rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-         to_string(r.price.pricing), c.candidate.num_nodes, layout_text(p).c_str(), mbg.c_str(),
-         to_string(p.schedule), to_string(p.recompute), p.zero_stage,
-         p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s,
-         100.0 * e.mfu, e.peak_memory_bytes / kGiB, r.wall_time_s / kDay,
-         r.meets_target ? " " : "!", r.cost_usd, c.confirmed ? "event" : "analytic");
+  out += printf_string(
+      "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
+      "%6.1f  %6.2f%s %12.0f  %s\n",
+      rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
+      to_string(r.price.pricing), c.candidate.num_nodes, layout_text(p).c_str(), mbg.c_str(),
+      to_string(p.schedule), to_string(p.recompute), p.zero_stage,
+      p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s, 100.0 * e.mfu,
+      e.peak_memory_bytes / kGiB, r.wall_time_s / kDay, r.meets_target ? " " : "!", r.cost_usd,
+      c.confirmed ? "event" : "analytic");
 }
 
 // The ranked candidates (the first `top`; all for 0) and the Pareto front.
@@ -215,7 +204,7 @@ void append_pruned(std::string& out, const PlanResult& result) {
   for (int i = 0; i < kNumPruneReasons; ++i) {
     const long long n = result.pruned.counts[static_cast<size_t>(i)];
     if (n != 0)
-      append(out, "  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
+      out += printf_string("  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
   }
 }
 
@@ -225,9 +214,10 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
   out += "\nanalytic screen vs event confirmation:\n";
   int shown = 0;
   for (const ScreenedCandidate* c : disagreements(result)) {
-    append(out, "  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
-           candidate_scenario(plan, c->candidate).name.c_str(), c->analytic.iteration_time_s,
-           c->event.iteration_time_s, disagreement_pct(*c));
+    out += printf_string("  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
+                         candidate_scenario(plan, c->candidate).name.c_str(),
+                         c->analytic.iteration_time_s, c->event.iteration_time_s,
+                         disagreement_pct(*c));
     ++shown;
   }
   if (shown > 0) {
@@ -236,10 +226,10 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
         "is contention it sees)\n";
   }
   if (result.second_batch > 0) {
-    append(out,
-           "  %zu confirmed in a second batch: the screen ranked them faster than the event "
-           "engine ran their group's best\n",
-           result.second_batch);
+    out += printf_string(
+        "  %zu confirmed in a second batch: the screen ranked them faster than the event "
+        "engine ran their group's best\n",
+        result.second_batch);
   }
   if (result.event_available && !result.candidates.empty()) {
     out +=
@@ -255,7 +245,7 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
                                                     : result.event_unavailable_reason) +
            "\n";
   } else if (shown == 0) {
-    append(out, "  none above %.0f%%\n", kDisagreementPct);
+    out += printf_string("  none above %.0f%%\n", kDisagreementPct);
   }
 }
 
@@ -266,24 +256,23 @@ void append_best(std::string& out, const PlanSpec& plan, const PlanResult& resul
   }
   const RankedEntry& b = result.ranked.front();
   const ScreenedCandidate& c = result.candidates[b.candidate];
-  append(out, "\nbest: %d x %s (%s), %.2f days, $%.0f\n", c.candidate.num_nodes,
-         plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-         to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd);
+  out += printf_string("\nbest: %d x %s (%s), %.2f days, $%.0f\n", c.candidate.num_nodes,
+                       plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
+                       to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd);
 }
 
 }  // namespace
 
 std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top) {
   std::string out;
-  append(out,
-         "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed %d (event "
-         "engine: %s)\n\n",
-         plan.name.c_str(), to_string(plan.objective), result.required_tokens_per_s,
-         result.enumerated, result.screened, result.confirmations,
-         result.event_available ? "yes" : "no");
+  out += printf_string(
+      "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed %d (event "
+      "engine: %s)\n\n",
+      plan.name.c_str(), to_string(plan.objective), result.required_tokens_per_s, result.enumerated,
+      result.screened, result.confirmations, result.event_available ? "yes" : "no");
   if (plan.memory_headroom_bytes > 0.0) {
-    append(out, "every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
-           plan.memory_headroom_bytes / kGiB);
+    out += printf_string("every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
+                         plan.memory_headroom_bytes / kGiB);
   }
   append_rankings(out, plan, result, top);
   append_pruned(out, result);

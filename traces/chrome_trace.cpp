@@ -1,8 +1,8 @@
 #include "traces/chrome_trace.hpp"
 
-#include <array>
-#include <cstdio>
 #include <string>
+
+#include "models/io/text_format.hpp"
 
 namespace capsim::traces {
 namespace {
@@ -27,9 +27,7 @@ std::string escape(const std::string& s) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          std::array<char, 8> buf{};
-          std::snprintf(buf.data(), buf.size(), "\\u%04x", static_cast<unsigned>(c));
-          out += buf.data();
+          out += printf_string("\\u%04x", static_cast<unsigned>(c));
         } else {
           out += c;
         }
@@ -40,9 +38,7 @@ std::string escape(const std::string& s) {
 
 // Microseconds with nanosecond resolution, fixed format so output is deterministic.
 std::string micros(double seconds) {
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.3f", seconds * 1e6);
-  return buf.data();
+  return printf_string("%.3f", seconds * 1e6);
 }
 
 }  // namespace

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "models/io/profile_io.hpp"
+#include "models/io/text_format.hpp"
 
 namespace capsim::calibrate::harness {
 namespace {
@@ -19,9 +19,7 @@ std::string bytes_text(double bytes) {
     bytes /= 1024.0;
     ++unit;
   }
-  std::array<char, 32> buf{};
-  std::snprintf(buf.data(), buf.size(), "%g %s", bytes, kUnits[unit]);
-  return buf.data();
+  return printf_string("%g %s", bytes, kUnits[unit]);
 }
 
 std::string shape_list(const std::vector<GemmShape>& shapes) {

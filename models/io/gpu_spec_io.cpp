@@ -1,13 +1,12 @@
 #include "models/io/gpu_spec_io.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
 
 #include "models/io/input_error.hpp"
+#include "models/io/text_format.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim {
@@ -55,17 +54,15 @@ struct Scale {
 // none does.
 std::string exact_text(double value, std::initializer_list<Scale> scales, const char* unit,
                        std::optional<double> (*parse)(std::string_view)) {
-  std::array<char, 64> buf{};
   for (int digits = 6; digits <= 17; ++digits) {
     for (const Scale& scale : scales) {
-      std::snprintf(buf.data(), buf.size(), "%.*g%s%s", digits, value / scale.factor, scale.prefix,
-                    unit);
-      if (parse(buf.data()) == value)
-        return buf.data();
+      std::string text =
+          printf_string("%.*g%s%s", digits, value / scale.factor, scale.prefix, unit);
+      if (parse(text) == value)
+        return text;
     }
   }
-  std::snprintf(buf.data(), buf.size(), "%.17g%s", value, unit);
-  return buf.data();
+  return printf_string("%.17g%s", value, unit);
 }
 
 std::string flop_rate_text(double flop_per_s) {

@@ -1,9 +1,9 @@
 #include "models/io/kernel_table_io.hpp"
 
 #include <array>
-#include <cstdio>
 
 #include "models/io/result_io.hpp"
+#include "models/io/text_format.hpp"
 
 namespace capsim {
 namespace {
@@ -28,14 +28,10 @@ bool has_flops(const KernelRow& row) {
 std::string shape_text(const Op& op) {
   if (op.kind != KernelKind::kGemm)
     return "-";
-  std::array<char, 96> buf{};
   const GemmShape& s = op.gemm;
-  if (s.batch > 1.0) {
-    std::snprintf(buf.data(), buf.size(), "%.0f x %.0f x %.0f x %.0f", s.m, s.n, s.k, s.batch);
-  } else {
-    std::snprintf(buf.data(), buf.size(), "%.0f x %.0f x %.0f", s.m, s.n, s.k);
-  }
-  return buf.data();
+  if (s.batch > 1.0)
+    return printf_string("%.0f x %.0f x %.0f x %.0f", s.m, s.n, s.k, s.batch);
+  return printf_string("%.0f x %.0f x %.0f", s.m, s.n, s.k);
 }
 
 }  // namespace
@@ -71,11 +67,8 @@ std::string kernel_table_text(const KernelTable& table) {
   std::string out = "  kernels of one micro-batch on one GPU, alone on it (layer kernels run " +
                     std::to_string(table.max_layers_per_stage) +
                     " times per micro-batch on the busiest stage):\n";
-  std::array<char, 256> buf{};
-  std::snprintf(buf.data(), buf.size(), "  %-9s %-20s %-15s %-28s %10s %10s %15s %7s\n", "part",
-                "kernel", "pass", "M x N x K (x batch)", "GFLOP | MB", "time us", "achieved",
-                "% peak");
-  out += buf.data();
+  out += printf_string("  %-9s %-20s %-15s %-28s %10s %10s %15s %7s\n", "part", "kernel", "pass",
+                       "M x N x K (x batch)", "GFLOP | MB", "time us", "achieved", "% peak");
   std::array<std::array<double, 3>, 3> totals{};  // [part][pass]
   for (const KernelRow& row : table.rows) {
     // FLOP-bound rows against the tensor-core peak, memory-bound rows against HBM bandwidth.
@@ -83,23 +76,18 @@ std::string kernel_table_text(const KernelTable& table) {
     const double work = flops ? row.op.flop / 1e9 : row.op.bytes / 1e6;
     const double rate = (flops ? row.op.flop : row.op.bytes) / row.time_s;
     const double peak = flops ? row.peak_flop_per_s : table.hbm_bytes_per_s;
-    std::array<char, 32> achieved{};
-    std::snprintf(achieved.data(), achieved.size(), flops ? "%.1f TFLOP/s" : "%.0f GB/s",
-                  flops ? rate / 1e12 : rate / 1e9);
-    std::snprintf(buf.data(), buf.size(), "  %-9s %-20s %-15s %-28s %10.1f %10.1f %15s %7.1f\n",
-                  to_string(row.part), row.op.name, to_string(row.op.pass),
-                  shape_text(row.op).c_str(), work, row.time_s * 1e6, achieved.data(),
-                  100.0 * rate / peak);
-    out += buf.data();
+    const std::string achieved =
+        flops ? printf_string("%.1f TFLOP/s", rate / 1e12) : printf_string("%.0f GB/s", rate / 1e9);
+    out += printf_string("  %-9s %-20s %-15s %-28s %10.1f %10.1f %15s %7.1f\n", to_string(row.part),
+                         row.op.name, to_string(row.op.pass), shape_text(row.op).c_str(), work,
+                         row.time_s * 1e6, achieved.c_str(), 100.0 * rate / peak);
     totals[static_cast<size_t>(row.part)][static_cast<size_t>(row.op.pass)] += row.time_s;
   }
   for (ModelPart part : {ModelPart::kLayer, ModelPart::kEmbedding, ModelPart::kHead}) {
     const auto& t = totals[static_cast<size_t>(part)];
-    std::snprintf(
-        buf.data(), buf.size(),
+    out += printf_string(
         "  %-9s total: forward %.3f ms, backward input %.3f ms, weight gradients %.3f ms\n",
         to_string(part), t[0] * 1e3, t[1] * 1e3, t[2] * 1e3);
-    out += buf.data();
   }
   out +=
       "  (GFLOP and % of the tensor-core peak for GEMMs and attention; MB and % of HBM bandwidth\n"

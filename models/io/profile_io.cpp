@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/io/gpu_spec_io.hpp"
+#include "models/io/text_format.hpp"
 
 namespace capsim {
 namespace {
@@ -28,15 +28,11 @@ const std::vector<std::string>& algorithm_names() {
 // Rounds to 6 significant digits through the same text the file holds, so that a value read
 // back from a written profile formats to the same characters (byte-stable regeneration).
 double round6(double value) {
-  std::array<char, 40> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.6g", value);
-  return std::strtod(buf.data(), nullptr);
+  return std::strtod(printf_string("%.6g", value).c_str(), nullptr);
 }
 
 std::string with_unit(double value, const char* unit) {
-  std::array<char, 48> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.6g%s", value, unit);
-  return buf.data();
+  return printf_string("%.6g%s", value, unit);
 }
 
 std::string duration_text(double seconds) {

@@ -1,32 +1,21 @@
 #include "models/io/result_io.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
+
+#include "models/io/text_format.hpp"
 
 namespace capsim {
 namespace {
 
 std::string line(const char* label, const std::string& value) {
-  std::array<char, 160> buf{};
-  std::snprintf(buf.data(), buf.size(), "  %-28s %s\n", label, value.c_str());
-  return buf.data();
-}
-
-std::string fmt(const char* format, double value) {
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), format, value);
-  return buf.data();
+  return printf_string("  %-28s %s\n", label, value.c_str());
 }
 
 std::string seconds_with_share(double part_s, double total_s) {
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%10.4f s  %5.1f%%", part_s,
-                total_s > 0 ? 100.0 * part_s / total_s : 0.0);
-  return buf.data();
+  return printf_string("%10.4f s  %5.1f%%", part_s, total_s > 0 ? 100.0 * part_s / total_s : 0.0);
 }
 
 // Each stage's busy time, or for long pipelines the lightest and the busiest: how evenly the
@@ -36,15 +25,15 @@ std::string stage_busy_times(const std::vector<double>& busy_s, int busiest) {
   if (busy_s.size() <= kListed) {
     std::string out;
     for (const double s : busy_s)
-      out += (out.empty() ? "" : " / ") + fmt("%.4g", s);
+      out += (out.empty() ? "" : " / ") + printf_string("%.4g", s);
     return out + " s";
   }
   // The first of the lightest, up to rounding (the event engine's sums differ in the last bits).
   const double least_s = *std::min_element(busy_s.begin(), busy_s.end());
   const auto lightest = std::find_if(busy_s.begin(), busy_s.end(),
                                      [&](double s) { return s <= least_s * (1.0 + 1e-9); });
-  return fmt("%.4g s (stage ", *lightest) + std::to_string(lightest - busy_s.begin()) +
-         fmt(") to %.4g s (stage ", busy_s[static_cast<size_t>(busiest)]) +
+  return printf_string("%.4g s (stage ", *lightest) + std::to_string(lightest - busy_s.begin()) +
+         printf_string(") to %.4g s (stage ", busy_s[static_cast<size_t>(busiest)]) +
          std::to_string(busiest) + ")";
 }
 
@@ -116,19 +105,21 @@ nlohmann::json result_to_json(const SimulationResult& r) {
 std::string result_table(const SimulationResult& r) {
   std::string out;
   out += "capsim simulate: " + r.scenario_name + " (" + r.engine + " engine, profile " +
-         r.profile_name + ", kernels at " + fmt("%.3g", r.software_efficiency) +
+         r.profile_name + ", kernels at " + printf_string("%.3g", r.software_efficiency) +
          " of benchmark speed)\n";
   out += line("GPUs / micro-batches",
               std::to_string(r.num_gpus) + " / " + std::to_string(r.micro_batches));
-  out += line("iteration time", fmt("%.4f s", r.iteration_time_s));
-  out += line("tokens/s (per GPU)",
-              fmt("%.6g", r.tokens_per_s) + " (" + fmt("%.6g", r.tokens_per_s_per_gpu) + ")");
-  out += line("model TFLOP/s per GPU", fmt("%.1f", r.model_tflops_per_gpu));
-  out += line("MFU / HFU", fmt("%.1f%%", 100.0 * r.mfu) + " / " + fmt("%.1f%%", 100.0 * r.hfu));
-  out += line("memory peak per GPU", fmt("%.1f GiB", r.memory.peak_bytes / kGiB) + " of " +
-                                         fmt("%.0f GiB", r.memory.capacity_bytes / kGiB) +
-                                         " (stage " + std::to_string(r.memory.worst_stage) + ")" +
-                                         (r.memory.fits ? ", fits" : ", DOES NOT FIT"));
+  out += line("iteration time", printf_string("%.4f s", r.iteration_time_s));
+  out += line("tokens/s (per GPU)", printf_string("%.6g", r.tokens_per_s) + " (" +
+                                        printf_string("%.6g", r.tokens_per_s_per_gpu) + ")");
+  out += line("model TFLOP/s per GPU", printf_string("%.1f", r.model_tflops_per_gpu));
+  out += line("MFU / HFU", printf_string("%.1f%%", 100.0 * r.mfu) + " / " +
+                               printf_string("%.1f%%", 100.0 * r.hfu));
+  out +=
+      line("memory peak per GPU", printf_string("%.1f GiB", r.memory.peak_bytes / kGiB) + " of " +
+                                      printf_string("%.0f GiB", r.memory.capacity_bytes / kGiB) +
+                                      " (stage " + std::to_string(r.memory.worst_stage) + ")" +
+                                      (r.memory.fits ? ", fits" : ", DOES NOT FIT"));
   const auto& b = r.breakdown;
   const double t = r.iteration_time_s;
   out += "  breakdown of the iteration (stage " + std::to_string(b.stage) + ", the busiest):\n";

@@ -1,6 +1,5 @@
 #include "models/io/scenario_io.hpp"
 
-#include <array>
 #include <cstdint>
 #include <string>
 
@@ -10,6 +9,7 @@
 #include "models/io/instance_io.hpp"
 #include "models/io/layout_rules.hpp"
 #include "models/io/profile_reference.hpp"
+#include "models/io/text_format.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim {
@@ -359,14 +359,10 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   }
   cluster["num_nodes"] = c.num_nodes;
   const auto as_gigabits_per_s = [](double bytes_per_s) {
-    std::array<char, 32> buf{};
-    std::snprintf(buf.data(), buf.size(), "%.6gGbps", bytes_per_s * 8.0 / 1e9);
-    return std::string(buf.data());
+    return printf_string("%.6gGbps", bytes_per_s * 8.0 / 1e9);
   };
   const auto as_gigabytes_per_s = [](double bytes_per_s) {
-    std::array<char, 32> buf{};
-    std::snprintf(buf.data(), buf.size(), "%.6gGBps", bytes_per_s / 1e9);
-    return std::string(buf.data());
+    return printf_string("%.6gGBps", bytes_per_s / 1e9);
   };
   cluster["intra_node"] = {{"fabric", "nvswitch"},
                            {"bandwidth", as_gigabytes_per_s(c.intra_node_bandwidth_bytes_per_s)}};
@@ -405,11 +401,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["master_weights"] = to_string(*p.master_weights);
   if (p.dp_buckets_every_chunk)
     par["dp_bucket_layout"] = "every-chunk";
-  if (p.dp_bucket_bytes > 0.0) {
-    std::array<char, 32> buf{};
-    std::snprintf(buf.data(), buf.size(), "%.0fB", p.dp_bucket_bytes);
-    par["dp_bucket_size"] = buf.data();
-  }
+  if (p.dp_bucket_bytes > 0.0)
+    par["dp_bucket_size"] = printf_string("%.0fB", p.dp_bucket_bytes);
   // Written only when off; the parameter gather's default follows the gradients' setting.
   if (!p.overlap_grad_reduce)
     par["overlap_grad_reduce"] = false;

@@ -4,8 +4,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <utility>
+
+#include "models/io/text_format.hpp"
 
 namespace capsim::units {
 namespace {
@@ -193,19 +194,15 @@ std::optional<double> parse_price_usd_per_hour(std::string_view text) {
 }
 
 std::string format_duration(double seconds) {
-  std::array<char, 32> buf{};
-  if (seconds < 1e-3) {
-    std::snprintf(buf.data(), buf.size(), "%.1f us", seconds * 1e6);
-  } else if (seconds < 1.0) {
-    std::snprintf(buf.data(), buf.size(), "%.1f ms", seconds * 1e3);
-  } else if (seconds < 3600.0) {
-    std::snprintf(buf.data(), buf.size(), "%.3f s", seconds);
-  } else if (seconds < 86400.0) {
-    std::snprintf(buf.data(), buf.size(), "%.2f h", seconds / 3600.0);
-  } else {
-    std::snprintf(buf.data(), buf.size(), "%.2f d", seconds / 86400.0);
-  }
-  return buf.data();
+  if (seconds < 1e-3)
+    return printf_string("%.1f us", seconds * 1e6);
+  if (seconds < 1.0)
+    return printf_string("%.1f ms", seconds * 1e3);
+  if (seconds < 3600.0)
+    return printf_string("%.3f s", seconds);
+  if (seconds < 86400.0)
+    return printf_string("%.2f h", seconds / 3600.0);
+  return printf_string("%.2f d", seconds / 86400.0);
 }
 
 }  // namespace capsim::units

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <sstream>
+
+#include "models/io/text_format.hpp"
 
 namespace capsim::whatif {
 namespace {
@@ -58,14 +59,8 @@ nlohmann::json lost_json(const GoodputLoss& l) {
   return j;
 }
 
-std::string fmt(const char* f, double v) {
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), f, v);
-  return buf.data();
-}
-
 std::string hours(double s) {
-  return fmt("%.2f", s / 3600.0);
+  return printf_string("%.2f", s / 3600.0);
 }
 
 }  // namespace
@@ -225,18 +220,14 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
   const std::size_t n = policies.empty() ? 0 : policies.front().runs.size();
   os << "what-if \"" << whatif.name << "\": " << whatif.jobs.size() << " jobs, " << n
      << (n == 1 ? " replica" : " replicas (means)") << "\n\n";
-  std::array<char, 512> line{};
-  std::snprintf(line.data(), line.size(),
-                "%-34s %11s %9s %9s %6s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n", "policy", "cost $",
-                "GPU-h bil", "GPU-h bsy", "util", "wait p50", "wait p95", "wait max", "JCT p50",
-                "JCT p95", "lost GPUh", "done", "up", "down");
-  os << line.data();
+  os << printf_string("%-34s %11s %9s %9s %6s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n", "policy",
+                      "cost $", "GPU-h bil", "GPU-h bsy", "util", "wait p50", "wait p95",
+                      "wait max", "JCT p50", "JCT p95", "lost GPUh", "done", "up", "down");
   for (const auto& p : policies) {
     auto m = [&](const std::function<double(const PolicyResult&)>& f) {
       return mean_of(p.runs, f);
     };
-    std::snprintf(
-        line.data(), line.size(),
+    os << printf_string(
         "%-34s %11.0f %9.1f %9.1f %5.1f%% %8sh %8sh %8sh %8sh %8sh %9.1f %3.0f/%-3zu %5.0f %5.0f\n",
         p.name.substr(0, 34).c_str(), m([](auto& r) { return r.cost_usd; }),
         m([](auto& r) { return r.gpu_hours_billed; }), m([](auto& r) { return r.gpu_hours_busy; }),
@@ -249,7 +240,6 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
         m([](auto& r) { return r.lost.total(); }), m([](auto& r) { return r.jobs_finished; }),
         whatif.jobs.size(), m([](auto& r) { return r.scale_ups; }),
         m([](auto& r) { return r.scale_downs; }));
-    os << line.data();
   }
   return os.str();
 }
@@ -281,18 +271,18 @@ std::string svg_chart(
      << "\" stroke=\"#000\"/><line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\""
      << h - b << "\" stroke=\"#000\"/>";
   os << "<text x=\"" << l - 4 << "\" y=\"" << t + 4 << "\" text-anchor=\"end\">"
-     << fmt("%.0f", ymax) << "</text><text x=\"" << l - 4 << "\" y=\"" << h - b
+     << printf_string("%.0f", ymax) << "</text><text x=\"" << l - 4 << "\" y=\"" << h - b
      << "\" text-anchor=\"end\">0</text>";
   os << "<text x=\"" << w - r << "\" y=\"" << h - b + 14 << "\" text-anchor=\"end\">"
-     << fmt("%.1f h", xmax) << "</text><text x=\"" << l << "\" y=\"" << h - b + 14
+     << printf_string("%.1f h", xmax) << "</text><text x=\"" << l << "\" y=\"" << h - b + 14
      << "\">0 h</text>";
   std::size_t i = 0;
   for (const auto& [name, pts] : series) {
     const char* color = kColors[i % kColors.size()];
     os << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
     for (const auto& [x, y] : pts) {
-      os << fmt("%.1f", l + (w - l - r) * x / xmax) << ','
-         << fmt("%.1f", h - b - (h - b - t) * y / ymax) << ' ';
+      os << printf_string("%.1f", l + (w - l - r) * x / xmax) << ','
+         << printf_string("%.1f", h - b - (h - b - t) * y / ymax) << ' ';
     }
     os << "\"/>";
     const std::size_t legend_row = i / 4, legend_column = i % 4;
@@ -322,9 +312,9 @@ std::string svg_bars(const std::string& title,
     const double bw = (w - l - 80) * v / vmax;
     os << "<text x=\"" << l - 6 << "\" y=\"" << y + 13 << "\" text-anchor=\"end\">" << n
        << "</text>";
-    os << "<rect x=\"" << l << "\" y=\"" << y + 3 << "\" width=\"" << fmt("%.1f", bw)
+    os << "<rect x=\"" << l << "\" y=\"" << y + 3 << "\" width=\"" << printf_string("%.1f", bw)
        << "\" height=\"14\" fill=\"#1f77b4\"/>";
-    os << "<text x=\"" << l + bw + 4 << "\" y=\"" << y + 14 << "\">$" << fmt("%.0f", v)
+    os << "<text x=\"" << l + bw + 4 << "\" y=\"" << y + 14 << "\">$" << printf_string("%.0f", v)
        << "</text>";
     y += row;
   }

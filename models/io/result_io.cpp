@@ -32,9 +32,8 @@ std::string stage_busy_times(const std::vector<double>& busy_s, int busiest) {
   const double least_s = *std::min_element(busy_s.begin(), busy_s.end());
   const auto lightest = std::find_if(busy_s.begin(), busy_s.end(),
                                      [&](double s) { return s <= least_s * (1.0 + 1e-9); });
-  return printf_string("%.4g s (stage ", *lightest) + std::to_string(lightest - busy_s.begin()) +
-         printf_string(") to %.4g s (stage ", busy_s[static_cast<size_t>(busiest)]) +
-         std::to_string(busiest) + ")";
+  return printf_string("%.4g s (stage %td) to %.4g s (stage %d)", *lightest,
+                       lightest - busy_s.begin(), busy_s[static_cast<size_t>(busiest)], busiest);
 }
 
 }  // namespace

@@ -78,13 +78,13 @@ void check_plan_args(const cxxopts::ParseResult& args) {
 
 void print_search_summary(const planner::PlanResult& result) {
   std::fprintf(stderr,
-               "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s), "
-               "%d event confirmations in %.2f s\n",
+               "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s; %lld "
+               "settled by a lower bound on their time), %d event confirmations in %.2f s\n",
                result.screened, result.enumerated, result.screen_wall_s,
                result.screen_wall_s > 0.0
                    ? static_cast<double>(result.enumerated) / result.screen_wall_s
                    : 0.0,
-               result.confirmations, result.confirm_wall_s);
+               result.bounded, result.confirmations, result.confirm_wall_s);
 }
 
 // Writes the winner as a scenario, or says on stderr why there is none.

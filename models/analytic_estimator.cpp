@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -440,6 +442,38 @@ size_t bottleneck_stage(const std::vector<StageStep>& steps) {
   return bottleneck;
 }
 
+// A lower bound on the iteration time from the stages' work alone, before the schedule is
+// played. Stage s cannot start before every stage ahead of it has run its first forward (chunk
+// 0's, micro-batch 0's), then runs m micro-batches of its own work, and, under every schedule
+// but ZB-H1 (whose last ops may be W), ends on a backward that each stage ahead of it must follow
+// with its own backward of that micro-batch and chunk. For equal stages under 1F1B that is the
+// textbook makespan (p - 1)(F + B) + m(F + B) (Narayanan et al. 2021 §2.2). The played makespan
+// is at least this path (the replay's steady-state extrapolation adds at least P times the
+// busiest stage's work per P micro-batches), and the iteration time adds only non-negative
+// parts to it, so the bound never exceeds the estimate (EstimateBoundTest).
+double iteration_lower_bound_s(const IterationCosts& costs, const std::vector<StageStep>& steps,
+                               const Parallelism& par) {
+  const double m = costs.micro_batches;
+  const bool drains = par.schedule != Schedule::kZeroBubble;
+  double fill_s = 0.0;   // the first forwards of the stages ahead
+  double drain_s = 0.0;  // their shortest backwards
+  double bound_s = 0.0;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    bound_s = std::max(bound_s, fill_s + m * steps[s].total_s() + drain_s);
+    fill_s += steps[s].first_chunk_forward_s;
+    if (drains) {
+      double shortest_s = std::numeric_limits<double>::infinity();
+      for (const ChunkCosts& ch : costs.stages[s].chunks) {
+        shortest_s = std::min(shortest_s, ch.backward_input_s + ch.backward_weight_s +
+                                              ch.backward_tp_comm_s + ch.backward_cp_comm_s);
+      }
+      drain_s += shortest_s;
+    }
+  }
+  // The sums above and the estimate's add the same times in other orders.
+  return bound_s * (1.0 - 1e-9);
+}
+
 // Without overlap_grad_reduce each stage reduces all its buckets after its last op, so its
 // reduction ends that long after the op instead of where the replay overlapped it.
 void reduce_after_last_op(const IterationCosts& costs, CollectiveTimes& collective,
@@ -456,17 +490,11 @@ void reduce_after_last_op(const IterationCosts& costs, CollectiveTimes& collecti
   }
 }
 
-}  // namespace
-
-SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProfile& profile,
-                                    EstimateDetail detail) {
-  const IterationCosts costs = compute_iteration_costs(scenario, profile);
-  return estimate_iteration(scenario, costs, profile, nullptr, detail);
-}
-
-SimulationResult estimate_iteration(const Scenario& scenario, const IterationCosts& costs,
-                                    const HardwareProfile& profile, const MemoryEstimate* memory,
-                                    EstimateDetail detail) {
+// estimate_iteration, or nullopt when the lower bound shows at most `floor_tokens_per_s`.
+std::optional<SimulationResult> estimate(const Scenario& scenario, const IterationCosts& costs,
+                                         const HardwareProfile& profile,
+                                         const MemoryEstimate* memory, EstimateDetail detail,
+                                         double floor_tokens_per_s) {
   const Parallelism& par = scenario.parallelism;
   const double m = costs.micro_batches;
   // Oversubscribed fabrics: DP rings and PP sends that leave their leaf share its uplinks.
@@ -480,6 +508,10 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
   const size_t busiest = bottleneck_stage(steps);
   const StageStep& b = steps[busiest];
   const double busy_s = m * b.total_s();
+  if (costs.tokens_per_iteration / iteration_lower_bound_s(costs, steps, par) <=
+      floor_tokens_per_s) {
+    return std::nullopt;
+  }
 
   // Fill and drain: the schedule's op order played with these op times (pipeline_replay.hpp).
   // For equal stages it gives the textbook bubbles — (p-1) steps for 1F1B and GPipe
@@ -545,6 +577,29 @@ SimulationResult estimate_iteration(const Scenario& scenario, const IterationCos
       "is not modelled (use --engine event)");
   finish_result(scenario, costs, r, memory);
   return r;
+}
+
+}  // namespace
+
+SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProfile& profile,
+                                    EstimateDetail detail) {
+  const IterationCosts costs = compute_iteration_costs(scenario, profile);
+  return estimate_iteration(scenario, costs, profile, nullptr, detail);
+}
+
+SimulationResult estimate_iteration(const Scenario& scenario, const IterationCosts& costs,
+                                    const HardwareProfile& profile, const MemoryEstimate* memory,
+                                    EstimateDetail detail) {
+  return *estimate(scenario, costs, profile, memory, detail,
+                   -std::numeric_limits<double>::infinity());
+}
+
+std::optional<SimulationResult> estimate_iteration_faster_than(const Scenario& scenario,
+                                                               const IterationCosts& costs,
+                                                               const HardwareProfile& profile,
+                                                               const MemoryEstimate& memory,
+                                                               double tokens_per_s) {
+  return estimate(scenario, costs, profile, &memory, EstimateDetail::kTimeOnly, tokens_per_s);
 }
 
 void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
 #include "models/memory_model.hpp"
@@ -30,6 +32,15 @@ enum class EstimateDetail {
 [[nodiscard]] SimulationResult estimate_iteration(
     const Scenario& scenario, const IterationCosts& costs, const HardwareProfile& profile,
     const MemoryEstimate* memory = nullptr, EstimateDetail detail = EstimateDetail::kBreakdown);
+
+// The planner's screen: estimate_iteration (time only), or nullopt as soon as a lower bound on
+// the iteration time, from the stages' work before the schedule is replayed, shows that the
+// layout delivers at most `tokens_per_s` (when every candidate the screen keeps is faster and
+// the target is missed anyway). The bound never exceeds the estimate's time, so a layout that
+// could run faster always gets the full estimate.
+[[nodiscard]] std::optional<SimulationResult> estimate_iteration_faster_than(
+    const Scenario& scenario, const IterationCosts& costs, const HardwareProfile& profile,
+    const MemoryEstimate& memory, double tokens_per_s);
 
 // Fills throughput, MFU/HFU and memory fields of `result` from its iteration time; shared by
 // both engines so they report identically. `memory`, when given, is the scenario's

@@ -149,6 +149,7 @@ Groups merge_into_groups(PlanResult& result, const std::vector<WorkItem>& items,
     result.pruned.merge(r.pruned);
     result.enumerated += r.enumerated;
     result.screened += r.screened;
+    result.bounded += r.bounded;
     result.fitted_splits += r.fitted_splits;
     auto& g = groups[{items[i].instance, items[i].nodes_index}];
     for (auto& c : r.top)

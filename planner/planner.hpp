@@ -49,6 +49,7 @@ struct PlanResult {
   PruneCounts pruned;
   long long enumerated = 0;
   long long screened = 0;  // analytic evaluations
+  long long bounded = 0;   // of them, settled by the lower bound (below target, not kept)
   int confirmations = 0;   // event runs attempted
   // Of the candidates, those confirmed in a second batch because the screen ranked them faster
   // than the event engine ran their group's confirmed best.
@@ -72,6 +73,10 @@ struct PlanResult {
 // Options of one planner run. `confirm` may be empty: then nothing is confirmed.
 struct PlanOptions {
   int jobs = 1;  // screening threads
+  // Settle layouts that can change nothing (slower than every kept candidate and below the
+  // target) by a lower bound on their time instead of a full estimate. The plan is the same
+  // either way; off, every layout is estimated in full (tests compare the two).
+  bool screen_bounds = true;
   ConfirmFn confirm;
   ProgressFn progress;
 };

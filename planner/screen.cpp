@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <exception>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -155,22 +158,38 @@ struct ItemContext {
   // Layer costs of the thread's earlier layouts: those of one instance, node count and TP
   // degree repeat each other's, whatever their pipeline.
   PartCostMemo* part_costs = nullptr;
+  bool bounds = true;  // PlanOptions::screen_bounds
 };
+
+// The throughput at or below which a layout changes nothing, or -inf while it could: a layout
+// no faster than the item's slowest kept candidate (keep_best takes a later one only when it
+// is strictly faster) that also misses the target counts only as below target.
+double useless_tokens_per_s(const std::vector<ScreenedCandidate>& top, const ItemContext& ctx) {
+  if (!ctx.bounds || ctx.k == 0 || top.size() < ctx.k)
+    return -std::numeric_limits<double>::infinity();
+  return std::min(top.back().analytic.tokens_per_s,
+                  std::nextafter(ctx.need, -std::numeric_limits<double>::infinity()));
+}
 
 // Screens layout `p` (`sc.parallelism`), which fits in memory as `mem` says, keeping the k
 // best.
 void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelism& p,
                            const MemoryEstimate& mem, long long order, const ItemContext& ctx) {
   const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile, ctx.part_costs);
-  const SimulationResult r =
-      estimate_iteration(sc, costs, *ctx.profile, &mem, EstimateDetail::kTimeOnly);
+  const std::optional<SimulationResult> r = estimate_iteration_faster_than(
+      sc, costs, *ctx.profile, mem, useless_tokens_per_s(out.top, ctx));
   ++out.screened;
-  if (r.tokens_per_s < ctx.need)
+  if (!r) {
+    ++out.bounded;
+    out.pruned.add(PruneReason::kBelowTarget);
+    return;
+  }
+  if (r->tokens_per_s < ctx.need)
     out.pruned.add(PruneReason::kBelowTarget);
   ScreenedCandidate c;
   c.candidate = {ctx.item->instance, ctx.nodes, p, order};
-  c.analytic = {"analytic", r.iteration_time_s, r.tokens_per_s,
-                r.mfu,      mem.peak_bytes,     mem.capacity_bytes};
+  c.analytic = {"analytic", r->iteration_time_s, r->tokens_per_s,
+                r->mfu,     mem.peak_bytes,      mem.capacity_bytes};
   keep_best(out.top, std::move(c), ctx.k);
 }
 
@@ -222,7 +241,7 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
 
 ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,
                        const HardwareProfile& profile, size_t k, double need,
-                       PartCostMemo& part_costs) {
+                       PartCostMemo& part_costs, bool bounds) {
   ItemResult out;
   const InstanceSpec& inst =
       *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
@@ -238,7 +257,8 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
                         .k = k,
                         .need = need,
                         .failures_outpace_checkpoints = outpaced,
-                        .part_costs = &part_costs};
+                        .part_costs = &part_costs,
+                        .bounds = bounds};
   Scenario sc;
   sc.model = plan.model;
   sc.cluster = cluster_for_instance(inst, ctx.nodes);
@@ -275,6 +295,7 @@ struct ScreenState {
   const ScreenWork* work = nullptr;
   size_t pool = 0;
   double need = 0.0;
+  bool bounds = true;  // PlanOptions::screen_bounds
   std::vector<ItemResult> results;
   std::atomic<size_t> next{0};
   std::atomic<long long> done{0};
@@ -303,8 +324,8 @@ void screen_items(ScreenState& st) {
       const WorkItem& w = items[i];
       const HardwareProfile& prof = st.work->profiles.at(
           {w.instance, st.plan->node_counts[static_cast<size_t>(w.nodes_index)] > 1});
-      st.results[i] =
-          screen_item(*st.plan, w, static_cast<long long>(i), prof, st.pool, st.need, part_costs);
+      st.results[i] = screen_item(*st.plan, w, static_cast<long long>(i), prof, st.pool, st.need,
+                                  part_costs, st.bounds);
     } catch (...) {
       keep_first_error(st);
     }
@@ -396,6 +417,7 @@ std::vector<ItemResult> screen_all(const PlanSpec& plan, const ScreenWork& work,
   st.work = &work;
   st.pool = pool;
   st.need = need;
+  st.bounds = options.screen_bounds;
   st.results.resize(work.items.size());
   const int jobs = std::max(1, options.jobs);
   if (options.progress) {

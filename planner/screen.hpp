@@ -26,6 +26,7 @@ struct ItemResult {
   PruneCounts pruned;
   long long enumerated = 0;
   long long screened = 0;
+  long long bounded = 0;  // of them, settled by a lower bound on their time
   // Pipelined layouts that fit only with their layers split otherwise (screened so).
   long long fitted_splits = 0;
   std::vector<ScreenedCandidate> top;  // best K by analytic throughput

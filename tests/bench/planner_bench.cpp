@@ -17,7 +17,8 @@ namespace {
 using capsim::planner::PlanOptions;
 using capsim::planner::PlanSpec;
 
-// The default plan restricted to state.range(0) node counts (from 16 up), one thread.
+// The default plan restricted to state.range(0) node counts (from 16 up), one thread, with the
+// screen's lower bound on (state.range(1) == 1) or off.
 void BM_ScreenDefaultPlan(benchmark::State& state) {
   PlanSpec plan = capsim::planner::read_plan_text(capsim::planner::default_plan_text(), "default");
   std::vector<int> nodes;
@@ -26,19 +27,33 @@ void BM_ScreenDefaultPlan(benchmark::State& state) {
   plan.node_counts = nodes;
   PlanOptions opts;
   opts.jobs = 1;
+  opts.screen_bounds = state.range(1) == 1;
   long long enumerated = 0;
   long long screened = 0;
+  long long bounded = 0;
   for (auto _ : state) {
     const auto r = capsim::planner::run_plan(plan, opts);
     enumerated += r.enumerated;
     screened += r.screened;
+    bounded += r.bounded;
     benchmark::DoNotOptimize(r.ranked.data());
   }
   state.SetItemsProcessed(enumerated);
+  // Every screened layout reaches the estimator; `bounded` of them end at its lower bound.
   state.counters["estimator_evals_per_s"] =
       benchmark::Counter(static_cast<double>(screened), benchmark::Counter::kIsRate);
+  state.counters["full_estimates_per_s"] =
+      benchmark::Counter(static_cast<double>(screened - bounded), benchmark::Counter::kIsRate);
+  state.counters["bounded_share"] =
+      benchmark::Counter(static_cast<double>(bounded) / static_cast<double>(screened));
 }
-BENCHMARK(BM_ScreenDefaultPlan)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScreenDefaultPlan)
+    ->ArgNames({"nodes", "bounds"})
+    ->Args({1, 1})
+    ->Args({4, 1})
+    ->Args({1, 0})
+    ->Args({4, 0})
+    ->Unit(benchmark::kMillisecond);
 
 // One candidate that survives pruning: memory model + iteration costs + estimate.
 void BM_ScreenOneCandidate(benchmark::State& state) {

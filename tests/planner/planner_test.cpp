@@ -804,6 +804,27 @@ TEST(PlannerTest, DeterministicWhateverTheThreadCount) {
   EXPECT_EQ(b, c);
 }
 
+// The screen's lower bound settles layouts that cannot change the plan: with it and without,
+// the plan is the same to the last digit, a reachable target or not.
+TEST(PlannerTest, ScreenBoundsChangeNothing) {
+  PlanSpec reachable = read_plan_text(default_plan_text(), "<default plan>");
+  reachable.node_counts = {16, 32};
+  PlanSpec unreachable = reachable;
+  unreachable.deadline_s = 3600.0;
+  for (const PlanSpec& plan : {reachable, unreachable}) {
+    PlanOptions bounded;
+    bounded.confirm = skewed_confirmer(0.1);
+    PlanOptions full = bounded;
+    full.screen_bounds = false;
+    const PlanResult a = run_plan(plan, bounded);
+    const PlanResult b = run_plan(plan, full);
+    EXPECT_GT(a.bounded, a.screened / 10);
+    EXPECT_EQ(b.bounded, 0);
+    EXPECT_EQ(plan_to_json(plan, a, 0, false).dump(2), plan_to_json(plan, b, 0, false).dump(2));
+    EXPECT_EQ(plan_table(plan, a, 0), plan_table(plan, b, 0));
+  }
+}
+
 TEST(PlannerTest, JsonHasTheContractKeys) {
   PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
   plan.node_counts = {16, 32};

@@ -1,0 +1,86 @@
+// The screen's lower bound (estimate_iteration_faster_than) must never settle a layout that
+// could be faster than asked: over random valid scenarios, with even and uneven stages and
+// every schedule, asking for the estimate's own throughput must return the estimate, bit for
+// bit. And the bound must be worth its cost: close enough to the time to settle most layouts
+// asked for a throughput a quarter above their own.
+
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/analytic_estimator.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/scenario_io.hpp"
+#include "models/iteration_model.hpp"
+#include "models/memory_model.hpp"
+
+#include "tests/models/random_scenario.hpp"
+
+namespace capsim {
+namespace {
+
+using test::Rng;
+
+// `s` with its layers split unevenly over its stages when it is pipelined (one in two draws);
+// nullopt when the rules reject that split.
+std::optional<Scenario> maybe_uneven(Rng& rng, Scenario s) {
+  const int p = s.parallelism.pipeline;
+  if (p == 1 || rng.coin())
+    return s;
+  std::vector<int> layers(static_cast<size_t>(p), 1);
+  for (int left = s.model.num_layers - p; left > 0; --left)
+    ++layers[rng.next() % layers.size()];
+  s.parallelism.stage_layers = layers;
+  if (!test::is_valid_input(s))
+    return std::nullopt;
+  return s;
+}
+
+struct Checked {
+  int layouts = 0;
+  int settled_a_quarter_above = 0;
+};
+
+void check_bound(const Scenario& s, Checked& checked) {
+  SCOPED_TRACE(scenario_to_json(s).dump());
+  const HardwareProfile profile = resolve_profile(s);
+  const IterationCosts costs = compute_iteration_costs(s, profile);
+  const MemoryEstimate memory = estimate_memory(s.model, s.parallelism, *find_gpu(s.cluster.gpu));
+  const SimulationResult full =
+      estimate_iteration(s, costs, profile, &memory, EstimateDetail::kTimeOnly);
+  const std::optional<SimulationResult> same =
+      estimate_iteration_faster_than(s, costs, profile, memory, full.tokens_per_s);
+  ASSERT_TRUE(same.has_value()) << "the bound exceeds the estimated time";
+  EXPECT_EQ(same->iteration_time_s, full.iteration_time_s);
+  EXPECT_EQ(same->tokens_per_s, full.tokens_per_s);
+  EXPECT_EQ(same->mfu, full.mfu);
+  EXPECT_TRUE(estimate_iteration_faster_than(s, costs, profile, memory,
+                                             -std::numeric_limits<double>::infinity())
+                  .has_value());
+  EXPECT_FALSE(estimate_iteration_faster_than(s, costs, profile, memory,
+                                              std::numeric_limits<double>::infinity())
+                   .has_value());
+  ++checked.layouts;
+  if (!estimate_iteration_faster_than(s, costs, profile, memory, 1.25 * full.tokens_per_s))
+    ++checked.settled_a_quarter_above;
+}
+
+TEST(EstimateBoundTest, NeverSettlesALayoutThatCouldBeFaster) {
+  Rng rng(20261126);
+  Checked checked;
+  for (int i = 0; i < 400; ++i) {
+    const std::optional<Scenario> s = maybe_uneven(rng, test::random_scenario(rng));
+    if (s)
+      check_bound(*s, checked);
+  }
+  EXPECT_GT(checked.layouts, 300);
+  // A bound of zero would settle none.
+  EXPECT_GT(checked.settled_a_quarter_above, checked.layouts / 2);
+}
+
+}  // namespace
+}  // namespace capsim

@@ -125,11 +125,13 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
 // Per stage and chunk; empty unless ZeRO-3.
 using Zero3Table = std::vector<std::vector<Zero3Exposed>>;
 
-Zero3Table zero3_table(const IterationCosts& costs, const GroupShape& dp,
-                       const HardwareProfile& profile, const Parallelism& par) {
-  Zero3Table table(costs.stages.size());
+void fill_zero3_table(const IterationCosts& costs, const GroupShape& dp,
+                      const HardwareProfile& profile, const Parallelism& par, Zero3Table& table) {
+  table.resize(costs.stages.size());
+  for (auto& stage : table)
+    stage.clear();
   if (par.zero_stage != 3)
-    return table;
+    return;
   const bool split = par.schedule == Schedule::kZeroBubble;
   for (size_t s = 0; s < costs.stages.size(); ++s) {
     for (const ChunkCosts& ch : costs.stages[s].chunks) {
@@ -140,7 +142,6 @@ Zero3Table zero3_table(const IterationCosts& costs, const GroupShape& dp,
       table[s].push_back(zero3_exposed(costs, dp, profile, ch, split, lead_s, gpipe));
     }
   }
-  return table;
 }
 
 StageStep stage_step(const HardwareProfile& profile, const StageCosts& stage,
@@ -245,12 +246,15 @@ struct PipelineSends {
   std::vector<double> backward_s;  // per stage: its backward's send to the previous one
 };
 
-PipelineSends pipeline_sends(const IterationCosts& costs, const HardwareProfile& profile,
-                             const LeafLimitedGroups& groups, const Parallelism& par) {
-  PipelineSends sends;
+void fill_pipeline_sends(const IterationCosts& costs, const HardwareProfile& profile,
+                         const LeafLimitedGroups& groups, const Parallelism& par,
+                         PipelineSends& sends) {
+  sends.blocking = false;
+  sends.forward_s.clear();
+  sends.backward_s.clear();
   const int p = par.pipeline;
   if (p <= 1)
-    return sends;
+    return;
   sends.blocking = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
   const double bytes = costs.stages.front().chunks.front().activation_bytes;
   const double inside_s =
@@ -268,7 +272,6 @@ PipelineSends pipeline_sends(const IterationCosts& costs, const HardwareProfile&
     if (st > 0 || wraps)
       sends.backward_s[s] = groups.backward_crosses(st) ? between_s : inside_s;
   }
-  return sends;
 }
 
 // Puts the sends into stage s's op times: its own into its blocking ops' communication, or
@@ -490,18 +493,23 @@ void reduce_after_last_op(const IterationCosts& costs, CollectiveTimes& collecti
   }
 }
 
-// estimate_iteration, or nullopt when the lower bound shows at most `floor_tokens_per_s`.
+// estimate_iteration's time and breakdown (without its notes, throughput and memory), or nullopt
+// when the lower bound shows at most `floor_tokens_per_s`.
 std::optional<SimulationResult> estimate(const Scenario& scenario, const IterationCosts& costs,
-                                         const HardwareProfile& profile,
-                                         const MemoryEstimate* memory, EstimateDetail detail,
+                                         const HardwareProfile& profile, EstimateDetail detail,
                                          double floor_tokens_per_s) {
   const Parallelism& par = scenario.parallelism;
   const double m = costs.micro_batches;
+  // Scratch kept per thread, as the replay's: the planner's screen estimates millions of
+  // layouts.
+  thread_local Zero3Table zero3;
+  thread_local std::vector<StageStep> steps;
+  thread_local PipelineSends sends;
+  thread_local PipelineTimeline timeline;
   // Oversubscribed fabrics: DP rings and PP sends that leave their leaf share its uplinks.
   const LeafLimitedGroups groups = leaf_limited_groups(scenario, costs);
-  const Zero3Table zero3 = zero3_table(costs, groups.dp, profile, par);
-  std::vector<StageStep> steps;
-  steps.reserve(costs.stages.size());
+  fill_zero3_table(costs, groups.dp, profile, par, zero3);
+  steps.clear();
   for (const auto& stage : costs.stages) {
     steps.push_back(stage_step(profile, stage, zero3[steps.size()]));
   }
@@ -519,12 +527,11 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
   // (Qi et al. 2024 §3.1) — and it stays exact for uneven stages and few micro-batches, where
   // those closed forms do not.
   thread_local std::vector<std::vector<ChunkOpTimes>> times;
-  const PipelineSends sends = pipeline_sends(costs, profile, groups, par);
+  fill_pipeline_sends(costs, profile, groups, par, sends);
   CollectiveTimes collective(profile);
   fill_op_times(costs, groups.dp, collective, par, zero3, sends, times);
-  PipelineTimeline timeline =
-      replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
-                      costs.compute_rate_during_comm);
+  replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
+                  costs.compute_rate_during_comm, timeline);
   reduce_after_last_op(costs, collective, groups.dp, par, timeline);
   // Blocking sends are in the played ops: the busiest stage's own count as exposed PP, the
   // waits they cause it as bubble (the event engine counts a wait as bubble until the sender
@@ -571,12 +578,24 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
       r.breakdown.stage_busy_s.push_back(m * step.busy_s());
   }
   r.iteration_time_s = busy_s - m * b.zero3_s + bubble_s + pp_s + dp_s + optimizer_s;
-  r.notes.emplace_back(
-      "analytic engine: uncontended collective times (on oversubscribed fabrics, each traffic "
-      "class's share of the leaf uplinks); NIC and fabric sharing between PP, DP and CP traffic "
-      "is not modelled (use --engine event)");
-  finish_result(scenario, costs, r, memory);
   return r;
+}
+
+// finish_result's figures but the memory.
+void fill_throughput(const Scenario& scenario, const IterationCosts& costs,
+                     SimulationResult& result) {
+  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  const double gpus = scenario.parallelism.num_gpus();
+  const double t = result.iteration_time_s;
+  const double peak = gpu.peak_flop_per_s(scenario.parallelism.precision);
+  result.scenario_name = scenario.name;
+  result.num_gpus = scenario.parallelism.num_gpus();
+  result.micro_batches = costs.micro_batches;
+  result.tokens_per_s = costs.tokens_per_iteration / t;
+  result.tokens_per_s_per_gpu = result.tokens_per_s / gpus;
+  result.model_tflops_per_gpu = costs.model_flop_per_iteration / t / gpus / 1e12;
+  result.mfu = costs.model_flop_per_iteration / (t * gpus * peak);
+  result.hfu = costs.hardware_flop_per_iteration / (t * gpus * peak);
 }
 
 }  // namespace
@@ -590,32 +609,32 @@ SimulationResult estimate_iteration(const Scenario& scenario, const HardwareProf
 SimulationResult estimate_iteration(const Scenario& scenario, const IterationCosts& costs,
                                     const HardwareProfile& profile, const MemoryEstimate* memory,
                                     EstimateDetail detail) {
-  return *estimate(scenario, costs, profile, memory, detail,
-                   -std::numeric_limits<double>::infinity());
+  SimulationResult r =
+      *estimate(scenario, costs, profile, detail, -std::numeric_limits<double>::infinity());
+  r.notes.emplace_back(
+      "analytic engine: uncontended collective times (on oversubscribed fabrics, each traffic "
+      "class's share of the leaf uplinks); NIC and fabric sharing between PP, DP and CP traffic "
+      "is not modelled (use --engine event)");
+  finish_result(scenario, costs, r, memory);
+  return r;
 }
 
-std::optional<SimulationResult> estimate_iteration_faster_than(const Scenario& scenario,
-                                                               const IterationCosts& costs,
-                                                               const HardwareProfile& profile,
-                                                               const MemoryEstimate& memory,
-                                                               double tokens_per_s) {
-  return estimate(scenario, costs, profile, &memory, EstimateDetail::kTimeOnly, tokens_per_s);
+std::optional<ScreenEstimate> estimate_iteration_faster_than(const Scenario& scenario,
+                                                             const IterationCosts& costs,
+                                                             const HardwareProfile& profile,
+                                                             double tokens_per_s) {
+  std::optional<SimulationResult> r =
+      estimate(scenario, costs, profile, EstimateDetail::kTimeOnly, tokens_per_s);
+  if (!r)
+    return std::nullopt;
+  fill_throughput(scenario, costs, *r);
+  return ScreenEstimate{r->iteration_time_s, r->tokens_per_s, r->mfu};
 }
 
 void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result,
                    const MemoryEstimate* memory) {
+  fill_throughput(scenario, costs, result);
   const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
-  const double gpus = scenario.parallelism.num_gpus();
-  const double t = result.iteration_time_s;
-  const double peak = gpu.peak_flop_per_s(scenario.parallelism.precision);
-  result.scenario_name = scenario.name;
-  result.num_gpus = scenario.parallelism.num_gpus();
-  result.micro_batches = costs.micro_batches;
-  result.tokens_per_s = costs.tokens_per_iteration / t;
-  result.tokens_per_s_per_gpu = result.tokens_per_s / gpus;
-  result.model_tflops_per_gpu = costs.model_flop_per_iteration / t / gpus / 1e12;
-  result.mfu = costs.model_flop_per_iteration / (t * gpus * peak);
-  result.hfu = costs.hardware_flop_per_iteration / (t * gpus * peak);
   result.memory = memory != nullptr ? *memory
                                     : estimate_memory(scenario.model, scenario.parallelism, gpu,
                                                       scenario.model.attention);

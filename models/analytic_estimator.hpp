@@ -33,14 +33,21 @@ enum class EstimateDetail {
     const Scenario& scenario, const IterationCosts& costs, const HardwareProfile& profile,
     const MemoryEstimate* memory = nullptr, EstimateDetail detail = EstimateDetail::kBreakdown);
 
-// The planner's screen: estimate_iteration (time only), or nullopt as soon as a lower bound on
-// the iteration time, from the stages' work before the schedule is replayed, shows that the
-// layout delivers at most `tokens_per_s` (when every candidate the screen keeps is faster and
-// the target is missed anyway). The bound never exceeds the estimate's time, so a layout that
-// could run faster always gets the full estimate.
-[[nodiscard]] std::optional<SimulationResult> estimate_iteration_faster_than(
+// What the planner's screen ranks a layout by: estimate_iteration's figures of the same name.
+struct ScreenEstimate {
+  double iteration_time_s = 0.0;
+  double tokens_per_s = 0.0;
+  double mfu = 0.0;
+};
+
+// The planner's screen: estimate_iteration's time, throughput and MFU, or nullopt as soon as a
+// lower bound on the iteration time, from the stages' work before the schedule is replayed,
+// shows that the layout delivers at most `tokens_per_s` (when every candidate the screen keeps
+// is faster and the target is missed anyway). The bound never exceeds the estimate's time, so a
+// layout that could run faster always gets the full estimate.
+[[nodiscard]] std::optional<ScreenEstimate> estimate_iteration_faster_than(
     const Scenario& scenario, const IterationCosts& costs, const HardwareProfile& profile,
-    const MemoryEstimate& memory, double tokens_per_s);
+    double tokens_per_s);
 
 // Fills throughput, MFU/HFU and memory fields of `result` from its iteration time; shared by
 // both engines so they report identically. `memory`, when given, is the scenario's

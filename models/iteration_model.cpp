@@ -374,28 +374,26 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
   const Parallelism& p = scenario.parallelism;
   const std::vector<int> stage_layers = layers_per_stage(scenario.model, p);
   const int v = p.virtual_pipeline_stages;
-  const auto chunk_layers = [&](int s, int k) {
-    return layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v);
-  };
-  // First layer of chunk k of stage s at [s·v + k].
-  const auto at = [v](int s, int k) { return static_cast<size_t>(s) * v + k; };
-  std::vector<int> first_layer(at(p.pipeline, 0), 0);
+  // The stages keep their chunk vectors' storage (compute_iteration_costs into `out`).
+  costs.stages.resize(static_cast<size_t>(p.pipeline));
+  for (StageCosts& stage : costs.stages) {
+    std::vector<ChunkCosts> chunks = std::move(stage.chunks);
+    chunks.clear();
+    stage = StageCosts{};
+    stage.chunks = std::move(chunks);
+  }
+  // In model order: chunk k of every stage before chunk k + 1 of any.
   int next_layer = 0;
   for (int k = 0; k < v; ++k) {
     for (int s = 0; s < p.pipeline; ++s) {
-      first_layer[at(s, k)] = next_layer;
-      next_layer += chunk_layers(s, k);
+      const int layers = layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v);
+      StageCosts& stage = costs.stages[static_cast<size_t>(s)];
+      stage.chunks.push_back(chunk_costs(parts, scenario, s, k, next_layer, layers));
+      stage.parameter_count += stage.chunks.back().parameter_count;
+      next_layer += layers;
     }
   }
-  costs.stages.resize(static_cast<size_t>(p.pipeline));
-  for (int s = 0; s < p.pipeline; ++s) {
-    StageCosts& stage = costs.stages[static_cast<size_t>(s)];
-    stage.chunks.reserve(static_cast<size_t>(v));
-    for (int k = 0; k < v; ++k) {
-      stage.chunks.push_back(
-          chunk_costs(parts, scenario, s, k, first_layer[at(s, k)], chunk_layers(s, k)));
-      stage.parameter_count += stage.chunks.back().parameter_count;
-    }
+  for (StageCosts& stage : costs.stages) {
     // Adam over the local shard (ZeRO >= 1 shards it over DP x CP), memory bound. By default
     // it reads the fp32 master, gradient, m and v (16 B), writes master, m, v (12 B) and the
     // 16-bit copy (2 B), and the gradient-norm pass for clipping reads the fp32 gradients once
@@ -507,15 +505,23 @@ struct PartCostMemo::Entries {
 PartCostMemo::PartCostMemo() : entries_(std::make_unique<Entries>()) {}
 PartCostMemo::~PartCostMemo() = default;
 
+void compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
+                             PartCostMemo* memo, IterationCosts& out) {
+  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  std::vector<StageCosts> stages = std::move(out.stages);
+  out = iteration_frame(scenario);
+  out.stages = std::move(stages);
+  const PartCosts parts = memo != nullptr
+                              ? memo->entries().find_or_add(scenario, profile, gpu, out.tp_group)
+                              : part_costs(scenario, profile, gpu, out.tp_group);
+  out.compute_rate_during_comm = parts.compute_rate_during_comm;
+  add_stages(out, parts, scenario, profile, gpu);
+}
+
 IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
                                        PartCostMemo* memo) {
-  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
-  IterationCosts costs = iteration_frame(scenario);
-  const PartCosts parts = memo != nullptr
-                              ? memo->entries().find_or_add(scenario, profile, gpu, costs.tp_group)
-                              : part_costs(scenario, profile, gpu, costs.tp_group);
-  costs.compute_rate_during_comm = parts.compute_rate_during_comm;
-  add_stages(costs, parts, scenario, profile, gpu);
+  IterationCosts costs;
+  compute_iteration_costs(scenario, profile, memo, costs);
   return costs;
 }
 

@@ -40,4 +40,9 @@ class PartCostMemo {
                                                      const HardwareProfile& profile,
                                                      PartCostMemo* memo = nullptr);
 
+// Same, into `out`, whose vectors keep their storage: the planner's screen prices thousands of
+// layouts per thread.
+void compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
+                             PartCostMemo* memo, IterationCosts& out);
+
 }  // namespace capsim

@@ -306,6 +306,14 @@ PipelineTimeline replay_pipeline(Schedule schedule,
                                  const std::vector<std::vector<ChunkOpTimes>>& times,
                                  int micro_batches, bool recompute,
                                  double compute_rate_during_comm) {
+  PipelineTimeline out;
+  replay_pipeline(schedule, times, micro_batches, recompute, compute_rate_during_comm, out);
+  return out;
+}
+
+void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTimes>>& times,
+                     int micro_batches, bool recompute, double compute_rate_during_comm,
+                     PipelineTimeline& out) {
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   const int m = micro_batches;
@@ -315,9 +323,9 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   thread_local PipelineTimeline a;
   thread_local PipelineTimeline b;
   const CostTableTraits table = fill_cost_table(times, cost);
-  const auto run = [&](int count, PipelineTimeline& out, const PlayedEnds* longer = nullptr) {
+  const auto run = [&](int count, PipelineTimeline& into, const PlayedEnds* longer = nullptr) {
     return play(table, graph_of(schedule, p, count, v, recompute), cost, times.size(),
-                compute_rate_during_comm, out, longer);
+                compute_rate_during_comm, into, longer);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two
@@ -356,12 +364,12 @@ PipelineTimeline replay_pipeline(Schedule schedule,
   const bool three_runs = interleaved || long_delays;
   const int warm_up = long_delays ? 4 * p : interleaved ? 2 * p : p;
   int first = warm_up + m % p;
-  PipelineTimeline c;
+  PipelineTimeline& c = out;
   for (;; first = 2 * first - m % p) {
     const int runs = three_runs ? 3 : 2;
     if (forwards_first || m <= runs * (first + p)) {
       run(m, c);
-      return c;
+      return;
     }
     // Longest first: each shorter run starts from the steps it shares with the one before.
     if (!three_runs) {
@@ -393,7 +401,6 @@ PipelineTimeline replay_pipeline(Schedule schedule,
     end_s += extra_s;
   c.makespan_s += extra_s;
   c.unslowed_makespan_s += extra_s;
-  return c;
 }
 
 }  // namespace capsim

@@ -80,6 +80,11 @@ struct PipelineTimeline {
                                                int micro_batches, bool recompute,
                                                double compute_rate_during_comm = 1.0);
 
+// Same, into `out`, whose vectors keep their storage.
+void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTimes>>& times,
+                     int micro_batches, bool recompute, double compute_rate_during_comm,
+                     PipelineTimeline& out);
+
 namespace detail {
 // replay_pipeline without the steady-state shortcut (for tests).
 [[nodiscard]] PipelineTimeline replay_every_micro_batch(

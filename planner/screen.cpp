@@ -143,6 +143,15 @@ void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit)
   }
 }
 
+// What a screening thread keeps from layout to layout, across work items.
+struct ThreadScratch {
+  // Layer costs of the thread's earlier layouts: those of one instance, node count and TP
+  // degree repeat each other's, whatever their pipeline (items come in pipeline order within
+  // them, enumerate_work).
+  PartCostMemo part_costs;
+  IterationCosts costs;  // the last layout's, whose vectors the next one reuses
+};
+
 // What every layout of one work item shares.
 struct ItemContext {
   const PlanSpec* plan = nullptr;
@@ -155,9 +164,7 @@ struct ItemContext {
   // Every layout of the item fills the same cluster, so failures outpace its checkpoints for
   // all of them or for none (failure_slowdown depends on the GPU count only).
   bool failures_outpace_checkpoints = false;
-  // Layer costs of the thread's earlier layouts: those of one instance, node count and TP
-  // degree repeat each other's, whatever their pipeline.
-  PartCostMemo* part_costs = nullptr;
+  ThreadScratch* scratch = nullptr;
   bool bounds = true;  // PlanOptions::screen_bounds
 };
 
@@ -175,9 +182,10 @@ double useless_tokens_per_s(const std::vector<ScreenedCandidate>& top, const Ite
 // best.
 void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelism& p,
                            const MemoryEstimate& mem, long long order, const ItemContext& ctx) {
-  const IterationCosts costs = compute_iteration_costs(sc, *ctx.profile, ctx.part_costs);
-  const std::optional<SimulationResult> r = estimate_iteration_faster_than(
-      sc, costs, *ctx.profile, mem, useless_tokens_per_s(out.top, ctx));
+  IterationCosts& costs = ctx.scratch->costs;
+  compute_iteration_costs(sc, *ctx.profile, &ctx.scratch->part_costs, costs);
+  const std::optional<ScreenEstimate> r =
+      estimate_iteration_faster_than(sc, costs, *ctx.profile, useless_tokens_per_s(out.top, ctx));
   ++out.screened;
   if (!r) {
     ++out.bounded;
@@ -241,7 +249,7 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
 
 ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long item_index,
                        const HardwareProfile& profile, size_t k, double need,
-                       PartCostMemo& part_costs, bool bounds) {
+                       ThreadScratch& scratch, bool bounds) {
   ItemResult out;
   const InstanceSpec& inst =
       *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
@@ -257,7 +265,7 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
                         .k = k,
                         .need = need,
                         .failures_outpace_checkpoints = outpaced,
-                        .part_costs = &part_costs,
+                        .scratch = &scratch,
                         .bounds = bounds};
   Scenario sc;
   sc.model = plan.model;
@@ -316,16 +324,14 @@ void keep_first_error(ScreenState& st) {
 // Screens items until none is left; runs on every screening thread.
 void screen_items(ScreenState& st) {
   const std::vector<WorkItem>& items = st.work->items;
-  // Items come in pipeline order within one instance, node count and TP degree
-  // (enumerate_work): one memo per thread finds most of their layer costs.
-  PartCostMemo part_costs;
+  ThreadScratch scratch;
   for (size_t i = st.next++; i < items.size(); i = st.next++) {
     try {
       const WorkItem& w = items[i];
       const HardwareProfile& prof = st.work->profiles.at(
           {w.instance, st.plan->node_counts[static_cast<size_t>(w.nodes_index)] > 1});
       st.results[i] = screen_item(*st.plan, w, static_cast<long long>(i), prof, st.pool, st.need,
-                                  part_costs, st.bounds);
+                                  scratch, st.bounds);
     } catch (...) {
       keep_first_error(st);
     }

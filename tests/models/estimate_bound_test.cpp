@@ -12,11 +12,9 @@
 #include <gtest/gtest.h>
 
 #include "models/analytic_estimator.hpp"
-#include "models/gpu_catalog.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
 #include "models/iteration_model.hpp"
-#include "models/memory_model.hpp"
 
 #include "tests/models/random_scenario.hpp"
 
@@ -49,23 +47,22 @@ void check_bound(const Scenario& s, Checked& checked) {
   SCOPED_TRACE(scenario_to_json(s).dump());
   const HardwareProfile profile = resolve_profile(s);
   const IterationCosts costs = compute_iteration_costs(s, profile);
-  const MemoryEstimate memory = estimate_memory(s.model, s.parallelism, *find_gpu(s.cluster.gpu));
   const SimulationResult full =
-      estimate_iteration(s, costs, profile, &memory, EstimateDetail::kTimeOnly);
-  const std::optional<SimulationResult> same =
-      estimate_iteration_faster_than(s, costs, profile, memory, full.tokens_per_s);
+      estimate_iteration(s, costs, profile, nullptr, EstimateDetail::kTimeOnly);
+  const std::optional<ScreenEstimate> same =
+      estimate_iteration_faster_than(s, costs, profile, full.tokens_per_s);
   ASSERT_TRUE(same.has_value()) << "the bound exceeds the estimated time";
   EXPECT_EQ(same->iteration_time_s, full.iteration_time_s);
   EXPECT_EQ(same->tokens_per_s, full.tokens_per_s);
   EXPECT_EQ(same->mfu, full.mfu);
-  EXPECT_TRUE(estimate_iteration_faster_than(s, costs, profile, memory,
-                                             -std::numeric_limits<double>::infinity())
-                  .has_value());
-  EXPECT_FALSE(estimate_iteration_faster_than(s, costs, profile, memory,
-                                              std::numeric_limits<double>::infinity())
-                   .has_value());
+  EXPECT_TRUE(
+      estimate_iteration_faster_than(s, costs, profile, -std::numeric_limits<double>::infinity())
+          .has_value());
+  EXPECT_FALSE(
+      estimate_iteration_faster_than(s, costs, profile, std::numeric_limits<double>::infinity())
+          .has_value());
   ++checked.layouts;
-  if (!estimate_iteration_faster_than(s, costs, profile, memory, 1.25 * full.tokens_per_s))
+  if (!estimate_iteration_faster_than(s, costs, profile, 1.25 * full.tokens_per_s))
     ++checked.settled_a_quarter_above;
 }
 

@@ -132,6 +132,22 @@ TEST(PartCostMemoTest, LayoutsPricedThroughOneMemoCostWhatTheyCostAlone) {
   EXPECT_GT(checked, 600);
 }
 
+// The screen prices every layout into one IterationCosts whose vectors it reuses: whatever the
+// layout before (deeper or shallower pipelines, more or fewer chunks), the costs are those of a
+// fresh object.
+TEST(PartCostMemoTest, CostsIntoReusedStorageAreFresh) {
+  Rng rng(20261128);
+  IterationCosts reused;
+  PartCostMemo memo;
+  for (int i = 0; i < 200; ++i) {
+    const Scenario s = test::random_scenario(rng);
+    SCOPED_TRACE(scenario_to_json(s).dump());
+    const HardwareProfile profile = resolve_profile(s);
+    compute_iteration_costs(s, profile, &memo, reused);
+    expect_same_costs(reused, compute_iteration_costs(s, profile));
+  }
+}
+
 TEST(PartCostMemoTest, ForgetsWhenTheModelClusterOrProfileChanges) {
   Rng rng(7);
   const Scenario first = test::random_scenario(rng);

@@ -147,7 +147,7 @@ template <bool kSends>
 void play_pure_steps(const ReplayGraph& g, const double* cost, size_t from, size_t to,
                      double* end) {
   const Step* steps = g.steps.data();
-  // Most of the screen's replay time is this loop, about 15 instructions a step: unrolled, the
+  // Most of the screen's replay time is this loop, about 14 instructions a step: unrolled, the
   // loop's own count and branch are paid once per four (5% of the screen's instructions).
 #pragma GCC unroll 4
   for (size_t i = from; i < to; ++i) {
@@ -207,7 +207,7 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, CostTable
   link_free.assign(p, 0.0);
   for (; i < g.steps.size(); ++i) {
     const Step& step = g.steps[i];
-    const auto s = static_cast<size_t>(step.stage);
+    const size_t s = step.stage();
     const size_t index = step.cost_index();
     const double compute_s = cost[index + kCompute];
     const double comm_s = cost[index + kComm];

@@ -101,7 +101,7 @@ class GraphBuilder {
     if (waits_for == kNone)
       return false;
     const auto index = static_cast<int32_t>(g_.steps.size());
-    g_.steps.push_back({waits_for, g_.last_op[stage], s,
+    g_.steps.push_back({waits_for, g_.last_op[stage], static_cast<uint32_t>(s),
                         static_cast<uint32_t>((s * v_ + op.chunk) * kRow + cost_kind(op.kind))});
     placed_.place(s, op, index);
     if (op.kind == OpKind::kForward && g_.first_forward[stage] == 0)
@@ -121,7 +121,7 @@ class GraphBuilder {
     g_.first_release = g_.steps.size();
     for (const int32_t step : last_gradient_step_) {
       Step& releasing = g_.steps[static_cast<size_t>(step)];
-      releasing.cost |= Step::kReleases;
+      releasing.stage_and_release |= Step::kReleases;
       g_.first_release = std::min(g_.first_release, static_cast<size_t>(step));
     }
     return std::move(g_);

@@ -32,14 +32,14 @@ constexpr int kRow = kBucketCount + 5;
 struct Step {
   int32_t waits_for;  // the step it waits for besides its stage's previous op (0: none)
   int32_t previous;   // its stage's previous op (0: none)
-  int32_t stage;
-  // Index into the per-call table, (stage * chunks + chunk) * kRow + kind, with kReleases set
-  // for the op that ends its chunk's weight gradients (a mask, not a sign: one AND in the
-  // replay's inner loop).
-  uint32_t cost;
+  // Its stage, with kReleases set for the op that ends its chunk's weight gradients: only the
+  // loop that plays buckets reads either, so the branch-free loop's index needs no mask.
+  uint32_t stage_and_release;
+  uint32_t cost;  // index into the per-call table, (stage * chunks + chunk) * kRow + kind
   static constexpr uint32_t kReleases = uint32_t{1} << 31;
-  [[nodiscard]] bool releases_buckets() const { return (cost & kReleases) != 0; }
-  [[nodiscard]] size_t cost_index() const { return cost & ~kReleases; }
+  [[nodiscard]] bool releases_buckets() const { return (stage_and_release & kReleases) != 0; }
+  [[nodiscard]] size_t stage() const { return stage_and_release & ~kReleases; }
+  [[nodiscard]] size_t cost_index() const { return cost; }
 };
 
 // The dependency graph of one schedule shape, independent of op times: computed once per

@@ -1,11 +1,10 @@
 // The screen's lower bound (estimate_iteration_faster_than) must never settle a layout that
-// could be faster than asked: over random valid scenarios, with even and uneven stages and
-// every schedule, few micro-batches and many, asking for the estimate's own throughput must return
-// the estimate, bit for bit. And the bound must be worth its cost: close enough to the time to
-// settle most layouts asked for a throughput a quarter above their own.
+// could be faster than asked: over random valid scenarios, with even and uneven stages, every
+// schedule, and few micro-batches and many, asking for the estimate's own throughput must
+// return the estimate, bit for bit. And the bound must be worth its cost: close enough to the
+// time to settle most layouts asked for a throughput a quarter above their own.
 
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <vector>
 

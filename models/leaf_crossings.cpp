@@ -1,7 +1,6 @@
 #include "models/leaf_crossings.hpp"
 
 #include <algorithm>
-#include <map>
 #include <vector>
 
 namespace capsim {
@@ -52,15 +51,25 @@ LeafCrossings::CrossingGpus LeafCrossings::mark_crossing_gpus() const {
   return marked;
 }
 
-// Returns the largest number of marked GPUs under one leaf.
-int LeafCrossings::most_marked_gpus_per_leaf(const std::vector<bool>& marked) const {
+namespace {
+
+// Returns the largest number of marked GPUs under one leaf of `leaf_gpus` consecutive GPUs (a
+// counter per leaf: a plan's layouts on thousands of GPUs count them once each).
+int most_marked_per_leaf(const std::vector<bool>& marked, int leaf_gpus) {
+  std::vector<int> per_leaf(marked.size() / static_cast<size_t>(leaf_gpus) + 1, 0);
   int most = 0;
-  std::map<int, int> per_leaf;
   for (size_t g = 0; g < marked.size(); ++g) {
     if (marked[g])
-      most = std::max(most, ++per_leaf[leaf_of_gpu(static_cast<int>(g))]);
+      most = std::max(most, ++per_leaf[g / static_cast<size_t>(leaf_gpus)]);
   }
   return most;
+}
+
+}  // namespace
+
+// Returns the largest number of marked GPUs under one leaf.
+int LeafCrossings::most_marked_gpus_per_leaf(const std::vector<bool>& marked) const {
+  return most_marked_per_leaf(marked, nodes_per_leaf_ * layout_.gpus_per_node);
 }
 
 int max_cp_crossing_gpus_per_leaf(const RankLayout& l, int context, int nodes_per_leaf) {
@@ -82,15 +91,8 @@ int max_cp_crossing_gpus_per_leaf(const RankLayout& l, int context, int nodes_pe
       }
     }
   }
-  int most = 0;
-  for (const auto* marked : {&sends_out, &receives_in}) {
-    std::map<int, int> per_leaf;
-    for (size_t g = 0; g < n; ++g) {
-      if ((*marked)[g])
-        most = std::max(most, ++per_leaf[static_cast<int>(g) / leaf_gpus]);
-    }
-  }
-  return most;
+  return std::max(most_marked_per_leaf(sends_out, leaf_gpus),
+                  most_marked_per_leaf(receives_in, leaf_gpus));
 }
 
 int LeafCrossings::leaf_of_gpu(int gpu) const {

@@ -516,8 +516,10 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
   const size_t busiest = bottleneck_stage(steps);
   const StageStep& b = steps[busiest];
   const double busy_s = m * b.total_s();
-  if (costs.tokens_per_iteration / iteration_lower_bound_s(costs, steps, par) <=
-      floor_tokens_per_s) {
+  // Without a floor (every estimate but the screen's once its pool is full) nothing is bounded.
+  const bool has_floor = floor_tokens_per_s > -std::numeric_limits<double>::infinity();
+  if (has_floor && costs.tokens_per_iteration / iteration_lower_bound_s(costs, steps, par) <=
+                       floor_tokens_per_s) {
     return std::nullopt;
   }
 

@@ -15,6 +15,7 @@
 #include "models/collective_cost.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/io/gpu_spec_io.hpp"
+#include "models/io/in_situ_prior.hpp"
 #include "models/io/input_error.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
@@ -37,9 +38,9 @@ constexpr const char* kUsage =
 // The in-situ factor is the GPU's software stack's, not its network's: fitted once per GPU family
 // (calibrate step on the profile whose fabric the measured runs used) and copied into the
 // family's other profiles with its provenance line. New hardware (a GPU defined by --gpu-spec)
-// has no factor of its own until its steps are measured, so it may borrow another GPU's, and the
-// provenance names that GPU. Throws InputError naming the file when it is not a profile, or is
-// for another catalog GPU.
+// has no factor of its own until its steps are measured: it borrows the shipped families'
+// (in_situ_prior) or, with this option, another GPU's, and the provenance names that GPU. Throws
+// InputError naming the file when it is not a profile, or is for another catalog GPU.
 void take_software_efficiency(const std::string& path, HardwareProfile& fitted) {
   const HardwareProfile source = load_profile(path);
   std::string origin =
@@ -137,8 +138,15 @@ int run_fit(int argc, char** argv) {
   const calibrate::ProfileFitOptions fit_options = profile_fit_options(args);
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
   auto result = calibrate::fit_profile(std::move(inputs), fit_options);
-  if (args.count("software-efficiency-from") > 0)
+  const bool new_hardware = args.count("gpu-spec") > 0;
+  if (args.count("software-efficiency-from") > 0) {
     take_software_efficiency(args["software-efficiency-from"].as<std::string>(), result->profile);
+  } else if (new_hardware) {
+    // No step of any stack was measured on it yet: the shipped families' factor, as its
+    // datasheet profile has, so the fit does not make its kernels ~10% faster than that.
+    InSituPrior prior = in_situ_prior(find_gpu(result->profile.gpu)->architecture);
+    calibrate::set_software_efficiency(result->profile, prior.factor, prior.source);
+  }
   const std::string out = args["output"].as<std::string>();
   // A profile fitted from some logs only (one inter-node log, to read its fit quality or
   // validate it against another) is still written, but simulate and plan would reject it (e.g.
@@ -180,11 +188,17 @@ int run_fit(int argc, char** argv) {
   std::fprintf(stderr, "wrote %s\n", out.c_str());
   // A hardware-only profile predicts kernels at benchmark speed, ~10% faster than the shipped
   // profiles, whose in-situ factor comes from measured runs: say how to carry one.
-  if (args.count("software-efficiency-from") == 0) {
+  if (args.count("software-efficiency-from") == 0 && !new_hardware) {
     std::fprintf(stderr,
                  "note: software_efficiency 1 (kernels at benchmark speed); fit it to measured "
                  "steps of your stack with `capsim calibrate step`, or keep a shipped profile's "
                  "in-situ factor with --software-efficiency-from (docs/calibration.md)\n");
+  } else if (args.count("software-efficiency-from") == 0) {
+    std::fprintf(stderr,
+                 "note: software_efficiency %.6g, borrowed from the shipped profiles (no step was "
+                 "measured on this GPU); fit it to measured steps of your stack with `capsim "
+                 "calibrate step` (docs/calibration.md)\n",
+                 result->profile.software_efficiency);
   }
   return 0;
 }

@@ -10,7 +10,9 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "models/io/in_situ_prior.hpp"
 #include "models/io/profile_io.hpp"
+#include "models/io/text_format.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/screen.hpp"
 #include "planner/stage_split.hpp"
@@ -418,9 +420,11 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
     if (!is_builtin_instance(choice.name) && !is_builtin_gpu(instance.gpu)) {
       result.notes.push_back(
           "instance " + choice.name +
-          ": its GPU is defined in the plan and costed from its datasheet figures (kernels at "
-          "benchmark speed, no in-situ factor, not validated); give it a profile fitted to the "
-          "hardware (`capsim calibrate fit --gpu-spec`) before comparing it with shipped ones");
+          ": its GPU is defined in the plan and costed from its datasheet figures (not "
+          "validated; kernels at the in-situ factor borrowed from the shipped profiles, " +
+          printf_string("%.3g", in_situ_prior(find_gpu(instance.gpu)->architecture).factor) +
+          "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
+          "comparison with shipped ones on measurements");
     } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {
       result.notes.push_back("instance " + choice.name + ": no " + instance.fabric +
                              " measurement of its GPU family ships with capsim, so its "

@@ -8,6 +8,7 @@
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/io/gpu_spec_io.hpp"
+#include "models/io/in_situ_prior.hpp"
 #include "models/io/text_format.hpp"
 
 namespace capsim {
@@ -435,9 +436,10 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
   const std::string fabric =
       cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");
   // Shipped profiles are fitted to the catalog's GPUs; defined hardware starts from its own
-  // datasheet until a profile fitted to it is named.
+  // datasheet, with the in-situ factor the shipped families share, until a profile fitted to
+  // it is named.
   if (!is_builtin_gpu(gpu->name))
-    return datasheet_profile(*gpu, cluster);
+    return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture);
   const std::string file = shipped_profile_file(gpu->architecture, fabric);
   if (!file.empty())
     return embedded_profile(file);
@@ -445,7 +447,7 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
   const std::string family = shipped_profile_file(gpu->architecture, "infiniband");
   if (!family.empty())
     return with_datasheet_network(embedded_profile(family), cluster);
-  return datasheet_profile(*gpu, cluster);
+  return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture);
 }
 
 }  // namespace capsim

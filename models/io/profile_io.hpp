@@ -51,8 +51,9 @@ struct EmbeddedProfile {
 // cluster without an inter-node section uses the architecture's InfiniBand profile, whose
 // intra-node fits come from the same single-node logs as every profile of that GPU family);
 // for a catalog GPU on a fabric its family has no profile for (H100 + RoCE, any + ethernet),
-// the family's InfiniBand profile with_datasheet_network(); else datasheet_profile(). Rule
-// documented in docs/calibration.md.
+// the family's InfiniBand profile with_datasheet_network(); else datasheet_profile() with the
+// in-situ factor of the shipped families (in_situ_prior.hpp). Rule documented in
+// docs/calibration.md.
 [[nodiscard]] HardwareProfile resolve_profile(const Scenario& scenario);
 
 // Canonical names used in profile and measurement JSON.

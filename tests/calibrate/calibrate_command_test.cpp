@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "models/io/in_situ_prior.hpp"
+
 #include "tests/cli/run_capsim.hpp"
 
 namespace capsim {
@@ -368,13 +370,18 @@ std::string write_one_node_scenario(const std::string& name, const nlohmann::jso
 TEST(CalibrateCommandTest, FitsNewHardwareFromItsGpuSpec) {
   const std::string spec = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json";
   const std::string profile = temp_path("b200.json");
-  const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
-                            "/measurements/b200-node.json --gpu-spec " + spec + " -o " + profile);
+  const auto r =
+      run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
+                     "/measurements/b200-node.json --gpu-spec " + spec + " -o " + profile,
+                 true);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("gemm blackwell fp16/bf16"), std::string::npos) << r.out;
   const auto written = nlohmann::json::parse(read(profile));
   EXPECT_EQ(written.at("gpu").at("name"), "B200");
   EXPECT_EQ(written.at("gpu").at("sms"), 148);
+  // No step was measured on it: the shipped families' in-situ factor, as its datasheet has.
+  EXPECT_EQ(written.at("software_efficiency").get<double>(), in_situ_prior("blackwell").factor);
+  EXPECT_NE(r.out.find("borrowed from the shipped profiles"), std::string::npos) << r.out;
 
   // The GPU described inline, then (once the profile carries the definition) just named.
   nlohmann::json gpu = nlohmann::json::parse(read(spec));

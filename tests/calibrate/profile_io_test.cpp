@@ -1,6 +1,7 @@
 #include "models/io/profile_io.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -11,7 +12,9 @@
 
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/io/in_situ_prior.hpp"
 #include "models/io/input_error.hpp"
+#include "models/io/text_format.hpp"
 
 namespace capsim {
 namespace {
@@ -290,6 +293,42 @@ TEST(ResolveProfileTest, ADefinedGpuGetsItsDatasheetProfile) {
   ASSERT_EQ(define_gpu(gpu), "");
   EXPECT_TRUE(resolve_profile(scenario_on("resolve-test-h100", true, Fabric::kInfiniband))
                   .is_datasheet_default);
+}
+
+// The in-situ loss belongs to the training stacks, fitted on every shipped family: hardware no
+// step was measured on borrows it, its family's when capsim ships one, else the families' mean,
+// so a plan compares it with the catalog's GPUs at the same stack speed.
+TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
+  const double a100 = embedded_profile("a100-ib.json").software_efficiency;
+  const double h100 = embedded_profile("h100-ib.json").software_efficiency;
+  ASSERT_LT(a100, 1.0);
+  ASSERT_LT(h100, 1.0);
+  ASSERT_NE(a100, h100);  // else the mean could not be told from either
+
+  GpuSpec hopper = *find_gpu("H100-SXM5-80GB");
+  hopper.name = "prior-test-hopper";
+  ASSERT_EQ(define_gpu(hopper), "");
+  const HardwareProfile own_family =
+      resolve_profile(scenario_on("prior-test-hopper", true, Fabric::kInfiniband));
+  EXPECT_EQ(own_family.software_efficiency, h100);
+  EXPECT_NE(own_family.provenance.back().find("borrowed from the shipped h100-ib.json"),
+            std::string::npos)
+      << own_family.provenance.back();
+
+  GpuSpec blackwell = hopper;
+  blackwell.name = "prior-test-blackwell";
+  blackwell.architecture = "blackwell";
+  ASSERT_EQ(define_gpu(blackwell), "");
+  const HardwareProfile other =
+      resolve_profile(scenario_on("prior-test-blackwell", true, Fabric::kInfiniband));
+  EXPECT_NEAR(other.software_efficiency, std::sqrt(a100 * h100), 5e-7);
+  EXPECT_EQ(other.software_efficiency, std::stod(printf_string("%.6g", other.software_efficiency)))
+      << "rounded as a profile file holds it";
+  EXPECT_EQ(in_situ_prior("blackwell").factor, other.software_efficiency);
+  EXPECT_TRUE(other.provenance.back().starts_with("software_efficiency ")) << "step replaces it";
+  EXPECT_NE(other.provenance.back().find("geometric mean"), std::string::npos);
+  EXPECT_NE(other.provenance.back().find("a100-ib.json"), std::string::npos);
+  EXPECT_NE(other.provenance.back().find("h100-ib.json"), std::string::npos);
 }
 
 TEST(ResolveProfileTest, ScenarioProfileFileWins) {

@@ -122,7 +122,8 @@ TEST(PlanCliTest, BadInputExitsTwo) {
 }
 
 // A plan may define an instance the catalog lacks, GPU included (new hardware): it is screened
-// and confirmed like the others, the closing notes say it is costed from its datasheet, and the
+// and confirmed like the others, the closing notes say it is costed from its datasheet (with the
+// shipped profiles' in-situ factor, so that it is compared at their stack speed), and the
 // winning scenario carries the hardware in full, so a fresh process simulates it alone.
 TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
   const std::string out = ::testing::TempDir() + "capsim_plan_defined.json";
@@ -135,6 +136,9 @@ TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
   EXPECT_EQ(j.at("best").at("engine"), "event");
   const std::string notes = j.at("notes").dump();
   EXPECT_NE(notes.find("instance b200-node: its GPU is defined in the plan"), std::string::npos);
+  EXPECT_NE(notes.find("in-situ factor borrowed from the shipped profiles, 0.891"),
+            std::string::npos)
+      << notes;
   const auto written = JsonReader::parse_file(out);
   EXPECT_FALSE(written.at("cluster").contains("instance"));
   EXPECT_EQ(written.at("cluster").at("gpu").at("name"), "PlanTest-B200");

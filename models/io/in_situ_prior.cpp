@@ -33,8 +33,8 @@ InSituPrior in_situ_prior(const std::string& architecture) {
       return {family.software_efficiency,
               "software_efficiency " + factor_text(family.software_efficiency) +
                   " borrowed from the shipped " + file +
-                  " (its family's, fitted to published "
-                  "runs on the catalog's GPUs); no step was measured on this GPU"};
+                  " (its family's, fitted to published runs on the catalog's GPUs); no step "
+                  "was measured on this GPU"};
     }
     families.emplace_back(file, family.software_efficiency);
   }

@@ -284,8 +284,28 @@ void read_global_batch(JsonReader& r, PlanSpec& plan) {
     lo = static_cast<int>(r.required_int("min_sequences", 1, kMaxDim));
     hi = static_cast<int>(r.required_int("max_sequences", 1, kMaxDim));
   } else {
-    lo = tokens_to_sequences(r, "min_tokens", r.required_count("min_tokens"), seq);
-    hi = tokens_to_sequences(r, "max_tokens", r.required_count("max_tokens"), seq);
+    // A range in tokens holds the whole sequences whose tokens fall inside it ("1M" to "8M"
+    // need not be multiples of the sequence length; an exact "tokens" must).
+    const double min_tokens = r.required_count("min_tokens");
+    const double max_tokens = r.required_count("max_tokens");
+    const double min_seqs = std::max(1.0, std::ceil(min_tokens / seq * (1.0 - 1e-12)));
+    const double max_seqs = std::floor(max_tokens / seq * (1.0 + 1e-12));
+    if (max_seqs < 1.0) {
+      throw r.error("max_tokens",
+                    "max_tokens (" + std::to_string(static_cast<long long>(max_tokens)) +
+                        ") is less than one sequence of seq_length (" + std::to_string(seq) + ")");
+    }
+    if (min_seqs > max_seqs) {
+      throw r.error("max_tokens", "no whole number of sequences of seq_length (" +
+                                      std::to_string(seq) + ") lies between min_tokens (" +
+                                      std::to_string(static_cast<long long>(min_tokens)) +
+                                      ") and max_tokens (" +
+                                      std::to_string(static_cast<long long>(max_tokens)) + ")");
+    }
+    if (max_seqs > static_cast<double>(kMaxDim))
+      throw r.error("max_tokens", "global batch is too large");
+    lo = static_cast<int>(min_seqs);
+    hi = static_cast<int>(max_seqs);
   }
   for (const auto& f : forms)
     mark_allowed(r, f.c_str());

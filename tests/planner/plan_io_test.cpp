@@ -112,10 +112,14 @@ TEST(PlanIoTest, PriceOverridesAndPricingOptions) {
     "global_batch": {"min_tokens": "1M", "max_tokens": "8M"},
     "failure_model": {"gpu_mtbf": "50000h", "checkpoint_save": "1min"}})";
   std::string json = text;
-  // 1M tokens is not a whole number of 2048-token sequences; use 2^20 instead.
+  // 2^20 to 2^23 tokens: whole numbers of 2048-token sequences.
   json.replace(json.find("\"1M\""), 4, "\"1048576\"");
   json.replace(json.find("\"8M\""), 4, "\"8388608\"");
   const PlanSpec plan = read_plan_text(json, "t.json");
+  // A round token range holds the whole sequences inside it: 1e6 / 2048 = 488.3 rounds up to
+  // 489, 8e6 / 2048 = 3906.25 down to 3906.
+  EXPECT_EQ(read_plan_text(text, "t.json").global_batch_sizes,
+            (std::vector<int>{489, 512, 1024, 2048, 3906}));
   ASSERT_EQ(plan.instances.size(), 2u);
   const auto& p5 = plan.instances[0].prices;
   ASSERT_EQ(p5.size(), 3u);

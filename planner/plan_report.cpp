@@ -1,5 +1,6 @@
 #include "planner/plan_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -85,6 +86,49 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
 
 }  // namespace
 
+std::string no_best_reason(const PlanSpec& plan, const PlanResult& result) {
+  const int most_nodes = *std::max_element(plan.node_counts.begin(), plan.node_counts.end());
+  if (result.ranked.empty()) {
+    if (result.pruned.of(PruneReason::kMemory) > 0) {
+      // What the search left out that saves memory, then what always does.
+      const auto& space = plan.space;
+      std::string remedies = "more nodes";
+      if (std::find(space.recompute.begin(), space.recompute.end(), Recompute::kFull) ==
+          space.recompute.end())
+        remedies += ", full recompute in \"search\"";
+      if (std::find(space.zero_stage.begin(), space.zero_stage.end(), 3) == space.zero_stage.end())
+        remedies += ", ZeRO-3 in \"search\"";
+      return printf_string(
+          "no layout fits in memory on any instance and node count tried (up to %d nodes); %s or "
+          "GPUs with more memory would help",
+          most_nodes, remedies.c_str());
+    }
+    if (result.pruned.of(PruneReason::kFailures) > 0)
+      return "on every node count tried, failures outpace checkpoints (failure_model)";
+    return "no layout passes the layout rules (the pruned counts say which)";
+  }
+  const auto fastest = std::min_element(result.ranked.begin(), result.ranked.end(),
+                                        [](const RankedEntry& a, const RankedEntry& b) {
+                                          return a.time_to_train_s < b.time_to_train_s;
+                                        });
+  const ScreenedCandidate& c = result.candidates[fastest->candidate];
+  const std::string where =
+      printf_string("%d x %s", c.candidate.num_nodes,
+                    plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str());
+  const double tokens_per_s = plan.tokens / fastest->time_to_train_s;
+  if (tokens_per_s < result.required_tokens_per_s) {
+    return printf_string(
+        "the fastest candidate (%s) reaches %.4g tokens/s, %.0f%% of the %.4g needed (node "
+        "counts tried up to %d)",
+        where.c_str(), tokens_per_s, 100.0 * tokens_per_s / result.required_tokens_per_s,
+        result.required_tokens_per_s, most_nodes);
+  }
+  return printf_string(
+      "the fastest candidate (%s) is fast enough without failures, but takes %.2f days with "
+      "the failure model's expected overhead, past the %.2f-day deadline",
+      where.c_str(), fastest->wall_time_s / kDay, plan.deadline_s / kDay);
+}
+
 nlohmann::json best_scenario_json(const PlanSpec& plan, const PlanResult& result) {
   if (result.ranked.empty() || !result.ranked.front().meets_target)
     return nullptr;
@@ -104,6 +148,7 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
     out["best"] = entry_json(plan, result, result.ranked.front());
   } else {
     out["best"] = nullptr;
+    out["no_best_reason"] = no_best_reason(plan, result);
   }
   json ranked = json::array();
   for (size_t i = 0; i < result.ranked.size() && (top == 0 || i < top); ++i) {
@@ -251,7 +296,7 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
 
 void append_best(std::string& out, const PlanSpec& plan, const PlanResult& result) {
   if (result.ranked.empty() || !result.ranked.front().meets_target) {
-    out += "\nno configuration meets the target\n";
+    out += "\nno configuration meets the target: " + no_best_reason(plan, result) + "\n";
     return;
   }
   const RankedEntry& b = result.ranked.front();

@@ -22,6 +22,11 @@ inline constexpr double kDisagreementPct = 5.0;
 // Returns the readable report: ranked table, Pareto front, pruned counts, disagreements.
 [[nodiscard]] std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top);
 
+// Returns why no candidate meets the target, when none does: nothing fits in memory, nothing
+// passes the layout rules, or how far the fastest candidate falls short. The table's last line
+// and the JSON's "no_best_reason" say it.
+[[nodiscard]] std::string no_best_reason(const PlanSpec& plan, const PlanResult& result);
+
 // Returns the winning configuration as a `capsim.scenario/v1` object, or null when no
 // candidate meets the target.
 [[nodiscard]] nlohmann::json best_scenario_json(const PlanSpec& plan, const PlanResult& result);

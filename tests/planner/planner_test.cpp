@@ -853,6 +853,48 @@ TEST(PlannerTest, UnreachableTargetReportsTheFastest) {
   EXPECT_FALSE(r.ranked[0].meets_target);
   EXPECT_EQ(r.pruned.of(PruneReason::kBelowTarget), r.screened);
   EXPECT_TRUE(best_scenario_json(plan, r).is_null());
+  // The report says how far the fastest falls short, in the table and the JSON.
+  const std::string reason = no_best_reason(plan, r);
+  EXPECT_EQ(reason.find("the fastest candidate (1 x p4de.24xlarge) reaches "), 0u) << reason;
+  EXPECT_NE(reason.find("% of the 1e+09 needed (node counts tried up to 1)"), std::string::npos)
+      << reason;
+  EXPECT_NE(plan_table(plan, r, 5).find("no configuration meets the target: " + reason),
+            std::string::npos);
+  EXPECT_EQ(plan_to_json(plan, r, 5, false).at("no_best_reason"), reason);
+}
+
+// When nothing fits, the report says so and names what the search left out that saves memory.
+TEST(PlannerTest, NothingFittingSaysWhatWouldHelp) {
+  PlanSpec plan = hand_plan();
+  plan.model.num_layers = 960;  // a 40B model on one node without ZeRO-3 or full recompute
+  plan.space.recompute = {Recompute::kNone};
+  plan.space.zero_stage = {0, 1};
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_TRUE(r.ranked.empty());
+  EXPECT_GT(r.pruned.of(PruneReason::kMemory), 0);
+  EXPECT_EQ(no_best_reason(plan, r),
+            "no layout fits in memory on any instance and node count tried (up to 1 nodes); "
+            "more nodes, full recompute in \"search\", ZeRO-3 in \"search\" or GPUs with more "
+            "memory would help");
+  EXPECT_FALSE(plan_to_json(plan, r, 5, false).at("best").is_object());
+}
+
+// Fast enough without failures, too slow with them: the report says the failures did it.
+TEST(PlannerTest, DeadlineMissedOnlyThroughFailuresSaysSo) {
+  PlanSpec plan = hand_plan();
+  const PlanResult free_run = run_plan(plan, {});
+  ASSERT_TRUE(free_run.ranked.front().meets_target);
+  // A deadline just past the fastest failure-free time, and failures every few minutes.
+  double fastest_s = free_run.ranked.front().time_to_train_s;
+  for (const RankedEntry& e : free_run.ranked)
+    fastest_s = std::min(fastest_s, e.time_to_train_s);
+  plan.deadline_s = 1.01 * fastest_s;
+  plan.failure = FailureModel{8 * 3600.0, 60.0, 60.0};
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_FALSE(r.ranked.empty());
+  ASSERT_FALSE(r.ranked.front().meets_target);
+  const std::string reason = no_best_reason(plan, r);
+  EXPECT_NE(reason.find("is fast enough without failures, but takes"), std::string::npos) << reason;
 }
 
 }  // namespace

@@ -171,6 +171,18 @@ int simulate_main(int argc, char** argv) {
   const HardwareProfile profile = resolve_profile(scenario);
   SimulationResult result = engine == "event" ? simulate_event(args, scenario, profile)
                                               : estimate_iteration(scenario, profile);
+  // What the profile rests on, when it is not a measured one (docs/calibration.md, "Which
+  // profile a scenario gets").
+  if (profile.is_datasheet_default) {
+    result.notes.push_back(
+        "profile " + profile.name +
+        ": kernels and collectives from the GPU's datasheet figures, not fitted to measurements "
+        "of it and not validated; the in-situ factor is borrowed from the shipped profiles");
+  } else if (profile.has_datasheet_network) {
+    result.notes.push_back("profile " + profile.name +
+                           ": inter-node collectives from the datasheet model (no measurement "
+                           "of this network ships); kernels as the GPU family's shipped profile");
+  }
   // A what-if on the command line says so in its own output.
   if (args.count("set") > 0) {
     std::string changed;

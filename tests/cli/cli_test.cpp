@@ -248,7 +248,22 @@ TEST(CliTest, SimulateSetMakesAWhatIf) {
       "\"peak_bf16\": \"312TFLOPS\", \"hbm_capacity\": \"80GiB\", \"hbm_bandwidth\": " +
       "\"2039GBps\", \"sms\": 108, \"nvlink_bandwidth\": \"300GBps\"}'");
   ASSERT_EQ(defined.exit_code, 0) << defined.out;
-  EXPECT_EQ(nlohmann::json::parse(defined.out).at("profile"), "datasheet:CliSet-A100+infiniband");
+  const auto defined_json = nlohmann::json::parse(defined.out);
+  EXPECT_EQ(defined_json.at("profile"), "datasheet:CliSet-A100+infiniband");
+  // The notes say what an unmeasured profile rests on.
+  EXPECT_NE(defined_json.at("notes").dump().find(
+                "from the GPU's datasheet figures, not fitted to measurements of it"),
+            std::string::npos);
+  EXPECT_EQ(a.at("notes").dump().find("datasheet"), std::string::npos);
+  const auto ethernet = run_capsim(base + " --set cluster.inter_node.fabric=ethernet");
+  ASSERT_EQ(ethernet.exit_code, 0) << ethernet.out;
+  EXPECT_NE(
+      nlohmann::json::parse(ethernet.out)
+          .at("notes")
+          .dump()
+          .find("a100-ib+datasheet-ethernet: inter-node collectives from the datasheet model"),
+      std::string::npos)
+      << ethernet.out;
   const std::vector<std::pair<std::string, std::string>> bad = {
       {" --set nokey", "--set nokey: no '='"},
       {" --set model.num_layers.x=1", "/model/num_layers/x: --set cannot set this key"},

@@ -866,7 +866,7 @@ TEST(PlannerTest, UnreachableTargetReportsTheFastest) {
 // When nothing fits, the report says so and names what the search left out that saves memory.
 TEST(PlannerTest, NothingFittingSaysWhatWouldHelp) {
   PlanSpec plan = hand_plan();
-  plan.model.num_layers = 960;  // a 40B model on one node without ZeRO-3 or full recompute
+  plan.model.num_layers = 960;  // about 48B parameters on one node, without ZeRO-3 or recompute
   plan.space.recompute = {Recompute::kNone};
   plan.space.zero_stage = {0, 1};
   const PlanResult r = run_plan(plan, {});
@@ -884,7 +884,7 @@ TEST(PlannerTest, DeadlineMissedOnlyThroughFailuresSaysSo) {
   PlanSpec plan = hand_plan();
   const PlanResult free_run = run_plan(plan, {});
   ASSERT_TRUE(free_run.ranked.front().meets_target);
-  // A deadline just past the fastest failure-free time, and failures every few minutes.
+  // A deadline just past the fastest failure-free time, and a GPU failure about every hour.
   double fastest_s = free_run.ranked.front().time_to_train_s;
   for (const RankedEntry& e : free_run.ranked)
     fastest_s = std::min(fastest_s, e.time_to_train_s);

@@ -2,20 +2,40 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "models/gpu_catalog.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/text_format.hpp"
 
 namespace capsim {
 namespace {
 
-// The architectures capsim ships fitted profiles for; each family's InfiniBand profile carries
-// the family's factor (every profile of a family carries the same one, scripts/fit-profiles.sh).
-const std::vector<std::string>& shipped_architectures() {
-  static const std::vector<std::string> kArchitectures{"ampere", "hopper"};
-  return kArchitectures;
+// One GPU family capsim ships fitted profiles for: its architecture, its InfiniBand profile and
+// that profile's factor (every profile of a family carries the same one, scripts/fit-profiles.sh).
+struct ShippedFamily {
+  std::string architecture;
+  std::string file;
+  double factor = 1.0;
+};
+
+// The shipped families, read once from the embedded profiles (in file order) rather than listed
+// again here, so a family that ships a profile joins the prior by that alone.
+const std::vector<ShippedFamily>& shipped_families() {
+  static const std::vector<ShippedFamily> kFamilies = [] {
+    std::vector<ShippedFamily> out;
+    for (const EmbeddedProfile& e : embedded_profiles()) {
+      const std::string file(e.file);
+      const HardwareProfile profile = embedded_profile(file);
+      const std::string architecture = find_gpu(profile.gpu)->architecture;
+      if (file == shipped_profile_file(architecture, "infiniband"))
+        out.push_back({architecture, file, profile.software_efficiency});
+    }
+    return out;
+  }();
+  return kFamilies;
 }
 
 std::string factor_text(double factor) {
@@ -25,28 +45,22 @@ std::string factor_text(double factor) {
 }  // namespace
 
 InSituPrior in_situ_prior(const std::string& architecture) {
-  std::vector<std::pair<std::string, double>> families;
-  for (const std::string& arch : shipped_architectures()) {
-    const std::string file = shipped_profile_file(arch, "infiniband");
-    const HardwareProfile family = embedded_profile(file);
-    if (arch == architecture) {
-      return {family.software_efficiency,
-              "software_efficiency " + factor_text(family.software_efficiency) +
-                  " borrowed from the shipped " + file +
-                  " (its family's, fitted to published runs on the catalog's GPUs); no step "
-                  "was measured on this GPU"};
-    }
-    families.emplace_back(file, family.software_efficiency);
-  }
   double log_sum = 0.0;
   std::string names;
-  for (const auto& [file, factor] : families) {
-    log_sum += std::log(factor);
-    names += (names.empty() ? "" : ", ") + file + " " + factor_text(factor);
+  for (const ShippedFamily& family : shipped_families()) {
+    if (family.architecture == architecture) {
+      return {family.factor, "software_efficiency " + factor_text(family.factor) +
+                                 " borrowed from the shipped " + family.file +
+                                 " (its family's, fitted to published runs on the catalog's "
+                                 "GPUs); no step was measured on this GPU"};
+    }
+    log_sum += std::log(family.factor);
+    names += (names.empty() ? "" : ", ") + family.file + " " + factor_text(family.factor);
   }
   // Rounded as a profile file holds it, so that a written profile reads back the same factor.
   const double factor = std::strtod(
-      factor_text(std::exp(log_sum / static_cast<double>(families.size()))).c_str(), nullptr);
+      factor_text(std::exp(log_sum / static_cast<double>(shipped_families().size()))).c_str(),
+      nullptr);
   return {factor, "software_efficiency " + factor_text(factor) +
                       ": the geometric mean of the shipped families' (" + names +
                       "; fitted to published runs), borrowed: no step was measured on this GPU"};

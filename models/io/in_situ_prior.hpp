@@ -15,7 +15,7 @@ struct InSituPrior {
 
 // Returns the factor a GPU of `architecture` borrows until a profile is fitted on it: its
 // family's shipped factor when capsim ships a profile for the architecture, else the geometric
-// mean of the shipped families' (A100 and H100). Each was fitted to published runs of several
+// mean of the shipped families' (A100 and H100 today). Each was fitted to published runs of several
 // training stacks (docs/validation.md, "The in-situ factor"): the loss is the stacks', so it is
 // the best prior for a GPU they have not been measured on yet.
 [[nodiscard]] InSituPrior in_situ_prior(const std::string& architecture);

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# scripts/check-layering.sh on a copy of the tree without .git (as a release tarball unpacks):
+# the clean copy passes, and a SimGrid include planted in models/ is still caught.
+set -euo pipefail
+source_dir=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -C "$source_dir" --exclude='./.git' --exclude='./build*' -cf - . | tar -C "$work" -xf -
+[ ! -e "$work/.git" ]
+"$work/scripts/check-layering.sh"
+echo '#include <simgrid/s4u.hpp>' >"$work/models/planted_layering_violation.hpp"
+if "$work/scripts/check-layering.sh" 2>"$work/err"; then
+  echo "check-layering missed a SimGrid include in models/" >&2
+  exit 1
+fi
+grep -q "layering: SimGrid included in models/planted_layering_violation.hpp" "$work/err"

@@ -4,9 +4,11 @@
 #include <array>
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
 
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/intra_node_bandwidth.hpp"
 #include "models/io/gpu_spec_io.hpp"
 #include "models/io/in_situ_prior.hpp"
 #include "models/io/text_format.hpp"
@@ -414,6 +416,12 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
   if (gpu == nullptr) {
     throw InputError(scenario.name, "/cluster/gpu", "unknown GPU \"" + cluster.gpu + "\"");
   }
+  // A measured profile's intra-node fits ran on the catalog GPU's NVLink; a cluster that gives
+  // another intra_node.bandwidth gets them scaled to it (a datasheet profile is built from it).
+  const auto measured_at_scenario_nvlink = [&](HardwareProfile p) {
+    return with_intra_node_bandwidth(std::move(p), cluster.intra_node_bandwidth_bytes_per_s,
+                                     gpu->nvlink_bandwidth_bytes_per_s);
+  };
   if (!scenario.profile_path.empty()) {
     HardwareProfile p = load_profile(scenario.profile_path);
     // A profile serves every GPU of its architecture; another one would be silently wrong
@@ -431,7 +439,7 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
                            scenario.name + "\" runs on " + std::to_string(cluster.num_nodes) +
                            " nodes");
     }
-    return p;
+    return measured_at_scenario_nvlink(std::move(p));
   }
   const std::string fabric =
       cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");
@@ -442,11 +450,11 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
     return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture);
   const std::string file = shipped_profile_file(gpu->architecture, fabric);
   if (!file.empty())
-    return embedded_profile(file);
+    return measured_at_scenario_nvlink(embedded_profile(file));
   // A fabric no log of the family was measured on: the family's kernels, the datasheet network.
   const std::string family = shipped_profile_file(gpu->architecture, "infiniband");
   if (!family.empty())
-    return with_datasheet_network(embedded_profile(family), cluster);
+    return measured_at_scenario_nvlink(with_datasheet_network(embedded_profile(family), cluster));
   return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture);
 }
 

@@ -25,17 +25,17 @@ constexpr double kPriorWeight = 0.03;
 // weight stops growing (0.5%: finer than any log's run-to-run noise).
 constexpr int kIrlsIterations = 12;
 constexpr double kIrlsFloor = 0.005;
-// NCCL's best sm90 ring: 18 NVLinks x 20.6 GB/s (nccl src/graph/topo.h, nccl_tuning_model.md
-// §3). A single-node regime faster than this is NVLink SHARP.
+// NCCL's best sm90 ring: 18 NVLinks x 20.6 GB/s (nccl src/graph/topo.h,
+// docs/design/nccl-cost-model.md §3). A single-node regime faster than this is NVLink SHARP.
 constexpr double kHopperRingMaxBusBw = 18 * 20.6e9;
 // NCCL's ring LL128 bus bandwidth as a share of the Simple one (tuning.cc: 120 of 128 bytes
-// are payload; nccl_tuning_model.md §3 step 3).
+// are payload; docs/design/nccl-cost-model.md §3 step 3).
 constexpr double kLl128PayloadShare = 0.92;
 
 enum class Template { kRingLl, kRingLl128, kRingSimple, kTreeLl, kTreeSimple, kNvls };
 
-// NCCL latency constants, current values (nccl_tuning_model.md §2a/2b): base, NVLink step,
-// NET step; the net plugin's latency is added once per NET step (twice for Simple).
+// NCCL latency constants, current values (docs/design/nccl-cost-model.md §2a/2b): base, NVLink
+// step, NET step; the net plugin's latency is added once per NET step (twice for Simple).
 AlgorithmParams template_params(Template t, double plugin_s) {
   switch (t) {
     case Template::kRingLl:
@@ -59,7 +59,7 @@ bool is_ring(Template t) {
 }
 
 // Regime templates in size order for K regimes (small messages: LL, then LL128, then Simple;
-// across nodes NCCL starts with tree/LL, nccl_tuning_model.md §7).
+// across nodes NCCL starts with tree/LL, docs/design/nccl-cost-model.md §7).
 std::vector<Template> templates_for(int k, bool inter, bool tree_allowed, Template last) {
   const Template first = (inter && tree_allowed) ? Template::kTreeLl : Template::kRingLl;
   switch (k) {
@@ -268,7 +268,7 @@ std::vector<bool> regimes_winning(const std::vector<AlgorithmParams>& algorithms
 // NVLS serves poorly (all-gather and reduce-scatter get less than half its all-reduce
 // bandwidth) and the bandwidth-bound messages NVLS does not serve. NCCL's model implies it
 // from the fitted ring LL128 regime: LL128 carries 120 of every 128 bytes, so NCCL sets its
-// bus bandwidth to 0.92 x the Simple one (nccl_tuning_model.md §3 step 3; the per-channel
+// bus bandwidth to 0.92 x the Simple one (docs/design/nccl-cost-model.md §3 step 3; the per-channel
 // LL128 cap, 36.7 GB/s on Hopper, does not bind under NCCL's ring maximum). Its latency is
 // NCCL's Simple formula at the LL128 regime's fitted scale, its bandwidth at most NCCL's ring
 // maximum. The implied regime is kept only if it wins on no measured point, so the fit's own

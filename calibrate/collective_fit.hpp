@@ -28,8 +28,8 @@ struct CollectiveFitOptions {
 // Fits one collective in one scope (every curve must share kind and intra/inter scope) to
 // NCCL's structure: time = min over regimes of latency + bytes x busbw-factor / bus bandwidth,
 // each regime's latency a fitted multiple of NCCL's own latency formula for its algorithm and
-// protocol (nccl_tuning_model.md §2), so that other rank and node counts follow NCCL's ring
-// 2(n-1) / tree 2 log2(nodes) step counts. Minimises relative error (docs/calibration.md).
+// protocol (docs/design/nccl-cost-model.md §2), so that other rank and node counts follow NCCL's
+// ring 2(n-1) / tree 2 log2(nodes) step counts. Minimises relative error (docs/calibration.md).
 // REQUIRES: curves non-empty, same kind and scope.
 [[nodiscard]] CollectiveFit fit_collective(const std::vector<CollectiveCurve>& curves,
                                            const CollectiveFitOptions& options);

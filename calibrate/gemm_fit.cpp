@@ -179,8 +179,8 @@ SourceIndex index_sources(const std::vector<const GemmMeasurement*>& rows) {
 }
 
 // A brute-force shape search found nothing faster than its best row, so the ceiling of the
-// model (max_efficiency) may not exceed that row's efficiency (gemm_notes.md: eta_max from
-// MAMF). The bound is the best over all such rows of this GPU; 1 without any.
+// model (max_efficiency) may not exceed that row's efficiency (docs/design/gemm-efficiency.md §1:
+// eta_max from MAMF). The bound is the best over all such rows of this GPU; 1 without any.
 double max_efficiency_bound(const std::vector<const GemmMeasurement*>& rows, const GpuSpec& gpu) {
   double bound = 0.0;
   for (const auto* r : rows) {

@@ -100,8 +100,8 @@ double ratio_for(CollectiveKind kind, int n) {
 }
 
 // Rank counts consistent with busbw/algbw = factor(n) given the printed 2-decimal rounding
-// (format doc §4, §6 item 6). Large n are indistinguishable (2(n-1)/n flattens), so the caller
-// breaks ties.
+// (docs/design/nccl-tests-format.md §4, §6 item 6). Large n are indistinguishable (2(n-1)/n
+// flattens), so the caller breaks ties.
 std::vector<int> ranks_from_ratio(CollectiveKind kind, double algbw, double busbw) {
   if (kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kSendRecv)
     return {};
@@ -124,8 +124,8 @@ struct Row {
   double busbw = 0.0;
 };
 
-// Parses a data row (format doc §6 item 4): size count type [redop] [root] then 4 fields per
-// variant (time algbw busbw #wrong|error), out-of-place and optionally in-place.
+// Parses a data row (docs/design/nccl-tests-format.md §6 item 4): size count type [redop] [root]
+// then 4 fields per variant (time algbw busbw #wrong|error), out-of-place and optionally in-place.
 // `root_column`: whether the log's column header names a root column (unset without a header):
 // with it known, a row cut short cannot pass for a row without one.
 Row parse_row(const std::vector<std::string_view>& t, const std::string& name, int line,
@@ -367,7 +367,8 @@ int pick_rank_count(const std::vector<int>& candidates, int header_ranks) {
 
 // Rank count: the busbw/algbw ratio of the row with the largest algbw (the most printed
 // digits) survives elided Rank lines; among the counts it allows, prefer the Rank-line count,
-// then nThread x nGpus, then a multiple of 8 (8-GPU nodes), then the smallest (format doc §6).
+// then nThread x nGpus, then a multiple of 8 (8-GPU nodes), then the smallest
+// (docs/design/nccl-tests-format.md §6).
 void infer_ranks(const LogScan& scan, const std::string& name, CollectiveCurve& curve) {
   const int listed = static_cast<int>(scan.hosts.size());
   const std::vector<int> candidates = rank_candidates(scan, name, curve.kind);

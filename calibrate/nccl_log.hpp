@@ -9,14 +9,14 @@
 namespace capsim::calibrate {
 
 // One message size of a collective benchmark. Sizes follow nccl-tests' "size" column (bytes,
-// ../shared/reference/nccl_tests_format.md §3); times are the mean time of one operation.
+// docs/design/nccl-tests-format.md §3); times are the mean time of one operation.
 struct CollectiveSample {
   double bytes = 0.0;
   double time_s = 0.0;           // out-of-place
   double time_in_place_s = 0.0;  // 0 when the log has no in-place column
   int line = 0;                  // 1-based line in the source file (0 for JSON input)
-  // Returns the time the fitter uses: the faster of out-of-place and in-place (format doc §3:
-  // "use both as two samples, or take the min").
+  // Returns the time the fitter uses: the faster of out-of-place and in-place
+  // (docs/design/nccl-tests-format.md §3).
   [[nodiscard]] double best_time_s() const;
 };
 
@@ -45,7 +45,7 @@ struct CollectiveCurve {
 [[nodiscard]] CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name);
 
 // Returns the line with a launcher prefix removed: srun --label "0: ", Open MPI --tag-output
-// "[1,0]<stdout>:" (format doc §1).
+// "[1,0]<stdout>:" (docs/design/nccl-tests-format.md §1).
 [[nodiscard]] std::string_view strip_launcher_prefix(std::string_view line);
 
 }  // namespace capsim::calibrate

@@ -24,8 +24,8 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// aws-ofi-nccl reports 75 us network latency on p4d/p4de/p5 (nccl_tuning_model.md §8); the IB
-// and socket transports report 0.
+// aws-ofi-nccl reports 75 us network latency on p4d/p4de/p5 (docs/design/nccl-cost-model.md §8);
+// the IB and socket transports report 0.
 double plugin_latency_s(const std::string& fabric) {
   return fabric == "efa" ? 75e-6 : 0.0;
 }

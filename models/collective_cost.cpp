@@ -7,7 +7,7 @@
 namespace capsim {
 namespace {
 
-// Ring step counts per NCCL (nccl_tuning_model.md §2): 2(n-1) for all-reduce, n-1 for
+// Ring step counts per NCCL (docs/design/nccl-cost-model.md §2): 2(n-1) for all-reduce, n-1 for
 // all-gather / reduce-scatter / all-to-all, 1 for broadcast and send/recv (pipelined).
 double ring_steps(CollectiveKind kind, int n) {
   switch (kind) {
@@ -102,8 +102,8 @@ namespace {
 // Trees only serve all-reduce in NCCL. A tree's 2-node advantage (busbw above the NICs' line
 // rate: each rank's data crosses the network once, not 2(n-1)/n times) is gone beyond 2 nodes,
 // where inner tree nodes forward for two children: NCCL switches from bwIntra to bwInter there
-// (tuning.cc, "nNodes <= 2"; nccl_tuning_model.md §3). So a tree fitted on 2 nodes is capped at
-// the NIC bandwidth. Returns false when the tree does not serve `kind`.
+// (tuning.cc, "nNodes <= 2"; docs/design/nccl-cost-model.md §3). So a tree fitted on 2 nodes is
+// capped at the NIC bandwidth. Returns false when the tree does not serve `kind`.
 bool adapt_tree(AlgorithmParams& costed, CollectiveKind kind, const GroupShape& group, double nic) {
   if (kind != CollectiveKind::kAllReduce)
     return false;
@@ -114,9 +114,9 @@ bool adapt_tree(AlgorithmParams& costed, CollectiveKind kind, const GroupShape& 
 
 // NVLS serves all-reduce, all-gather and reduce-scatter only. NCCL's NVLS bandwidth is x2 for
 // all-reduce and x (ppn-1)/ppn otherwise, and for all-gather/reduce-scatter it is not converted
-// by n/(n-1) as a ring's is (nccl_tuning_model.md §3 steps 2 and 4): an all-reduce fit lent to
-// them gives their nccl-tests bus bandwidth as below. Returns false when NVLS does not serve
-// `kind`.
+// by n/(n-1) as a ring's is (docs/design/nccl-cost-model.md §3 steps 2 and 4): an all-reduce fit
+// lent to them gives their nccl-tests bus bandwidth as below. Returns false when NVLS does not
+// serve `kind`.
 bool adapt_nvls(AlgorithmParams& costed, CollectiveKind kind, CollectiveKind fit_kind,
                 const GroupShape& group) {
   if (kind == CollectiveKind::kAllReduce)

@@ -9,10 +9,10 @@ namespace {
 
 constexpr double kUs = 1e-6;
 
-// NCCL hardware latencies (nccl_tuning_model.md §2a-2b, current values): Ring LL base 6.6 us,
-// NVLink step 0.6 us; Simple base 8.4 us, NVLink step 3.4 us, NET step 14 us; Tree LL base
-// 6.8 us, NET step 5 us. Plugin latency added per NET step: aws-ofi-nccl reports 75 us on
-// p4d/p4de/p5 (§8 there); the IB plugin reports 0.
+// NCCL hardware latencies (docs/design/nccl-cost-model.md §2a-2b, current values): Ring LL
+// base 6.6 us, NVLink step 0.6 us; Simple base 8.4 us, NVLink step 3.4 us, NET step 14 us; Tree
+// LL base 6.8 us, NET step 5 us. Plugin latency added per NET step: aws-ofi-nccl reports 75 us
+// on p4d/p4de/p5 (docs/design/nccl-cost-model.md §8); the IB plugin reports 0.
 double plugin_latency_s(Fabric fabric) {
   return fabric == Fabric::kEfa ? 75 * kUs : 0.0;
 }
@@ -46,8 +46,8 @@ AttentionParams published_attention_params(const GpuSpec& gpu) {
 
 std::vector<CollectiveFit> datasheet_inter_node_fits(const ClusterSpec& cluster) {
   // Ring busbw ~ 0.92-0.96 of the node's aggregate NIC bandwidth (OCI 191.8 of 200 GB/s;
-  // hardware_facts.md §2); tree for small messages. Point-to-point across nodes: one GPU's
-  // share of the NICs.
+  // docs/design/hardware-facts.md §2); tree for small messages. Point-to-point across nodes: one
+  // GPU's share of the NICs.
   const double nic = cluster.node_nic_bandwidth_bytes_per_s();
   const double net_step = 14 * kUs + plugin_latency_s(cluster.inter_node_fabric);
   CollectiveFit all_reduce{CollectiveKind::kAllReduce, true, {}, 0.0};
@@ -70,15 +70,15 @@ HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster
   p.fabric = to_string(cluster.inter_node_fabric);
   p.is_datasheet_default = true;
   p.provenance = {"derived from datasheets and NCCL tuning tables; not fitted to measurements"};
-  // MAMF best-shape efficiency: A100 ~0.87, H100 ~0.80 (gemm_notes.md); transformer shapes
-  // rarely reach the best shape, so the datasheet profile starts a little lower.
+  // MAMF best-shape efficiency: A100 ~0.87, H100 ~0.80 (docs/design/gemm-efficiency.md §1);
+  // transformer shapes rarely reach the best shape, so the datasheet profile starts a little lower.
   p.gemm.max_efficiency = gpu.architecture == "ampere" ? 0.82 : 0.75;
   p.reference_node_nic_bandwidth_bytes_per_s = cluster.node_nic_bandwidth_bytes_per_s();
   p.attention = published_attention_params(gpu);
 
   // Intra-node all-reduce: measured 8-GPU busbw plateau is ~0.77 of NVLink per-direction
   // bandwidth on A100 (230/300 GB/s) and NVLS reaches ~1.06x on H100 (476/450 GB/s);
-  // hardware_facts.md §1.
+  // docs/design/hardware-facts.md §1.
   const double nvlink = cluster.intra_node_bandwidth_bytes_per_s;
   CollectiveFit intra{CollectiveKind::kAllReduce, false, {}, 0.0};
   intra.algorithms.push_back(

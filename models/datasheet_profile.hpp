@@ -10,7 +10,7 @@ namespace capsim {
 
 // Returns a profile derived from datasheets and NCCL's own latency tables, for clusters no
 // measured profile matches. Its efficiencies are the typical measured ratios cited in
-// ../shared/reference/hardware_facts.md, not fits; is_datasheet_default is set.
+// docs/design/hardware-facts.md §1-2, not fits; is_datasheet_default is set.
 [[nodiscard]] HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster);
 
 // Returns the datasheet model's inter-node fits for the cluster's fabric and NICs: all-reduce

@@ -19,7 +19,7 @@ struct TilePair {
   size_t edge_n;
 };
 
-// CUTLASS/cuBLAS tile menu (gemm_notes.md, "Tile quantization"): 256x128 and 128x256, 128x128,
+// CUTLASS/cuBLAS tile menu (docs/design/gemm-efficiency.md §2): 256x128 and 128x256, 128x128,
 // 256x64 and 64x256, 128x64 and 64x128, 64x64. Relative efficiencies of the smaller tiles
 // reflect their lower operand reuse: per output element a tile of m x n loads (m + n) / (m n)
 // operands, so 128x64 needs 1.5x the bandwidth of 128x128 per FLOP.
@@ -39,7 +39,7 @@ bool multiple_of(double value, double unit) {
 }
 
 // Tensor cores want every dimension a multiple of 128 bytes for full speed on A100, and of at
-// least 16 bytes to be used at all (gemm_notes.md, "Modelling rules"): 64 and 8 elements in 16
+// least 16 bytes to be used at all (docs/design/gemm-efficiency.md §4): 64 and 8 elements in 16
 // bits, 128 and 16 in fp8.
 double alignment_factor(const GemmParams& params, Precision precision, const GemmShape& s) {
   const double bytes = element_bytes(precision);

@@ -13,7 +13,7 @@ constexpr double kGiga = 1e9;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // Sources: NVIDIA A100 and H100/H200 datasheets as restated in
-// ../shared/reference/hardware_facts.md §1 and §5 (ml-engineering accelerator tables).
+// docs/design/hardware-facts.md §1 and §5 (ml-engineering accelerator tables).
 // HBM capacities are the totals nvidia-smi reports, in MiB, as published nvidia-smi outputs
 // show them: A100-SXM4-40GB 40536 MiB (39.6 GiB), A100-SXM4-80GB 81920 MiB (80 GiB), H100 80GB
 // HBM3 81559 MiB (79.6 GiB), H200 143771 MiB (140.4 GiB; capsim listed the marketed 141e9 bytes,

@@ -9,7 +9,7 @@ namespace capsim {
 //   t = launch_overhead_s + max(flop / (peak x eta), bytes / (hbm_bw x memory_efficiency))
 //   eta = max_efficiency x tile_wave_efficiency(M, N, SMs) x K / (K + k_half) x alignment
 // after NVIDIA's "Matrix Multiplication Background" (tile and wave quantization) and
-// ../shared/reference/gemm_notes.md. alignment = 1 when every dim is a multiple of 64 elements,
+// docs/design/gemm-efficiency.md. alignment = 1 when every dim is a multiple of 64 elements,
 // misaligned_64 when some dim is a multiple of 8 only, misaligned_8 otherwise.
 struct GemmParams {
   double max_efficiency = 0.80;
@@ -47,7 +47,7 @@ enum class CollectiveKind {
 enum class CollectiveAlgorithm { kRing, kTree, kNvls };
 
 // One NCCL algorithm regime, NCCL's own structure (src/graph/tuning.cc, summarised in
-// ../shared/reference/nccl_tuning_model.md §1-3):
+// docs/design/nccl-cost-model.md §1-3):
 //   time = base_latency + steps_intra x intra_step_latency + steps_inter x inter_step_latency
 //          + bytes x traffic_factor(n) / bus_bandwidth
 // Ring steps: 2(n-1) all-reduce, n-1 all-gather/reduce-scatter; tree: 2 log2(nodes) inter hops.
@@ -89,7 +89,7 @@ struct HardwareProfile {
   std::string fabric;  // "infiniband", "roce", "efa", "nvswitch"
   // Aggregate NIC bandwidth per node (bytes/s) of the nodes the inter-node fits were measured
   // on. Inter-node bus bandwidth is proportional to the NIC bandwidth a group gets per node
-  // (hardware_facts.md §2: ring busbw ~ aggregate NIC bandwidth per node).
+  // (docs/design/hardware-facts.md §2: ring busbw ~ aggregate NIC bandwidth per node).
   double reference_node_nic_bandwidth_bytes_per_s = 0.0;
   GemmParams gemm;
   AttentionParams attention;

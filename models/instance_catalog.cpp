@@ -11,7 +11,8 @@ namespace {
 
 constexpr double kGbit = 1e9 / 8.0;  // bytes/s in one Gb/s
 
-// Prices and NIC counts: ../shared/reference/autoscaling.md §2.2-2.4 and hardware_facts.md §2.
+// Prices and NIC counts: docs/design/autoscaling.md §2.2-2.4 and
+// docs/design/hardware-facts.md §2.
 // AWS on-demand prices are us-east-1 Linux after the June 2025 price cut (vantage data in
 // tsaol/aws-gpu data/*_instances.js, read 2026); capacity blocks from the AWS capacity-blocks
 // pricing page (rates valid until 2025-01-01); "reserved" from the same vantage files.

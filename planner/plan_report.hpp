@@ -12,7 +12,7 @@ namespace capsim::planner {
 // Analytic screen vs event confirmation gaps above this are listed as disagreements.
 inline constexpr double kDisagreementPct = 5.0;
 
-// Returns the JSON of `capsim plan --json` (DESIGN.md "Command line"): best, ranked (first
+// Returns the JSON of `capsim plan --json` (docs/design/json-output.md §3): best, ranked (first
 // `top` entries; 0 = all), pareto, pruned, plus search counts, disagreements and notes.
 // Numbers are rounded to 6 significant digits; output is byte-stable for a given result,
 // except the wall-clock timings under "timing" (omitted when `with_timing` is false).

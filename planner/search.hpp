@@ -46,7 +46,7 @@ struct PruneCounts {
 
 // Returns the first structural reason `parallelism` cannot run `model` on `cluster` (every
 // rule of check_layout, plus the planner's own kTensorExceedsNode and kZeroWithPipeline), or
-// nullopt when it can. Never throws: infeasible is not an error (STYLE.md §5).
+// nullopt when it can. Never throws: infeasible is not an error (docs/design/conventions.md §5).
 [[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
                                                          const Parallelism& parallelism);

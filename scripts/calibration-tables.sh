@@ -9,7 +9,8 @@ N=data/nccl
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# gpu fabric node-NIC-bandwidth for a log, from its file name (INDEX.md, hardware_facts.md §2).
+# gpu fabric node-NIC-bandwidth for a log, from its file name (data/nccl/INDEX.md,
+# docs/design/hardware-facts.md §2).
 hw() {
   case $1 in
     h100_*) gpu=H100-SXM5-80GB ;;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when a tracked C++ file differs from .clang-format (clang-format 14, STYLE.md §8).
+# Fails when a tracked C++ file differs from .clang-format (clang-format 14,
+# docs/design/conventions.md §8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 formatter=$(command -v clang-format-14 || command -v clang-format || true)

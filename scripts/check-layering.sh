@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when a header crosses the layering of DESIGN.md: SimGrid only in sim/*.cpp (and tests),
-# CUDA/NCCL/cuBLAS only in calibrate/harness/. Works in a git checkout and in a source tree
+# Fails when a header crosses the layering of docs/architecture.md: SimGrid only in sim/*.cpp (and
+# tests), CUDA/NCCL/cuBLAS only in calibrate/harness/. Works in a git checkout and in a source tree
 # without .git (a release tarball), where it lists the files itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when clang-tidy 14 (the repository's .clang-tidy, STYLE.md §8) warns on a first-party
+# Fails when clang-tidy 14 (.clang-tidy, docs/design/conventions.md §8) warns on a first-party
 # source file: every tracked .cpp in the build's compile_commands.json outside tests/ (the suites,
 # the fuzz tests and the generated header-check units are left out), plus the project headers
 # those include (HeaderFilterRegex). Usage: scripts/check-tidy.sh [BUILD_DIR]  (default: build)

@@ -41,8 +41,8 @@ struct Fabric {
   std::optional<LeafCrossings> leaves;
 };
 
-// Throws unless this is the process's first simulation (STYLE.md §1: a second Engine silently
-// keeps the old clock).
+// Throws unless this is the process's first simulation (docs/design/simgrid-notes.md trap 16: a
+// second Engine silently keeps the old clock).
 void claim_engine() {
   if (g_engine_used.exchange(true)) {
     throw std::logic_error(
@@ -54,13 +54,14 @@ void claim_engine() {
 // Selects the network model and has `deadlock` set if the replay deadlocks.
 void configure_engine(bool& deadlock) {
   xbt_log_control_set("root.thres:critical");
-  // Flow-exact CM02 (../shared/reference/simgrid.md §0, §4): no LV08 latency/bandwidth
+  // Flow-exact CM02 (docs/design/simgrid-notes.md §2): no LV08 latency/bandwidth
   // factors, no cross-traffic, no TCP window bound. CM02 weights a flow's share by its route
   // latency plus weight-S x sum(1/bandwidth) (SimGrid 3.32 src/surf/network_cm02.cpp). Every
   // two routes that share a link here have the same latency (NIC routes and DP mirrors: two NIC
   // ends; NVLink routes and NVLink mirrors: two NVLink ends; uplinks add none), so weight-S 0
-  // gives equal max-min shares. weight-S > 0 (simgrid.md's 1e12) would penalise flows through
-  // the reduced run's narrower share links and break its equality with the full run.
+  // gives equal max-min shares. weight-S > 0 (1e12 in docs/design/simgrid-notes.md §2) would
+  // penalise flows through the reduced run's narrower share links and break its equality with the
+  // full run.
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e30");
@@ -360,7 +361,7 @@ void launch_rank_actors(Sim& sim, Rank& rank) {
 // Actors' stacks: 512 KiB is ample for the replay's actors (no recursion) and keeps virtual
 // memory small. Each stack's guard page costs a second memory mapping, so beyond ~32k actors
 // Linux's vm.max_map_count (65530) stops SimGrid ("Failed to protect stack", an abort;
-// ../shared/reference/simgrid.md trap 11): large every-GPU runs go without guard pages.
+// docs/design/simgrid-notes.md trap 11): large every-GPU runs go without guard pages.
 void configure_actor_stacks(const Sim& sim) {
   constexpr size_t kGuardedRanksMax = 4096;
   sg4::Engine::set_config("contexts/stack-size:512");

@@ -1,6 +1,6 @@
-# One translation unit per public header (STYLE.md §3: every header compiles on its own). Each
-# generated file includes its header twice (the second must be a no-op), and the object library
-# only compiles them. The CUDA harness headers are checked when the harness is built.
+# One translation unit per public header (docs/design/conventions.md §3: every header compiles on
+# its own). Each generated file includes its header twice (the second must be a no-op), and the
+# object library only compiles them. The CUDA harness headers are checked when the harness is built.
 file(GLOB_RECURSE capsim_headers RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/models/*.hpp ${PROJECT_SOURCE_DIR}/sim/*.hpp
      ${PROJECT_SOURCE_DIR}/planner/*.hpp ${PROJECT_SOURCE_DIR}/traces/*.hpp

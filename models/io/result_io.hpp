@@ -8,7 +8,7 @@
 
 namespace capsim {
 
-// Returns the JSON of `capsim simulate --json` (DESIGN.md, "Command line"): iteration time,
+// Returns the JSON of `capsim simulate --json` (docs/design/json-output.md §1): iteration time,
 // throughput, MFU/HFU, memory, breakdown, engine, notes. Numbers are rounded to 6 significant
 // digits so output is stable across platforms.
 [[nodiscard]] nlohmann::json result_to_json(const SimulationResult& result);

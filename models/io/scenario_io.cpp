@@ -23,7 +23,7 @@ int to_int(std::int64_t v) {
 }
 
 // Defaults for clusters that name only a GPU: the DGX node of its generation
-// (DGX A100: 8x200 Gb/s HDR; DGX H100: 8x400 Gb/s NDR; hardware_facts.md §2).
+// (DGX A100: 8x200 Gb/s HDR; DGX H100: 8x400 Gb/s NDR; docs/design/hardware-facts.md §2).
 void apply_gpu_network_defaults(const GpuSpec& gpu, ClusterSpec& cluster) {
   cluster.inter_node_fabric = Fabric::kInfiniband;
   cluster.nics_per_node = 8;

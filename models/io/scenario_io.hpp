@@ -27,7 +27,7 @@ struct ScenarioOverride {
 void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverride>& overrides,
                      const std::string& file, const std::string& pointer);
 
-// Reads a `capsim.scenario/v1` file, checking every rule of DESIGN.md (keys, types, units,
+// Reads a `capsim.scenario/v1` file, checking every rule of docs/scenario.md (keys, types, units,
 // ranges, cross-field), after applying `overrides`. The profile path is resolved against the
 // scenario's folder.
 [[nodiscard]] Scenario load_scenario(const std::string& path,

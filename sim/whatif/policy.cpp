@@ -202,7 +202,7 @@ Defs stacked() {
   return d;
 }
 
-// A lower bound, not a product (autoscaling.md §1.9 "oracle" baseline): capacity appears the
+// A lower bound, not a product (docs/design/autoscaling.md §1.9, "oracle"): capacity appears the
 // moment it is asked for and never fails, and idle nodes go at once.
 Defs oracle() {
   return {

@@ -21,7 +21,7 @@ struct KnobInfo {
 [[nodiscard]] std::vector<std::string> preset_names();
 
 // Returns the knobs a preset accepts, with defaults from the autoscalers' sources
-// (../shared/reference/autoscaling.md §1).
+// (docs/design/autoscaling.md §1).
 [[nodiscard]] const std::vector<KnobInfo>& preset_knobs(const std::string& preset);
 
 // Builds a policy from a preset and the user's knobs (an object of native knob names).

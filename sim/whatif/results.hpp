@@ -22,7 +22,7 @@ struct PolicyRuns {
 [[nodiscard]] PolicyResult run_from_json(const nlohmann::json& json);
 
 // Returns the `capsim whatif --json` document: per policy the mean over replicas of every
-// metric (the keys of DESIGN.md's CLI section and more) and, with several replicas, a
+// metric (the keys of docs/design/json-output.md §4 and more) and, with several replicas, a
 // "spread" object {metric: {std, min, max}}. Byte-stable for the same runs.
 [[nodiscard]] nlohmann::json summary_json(const WhatIf& whatif,
                                           const std::vector<PolicyRuns>& policies);

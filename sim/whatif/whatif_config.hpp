@@ -21,7 +21,7 @@ namespace capsim::whatif {
 using capsim::Pricing;
 
 // A positive delay: fixed (p95 == median) or log-normal with the given median and 95th
-// percentile (lognormal fits launch tails well: ../shared/reference/autoscaling.md §2.1).
+// percentile (lognormal fits launch tails well: docs/design/autoscaling.md §2.1).
 struct Delay {
   double median_s = 0.0;
   double p95_s = 0.0;
@@ -70,7 +70,7 @@ enum class ScaleDownPredicate { kNever, kIdle, kUnderutilized };
 enum class Expander { kPriority, kPrice };
 
 // The one autoscaler control loop; every policy is a parameterisation of it
-// (../shared/reference/autoscaling.md §1.9). Times in seconds; 0 disables a cap or delay.
+// (docs/design/autoscaling.md §1.9). Times in seconds; 0 disables a cap or delay.
 struct ControlLoop {
   std::string preset;
   bool autoscale = true;           // false: static, every pool at max size

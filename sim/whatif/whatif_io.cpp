@@ -90,7 +90,7 @@ NodePool read_pool(JsonReader& r) {
                                    ")");
   }
   // p4d/p5 launch -> Ready 5-10 min with a 15+ min tail, image pull 2-8 min, NCCL/EFA init
-  // 0.5-5 min: ../shared/reference/autoscaling.md §2.1 ([D]/[R]; calibrate).
+  // 0.5-5 min: docs/design/autoscaling.md §2.1 (assumed; calibrate).
   pool.boot = {360.0, 720.0};
   pool.image_pull = {240.0, 480.0};
   pool.init = {60.0, 180.0};

@@ -1,5 +1,6 @@
 // Analytical screen rate: evaluations of estimate_iteration per second on one core (target:
-// >= 100,000/s, DESIGN.md). Profiles are resolved once outside the loop, as the planner does.
+// >= 100,000/s, docs/performance.md). Profiles are resolved once outside the loop, as the
+// planner does.
 #include <benchmark/benchmark.h>
 
 #include "models/analytic_estimator.hpp"

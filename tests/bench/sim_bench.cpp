@@ -1,5 +1,5 @@
-// Event-level simulator speed (DESIGN.md targets: GPT-3 175B on 1,024 A100 < 0.5 s, Llama-3
-// 405B on 16,384 H100 < 5 s, memory < 2 GiB). SimGrid allows one simulation per process, so
+// Event-level simulator speed (docs/performance.md targets: GPT-3 175B on 1,024 A100 < 0.5 s,
+// Llama-3 405B on 16,384 H100 < 5 s, memory < 2 GiB). SimGrid allows one simulation per process, so
 // every iteration runs in a forked child (simulate_iteration_in_child); the time per iteration
 // therefore includes fork, costing the scenario and the platform build: the wall time a user or
 // the planner sees. Counters: simulated GPUs, peak RSS of the children (MiB).

@@ -1,6 +1,6 @@
 // What-if replay speed: 10,000 jobs over 30 simulated days on a pool of up to 512 p4d nodes
-// (DESIGN.md target: under 10 s on one core). Each run forks one child (SimGrid allows one
-// engine per process), so the time includes the fork. Run:
+// (docs/performance.md target: under 10 s on one core). Each run forks one child (SimGrid allows
+// one engine per process), so the time includes the fork. Run:
 //   build/tests/bench/whatif_bench --benchmark_out_format=json --benchmark_out=whatif.json
 #include <cmath>
 #include <random>
@@ -52,7 +52,8 @@ WhatIf workload(double median_duration_s) {
     j.duration_s = std::max(60.0, std::ceil(dur(rng)));
     w.jobs.push_back(j);
   }
-  // Llama-3-like hardware failure rate, Young-Daly checkpoints (autoscaling.md §2.5, §2.6).
+  // Llama-3-like hardware failure rate, Young-Daly checkpoints (docs/design/autoscaling.md
+  // §2.5, §2.6).
   w.failures.gpu_mtbf_s = 50000 * 3600.0;
   w.failures.repair = {4 * 3600.0, 8 * 3600.0};
   w.failures.detect_s = 600;

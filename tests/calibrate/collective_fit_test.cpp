@@ -160,7 +160,7 @@ TEST(CollectiveFitTest, RingRegimesBelowNvlsStayUnderTheRingMaximum) {
 }
 
 // Extrapolation to other node counts follows NCCL's step counts: a ring adds 2(n-1) network
-// steps for all-reduce, a tree 2 log2(nodes) (nccl_tuning_model.md §2).
+// steps for all-reduce, a tree 2 log2(nodes) (docs/design/nccl-cost-model.md §2).
 TEST(CollectiveFitTest, ExtrapolatesWithNcclStepCounts) {
   const HardwareProfile p = embedded_profile("a100-efa.json");
   const CollectiveFit* fit = find_collective_fit(p, CollectiveKind::kAllReduce, true);

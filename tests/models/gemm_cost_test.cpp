@@ -50,7 +50,7 @@ TEST(GemmCostTest, WaveQuantization) {
 }
 
 // K = 10922 (8/3 x 4096, not a multiple of 8) runs ~31% slower than 10944 on H100
-// (gemm_notes.md); the model penalises the misaligned shape.
+// (docs/design/gemm-efficiency.md §4); the model penalises the misaligned shape.
 TEST(GemmCostTest, MisalignedDimensionIsSlower) {
   GemmParams params;
   const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");

@@ -48,7 +48,7 @@ TEST(GoldenTest, DefaultWhatIf) {
   ASSERT_TRUE(in) << "missing " << path << "; run with CAPSIM_UPDATE_GOLDEN=1";
   const auto want = nlohmann::json::parse(in);
   expect_close(want, got, "");
-  // The contract keys of DESIGN.md's CLI section.
+  // The contract keys of docs/design/json-output.md §4.
   for (const auto& p : got.at("policies")) {
     for (const char* key : {"name", "cost_usd", "gpu_hours_billed", "gpu_hours_busy", "utilization",
                             "queue_wait_p50_s", "queue_wait_p95_s", "jct_p50_s", "jct_p95_s",

@@ -380,8 +380,8 @@ double read_memory_headroom(JsonReader& r, const std::vector<InstanceChoice>& in
   return headroom;
 }
 
-PlanSpec read_plan(const nlohmann::json& doc, const std::string& file) {
-  JsonReader r(doc, file);
+PlanSpec read_plan(JsonReader& r) {
+  const std::string& file = r.file();
   PlanSpec plan;
   plan.file = file;
   r.expect_schema(kPlanSchema);
@@ -458,11 +458,11 @@ const char* to_string(Objective objective) {
 }
 
 PlanSpec load_plan(const std::string& path) {
-  return read_plan(JsonReader::parse_file(path), path);
+  return JsonReader::read_document(JsonReader::parse_file(path), path, read_plan);
 }
 
 PlanSpec read_plan_text(std::string_view text, const std::string& name) {
-  return read_plan(JsonReader::parse_text(text, name), name);
+  return JsonReader::read_document(JsonReader::parse_text(text, name), name, read_plan);
 }
 
 std::string_view default_plan_text() {

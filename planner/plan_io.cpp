@@ -200,12 +200,7 @@ void read_target(JsonReader& r, PlanSpec& plan) {
   plan.tokens = r.required_count("tokens");
   if (plan.tokens < 1.0)
     throw r.error("tokens", "expected at least 1 token");
-  // 1e18 is 10,000 times the largest published pre-training run; beyond it the times to train
-  // overflow.
-  if (plan.tokens > 1e18) {
-    throw r.error("tokens",
-                  "expected at most 1e18 tokens, got " + describe_json(r.json().at("tokens")));
-  }
+  // At most 1e18 (units::kMaxCount, checked by the reader): beyond it the times to train overflow.
   plan.deadline_s = r.optional_duration("deadline").value_or(0.0);
   if (r.has("deadline") && plan.deadline_s <= 0.0) {
     throw r.error("deadline", "expected a positive duration");

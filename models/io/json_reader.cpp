@@ -112,15 +112,17 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return d[n][m];
 }
 
-// The name among `names` that `key` most likely misspells: at most one edit away for short
-// names, two for longer ones (so "min" never suggests "max"); ties go to the first name.
+// The name among `names` that `key` most likely misspells: at most one edit away for names of
+// three to five letters, two for longer ones, none for shorter (so "min" never suggests "max",
+// nor "y" "x"); ties go to the first name.
 std::optional<std::string> near_miss(const std::string& key, const std::set<std::string>& names) {
   if (key.size() > 64)
     return std::nullopt;
   std::optional<std::string> best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const std::string& name : names) {
-    const std::size_t limit = std::min(key.size(), name.size()) <= 5 ? 1 : 2;
+    const std::size_t shorter = std::min(key.size(), name.size());
+    const std::size_t limit = shorter < 3 ? 0 : shorter <= 5 ? 1 : 2;
     const std::size_t length_gap =
         key.size() > name.size() ? key.size() - name.size() : name.size() - key.size();
     if (length_gap > limit)

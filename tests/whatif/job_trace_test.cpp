@@ -243,7 +243,7 @@ TEST(ImportTest, AMillionJobTraceIsRead) {
   {
     std::ofstream out(path, std::ios::binary);
     out << "job_id,submit,gpus,duration\n";
-    const std::string pad(40, 'x');
+    const std::string pad(50, 'x');
     for (int i = 0; i < 1000000; ++i)
       out << "job-" << i << "-" << pad << "," << i % 86400 << "s,8,1h\n";
   }

@@ -5,15 +5,17 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "models/cluster_spec.hpp"
 #include "models/io/csv_line.hpp"
 #include "models/io/input_error.hpp"
+#include "models/io/input_file.hpp"
 #include "models/io/json_reader.hpp"
 #include "models/io/profile_io.hpp"
+#include "models/io/text_check.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -66,7 +68,7 @@ CollectiveCurve read_curve(JsonReader& r, const std::string& file) {
   c.nccl_version = r.optional_string("nccl_version", "");
   const auto samples = r.array("samples", 1);
   for (size_t i = 0; i < samples.size(); ++i) {
-    JsonReader s(samples[i], r.file(), r.pointer_to("samples") + "/" + std::to_string(i));
+    JsonReader s(samples[i], r, r.pointer_to("samples") + "/" + std::to_string(i));
     CollectiveSample sample;
     sample.bytes = s.required_number("bytes", 1.0, kMaxSizeBytes);
     sample.time_s = s.required_number("time_s", 1e-9, 1e6);
@@ -116,7 +118,7 @@ OverlapMeasurement read_overlap(JsonReader& r, const std::string& file) {
   const std::string clamp = "[0, " + std::to_string(o.sms - 1) + "]";
   const auto samples = r.array("samples", 1);
   for (size_t i = 0; i < samples.size(); ++i) {
-    JsonReader s(samples[i], r.file(), r.pointer_to("samples") + "/" + std::to_string(i));
+    JsonReader s(samples[i], r, r.pointer_to("samples") + "/" + std::to_string(i));
     OverlapSample sample;
     sample.collective = collective_from_name(s.required_enum("collective", collective_names()));
     sample.m = s.required_number("m", 1.0, 1e9);
@@ -257,8 +259,10 @@ int overlap_median_sms_taken(const std::vector<OverlapSample>& samples) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2] + 1) / 2;
 }
 
-Measurements read_measurements_json(const nlohmann::json& doc, const std::string& file) {
-  JsonReader r(doc, file);
+namespace {
+
+Measurements read_measurements_document(JsonReader& r) {
+  const std::string& file = r.file();
   r.expect_schema(kMeasurementsSchema);
   Measurements out;
   {
@@ -268,7 +272,7 @@ Measurements read_measurements_json(const nlohmann::json& doc, const std::string
   if (r.has("nccl")) {
     const auto curves = r.array("nccl");
     for (size_t i = 0; i < curves.size(); ++i) {
-      JsonReader c(curves[i], file, r.pointer_to("nccl") + "/" + std::to_string(i));
+      JsonReader c(curves[i], r, r.pointer_to("nccl") + "/" + std::to_string(i));
       CollectiveCurve curve = read_curve(c, file);
       if (curve.gpu.empty())
         curve.gpu = out.machine.gpu;
@@ -280,7 +284,7 @@ Measurements read_measurements_json(const nlohmann::json& doc, const std::string
   if (r.has("gemm")) {
     const auto gemms = r.array("gemm");
     for (size_t i = 0; i < gemms.size(); ++i) {
-      JsonReader g(gemms[i], file, r.pointer_to("gemm") + "/" + std::to_string(i));
+      JsonReader g(gemms[i], r, r.pointer_to("gemm") + "/" + std::to_string(i));
       out.gemms.push_back(read_gemm(g, out.machine.gpu, file));
     }
   }
@@ -293,6 +297,12 @@ Measurements read_measurements_json(const nlohmann::json& doc, const std::string
                   "\"overlap\" object");
   }
   return out;
+}
+
+}  // namespace
+
+Measurements read_measurements_json(const nlohmann::json& doc, const std::string& file) {
+  return JsonReader::read_document(doc, file, read_measurements_document);
 }
 
 Measurements read_measurements(const std::string& path) {
@@ -365,9 +375,14 @@ nlohmann::json measurements_to_json(const Measurements& m) {
 }
 
 std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, "", "cannot open file");
+  std::string text = read_input_file(path, InputKind::kLog);
+  if (const auto fault = find_text_fault(text)) {
+    const TextPosition at = text_position(text, fault->offset);
+    throw InputError(path, std::to_string(at.line),
+                     fault->problem + " at column " + std::to_string(at.column) +
+                         "; a GEMM table is UTF-8 text without NUL bytes");
+  }
+  std::istringstream in(std::move(text));
   std::string line;
   int line_no = 0;
   std::vector<std::string> header;

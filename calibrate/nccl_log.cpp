@@ -5,7 +5,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
@@ -13,6 +12,8 @@
 #include <sstream>
 
 #include "models/io/input_error.hpp"
+#include "models/io/input_file.hpp"
+#include "models/io/text_check.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim::calibrate {
@@ -158,7 +159,8 @@ Row parse_row(const std::vector<std::string_view>& t, const std::string& name, i
   Row row;
   row.sample.line = line;
   const auto bytes = to_number(t[0]);
-  if (!bytes)
+  // Within the size limit of every input (units.hpp): message sizes are printed as integers.
+  if (!bytes || *bytes < 0.0 || *bytes > units::kMaxSizeBytes)
     fail_at(name, line, "size out of range: \"" + std::string(t[0]) + "\"");
   row.sample.bytes = *bytes;
   row.sample.time_s = number(0, "the out-of-place time (us)") * 1e-6;
@@ -420,48 +422,12 @@ void infer_nodes(const LogScan& scan, const std::string& name, CollectiveCurve& 
   curve.ranks_per_node = curve.ranks / curve.nodes;
 }
 
-// What a lead byte allows: the length of its sequence (0: not a lead byte) and the range of
-// the second byte (RFC 3629 §4: no overlong forms, no surrogates, nothing above U+10FFFF).
-struct Utf8Lead {
-  size_t length = 1;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-};
-
-Utf8Lead utf8_lead(unsigned char byte) {
-  Utf8Lead lead;
-  if (byte < 0x80)
-    return lead;
-  lead.length = byte >= 0xC2 && byte <= 0xDF   ? 2
-                : byte >= 0xE0 && byte <= 0xEF ? 3
-                : byte >= 0xF0 && byte <= 0xF4 ? 4
-                                               : 0;
-  lead.low = byte == 0xE0 ? 0xA0 : byte == 0xF0 ? 0x90 : 0x80;
-  lead.high = byte == 0xED ? 0x9F : byte == 0xF4 ? 0x8F : 0xBF;
-  return lead;
-}
-
-// Whether the sequence the lead byte at `i` announces is complete and well formed.
-bool is_utf8_sequence(std::string_view text, size_t i, const Utf8Lead& lead) {
-  bool valid = lead.length > 0 && i + lead.length <= text.size();
-  for (size_t k = 1; valid && k < lead.length; ++k) {
-    const auto next = static_cast<unsigned char>(text[i + k]);
-    valid = k == 1 ? next >= lead.low && next <= lead.high : (next & 0xC0) == 0x80;
-  }
-  return valid;
-}
-
 // Throws unless `text` is UTF-8: its notes and device names go into profiles, which are JSON.
 void check_utf8(std::string_view text, const std::string& name) {
-  int line = 1;
-  for (size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte == '\n')
-      ++line;
-    const Utf8Lead lead = utf8_lead(byte);
-    if (!is_utf8_sequence(text, i, lead))
-      fail_at(name, line, "the log is not UTF-8 text (byte " + std::to_string(byte) + ")");
-    i += lead.length;
+  if (const auto bad = find_invalid_utf8(text)) {
+    const auto byte = static_cast<unsigned char>(text[*bad]);
+    fail_at(name, static_cast<int>(text_position(text, *bad).line),
+            "the log is not UTF-8 text (byte " + std::to_string(byte) + ")");
   }
 }
 
@@ -493,12 +459,7 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
 }
 
 CollectiveCurve read_nccl_log(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, "", "cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_nccl_log(buffer.str(), path);
+  return parse_nccl_log(read_input_file(path, InputKind::kLog), path);
 }
 
 }  // namespace capsim::calibrate

@@ -5,6 +5,7 @@
 
 #include "models/io/input_error.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/io/text_check.hpp"
 
 namespace capsim::cli {
 
@@ -12,7 +13,8 @@ int guarded(const char* command, const std::function<int()>& body) {
   try {
     return body();
   } catch (const InputError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", command, e.what());
+    for (const InputProblem& problem : e.problems())
+      std::fprintf(stderr, "%s: error: %s\n", command, describe_problem(problem).c_str());
     return 2;
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", command, e.what(), command);
@@ -60,6 +62,9 @@ ScenarioOverride parse_override(const std::string& argument) {
                       "--set " + argument + ": " + why +
                           "; expected PATH=VALUE, e.g. parallelism.tp_comm_overlap=true");
   };
+  // The value may be echoed as a JSON string, which must be UTF-8.
+  if (const auto fault = find_text_fault(argument))
+    throw bad(fault->problem + " at byte " + std::to_string(fault->offset + 1));
   const size_t eq = argument.find('=');
   if (eq == std::string::npos)
     throw bad("no '='");

@@ -29,10 +29,11 @@ std::vector<std::optional<double>> read_price_overrides(JsonReader& item) {
 
 // Reads the object form {"name", "prices", "profile"} of one /instances entry, with the
 // hardware keys when it defines an instance the catalog lacks.
-InstanceChoice read_instance_object(const nlohmann::json& value, const std::string& file,
+InstanceChoice read_instance_object(const nlohmann::json& value, const JsonReader& plan,
                                     const std::string& where,
                                     std::vector<std::optional<double>>& overrides) {
-  JsonReader item(value, file, where);
+  JsonReader item(value, plan, where);
+  const std::string& file = plan.file();
   InstanceChoice choice;
   choice.name = item.required_string("name");
   // A profile fitted on new hardware defines its GPU, which "gpu" may then name.
@@ -66,14 +67,15 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const std::stri
 
 // Reads one /instances entry, a bare name or an object, and looks the instance up in the catalog.
 // The unknown-name error points at /name only when the entry is an object.
-InstanceChoice read_instance_choice(const nlohmann::json& value, const std::string& file,
+InstanceChoice read_instance_choice(const nlohmann::json& value, const JsonReader& plan,
                                     const std::string& where,
                                     std::vector<std::optional<double>>& overrides) {
+  const std::string& file = plan.file();
   InstanceChoice choice;
   if (value.is_string()) {
     choice.name = value.get<std::string>();
   } else if (value.is_object()) {
-    choice = read_instance_object(value, file, where, overrides);
+    choice = read_instance_object(value, plan, where, overrides);
   } else {
     throw InputError(file, where,
                      "expected an instance name or an object with \"name\" and \"prices\", got " +
@@ -148,7 +150,7 @@ void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string where = r.pointer_to("instances") + "/" + std::to_string(i);
     std::vector<std::optional<double>> overrides(pricing_names().size());
-    InstanceChoice choice = read_instance_choice(items[i], r.file(), where, overrides);
+    InstanceChoice choice = read_instance_choice(items[i], r, where, overrides);
     const InstanceSpec& inst = *find_instance(choice.name);
     check_profile_matches_instance(choice, inst, r.file(), where);
     if (!seen.insert(choice.name).second) {

@@ -6,6 +6,7 @@
 
 #include "models/io/csv_line.hpp"
 #include "models/io/json_reader.hpp"
+#include "models/io/text_check.hpp"
 #include "models/io/units.hpp"
 
 namespace capsim::traces {
@@ -33,6 +34,11 @@ CsvTable read_csv_table(std::istream& in, const std::string& path, const std::st
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
+    // Ids and names are echoed into JSON output, which must be UTF-8; a NUL is not text.
+    if (const auto fault = find_text_fault(line)) {
+      throw csv.error(number, fault->problem + " at column " + std::to_string(fault->offset + 1) +
+                                  "; " + what + " is UTF-8 text without NUL bytes");
+    }
     const std::string t(units::trim(line));
     if (t.empty() || t[0] == '#')
       continue;

@@ -5,13 +5,14 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "models/io/input_error.hpp"
+#include "models/io/input_file.hpp"
+#include "models/io/text_format.hpp"
 #include "models/io/units.hpp"
 #include "traces/csv_table.hpp"
 
@@ -126,6 +127,10 @@ double positive_duration(const CsvTable& csv, const CsvRow& row) {
     throw csv.error(row.line, bad_cell("duration", "a positive duration like \"2h\"",
                                        csv.cell(row, "duration")));
   }
+  if (*d > units::kMaxDurationS) {
+    throw csv.error(row.line, bad_cell("duration", "a duration of at most \"1e12s\"",
+                                       csv.cell(row, "duration")));
+  }
   return *d;
 }
 
@@ -140,6 +145,10 @@ void read_scenario_work(const CsvTable& csv, const CsvRow& row, const std::files
   if (!tokens || *tokens <= 0) {
     throw csv.error(row.line,
                     bad_cell("tokens", "a positive count like \"50B\"", csv.cell(row, "tokens")));
+  }
+  if (*tokens > units::kMaxCount) {
+    throw csv.error(row.line,
+                    bad_cell("tokens", "a count of at most \"1e18\"", csv.cell(row, "tokens")));
   }
   job.tokens = *tokens;
 }
@@ -156,6 +165,10 @@ JobRecord read_capsim_row(const CsvTable& csv, const CsvRow& row,
     throw csv.error(row.line,
                     bad_cell("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
   }
+  if (*submit > units::kMaxDurationS) {
+    throw csv.error(row.line,
+                    bad_cell("submit", "a duration of at most \"1e12s\"", csv.cell(row, "submit")));
+  }
   job.submit_s = *submit;
   read_gpu_range(csv, row, job);
   job.priority = optional_int(csv, row, "priority", -1000000, 1000000, job.priority);
@@ -165,6 +178,24 @@ JobRecord read_capsim_row(const CsvTable& csv, const CsvRow& row,
     read_scenario_work(csv, row, folder, job);
   }
   return job;
+}
+
+// Imported durations (seconds, or the gap of two time stamps) within the limit every duration
+// has (units.hpp): a 1e308 s job would overflow the clock and the day counts of messages.
+void check_durations(const std::vector<JobRecord>& jobs, const std::string& path) {
+  for (const JobRecord& j : jobs) {
+    if (!(j.duration_s <= units::kMaxDurationS)) {
+      throw InputError(path, "line " + std::to_string(j.line),
+                       "job \"" + j.id + "\" runs for " + printf_string("%.6g", j.duration_s) +
+                           " s; a duration may be at most 1e12 s (about 31,700 years)");
+    }
+  }
+}
+
+// Days in `seconds`, whole, for messages (in powers of ten when beyond any calendar).
+std::string day_count(double seconds) {
+  const double days = seconds / 86400.0;
+  return days < 1e12 ? printf_string("%.0f", std::floor(days)) : printf_string("%.3g", days);
 }
 
 std::vector<JobRecord> read_capsim_csv(const CsvTable& csv) {
@@ -333,9 +364,7 @@ bool parse_job_trace_format(const std::string& name, JobTraceFormat& format) {
 }
 
 std::vector<JobRecord> read_job_trace(const JobTraceOptions& options) {
-  std::ifstream in(options.path);
-  if (!in)
-    throw InputError(options.path, "", "cannot open the job trace");
+  std::istringstream in(read_input_file(options.path, InputKind::kJobTrace));
   return read_job_trace(options, in);
 }
 
@@ -366,14 +395,14 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
     for (auto& j : jobs)
       j.submit_s -= t0;
   }
+  check_durations(jobs, options.path);
   // The span rule holds for the trace as it is replayed, time_scale applied.
   for (auto& j : jobs)
     j.submit_s *= options.time_scale;
-  if (!jobs.empty() && jobs.back().submit_s > kMaxTraceSpanS) {
+  if (!jobs.empty() && !(jobs.back().submit_s <= kMaxTraceSpanS)) {
     throw InputError(
         options.path, "line " + std::to_string(jobs.back().line),
-        "job \"" + jobs.back().id + "\" is submitted " +
-            std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +
+        "job \"" + jobs.back().id + "\" is submitted " + day_count(jobs.back().submit_s) +
             " days after the trace starts; a trace may span at most " +
             std::to_string(kMaxTraceSpanDays) +
             (options.time_scale != 1.0 ? " days once time_scale is applied"

@@ -102,6 +102,7 @@ std::string read_gpu_name_or_definition(JsonReader& r, const std::string& key) {
   if (r.has(key) && r.json().at(key).is_object()) {
     JsonReader object = r.object(key);
     const GpuSpec gpu = read_gpu_spec(object);
+    object.throw_key_problems();  // the catalog keeps a definition: never one with stand-ins
     const std::string problem = define_gpu(gpu);
     if (!problem.empty())
       throw object.error("name", problem);
@@ -121,13 +122,14 @@ std::string read_gpu_name_or_definition(JsonReader& r, const std::string& key) {
 
 std::string load_gpu_definition(const std::string& path) {
   const nlohmann::json doc = JsonReader::parse_file(path);
-  JsonReader reader(doc, path);
-  reader.expect_schema(kGpuSchema);
-  const GpuSpec gpu = read_gpu_spec(reader);
-  const std::string problem = define_gpu(gpu);
-  if (!problem.empty())
-    throw reader.error("name", problem);
-  return gpu.name;
+  return JsonReader::read_document(doc, path, [](JsonReader& reader) {
+    reader.expect_schema(kGpuSchema);
+    const GpuSpec gpu = read_gpu_spec(reader);
+    const std::string problem = define_gpu(gpu);
+    if (!problem.empty())
+      throw reader.error("name", problem);
+    return gpu.name;
+  });
 }
 
 nlohmann::json gpu_spec_to_json(const GpuSpec& g) {

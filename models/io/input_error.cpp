@@ -5,20 +5,30 @@
 namespace capsim {
 namespace {
 
-std::string compose(const std::string& file, const std::string& pointer,
-                    const std::string& message) {
-  std::string where = file;
-  if (!pointer.empty())
-    where += ":" + pointer;
-  return where.empty() ? message : where + ": " + message;
+std::string describe_all(const std::vector<InputProblem>& problems) {
+  std::string out;
+  for (const InputProblem& p : problems)
+    out += (out.empty() ? "" : "\n") + describe_problem(p);
+  return out;
 }
 
 }  // namespace
 
+std::string describe_problem(const InputProblem& problem) {
+  std::string where = problem.file;
+  if (!problem.pointer.empty())
+    where += ":" + problem.pointer;
+  return where.empty() ? problem.message : where + ": " + problem.message;
+}
+
 InputError::InputError(std::string file, std::string pointer, std::string message)
-    : std::runtime_error(compose(file, pointer, message)),
-      file_(std::move(file)),
-      pointer_(std::move(pointer)),
-      message_(std::move(message)) {}
+    : InputError(
+          std::vector<InputProblem>{{std::move(file), std::move(pointer), std::move(message)}}) {}
+
+InputError::InputError(std::vector<InputProblem> problems)
+    : std::runtime_error(describe_all(problems)), problems_(std::move(problems)) {
+  if (problems_.empty())
+    problems_.push_back({"", "", "bad input"});
+}
 
 }  // namespace capsim

@@ -28,6 +28,7 @@ void read_instance_definition(JsonReader& item, const std::string& name) {
   inst.nic_bandwidth_bytes_per_s = inter.required_bandwidth("nic_bandwidth");
   inter.finish();
   inst.price_source = "defined in " + item.file();
+  item.throw_key_problems();  // the catalog keeps a definition: never one with stand-ins
   const std::string problem = define_instance(inst);
   if (!problem.empty())
     throw item.error("name", problem);

@@ -199,7 +199,7 @@ CollectiveFit read_collective_fit(JsonReader& r, const std::vector<CollectiveFit
   check_not_duplicate(r, fit, earlier, collectives_ptr);
   const auto algorithms = r.array("algorithms", 1);
   for (size_t j = 0; j < algorithms.size(); ++j) {
-    JsonReader a(algorithms[j], r.file(), r.pointer_to("algorithms") + "/" + std::to_string(j));
+    JsonReader a(algorithms[j], r, r.pointer_to("algorithms") + "/" + std::to_string(j));
     fit.algorithms.push_back(read_algorithm(a, fit.inter_node, gpu));
   }
   r.finish();
@@ -212,7 +212,7 @@ bool read_collectives(JsonReader& reader, const GpuSpec& gpu, std::vector<Collec
   const std::string collectives_ptr = reader.pointer_to("collectives");
   bool has_inter = false;
   for (size_t i = 0; i < collectives.size(); ++i) {
-    JsonReader r(collectives[i], reader.file(), collectives_ptr + "/" + std::to_string(i));
+    JsonReader r(collectives[i], reader, collectives_ptr + "/" + std::to_string(i));
     CollectiveFit fit = read_collective_fit(r, fits, collectives_ptr, gpu);
     has_inter = has_inter || fit.inter_node;
     fits.push_back(std::move(fit));
@@ -240,8 +240,9 @@ void read_provenance(JsonReader& reader, std::vector<std::string>& provenance_ou
   const auto provenance = reader.array("provenance");
   for (size_t i = 0; i < provenance.size(); ++i) {
     if (!provenance[i].is_string()) {
-      throw InputError(reader.file(), reader.pointer_to("provenance") + "/" + std::to_string(i),
-                       "expected a string, got " + describe_json(provenance[i]));
+      throw reader.with_key_problems(
+          InputError(reader.file(), reader.pointer_to("provenance") + "/" + std::to_string(i),
+                     "expected a string, got " + describe_json(provenance[i])));
     }
     provenance_out.push_back(provenance[i].get<std::string>());
   }
@@ -250,8 +251,7 @@ void read_provenance(JsonReader& reader, std::vector<std::string>& provenance_ou
 void read_fit_quality(JsonReader& reader, std::vector<FitRecord>& records_out) {
   const auto records = reader.array("fit_quality");
   for (size_t i = 0; i < records.size(); ++i) {
-    JsonReader r(records[i], reader.file(),
-                 reader.pointer_to("fit_quality") + "/" + std::to_string(i));
+    JsonReader r(records[i], reader, reader.pointer_to("fit_quality") + "/" + std::to_string(i));
     records_out.push_back(read_fit_record(r));
   }
 }
@@ -310,8 +310,7 @@ HardwareProfile read_profile(JsonReader& reader) {
 
 HardwareProfile load_profile(const std::string& path) {
   const nlohmann::json doc = JsonReader::parse_file(path);
-  JsonReader reader(doc, path);
-  return read_profile(reader);
+  return JsonReader::read_document(doc, path, read_profile);
 }
 
 nlohmann::json profile_to_json(const HardwareProfile& p) {
@@ -380,8 +379,7 @@ HardwareProfile embedded_profile(const std::string& file) {
     if (e.file == file) {
       const std::string name = "<embedded>/scenarios/profiles/" + file;
       const nlohmann::json doc = JsonReader::parse_text(e.text, name);
-      JsonReader reader(doc, name);
-      return read_profile(reader);
+      return JsonReader::read_document(doc, name, read_profile);
     }
   }
   throw InputError("<embedded>/scenarios/profiles/" + file, "", "no such shipped profile");

@@ -1,7 +1,11 @@
 #include "models/io/scenario_io.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
@@ -93,6 +97,7 @@ ClusterSpec read_cluster(JsonReader& r) {
     inter->finish();
   }
   c.has_inter_node = c.num_nodes > 1;
+  r.note_unsupported({{"nvlink_domain", "NVLink domains that span several nodes"}});
   r.finish();
   return c;
 }
@@ -182,6 +187,10 @@ Parallelism read_parallelism(JsonReader& r) {
     if (auto conflict = master_weights_conflict(*p.master_weights, p.precision, p.fp8_params))
       throw r.error("master_weights", *conflict);
   }
+  r.note_unsupported({{"expert", "expert parallelism (mixture-of-experts layers)"},
+                      {"expert_tensor", "expert tensor parallelism (mixture-of-experts layers)"},
+                      {"token_dispatcher", "mixture-of-experts token dispatchers"},
+                      {"moe_a2a_overlap", "mixture-of-experts all-to-all overlap"}});
   r.finish();
   return p;
 }
@@ -258,6 +267,12 @@ ModelSpec read_model(JsonReader& r) {
                                       " does not divide num_attention_heads " +
                                       std::to_string(m.num_attention_heads));
   }
+  r.note_unsupported(
+      {{"moe", "mixture-of-experts layers"},
+       {"mla", "multi-head latent attention (MLA)"},
+       {"mtp_layers", "multi-token prediction layers"},
+       {"window_attention", "sliding-window attention"},
+       {"head_dim", "a head dimension other than hidden_size / num_attention_heads"}});
   r.finish();
   return m;
 }
@@ -301,15 +316,62 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
   if (r.has("profile") && sc.profile_path.empty())
     throw r.error("profile", "expected a profile file path, got \"\"");
   r.finish();
+  r.throw_key_problems();  // the cross-field rules would judge stand-ins for missing keys
   check_layout(sc.model, sc.cluster, sc.parallelism, r.file(), r.pointer());
   return sc;
 }
+
+namespace {
+
+// Rejects an array index on the path of `target` beyond the array's end: nlohmann would fill the
+// gap with nulls (and makes an array of a missing value on a numeric token), so a --set of
+// index 99999999 would allocate gigabytes. Appending (the index equal to the size, or "-") is
+// allowed.
+void check_override_indices(const nlohmann::json& scenario,
+                            const nlohmann::json::json_pointer& target, const std::string& file,
+                            const std::string& where) {
+  std::vector<std::string> tokens;
+  for (auto p = target; !p.empty(); p = p.parent_pointer())
+    tokens.push_back(p.back());
+  const nlohmann::json* at = &scenario;  // nullptr: created by the --set
+  for (auto token = tokens.rbegin(); token != tokens.rend(); ++token) {
+    if (at != nullptr && at->is_object()) {
+      const auto next = at->find(*token);
+      at = next == at->end() ? nullptr : &*next;
+      continue;
+    }
+    const bool grows = at == nullptr || at->is_null() || at->is_array();
+    if (!grows || *token == "-" || token->empty() ||
+        !std::all_of(token->begin(), token->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      if (!grows)
+        return;  // a scalar on the path: nlohmann rejects the --set
+      at = nullptr;
+      continue;
+    }
+    const std::size_t size = at != nullptr && at->is_array() ? at->size() : 0;
+    std::size_t index = 0;
+    const auto [end, ec] = std::from_chars(token->data(), token->data() + token->size(), index);
+    if (ec != std::errc() || index > size) {
+      throw InputError(file, where,
+                       "--set index " + *token + " is beyond the end of the array (" +
+                           std::to_string(size) +
+                           " elements); an index may at most append one "
+                           "element (index " +
+                           std::to_string(size) + ")");
+    }
+    at = index < size ? &(*at)[index] : nullptr;
+  }
+}
+
+}  // namespace
 
 void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverride>& overrides,
                      const std::string& file, const std::string& pointer) {
   for (const ScenarioOverride& o : overrides) {
     try {
-      scenario[nlohmann::json::json_pointer(o.pointer)] = nlohmann::json::parse(o.value_json);
+      const nlohmann::json::json_pointer target(o.pointer);
+      check_override_indices(scenario, target, file, pointer + o.pointer);
+      scenario[target] = nlohmann::json::parse(o.value_json);
     } catch (const nlohmann::json::exception&) {
       throw InputError(file, pointer + o.pointer,
                        "--set cannot set this key: a value on its path is not an object");
@@ -321,8 +383,8 @@ Scenario load_scenario(const std::string& path, const std::vector<ScenarioOverri
   nlohmann::json doc = JsonReader::parse_file(path);
   if (doc.is_object())
     apply_overrides(doc, overrides, path, "");
-  JsonReader reader(doc, path);
-  Scenario sc = read_scenario(reader, true);
+  Scenario sc = JsonReader::read_document(
+      doc, path, [](JsonReader& reader) { return read_scenario(reader, true); });
   sc.profile_path = resolve_profile_path(sc.profile_path, path, "/profile");
   return sc;
 }

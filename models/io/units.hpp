@@ -12,6 +12,13 @@ namespace capsim::units {
 // Ti) are 1024-based. Bandwidth: "b"/"bit" means bits, "B" means bytes ("200Gbps", "25GBps",
 // "1.6Tb/s", "12.5GiB/s").
 
+// Largest quantities an input may give (docs/scenario.md, "Units"): far beyond any real run, and
+// small enough that sums, products and conversions to days or microseconds stay finite and fit
+// 64-bit integers.
+inline constexpr double kMaxDurationS = 1e12;  // about 31,700 years
+inline constexpr double kMaxCount = 1e18;      // 10,000 times the largest published run's tokens
+inline constexpr double kMaxSizeBytes = 1e18;  // an exabyte
+
 [[nodiscard]] std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text);
 // Durations: "1.5us", "20ms", "3s", "90min", "2h", "30d", "1w".
 [[nodiscard]] std::optional<double> parse_duration_s(std::string_view text);

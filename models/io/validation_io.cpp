@@ -57,11 +57,13 @@ bool id_has_prefix(const std::string& id, const std::vector<std::string>& prefix
 ValidationFile load_validation_file(const std::string& path,
                                     const std::vector<ScenarioOverride>& overrides) {
   const nlohmann::json doc = JsonReader::parse_file(path);
-  JsonReader root(doc, path);
-  root.expect_schema(kValidationSchema);
-  (void)root.optional_string("note", "");
-  const auto cases = root.array("cases", 1);
-  root.finish();
+  const auto cases = JsonReader::read_document(doc, path, [](JsonReader& root) {
+    root.expect_schema(kValidationSchema);
+    (void)root.optional_string("note", "");
+    auto items = root.array("cases", 1);
+    root.finish();
+    return items;
+  });
   ValidationFile out;
   std::set<std::string> ids;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -71,10 +73,15 @@ ValidationFile load_validation_file(const std::string& path,
       id = cases[i]["id"].get<std::string>();
     try {
       const nlohmann::json c = with_overrides(cases[i], overrides, path, pointer);
-      JsonReader r(c, path, pointer);
-      ValidationCase vc = read_case(r, path);
-      if (!ids.insert(vc.id).second)
-        throw r.error("id", "duplicate case id \"" + vc.id + "\"");
+      ValidationCase vc = JsonReader::read_document(
+          c, path,
+          [&](JsonReader& r) {
+            ValidationCase read = read_case(r, path);
+            if (!ids.insert(read.id).second)
+              throw r.error("id", "duplicate case id \"" + read.id + "\"");
+            return read;
+          },
+          pointer);
       out.cases.push_back(std::move(vc));
     } catch (const InputError& e) {
       out.rejected.push_back({id, pointer, e});

@@ -175,7 +175,7 @@ std::vector<traces::JobRecord> read_inline_jobs(JsonReader& parent, const std::s
   std::vector<traces::JobRecord> jobs;
   std::set<std::string> ids;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    JsonReader r(items[i], parent.file(), parent.pointer_to("jobs") + "/" + std::to_string(i));
+    JsonReader r(items[i], parent, parent.pointer_to("jobs") + "/" + std::to_string(i));
     traces::JobRecord j;
     j.id = r.required_string("job_id");
     if (!ids.insert(j.id).second)
@@ -244,12 +244,12 @@ void read_run_settings(JsonReader& r, const std::string& file, WhatIf& w) {
 }
 
 // The /pools array, with unique pool names.
-std::vector<NodePool> read_pools(JsonReader& r, const std::string& file) {
+std::vector<NodePool> read_pools(JsonReader& r) {
   const auto pools = r.array("pools", 1);
   std::vector<NodePool> out;
   std::set<std::string> pool_names;
   for (std::size_t i = 0; i < pools.size(); ++i) {
-    JsonReader pr(pools[i], file, r.pointer_to("pools") + "/" + std::to_string(i));
+    JsonReader pr(pools[i], r, r.pointer_to("pools") + "/" + std::to_string(i));
     out.push_back(read_pool(pr));
     if (!pool_names.insert(out.back().name).second) {
       throw pr.error("name", "duplicate pool name \"" + out.back().name + "\"");
@@ -273,9 +273,10 @@ std::vector<traces::JobRecord> read_any_jobs(JsonReader& r, const std::string& b
 }
 
 // One /policies entry: a preset, an optional name (default: the preset) and its knobs.
-PolicySpec read_policy(const nlohmann::json& value, const std::string& file, const std::string& ptr,
-                       std::set<std::string>& names) {
-  JsonReader pr(value, file, ptr);
+PolicySpec read_policy(const nlohmann::json& value, const JsonReader& parent,
+                       const std::string& ptr, std::set<std::string>& names) {
+  JsonReader pr(value, parent, ptr);
+  const std::string& file = parent.file();
   const std::string preset = pr.required_enum("preset", preset_names());
   const std::string name = pr.optional_string("name", preset);
   if (!names.insert(name).second) {
@@ -299,7 +300,7 @@ std::vector<PolicySpec> read_policies(JsonReader& r, const std::string& file) {
   std::set<std::string> names;
   for (std::size_t i = 0; i < policies.size(); ++i) {
     out.push_back(
-        read_policy(policies[i], file, r.pointer_to("policies") + "/" + std::to_string(i), names));
+        read_policy(policies[i], r, r.pointer_to("policies") + "/" + std::to_string(i), names));
   }
   return out;
 }
@@ -345,14 +346,13 @@ void check_jobs_fit_largest_pool(const WhatIf& w, const std::string& file) {
   }
 }
 
-WhatIf read(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
-            const std::string* embedded_trace) {
-  JsonReader r(json, file);
+WhatIf read(JsonReader& r, const std::string& base_dir, const std::string* embedded_trace) {
+  const std::string& file = r.file();
   r.expect_schema(kWhatIfSchema);
   WhatIf w;
   w.file = file;
   read_run_settings(r, file, w);
-  w.pools = read_pools(r, file);
+  w.pools = read_pools(r);
   if (auto f = r.optional_object("failures"))
     w.failures = read_failures(*f);
   w.jobs = read_any_jobs(r, base_dir, embedded_trace, w.pools);
@@ -363,6 +363,12 @@ WhatIf read(const nlohmann::json& json, const std::string& file, const std::stri
   check_jobs_fit_largest_pool(w, file);
   fill_scenario_models(w, default_throughput());
   return w;
+}
+
+WhatIf read(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
+            const std::string* embedded_trace) {
+  return JsonReader::read_document(
+      json, file, [&](JsonReader& r) { return read(r, base_dir, embedded_trace); });
 }
 
 }  // namespace

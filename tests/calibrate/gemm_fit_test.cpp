@@ -1,6 +1,7 @@
 #include "calibrate/gemm_fit.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -46,6 +47,31 @@ TEST(GemmCsvTest, BadRowNamesLine) {
               std::string(CAPSIM_TEST_DATA_DIR) +
                   "/nccl_bad/empty_allreduce.txt:1: expected the header to start with "
                   "gpu,dtype,M,N,K,tflops,source");
+  }
+}
+
+// A GEMM table is UTF-8 text: its names go into profiles, which are JSON. A device is not a
+// table (/dev/zero would be read forever).
+TEST(GemmCsvTest, NonTextAndNonFilesAreRefused) {
+  const std::string path = ::testing::TempDir() + "capsim_gemm_bad_utf8.csv";
+  std::ofstream(path, std::ios::binary)
+      << "gpu,dtype,M,N,K,tflops,source\nA100\xFF,bf16,8192,8192,8192,271.2,x\n";
+  try {
+    (void)read_gemm_csv(path);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path +
+                                         ":2: invalid UTF-8 (byte 0xFF) at column 5; a GEMM table "
+                                         "is UTF-8 text without NUL bytes");
+  }
+  std::filesystem::remove(path);
+  try {
+    (void)read_gemm_csv("/dev/null");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "/dev/null: is not a regular file (a FIFO, device or socket); capsim reads its "
+              "inputs from files");
   }
 }
 

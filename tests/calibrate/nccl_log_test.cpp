@@ -147,6 +147,10 @@ TEST(NcclLogTest, MalformedLogsNameFileAndLine) {
                 "all-reduce (2(n-1)/n)");
   EXPECT_EQ(error_of(kBad + "no_such_allreduce.txt"),
             kBad + "no_such_allreduce.txt: cannot open file");
+  // A device never ends: refused before a byte is read.
+  EXPECT_EQ(error_of("/dev/zero"),
+            "/dev/zero: is not a regular file (a FIFO, device or socket); capsim reads its inputs "
+            "from files");
 }
 
 TEST(NcclLogTest, ParsesOtherCollectivesFromTheHeaderLine) {
@@ -225,6 +229,13 @@ TEST(NcclLogTest, RejectsWhatItCannotReadSafely) {
                               "1.75  0\n",
                           "x_allreduce.txt"),
             "x_allreduce.txt:2: size out of range: \"" + std::string(400, '9') + "\"");
+  // Beyond the size ceiling of every input (1e18 bytes) a size no longer prints as an integer:
+  // the message about a second such row read a negative size.
+  EXPECT_EQ(text_error_of(header + std::string(30, '9') +
+                              "      1     float    sum      -1   5.0  1.0  1.75  0   5.0  1.0  "
+                              "1.75  0\n",
+                          "x_allreduce.txt"),
+            "x_allreduce.txt:2: size out of range: \"" + std::string(30, '9') + "\"");
   EXPECT_EQ(text_error_of("# SOURCE: caf\xe9\n" + header, "x_allreduce.txt"),
             "x_allreduce.txt:1: the log is not UTF-8 text (byte 233)");
   EXPECT_EQ(text_error_of("\n# SOURCE: \xed\xa0\x80\n" + header, "x_allreduce.txt"),

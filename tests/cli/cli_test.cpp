@@ -1,4 +1,5 @@
 // The command-line contract: help, exit codes (0 ok, 2 bad input), JSON keys scripts rely on.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace capsim {
@@ -62,6 +64,99 @@ TEST(CliTest, ExtraArgumentsAndHugeJobCountsExitTwo) {
   EXPECT_EQ(jobs.exit_code, 2);
   EXPECT_NE(jobs.out.find("--jobs must be between 1 and 1024"), std::string::npos) << jobs.out;
   EXPECT_EQ(run_capsim("whatif --jobs 0").exit_code, 2);
+}
+
+// Where a file is expected, a folder, device or FIFO is refused by name: /dev/zero grew to
+// gigabytes before bad_alloc (exit 1) and a FIFO blocked forever.
+TEST(CliTest, NonRegularInputFilesExitTwo) {
+  const auto zero = run_capsim("simulate /dev/zero --engine analytic", true);
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.out.find("capsim simulate: error: /dev/zero: is not a regular file"),
+            std::string::npos)
+      << zero.out;
+  const std::string fifo = ::testing::TempDir() + "capsim_fifo_" + std::to_string(getpid());
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // `timeout` turns a hang into a failure instead of a stuck test.
+  const auto fifo_run = testing::run_shell("timeout 60 " + std::string(CAPSIM_BINARY) +
+                                           " validate " + fifo + " --engine analytic 2>&1");
+  EXPECT_EQ(fifo_run.exit_code, 2) << fifo_run.out;
+  EXPECT_NE(fifo_run.out.find(fifo + ": is not a regular file"), std::string::npos) << fifo_run.out;
+  std::filesystem::remove(fifo);
+  const auto folder = run_capsim("plan " + ::testing::TempDir() + " --engine analytic", true);
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.out.find(": is a folder, not a file"), std::string::npos) << folder.out;
+}
+
+// A valid scenario followed by a NUL byte and garbage was accepted (the parser stopped at the
+// NUL); invalid UTF-8 in a --set value was an internal error when the value was echoed.
+TEST(CliTest, InputsMustBeUtf8TextWithoutNul) {
+  const std::string path =
+      ::testing::TempDir() + "capsim_nul_" + std::to_string(getpid()) + ".json";
+  std::ifstream valid(kData + "/scenarios/valid.json", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(valid)), std::istreambuf_iterator<char>());
+  const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  text += std::string("\0 garbage", 9);
+  std::ofstream(path, std::ios::binary) << text;
+  const auto nul = run_capsim("simulate " + path + " --engine analytic", true);
+  EXPECT_EQ(nul.exit_code, 2);
+  EXPECT_NE(nul.out.find(path + ": a NUL byte at line " + std::to_string(lines + 1) +
+                         ", column 1; inputs are UTF-8 text without NUL bytes"),
+            std::string::npos)
+      << nul.out;
+  std::filesystem::remove(path);
+  const auto set = run_capsim("simulate " + kData +
+                                  "/scenarios/valid.json --engine analytic --set \"name=$(printf "
+                                  "'gpt\\377')\"",
+                              true);
+  EXPECT_EQ(set.exit_code, 2) << set.out;
+  EXPECT_NE(set.out.find("invalid UTF-8 (byte 0xFF) at byte 9"), std::string::npos) << set.out;
+}
+
+// --set may append one element to an array, no more: index 99999999 allocated 6 GB and aborted
+// (exit 134) under a memory limit.
+TEST(CliTest, SetIndexBeyondTheArrayExitsTwo) {
+  const std::string scenario = kData + "/scenarios/valid.json";
+  const auto far = run_capsim(
+      "simulate " + scenario + " --engine analytic --set parallelism.stage_layers.99999999=1",
+      true);
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_NE(far.out.find(scenario +
+                         ":/parallelism/stage_layers/99999999: --set index 99999999 is beyond the "
+                         "end of the array (0 elements)"),
+            std::string::npos)
+      << far.out;
+  const auto append =
+      run_capsim("simulate " + scenario +
+                     " --engine analytic --set 'parallelism.stage_layers=[20]' --set "
+                     "parallelism.stage_layers.1=20",
+                 true);
+  EXPECT_EQ(append.exit_code, 0) << append.out;
+}
+
+// Every key problem of a file at once, one "capsim <command>: error: file:/pointer: ..." line
+// each; a misspelt key is named with the key it most likely means.
+TEST(CliTest, EveryKeyProblemIsOneErrorLine) {
+  const std::string path =
+      ::testing::TempDir() + "capsim_keys_" + std::to_string(getpid()) + ".json";
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(kData + "/scenarios/valid.json"));
+  doc["model"]["num_atention_heads"] = doc["model"]["num_attention_heads"];
+  doc["model"].erase("num_attention_heads");
+  doc["model"]["moe"] = {{"num_experts", 8}};
+  doc["parallelism"].erase("tensor");
+  std::ofstream(path) << doc.dump(2);
+  const auto r = run_capsim("simulate " + path + " --engine analytic", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "capsim simulate: error: " + path +
+                       ":/model/num_atention_heads: unknown key \"num_atention_heads\"; did you "
+                       "mean \"num_attention_heads\"?\n"
+                       "capsim simulate: error: " +
+                       path +
+                       ":/model/moe: capsim does not model mixture-of-experts layers yet (\"moe\" "
+                       "is reserved for it)\n"
+                       "capsim simulate: error: " +
+                       path + ":/parallelism/tensor: missing required key\n");
+  std::filesystem::remove(path);
 }
 
 TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {

@@ -346,6 +346,66 @@ TEST(ScenarioValidationTest, InstanceFillsGpuAndNetwork) {
   EXPECT_EQ(s.parallelism.schedule, Schedule::kOneFOneB);
 }
 
+// Every unknown and missing key of a scenario in one run, one line each with its pointer.
+TEST(ScenarioValidationTest, EveryKeyProblemIsReportedAtOnce) {
+  nlohmann::json doc = JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  auto& heads = doc["model"]["num_attention_heads"];
+  doc["model"]["num_atention_heads"] = heads;
+  doc["model"].erase("num_attention_heads");
+  doc["cluster"]["colour"] = "blue";
+  doc["parallelism"].erase("data");
+  doc["parallelism"]["expert"] = 2;
+  try {
+    (void)read_doc(doc);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "doc.json:/model/num_atention_heads: unknown key \"num_atention_heads\"; did you "
+              "mean \"num_attention_heads\"?\n"
+              "doc.json:/cluster/colour: unknown key \"colour\"; allowed keys: gpu, "
+              "gpus_per_node, instance, inter_node, intra_node, num_nodes\n"
+              "doc.json:/parallelism/data: missing required key\n"
+              "doc.json:/parallelism/expert: capsim does not model expert parallelism "
+              "(mixture-of-experts layers) yet (\"expert\" is reserved for it)");
+    ASSERT_EQ(e.problems().size(), 4u);
+    EXPECT_EQ(e.pointer(), "/model/num_atention_heads");
+  }
+}
+
+// A --set index may append one element to an array, no more: index 99999999 made nlohmann fill
+// the gap with nulls (6 GB, then an abort under a memory limit).
+TEST(ScenarioValidationTest, OverrideIndicesStayNearTheArray) {
+  nlohmann::json doc = JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  doc["parallelism"]["stage_layers"] = {20, 20};
+  try {
+    apply_overrides(doc, {{"/parallelism/stage_layers/99999999", "1"}}, "s.json", "");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.json:/parallelism/stage_layers/99999999: --set index 99999999 is beyond the end "
+              "of the array (2 elements); an index may at most append one element (index 2)");
+  }
+  EXPECT_THROW(apply_overrides(doc, {{"/parallelism/stage_layers/99999999999999999999999", "1"}},
+                               "s.json", ""),
+               InputError);
+  // A missing value becomes an array when the path indexes it: index 0 only.
+  try {
+    apply_overrides(doc, {{"/parallelism/splits/99999999", "1"}}, "s.json", "/cases/0");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.json:/cases/0/parallelism/splits/99999999: --set index 99999999 is beyond the "
+              "end of the array (0 elements); an index may at most append one element (index 0)");
+  }
+  EXPECT_FALSE(doc["parallelism"].contains("splits"));
+  apply_overrides(doc,
+                  {{"/parallelism/stage_layers/1", "19"}, {"/parallelism/stage_layers/2", "1"}},
+                  "s.json", "");
+  EXPECT_EQ(doc["parallelism"]["stage_layers"], nlohmann::json({20, 19, 1}));
+  apply_overrides(doc, {{"/parallelism/stage_layers/-", "0"}}, "s.json", "");
+  EXPECT_EQ(doc["parallelism"]["stage_layers"].size(), 4u);
+}
+
 TEST(ScenarioValidationTest, MissingFileIsInputError) {
   try {
     (void)load_scenario("/nonexistent/scenario.json");

@@ -1,11 +1,14 @@
 #include "traces/job_trace.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "models/io/input_error.hpp"
+#include "models/io/input_file.hpp"
 
 namespace capsim::traces {
 namespace {
@@ -196,6 +199,59 @@ TEST(ImportTest, RejectsImpossibleTimes) {
   EXPECT_EQ(error_of("job_id,submit,gpus,duration\na,1e308days,8,1h\n"),
             "traces/jobs.csv:line 2: column \"submit\": expected a duration like \"90s\", got "
             "\"1e308days\"");
+}
+
+// Durations and submit times have the ceiling of every duration (1e12 s): a 1e308s submit time
+// overflowed into a negative day count in the span message.
+TEST(ImportTest, HugeTimesAreBadInputWithTheirOwnNumbers) {
+  EXPECT_EQ(error_of("job_id,submit,gpus,duration\na,1e308s,8,1h\n"),
+            "traces/jobs.csv:line 2: column \"submit\": expected a duration of at most "
+            "\"1e12s\", got \"1e308s\"");
+  EXPECT_EQ(error_of("job_id,submit,gpus,duration\na,0s,8,1e300s\n"),
+            "traces/jobs.csv:line 2: column \"duration\": expected a duration of at most "
+            "\"1e12s\", got \"1e300s\"");
+  EXPECT_EQ(error_of("job_id,submit,gpus,scenario,tokens\na,0s,8,s.json,1e30\n"),
+            "traces/jobs.csv:line 2: column \"tokens\": expected a count of at most \"1e18\", "
+            "got \"1e30\"");
+  EXPECT_EQ(error_of("timestamp,duration,num_gpus\n0,1e300,8\n", JobTraceFormat::kPhillyPollux),
+            "traces/jobs.csv:line 2: job \"philly-2\" runs for 1e+300 s; a duration may be at "
+            "most 1e12 s (about 31,700 years)");
+  EXPECT_EQ(error_of("job_id,gpu_num,submit_time,duration\na,8,0,5\nb,8,1e300,5\n",
+                     JobTraceFormat::kHelios),
+            "traces/jobs.csv:line 3: job \"b\" is submitted 1.16e+295 days after the trace "
+            "starts; a trace may span at most 3650 days (does it mix date-times with plain "
+            "seconds?)");
+  EXPECT_EQ(error_of("job_id,gpu_num,submit_time,duration\na,8,-1e308,5\nb,8,1e308,5\n",
+                     JobTraceFormat::kHelios),
+            "traces/jobs.csv:line 3: job \"b\" is submitted inf days after the trace starts; a "
+            "trace may span at most 3650 days (does it mix date-times with plain seconds?)");
+}
+
+// Job ids are echoed into JSON output, which must be UTF-8; a NUL is not text.
+TEST(ImportTest, TracesAreUtf8TextWithoutNul) {
+  EXPECT_EQ(error_of("job_id,submit,gpus,duration\n\xFF,0s,8,1h\n"),
+            "traces/jobs.csv:line 2: invalid UTF-8 (byte 0xFF) at column 1; the job trace is "
+            "UTF-8 text without NUL bytes");
+  EXPECT_EQ(error_of(std::string("job_id,submit,gpus,duration\na,0s,8,1h\0\n", 39)),
+            "traces/jobs.csv:line 2: a NUL byte at column 10; the job trace is UTF-8 text "
+            "without NUL bytes");
+}
+
+// A trace of a million jobs is larger than a JSON input may be, and still read.
+TEST(ImportTest, AMillionJobTraceIsRead) {
+  const std::string path = ::testing::TempDir() + "capsim_million_jobs.csv";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "job_id,submit,gpus,duration\n";
+    const std::string pad(50, 'x');
+    for (int i = 0; i < 1000000; ++i)
+      out << "job-" << i << "-" << pad << "," << i % 86400 << "s,8,1h\n";
+  }
+  ASSERT_GT(std::filesystem::file_size(path), kMaxJsonInputBytes);
+  JobTraceOptions options;
+  options.path = path;
+  EXPECT_EQ(read_job_trace(options).size(), 1000000u);
+  std::filesystem::remove(path);
 }
 
 TEST(ImportTest, ImportedJobIdsArePresentAndUnique) {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -492,6 +493,10 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
 }
 
 CollectiveCurve read_nccl_log(const std::string& path) {
+  // A folder opens like a file and reads as empty: say what it is instead of "no data rows".
+  if (std::filesystem::is_directory(path))
+    throw InputError(path, "",
+                     "is a folder, not a log; name the logs in it (e.g. " + path + "/*.txt)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(path, "", "cannot open file");

@@ -496,7 +496,8 @@ CollectiveCurve read_nccl_log(const std::string& path) {
   // A folder opens like a file and reads as empty: say what it is instead of "no data rows".
   if (std::filesystem::is_directory(path))
     throw InputError(path, "",
-                     "is a folder, not a log; name the logs in it (e.g. " + path + "/*.txt)");
+                     "is a folder, not a log; name the logs in it (e.g. " +
+                         (std::filesystem::path(path) / "*.txt").lexically_normal().string() + ")");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(path, "", "cannot open file");

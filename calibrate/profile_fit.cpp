@@ -51,9 +51,10 @@ CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
   CalibrationInputs in;
   for (const auto& path : paths) {
     if (std::filesystem::is_directory(path)) {
-      throw InputError(
-          path, "",
-          "is a folder, not a measurement file; name the files in it (e.g. " + path + "/*.txt)");
+      throw InputError(path, "",
+                       "is a folder, not a measurement file; name the files in it (e.g. " +
+                           (std::filesystem::path(path) / "*.txt").lexically_normal().string() +
+                           ")");
     }
     if (ends_with(path, ".json")) {
       Measurements m = read_measurements(path);

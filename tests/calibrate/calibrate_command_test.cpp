@@ -188,6 +188,11 @@ TEST(CalibrateCommandTest, AFolderGivenForLogsIsNamedAsOne) {
                        dir + "/*.txt)"),
             std::string::npos)
       << r.out;
+  r = run_capsim("calibrate fit " + dir + "/ -o " + temp_path("folder.json"), true);
+  EXPECT_NE(r.out.find(dir + "/: is a folder, not a measurement file; name the files in it (e.g. " +
+                       dir + "/*.txt)"),
+            std::string::npos)
+      << r.out;
   r = run_capsim("calibrate fit " + kLogs + "a100_1node_allreduce_mpi8_thanos.txt --validate " +
                      dir + " -o " + temp_path("folder.json"),
                  true);

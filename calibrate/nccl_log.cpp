@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <regex>
@@ -459,6 +460,11 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
 }
 
 CollectiveCurve read_nccl_log(const std::string& path) {
+  // A folder would be refused as "not a regular file": say what to pass instead.
+  if (std::filesystem::is_directory(path))
+    throw InputError(path, "",
+                     "is a folder, not a log; name the logs in it (e.g. " +
+                         (std::filesystem::path(path) / "*.txt").lexically_normal().string() + ")");
   return parse_nccl_log(read_input_file(path, InputKind::kLog), path);
 }
 

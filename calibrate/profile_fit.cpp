@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -49,6 +50,12 @@ std::string provenance_line(const CollectiveCurve& c) {
 CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
   CalibrationInputs in;
   for (const auto& path : paths) {
+    if (std::filesystem::is_directory(path)) {
+      throw InputError(path, "",
+                       "is a folder, not a measurement file; name the files in it (e.g. " +
+                           (std::filesystem::path(path) / "*.txt").lexically_normal().string() +
+                           ")");
+    }
     if (ends_with(path, ".json")) {
       Measurements m = read_measurements(path);
       for (auto& c : m.collectives)
@@ -86,65 +93,85 @@ std::string catalog_gpu_for_device(const std::string& device) {
 
 namespace {
 
-// The profile's GPU: the option, else the first device name the logs or measurement headers
-// print that the catalog knows.
-std::string profile_gpu(const CalibrationInputs& inputs, const ProfileFitOptions& options) {
-  std::string gpu = options.gpu;
-  if (gpu.empty()) {
-    for (const auto& c : inputs.curves) {
-      gpu = catalog_gpu_for_device(c.gpu);
-      if (!gpu.empty())
-        break;
-    }
-    for (const auto& m : inputs.machines) {
-      if (gpu.empty())
-        gpu = catalog_gpu_for_device(m.gpu);
-    }
+// The first device name the logs or measurement headers print that the catalog knows, or "".
+std::string gpu_of_logs(const CalibrationInputs& inputs) {
+  for (const auto& c : inputs.curves) {
+    const std::string gpu = catalog_gpu_for_device(c.gpu);
+    if (!gpu.empty())
+      return gpu;
   }
-  if (gpu.empty()) {
-    // Name what the logs print, so new hardware is recognised as such.
-    std::string device;
-    for (const auto& c : inputs.curves)
-      device = device.empty() ? c.gpu : device;
-    for (const auto& m : inputs.machines)
-      device = device.empty() ? m.gpu : device;
-    throw InputError("--gpu", "",
-                     "the logs name no known GPU" +
-                         (device.empty() ? std::string() : " (they print \"" + device + "\")") +
-                         "; pass --gpu (one of the catalog), or describe new hardware with "
-                         "--gpu-spec GPU.json (docs/calibration.md, \"New hardware\")");
+  for (const auto& m : inputs.machines) {
+    const std::string gpu = catalog_gpu_for_device(m.gpu);
+    if (!gpu.empty())
+      return gpu;
   }
-  return gpu;
+  return "";
 }
 
-// Inter-node logs cannot be fitted without knowing their network; single-node ones ran on
-// NVSwitch.
-std::string profile_fabric(const ProfileFitOptions& options, bool any_inter) {
-  std::string fabric = options.fabric;
-  if (any_inter && (fabric.empty() || fabric == "nvswitch")) {
-    throw InputError("--fabric", "",
-                     "inter-node logs need the fabric they ran on: infiniband, roce or efa");
-  }
-  if (fabric.empty())
-    fabric = "nvswitch";
-  return fabric;
+// The profile's GPU: the option, else the first device name the logs or measurement headers
+// print that the catalog knows ("" when neither names one: missing_fit_options says so).
+std::string profile_gpu(const CalibrationInputs& inputs, const ProfileFitOptions& options) {
+  return options.gpu.empty() ? gpu_of_logs(inputs) : options.gpu;
+}
+
+// Inter-node logs cannot be fitted without knowing their network (missing_fit_options checks
+// they have it); single-node ones ran on NVSwitch.
+std::string profile_fabric(const ProfileFitOptions& options) {
+  return options.fabric.empty() ? "nvswitch" : options.fabric;
 }
 
 // The aggregate NIC bandwidth per node: the option, else the first measurement header that
-// states one. Inter-node bus bandwidths are relative to it, so those logs require it.
-double node_nic_bandwidth(const CalibrationInputs& inputs, const ProfileFitOptions& options,
-                          bool any_inter) {
+// states one (0 when none does). Inter-node bus bandwidths are relative to it.
+double node_nic_bandwidth(const CalibrationInputs& inputs, const ProfileFitOptions& options) {
   double nic = options.node_nic_bandwidth_bytes_per_s;
   for (const auto& m : inputs.machines) {
     if (nic <= 0.0)
       nic = m.node_nic_bandwidth_bytes_per_s;
   }
-  if (any_inter && nic <= 0.0) {
-    throw InputError("--node-nic-bandwidth", "",
-                     "inter-node logs need the aggregate NIC bandwidth per node they ran with, "
-                     "e.g. 400Gbps");
-  }
   return nic;
+}
+
+bool has_inter_node_curve(const CalibrationInputs& inputs) {
+  return std::any_of(inputs.curves.begin(), inputs.curves.end(),
+                     [](const CollectiveCurve& c) { return c.nodes > 1; });
+}
+
+// The catalog GPU a device name states, or "" when it leaves the variant open: "A100-SXM"
+// may be 40 or 80 GB (catalog_gpu_for_device's 80 GB is a default for the fit, not a fact).
+std::string stated_gpu(const std::string& device) {
+  if (device.find("A100") != std::string::npos && device.find("GB") == std::string::npos)
+    return "";
+  return catalog_gpu_for_device(device);
+}
+
+// Warns when the inputs the fit uses state different GPUs (say an A100 40 GB log beside an
+// 80 GB one), or one GPU other than the profile's: their bandwidths and speeds may differ.
+std::vector<std::string> gpu_warnings(const CalibrationInputs& inputs, const GpuSpec& spec) {
+  std::vector<std::pair<std::string, std::string>> stated;  // GPU, first input naming it
+  const auto note = [&stated](const std::string& device, const std::string& where) {
+    const std::string gpu = stated_gpu(device);
+    const bool known = std::any_of(stated.begin(), stated.end(),
+                                   [&gpu](const auto& entry) { return entry.first == gpu; });
+    if (!gpu.empty() && !known)
+      stated.emplace_back(gpu, where);
+  };
+  for (const auto& c : inputs.curves)
+    note(c.gpu, base_name(c.source));
+  for (const auto& row : inputs.gemm_rows) {
+    if (gemm_row_in_family(row, spec))
+      note(row.gpu, row.file + (row.line > 0 ? ":" + std::to_string(row.line) : ""));
+  }
+  if (stated.empty() || (stated.size() == 1 && stated.front().first == spec.name))
+    return {};
+  std::string list;
+  for (const auto& [gpu, where] : stated)
+    list += (list.empty() ? "" : ", ") + gpu + " (" + where + ")";
+  if (stated.size() == 1) {
+    return {"the inputs were measured on " + list + ", the profile is fitted for " + spec.name +
+            " (--gpu)"};
+  }
+  return {"the inputs mix GPUs: " + list + "; the profile is fitted for " + spec.name +
+          " from all of them (pass only one GPU's logs for a profile of that GPU alone)"};
 }
 
 // One joint fit per (collective, scope), in the fixed order of the map key, so that the
@@ -289,6 +316,48 @@ void set_unfitted_params(const GpuSpec& spec, HardwareProfile& p) {
 
 }  // namespace
 
+std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
+                                               const ProfileFitOptions& options) {
+  std::vector<MissingOption> missing;
+  if (profile_gpu(inputs, options).empty()) {
+    // Name what the logs print, so new hardware is recognised as such.
+    std::string device;
+    for (const auto& c : inputs.curves)
+      device = device.empty() ? c.gpu : device;
+    for (const auto& m : inputs.machines)
+      device = device.empty() ? m.gpu : device;
+    missing.push_back(
+        {"--gpu", "the logs name no known GPU" +
+                      (device.empty() ? std::string() : " (they print \"" + device + "\")") +
+                      "; pass --gpu (one of the catalog), or describe new hardware with "
+                      "--gpu-spec GPU.json (docs/calibration.md, \"New hardware\")"});
+  }
+  if (has_inter_node_curve(inputs)) {
+    if (options.fabric.empty() || options.fabric == "nvswitch") {
+      missing.push_back(
+          {"--fabric", "inter-node logs need the fabric they ran on: infiniband, roce or efa"});
+    }
+    if (node_nic_bandwidth(inputs, options) <= 0.0) {
+      missing.push_back({"--node-nic-bandwidth",
+                         "inter-node logs need the aggregate NIC bandwidth per node they ran "
+                         "with, e.g. 400Gbps"});
+    }
+  }
+  return missing;
+}
+
+InputError missing_options_error(const std::vector<MissingOption>& missing) {
+  if (missing.size() == 1)
+    return {missing.front().option, "", missing.front().reason};
+  std::string options;
+  std::string reasons;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    options += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i].option;
+    reasons += (i == 0 ? "" : "; ") + missing[i].option + ": " + missing[i].reason;
+  }
+  return {"", "", "missing " + options + ": " + reasons};
+}
+
 std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                                               const ProfileFitOptions& options) {
   auto result = std::make_unique<ProfileFitResult>();
@@ -296,14 +365,17 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   if (inputs.curves.empty() && inputs.gemm_rows.empty()) {
     throw InputError("", "", "no measurements given");
   }
+  const std::vector<MissingOption> missing = missing_fit_options(inputs, options);
+  if (!missing.empty())
+    throw missing_options_error(missing);
   const std::string gpu = profile_gpu(inputs, options);
   const GpuSpec* spec = find_gpu(gpu);
   if (spec == nullptr)
     throw InputError("--gpu", "", "unknown GPU \"" + gpu + "\"");
-  const bool any_inter = std::any_of(inputs.curves.begin(), inputs.curves.end(),
-                                     [](const CollectiveCurve& c) { return c.nodes > 1; });
-  const std::string fabric = profile_fabric(options, any_inter);
-  const double nic = node_nic_bandwidth(inputs, options, any_inter);
+  const bool any_inter = has_inter_node_curve(inputs);
+  const std::string fabric = profile_fabric(options);
+  const double nic = node_nic_bandwidth(inputs, options);
+  result->warnings = gpu_warnings(inputs, *spec);
 
   p.gpu = gpu;
   p.fabric = fabric;

@@ -9,6 +9,7 @@
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/measurements.hpp"
 #include "models/hardware_profile.hpp"
+#include "models/io/input_error.hpp"
 
 namespace capsim::calibrate {
 
@@ -21,7 +22,7 @@ struct CalibrationInputs {
 };
 
 // Reads every input by kind: *.json capsim.measurements/v1, *.csv the GEMM CSV, anything else
-// a nccl-tests text log. Throws InputError naming the file.
+// a nccl-tests text log. Throws InputError naming the file (a folder among them included).
 [[nodiscard]] CalibrationInputs load_inputs(const std::vector<std::string>& paths);
 
 // Choices the logs cannot make themselves (docs/calibration.md).
@@ -33,9 +34,29 @@ struct ProfileFitOptions {
   int max_regimes = 4;
 };
 
+// An option the inputs need and the command line lacks, and why.
+struct MissingOption {
+  std::string option;  // "--fabric"
+  std::string reason;  // "inter-node logs need the fabric they ran on: ..."
+};
+
+// Returns every option the inputs need that `options` lacks, in the order --gpu, --fabric,
+// --node-nic-bandwidth: the GPU when no input names a known one; with inter-node curves the
+// fabric and, unless a measurement header states it, the NIC bandwidth per node.
+[[nodiscard]] std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
+                                                             const ProfileFitOptions& options);
+
+// Returns the error naming all of `missing` at once: "--fabric: why" for one option,
+// "missing --fabric and --node-nic-bandwidth: --fabric: why; --node-nic-bandwidth: why" for
+// more. REQUIRES: !missing.empty().
+[[nodiscard]] InputError missing_options_error(const std::vector<MissingOption>& missing);
+
 // A fitted profile with what the report needs to draw it.
 struct ProfileFitResult {
   HardwareProfile profile;
+  // For stderr, not the profile: inputs measured on different GPUs, or on another GPU than
+  // the profile's.
+  std::vector<std::string> warnings;
   std::vector<CollectiveCurve> curves;
   std::vector<std::vector<double>> curve_model_s;  // model time per sample, per curve
   std::vector<GemmMeasurement> gemm_rows;          // owns the rows gemm->rows points into
@@ -49,8 +70,8 @@ struct ProfileFitResult {
 // Fits a profile: one CollectiveFit per (collective, scope) over all curves of that scope,
 // GemmParams from the GEMM rows of the GPU family (defaults when there are none), attention
 // and framework overheads at their cited defaults; collective_sms is the median of the overlap
-// measurements' sms_taken when there are any, else the default 24. Deterministic. Throws InputError
-// when an option the inputs need is missing.
+// measurements' sms_taken when there are any, else the default 24. Deterministic. Throws
+// missing_options_error when options the inputs need are missing.
 [[nodiscard]] std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                                                             const ProfileFitOptions& options);
 

@@ -100,6 +100,44 @@ calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& arg
   return fit_options;
 }
 
+// Names every option the command line lacks at once: -o, and what the logs need (--gpu,
+// --fabric, --node-nic-bandwidth), rather than one per run.
+void check_fit_options(const cxxopts::ParseResult& args, const calibrate::CalibrationInputs& inputs,
+                       const calibrate::ProfileFitOptions& fit_options) {
+  std::vector<calibrate::MissingOption> missing;
+  if (args.count("output") == 0)
+    missing.push_back({"-o", "the profile to write, -o PROFILE.json"});
+  for (auto& option : calibrate::missing_fit_options(inputs, fit_options))
+    missing.push_back(std::move(option));
+  if (missing.size() == 1 && missing.front().option == "-o")
+    throw InputError("", "", "missing -o PROFILE.json");
+  if (!missing.empty())
+    throw calibrate::missing_options_error(missing);
+}
+
+// The files calibrate fit writes, and those it reads, which they may not replace.
+std::vector<NamedPath> fit_outputs(const cxxopts::ParseResult& args) {
+  std::vector<NamedPath> outputs{{"-o", args["output"].as<std::string>()}};
+  if (args.count("report") > 0)
+    outputs.push_back({"--report", args["report"].as<std::string>()});
+  return outputs;
+}
+
+std::vector<NamedPath> fit_inputs(const cxxopts::ParseResult& args) {
+  std::vector<NamedPath> inputs;
+  for (const auto& path : args["inputs"].as<std::vector<std::string>>())
+    inputs.push_back({"the input", path});
+  if (args.count("validate") > 0) {
+    for (const auto& path : args["validate"].as<std::vector<std::string>>())
+      inputs.push_back({"--validate", path});
+  }
+  for (const char* option : {"gpu-spec", "software-efficiency-from"}) {
+    if (args.count(option) > 0)
+      inputs.push_back({std::string("--") + option, args[option].as<std::string>()});
+  }
+  return inputs;
+}
+
 int run_fit(int argc, char** argv) {
   cxxopts::Options options("capsim calibrate fit",
                            "Fit a capsim.profile/v1 from nccl-tests logs (*.txt), capsim "
@@ -129,15 +167,13 @@ int run_fit(int argc, char** argv) {
     return 0;
   if (args.count("inputs") == 0)
     throw InputError("", "", "no input files; see --help");
-  if (args.count("output") == 0)
-    throw InputError("", "", "missing -o PROFILE.json");
-  check_output_path(args["output"].as<std::string>());
-  if (args.count("report") > 0)
-    check_output_path(args["report"].as<std::string>());
-
   const calibrate::ProfileFitOptions fit_options = profile_fit_options(args);
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
+  check_fit_options(args, inputs, fit_options);
+  check_outputs(fit_outputs(args), fit_inputs(args));
   auto result = calibrate::fit_profile(std::move(inputs), fit_options);
+  for (const std::string& warning : result->warnings)
+    std::cerr << "capsim calibrate: warning: " << warning << "\n";
   const bool new_hardware = args.count("gpu-spec") > 0;
   if (args.count("software-efficiency-from") > 0) {
     take_software_efficiency(args["software-efficiency-from"].as<std::string>(), result->profile);
@@ -237,8 +273,10 @@ int run_step(int argc, char** argv) {
     throw InputError("", "", "missing RUNS.json argument");
   if (args.count("output") == 0)
     throw InputError("", "", "missing -o PROFILE.json");
-  check_output_path(args["output"].as<std::string>());
   const std::string runs_path = args["runs"].as<std::string>();
+  // -o may be the --profile it starts from: the profile is read whole before it is replaced,
+  // and scripts/fit-profiles.sh refines the shipped profiles so.
+  check_outputs({{"-o", args["output"].as<std::string>()}}, {{"the runs file", runs_path}});
   std::vector<ValidationCase> runs = load_validation_cases(runs_path);
   if (args.count("cases") > 0) {
     const auto prefixes = args["cases"].as<std::vector<std::string>>();

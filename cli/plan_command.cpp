@@ -72,8 +72,10 @@ void check_plan_args(const cxxopts::ParseResult& args) {
     throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
   check_jobs(jobs);
   const std::string engine = engine_option(args);
-  if (args.count("out-scenario") > 0)
-    check_output_path(args["out-scenario"].as<std::string>());
+  if (args.count("out-scenario") > 0) {
+    check_outputs({{"--out-scenario", args["out-scenario"].as<std::string>()}},
+                  {{"the plan", args.count("plan") > 0 ? args["plan"].as<std::string>() : ""}});
+  }
 }
 
 void print_search_summary(const planner::PlanResult& result) {

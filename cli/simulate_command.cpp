@@ -64,7 +64,8 @@ cxxopts::Options simulate_options() {
 }
 
 // Checks the options only the event engine has, before any simulation, so that a
-// long run does not end in an error about its options or its output.
+// long run does not end in an error about its options or its output (which may not replace the
+// scenario or its profile).
 void check_engine_options(const cxxopts::ParseResult& args, const Scenario& scenario,
                           const std::string& engine) {
   for (const char* event_only : {"trace", "every-gpu"}) {
@@ -73,8 +74,11 @@ void check_engine_options(const cxxopts::ParseResult& args, const Scenario& scen
   }
   if (args.count("every-gpu") > 0)
     check_every_gpu_size(scenario);
-  if (args.count("trace") > 0)
-    check_output_path(args["trace"].as<std::string>());
+  if (args.count("trace") > 0) {
+    check_outputs({{"--trace", args["trace"].as<std::string>()}},
+                  {{"the scenario", args["scenario"].as<std::string>()},
+                   {"the profile", scenario.profile_path}});
+  }
 }
 
 // The SimGrid replay, writing the --trace file when asked.

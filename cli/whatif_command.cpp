@@ -85,6 +85,20 @@ void keep_selected_policies(const cxxopts::ParseResult& args,
   });
 }
 
+// Checks --timeline and --report before the runs: writable, two files, neither an input.
+void check_whatif_outputs(const cxxopts::ParseResult& args, const whatif::WhatIf& w) {
+  std::vector<NamedPath> outputs;
+  for (const char* option : {"timeline", "report"}) {
+    if (args.count(option) > 0)
+      outputs.push_back({std::string("--") + option, args[option].as<std::string>()});
+  }
+  // The embedded default what-if is read from no file.
+  std::vector<NamedPath> inputs{{"the what-if", args.count("whatif") > 0 ? w.file : ""}};
+  for (const auto& [path, model] : w.scenario_models)
+    inputs.push_back({"the scenario", path});
+  check_outputs(outputs, inputs);
+}
+
 // The --timeline and --report files with their contents, to be written together.
 std::vector<std::pair<std::string, std::string>> output_files(
     const cxxopts::ParseResult& args, const whatif::WhatIf& w,
@@ -117,10 +131,7 @@ int whatif_main(int argc, char** argv) {
   const int replicas = replicas_to_run(args, w);
   const int jobs = args["jobs"].as<int>();
   check_jobs(jobs);
-  for (const char* output : {"timeline", "report"}) {
-    if (args.count(output) > 0)
-      check_output_path(args[output].as<std::string>());
-  }
+  check_whatif_outputs(args, w);
   auto policies = whatif::expand_policies(w);
   keep_selected_policies(args, policies);
   const auto runs = whatif::run_all(w, policies, replicas, jobs);

@@ -125,6 +125,108 @@ TEST(CalibrateCommandTest, BadInputExitsTwoWithMessage) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// Every option the logs need is named in one run, not one per run.
+TEST(CalibrateCommandTest, FitNamesEveryMissingOptionAtOnce) {
+  const std::string log = kLogs + "a100_p4de_2node_allreduce_awsome.txt";  // no device line
+  auto r = run_capsim("calibrate fit " + log, true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("capsim calibrate: error: missing -o, --gpu, --fabric and "
+                       "--node-nic-bandwidth: -o: the profile to write, -o PROFILE.json; --gpu: "
+                       "the logs name no known GPU; pass --gpu"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("; --fabric: inter-node logs need the fabric they ran on: infiniband, roce "
+                       "or efa; --node-nic-bandwidth: inter-node logs need the aggregate NIC "
+                       "bandwidth per node they ran with, e.g. 400Gbps\n"),
+            std::string::npos)
+      << r.out;
+  r = run_capsim(
+      "calibrate fit " + log + " --gpu A100-SXM4-80GB --fabric efa -o " + temp_path("missing.json"),
+      true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("error: --node-nic-bandwidth: inter-node logs need"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(std::filesystem::exists(temp_path("missing.json")));
+}
+
+// Logs of an A100 40 GB and an A100 80 GB fit together, with a warning naming both; a log of
+// one GPU fitted as another warns too.
+TEST(CalibrateCommandTest, FitWarnsWhenLogsOfDifferentGpusAreMixed) {
+  const std::string gpu80 = kLogs + "a100_1node_allreduce_mpi8_thanos.txt";
+  const std::string gpu40 = kLogs + "a100_oci_1node_allreduce_10G_ocitut.txt";
+  auto r =
+      run_capsim("calibrate fit " + gpu80 + " " + gpu40 + " -o " + temp_path("mixed.json"), true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("capsim calibrate: warning: the inputs mix GPUs: A100-SXM4-80GB "
+                       "(a100_1node_allreduce_mpi8_thanos.txt), A100-SXM4-40GB "
+                       "(a100_oci_1node_allreduce_10G_ocitut.txt); the profile is fitted for "
+                       "A100-SXM4-80GB from all of them"),
+            std::string::npos)
+      << r.out;
+  r = run_capsim("calibrate fit " + gpu40 + " --gpu A100-SXM4-80GB -o " + temp_path("other.json"),
+                 true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: the inputs were measured on A100-SXM4-40GB "
+                       "(a100_oci_1node_allreduce_10G_ocitut.txt), the profile is fitted for "
+                       "A100-SXM4-80GB (--gpu)"),
+            std::string::npos)
+      << r.out;
+  // The GEMM CSV's A100 rows of no stated memory size are no second GPU.
+  r = run_capsim("calibrate fit " + gpu80 + " " + std::string(CAPSIM_DATA_DIR) +
+                     "/gemm/gemm_measurements.csv -o " + temp_path("one.json"),
+                 true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+}
+
+TEST(CalibrateCommandTest, AFolderGivenForLogsIsNamedAsOne) {
+  const std::string dir = temp_path("logs_folder");
+  std::filesystem::create_directories(dir);
+  auto r = run_capsim("calibrate fit " + dir + " -o " + temp_path("folder.json"), true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(dir + ": is a folder, not a measurement file; name the files in it (e.g. " +
+                       dir + "/*.txt)"),
+            std::string::npos)
+      << r.out;
+  r = run_capsim("calibrate fit " + dir + "/ -o " + temp_path("folder.json"), true);
+  EXPECT_NE(r.out.find(dir + "/: is a folder, not a measurement file; name the files in it (e.g. " +
+                       dir + "/*.txt)"),
+            std::string::npos)
+      << r.out;
+  r = run_capsim("calibrate fit " + kLogs + "a100_1node_allreduce_mpi8_thanos.txt --validate " +
+                     dir + " -o " + temp_path("folder.json"),
+                 true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(dir + ": is a folder, not a log"), std::string::npos) << r.out;
+}
+
+// A profile written over a measurement file, or a report over the profile, is refused before
+// the fit, and the files stay as they were.
+TEST(CalibrateCommandTest, FitOutputsMayNotReplaceItsInputsOrEachOther) {
+  const std::string measurements = temp_path("in_place.json");
+  std::filesystem::remove(measurements);
+  std::filesystem::copy_file(
+      std::string(CAPSIM_TEST_DATA_DIR) + "/measurements/every-optional-key.json", measurements);
+  const std::string before = read(measurements);
+  auto r = run_capsim("calibrate fit " + measurements + " -o " + measurements, true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(measurements +
+                       ": cannot write file: -o names an input of the command (the "
+                       "input " +
+                       measurements + ")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(read(measurements), before);
+  const std::string profile = temp_path("twice.json");
+  std::filesystem::remove(profile);
+  r = run_capsim("calibrate fit " + kLogs + "a100_1node_allreduce_mpi8_thanos.txt -o " + profile +
+                     " --report " + profile,
+                 true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("-o and --report name the same file"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(profile));
+}
+
 // Logs without an intra-node all_reduce (the fallback for every other collective) make a
 // profile simulate and plan reject: fit still writes it (per-log fit reports and --validate
 // need that) but warns, and simulate then exits 2 with the same reason.

@@ -216,6 +216,114 @@ TEST(CliTest, AFailedOutputLeavesNoOtherOutputBehind) {
             0);
 }
 
+// A folder of the test's own under gtest's temp dir, emptied first.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir =
+      ::testing::TempDir() + "capsim_cli_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Devices and pipes are written, not replaced by a file: a full device is an error naming the
+// file, a FIFO receives the trace, and /dev/stdout writes to standard output. /dev/full and
+// /dev/stdout are reached through links in the test's folder, so that a regression replaces a
+// link there rather than a device.
+TEST(CliTest, OutputsToDevicesAndPipesAreWrittenDirectly) {
+  namespace fs = std::filesystem;
+  const std::string dir = fresh_dir("devices");
+  const std::string scenario = kData + "/scenarios/valid.json";
+  if (fs::is_character_file("/dev/full")) {
+    fs::create_symlink("/dev/full", dir + "/full");
+    const auto full = run_capsim("simulate " + scenario + " --trace " + dir + "/full", true);
+    EXPECT_EQ(full.exit_code, 2) << full.out;
+    EXPECT_NE(full.out.find(dir + "/full: cannot write file: No space left on device"),
+              std::string::npos)
+        << full.out;
+    EXPECT_TRUE(fs::is_symlink(dir + "/full"));
+  }
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const auto piped = testing::run_shell("timeout 60 cat " + fifo + " > " + dir + "/got.json & " +
+                                        std::string(CAPSIM_BINARY) + " simulate " + scenario +
+                                        " --trace " + fifo + " > /dev/null; rc=$?; wait; exit $rc");
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  const auto trace = nlohmann::json::parse(read_file(dir + "/got.json"), nullptr, false);
+  EXPECT_TRUE(trace.is_object() && trace.contains("traceEvents")) << read_file(dir + "/got.json");
+  fs::create_symlink("/dev/stdout", dir + "/stdout");
+  const auto out =
+      run_capsim("calibrate fit " + kSource + "/data/nccl/a100_1node_allreduce_mpi8_thanos.txt" +
+                 " --gpu A100-SXM4-80GB -o " + dir + "/stdout");
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_NE(out.out.find("\"schema\": \"capsim.profile/v1\""), std::string::npos) << out.out;
+  EXPECT_TRUE(fs::is_symlink(dir + "/stdout"));
+  fs::remove_all(dir);
+}
+
+// Two outputs naming one file (`x`, `./x`, a link to x) or an output naming an input fail
+// before the work, with exit 2, and write nothing.
+TEST(CliTest, OutputsMayNotShareAFileOrReplaceAnInput) {
+  namespace fs = std::filesystem;
+  const std::string dir = fresh_dir("same_file");
+  const auto whatif = run_capsim("whatif --timeline " + dir + "/x --report " + dir + "/./x", true);
+  EXPECT_EQ(whatif.exit_code, 2);
+  EXPECT_NE(whatif.out.find(dir + "/./x: cannot write file: --timeline and --report name the same "
+                                  "file"),
+            std::string::npos)
+      << whatif.out;
+  EXPECT_FALSE(fs::exists(dir + "/x"));
+  const std::string scenario = dir + "/s.json";
+  fs::copy_file(kData + "/scenarios/valid.json", scenario);
+  fs::create_symlink("s.json", dir + "/link.json");
+  for (const std::string& trace : {scenario, dir + "/link.json"}) {
+    const auto sim = run_capsim("simulate " + scenario + " --trace " + trace, true);
+    EXPECT_EQ(sim.exit_code, 2);
+    EXPECT_NE(sim.out.find(trace +
+                           ": cannot write file: --trace names an input of the command "
+                           "(the scenario " +
+                           scenario + ")"),
+              std::string::npos)
+        << sim.out;
+  }
+  EXPECT_EQ(read_file(scenario), read_file(kData + "/scenarios/valid.json"));
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.json"));
+  const std::string plan = dir + "/plan.json";
+  fs::copy_file(kSource + "/scenarios/plans/default.json", plan);
+  const auto planned =
+      run_capsim("plan " + plan + " --engine analytic --out-scenario " + plan, true);
+  EXPECT_EQ(planned.exit_code, 2);
+  EXPECT_NE(planned.out.find("--out-scenario names an input of the command (the plan"),
+            std::string::npos)
+      << planned.out;
+  EXPECT_EQ(read_file(plan), read_file(kSource + "/scenarios/plans/default.json"));
+  fs::remove_all(dir);
+}
+
+// A name the system cannot take fails the check before the simulation; a long one that it can
+// take is written (the temporary's name is cut to fit beside it).
+TEST(CliTest, OutputNamesAreCheckedForLengthBeforeTheWork) {
+  const std::string dir = fresh_dir("long_names");
+  const std::string scenario = kData + "/scenarios/valid.json";
+  const std::string too_long = dir + "/" + std::string(300, 'n') + ".json";
+  const auto refused = run_capsim("simulate " + scenario + " --trace " + too_long, true);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.out.find(too_long + ": cannot write file: its name has 305 bytes, more than "
+                                        "the 255 a file name may have there"),
+            std::string::npos)
+      << refused.out;
+  const std::string long_name = dir + "/" + std::string(250, 'n') + ".json";
+  const auto written = run_capsim("simulate " + scenario + " --trace " + long_name, true);
+  EXPECT_EQ(written.exit_code, 0) << written.out;
+  EXPECT_TRUE(std::filesystem::exists(long_name));
+  std::filesystem::remove_all(dir);
+}
+
 // valid.json: TP4 x PP2 x DP4 on 4 nodes (every GPU = 32 simulated).
 TEST(CliTest, EveryGpuSimulatesEveryGpu) {
   const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --every-gpu --json");

@@ -23,8 +23,8 @@ struct NamedPath {
 // end in an error about its output.
 void check_output_path(const std::string& path);
 
-// check_output_path for every output, and throws InputError naming the output when two of them
-// name one file (`x`, `./x` and a link to x are one file) or one names a file of `inputs`.
+// Runs check_output_path on every output, and throws InputError naming the output when two of
+// them name one file (`x`, `./x` and a link to x are one file) or one names a file of `inputs`.
 // Devices and pipes (/dev/null, /dev/stdout, a FIFO) may be named more than once. Empty paths
 // in `inputs` are skipped.
 void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);

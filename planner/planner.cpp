@@ -192,6 +192,7 @@ void apply_confirmations(ConfirmBatch& batch, size_t first, PlanResult& result) 
     ScreenedCandidate& c = result.candidates[first + i];
     if (!o.ok) {
       c.confirm_error = o.error;
+      ++result.failed_confirmations;
       continue;
     }
     c.confirmed = true;
@@ -225,6 +226,10 @@ void confirm_candidates(const PlanSpec& plan, const PlanOptions& options, size_t
   if (first > 0) {  // a second batch: the first one's numbers stand
     result.notes.push_back("a second confirmation batch could not run (" + batch.reason +
                            "); its candidates keep the analytic screen's numbers");
+    for (size_t i = first; i < result.candidates.size(); ++i) {
+      result.candidates[i].confirm_error = "second confirmation batch not run: " + batch.reason;
+      ++result.failed_confirmations;
+    }
     return;
   }
   result.event_available = false;

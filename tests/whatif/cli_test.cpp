@@ -2,11 +2,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/capsim_process.hpp"
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +112,31 @@ TEST(WhatIfCliTest, SweepRunsOneVariantPerValue) {
     EXPECT_GE(j.at("policies")[i].at("gpu_hours_billed").get<double>(),
               j.at("policies")[i - 1].at("gpu_hours_billed").get<double>());
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Stopped by SIGTERM while its simulations run, `capsim whatif` ends by that signal, its
+// children end with it, and it leaves nothing in TMPDIR (results come back on pipes).
+TEST(WhatIfCliTest, SigtermLeavesNoChildAndNoFiles) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // its orphans become this test's
+  const auto tmpdir = std::filesystem::path(::testing::TempDir()) /
+                      ("capsim_whatif_sigterm_" + std::to_string(getpid()));
+  std::filesystem::remove_all(tmpdir);
+  std::filesystem::create_directories(tmpdir);
+  capsim::testing::CapsimProcess whatif({"whatif", "--seeds", "50", "--jobs", "2"},
+                                        tmpdir.string());
+  const std::set<pid_t> children = whatif.first_children();
+  ASSERT_FALSE(children.empty()) << "the what-if ended before it started a simulation";
+  ASSERT_EQ(kill(whatif.pid(), SIGTERM), 0);
+  const int status = whatif.wait();
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_TRUE(capsim::testing::all_end_within_a_second(children)) << "a child outlived it";
+  EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
+  std::filesystem::remove_all(tmpdir);
 }
 
 }  // namespace

@@ -130,13 +130,20 @@ std::string no_best_reason(const PlanSpec& plan, const PlanResult& result) {
   const std::string where =
       printf_string("%d x %s", c.candidate.num_nodes,
                     plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str());
-  const double tokens_per_s = plan.tokens / fastest->time_to_train_s;
+  const double tokens_per_s = c.final_evaluation().tokens_per_s;
   if (tokens_per_s < result.required_tokens_per_s) {
     return printf_string(
         "the fastest candidate (%s) reaches %.4g tokens/s, %.0f%% of the %.4g needed (node "
         "counts tried up to %d)",
         where.c_str(), tokens_per_s, 100.0 * tokens_per_s / result.required_tokens_per_s,
         result.required_tokens_per_s, most_nodes);
+  }
+  if (plan.deadline_s > 0.0 && fastest->time_to_train_s > plan.deadline_s) {
+    return printf_string(
+        "the fastest candidate (%s) reaches the throughput needed, but training runs whole "
+        "iterations of %.4g s: %.4g s in all, past the %.4g s deadline",
+        where.c_str(), c.final_evaluation().iteration_time_s, fastest->time_to_train_s,
+        plan.deadline_s);
   }
   return printf_string(
       "the fastest candidate (%s) is fast enough without failures, but takes %.2f days with "

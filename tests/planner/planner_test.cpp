@@ -912,5 +912,46 @@ TEST(PlannerTest, DeadlineMissedOnlyThroughFailuresSaysSo) {
   EXPECT_NE(reason.find("is fast enough without failures, but takes"), std::string::npos) << reason;
 }
 
+// Training runs whole iterations: one token takes a full iteration, and a token count past a
+// whole number of iterations takes the next one in full.
+TEST(PlannerTest, TimeToTrainRoundsUpToWholeIterations) {
+  PlanSpec plan = hand_plan();
+  const double tokens_per_iteration = 64.0 * plan.model.seq_length;  // a global batch of 64
+  const auto expect_iterations = [&](double tokens, double iterations) {
+    plan.tokens = tokens;
+    const PlanResult r = run_plan(plan, {});
+    ASSERT_FALSE(r.ranked.empty());
+    for (const RankedEntry& e : r.ranked) {
+      const Evaluation& ev = r.candidates[e.candidate].final_evaluation();
+      EXPECT_NEAR(e.time_to_train_s, iterations * ev.iteration_time_s,
+                  1e-12 * iterations * ev.iteration_time_s)
+          << tokens << " tokens";
+      EXPECT_EQ(e.wall_time_s, e.time_to_train_s);  // no failure model
+    }
+  };
+  expect_iterations(1.0, 1.0);
+  expect_iterations(2.5 * tokens_per_iteration, 3.0);
+  expect_iterations(3.0 * tokens_per_iteration, 3.0);
+  // A whole number of iterations takes exactly tokens / throughput.
+  const PlanResult whole = run_plan(plan, {});
+  for (const RankedEntry& e : whole.ranked) {
+    EXPECT_EQ(e.time_to_train_s,
+              plan.tokens / whole.candidates[e.candidate].final_evaluation().tokens_per_s);
+  }
+  // A deadline shorter than one iteration: the throughput is there, a whole iteration is not.
+  plan.tokens = 1.0;
+  double shortest_s = whole.candidates[whole.ranked.front().candidate].analytic.iteration_time_s;
+  for (const auto& c : whole.candidates)
+    shortest_s = std::min(shortest_s, c.final_evaluation().iteration_time_s);
+  plan.deadline_s = 0.5 * shortest_s;
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_FALSE(r.ranked.front().meets_target);
+  const std::string reason = no_best_reason(plan, r);
+  EXPECT_NE(reason.find("reaches the throughput needed, but training runs whole iterations of"),
+            std::string::npos)
+      << reason;
+}
+
 }  // namespace
 }  // namespace capsim::planner

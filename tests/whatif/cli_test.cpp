@@ -20,8 +20,10 @@ struct Outcome {
   std::string out;
 };
 
-Outcome capsim(const std::string& args) {
-  const std::string cmd = std::string(CAPSIM_BINARY) + " whatif " + args + " 2>/dev/null";
+// Runs `capsim whatif ARGS` with `env` (VAR=value, or empty) in its environment.
+Outcome capsim_with_env(const std::string& env, const std::string& args) {
+  const std::string cmd =
+      env + " " + std::string(CAPSIM_BINARY) + " whatif " + args + " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -30,6 +32,10 @@ Outcome capsim(const std::string& args) {
     out.append(buf, n);
   const int status = pclose(p);
   return {WEXITSTATUS(status), out};
+}
+
+Outcome capsim(const std::string& args) {
+  return capsim_with_env("", args);
 }
 
 const std::string kDir = std::string(CAPSIM_TEST_DATA_DIR);
@@ -137,6 +143,26 @@ TEST(WhatIfCliTest, SigtermLeavesNoChildAndNoFiles) {
   EXPECT_TRUE(capsim::testing::all_end_within_a_second(children)) << "a child outlived it";
   EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
   std::filesystem::remove_all(tmpdir);
+}
+
+}  // namespace
+
+namespace {
+
+// Under an MPI launcher only rank 0 runs the what-if and prints; the other ranks print nothing
+// and exit 0 (each launcher announces the rank in its own variable).
+TEST(WhatIfCliTest, OnlyLauncherRankZeroRunsAndPrints) {
+  const Outcome alone = capsim(kDir + "/whatif/tiny.json --json");
+  ASSERT_EQ(alone.code, 0);
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    const std::string env = std::string(variable);
+    const Outcome rank1 = capsim_with_env(env + "=1", kDir + "/whatif/tiny.json --json");
+    EXPECT_EQ(rank1.code, 0) << variable;
+    EXPECT_EQ(rank1.out, "") << variable;
+    const Outcome rank0 = capsim_with_env(env + "=0", kDir + "/whatif/tiny.json --json");
+    EXPECT_EQ(rank0.code, 0) << variable;
+    EXPECT_EQ(rank0.out, alone.out) << variable;
+  }
 }
 
 }  // namespace

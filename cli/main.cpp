@@ -1,4 +1,5 @@
-// capsim: one binary, git-style subcommands. Exit codes: 0 ok, 1 internal error, 2 bad input.
+// capsim: one binary, git-style subcommands. Exit codes: 0 ok, 1 internal error, 2 bad input;
+// `capsim plan` exits 3 when some event confirmations failed (docs/planner.md).
 #include <cstdio>
 #include <cstring>
 #include <string>

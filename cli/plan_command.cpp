@@ -19,15 +19,6 @@
 namespace capsim::cli {
 namespace {
 
-std::string self_executable() {
-  std::string buf(4096, '\0');
-  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n <= 0)
-    throw std::runtime_error("cannot find the capsim binary via /proc/self/exe");
-  buf.resize(static_cast<size_t>(n));
-  return buf;
-}
-
 // A one-line progress bar on stderr, redrawn in place (only used on a terminal).
 void draw_progress(const char* phase, long long done, long long total) {
   const int width = 30;
@@ -78,6 +69,10 @@ void check_plan_args(const cxxopts::ParseResult& args) {
   }
 }
 
+// The exit code of a plan whose report is complete but some of whose candidates rank on the
+// screen's numbers because their event run failed (docs/planner.md, "Failed confirmations").
+constexpr int kExitConfirmationsFailed = 3;
+
 void print_search_summary(const planner::PlanResult& result) {
   std::fprintf(stderr,
                "capsim plan: screened %lld of %lld candidates in %.2f s (%.0f candidates/s; %lld "
@@ -126,8 +121,7 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   planner::PlanOptions opts;
   opts.jobs = jobs;
   if (args["engine"].as<std::string>() == "event") {
-    opts.confirm =
-        planner::mpi_sharded(planner::subprocess_confirmer(self_executable(), jobs), mpi);
+    opts.confirm = planner::mpi_sharded(planner::forked_confirmer(jobs), mpi);
   }
   if (isatty(STDERR_FILENO) != 0 && mpi.rank() == 0)
     opts.progress = draw_progress;
@@ -144,6 +138,13 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
               << "\n";
   } else {
     std::cout << planner::plan_table(plan, result, static_cast<size_t>(top));
+  }
+  if (result.failed_confirmations > 0) {
+    std::fprintf(stderr,
+                 "capsim plan: the event confirmation of %d candidates failed; they rank on the "
+                 "analytic screen's numbers (the report lists them and why)\n",
+                 result.failed_confirmations);
+    return kExitConfirmationsFailed;
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/launcher_rank.hpp"
 
 namespace capsim::cli {
 
@@ -148,6 +149,10 @@ int whatif_main(int argc, char** argv) {
 }  // namespace
 
 int run_whatif(int argc, char** argv) {
+  // Under `mpirun -np N` every rank would run the same what-if and print the same report (and
+  // write the same files): rank 0 alone runs it, the others end at once.
+  if (launcher_rank() != 0)
+    return 0;
   return guarded("capsim whatif", [&] { return whatif_main(argc, argv); });
 }
 

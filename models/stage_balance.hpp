@@ -47,7 +47,10 @@ struct FittedSplit {
 // layer count says (Llama 3's 128K-vocabulary head weighs about a layer of a 70B model).
 // Without a bound, a scenario that does not fit starts from split_that_fits() when there is
 // one. Returns nothing without pipeline parallelism or when no split is faster or fits where the
-// scenario's does not. Pure; about (stages - 1) estimates per layer moved.
+// scenario's does not. Pure. Each move costs and sizes every destination (no schedule replay)
+// and, under 1F1B and GPipe, times only a few of each run of alike destinations (the estimate
+// runs monotonically along one); under the interleaved and zero-bubble schedules it times every
+// destination. The answer is the one timing every destination gives (StageBalanceTest).
 [[nodiscard]] std::optional<StageBalance> balance_stage_layers(
     const Scenario& scenario, const HardwareProfile& profile,
     std::optional<double> max_peak_bytes = std::nullopt);

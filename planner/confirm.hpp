@@ -22,7 +22,7 @@ struct Evaluation {
 struct ConfirmOutcome {
   bool ok = false;
   Evaluation evaluation;
-  std::string error;  // why it failed (child's stderr, exit status)
+  std::string error;  // why it failed: how the child ended and its message
 };
 
 // Outcomes of a batch of confirmations, in the order of the scenarios. When the engine is not
@@ -40,12 +40,22 @@ using ProgressFn = std::function<void(const char* phase, long long done, long lo
 using ConfirmFn =
     std::function<ConfirmBatch(const std::vector<Scenario>& scenarios, const ProgressFn& progress)>;
 
-// Returns a ConfirmFn that runs `binary simulate FILE --engine event --json` in child processes
-// (SimGrid allows one simulation per process), `jobs` at a time, with scenario files in a fresh
-// temporary folder that it removes afterwards. The first scenario runs alone as a probe: if it
-// exits 2 (bad input: e.g. a build without the event engine), the batch is unavailable.
-// REQUIRES: jobs >= 1.
-[[nodiscard]] ConfirmFn subprocess_confirmer(std::string binary, int jobs);
+// Returns `capsim simulate --engine event --json`'s output text for a scenario (run in a child
+// process: it may run one simulation). Throws InputError on bad input.
+using SimulateJsonFn = std::function<std::string(const Scenario& scenario)>;
+
+// Returns what `capsim simulate FILE --engine event --json` prints for the scenario written to
+// FILE by scenario_to_json (its numbers as written, its profile path as resolved there).
+// REQUIRES: called at most once per process (SimGrid).
+[[nodiscard]] std::string simulate_event_json(const Scenario& scenario);
+
+// Returns a ConfirmFn that runs `simulate` on each scenario in a forked child process
+// (sim::run_forked: results on pipes, nothing on disk; no child outlives the planner), `jobs`
+// at a time. A child that throws InputError exits 2, any other exception 1; an outcome's error
+// reads "exit N: message" or "killed by signal N (NAME)". The first scenario runs alone as a
+// probe: when it exits 2, the batch is unavailable with its message as the reason.
+// REQUIRES: jobs >= 1; called from the main thread.
+[[nodiscard]] ConfirmFn forked_confirmer(int jobs, SimulateJsonFn simulate = simulate_event_json);
 
 // Returns the outcome parsed from `capsim simulate --json` output text.
 [[nodiscard]] ConfirmOutcome parse_simulate_json(const std::string& text);

@@ -138,7 +138,7 @@ std::vector<std::string> allgather(const std::string& mine, int size) {
 
 // Runs this rank's share. Only scenario 0 (rank 0's first) is the probe, as with one process: on
 // another rank, exit 2 of the first scenario of a call is a failed outcome like any later one
-// (subprocess_confirmer's "exit 2: <first stderr line>"), and the rest of the share runs.
+// (forked_confirmer's "exit 2: <message>"), and the rest of the share runs.
 ConfirmBatch run_share(const ConfirmFn& local, const std::vector<Scenario>& mine, int rank,
                        const ProgressFn& progress) {
   if (rank == 0)

@@ -39,6 +39,21 @@ std::vector<const ScreenedCandidate*> disagreements(const PlanResult& result) {
   return out;
 }
 
+int confirmed_count(const PlanResult& result) {
+  return static_cast<int>(std::count_if(result.candidates.begin(), result.candidates.end(),
+                                        [](const ScreenedCandidate& c) { return c.confirmed; }));
+}
+
+// Candidates whose event run failed, in candidate order.
+std::vector<const ScreenedCandidate*> failed_confirmations(const PlanResult& result) {
+  std::vector<const ScreenedCandidate*> out;
+  for (const auto& c : result.candidates) {
+    if (!c.confirmed && !c.confirm_error.empty())
+      out.push_back(&c);
+  }
+  return out;
+}
+
 nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const RankedEntry& r) {
   const ScreenedCandidate& c = result.candidates[r.candidate];
   const Evaluation& e = c.final_evaluation();
@@ -115,13 +130,20 @@ std::string no_best_reason(const PlanSpec& plan, const PlanResult& result) {
   const std::string where =
       printf_string("%d x %s", c.candidate.num_nodes,
                     plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str());
-  const double tokens_per_s = plan.tokens / fastest->time_to_train_s;
+  const double tokens_per_s = c.final_evaluation().tokens_per_s;
   if (tokens_per_s < result.required_tokens_per_s) {
     return printf_string(
         "the fastest candidate (%s) reaches %.4g tokens/s, %.0f%% of the %.4g needed (node "
         "counts tried up to %d)",
         where.c_str(), tokens_per_s, 100.0 * tokens_per_s / result.required_tokens_per_s,
         result.required_tokens_per_s, most_nodes);
+  }
+  if (plan.deadline_s > 0.0 && fastest->time_to_train_s > plan.deadline_s) {
+    return printf_string(
+        "the fastest candidate (%s) reaches the throughput needed, but training runs whole "
+        "iterations of %.4g s: %.4g s in all, past the %.4g s deadline",
+        where.c_str(), c.final_evaluation().iteration_time_s, fastest->time_to_train_s,
+        plan.deadline_s);
   }
   return printf_string(
       "the fastest candidate (%s) is fast enough without failures, but takes %.2f days with "
@@ -172,6 +194,15 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
                    {"balanced_splits", result.balanced_splits},
                    {"fitted_splits", result.fitted_splits},
                    {"event_engine", result.event_available}};
+  if (result.failed_confirmations > 0) {
+    out["search"]["failed_confirmations"] = result.failed_confirmations;
+    json failures = json::array();
+    for (const ScreenedCandidate* c : failed_confirmations(result)) {
+      failures.push_back(
+          {{"scenario", candidate_scenario(plan, c->candidate).name}, {"error", c->confirm_error}});
+    }
+    out["confirmation_failures"] = failures;
+  }
   json dis = json::array();
   for (const ScreenedCandidate* c : disagreements(result)) {
     dis.push_back({{"scenario", candidate_scenario(plan, c->candidate).name},
@@ -219,7 +250,9 @@ void append_row(std::string& out, const PlanSpec& plan, const PlanResult& result
       to_string(p.schedule), to_string(p.recompute), p.zero_stage,
       p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s, 100.0 * e.mfu,
       e.peak_memory_bytes / kGiB, r.wall_time_s / kDay, r.meets_target ? " " : "!", r.cost_usd,
-      c.confirmed ? "event" : "analytic");
+      c.confirmed               ? "event"
+      : c.confirm_error.empty() ? "analytic"
+                                : "analytic (event run failed)");
 }
 
 // The ranked candidates (the first `top`; all for 0) and the Pareto front.
@@ -294,6 +327,16 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
   }
 }
 
+// The candidates whose event run failed, each with why.
+void append_failures(std::string& out, const PlanSpec& plan, const PlanResult& result) {
+  if (result.failed_confirmations == 0)
+    return;
+  out += "\nfailed event confirmations (these candidates rank on the analytic screen's numbers):\n";
+  for (const ScreenedCandidate* c : failed_confirmations(result)) {
+    out += "  " + candidate_scenario(plan, c->candidate).name + ": " + c->confirm_error + "\n";
+  }
+}
+
 void append_best(std::string& out, const PlanSpec& plan, const PlanResult& result) {
   if (result.ranked.empty() || !result.ranked.front().meets_target) {
     out += "\nno configuration meets the target: " + no_best_reason(plan, result) + "\n";
@@ -301,20 +344,25 @@ void append_best(std::string& out, const PlanSpec& plan, const PlanResult& resul
   }
   const RankedEntry& b = result.ranked.front();
   const ScreenedCandidate& c = result.candidates[b.candidate];
-  out += printf_string("\nbest: %d x %s (%s), %.2f days, $%.0f\n", c.candidate.num_nodes,
+  out += printf_string("\nbest: %d x %s (%s), %.2f days, $%.0f%s\n", c.candidate.num_nodes,
                        plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-                       to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd);
+                       to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd,
+                       c.confirm_error.empty() ? "" : " (not confirmed: its event run failed)");
 }
 
 }  // namespace
 
 std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top) {
   std::string out;
+  const std::string failed = result.failed_confirmations > 0
+                                 ? printf_string(", %d failed", result.failed_confirmations)
+                                 : std::string();
   out += printf_string(
-      "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed %d (event "
+      "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed %d%s (event "
       "engine: %s)\n\n",
       plan.name.c_str(), to_string(plan.objective), result.required_tokens_per_s, result.enumerated,
-      result.screened, result.confirmations, result.event_available ? "yes" : "no");
+      result.screened, confirmed_count(result), failed.c_str(),
+      result.event_available ? "yes" : "no");
   if (plan.memory_headroom_bytes > 0.0) {
     out += printf_string("every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
                          plan.memory_headroom_bytes / kGiB);
@@ -322,6 +370,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   append_rankings(out, plan, result, top);
   append_pruned(out, result);
   append_screen_vs_event(out, plan, result);
+  append_failures(out, plan, result);
   for (const auto& n : result.notes)
     out += "note: " + n + "\n";
   append_best(out, plan, result);

@@ -13,7 +13,8 @@ namespace capsim::planner {
 inline constexpr double kDisagreementPct = 5.0;
 
 // Returns the JSON of `capsim plan --json` (docs/design/json-output.md §3): best, ranked (first
-// `top` entries; 0 = all), pareto, pruned, plus search counts, disagreements and notes.
+// `top` entries; 0 = all), pareto, pruned, plus search counts, disagreements and notes; and,
+// when some event runs failed, their count and "confirmation_failures" (scenario and error).
 // Numbers are rounded to 6 significant digits; output is byte-stable for a given result,
 // except the wall-clock timings under "timing" (omitted when `with_timing` is false).
 [[nodiscard]] nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result,

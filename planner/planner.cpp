@@ -72,6 +72,17 @@ double required_tokens_per_s(const PlanSpec& plan) {
   return need;
 }
 
+// Returns the failure-free time to train the plan's tokens: whole iterations, the last one run
+// in full however few of its tokens are needed (an iteration trains global batch x sequence
+// tokens). Through the throughput, so that a whole number of iterations gives tokens / throughput.
+double time_to_train_s(const PlanSpec& plan, const Parallelism& p, const Evaluation& e) {
+  const double tokens_per_iteration =
+      static_cast<double>(p.global_batch_size) * static_cast<double>(plan.model.seq_length);
+  // The margin keeps a quotient a rounding error above a whole number on that number.
+  const double iterations = std::ceil(plan.tokens / tokens_per_iteration * (1.0 - 1e-12));
+  return iterations * tokens_per_iteration / e.tokens_per_s;
+}
+
 bool entry_before(const RankedEntry& a, const RankedEntry& b, const PlanResult& result,
                   Objective objective, size_t price_a, size_t price_b) {
   if (a.meets_target != b.meets_target)
@@ -106,7 +117,7 @@ std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& re
       RankedEntry r;
       r.candidate = i;
       r.price = prices[pi];
-      r.time_to_train_s = plan.tokens / e.tokens_per_s;
+      r.time_to_train_s = time_to_train_s(plan, c.candidate.parallelism, e);
       r.wall_time_s = r.time_to_train_s;
       if (plan.failure) {
         const FailureOverhead f =
@@ -192,6 +203,7 @@ void apply_confirmations(ConfirmBatch& batch, size_t first, PlanResult& result) 
     ScreenedCandidate& c = result.candidates[first + i];
     if (!o.ok) {
       c.confirm_error = o.error;
+      ++result.failed_confirmations;
       continue;
     }
     c.confirmed = true;
@@ -225,6 +237,10 @@ void confirm_candidates(const PlanSpec& plan, const PlanOptions& options, size_t
   if (first > 0) {  // a second batch: the first one's numbers stand
     result.notes.push_back("a second confirmation batch could not run (" + batch.reason +
                            "); its candidates keep the analytic screen's numbers");
+    for (size_t i = first; i < result.candidates.size(); ++i) {
+      result.candidates[i].confirm_error = "second confirmation batch not run: " + batch.reason;
+      ++result.failed_confirmations;
+    }
     return;
   }
   result.event_available = false;

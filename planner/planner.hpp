@@ -51,6 +51,9 @@ struct PlanResult {
   long long screened = 0;  // analytic evaluations
   long long bounded = 0;   // of them, settled by the lower bound (below target, not kept)
   int confirmations = 0;   // event runs attempted
+  // Candidates whose event run failed (their confirm_error says why): they rank on the screen's
+  // numbers.
+  int failed_confirmations = 0;
   // Of the candidates, those confirmed in a second batch because the screen ranked them faster
   // than the event engine ran their group's confirmed best.
   size_t second_batch = 0;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "sim/whatif/whatif_config.hpp"
@@ -37,8 +38,9 @@ struct PolicyResult {
   double queue_wait_p50_s = 0.0;
   double queue_wait_p95_s = 0.0;
   double queue_wait_max_s = 0.0;
-  double jct_p50_s = 0.0;
-  double jct_p95_s = 0.0;
+  // Job completion time percentiles of the jobs that finished; none when no job did.
+  std::optional<double> jct_p50_s;
+  std::optional<double> jct_p95_s;
   int jobs_total = 0;
   int jobs_finished = 0;
   GoodputLoss lost;

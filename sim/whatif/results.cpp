@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "models/io/text_format.hpp"
@@ -16,9 +17,10 @@ double round6(double v) {
   return std::round(v * 1e6) / 1e6;
 }
 
+// A per-run figure; none where it does not exist (job completion times when no job finished).
 struct Metric {
   const char* key;
-  std::function<double(const PolicyResult&)> get;
+  std::function<std::optional<double>(const PolicyResult&)> get;
 };
 
 const std::vector<Metric>& metrics() {
@@ -49,6 +51,40 @@ double mean_of(const std::vector<PolicyResult>& runs,
   return runs.empty() ? 0.0 : s / static_cast<double>(runs.size());
 }
 
+// The values of a metric over the runs that have it, in run order.
+std::vector<double> present_values(const std::vector<PolicyResult>& runs, const Metric& m) {
+  std::vector<double> out;
+  for (const auto& r : runs) {
+    if (const std::optional<double> v = m.get(r))
+      out.push_back(*v);
+  }
+  return out;
+}
+
+// The mean of a metric over the runs that have it; none when no run has it.
+std::optional<double> mean_of(const std::vector<PolicyResult>& runs, const Metric& m) {
+  const std::vector<double> values = present_values(runs, m);
+  if (values.empty())
+    return std::nullopt;
+  double s = 0.0;
+  for (const double v : values)
+    s += v;
+  return s / static_cast<double>(values.size());
+}
+
+// A rounded figure, or JSON null for none.
+nlohmann::json rounded_or_null(const std::optional<double>& v) {
+  return v ? nlohmann::json(round6(*v)) : nlohmann::json(nullptr);
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::optional<double> optional_from_json(const nlohmann::json& j) {
+  return j.is_null() ? std::nullopt : std::optional<double>(j.get<double>());
+}
+
 nlohmann::json lost_json(const GoodputLoss& l) {
   nlohmann::json j = nlohmann::json::object();
   j["failure"] = round6(l.failure_gpu_hours);
@@ -59,8 +95,9 @@ nlohmann::json lost_json(const GoodputLoss& l) {
   return j;
 }
 
-std::string hours(double s) {
-  return printf_string("%.2f", s / 3600.0);
+// Hours with two decimals and an "h"; "-" for none.
+std::string hours(const std::optional<double>& s) {
+  return s ? printf_string("%.2fh", *s / 3600.0) : std::string("-");
 }
 
 }  // namespace
@@ -79,8 +116,8 @@ nlohmann::json run_to_json(const PolicyResult& r) {
   j["queue_wait_p50_s"] = r.queue_wait_p50_s;
   j["queue_wait_p95_s"] = r.queue_wait_p95_s;
   j["queue_wait_max_s"] = r.queue_wait_max_s;
-  j["jct_p50_s"] = r.jct_p50_s;
-  j["jct_p95_s"] = r.jct_p95_s;
+  j["jct_p50_s"] = optional_json(r.jct_p50_s);
+  j["jct_p95_s"] = optional_json(r.jct_p95_s);
   j["jobs_total"] = r.jobs_total;
   j["jobs_finished"] = r.jobs_finished;
   j["lost"] = {r.lost.failure_gpu_hours, r.lost.preemption_gpu_hours, r.lost.disruption_gpu_hours,
@@ -110,8 +147,8 @@ PolicyResult run_from_json(const nlohmann::json& j) {
   r.queue_wait_p50_s = j.at("queue_wait_p50_s").get<double>();
   r.queue_wait_p95_s = j.at("queue_wait_p95_s").get<double>();
   r.queue_wait_max_s = j.at("queue_wait_max_s").get<double>();
-  r.jct_p50_s = j.at("jct_p50_s").get<double>();
-  r.jct_p95_s = j.at("jct_p95_s").get<double>();
+  r.jct_p50_s = optional_from_json(j.at("jct_p50_s"));
+  r.jct_p95_s = optional_from_json(j.at("jct_p95_s"));
   r.jobs_total = j.at("jobs_total").get<int>();
   r.jobs_finished = j.at("jobs_finished").get<int>();
   const auto& l = j.at("lost");
@@ -161,7 +198,7 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
     j["name"] = p.name;
     j["preset"] = p.preset;
     for (const auto& m : metrics())
-      j[m.key] = round6(mean_of(p.runs, m.get));
+      j[m.key] = rounded_or_null(mean_of(p.runs, m));
     j["jobs_total"] = whatif.jobs.size();
     nlohmann::json cost = nlohmann::json::object();
     for (const auto& r : p.runs) {
@@ -195,16 +232,21 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
     if (p.runs.size() > 1) {
       nlohmann::json spread = nlohmann::json::object();
       for (const auto& m : metrics()) {
-        const double mean = mean_of(p.runs, m.get);
-        double var = 0.0, lo = m.get(p.runs.front()), hi = lo;
-        for (const auto& r : p.runs) {
-          const double v = m.get(r);
+        // Over the replicas that have the metric; none when fewer than two do.
+        const std::vector<double> values = present_values(p.runs, m);
+        if (values.size() < 2) {
+          spread[m.key] = {{"std", nullptr}, {"min", nullptr}, {"max", nullptr}};
+          continue;
+        }
+        const double mean = *mean_of(p.runs, m);
+        double var = 0.0, lo = values.front(), hi = lo;
+        for (const double v : values) {
           var += (v - mean) * (v - mean);
           lo = std::min(lo, v);
           hi = std::max(hi, v);
         }
         // Sample standard deviation (n - 1).
-        const double sd = std::sqrt(var / static_cast<double>(p.runs.size() - 1));
+        const double sd = std::sqrt(var / static_cast<double>(values.size() - 1));
         spread[m.key] = {{"std", round6(sd)}, {"min", round6(lo)}, {"max", round6(hi)}};
       }
       j["spread"] = spread;
@@ -227,16 +269,19 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
     auto m = [&](const std::function<double(const PolicyResult&)>& f) {
       return mean_of(p.runs, f);
     };
+    auto jct_mean = [&](std::optional<double> PolicyResult::*field) {
+      return mean_of(p.runs, Metric{"", [field](const PolicyResult& r) { return r.*field; }});
+    };
     os << printf_string(
-        "%-34s %11.0f %9.1f %9.1f %5.1f%% %8sh %8sh %8sh %8sh %8sh %9.1f %3.0f/%-3zu %5.0f %5.0f\n",
+        "%-34s %11.0f %9.1f %9.1f %5.1f%% %9s %9s %9s %9s %9s %9.1f %3.0f/%-3zu %5.0f %5.0f\n",
         p.name.substr(0, 34).c_str(), m([](auto& r) { return r.cost_usd; }),
         m([](auto& r) { return r.gpu_hours_billed; }), m([](auto& r) { return r.gpu_hours_busy; }),
         100 * m([](auto& r) { return r.utilization; }),
         hours(m([](auto& r) { return r.queue_wait_p50_s; })).c_str(),
         hours(m([](auto& r) { return r.queue_wait_p95_s; })).c_str(),
         hours(m([](auto& r) { return r.queue_wait_max_s; })).c_str(),
-        hours(m([](auto& r) { return r.jct_p50_s; })).c_str(),
-        hours(m([](auto& r) { return r.jct_p95_s; })).c_str(),
+        hours(jct_mean(&PolicyResult::jct_p50_s)).c_str(),
+        hours(jct_mean(&PolicyResult::jct_p95_s)).c_str(),
         m([](auto& r) { return r.lost.total(); }), m([](auto& r) { return r.jobs_finished; }),
         whatif.jobs.size(), m([](auto& r) { return r.scale_ups; }),
         m([](auto& r) { return r.scale_downs; }));

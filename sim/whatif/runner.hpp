@@ -9,9 +9,10 @@
 namespace capsim::whatif {
 
 // Runs every (policy, replica) pair, each in a forked child process (SimGrid allows one engine
-// per process), at most `parallel` at once. Replica r uses seed `whatif.seed + r`. Results come
-// back in policy order, seeds ascending, whatever order the children finish in.
-// Throws std::runtime_error when a child fails.
+// per process; sim::run_forked: results on pipes, no child outlives a stop signal), at most
+// `parallel` at once. Replica r uses seed `whatif.seed + r`. Results come back in policy order,
+// seeds ascending, whatever order the children finish in. Throws std::runtime_error when a
+// child fails (the first failed pair's message, once every child has ended).
 [[nodiscard]] std::vector<PolicyRuns> run_all(const WhatIf& whatif,
                                               const std::vector<PolicySpec>& policies, int replicas,
                                               int parallel);

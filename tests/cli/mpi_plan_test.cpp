@@ -1,6 +1,7 @@
 // `mpirun -np 2 capsim plan` (registered only when CMake found MPI): the confirmations are
 // sharded over two ranks, and the output is byte for byte the one-process output; rank 0 alone
-// prints and writes the winner; bad input still exits 2, reported once.
+// prints and writes the winner; bad input still exits 2, reported once. `capsim whatif` under
+// mpirun runs on rank 0 only.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -89,6 +90,22 @@ TEST(MpiPlanTest, BadInputExitsTwoReportedOnce) {
   const std::string err = read_text(dir / "err");
   EXPECT_EQ(count(err, "capsim plan: error: "), 1u) << err;
   EXPECT_NE(err.find("unknown instance"), std::string::npos) << err;
+}
+
+// `capsim whatif` does not shard: under `mpirun -np 2` rank 0 alone runs it and prints one
+// report, the one-process bytes.
+TEST(MpiWhatIfTest, TwoRanksPrintOneReport) {
+  const fs::path dir = fresh_dir("capsim_mpi_whatif");
+  const std::string args = kData + "/whatif/tiny.json --json";
+  const CommandResult one = run_shell(kBinary + " whatif " + args, dir / "one.err");
+  const CommandResult two = run_shell(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+      "OMPI_MCA_rmaps_base_oversubscribe=1 " CAPSIM_MPIEXEC " 2 " +
+          kBinary + " whatif " + args,
+      dir / "two.err");
+  ASSERT_EQ(one.exit_code, 0) << read_text(dir / "one.err");
+  ASSERT_EQ(two.exit_code, 0) << read_text(dir / "two.err");
+  EXPECT_EQ(two.out, one.out);
 }
 
 }  // namespace

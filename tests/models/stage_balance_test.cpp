@@ -16,6 +16,7 @@
 #include "models/memory_model.hpp"
 
 #include "tests/models/random_scenario.hpp"
+#include "tests/models/stage_balance_oracle.hpp"
 
 namespace capsim {
 namespace {
@@ -194,6 +195,104 @@ TEST(StageBalanceTest, SuggestionsAreValidFasterAndFitOnRandomLayouts) {
       "%d pipelined layouts, %d with a faster (or fitting) split: %.1f%% faster on average, "
       "%.1f%% at most\n",
       pipelined, suggested, 100.0 * gain_sum / suggested, 100.0 * gain_max);
+}
+
+// The search as it runs and the exhaustive one it replaces (every destination of every move
+// timed, tests/models/stage_balance_oracle.hpp) give the same answer, bit for bit.
+void expect_same_as_exhaustive(const Scenario& sc, const HardwareProfile& profile,
+                               std::optional<double> max_peak_bytes, const std::string& what) {
+  const auto fast = balance_stage_layers(sc, profile, max_peak_bytes);
+  const auto exhaustive = test::exhaustive_balance_stage_layers(sc, profile, max_peak_bytes);
+  ASSERT_EQ(fast.has_value(), exhaustive.has_value()) << what;
+  if (!fast)
+    return;
+  EXPECT_EQ(fast->stage_layers, exhaustive->stage_layers) << what;
+  EXPECT_EQ(fast->iteration_time_s, exhaustive->iteration_time_s) << what;
+  EXPECT_EQ(fast->current_time_s, exhaustive->current_time_s) << what;
+  EXPECT_EQ(fast->peak_bytes, exhaustive->peak_bytes) << what;
+  EXPECT_EQ(fast->fits, exhaustive->fits) << what;
+  EXPECT_EQ(fast->current_fits, exhaustive->current_fits) << what;
+}
+
+// A deeper pipeline than random_scenario draws (8 to 32 stages, one GPU each, on nodes of 8):
+// runs of alike stages long enough for the search to time only their ends.
+std::optional<Scenario> deep_variant(Scenario sc, test::Rng& rng) {
+  const int p = rng.pick(std::vector<int>{8, 12, 16, 24, 32});
+  sc.parallelism.pipeline = p;
+  sc.parallelism.tensor = 1;
+  sc.parallelism.context = 1;
+  sc.parallelism.sequence_parallel = false;
+  sc.parallelism.tp_comm_overlap = false;
+  sc.parallelism.data = rng.pick(std::vector<int>{1, 1, 2});
+  sc.parallelism.virtual_pipeline_stages =
+      sc.parallelism.schedule == Schedule::kInterleaved ? 2 : 1;
+  sc.model.num_layers =
+      p * sc.parallelism.virtual_pipeline_stages * rng.pick(std::vector<int>{1, 2, 3});
+  sc.parallelism.global_batch_size =
+      sc.parallelism.micro_batch_size * sc.parallelism.data * p * rng.pick(std::vector<int>{1, 2});
+  const int gpus = p * sc.parallelism.data;
+  sc.cluster.gpus_per_node = 8;
+  sc.cluster.num_nodes = gpus / 8;
+  sc.cluster.has_inter_node = sc.cluster.num_nodes > 1;
+  if (sc.cluster.has_inter_node && sc.cluster.nics_per_node == 0) {
+    sc.cluster.inter_node_fabric = Fabric::kInfiniband;
+    sc.cluster.nics_per_node = 8;
+    sc.cluster.nic_bandwidth_bytes_per_s = 25e9;
+    sc.cluster.topology = Topology::kRailOptimized;
+  }
+  if (rng.coin()) {  // a lopsided start
+    std::vector<int> layers = layers_per_stage(sc.model, sc.parallelism);
+    const size_t from = rng.next() % layers.size();
+    const int least = sc.parallelism.virtual_pipeline_stages;
+    const int shift = std::min(layers[from] - least, 2);
+    layers[from] -= shift;
+    layers[rng.next() % layers.size()] += shift;
+    sc.parallelism.stage_layers = layers;
+  }
+  if (!test::is_valid_input(sc))
+    return std::nullopt;
+  return test::read_back(sc);
+}
+
+TEST(StageBalanceTest, SameAnswerAsTheExhaustiveSearchOnRandomLayouts) {
+  test::Rng rng(20261201);
+  int compared = 0;
+  int deep = 0;
+  int bounded = 0;
+  for (int i = 0; i < 400; ++i) {
+    Scenario sc = test::random_scenario(rng);
+    if (sc.parallelism.pipeline <= 1)
+      continue;
+    if (rng.coin()) {
+      std::optional<Scenario> variant = deep_variant(sc, rng);
+      if (!variant)
+        continue;
+      sc = *variant;
+      ++deep;
+    }
+    const HardwareProfile profile = resolve_profile(sc);
+    const std::string layout = scenario_to_json(sc).dump();
+    expect_same_as_exhaustive(sc, profile, std::nullopt, layout);
+    // Under a memory bound near the current peak, as the planner asks.
+    if (rng.coin()) {
+      const double peak = estimate_iteration(sc, profile).memory.peak_bytes;
+      expect_same_as_exhaustive(sc, profile, peak * (rng.coin() ? 1.0 : 1.02), layout);
+      ++bounded;
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 150);
+  EXPECT_GT(deep, 50);
+  EXPECT_GT(bounded, 50);
+}
+
+// Every shipped scenario's suggestion (what `capsim simulate` prints) is the exhaustive search's.
+TEST(StageBalanceTest, SameAnswerAsTheExhaustiveSearchOnShippedScenarios) {
+  for (const char* name :
+       {"gpt-30b-p4d", "gpt3-175b-selene-1024", "llama3-70b-b200", "llama3-70b-p5"}) {
+    const Scenario sc = shipped(name);
+    expect_same_as_exhaustive(sc, resolve_profile(sc), std::nullopt, name);
+  }
 }
 
 }  // namespace

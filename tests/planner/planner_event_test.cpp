@@ -1,4 +1,4 @@
-// The planner against the event engine (`capsim simulate --engine event` child processes): it
+// The planner against the event engine (in forked child processes): it
 // finds the true optimum of a small space, and the default plan's winner matches its golden file
 // (regenerate with CAPSIM_UPDATE_GOLDEN=1 ctest -R Golden).
 #include <cmath>
@@ -17,23 +17,8 @@
 namespace capsim::planner {
 namespace {
 
-const std::string kBinary = CAPSIM_BINARY;
 const std::string kSourceDir = CAPSIM_SOURCE_DIR;
 const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-
-// Skips the test when this build's capsim cannot run the event engine.
-bool event_engine_available() {
-  PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
-  plan.node_counts = {1};
-  plan.space.tensor = {8};
-  plan.space.pipeline = {1};
-  plan.space.recompute = {Recompute::kNone};
-  plan.space.zero_stage = {0};
-  plan.space.micro_batch_size = {1};
-  PlanOptions opts;
-  opts.confirm = subprocess_confirmer(kBinary, 1);
-  return run_plan(plan, opts).event_available;
-}
 
 PlanSpec small_space() {
   PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
@@ -53,15 +38,13 @@ PlanSpec small_space() {
 }
 
 TEST(PlannerEventTest, FindsTheOptimumOfExhaustiveEventSimulation) {
-  if (!event_engine_available())
-    GTEST_SKIP() << "capsim was built without the event engine";
   PlanSpec plan = small_space();
   // Exhaustive: every feasible candidate (K large enough to keep them all), each simulated.
   PlanSpec all = plan;
   all.confirm_top_k = 64;
   PlanOptions exhaustive;
   exhaustive.jobs = 2;
-  exhaustive.confirm = subprocess_confirmer(kBinary, 2);
+  exhaustive.confirm = forked_confirmer(2);
   const PlanResult every = run_plan(all, exhaustive);
   ASSERT_TRUE(every.event_available);
   ASSERT_EQ(static_cast<long long>(every.candidates.size()), every.screened);
@@ -80,7 +63,7 @@ TEST(PlannerEventTest, FindsTheOptimumOfExhaustiveEventSimulation) {
   plan.confirm_top_k = 2;
   PlanOptions opts;
   opts.jobs = 2;
-  opts.confirm = subprocess_confirmer(kBinary, 2);
+  opts.confirm = forked_confirmer(2);
   const PlanResult r = run_plan(plan, opts);
   ASSERT_FALSE(r.ranked.empty());
   EXPECT_LT(r.confirmations, every.confirmations);
@@ -96,7 +79,7 @@ TEST(GoldenTest, DefaultPlan) {
   const PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
   PlanOptions opts;
   opts.jobs = 2;
-  opts.confirm = subprocess_confirmer(kBinary, 2);
+  opts.confirm = forked_confirmer(2);
   const PlanResult r = run_plan(plan, opts);
   const nlohmann::json out = plan_to_json(plan, r, 3, false);
   ASSERT_FALSE(out.at("best").is_null());

@@ -3,8 +3,6 @@
 #include "planner/planner.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -17,6 +15,7 @@
 #include "models/instance_catalog.hpp"
 #include "models/io/profile_io.hpp"
 #include "models/io/scenario_io.hpp"
+#include "models/io/text_format.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"
 #include "models/stage_balance.hpp"
@@ -25,7 +24,6 @@
 #include "planner/plan_report.hpp"
 
 #include "tests/planner/skewed_confirmer.hpp"
-#include <unistd.h>
 
 namespace capsim::planner {
 namespace {
@@ -619,6 +617,63 @@ PlanSpec pipelined_p5_plan(int k) {
   return plan;
 }
 
+// An event run that fails (here the first batch's first, the screen's favourite) leaves its
+// candidate on the screen's numbers, and the report says which and why: the header's count, the
+// row's engine, a list, the winner's line, and the JSON.
+TEST(PlannerTest, FailedConfirmationsAreReported) {
+  const PlanSpec plan = pipelined_p5_plan(4);
+  const ConfirmFn screen_numbers = skewed_confirmer(0.0);
+  auto failing = std::make_shared<std::string>();
+  PlanOptions opts;
+  opts.confirm = [&](const std::vector<Scenario>& scenarios, const ProgressFn& p) {
+    ConfirmBatch batch = screen_numbers(scenarios, p);
+    if (failing->empty())
+      *failing = scenarios.front().name;
+    for (size_t i = 0; i < scenarios.size(); ++i) {
+      if (scenarios[i].name != *failing)
+        continue;
+      batch.outcomes[i].ok = false;
+      batch.outcomes[i].error = "killed by signal 9 (Killed)";
+    }
+    return batch;
+  };
+  const PlanResult r = run_plan(plan, opts);
+  ASSERT_EQ(r.failed_confirmations, 1);
+  const ScreenedCandidate& best = r.candidates[r.ranked[0].candidate];
+  ASSERT_EQ(candidate_scenario(plan, best.candidate).name, *failing);
+  EXPECT_FALSE(best.confirmed);
+  EXPECT_EQ(best.confirm_error, "killed by signal 9 (Killed)");
+
+  const std::string table = plan_table(plan, r, 0);
+  EXPECT_NE(
+      table.find(printf_string("confirmed %d, 1 failed (event engine: yes)", r.confirmations - 1)),
+      std::string::npos)
+      << table;
+  EXPECT_NE(table.find("analytic (event run failed)\n"), std::string::npos);
+  EXPECT_NE(table.find("failed event confirmations (these candidates rank on the analytic "
+                       "screen's numbers):\n  " +
+                       *failing + ": killed by signal 9 (Killed)\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("(not confirmed: its event run failed)\n"), std::string::npos);
+
+  const nlohmann::json j = plan_to_json(plan, r, 0, false);
+  EXPECT_EQ(j.at("search").at("failed_confirmations"), 1);
+  const nlohmann::json failure = {{"scenario", *failing}, {"error", "killed by signal 9 (Killed)"}};
+  EXPECT_EQ(j.at("confirmation_failures"), nlohmann::json::array({failure}));
+  EXPECT_EQ(j.at("best").at("engine"), "analytic");
+  EXPECT_EQ(j.at("best").at("confirm_error"), "killed by signal 9 (Killed)");
+
+  // Without failures none of it appears.
+  opts.confirm = screen_numbers;
+  const PlanResult fine = run_plan(plan, opts);
+  EXPECT_EQ(fine.failed_confirmations, 0);
+  EXPECT_EQ(plan_table(plan, fine, 0).find("failed"), std::string::npos);
+  const nlohmann::json fine_json = plan_to_json(plan, fine, 0, false);
+  EXPECT_FALSE(fine_json.contains("confirmation_failures"));
+  EXPECT_FALSE(fine_json.at("search").contains("failed_confirmations"));
+}
+
 TEST(PlannerTest, RanksOnConfirmedNumbers) {
   const PlanSpec plan = pipelined_p5_plan(8);
   PlanOptions opts;
@@ -707,46 +762,6 @@ TEST(PlannerTest, AFailedSecondBatchKeepsTheFirst) {
   for (const auto& n : r.notes)
     noted = noted || n.find("second confirmation batch could not run (gone)") != std::string::npos;
   EXPECT_TRUE(noted);
-}
-
-TEST(PlannerTest, UnavailableEventEngineFallsBackToTheScreen) {
-  const std::string dir = ::testing::TempDir() + "capsim_no_event";
-  std::filesystem::create_directories(dir);
-  const std::string fake = dir + "/capsim";
-  {
-    std::ofstream out(fake);
-    out << "#!/bin/sh\necho 'capsim simulate: error: --engine must be analytic' >&2\nexit 2\n";
-  }
-  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
-  PlanOptions opts;
-  opts.confirm = subprocess_confirmer(fake, 2);
-  const PlanResult r = run_plan(hand_plan(), opts);
-  EXPECT_FALSE(r.event_available);
-  EXPECT_EQ(r.event_unavailable_reason, "capsim simulate: error: --engine must be analytic");
-  EXPECT_EQ(r.confirmations, 0);
-  ASSERT_FALSE(r.ranked.empty());
-  EXPECT_EQ(r.candidates[r.ranked[0].candidate].final_evaluation().engine, "analytic");
-}
-
-TEST(PlannerTest, FailedConfirmationsKeepTheScreensNumbers) {
-  const std::string dir = ::testing::TempDir() + "capsim_crashing_event";
-  std::filesystem::create_directories(dir);
-  const std::string fake = dir + "/capsim";
-  {
-    std::ofstream out(fake);
-    out << "#!/bin/sh\necho 'internal error: boom' >&2\nexit 1\n";
-  }
-  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
-  PlanOptions opts;
-  opts.confirm = subprocess_confirmer(fake, 2);
-  const PlanResult r = run_plan(hand_plan(), opts);
-  EXPECT_TRUE(r.event_available);
-  EXPECT_EQ(r.confirmations, static_cast<int>(r.candidates.size()));
-  for (const auto& c : r.candidates) {
-    EXPECT_FALSE(c.confirmed);
-    EXPECT_EQ(c.confirm_error, "exit 1: internal error: boom");
-    EXPECT_EQ(c.final_evaluation().engine, "analytic");
-  }
 }
 
 TEST(PlannerTest, MinTimeRanksByWallTime) {
@@ -895,6 +910,47 @@ TEST(PlannerTest, DeadlineMissedOnlyThroughFailuresSaysSo) {
   ASSERT_FALSE(r.ranked.front().meets_target);
   const std::string reason = no_best_reason(plan, r);
   EXPECT_NE(reason.find("is fast enough without failures, but takes"), std::string::npos) << reason;
+}
+
+// Training runs whole iterations: one token takes a full iteration, and a token count past a
+// whole number of iterations takes the next one in full.
+TEST(PlannerTest, TimeToTrainRoundsUpToWholeIterations) {
+  PlanSpec plan = hand_plan();
+  const double tokens_per_iteration = 64.0 * plan.model.seq_length;  // a global batch of 64
+  const auto expect_iterations = [&](double tokens, double iterations) {
+    plan.tokens = tokens;
+    const PlanResult r = run_plan(plan, {});
+    ASSERT_FALSE(r.ranked.empty());
+    for (const RankedEntry& e : r.ranked) {
+      const Evaluation& ev = r.candidates[e.candidate].final_evaluation();
+      EXPECT_NEAR(e.time_to_train_s, iterations * ev.iteration_time_s,
+                  1e-12 * iterations * ev.iteration_time_s)
+          << tokens << " tokens";
+      EXPECT_EQ(e.wall_time_s, e.time_to_train_s);  // no failure model
+    }
+  };
+  expect_iterations(1.0, 1.0);
+  expect_iterations(2.5 * tokens_per_iteration, 3.0);
+  expect_iterations(3.0 * tokens_per_iteration, 3.0);
+  // A whole number of iterations takes exactly tokens / throughput.
+  const PlanResult whole = run_plan(plan, {});
+  for (const RankedEntry& e : whole.ranked) {
+    EXPECT_EQ(e.time_to_train_s,
+              plan.tokens / whole.candidates[e.candidate].final_evaluation().tokens_per_s);
+  }
+  // A deadline shorter than one iteration: the throughput is there, a whole iteration is not.
+  plan.tokens = 1.0;
+  double shortest_s = whole.candidates[whole.ranked.front().candidate].analytic.iteration_time_s;
+  for (const auto& c : whole.candidates)
+    shortest_s = std::min(shortest_s, c.final_evaluation().iteration_time_s);
+  plan.deadline_s = 0.5 * shortest_s;
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_FALSE(r.ranked.front().meets_target);
+  const std::string reason = no_best_reason(plan, r);
+  EXPECT_NE(reason.find("reaches the throughput needed, but training runs whole iterations of"),
+            std::string::npos)
+      << reason;
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/capsim_process.hpp"
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +20,10 @@ struct Outcome {
   std::string out;
 };
 
-Outcome capsim(const std::string& args) {
-  const std::string cmd = std::string(CAPSIM_BINARY) + " whatif " + args + " 2>/dev/null";
+// Runs `capsim whatif ARGS` with `env` (VAR=value, or empty) in its environment.
+Outcome capsim_with_env(const std::string& env, const std::string& args) {
+  const std::string cmd =
+      env + " " + std::string(CAPSIM_BINARY) + " whatif " + args + " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -27,6 +32,10 @@ Outcome capsim(const std::string& args) {
     out.append(buf, n);
   const int status = pclose(p);
   return {WEXITSTATUS(status), out};
+}
+
+Outcome capsim(const std::string& args) {
+  return capsim_with_env("", args);
 }
 
 const std::string kDir = std::string(CAPSIM_TEST_DATA_DIR);
@@ -108,6 +117,51 @@ TEST(WhatIfCliTest, SweepRunsOneVariantPerValue) {
   for (std::size_t i = 1; i < 4; ++i) {
     EXPECT_GE(j.at("policies")[i].at("gpu_hours_billed").get<double>(),
               j.at("policies")[i - 1].at("gpu_hours_billed").get<double>());
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Stopped by SIGTERM while its simulations run, `capsim whatif` ends by that signal, its
+// children end with it, and it leaves nothing in TMPDIR (results come back on pipes).
+TEST(WhatIfCliTest, SigtermLeavesNoChildAndNoFiles) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // its orphans become this test's
+  const auto tmpdir = std::filesystem::path(::testing::TempDir()) /
+                      ("capsim_whatif_sigterm_" + std::to_string(getpid()));
+  std::filesystem::remove_all(tmpdir);
+  std::filesystem::create_directories(tmpdir);
+  capsim::testing::CapsimProcess whatif({"whatif", "--seeds", "50", "--jobs", "2"},
+                                        tmpdir.string());
+  const std::set<pid_t> children = whatif.first_children();
+  ASSERT_FALSE(children.empty()) << "the what-if ended before it started a simulation";
+  ASSERT_EQ(kill(whatif.pid(), SIGTERM), 0);
+  const int status = whatif.wait();
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_TRUE(capsim::testing::all_end_within_a_second(children)) << "a child outlived it";
+  EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
+  std::filesystem::remove_all(tmpdir);
+}
+
+}  // namespace
+
+namespace {
+
+// Under an MPI launcher only rank 0 runs the what-if and prints; the other ranks print nothing
+// and exit 0 (each launcher announces the rank in its own variable).
+TEST(WhatIfCliTest, OnlyLauncherRankZeroRunsAndPrints) {
+  const Outcome alone = capsim(kDir + "/whatif/tiny.json --json");
+  ASSERT_EQ(alone.code, 0);
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    const std::string env = std::string(variable);
+    const Outcome rank1 = capsim_with_env(env + "=1", kDir + "/whatif/tiny.json --json");
+    EXPECT_EQ(rank1.code, 0) << variable;
+    EXPECT_EQ(rank1.out, "") << variable;
+    const Outcome rank0 = capsim_with_env(env + "=0", kDir + "/whatif/tiny.json --json");
+    EXPECT_EQ(rank0.code, 0) << variable;
+    EXPECT_EQ(rank0.out, alone.out) << variable;
   }
 }
 

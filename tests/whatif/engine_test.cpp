@@ -28,12 +28,22 @@ TEST(EngineTest, StaticClusterQueuesTheThirdJob) {
   EXPECT_DOUBLE_EQ(r.queue_wait_p50_s, 0.0);
   EXPECT_DOUBLE_EQ(r.queue_wait_p95_s, 3600.0);
   EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 3600.0);
-  EXPECT_DOUBLE_EQ(r.jct_p50_s, 7200.0);
-  EXPECT_DOUBLE_EQ(r.jct_p95_s, 7200.0);
+  EXPECT_DOUBLE_EQ(r.jct_p50_s.value(), 7200.0);
+  EXPECT_DOUBLE_EQ(r.jct_p95_s.value(), 7200.0);
   EXPECT_EQ(r.jobs_finished, 3);
   EXPECT_EQ(r.scale_ups, 0);
   EXPECT_EQ(r.scale_downs, 0);
   EXPECT_DOUBLE_EQ(r.lost.total(), 0.0);
+}
+
+// A job larger than the pool can ever hold never runs: no job finishes, so there is no job
+// completion time to report (not a time of 0).
+TEST(EngineTest, NoJobFinishedMeansNoCompletionTimes) {
+  const WhatIf w = testing::whatif({pool("od", 1, 1, 600)}, {job("big", 0, 16, 3600)});
+  const PolicyResult r = run_policy(w, policy("static"), 1);
+  EXPECT_EQ(r.jobs_finished, 0);
+  EXPECT_FALSE(r.jct_p50_s.has_value());
+  EXPECT_FALSE(r.jct_p95_s.has_value());
 }
 
 TEST(EngineTest, AutoscalerWaitsForTheBoot) {
@@ -41,7 +51,7 @@ TEST(EngineTest, AutoscalerWaitsForTheBoot) {
   const WhatIf w = testing::whatif({pool("od", 0, 2, 600)}, {job("a", 0, 8, 3600)});
   const PolicyResult r = run_policy(w, policy("cluster-autoscaler"), 1);
   EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 600.0);
-  EXPECT_DOUBLE_EQ(r.jct_p50_s, 4200.0);
+  EXPECT_DOUBLE_EQ(r.jct_p50_s.value(), 4200.0);
   EXPECT_EQ(r.scale_ups, 1);
   EXPECT_NEAR(r.cost_usd, 4200.0 / 3600.0 * 10.0, 1e-9);  // billed from launch to the end
   EXPECT_NEAR(r.gpu_hours_busy, 8.0, 1e-9);

@@ -58,6 +58,36 @@ TEST(ResultsTest, SummaryMeansAndSpreads) {
   EXPECT_NE(html_report(w, runs).find("<polyline"), std::string::npos);
 }
 
+// No job finished in a run: its completion times are none, null in JSON (in the means and the
+// spreads over the replicas that have them) and "-" in the table, not 0.
+TEST(ResultsTest, NoFinishedJobMeansNoCompletionTimes) {
+  WhatIf w = testing::whatif({testing::pool("od", 0, 2, 0)}, {testing::job("a", 0, 8, 60)});
+  PolicyResult none = sample_run(1, 10.0);
+  none.jobs_finished = 0;
+  const PolicyResult back = run_from_json(run_to_json(none));
+  EXPECT_FALSE(back.jct_p50_s.has_value());
+  EXPECT_FALSE(back.jct_p95_s.has_value());
+
+  const std::vector<PolicyRuns> one{{"ca", "cluster-autoscaler", {none}}};
+  const auto p = summary_json(w, one).at("policies").at(0);
+  EXPECT_TRUE(p.at("jct_p50_s").is_null());
+  EXPECT_TRUE(p.at("jct_p95_s").is_null());
+  EXPECT_EQ(p.at("queue_wait_p50_s"), 0.0);
+  const std::string table = comparison_table(w, one);
+  EXPECT_NE(table.find("    0.00h         -         - "), std::string::npos) << table;
+
+  // Over replicas: the mean of those that have a time, spreads of none below two.
+  PolicyResult some = sample_run(2, 20.0);
+  some.jct_p50_s = 3600.0;
+  some.jct_p95_s = 7200.0;
+  const std::vector<PolicyRuns> mixed{{"ca", "cluster-autoscaler", {none, some}}};
+  const auto q = summary_json(w, mixed).at("policies").at(0);
+  EXPECT_EQ(q.at("jct_p50_s"), 3600.0);
+  EXPECT_TRUE(q.at("spread").at("jct_p50_s").at("std").is_null());
+  EXPECT_EQ(q.at("spread").at("cost_usd").at("min"), 10.0);
+  EXPECT_NE(comparison_table(w, mixed).find("    1.00h     2.00h "), std::string::npos);
+}
+
 TEST(TimelineCsvTest, WritesOneRowPerSample) {
   traces::Timeline t{"static", {{0, 0, 2, 0, 0, 0, 0, 0, 1}, {600.4, 1, 0, 2, 0, 1, 16, 2, 0}}};
   std::ostringstream os;

@@ -40,8 +40,10 @@ void time_jobs(PolicyResult& r, const Cluster& c, double end_time_s) {
   r.queue_wait_p50_s = percentile(waits, 0.50);
   r.queue_wait_p95_s = percentile(waits, 0.95);
   r.queue_wait_max_s = waits.empty() ? 0.0 : *std::max_element(waits.begin(), waits.end());
-  r.jct_p50_s = percentile(jcts, 0.50);
-  r.jct_p95_s = percentile(jcts, 0.95);
+  if (!jcts.empty()) {
+    r.jct_p50_s = percentile(jcts, 0.50);
+    r.jct_p95_s = percentile(jcts, 0.95);
+  }
 }
 
 }  // namespace

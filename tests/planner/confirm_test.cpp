@@ -1,0 +1,177 @@
+// forked_confirmer: each scenario in a forked child, outcomes in scenario order, failures with
+// how the child ended, the availability probe; and the event run's JSON is `capsim simulate`'s.
+#include "planner/confirm.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "models/io/input_error.hpp"
+#include "models/io/scenario_io.hpp"
+#include "planner/plan_io.hpp"
+#include "planner/planner.hpp"
+
+#include "tests/cli/run_capsim.hpp"
+#include <unistd.h>
+
+namespace capsim::planner {
+namespace {
+
+const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+
+// `capsim simulate --json` text with the given iteration time.
+std::string simulate_text(double iteration_time_s) {
+  return nlohmann::json{{"engine", "event"},
+                        {"iteration_time_s", iteration_time_s},
+                        {"tokens_per_s", 1000.0 / iteration_time_s},
+                        {"mfu", 0.5},
+                        {"memory", {{"peak_gib_per_gpu", 40.0}, {"capacity_gib", 80.0}}}}
+      .dump();
+}
+
+std::vector<Scenario> scenarios_with_layers(const std::vector<int>& layers) {
+  std::vector<Scenario> out;
+  const PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
+  for (const int n : layers) {
+    Scenario sc;
+    sc.name = "s" + std::to_string(n);
+    sc.model = plan.model;
+    sc.model.num_layers = n;
+    out.push_back(sc);
+  }
+  return out;
+}
+
+TEST(ConfirmTest, OutcomesComeInScenarioOrder) {
+  // Later scenarios finish first: the children sleep less the further down the list.
+  const std::vector<Scenario> scenarios = scenarios_with_layers({4, 3, 2, 1});
+  const ConfirmFn confirm = forked_confirmer(3, [](const Scenario& sc) {
+    usleep(static_cast<useconds_t>(40000 * sc.model.num_layers));
+    return simulate_text(sc.model.num_layers);
+  });
+  long long last_done = 0;
+  const ConfirmBatch batch =
+      confirm(scenarios, [&](const char* phase, long long done, long long total) {
+        EXPECT_STREQ(phase, "confirm");
+        EXPECT_EQ(total, 4);
+        EXPECT_EQ(done, last_done + 1);
+        last_done = done;
+      });
+  ASSERT_TRUE(batch.available);
+  ASSERT_EQ(batch.outcomes.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(batch.outcomes[i].ok) << batch.outcomes[i].error;
+    EXPECT_EQ(batch.outcomes[i].evaluation.iteration_time_s, 4.0 - static_cast<double>(i));
+  }
+  EXPECT_EQ(last_done, 4);
+}
+
+TEST(ConfirmTest, FailuresSayHowTheChildEnded) {
+  const std::vector<Scenario> scenarios = scenarios_with_layers({1, 2, 3, 4});
+  const ConfirmFn confirm = forked_confirmer(2, [](const Scenario& sc) -> std::string {
+    switch (sc.model.num_layers) {
+      case 2:
+        throw std::runtime_error("boom");
+      case 3:
+        std::fprintf(stderr, "out of memory\n");
+        std::fflush(stderr);
+        raise(SIGKILL);
+        return "";
+      case 4:
+        return "not json";
+      default:
+        return simulate_text(1.0);
+    }
+  });
+  const ConfirmBatch batch = confirm(scenarios, {});
+  ASSERT_TRUE(batch.available);
+  ASSERT_EQ(batch.outcomes.size(), 4u);
+  EXPECT_TRUE(batch.outcomes[0].ok);
+  EXPECT_FALSE(batch.outcomes[1].ok);
+  EXPECT_EQ(batch.outcomes[1].error, "exit 1: boom");
+  EXPECT_FALSE(batch.outcomes[2].ok);
+  EXPECT_EQ(batch.outcomes[2].error, "killed by signal 9 (Killed): out of memory");
+  EXPECT_FALSE(batch.outcomes[3].ok);
+  EXPECT_EQ(batch.outcomes[3].error.rfind("unreadable simulate output", 0), 0u)
+      << batch.outcomes[3].error;
+}
+
+// Bad input on the probe (scenario 0) means the engine cannot run: the batch is unavailable;
+// past the probe it is a failed outcome like any other.
+TEST(ConfirmTest, BadInputOnTheProbeMakesTheBatchUnavailable) {
+  const ConfirmFn refusing = forked_confirmer(2, [](const Scenario& sc) -> std::string {
+    if (sc.model.num_layers == 1)
+      throw InputError("f.json", "/profile", "no event engine here");
+    return simulate_text(1.0);
+  });
+  const ConfirmBatch unavailable = refusing(scenarios_with_layers({1, 2}), {});
+  EXPECT_FALSE(unavailable.available);
+  EXPECT_EQ(unavailable.reason, "f.json:/profile: no event engine here");
+  EXPECT_TRUE(unavailable.outcomes.empty());
+  const ConfirmBatch later = refusing(scenarios_with_layers({2, 1}), {});
+  ASSERT_TRUE(later.available);
+  ASSERT_EQ(later.outcomes.size(), 2u);
+  EXPECT_TRUE(later.outcomes[0].ok);
+  EXPECT_EQ(later.outcomes[1].error, "exit 2: f.json:/profile: no event engine here");
+}
+
+TEST(ConfirmTest, UnavailableEventEngineFallsBackToTheScreen) {
+  PlanOptions opts;
+  opts.confirm = forked_confirmer(2, [](const Scenario&) -> std::string {
+    throw InputError("", "", "--engine must be analytic");
+  });
+  const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
+  EXPECT_FALSE(r.event_available);
+  EXPECT_EQ(r.event_unavailable_reason, "--engine must be analytic");
+  EXPECT_EQ(r.confirmations, 0);
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_EQ(r.candidates[r.ranked[0].candidate].final_evaluation().engine, "analytic");
+}
+
+TEST(ConfirmTest, FailedConfirmationsKeepTheScreensNumbers) {
+  PlanOptions opts;
+  opts.confirm = forked_confirmer(
+      2, [](const Scenario&) -> std::string { throw std::runtime_error("internal error: boom"); });
+  const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
+  EXPECT_TRUE(r.event_available);
+  EXPECT_EQ(r.confirmations, static_cast<int>(r.candidates.size()));
+  for (const auto& c : r.candidates) {
+    EXPECT_FALSE(c.confirmed);
+    EXPECT_EQ(c.confirm_error, "exit 1: internal error: boom");
+    EXPECT_EQ(c.final_evaluation().engine, "analytic");
+  }
+}
+
+// The confirmation's JSON is what `capsim simulate FILE --engine event --json` prints for the
+// scenario written to FILE (it adds only its stage-balance advice).
+TEST(ConfirmTest, EventJsonIsWhatSimulatePrintsForTheWrittenScenario) {
+  const PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
+  Candidate c;
+  c.num_nodes = 2;
+  c.parallelism.tensor = 8;
+  c.parallelism.pipeline = 2;
+  c.parallelism.data = 1;
+  c.parallelism.micro_batch_size = 1;
+  c.parallelism.global_batch_size = 64;
+  const Scenario sc = candidate_scenario(plan, c);
+  const std::string file =
+      ::testing::TempDir() + "capsim_confirm_" + std::to_string(getpid()) + ".json";
+  std::ofstream(file) << scenario_to_json(sc).dump(2) << "\n";
+  const testing::CommandResult cli =
+      testing::run_capsim("simulate " + file + " --engine event --json");
+  std::filesystem::remove(file);
+  ASSERT_EQ(cli.exit_code, 0);
+  nlohmann::json expected = nlohmann::json::parse(cli.out);
+  expected.erase("stage_balance");
+  EXPECT_EQ(nlohmann::json::parse(simulate_event_json(sc)).dump(), expected.dump());
+}
+
+}  // namespace
+}  // namespace capsim::planner

@@ -32,10 +32,11 @@ struct KeyProblemLog;  // the key problems of one document, shared by its reader
 // Strict reader over one JSON object of an input file. Every accessor records the key it read;
 // finish() rejects keys nobody read and lists the allowed ones. Key problems (unknown and missing
 // keys) are gathered over the whole document and reported together, each with its JSON pointer:
-// a missing required key yields a stand-in value within the accessor's range so that reading
-// goes on; the root reader's finish() throws them all, and any other error raised meanwhile
-// (which may stem from a stand-in) gives way to them. Other errors are InputErrors naming the
-// file and the JSON pointer. Not thread-safe; the JSON it views must outlive it.
+// a missing required key yields a stand-in value within the accessor's range (the value of a
+// key that misspells it, when one does) so that reading goes on; the root reader's finish()
+// throws them all, and any other error raised meanwhile (which may stem from a stand-in) gives
+// way to them. Other errors are InputErrors naming the file and the JSON pointer. Not
+// thread-safe; the JSON it views must outlive it.
 class JsonReader {
  public:
   // A document's root reader. REQUIRES: value outlives the reader. Throws InputError when value

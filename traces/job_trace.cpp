@@ -12,11 +12,21 @@
 #include <sstream>
 
 #include "models/io/input_error.hpp"
+#include "models/io/text_format.hpp"
 #include "models/io/units.hpp"
 #include "traces/csv_table.hpp"
 
 namespace capsim::traces {
 namespace {
+
+// The days of a submit offset for the span error: whole days, or three significant digits past
+// what a long long holds (a finite 1e300 s offset would overflow the conversion).
+std::string days_text(double seconds) {
+  const double days = std::floor(seconds / 86400.0);
+  if (days < 1e15)
+    return std::to_string(static_cast<long long>(days));
+  return printf_string("%.3g", days);
+}
 
 // Days since 1970-01-01 of a civil date (H. Hinnant, "chrono-compatible low-level date
 // algorithms", days_from_civil).
@@ -372,8 +382,7 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
   if (!jobs.empty() && jobs.back().submit_s > kMaxTraceSpanS) {
     throw InputError(
         options.path, "line " + std::to_string(jobs.back().line),
-        "job \"" + jobs.back().id + "\" is submitted " +
-            std::to_string(static_cast<long long>(jobs.back().submit_s / 86400.0)) +
+        "job \"" + jobs.back().id + "\" is submitted " + days_text(jobs.back().submit_s) +
             " days after the trace starts; a trace may span at most " +
             std::to_string(kMaxTraceSpanDays) +
             (options.time_scale != 1.0 ? " days once time_scale is applied"

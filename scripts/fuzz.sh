@@ -42,6 +42,9 @@ if [ "${FUZZ_BUILD:-1}" != 0 ]; then
   nice cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzz}"
 fi
 
+# Prints the last number of the last match of $1 in the fuzzer's log ("" when none).
+last_figure() { grep -o "$1" "$work/log.txt" | tail -1 | awk '{print $NF}' || true; }
+
 summary=build-fuzz/runs/summary.txt
 mkdir -p build-fuzz/runs
 status=0
@@ -66,9 +69,12 @@ for t in "${targets[@]}"; do
     mkdir -p "$regressions" && cp "$f" "$regressions/"
     crashes=$((crashes + 1))
   done
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log.txt" | tail -1 | awk '{print $2}')
-  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$work/log.txt" | tail -1 | awk '{print $2}')
-  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$work/log.txt" | tail -1)
+  execs=$(last_figure 'stat::number_of_executed_units: *[0-9]*')
+  rate=$(last_figure 'stat::average_exec_per_sec: *[0-9]*')
+  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$work/log.txt" | tail -1 || true)
+  # -fork=N prints no final stats: its last progress line counts the executions.
+  [ -n "$execs" ] || execs=$(last_figure '^#[0-9]*' | tr -d '#')
+  [ -n "$rate" ] || rate=$((${execs:-0} / (seconds > 0 ? seconds : 1)))
   line="$t: ${execs:-0} executions, ${rate:-0} exec/s, ${seconds} s, ${cov:-cov: ?}, $crashes crashes"
   echo "$line" | tee -a "$summary"
   [ "$crashes" -eq 0 ] || status=1

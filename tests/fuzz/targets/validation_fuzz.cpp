@@ -1,0 +1,41 @@
+// `capsim validate --engine analytic FILE` and `capsim calibrate step FILE` (the same format,
+// capsim.validation/v1): the reader on any bytes, an estimate of every case it accepts and the
+// software-efficiency fit over them.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "calibrate/step_fit.hpp"
+#include "models/io/profile_io.hpp"
+#include "models/io/validation_io.hpp"
+
+#include "tests/fuzz/targets/analytic_check.hpp"
+#include "tests/fuzz/targets/fuzz_support.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace capsim;
+  fuzz::run_one([&] {
+    const std::string path = fuzz::write_scratch("validation.json", fuzz::as_text(data, size));
+    const ValidationFile file = load_validation_file(path);
+    for (const ValidationCase& c : file.cases)
+      fuzz::check_estimate(c.scenario, resolve_profile(c.scenario));
+    if (!file.rejected.empty() || file.cases.empty())
+      return;
+    // `capsim calibrate step` fits only runs that share one profile; the attention fit too on
+    // every other input, so both searches run.
+    const HardwareProfile base = resolve_profile(file.cases.front().scenario);
+    for (const ValidationCase& c : file.cases) {
+      if (resolve_profile(c.scenario).name != base.name)
+        return;
+    }
+    const bool fit_attention = file.cases.size() % 2 == 0;
+    const calibrate::StepFit fit =
+        calibrate::fit_software_efficiency(file.cases, base, path, fit_attention);
+    fuzz::require(std::isfinite(fit.software_efficiency) && std::isfinite(fit.attention_scale),
+                  "step fit: a non-finite factor");
+    for (const double t : fit.predicted_after_s)
+      fuzz::require(std::isfinite(t) && t > 0.0, "step fit: predicted_after_s");
+  });
+  return 0;
+}

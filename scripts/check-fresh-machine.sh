@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the README's two commands as a new user would: as root on a minimal Debian 12 root built
-# from Debian's archive (debootstrap), in a copy of the source tree without .git, once with the
+# from Debian's archive (debootstrap), in the committed tree exported without .git, once with the
 # host's CUDA bound in at /usr/local/cuda and once without. On success it records the hash of the
 # install and build files in .ci/fresh-machine.sha256; .ci/run repeats the check when they change.
 #
@@ -72,7 +72,12 @@ run_mode() {
   rm -rf "$root"
   cp -a "$base" "$root"
   mkdir -p "$root/src"
-  tar -C "$source_dir" --exclude='./.git' --exclude='./build*' -cf - . | tar -C "$root/src" -xf -
+  # What is committed, as `git archive` exports it; a tree without .git is copied as it is.
+  if [ "$(git -C "$source_dir" rev-parse --show-toplevel 2>/dev/null)" = "$source_dir" ]; then
+    git -C "$source_dir" archive HEAD | tar -C "$root/src" -xf -
+  else
+    tar -C "$source_dir" --exclude='./.git' --exclude='./build*' -cf - . | tar -C "$root/src" -xf -
+  fi
   cp /etc/resolv.conf "$root/etc/resolv.conf"
   local cuda_mount=""
   if [ "$mode" = cuda ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when a tracked C++ file differs from .clang-format (clang-format 14,
-# docs/design/conventions.md §8).
+# Fails when a C++ file of the project (scripts/list-sources.sh) differs from .clang-format
+# (clang-format 14, docs/design/conventions.md §8); works without .git too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 formatter=$(command -v clang-format-14 || command -v clang-format || true)
@@ -8,4 +8,4 @@ if [ -z "$formatter" ]; then
   echo "check-format: clang-format not found" >&2
   exit 1
 fi
-git ls-files '*.cpp' '*.hpp' | xargs "$formatter" --dry-run -Werror
+scripts/list-sources.sh | grep -E '\.(cpp|hpp)$' | xargs "$formatter" --dry-run -Werror

@@ -109,12 +109,15 @@ std::string stage_layers_setting(const std::vector<int>& stage_layers) {
 }
 
 nlohmann::json stage_balance_json(const StageBalance& balance) {
-  return {{"stage_layers", balance.stage_layers},
-          {"iteration_time_s", round_significant(balance.iteration_time_s)},
-          {"current_iteration_time_s", round_significant(balance.current_time_s)},
-          {"peak_gib_per_gpu", round_significant(balance.peak_bytes / kGiB)},
-          {"fits", balance.fits},
-          {"engine", "analytic"}};
+  nlohmann::json j = {{"stage_layers", balance.stage_layers},
+                      {"iteration_time_s", round_significant(balance.iteration_time_s)},
+                      {"current_iteration_time_s", round_significant(balance.current_time_s)},
+                      {"peak_gib_per_gpu", round_significant(balance.peak_bytes / kGiB)},
+                      {"fits", balance.fits},
+                      {"engine", "analytic"}};
+  if (balance.search_capped)
+    j["search_capped"] = true;
+  return j;
 }
 
 std::string stage_balance_text(const StageBalance& balance) {
@@ -134,6 +137,8 @@ std::string stage_balance_text(const StageBalance& balance) {
   }
   if (!balance.fits)
     text += printf_string(", still not fitting (peak %.1f GiB per GPU)", balance.peak_bytes / kGiB);
+  if (balance.search_capped)
+    text += " (the search stopped at its work bound; a faster split may exist)";
   return text + ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
 }
 

@@ -215,7 +215,8 @@ std::optional<FittedSplit> split_that_fits(const ModelSpec& model, const Paralle
 
 std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
                                                  const HardwareProfile& profile,
-                                                 std::optional<double> max_peak_bytes) {
+                                                 std::optional<double> max_peak_bytes,
+                                                 double max_work) {
   const int p = scenario.parallelism.pipeline;
   if (p <= 1)
     return std::nullopt;
@@ -242,9 +243,18 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
   // make it rise and fall, so there every allowed destination is timed.
   const bool shortcut = scenario.parallelism.schedule == Schedule::kOneFOneB ||
                         scenario.parallelism.schedule == Schedule::kGpipe;
+  // What one timing costs (the layers lowered, the schedule's steps replayed) and what the
+  // search may spend: where every destination is timed, the cost grows with the cube of the
+  // depth, so a deep pipeline stops at `max_work` with the best split found so far.
+  const Parallelism& par = scenario.parallelism;
+  const double timing_work = scenario.model.num_layers + static_cast<double>(p) *
+                                                             par.num_micro_batches() *
+                                                             par.virtual_pipeline_stages;
+  double work = 0.0;
+  bool capped = false;
   // Each accepted move makes the estimate strictly faster, so the search ends; the bound only
   // guards against rounding.
-  for (int moves = 0; moves < scenario.model.num_layers; ++moves) {
+  for (int moves = 0; moves < scenario.model.num_layers && !capped; ++moves) {
     const auto busiest =
         static_cast<size_t>(std::max_element(best.stage_busy_s.begin(), best.stage_busy_s.end()) -
                             best.stage_busy_s.begin());
@@ -255,8 +265,10 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
     std::map<size_t, Timed> timed;
     const auto time_of = [&](size_t to) -> const Timed& {
       auto it = timed.find(to);
-      if (it == timed.end())
+      if (it == timed.end()) {
+        work += timing_work;
         it = timed.emplace(to, time_split(trial, profile, moved(split, busiest, to))).first;
+      }
       return it->second;
     };
     std::vector<size_t> destinations;
@@ -273,6 +285,10 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
     std::optional<size_t> best_to;
     Timed best_moved = best;
     for (const size_t to : destinations) {
+      if (work >= max_work && !timed.contains(to)) {
+        capped = true;
+        break;
+      }
       const Timed& t = time_of(to);
       if (t.iteration_s < best_moved.iteration_s * (1.0 - 1e-9)) {
         best_moved = t;
@@ -287,7 +303,8 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
   const bool made_fit = best.fits && !current_fits;
   if (!made_fit && best.iteration_s >= current_s * (1.0 - 1e-9))
     return std::nullopt;
-  return StageBalance{split, best.iteration_s, current_s, best.peak_bytes, best.fits, current_fits};
+  return StageBalance{split,     best.iteration_s, current_s, best.peak_bytes,
+                      best.fits, current_fits,     capped};
 }
 
 }  // namespace capsim

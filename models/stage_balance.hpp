@@ -19,7 +19,12 @@ struct StageBalance {
   double peak_bytes = 0.0;        // per-GPU memory peak with that split
   bool fits = false;              // in the GPU's memory, with that split
   bool current_fits = false;      // with the scenario's split
+  bool search_capped = false;     // stopped at kMaxBalanceWork: a faster split may exist
 };
+
+// Work one layer-split search may spend, in layers lowered plus schedule steps (stage x
+// micro-batch x virtual chunk) replayed over all its timings: about 5 s of one core.
+inline constexpr double kMaxBalanceWork = 2e8;
 
 // A layer split over the pipeline stages and the memory model's estimate for it.
 struct FittedSplit {
@@ -50,9 +55,11 @@ struct FittedSplit {
 // scenario's does not. Pure. Each move costs and sizes every destination (no schedule replay)
 // and, under 1F1B and GPipe, times only a few of each run of alike destinations (the estimate
 // runs monotonically along one); under the interleaved and zero-bubble schedules it times every
-// destination. The answer is the one timing every destination gives (StageBalanceTest).
+// destination. The answer is the one timing every destination gives (StageBalanceTest) unless
+// the search spends `max_work` (kMaxBalanceWork's units) first: it then keeps the best split so
+// far and sets search_capped.
 [[nodiscard]] std::optional<StageBalance> balance_stage_layers(
     const Scenario& scenario, const HardwareProfile& profile,
-    std::optional<double> max_peak_bytes = std::nullopt);
+    std::optional<double> max_peak_bytes = std::nullopt, double max_work = kMaxBalanceWork);
 
 }  // namespace capsim

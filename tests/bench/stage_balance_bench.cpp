@@ -1,6 +1,8 @@
 // The layer-split search (`capsim simulate`'s suggestion, the planner's balanced splits) on deep
 // pipelines: 10^4 layers over 200, 400 and 1,000 one-GPU stages under 1F1B, two micro-batches per
 // stage, from the even split (docs/performance.md, "Stage balance").
+#include <string>
+
 #include <benchmark/benchmark.h>
 
 #include "models/io/json_reader.hpp"
@@ -12,7 +14,7 @@ namespace capsim {
 namespace {
 
 // A 10^4-layer model of hidden size 1,024 on `stages` A100s, 8 per node, full recompute.
-Scenario deep_pipeline(int stages) {
+Scenario deep_pipeline(int stages, const char* schedule) {
   nlohmann::json doc =
       JsonReader::parse_file(std::string(CAPSIM_SOURCE_DIR) + "/tests/data/scenarios/valid.json");
   doc["name"] = "deep-" + std::to_string(stages);
@@ -23,21 +25,23 @@ Scenario deep_pipeline(int stages) {
   doc["model"]["ffn_hidden_size"] = 4096;
   doc["model"]["seq_length"] = 1024;
   doc["cluster"]["num_nodes"] = stages / 8;
-  doc["parallelism"] = {{"tensor", 1},
-                        {"pipeline", stages},
-                        {"data", 1},
-                        {"micro_batch_size", 1},
-                        {"global_batch_size", 2 * stages},
-                        {"schedule", "1f1b"},
-                        {"recompute", "full"},
-                        {"zero_stage", 0},
-                        {"precision", "bf16"}};
+  doc["parallelism"] = {
+      {"tensor", 1},
+      {"pipeline", stages},
+      {"data", 1},
+      {"micro_batch_size", 1},
+      {"global_batch_size", 2 * stages},
+      {"virtual_pipeline_stages", std::string(schedule) == "interleaved-1f1b" ? 2 : 1},
+      {"schedule", schedule},
+      {"recompute", "full"},
+      {"zero_stage", 0},
+      {"precision", "bf16"}};
   JsonReader reader(doc, "deep");
   return read_scenario(reader, true);
 }
 
 void BM_StageBalance(benchmark::State& state) {
-  const Scenario scenario = deep_pipeline(static_cast<int>(state.range(0)));
+  const Scenario scenario = deep_pipeline(static_cast<int>(state.range(0)), "1f1b");
   const HardwareProfile profile = resolve_profile(scenario);
   for (auto _ : state)
     benchmark::DoNotOptimize(balance_stage_layers(scenario, profile));
@@ -45,6 +49,17 @@ void BM_StageBalance(benchmark::State& state) {
 }
 
 BENCHMARK(BM_StageBalance)->Arg(200)->Arg(400)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+// The schedules whose search times every destination: bounded by the timing budget.
+void BM_StageBalanceInterleaved(benchmark::State& state) {
+  const Scenario scenario = deep_pipeline(static_cast<int>(state.range(0)), "interleaved-1f1b");
+  const HardwareProfile profile = resolve_profile(scenario);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(balance_stage_layers(scenario, profile));
+  state.SetItemsProcessed(state.iterations());
+}
+
+BENCHMARK(BM_StageBalanceInterleaved)->Arg(40)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace capsim

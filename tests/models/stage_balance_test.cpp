@@ -292,7 +292,29 @@ TEST(StageBalanceTest, SameAnswerAsTheExhaustiveSearchOnShippedScenarios) {
        {"gpt-30b-p4d", "gpt3-175b-selene-1024", "llama3-70b-b200", "llama3-70b-p5"}) {
     const Scenario sc = shipped(name);
     expect_same_as_exhaustive(sc, resolve_profile(sc), std::nullopt, name);
+    const auto balance = balance_stage_layers(sc, resolve_profile(sc));
+    EXPECT_FALSE(balance && balance->search_capped) << name;
   }
+}
+
+// Under the interleaved schedule every destination is timed; a search that reaches its work
+// bound stops there, says so, and still returns its best split so far, faster than the start.
+TEST(StageBalanceTest, SearchStopsAtItsWorkBound) {
+  const Scenario sc = shipped("llama3-70b-p5");
+  const HardwareProfile profile = resolve_profile(sc);
+  const auto full = balance_stage_layers(sc, profile);
+  ASSERT_TRUE(full.has_value());
+  EXPECT_FALSE(full->search_capped);
+  // Enough work for the first move's timings only.
+  const double one_timing = sc.model.num_layers + static_cast<double>(sc.parallelism.pipeline) *
+                                                      sc.parallelism.num_micro_batches() *
+                                                      sc.parallelism.virtual_pipeline_stages;
+  const auto capped = balance_stage_layers(sc, profile, std::nullopt, 2.5 * one_timing);
+  ASSERT_TRUE(capped.has_value());
+  EXPECT_TRUE(capped->search_capped);
+  EXPECT_LT(capped->iteration_time_s, capped->current_time_s);
+  EXPECT_GE(capped->iteration_time_s, full->iteration_time_s);
+  EXPECT_FALSE(balance_stage_layers(sc, profile, std::nullopt, 0.0).has_value());
 }
 
 }  // namespace

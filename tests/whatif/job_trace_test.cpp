@@ -194,10 +194,10 @@ TEST(ImportTest, RejectsImpossibleTimes) {
               "traces/jobs.csv:line 3: job \"b\" is submitted 1000000 days after the trace "
               "starts; a trace may span at most 3650 days once time_scale is applied");
   }
-  // A submit time too large to simulate (\"days\" was the one unit without a finiteness check).
+  // A submit time too large to simulate: past the ceiling of every duration.
   EXPECT_EQ(error_of("job_id,submit,gpus,duration\na,1e300s,8,1h\n"),
-            "traces/jobs.csv:line 2: job \"a\" is submitted 1.16e+295 days after the trace starts; "
-            "a trace may span at most 3650 days (does it mix date-times with plain seconds?)");
+            "traces/jobs.csv:line 2: column \"submit\": expected a duration of at most \"1e12s\", "
+            "got \"1e300s\"");
   // The same in an imported format, whose offsets count from the first job.
   EXPECT_EQ(error_of("name,time,application,num_replicas\na,0,bert,1\nb,1e80,bert,1\n",
                      JobTraceFormat::kPolluxWorkload),

@@ -78,8 +78,9 @@ inline bool all_end_within_a_second(const std::set<pid_t>& pids) {
   return left.empty();
 }
 
-// `capsim ARGS` in a process group of its own, with TMPDIR set to `tmpdir`, stdout written to
-// `stdout_path` and stderr discarded. Killed and reaped on destruction if still running.
+// `capsim ARGS` in a process group of its own, with the stop signals at their default actions,
+// TMPDIR set to `tmpdir`, stdout written to `stdout_path` and stderr discarded. Killed and reaped
+// on destruction if still running.
 class CapsimProcess {
  public:
   CapsimProcess(const std::vector<std::string>& args, const std::string& tmpdir,
@@ -87,6 +88,10 @@ class CapsimProcess {
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);
+      // As a terminal starts it: a shell's background job (a CI runner's, say) inherits SIGINT
+      // ignored, and an ignored signal stays ignored across exec.
+      for (const int stop : {SIGINT, SIGTERM, SIGHUP})
+        std::signal(stop, SIG_DFL);
       setenv("TMPDIR", tmpdir.c_str(), 1);
       const int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       const int null = open("/dev/null", O_WRONLY);

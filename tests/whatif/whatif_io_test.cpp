@@ -238,6 +238,18 @@ TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {
   }
 }
 
+// Every unknown knob of a policy is reported in one run, a near miss with the knob it means.
+TEST(WhatIfIoTest, EveryUnknownKnobAtOnce) {
+  auto j = base();
+  j["policies"] = {{{"preset", "ray-v1"}, {"knobs", {{"idle_timeut", "5m"}, {"colour", 1}}}}};
+  EXPECT_EQ(error_of(j),
+            "w.json:/policies/0/knobs/colour: unknown key \"colour\"; allowed keys: idle_timeout, "
+            "max_concurrent_launches, node_start_wait, update_interval, "
+            "upscaling_initial_num_nodes, upscaling_speed\n"
+            "w.json:/policies/0/knobs/idle_timeut: unknown key \"idle_timeut\"; did you mean "
+            "\"idle_timeout\"?");
+}
+
 TEST(WhatIfIoTest, SweepExpandsIntoNamedVariants) {
   auto j = base();
   j["policies"] = {{{"preset", "ray-v1"}}, {{"preset", "static"}}};

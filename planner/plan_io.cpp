@@ -208,8 +208,7 @@ void read_target(JsonReader& r, PlanSpec& plan) {
   // A training run shorter than an hour is a unit slip (and a tiny one makes the required
   // throughput infinite).
   if (r.has("deadline") && plan.deadline_s < 3600.0) {
-    throw r.error("deadline",
-                  "expected at least 1h, got " + describe_json(r.json().at("deadline")));
+    throw r.error("deadline", "expected at least 1h, got " + r.describe("deadline"));
   }
   plan.min_tokens_per_s = r.optional_count("min_tokens_per_s").value_or(0.0);
   if (r.has("min_tokens_per_s") && plan.min_tokens_per_s <= 0.0) {
@@ -369,7 +368,7 @@ double read_memory_headroom(JsonReader& r, const std::vector<InstanceChoice>& in
       throw r.error("memory_headroom",
                     "expected less than the memory of every GPU the plan may buy (" + gpu.name +
                         " on " + choice.name + ": " + format_gib(gpu.hbm_capacity_bytes) +
-                        "), got " + describe_json(r.json().at("memory_headroom")));
+                        "), got " + r.describe("memory_headroom"));
     }
   }
   return headroom;

@@ -86,8 +86,8 @@ GpuSpec read_gpu_spec(JsonReader& r) {
   g.peak_tf32_flop_per_s = r.optional_flop_rate("peak_tf32").value_or(g.peak_bf16_flop_per_s / 2.0);
   g.hbm_capacity_bytes = r.required_size("hbm_capacity");
   if (g.hbm_capacity_bytes < kGiB || g.hbm_capacity_bytes > 65536 * kGiB) {
-    throw r.error("hbm_capacity", "expected between 1GiB and 64TiB, got " +
-                                      describe_json(r.json().at("hbm_capacity")));
+    throw r.error("hbm_capacity",
+                  "expected between 1GiB and 64TiB, got " + r.describe("hbm_capacity"));
   }
   g.hbm_bandwidth_bytes_per_s = r.required_bandwidth("hbm_bandwidth");
   g.num_sms = static_cast<int>(r.required_int("sms", 1, 4096));

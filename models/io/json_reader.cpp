@@ -751,6 +751,10 @@ void JsonReader::finish() {
     throw_key_problems();
 }
 
+std::string JsonReader::describe(const std::string& key) const {
+  return value_->contains(key) ? describe_json(value_->at(key)) : "no \"" + key + "\"";
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)

@@ -124,6 +124,9 @@ class JsonReader {
   // so far, or the key problems alone when a stand-in may have caused it.
   [[noreturn]] void rethrow_with_key_problems() const;
   [[nodiscard]] const nlohmann::json& json() const { return *value_; }
+  // Describes the value at `key` for a message (describe_json); a required key that is missing
+  // has a stand-in that later checks may still reject, so it is named as missing instead.
+  [[nodiscard]] std::string describe(const std::string& key) const;
 
  private:
   struct Absent {};  // stands in for a missing object

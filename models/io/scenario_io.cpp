@@ -126,8 +126,8 @@ void read_gradient_reduction(JsonReader& r, Parallelism& p) {
   // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
   if (r.has("dp_bucket_size") &&
       (p.dp_bucket_bytes < 65536.0 || p.dp_bucket_bytes > 16.0 * 1024 * 1024 * 1024)) {
-    throw r.error("dp_bucket_size", "expected a size between 64KiB and 16GiB, got " +
-                                        describe_json(r.json().at("dp_bucket_size")));
+    throw r.error("dp_bucket_size",
+                  "expected a size between 64KiB and 16GiB, got " + r.describe("dp_bucket_size"));
   }
   p.overlap_grad_reduce = r.optional_bool("overlap_grad_reduce", true);
   p.overlap_param_gather = r.optional_bool("overlap_param_gather", p.overlap_grad_reduce);

@@ -27,8 +27,8 @@ Delay read_delay(JsonReader& parent, const std::string& key, Delay dflt) {
     d.median_s = r.required_duration("median");
     d.p95_s = r.required_duration("p95");
     if (d.p95_s < d.median_s) {
-      throw r.error("p95", "p95 must be >= median (" + describe_json(r.json().at("p95")) + " < " +
-                               describe_json(r.json().at("median")) + ")");
+      throw r.error("p95", "p95 must be >= median (" + r.describe("p95") + " < " +
+                               r.describe("median") + ")");
     }
     r.finish();
     return d;

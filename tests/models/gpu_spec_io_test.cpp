@@ -67,6 +67,22 @@ TEST(GpuSpecIoTest, OmittedFiguresTakeTheDatasheetConventions) {
 
 // Written figures read back bit for bit, awkward decimals included, so a definition copied
 // into a profile or a plan's winning scenario defines the very same GPU again.
+// A misspelt required figure whose value a later range check rejects: the key problem, never a
+// lookup of the missing key (found by the gpu_spec fuzz target).
+TEST(GpuSpecIoTest, AMisspeltFigureOutOfRangeIsAKeyProblem) {
+  nlohmann::json doc = b200_like("X100");
+  doc.erase("hbm_capacity");
+  doc["hbm_capa/city"] = ".180GB";
+  try {
+    (void)read(doc);
+    FAIL() << "accepted a GPU without hbm_capacity";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "gpu.json:/hbm_capa~1city: unknown key \"hbm_capa/city\"; did you mean "
+              "\"hbm_capacity\"?");
+  }
+}
+
 TEST(GpuSpecIoTest, WriteReadIsExact) {
   GpuSpec g = read(b200_like("RoundTrip-GPU"));
   for (const double x : {1.0 / 3.0, 0.1, 1.23456789012345, 7.7, 2.0 / 7.0}) {

@@ -1,10 +1,9 @@
-// `capsim calibrate fit LOG`: the nccl-tests log reader on any text, then the collective fit of
-// the curve it accepts and the fitted times.
+// `capsim calibrate fit LOG`: the nccl-tests log reader on any text. The collective fit of what
+// it accepts is nccl_fit_fuzz.cpp (a fit per input runs about a thousand times slower).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
-#include "calibrate/collective_fit.hpp"
 #include "calibrate/nccl_log.hpp"
 
 #include "tests/fuzz/targets/fuzz_support.hpp"
@@ -22,9 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                         std::isfinite(s.time_in_place_s) && s.best_time_s() > 0.0,
                     "a sample with a non-finite or non-positive figure");
     }
-    const CollectiveFit fit = calibrate::fit_collective({curve}, {});
-    for (const double t : calibrate::model_times(fit, curve))
-      fuzz::require(std::isfinite(t), "a non-finite fitted time");
   });
   return 0;
 }

@@ -9,7 +9,8 @@
 #include <Eigen/Dense>
 
 #include "models/collective_cost.hpp"
-#include "models/io/profile_io.hpp"
+
+#include "io/profile_io.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -317,7 +318,7 @@ GroupShape curve_shape(const CollectiveCurve& curve) {
 }
 
 std::string curve_label(const CollectiveCurve& curve) {
-  return std::string(collective_name(curve.kind)) + " " +
+  return std::string(io::collective_name(curve.kind)) + " " +
          (curve.nodes > 1 ? "inter_node " : "intra_node ") + std::to_string(curve.ranks) +
          " ranks / " + std::to_string(curve.nodes) + (curve.nodes == 1 ? " node" : " nodes");
 }

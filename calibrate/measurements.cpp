@@ -10,19 +10,20 @@
 #include <utility>
 
 #include "models/cluster_spec.hpp"
-#include "models/io/csv_line.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/input_file.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/text_check.hpp"
+
+#include "io/csv_line.hpp"
+#include "io/input_error.hpp"
+#include "io/input_file.hpp"
+#include "io/json_reader.hpp"
+#include "io/profile_io.hpp"
+#include "io/text_check.hpp"
 
 namespace capsim::calibrate {
 namespace {
 
 constexpr double kMaxSizeBytes = 1e15;
 
-MachineInfo read_machine(JsonReader& r) {
+MachineInfo read_machine(io::JsonReader& r) {
   MachineInfo m;
   m.hostname = r.optional_string("hostname", "");
   m.gpu = r.required_string("gpu");
@@ -40,7 +41,7 @@ MachineInfo read_machine(JsonReader& r) {
   if (auto env = r.optional_object("env")) {
     for (const auto& [key, value] : env->json().items()) {
       if (!value.is_string()) {
-        throw env->error(key, "expected a string, got " + describe_json(value));
+        throw env->error(key, "expected a string, got " + io::describe_json(value));
       }
       (void)env->optional_string(key, "");
       m.env[key] = value.get<std::string>();
@@ -51,11 +52,11 @@ MachineInfo read_machine(JsonReader& r) {
   return m;
 }
 
-CollectiveCurve read_curve(JsonReader& r, const std::string& file) {
+CollectiveCurve read_curve(io::JsonReader& r, const std::string& file) {
   CollectiveCurve c;
   c.source = file;
-  const std::string name = r.required_enum("collective", collective_names());
-  c.kind = collective_from_name(name);
+  const std::string name = r.required_enum("collective", io::collective_names());
+  c.kind = io::collective_from_name(name);
   c.ranks = static_cast<int>(r.required_int("ranks", 2, 1000000));
   c.nodes = static_cast<int>(r.required_int("nodes", 1, 100000));
   if (c.ranks % c.nodes != 0) {
@@ -68,7 +69,7 @@ CollectiveCurve read_curve(JsonReader& r, const std::string& file) {
   c.nccl_version = r.optional_string("nccl_version", "");
   const auto samples = r.array("samples", 1);
   for (size_t i = 0; i < samples.size(); ++i) {
-    JsonReader s(samples[i], r, r.pointer_to("samples") + "/" + std::to_string(i));
+    io::JsonReader s(samples[i], r, r.pointer_to("samples") + "/" + std::to_string(i));
     CollectiveSample sample;
     sample.bytes = s.required_number("bytes", 1.0, kMaxSizeBytes);
     sample.time_s = s.required_number("time_s", 1e-9, 1e6);
@@ -90,7 +91,7 @@ CollectiveCurve read_curve(JsonReader& r, const std::string& file) {
   return c;
 }
 
-GemmMeasurement read_gemm(JsonReader& r, const std::string& gpu, const std::string& file) {
+GemmMeasurement read_gemm(io::JsonReader& r, const std::string& gpu, const std::string& file) {
   GemmMeasurement g;
   g.gpu = gpu;
   g.source = file;
@@ -108,7 +109,7 @@ GemmMeasurement read_gemm(JsonReader& r, const std::string& gpu, const std::stri
   return g;
 }
 
-OverlapMeasurement read_overlap(JsonReader& r, const std::string& file) {
+OverlapMeasurement read_overlap(io::JsonReader& r, const std::string& file) {
   OverlapMeasurement o;
   o.source = file;
   o.sms = static_cast<int>(r.required_int("sms", 2, 100000));
@@ -118,9 +119,10 @@ OverlapMeasurement read_overlap(JsonReader& r, const std::string& file) {
   const std::string clamp = "[0, " + std::to_string(o.sms - 1) + "]";
   const auto samples = r.array("samples", 1);
   for (size_t i = 0; i < samples.size(); ++i) {
-    JsonReader s(samples[i], r, r.pointer_to("samples") + "/" + std::to_string(i));
+    io::JsonReader s(samples[i], r, r.pointer_to("samples") + "/" + std::to_string(i));
     OverlapSample sample;
-    sample.collective = collective_from_name(s.required_enum("collective", collective_names()));
+    sample.collective =
+        io::collective_from_name(s.required_enum("collective", io::collective_names()));
     sample.m = s.required_number("m", 1.0, 1e9);
     sample.n = s.required_number("n", 1.0, 1e9);
     sample.k = s.required_number("k", 1.0, 1e9);
@@ -161,13 +163,13 @@ void check_gemm_header(const std::vector<std::string>& header, const std::string
   const std::vector<std::string> expected{"gpu", "dtype", "M", "N", "K", "tflops", "source"};
   for (size_t i = 0; i < expected.size(); ++i) {
     if (i >= header.size() || header[i] != expected[i]) {
-      throw InputError(path, "1",
-                       "expected the header to start with gpu,dtype,M,N,K,tflops,source");
+      throw io::InputError(path, "1",
+                           "expected the header to start with gpu,dtype,M,N,K,tflops,source");
     }
   }
   for (size_t i = expected.size(); i < header.size(); ++i) {
     if (header[i] != "batch" && header[i] != "library" && header[i] != "note") {
-      throw InputError(
+      throw io::InputError(
           path, "1",
           "unknown column \"" + header[i] + "\"; optional columns: batch, library, note");
     }
@@ -189,9 +191,9 @@ std::array<double, 4> gemm_shape_and_rate(const std::vector<std::string>& fields
   for (size_t i = 0; i < 4; ++i) {
     auto v = csv_number(fields[2 + i]);
     if (!v || *v <= 0.0) {
-      throw InputError(path, std::to_string(line_no),
-                       std::string("expected a positive number for ") + kColumns[i] + ", got \"" +
-                           fields[2 + i] + "\"");
+      throw io::InputError(path, std::to_string(line_no),
+                           std::string("expected a positive number for ") + kColumns[i] +
+                               ", got \"" + fields[2 + i] + "\"");
     }
     values[i] = *v;
   }
@@ -203,9 +205,9 @@ GemmMeasurement parse_gemm_row(const std::vector<std::string>& header,
                                const std::vector<std::string>& fields, const std::string& path,
                                int line_no) {
   if (fields.size() != header.size()) {
-    throw InputError(path, std::to_string(line_no),
-                     "expected " + std::to_string(header.size()) + " fields, got " +
-                         std::to_string(fields.size()));
+    throw io::InputError(path, std::to_string(line_no),
+                         "expected " + std::to_string(header.size()) + " fields, got " +
+                             std::to_string(fields.size()));
   }
   GemmMeasurement g;
   g.gpu = fields[0];
@@ -213,7 +215,7 @@ GemmMeasurement parse_gemm_row(const std::vector<std::string>& header,
   static constexpr std::array<const char*, 5> kDtypes{"bf16", "fp16", "fp8_e4m3", "fp8_e5m2",
                                                       "tf32"};
   if (std::find(kDtypes.begin(), kDtypes.end(), g.dtype) == kDtypes.end()) {
-    throw InputError(
+    throw io::InputError(
         path, std::to_string(line_no),
         "expected dtype bf16, fp16, fp8_e4m3, fp8_e5m2 or tf32, got \"" + g.dtype + "\"");
   }
@@ -231,8 +233,8 @@ GemmMeasurement parse_gemm_row(const std::vector<std::string>& header,
   if (const std::string batch = optional_column(header, fields, "batch"); !batch.empty()) {
     auto b = csv_number(batch);
     if (!b || *b < 1.0) {
-      throw InputError(path, std::to_string(line_no),
-                       "expected a batch count >= 1, got \"" + batch + "\"");
+      throw io::InputError(path, std::to_string(line_no),
+                           "expected a batch count >= 1, got \"" + batch + "\"");
     }
     g.batch = *b;
   }
@@ -261,18 +263,18 @@ int overlap_median_sms_taken(const std::vector<OverlapSample>& samples) {
 
 namespace {
 
-Measurements read_measurements_document(JsonReader& r) {
+Measurements read_measurements_document(io::JsonReader& r) {
   const std::string& file = r.file();
   r.expect_schema(kMeasurementsSchema);
   Measurements out;
   {
-    JsonReader machine = r.object("machine");
+    io::JsonReader machine = r.object("machine");
     out.machine = read_machine(machine);
   }
   if (r.has("nccl")) {
     const auto curves = r.array("nccl");
     for (size_t i = 0; i < curves.size(); ++i) {
-      JsonReader c(curves[i], r, r.pointer_to("nccl") + "/" + std::to_string(i));
+      io::JsonReader c(curves[i], r, r.pointer_to("nccl") + "/" + std::to_string(i));
       CollectiveCurve curve = read_curve(c, file);
       if (curve.gpu.empty())
         curve.gpu = out.machine.gpu;
@@ -284,7 +286,7 @@ Measurements read_measurements_document(JsonReader& r) {
   if (r.has("gemm")) {
     const auto gemms = r.array("gemm");
     for (size_t i = 0; i < gemms.size(); ++i) {
-      JsonReader g(gemms[i], r, r.pointer_to("gemm") + "/" + std::to_string(i));
+      io::JsonReader g(gemms[i], r, r.pointer_to("gemm") + "/" + std::to_string(i));
       out.gemms.push_back(read_gemm(g, out.machine.gpu, file));
     }
   }
@@ -302,11 +304,11 @@ Measurements read_measurements_document(JsonReader& r) {
 }  // namespace
 
 Measurements read_measurements_json(const nlohmann::json& doc, const std::string& file) {
-  return JsonReader::read_document(doc, file, read_measurements_document);
+  return io::JsonReader::read_document(doc, file, read_measurements_document);
 }
 
 Measurements read_measurements(const std::string& path) {
-  const nlohmann::json doc = JsonReader::parse_file(path);
+  const nlohmann::json doc = io::JsonReader::parse_file(path);
   return read_measurements_json(doc, path);
 }
 
@@ -336,7 +338,7 @@ nlohmann::json measurements_to_json(const Measurements& m) {
         js["time_in_place_s"] = s.time_in_place_s;
       samples.push_back(js);
     }
-    curves.push_back({{"collective", collective_name(c.kind)},
+    curves.push_back({{"collective", io::collective_name(c.kind)},
                       {"ranks", c.ranks},
                       {"nodes", c.nodes},
                       {"samples", samples}});
@@ -358,7 +360,7 @@ nlohmann::json measurements_to_json(const Measurements& m) {
     const OverlapMeasurement& o = *m.overlap;
     nlohmann::json samples = nlohmann::json::array();
     for (const auto& s : o.samples) {
-      samples.push_back({{"collective", collective_name(s.collective)},
+      samples.push_back({{"collective", io::collective_name(s.collective)},
                          {"m", s.m},
                          {"n", s.n},
                          {"k", s.k},
@@ -375,12 +377,12 @@ nlohmann::json measurements_to_json(const Measurements& m) {
 }
 
 std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
-  std::string text = read_input_file(path, InputKind::kLog);
-  if (const auto fault = find_text_fault(text)) {
-    const TextPosition at = text_position(text, fault->offset);
-    throw InputError(path, std::to_string(at.line),
-                     fault->problem + " at column " + std::to_string(at.column) +
-                         "; a GEMM table is UTF-8 text without NUL bytes");
+  std::string text = io::read_input_file(path, io::InputKind::kLog);
+  if (const auto fault = io::find_text_fault(text)) {
+    const io::TextPosition at = io::text_position(text, fault->offset);
+    throw io::InputError(path, std::to_string(at.line),
+                         fault->problem + " at column " + std::to_string(at.column) +
+                             "; a GEMM table is UTF-8 text without NUL bytes");
   }
   std::istringstream in(std::move(text));
   std::string line;
@@ -391,9 +393,9 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     ++line_no;
     if (line.empty() || line == "\r")
       continue;
-    const CsvFields split = split_csv_line(line);
+    const io::CsvFields split = io::split_csv_line(line);
     if (split.quote_open)
-      throw InputError(path, std::to_string(line_no), "unterminated quoted field");
+      throw io::InputError(path, std::to_string(line_no), "unterminated quoted field");
     const std::vector<std::string>& fields = split.fields;
     if (header.empty()) {
       header = fields;
@@ -403,7 +405,7 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     out.push_back(parse_gemm_row(header, fields, path, line_no));
   }
   if (out.empty())
-    throw InputError(path, "", "no GEMM rows");
+    throw io::InputError(path, "", "no GEMM rows");
   return out;
 }
 

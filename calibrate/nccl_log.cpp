@@ -12,10 +12,10 @@
 #include <set>
 #include <sstream>
 
-#include "models/io/input_error.hpp"
-#include "models/io/input_file.hpp"
-#include "models/io/text_check.hpp"
-#include "models/io/units.hpp"
+#include "io/input_error.hpp"
+#include "io/input_file.hpp"
+#include "io/text_check.hpp"
+#include "io/units.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -68,7 +68,7 @@ bool is_redop(std::string_view s) {
 }
 
 [[noreturn]] void fail_at(const std::string& name, int line, const std::string& message) {
-  throw InputError(name, std::to_string(line), message);
+  throw io::InputError(name, std::to_string(line), message);
 }
 
 // Collective from the test binary name or the file name (all_reduce_perf, *_allreduce_*).
@@ -161,7 +161,7 @@ Row parse_row(const std::vector<std::string_view>& t, const std::string& name, i
   row.sample.line = line;
   const auto bytes = to_number(t[0]);
   // Within the size limit of every input (units.hpp): message sizes are printed as integers.
-  if (!bytes || *bytes < 0.0 || *bytes > units::kMaxSizeBytes)
+  if (!bytes || *bytes < 0.0 || *bytes > io::units::kMaxSizeBytes)
     fail_at(name, line, "size out of range: \"" + std::string(t[0]) + "\"");
   row.sample.bytes = *bytes;
   row.sample.time_s = number(0, "the out-of-place time (us)") * 1e-6;
@@ -276,7 +276,7 @@ void read_comment(std::string_view body, LogScan& scan, CollectiveCurve& curve) 
       scan.hosts.emplace_back(*(on + 1));
     const size_t bracket = body.find(']');
     if (curve.gpu.empty() && bracket != std::string_view::npos) {
-      curve.gpu = std::string(units::trim(body.substr(bracket + 1)));
+      curve.gpu = std::string(io::units::trim(body.substr(bracket + 1)));
     }
   }
 }
@@ -292,12 +292,12 @@ LogScan scan_lines(std::string_view text, const std::string& name, CollectiveCur
     ++line_no;
     if (!raw.empty() && raw.back() == '\r')
       raw.remove_suffix(1);
-    const std::string_view line = units::trim(strip_launcher_prefix(raw));
+    const std::string_view line = io::units::trim(strip_launcher_prefix(raw));
     if (line.empty())
       continue;
     read_version(line, curve);
     if (line.front() == '#' || line.rfind("nThread", 0) == 0) {
-      read_comment(units::trim(line.front() == '#' ? line.substr(1) : line), scan, curve);
+      read_comment(io::units::trim(line.front() == '#' ? line.substr(1) : line), scan, curve);
       continue;
     }
     if (line == "..." && !scan.hosts.empty() && scan.rows.empty())
@@ -385,16 +385,17 @@ void infer_ranks(const LogScan& scan, const std::string& name, CollectiveCurve& 
     curve.ranks_inferred = false;
   } else if (!candidates.empty()) {
     if (ranks_listed) {
-      throw InputError(name, "",
-                       "busbw/algbw implies " + std::to_string(candidates.front()) +
-                           (candidates.size() > 1 ? "+" : "") + " ranks but the log lists " +
-                           std::to_string(listed) + " Rank lines");
+      throw io::InputError(name, "",
+                           "busbw/algbw implies " + std::to_string(candidates.front()) +
+                               (candidates.size() > 1 ? "+" : "") + " ranks but the log lists " +
+                               std::to_string(listed) + " Rank lines");
     }
     curve.ranks = pick_rank_count(candidates, header_ranks);
   } else if (listed > 0) {  // no candidates, so listed_allowed: the Rank lines are elided
-    throw InputError(name, "",
-                     "the Rank lines are elided ('...') and broadcast/send-recv bandwidths carry "
-                     "no rank count; give the full device list or use measurement JSON");
+    throw io::InputError(
+        name, "",
+        "the Rank lines are elided ('...') and broadcast/send-recv bandwidths carry "
+        "no rank count; give the full device list or use measurement JSON");
   } else if (header_ranks > 0) {
     curve.ranks = header_ranks;
   } else {
@@ -416,18 +417,18 @@ void infer_nodes(const LogScan& scan, const std::string& name, CollectiveCurve& 
     curve.nodes_inferred = true;
   }
   if (curve.ranks % curve.nodes != 0) {
-    throw InputError(name, "",
-                     std::to_string(curve.ranks) + " ranks do not divide evenly over " +
-                         std::to_string(curve.nodes) + " nodes");
+    throw io::InputError(name, "",
+                         std::to_string(curve.ranks) + " ranks do not divide evenly over " +
+                             std::to_string(curve.nodes) + " nodes");
   }
   curve.ranks_per_node = curve.ranks / curve.nodes;
 }
 
 // Throws unless `text` is UTF-8: its notes and device names go into profiles, which are JSON.
 void check_utf8(std::string_view text, const std::string& name) {
-  if (const auto bad = find_invalid_utf8(text)) {
+  if (const auto bad = io::find_invalid_utf8(text)) {
     const auto byte = static_cast<unsigned char>(text[*bad]);
-    fail_at(name, static_cast<int>(text_position(text, *bad).line),
+    fail_at(name, static_cast<int>(io::text_position(text, *bad).line),
             "the log is not UTF-8 text (byte " + std::to_string(byte) + ")");
   }
 }
@@ -440,16 +441,16 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
   check_utf8(text, name);
   LogScan scan = scan_lines(text, name, curve);
   if (scan.rows.empty() && scan.empty_rows > 0)
-    throw InputError(name, "", "no data rows with a non-zero size");
+    throw io::InputError(name, "", "no data rows with a non-zero size");
   if (scan.rows.empty())
-    throw InputError(name, "", "no nccl-tests data rows found");
+    throw io::InputError(name, "", "no nccl-tests data rows found");
   if (!scan.kind)
     scan.kind = collective_from_text(base_name(name));
   if (!scan.kind) {
-    throw InputError(name, "",
-                     "cannot tell which collective this log measures: no \"# Collective test "
-                     "starting\" line and the file name names none of allreduce, allgather, "
-                     "reducescatter, alltoall, broadcast, sendrecv");
+    throw io::InputError(name, "",
+                         "cannot tell which collective this log measures: no \"# Collective test "
+                         "starting\" line and the file name names none of allreduce, allgather, "
+                         "reducescatter, alltoall, broadcast, sendrecv");
   }
   curve.kind = *scan.kind;
   infer_ranks(scan, name, curve);
@@ -462,10 +463,11 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
 CollectiveCurve read_nccl_log(const std::string& path) {
   // A folder would be refused as "not a regular file": say what to pass instead.
   if (std::filesystem::is_directory(path))
-    throw InputError(path, "",
-                     "is a folder, not a log; name the logs in it (e.g. " +
-                         (std::filesystem::path(path) / "*.txt").lexically_normal().string() + ")");
-  return parse_nccl_log(read_input_file(path, InputKind::kLog), path);
+    throw io::InputError(path, "",
+                         "is a folder, not a log; name the logs in it (e.g. " +
+                             (std::filesystem::path(path) / "*.txt").lexically_normal().string() +
+                             ")");
+  return parse_nccl_log(io::read_input_file(path, io::InputKind::kLog), path);
 }
 
 }  // namespace capsim::calibrate

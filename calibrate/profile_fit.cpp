@@ -8,9 +8,10 @@
 
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/text_format.hpp"
+
+#include "io/input_error.hpp"
+#include "io/profile_io.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -51,10 +52,10 @@ CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
   CalibrationInputs in;
   for (const auto& path : paths) {
     if (std::filesystem::is_directory(path)) {
-      throw InputError(path, "",
-                       "is a folder, not a measurement file; name the files in it (e.g. " +
-                           (std::filesystem::path(path) / "*.txt").lexically_normal().string() +
-                           ")");
+      throw io::InputError(path, "",
+                           "is a folder, not a measurement file; name the files in it (e.g. " +
+                               (std::filesystem::path(path) / "*.txt").lexically_normal().string() +
+                               ")");
     }
     if (ends_with(path, ".json")) {
       Measurements m = read_measurements(path);
@@ -209,7 +210,7 @@ std::string machine_provenance_line(const MachineInfo& m) {
 std::string gemm_source_line(const GemmSourceFit& s) {
   return "gemm source (" + std::to_string(s.rows) + " rows, " +
          (s.consensus ? std::string("consensus level")
-                      : "own level x" + printf_string("%.3f", s.scale)) +
+                      : "own level x" + io::printf_string("%.3f", s.scale)) +
          "): " + s.source;
 }
 
@@ -235,8 +236,8 @@ void fit_gemm_params(const GpuSpec& spec, std::vector<GemmMeasurement> rows,
   if (result.gemm->fp8_max_efficiency_bound > 0.0) {
     p.provenance.push_back(
         "gemm fp8 ceiling " +
-        printf_string("%.3f (bound %.3f)", p.gemm.fp8_max_efficiency,
-                      result.gemm->fp8_max_efficiency_bound) +
+        io::printf_string("%.3f (bound %.3f)", p.gemm.fp8_max_efficiency,
+                          result.gemm->fp8_max_efficiency_bound) +
         ": the best fp8 shape of a brute-force search: " + result.gemm->fp8_bound_row->source);
   }
 }
@@ -245,11 +246,11 @@ void fit_gemm_params(const GpuSpec& spec, std::vector<GemmMeasurement> rows,
 std::string overlap_provenance_line(const OverlapMeasurement& o) {
   std::string kinds;
   for (const auto& s : o.samples) {
-    const std::string name = collective_name(s.collective);
+    const std::string name = io::collective_name(s.collective);
     if (kinds.find(name) == std::string::npos)
       kinds += (kinds.empty() ? "" : "/") + name;
   }
-  const std::string mib = printf_string("%.4g", o.collective_bytes / (1024.0 * 1024.0));
+  const std::string mib = io::printf_string("%.4g", o.collective_bytes / (1024.0 * 1024.0));
   return base_name(o.source) + ": capsim-calibrate overlap, " + std::to_string(o.sms_taken) +
          " of " + std::to_string(o.sms) + " SMs taken (median of " +
          std::to_string(o.samples.size()) + " " + o.dtype + " GEMM x " + kinds + " pairs; " + mib +
@@ -263,10 +264,10 @@ void measure_collective_sms(const std::vector<OverlapMeasurement>& overlaps, con
   std::vector<OverlapSample> per_file;
   for (const auto& o : overlaps) {
     if (o.sms != spec.num_sms) {
-      throw InputError(o.source, "/overlap/sms",
-                       "measured on a GPU with " + std::to_string(o.sms) + " SMs, but " + gpu +
-                           " has " + std::to_string(spec.num_sms) +
-                           "; measure collective_sms on the profile's GPU");
+      throw io::InputError(o.source, "/overlap/sms",
+                           "measured on a GPU with " + std::to_string(o.sms) + " SMs, but " + gpu +
+                               " has " + std::to_string(spec.num_sms) +
+                               "; measure collective_sms on the profile's GPU");
     }
     OverlapSample s;
     s.sms_taken = o.sms_taken;
@@ -346,7 +347,7 @@ std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
   return missing;
 }
 
-InputError missing_options_error(const std::vector<MissingOption>& missing) {
+io::InputError missing_options_error(const std::vector<MissingOption>& missing) {
   if (missing.size() == 1)
     return {missing.front().option, "", missing.front().reason};
   std::string options;
@@ -363,7 +364,7 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   auto result = std::make_unique<ProfileFitResult>();
   HardwareProfile& p = result->profile;
   if (inputs.curves.empty() && inputs.gemm_rows.empty()) {
-    throw InputError("", "", "no measurements given");
+    throw io::InputError("", "", "no measurements given");
   }
   const std::vector<MissingOption> missing = missing_fit_options(inputs, options);
   if (!missing.empty())
@@ -371,7 +372,7 @@ std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
   const std::string gpu = profile_gpu(inputs, options);
   const GpuSpec* spec = find_gpu(gpu);
   if (spec == nullptr)
-    throw InputError("--gpu", "", "unknown GPU \"" + gpu + "\"");
+    throw io::InputError("--gpu", "", "unknown GPU \"" + gpu + "\"");
   const bool any_inter = has_inter_node_curve(inputs);
   const std::string fabric = profile_fabric(options);
   const double nic = node_nic_bandwidth(inputs, options);

@@ -9,7 +9,8 @@
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/measurements.hpp"
 #include "models/hardware_profile.hpp"
-#include "models/io/input_error.hpp"
+
+#include "io/input_error.hpp"
 
 namespace capsim::calibrate {
 
@@ -49,7 +50,7 @@ struct MissingOption {
 // Returns the error naming all of `missing` at once: "--fabric: why" for one option,
 // "missing --fabric and --node-nic-bandwidth: --fabric: why; --node-nic-bandwidth: why" for
 // more. REQUIRES: !missing.empty().
-[[nodiscard]] InputError missing_options_error(const std::vector<MissingOption>& missing);
+[[nodiscard]] io::InputError missing_options_error(const std::vector<MissingOption>& missing);
 
 // A fitted profile with what the report needs to draw it.
 struct ProfileFitResult {

@@ -7,8 +7,9 @@
 #include "models/collective_cost.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/text_format.hpp"
+
+#include "io/profile_io.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -48,7 +49,7 @@ std::string truncated(const std::string& text, size_t max_bytes) {
 
 // One decimal: SVG coordinates and the table's rates and errors.
 std::string num(double v) {
-  return printf_string("%.1f", v);
+  return io::printf_string("%.1f", v);
 }
 
 struct Axes {
@@ -92,13 +93,13 @@ std::string svg_plot(const std::vector<double>& x, const std::vector<double>& me
   // a.y0 and ceil(a.x0) are whole numbers: integer steps give the same doubles as adding 1.0.
   for (int k = 0; a.y0 + k <= a.y1 + 1e-9; ++k) {
     const double y = a.y0 + k;
-    s << "<text x=\"4\" y=\"" << num(a.py(y) + 4) << "\">1e" << printf_string("%.0f", y)
+    s << "<text x=\"4\" y=\"" << num(a.py(y) + 4) << "\">1e" << io::printf_string("%.0f", y)
       << "</text>";
   }
   for (int k = 0; std::ceil(a.x0) + k <= a.x1 + 1e-9; ++k) {
     const double xv = std::ceil(a.x0) + k;
     s << "<text x=\"" << num(a.px(xv) - 10) << "\" y=\"" << Axes::kH - 24 << "\">1e"
-      << printf_string("%.0f", xv) << "</text>";
+      << io::printf_string("%.0f", xv) << "</text>";
   }
   s << "<text x=\"" << Axes::kW / 2 << "\" y=\"" << Axes::kH - 6 << "\">" << escape(x_label)
     << "</text><text x=\"" << Axes::kL + 6 << "\" y=\"" << Axes::kT + 14
@@ -121,9 +122,10 @@ std::string gemm_row_cells(const GemmMeasurement& row, double model_flop_per_s,
   const double err_pct = 100.0 * (model_flop_per_s / row.flop_per_s - 1.0);
   std::ostringstream s;
   s << "<tr><td>" << escape(truncated(row.source, 60)) << "</td><td>" << escape(role) << "</td><td>"
-    << row.line << "</td><td>" << escape(row.dtype) << "</td><td>" << printf_string("%.0f", row.m)
-    << " &times; " << printf_string("%.0f", row.n) << " &times; " << printf_string("%.0f", row.k)
-    << (row.batch > 1.0 ? " &times; " + printf_string("%.0f", row.batch) : "") << "</td><td>"
+    << row.line << "</td><td>" << escape(row.dtype) << "</td><td>"
+    << io::printf_string("%.0f", row.m) << " &times; " << io::printf_string("%.0f", row.n)
+    << " &times; " << io::printf_string("%.0f", row.k)
+    << (row.batch > 1.0 ? " &times; " + io::printf_string("%.0f", row.batch) : "") << "</td><td>"
     << num(row.flop_per_s / 1e12) << "</td><td>" << num(model_flop_per_s / 1e12) << "</td><td>"
     << num(err_pct) << "</td></tr>";
   return s.str();
@@ -179,24 +181,24 @@ std::string render_report(const ProfileFitResult& r) {
     const bool bad = f.mape_pct > 15.0 || (f.points_large > 0 && f.mape_large_pct > 5.0);
     h << "<tr" << (bad ? " class=\"bad\"" : "") << "><td>" << escape(f.curve) << "</td><td>"
       << escape(f.source) << "</td><td>" << f.points << "</td><td>"
-      << printf_string("%.2f", f.mape_pct) << "</td><td>" << f.points_large << "</td><td>"
-      << printf_string("%.2f", f.mape_large_pct) << "</td><td>"
-      << printf_string("%.2f", f.max_abs_error_pct) << "</td></tr>";
+      << io::printf_string("%.2f", f.mape_pct) << "</td><td>" << f.points_large << "</td><td>"
+      << io::printf_string("%.2f", f.mape_large_pct) << "</td><td>"
+      << io::printf_string("%.2f", f.max_abs_error_pct) << "</td></tr>";
   }
   h << "</table><h2>Fitted regimes</h2><table><tr><th>collective</th><th>scope</th>"
     << "<th>algorithm</th><th>base (us)</th><th>intra step (us)</th><th>inter step (us)</th>"
     << "<th>bus bw (GB/s)</th></tr>";
   for (const auto& fit : p.collectives) {
     for (const auto& a : fit.algorithms) {
-      h << "<tr><td>" << collective_name(fit.kind) << "</td><td>"
+      h << "<tr><td>" << io::collective_name(fit.kind) << "</td><td>"
         << (fit.inter_node ? "inter_node" : "intra_node") << "</td><td>"
-        << algorithm_name(a.algorithm) << "</td><td>"
-        << printf_string("%.2f", a.base_latency_s * 1e6) << "</td><td>"
-        << printf_string("%.2f", a.intra_step_latency_s * 1e6) << "</td><td>"
-        << printf_string("%.2f", a.inter_step_latency_s * 1e6)
+        << io::algorithm_name(a.algorithm) << "</td><td>"
+        << io::printf_string("%.2f", a.base_latency_s * 1e6) << "</td><td>"
+        << io::printf_string("%.2f", a.intra_step_latency_s * 1e6) << "</td><td>"
+        << io::printf_string("%.2f", a.inter_step_latency_s * 1e6)
         << "</td><td>"
         // Three significant figures: a latency-only regime's bandwidth is near 0, not "0.0".
-        << printf_string("%.3g", a.bus_bandwidth_bytes_per_s / 1e9) << "</td></tr>";
+        << io::printf_string("%.3g", a.bus_bandwidth_bytes_per_s / 1e9) << "</td></tr>";
     }
   }
   h << "</table><h2>Collective curves</h2>";
@@ -221,8 +223,8 @@ std::string render_report(const ProfileFitResult& r) {
     for (const auto& s : r.gemm->sources) {
       h << "<tr><td>" << escape(truncated(s.source, 90)) << "</td><td>"
         << (s.consensus ? "yes" : "no") << "</td><td>" << s.rows << "</td><td>"
-        << printf_string("%.3f", s.scale) << "</td><td>" << printf_string("%.2f", s.mape_pct)
-        << "</td></tr>";
+        << io::printf_string("%.3f", s.scale) << "</td><td>"
+        << io::printf_string("%.2f", s.mape_pct) << "</td></tr>";
     }
     h << "</table>";
     std::vector<double> x;

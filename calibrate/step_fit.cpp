@@ -6,9 +6,10 @@
 #include <set>
 #include <string>
 
-#include "models/analytic_estimator.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/input_error.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "io/input_error.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -19,15 +20,17 @@ constexpr double kConverged = 1e-9;    // stop when neither log factor moves mor
 constexpr double kMinAttentionScale = 0.1;
 constexpr double kMaxAttentionScale = 2.0;
 
-double predicted_s(const ValidationCase& run, const HardwareProfile& profile) {
-  return estimate_iteration(run.scenario, profile, EstimateDetail::kTimeOnly).iteration_time_s;
+double predicted_s(const io::ValidationCase& run, const HardwareProfile& profile) {
+  return estimate::estimate_iteration(run.scenario, profile, estimate::EstimateDetail::kTimeOnly)
+      .iteration_time_s;
 }
 
 // The summed absolute log error: the fit's objective. Absolute rather than squared, so one run
 // of an odd stack (a 2021 framework among 2024 ones) moves the fit as much as any other run, not
 // quadratically more: for a pure scale factor its minimiser is the median log ratio. It is also
 // the error capsim is judged by (MAPE) to first order.
-double absolute_log_error(const std::vector<ValidationCase>& runs, const HardwareProfile& profile) {
+double absolute_log_error(const std::vector<io::ValidationCase>& runs,
+                          const HardwareProfile& profile) {
   double sum = 0.0;
   for (const auto& run : runs)
     sum += std::fabs(std::log(predicted_s(run, profile) / run.measured_iteration_time_s));
@@ -59,10 +62,10 @@ double golden_section(const std::function<double(double)>& f, double lo, double 
   return 0.5 * (lo + hi);
 }
 
-void check_runs(const std::vector<ValidationCase>& runs, const HardwareProfile& base,
+void check_runs(const std::vector<io::ValidationCase>& runs, const HardwareProfile& base,
                 const std::string& file) {
   if (runs.empty())
-    throw InputError(file, "/cases", "no measured runs to calibrate on");
+    throw io::InputError(file, "/cases", "no measured runs to calibrate on");
   // A profile serves every GPU of its architecture (resolve_profile does the same).
   const std::string& arch = find_gpu(base.gpu)->architecture;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -70,10 +73,10 @@ void check_runs(const std::vector<ValidationCase>& runs, const HardwareProfile& 
       // The run's place in the file (runs may be a filtered subset of its cases).
       const std::string where =
           runs[i].pointer.empty() ? "/cases/" + std::to_string(i) : runs[i].pointer;
-      throw InputError(file, where + "/scenario/cluster/gpu",
-                       "run \"" + runs[i].id + "\" is on " + runs[i].scenario.cluster.gpu +
-                           ", the profile \"" + base.name + "\" on " + base.gpu + " (" + arch +
-                           ")");
+      throw io::InputError(file, where + "/scenario/cluster/gpu",
+                           "run \"" + runs[i].id + "\" is on " + runs[i].scenario.cluster.gpu +
+                               ", the profile \"" + base.name + "\" on " + base.gpu + " (" + arch +
+                               ")");
     }
   }
 }
@@ -97,7 +100,7 @@ bool states_software_efficiency(const std::string& provenance_line) {
 
 }  // namespace
 
-StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
+StepFit fit_software_efficiency(const std::vector<io::ValidationCase>& runs,
                                 const HardwareProfile& base, const std::string& file,
                                 bool fit_attention) {
   check_runs(runs, base, file);
@@ -106,8 +109,8 @@ StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
     for (const auto& run : runs)
       lengths.insert(run.scenario.model.seq_length);
     if (lengths.size() < 2) {
-      throw InputError(file, "/cases",
-                       "fitting attention needs runs at two or more sequence lengths");
+      throw io::InputError(file, "/cases",
+                           "fitting attention needs runs at two or more sequence lengths");
     }
   }
   // Golden-section searches on the logarithms: each run's log time falls monotonically and
@@ -171,7 +174,7 @@ std::string software_efficiency_origin(const HardwareProfile& profile) {
              : *line;
 }
 
-std::vector<double> cross_validate_one_step(const std::vector<ValidationCase>& runs,
+std::vector<double> cross_validate_one_step(const std::vector<io::ValidationCase>& runs,
                                             const HardwareProfile& base, const std::string& file) {
   check_runs(runs, base, file);
   std::vector<double> mape;

@@ -4,7 +4,8 @@
 #include <vector>
 
 #include "models/hardware_profile.hpp"
-#include "models/io/validation_io.hpp"
+
+#include "io/validation_io.hpp"
 
 namespace capsim::calibrate {
 
@@ -25,7 +26,7 @@ struct StepFit {
 // lengths. Every run's GPU must be of the profile's
 // architecture. Throws InputError naming `file` and the run's JSON pointer otherwise, or when
 // there is no run.
-[[nodiscard]] StepFit fit_software_efficiency(const std::vector<ValidationCase>& runs,
+[[nodiscard]] StepFit fit_software_efficiency(const std::vector<io::ValidationCase>& runs,
                                               const HardwareProfile& base, const std::string& file,
                                               bool fit_attention = false);
 
@@ -40,8 +41,8 @@ void set_software_efficiency(HardwareProfile& profile, double efficiency,
 
 // Leave-all-but-one-out: for every run, fit on it alone and predict the others. Returns, per
 // run, the mean absolute percentage error of the others' predictions (0 with one run).
-[[nodiscard]] std::vector<double> cross_validate_one_step(const std::vector<ValidationCase>& runs,
-                                                          const HardwareProfile& base,
-                                                          const std::string& file);
+[[nodiscard]] std::vector<double> cross_validate_one_step(
+    const std::vector<io::ValidationCase>& runs, const HardwareProfile& base,
+    const std::string& file);
 
 }  // namespace capsim::calibrate

@@ -14,16 +14,16 @@
 #include "calibrate/step_fit.hpp"
 #include "models/collective_cost.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/gpu_spec_io.hpp"
-#include "models/io/in_situ_prior.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/units.hpp"
-#include "models/io/validation_io.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "io/gpu_spec_io.hpp"
+#include "io/in_situ_prior.hpp"
+#include "io/input_error.hpp"
+#include "io/json_reader.hpp"
+#include "io/profile_io.hpp"
+#include "io/units.hpp"
+#include "io/validation_io.hpp"
 
 namespace capsim::cli {
 namespace {
@@ -42,14 +42,14 @@ constexpr const char* kUsage =
 // (in_situ_prior) or, with this option, another GPU's, and the provenance names that GPU. Throws
 // InputError naming the file when it is not a profile, or is for another catalog GPU.
 void take_software_efficiency(const std::string& path, HardwareProfile& fitted) {
-  const HardwareProfile source = load_profile(path);
+  const HardwareProfile source = io::load_profile(path);
   std::string origin =
       calibrate::software_efficiency_origin(source) + "; copied from profile " + source.name;
   if (source.gpu != fitted.gpu) {
     if (is_builtin_gpu(fitted.gpu)) {
-      throw InputError(path, "/gpu",
-                       "--software-efficiency-from needs a profile of the fitted GPU \"" +
-                           fitted.gpu + "\", got \"" + source.gpu + "\"");
+      throw io::InputError(path, "/gpu",
+                           "--software-efficiency-from needs a profile of the fitted GPU \"" +
+                               fitted.gpu + "\", got \"" + source.gpu + "\"");
     }
     origin += " (fitted on " + source.gpu + ", borrowed for new hardware)";
   }
@@ -64,13 +64,13 @@ calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& arg
   if (args.count("name") > 0)
     fit_options.name = args["name"].as<std::string>();
   if (args.count("gpu-spec") > 0)
-    fit_options.gpu = load_gpu_definition(args["gpu-spec"].as<std::string>());
+    fit_options.gpu = io::load_gpu_definition(args["gpu-spec"].as<std::string>());
   if (args.count("gpu") > 0) {
     const std::string gpu = args["gpu"].as<std::string>();
     if (!fit_options.gpu.empty() && gpu != fit_options.gpu) {
-      throw InputError("--gpu", "",
-                       "\"" + gpu + "\" is not the GPU --gpu-spec defines (\"" + fit_options.gpu +
-                           "\"); give one of the two");
+      throw io::InputError("--gpu", "",
+                           "\"" + gpu + "\" is not the GPU --gpu-spec defines (\"" +
+                               fit_options.gpu + "\"); give one of the two");
     }
     fit_options.gpu = gpu;
   }
@@ -78,23 +78,23 @@ calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& arg
     fit_options.fabric = args["fabric"].as<std::string>();
     if (fit_options.fabric != "infiniband" && fit_options.fabric != "roce" &&
         fit_options.fabric != "efa" && fit_options.fabric != "nvswitch") {
-      throw InputError(
+      throw io::InputError(
           "--fabric", "",
           "expected infiniband, roce, efa or nvswitch, got \"" + fit_options.fabric + "\"");
     }
   }
   if (args.count("node-nic-bandwidth") > 0) {
     const std::string text = args["node-nic-bandwidth"].as<std::string>();
-    auto bw = units::parse_bandwidth_bytes_per_s(text);
+    auto bw = io::units::parse_bandwidth_bytes_per_s(text);
     if (!bw) {
-      throw InputError("--node-nic-bandwidth", "",
-                       "expected a bandwidth like \"400Gbps\", got \"" + text + "\"");
+      throw io::InputError("--node-nic-bandwidth", "",
+                           "expected a bandwidth like \"400Gbps\", got \"" + text + "\"");
     }
     fit_options.node_nic_bandwidth_bytes_per_s = *bw;
   }
   fit_options.max_regimes = args["max-regimes"].as<int>();
   if (fit_options.max_regimes < 1 || fit_options.max_regimes > 4) {
-    throw InputError("--max-regimes", "", "expected 1 to 4");
+    throw io::InputError("--max-regimes", "", "expected 1 to 4");
   }
 
   return fit_options;
@@ -110,21 +110,21 @@ void check_fit_options(const cxxopts::ParseResult& args, const calibrate::Calibr
   for (auto& option : calibrate::missing_fit_options(inputs, fit_options))
     missing.push_back(std::move(option));
   if (missing.size() == 1 && missing.front().option == "-o")
-    throw InputError("", "", "missing -o PROFILE.json");
+    throw io::InputError("", "", "missing -o PROFILE.json");
   if (!missing.empty())
     throw calibrate::missing_options_error(missing);
 }
 
 // The files calibrate fit writes, and those it reads, which they may not replace.
-std::vector<NamedPath> fit_outputs(const cxxopts::ParseResult& args) {
-  std::vector<NamedPath> outputs{{"-o", args["output"].as<std::string>()}};
+std::vector<io::NamedPath> fit_outputs(const cxxopts::ParseResult& args) {
+  std::vector<io::NamedPath> outputs{{"-o", args["output"].as<std::string>()}};
   if (args.count("report") > 0)
     outputs.push_back({"--report", args["report"].as<std::string>()});
   return outputs;
 }
 
-std::vector<NamedPath> fit_inputs(const cxxopts::ParseResult& args) {
-  std::vector<NamedPath> inputs;
+std::vector<io::NamedPath> fit_inputs(const cxxopts::ParseResult& args) {
+  std::vector<io::NamedPath> inputs;
   for (const auto& path : args["inputs"].as<std::vector<std::string>>())
     inputs.push_back({"the input", path});
   if (args.count("validate") > 0) {
@@ -166,11 +166,11 @@ int run_fit(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("inputs") == 0)
-    throw InputError("", "", "no input files; see --help");
+    throw io::InputError("", "", "no input files; see --help");
   const calibrate::ProfileFitOptions fit_options = profile_fit_options(args);
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
   check_fit_options(args, inputs, fit_options);
-  check_outputs(fit_outputs(args), fit_inputs(args));
+  io::check_outputs(fit_outputs(args), fit_inputs(args));
   auto result = calibrate::fit_profile(std::move(inputs), fit_options);
   for (const std::string& warning : result->warnings)
     std::cerr << "capsim calibrate: warning: " << warning << "\n";
@@ -180,7 +180,7 @@ int run_fit(int argc, char** argv) {
   } else if (new_hardware) {
     // No step of any stack was measured on it yet: the shipped families' factor, as its
     // datasheet profile has, so the fit does not make its kernels ~10% faster than that.
-    InSituPrior prior = in_situ_prior(find_gpu(result->profile.gpu)->architecture);
+    io::InSituPrior prior = io::in_situ_prior(find_gpu(result->profile.gpu)->architecture);
     calibrate::set_software_efficiency(result->profile, prior.factor, prior.source);
   }
   const std::string out = args["output"].as<std::string>();
@@ -188,12 +188,12 @@ int run_fit(int argc, char** argv) {
   // validate it against another) is still written, but simulate and plan would reject it (e.g.
   // without an intra-node all_reduce, the fallback for every collective without its own fit):
   // say so now rather than when it is first used.
-  const std::string text = profile_to_text(result->profile);
+  const std::string text = io::profile_to_text(result->profile);
   try {
-    const nlohmann::json written = JsonReader::parse_text(text, out);
-    JsonReader check(written, out);
-    (void)read_profile(check);
-  } catch (const InputError& e) {
+    const nlohmann::json written = io::JsonReader::parse_text(text, out);
+    io::JsonReader check(written, out);
+    (void)io::read_profile(check);
+  } catch (const io::InputError& e) {
     std::cerr << "capsim calibrate: warning: " << out
               << " is for fit reports only; simulate and plan will reject it (" << e.pointer()
               << ": " << e.message() << "); add the missing logs to use it\n";
@@ -208,7 +208,8 @@ int run_fit(int argc, char** argv) {
       const calibrate::CollectiveCurve curve = calibrate::read_nccl_log(path);
       const CollectiveFit* fit = find_collective_fit(result->profile, curve.kind, curve.nodes > 1);
       if (fit == nullptr || fit->kind != curve.kind) {
-        throw InputError(path, "", "the fitted profile has no fit for this collective and scope");
+        throw io::InputError(path, "",
+                             "the fitted profile has no fit for this collective and scope");
       }
       const FitRecord f = calibrate::evaluate_fit(
           *fit, curve, result->profile.reference_node_nic_bandwidth_bytes_per_s);
@@ -220,7 +221,7 @@ int run_fit(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> files{{out, text}};
   if (args.count("report") > 0)
     files.emplace_back(args["report"].as<std::string>(), calibrate::render_report(*result));
-  write_files_atomically(files);
+  io::write_files_atomically(files);
   std::fprintf(stderr, "wrote %s\n", out.c_str());
   // A hardware-only profile predicts kernels at benchmark speed, ~10% faster than the shipped
   // profiles, whose in-situ factor comes from measured runs: say how to carry one.
@@ -270,32 +271,32 @@ int run_step(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("runs") == 0)
-    throw InputError("", "", "missing RUNS.json argument");
+    throw io::InputError("", "", "missing RUNS.json argument");
   if (args.count("output") == 0)
-    throw InputError("", "", "missing -o PROFILE.json");
+    throw io::InputError("", "", "missing -o PROFILE.json");
   const std::string runs_path = args["runs"].as<std::string>();
   // -o may be the --profile it starts from: the profile is read whole before it is replaced,
   // and scripts/fit-profiles.sh refines the shipped profiles so.
-  check_outputs({{"-o", args["output"].as<std::string>()}}, {{"the runs file", runs_path}});
-  std::vector<ValidationCase> runs = load_validation_cases(runs_path);
+  io::check_outputs({{"-o", args["output"].as<std::string>()}}, {{"the runs file", runs_path}});
+  std::vector<io::ValidationCase> runs = io::load_validation_cases(runs_path);
   if (args.count("cases") > 0) {
     const auto prefixes = args["cases"].as<std::vector<std::string>>();
-    std::erase_if(runs,
-                  [&](const ValidationCase& run) { return !id_has_prefix(run.id, prefixes); });
+    std::erase_if(
+        runs, [&](const io::ValidationCase& run) { return !io::id_has_prefix(run.id, prefixes); });
   }
   if (runs.empty())
-    throw InputError(runs_path, "/cases", "no run id starts with a --cases prefix");
+    throw io::InputError(runs_path, "/cases", "no run id starts with a --cases prefix");
   HardwareProfile base;
   if (args.count("profile") > 0) {
-    base = load_profile(args["profile"].as<std::string>());
+    base = io::load_profile(args["profile"].as<std::string>());
   } else {
-    base = resolve_profile(runs.front().scenario);
+    base = io::resolve_profile(runs.front().scenario);
     for (size_t i = 1; i < runs.size(); ++i) {
-      const std::string other = resolve_profile(runs[i].scenario).name;
+      const std::string other = io::resolve_profile(runs[i].scenario).name;
       if (other != base.name) {
-        throw InputError(runs_path, runs[i].pointer + "/scenario",
-                         "run \"" + runs[i].id + "\" resolves to profile \"" + other +
-                             "\", the first run to \"" + base.name + "\"; pass --profile");
+        throw io::InputError(runs_path, runs[i].pointer + "/scenario",
+                             "run \"" + runs[i].id + "\" resolves to profile \"" + other +
+                                 "\", the first run to \"" + base.name + "\"; pass --profile");
       }
     }
   }
@@ -311,7 +312,7 @@ int run_step(int argc, char** argv) {
           " fitted to " + std::to_string(runs.size()) + " measured iteration(s) of " + runs_path +
           cases_text(args) + " (capsim calibrate step, analytic engine)");
   const std::string out = args["output"].as<std::string>();
-  write_file_atomically(out, profile_to_text(calibrated));
+  io::write_file_atomically(out, io::profile_to_text(calibrated));
   std::printf("%-44s %12s %12s %8s %12s %8s\n", "run", "measured s", "before s", "error", "after s",
               "error");
   for (size_t i = 0; i < runs.size(); ++i) {

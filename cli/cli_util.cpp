@@ -3,18 +3,18 @@
 #include <cstdio>
 #include <iostream>
 
-#include "models/io/input_error.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/io/text_check.hpp"
+#include "io/input_error.hpp"
+#include "io/scenario_io.hpp"
+#include "io/text_check.hpp"
 
 namespace capsim::cli {
 
 int guarded(const char* command, const std::function<int()>& body) {
   try {
     return body();
-  } catch (const InputError& e) {
-    for (const InputProblem& problem : e.problems())
-      std::fprintf(stderr, "%s: error: %s\n", command, describe_problem(problem).c_str());
+  } catch (const io::InputError& e) {
+    for (const io::InputProblem& problem : e.problems())
+      std::fprintf(stderr, "%s: error: %s\n", command, io::describe_problem(problem).c_str());
     return 2;
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", command, e.what(), command);
@@ -34,41 +34,41 @@ bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::Pa
   }
   // Arguments beyond the positional ones the command takes would otherwise go unread.
   if (!result.unmatched().empty())
-    throw InputError("", "", "unexpected argument \"" + result.unmatched().front() + "\"");
+    throw io::InputError("", "", "unexpected argument \"" + result.unmatched().front() + "\"");
   return true;
 }
 
 void check_jobs(int jobs) {
   if (jobs < 1 || jobs > kMaxJobs) {
-    throw InputError("", "",
-                     "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
-                         std::to_string(jobs));
+    throw io::InputError("", "",
+                         "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
+                             std::to_string(jobs));
   }
 }
 
 std::string engine_option(const cxxopts::ParseResult& args) {
   std::string engine = args["engine"].as<std::string>();
   if (engine != "analytic" && engine != "event") {
-    throw InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+    throw io::InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
   }
   return engine;
 }
 
 // One --set argument: "model.dropout=false" -> {"/model/dropout", false}. The value is JSON when
 // it parses as JSON (true, 4, "x", {...}), else the text itself as a string.
-ScenarioOverride parse_override(const std::string& argument) {
+io::ScenarioOverride parse_override(const std::string& argument) {
   const auto bad = [&argument](const std::string& why) {
-    return InputError("", "",
-                      "--set " + argument + ": " + why +
-                          "; expected PATH=VALUE, e.g. parallelism.tp_comm_overlap=true");
+    return io::InputError("", "",
+                          "--set " + argument + ": " + why +
+                              "; expected PATH=VALUE, e.g. parallelism.tp_comm_overlap=true");
   };
   // The value may be echoed as a JSON string, which must be UTF-8.
-  if (const auto fault = find_text_fault(argument))
+  if (const auto fault = io::find_text_fault(argument))
     throw bad(fault->problem + " at byte " + std::to_string(fault->offset + 1));
   const size_t eq = argument.find('=');
   if (eq == std::string::npos)
     throw bad("no '='");
-  ScenarioOverride o;
+  io::ScenarioOverride o;
   std::string segment;
   const std::string path = argument.substr(0, eq) + ".";
   for (char ch : path) {
@@ -87,8 +87,8 @@ ScenarioOverride parse_override(const std::string& argument) {
   return o;
 }
 
-std::vector<ScenarioOverride> overrides_option(const cxxopts::ParseResult& args) {
-  std::vector<ScenarioOverride> out;
+std::vector<io::ScenarioOverride> overrides_option(const cxxopts::ParseResult& args) {
+  std::vector<io::ScenarioOverride> out;
   if (args.count("set") > 0) {
     for (const auto& argument : args["set"].as<std::vector<std::string>>())
       out.push_back(parse_override(argument));

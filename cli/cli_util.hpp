@@ -12,8 +12,8 @@
 #define CXXOPTS_VECTOR_DELIMITER '\0'
 #include <cxxopts.hpp>
 
-#include "models/io/output_files.hpp"
-#include "models/io/scenario_io.hpp"
+#include "io/output_files.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim::cli {
 
@@ -38,9 +38,9 @@ int guarded(const char* command, const std::function<int()>& body);
 // One --set argument: "model.dropout=false" -> {"/model/dropout", false}. The value is JSON when
 // it parses as JSON (true, 4, "x", {...}), else the text itself as a string. Throws InputError
 // for an argument without '=' or with an empty key.
-[[nodiscard]] ScenarioOverride parse_override(const std::string& argument);
+[[nodiscard]] io::ScenarioOverride parse_override(const std::string& argument);
 
 // Every --set option given, parsed.
-[[nodiscard]] std::vector<ScenarioOverride> overrides_option(const cxxopts::ParseResult& args);
+[[nodiscard]] std::vector<io::ScenarioOverride> overrides_option(const cxxopts::ParseResult& args);
 
 }  // namespace capsim::cli

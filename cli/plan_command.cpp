@@ -6,7 +6,6 @@
 #include <optional>
 #include <thread>
 
-#include "models/io/input_error.hpp"
 #include "planner/mpi_shard.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
@@ -14,6 +13,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "io/input_error.hpp"
 #include <unistd.h>
 
 namespace capsim::cli {
@@ -60,12 +60,12 @@ void check_plan_args(const cxxopts::ParseResult& args) {
   const int top = args["top"].as<int>();
   const int jobs = args["jobs"].as<int>();
   if (top < 0)
-    throw InputError("", "", "--top must be at least 0, got " + std::to_string(top));
+    throw io::InputError("", "", "--top must be at least 0, got " + std::to_string(top));
   check_jobs(jobs);
   const std::string engine = engine_option(args);
   if (args.count("out-scenario") > 0) {
-    check_outputs({{"--out-scenario", args["out-scenario"].as<std::string>()}},
-                  {{"the plan", args.count("plan") > 0 ? args["plan"].as<std::string>() : ""}});
+    io::check_outputs({{"--out-scenario", args["out-scenario"].as<std::string>()}},
+                      {{"the plan", args.count("plan") > 0 ? args["plan"].as<std::string>() : ""}});
   }
 }
 
@@ -101,7 +101,7 @@ void write_best_scenario(const std::string& path, const planner::PlanSpec& plan,
     std::fprintf(stderr, "capsim plan: no configuration meets the target; %s not written\n",
                  path.c_str());
   } else {
-    write_file_atomically(path, best.dump(2) + "\n");
+    io::write_file_atomically(path, best.dump(2) + "\n");
   }
 }
 
@@ -168,7 +168,7 @@ int run_plan(int argc, char** argv) {
   return guarded("capsim plan", [&] {
     try {
       return plan_main(argc, argv, mpi);
-    } catch (const InputError&) {
+    } catch (const io::InputError&) {
       if (mpi.rank() == 0)
         throw;
       return 2;

@@ -6,21 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/kernel_table_io.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/profile_reference.hpp"
-#include "models/io/result_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/io/text_format.hpp"
 #include "models/memory_model.hpp"
-#include "models/stage_balance.hpp"
 #include "sim/iteration_simulator.hpp"
 #include "traces/chrome_trace.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/stage_balance.hpp"
+#include "io/input_error.hpp"
+#include "io/kernel_table_io.hpp"
+#include "io/profile_io.hpp"
+#include "io/profile_reference.hpp"
+#include "io/result_io.hpp"
+#include "io/scenario_io.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::cli {
 namespace {
@@ -29,12 +29,12 @@ namespace {
 void check_every_gpu_size(const Scenario& scenario) {
   const int gpus = scenario.parallelism.num_gpus();  // validated: the cluster's GPU count
   if (gpus > sim::kMaxEveryGpuRanks) {
-    throw InputError("", "",
-                     "--every-gpu simulates each of the " + std::to_string(gpus) +
-                         " GPUs and is limited to " + std::to_string(sim::kMaxEveryGpuRanks) +
-                         " (its memory grows faster than the GPU count); leave it out: the "
-                         "default run simulates identical ranks once and is exact on "
-                         "symmetric layouts");
+    throw io::InputError("", "",
+                         "--every-gpu simulates each of the " + std::to_string(gpus) +
+                             " GPUs and is limited to " + std::to_string(sim::kMaxEveryGpuRanks) +
+                             " (its memory grows faster than the GPU count); leave it out: the "
+                             "default run simulates identical ranks once and is exact on "
+                             "symmetric layouts");
   }
 }
 
@@ -70,14 +70,14 @@ void check_engine_options(const cxxopts::ParseResult& args, const Scenario& scen
                           const std::string& engine) {
   for (const char* event_only : {"trace", "every-gpu"}) {
     if (args.count(event_only) > 0 && engine != "event")
-      throw InputError("", "", std::string("--") + event_only + " needs --engine event");
+      throw io::InputError("", "", std::string("--") + event_only + " needs --engine event");
   }
   if (args.count("every-gpu") > 0)
     check_every_gpu_size(scenario);
   if (args.count("trace") > 0) {
-    check_outputs({{"--trace", args["trace"].as<std::string>()}},
-                  {{"the scenario", args["scenario"].as<std::string>()},
-                   {"the profile", scenario.profile_path}});
+    io::check_outputs({{"--trace", args["trace"].as<std::string>()}},
+                      {{"the scenario", args["scenario"].as<std::string>()},
+                       {"the profile", scenario.profile_path}});
   }
 }
 
@@ -94,7 +94,7 @@ SimulationResult simulate_event(const cxxopts::ParseResult& args, const Scenario
     // Atomically: a failed write never leaves half a trace behind.
     std::ostringstream text;
     traces::write_chrome_trace(text, trace);
-    write_file_atomically(args["trace"].as<std::string>(), text.str());
+    io::write_file_atomically(args["trace"].as<std::string>(), text.str());
   }
   return result;
 }
@@ -108,11 +108,11 @@ std::string stage_layers_setting(const std::vector<int>& stage_layers) {
   return "'parallelism.stage_layers=[" + list + "]'";
 }
 
-nlohmann::json stage_balance_json(const StageBalance& balance) {
+nlohmann::json stage_balance_json(const estimate::StageBalance& balance) {
   nlohmann::json j = {{"stage_layers", balance.stage_layers},
-                      {"iteration_time_s", round_significant(balance.iteration_time_s)},
-                      {"current_iteration_time_s", round_significant(balance.current_time_s)},
-                      {"peak_gib_per_gpu", round_significant(balance.peak_bytes / kGiB)},
+                      {"iteration_time_s", io::round_significant(balance.iteration_time_s)},
+                      {"current_iteration_time_s", io::round_significant(balance.current_time_s)},
+                      {"peak_gib_per_gpu", io::round_significant(balance.peak_bytes / kGiB)},
                       {"fits", balance.fits},
                       {"engine", "analytic"}};
   if (balance.search_capped)
@@ -120,23 +120,24 @@ nlohmann::json stage_balance_json(const StageBalance& balance) {
   return j;
 }
 
-std::string stage_balance_text(const StageBalance& balance) {
+std::string stage_balance_text(const estimate::StageBalance& balance) {
   std::string text;
   if (balance.fits && !balance.current_fits) {
     // Found for memory, so it may be slower: both times come from the same (analytic) engine.
-    text = printf_string(
+    text = io::printf_string(
         "  layers split to fit in memory (peak %.1f GiB per GPU) would take %.4g s "
         "(analytic: %.4g s as split now)",
         balance.peak_bytes / kGiB, balance.iteration_time_s, balance.current_time_s);
   } else {
-    text = printf_string(
+    text = io::printf_string(
         "  layers split to even the stages' work would run %.1f%% faster (analytic: %.4g s "
         "instead of %.4g s)",
         100.0 * (1.0 - balance.iteration_time_s / balance.current_time_s), balance.iteration_time_s,
         balance.current_time_s);
   }
   if (!balance.fits)
-    text += printf_string(", still not fitting (peak %.1f GiB per GPU)", balance.peak_bytes / kGiB);
+    text +=
+        io::printf_string(", still not fitting (peak %.1f GiB per GPU)", balance.peak_bytes / kGiB);
   if (balance.search_capped)
     text += " (the search stopped at its work bound; a faster split may exist)";
   return text + ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
@@ -144,21 +145,21 @@ std::string stage_balance_text(const StageBalance& balance) {
 
 void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,
                   const Scenario& scenario, const HardwareProfile& profile,
-                  const std::optional<StageBalance>& balance) {
+                  const std::optional<estimate::StageBalance>& balance) {
   const bool kernels = args.count("kernels") > 0;
   if (args.count("json") > 0) {
-    nlohmann::json out = result_to_json(result);
+    nlohmann::json out = io::result_to_json(result);
     if (balance)
       out["stage_balance"] = stage_balance_json(*balance);
     if (kernels)
-      out["kernels"] = kernel_table_to_json(kernel_table(scenario, profile));
+      out["kernels"] = io::kernel_table_to_json(kernel_table(scenario, profile));
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << result_table(result);
+    std::cout << io::result_table(result);
     if (balance)
       std::cout << stage_balance_text(*balance);
     if (kernels)
-      std::cout << kernel_table_text(kernel_table(scenario, profile));
+      std::cout << io::kernel_table_text(kernel_table(scenario, profile));
   }
 }
 
@@ -168,18 +169,18 @@ int simulate_main(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("scenario") == 0)
-    throw InputError("", "", "missing SCENARIO.json argument");
-  const std::vector<ScenarioOverride> overrides = overrides_option(args);
+    throw io::InputError("", "", "missing SCENARIO.json argument");
+  const std::vector<io::ScenarioOverride> overrides = overrides_option(args);
   if (args.count("profile") > 0)  // a profile of new hardware defines the GPU the scenario names
-    define_gpu_of_profile(args["profile"].as<std::string>(), "", "");
-  Scenario scenario = load_scenario(args["scenario"].as<std::string>(), overrides);
+    io::define_gpu_of_profile(args["profile"].as<std::string>(), "", "");
+  Scenario scenario = io::load_scenario(args["scenario"].as<std::string>(), overrides);
   if (args.count("profile") > 0)
     scenario.profile_path = args["profile"].as<std::string>();
   const std::string engine = engine_option(args);
   check_engine_options(args, scenario, engine);
-  const HardwareProfile profile = resolve_profile(scenario);
+  const HardwareProfile profile = io::resolve_profile(scenario);
   SimulationResult result = engine == "event" ? simulate_event(args, scenario, profile)
-                                              : estimate_iteration(scenario, profile);
+                                              : estimate::estimate_iteration(scenario, profile);
   // What the profile rests on, when it is not a measured one (docs/calibration.md, "Which
   // profile a scenario gets").
   if (profile.is_datasheet_default) {
@@ -199,7 +200,7 @@ int simulate_main(int argc, char** argv) {
       changed += (changed.empty() ? "" : ", ") + argument;
     result.notes.push_back("scenario changed by --set: " + changed);
   }
-  print_result(args, result, scenario, profile, balance_stage_layers(scenario, profile));
+  print_result(args, result, scenario, profile, estimate::balance_stage_layers(scenario, profile));
   return 0;
 }
 

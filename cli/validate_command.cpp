@@ -9,21 +9,21 @@
 #include <utility>
 #include <vector>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/result_io.hpp"
-#include "models/io/validation_io.hpp"
 #include "sim/isolated_simulation.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "estimate/analytic_estimator.hpp"
+#include "io/input_error.hpp"
+#include "io/profile_io.hpp"
+#include "io/result_io.hpp"
+#include "io/validation_io.hpp"
 
 namespace capsim::cli {
 namespace {
 
 struct CaseOutcome {
-  const ValidationCase* vc;
+  const io::ValidationCase* vc;
   double predicted_s;
   double error_pct;  // 100 (predicted - measured) / measured
   // Every case was measured, so it did fit: a predicted overflow is a memory-model miss.
@@ -45,8 +45,8 @@ struct GroupStats {
   }
   [[nodiscard]] nlohmann::json to_json() const {
     return {{"n", n},
-            {"mape_pct", round_significant(abs_sum / n, 4)},
-            {"mean_error_pct", round_significant(signed_sum / n, 4)},
+            {"mape_pct", io::round_significant(abs_sum / n, 4)},
+            {"mean_error_pct", io::round_significant(signed_sum / n, 4)},
             {"within_10_pct", within_10_pct}};
   }
 };
@@ -62,10 +62,10 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
     cases.push_back(
         {{"id", o.vc->id},
          {"group", o.vc->group},
-         {"measured_iteration_time_s", round_significant(o.vc->measured_iteration_time_s)},
-         {"predicted_iteration_time_s", round_significant(o.predicted_s)},
-         {"error_pct", round_significant(o.error_pct, 4)},
-         {"predicted_peak_memory_gib", round_significant(o.peak_memory_gib, 4)},
+         {"measured_iteration_time_s", io::round_significant(o.vc->measured_iteration_time_s)},
+         {"predicted_iteration_time_s", io::round_significant(o.predicted_s)},
+         {"error_pct", io::round_significant(o.error_pct, 4)},
+         {"predicted_peak_memory_gib", io::round_significant(o.peak_memory_gib, 4)},
          {"fits_in_memory", o.fits_in_memory}});
     memory_misses += o.fits_in_memory ? 0 : 1;
     all.add(o.error_pct);
@@ -76,7 +76,7 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
   for (const auto& [name, g] : groups)
     by_group[name] = g.to_json();
   json summary = all.to_json();
-  summary["max_abs_error_pct"] = round_significant(max_abs, 4);
+  summary["max_abs_error_pct"] = io::round_significant(max_abs, 4);
   summary["predicted_out_of_memory"] = memory_misses;
   summary["by_group"] = by_group;
   return {{"engine", engine}, {"cases", cases}, {"summary", summary}};
@@ -144,35 +144,36 @@ cxxopts::Options validate_options() {
 
 // Keeps the cases (and rejected cases) whose id starts with a --cases prefix; a rejected case
 // without a readable id is kept, since it cannot be told apart.
-void keep_listed_cases(ValidationFile& file, const cxxopts::ParseResult& args,
+void keep_listed_cases(io::ValidationFile& file, const cxxopts::ParseResult& args,
                        const std::string& path) {
   if (args.count("cases") == 0)
     return;
   const auto prefixes = args["cases"].as<std::vector<std::string>>();
   std::erase_if(file.cases,
-                [&](const ValidationCase& c) { return !id_has_prefix(c.id, prefixes); });
-  std::erase_if(file.rejected, [&](const RejectedCase& c) {
-    return !c.id.empty() && !id_has_prefix(c.id, prefixes);
+                [&](const io::ValidationCase& c) { return !io::id_has_prefix(c.id, prefixes); });
+  std::erase_if(file.rejected, [&](const io::RejectedCase& c) {
+    return !c.id.empty() && !io::id_has_prefix(c.id, prefixes);
   });
   if (file.cases.empty() && file.rejected.empty())
-    throw InputError(path, "/cases", "no case id starts with a --cases prefix");
+    throw io::InputError(path, "/cases", "no case id starts with a --cases prefix");
 }
 
 // The cases predicted, and those left out: rejected by a check (bad input) or failed in the
 // estimator or simulation (internal error).
 struct Predictions {
   std::vector<CaseOutcome> outcomes;
-  std::vector<RejectedCase> rejected;
+  std::vector<io::RejectedCase> rejected;
   std::vector<std::pair<std::string, std::string>> failed;  // id, what went wrong
 };
 
-CaseOutcome predict_case(const ValidationCase& vc, const std::string& engine) {
-  const HardwareProfile profile = resolve_profile(vc.scenario);
+CaseOutcome predict_case(const io::ValidationCase& vc, const std::string& engine) {
+  const HardwareProfile profile = io::resolve_profile(vc.scenario);
   // SimGrid runs one simulation per process: each event-level case runs in a child. Only the
   // time and memory are reported, so the estimator skips the breakdown's second replay.
   const SimulationResult r =
-      engine == "event" ? sim::simulate_iteration_in_child(vc.scenario, profile)
-                        : estimate_iteration(vc.scenario, profile, EstimateDetail::kTimeOnly);
+      engine == "event"
+          ? sim::simulate_iteration_in_child(vc.scenario, profile)
+          : estimate::estimate_iteration(vc.scenario, profile, estimate::EstimateDetail::kTimeOnly);
   const double predicted = r.iteration_time_s;
   return {&vc, predicted,
           100.0 * (predicted - vc.measured_iteration_time_s) / vc.measured_iteration_time_s,
@@ -181,13 +182,13 @@ CaseOutcome predict_case(const ValidationCase& vc, const std::string& engine) {
 
 // Case by case: a case that fails a check (or whose simulation fails) is recorded and left
 // out, and the others are still predicted.
-Predictions predict_cases(const ValidationFile& file, const std::string& engine) {
+Predictions predict_cases(const io::ValidationFile& file, const std::string& engine) {
   Predictions p;
   p.rejected = file.rejected;
   for (const auto& vc : file.cases) {
     try {
       p.outcomes.push_back(predict_case(vc, engine));
-    } catch (const InputError& e) {
+    } catch (const io::InputError& e) {
       p.rejected.push_back({vc.id, vc.pointer, e});
     } catch (const std::exception& e) {
       p.failed.emplace_back(vc.id, e.what());
@@ -219,16 +220,16 @@ int validate_main(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("file") == 0)
-    throw InputError("", "", "missing CASES.json argument");
+    throw io::InputError("", "", "missing CASES.json argument");
   const std::string path = args["file"].as<std::string>();
   const std::string engine = engine_option(args);
-  const std::vector<ScenarioOverride> overrides = overrides_option(args);
-  ValidationFile file = load_validation_file(path, overrides);
+  const std::vector<io::ScenarioOverride> overrides = overrides_option(args);
+  io::ValidationFile file = io::load_validation_file(path, overrides);
   keep_listed_cases(file, args, path);
   const Predictions p = predict_cases(file, engine);
   print_not_predicted(p);
   if (p.outcomes.empty())
-    throw InputError(path, "/cases", "no case could be predicted");
+    throw io::InputError(path, "/cases", "no case could be predicted");
   nlohmann::json report = to_json(p.outcomes, engine);
   report["not_predicted"] = not_predicted_json(p);
   if (args.count("set") > 0)

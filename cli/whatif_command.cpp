@@ -4,15 +4,15 @@
 #include <iostream>
 #include <sstream>
 
-#include "models/io/input_error.hpp"
-#include "sim/whatif/results.hpp"
-#include "sim/whatif/runner.hpp"
-#include "sim/whatif/whatif_io.hpp"
 #include "traces/timeline_csv.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/launcher_rank.hpp"
+#include "io/input_error.hpp"
+#include "whatif/results.hpp"
+#include "whatif/runner.hpp"
+#include "whatif/whatif_io.hpp"
 
 namespace capsim::cli {
 
@@ -46,7 +46,7 @@ whatif::WhatIf load_with_seed(const cxxopts::ParseResult& args) {
   if (args.count("seed") > 0) {
     const long long seed = args["seed"].as<long long>();
     if (seed < 0)
-      throw InputError("", "", "--seed must be >= 0, got " + std::to_string(seed));
+      throw io::InputError("", "", "--seed must be >= 0, got " + std::to_string(seed));
     w.seed = static_cast<std::uint64_t>(seed);
   }
   return w;
@@ -58,7 +58,7 @@ int replicas_to_run(const cxxopts::ParseResult& args, const whatif::WhatIf& w) {
     return w.replicas;
   const int replicas = args["seeds"].as<int>();
   if (replicas < 1 || replicas > 1000) {
-    throw InputError("", "", "--seeds must be in [1, 1000], got " + std::to_string(replicas));
+    throw io::InputError("", "", "--seeds must be in [1, 1000], got " + std::to_string(replicas));
   }
   return replicas;
 }
@@ -79,7 +79,7 @@ void keep_selected_policies(const cxxopts::ParseResult& args,
     for (const auto& p : policies)
       names += (names.empty() ? "" : ", ") + p.name;
     // NOLINTNEXTLINE(performance-inefficient-string-concatenation): runs once, the loop ends here
-    throw InputError("", "", "--policy " + name + ": no such policy (policies: " + names + ")");
+    throw io::InputError("", "", "--policy " + name + ": no such policy (policies: " + names + ")");
   }
   std::erase_if(policies, [&](const auto& p) {
     return std::find(wanted.begin(), wanted.end(), p.name) == wanted.end();
@@ -88,16 +88,16 @@ void keep_selected_policies(const cxxopts::ParseResult& args,
 
 // Checks --timeline and --report before the runs: writable, two files, neither an input.
 void check_whatif_outputs(const cxxopts::ParseResult& args, const whatif::WhatIf& w) {
-  std::vector<NamedPath> outputs;
+  std::vector<io::NamedPath> outputs;
   for (const char* option : {"timeline", "report"}) {
     if (args.count(option) > 0)
       outputs.push_back({std::string("--") + option, args[option].as<std::string>()});
   }
   // The embedded default what-if is read from no file.
-  std::vector<NamedPath> inputs{{"the what-if", args.count("whatif") > 0 ? w.file : ""}};
+  std::vector<io::NamedPath> inputs{{"the what-if", args.count("whatif") > 0 ? w.file : ""}};
   for (const auto& [path, model] : w.scenario_models)
     inputs.push_back({"the scenario", path});
-  check_outputs(outputs, inputs);
+  io::check_outputs(outputs, inputs);
 }
 
 // The --timeline and --report files with their contents, to be written together.
@@ -137,7 +137,7 @@ int whatif_main(int argc, char** argv) {
   keep_selected_policies(args, policies);
   const auto runs = whatif::run_all(w, policies, replicas, jobs);
   // Both outputs or neither.
-  write_files_atomically(output_files(args, w, runs));
+  io::write_files_atomically(output_files(args, w, runs));
   if (args.count("json") > 0) {
     std::cout << whatif::summary_json(w, runs).dump(2) << "\n";
   } else {

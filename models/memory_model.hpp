@@ -82,7 +82,7 @@ using AttentionMemory = AttentionKernel;
 
 // Returns, for one pipeline stage under ZB-H1, the micro-batches whose weight gradients (W) it
 // has deferred at its peak, beyond micro_batches_in_flight: stage i defers up to i W passes
-// (models/pipeline_schedule.cpp), min(p, m) - min(p - i, m); 0 for the other schedules. Each
+// (estimate/pipeline_schedule.cpp), min(p, m) - min(p - i, m); 0 for the other schedules. Each
 // keeps the layers' linear inputs and output gradients until its W runs.
 // REQUIRES: 0 <= stage < parallelism.pipeline
 [[nodiscard]] double weight_gradients_pending(const Parallelism& parallelism, int stage);

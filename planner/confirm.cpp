@@ -5,14 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/io/input_error.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/profile_reference.hpp"
-#include "models/io/result_io.hpp"
-#include "models/io/scenario_io.hpp"
 #include "sim/forked_work.hpp"
 #include "sim/iteration_simulator.hpp"
+
+#include "io/input_error.hpp"
+#include "io/json_reader.hpp"
+#include "io/profile_io.hpp"
+#include "io/profile_reference.hpp"
+#include "io/result_io.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -26,7 +27,7 @@ constexpr int kBadInputExit = 2;
 sim::ChildReport run_simulate(const SimulateJsonFn& simulate, const Scenario& scenario) {
   try {
     return {0, simulate(scenario)};
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     return {kBadInputExit, e.what()};
   } catch (const std::exception& e) {
     return {1, e.what()};
@@ -75,12 +76,12 @@ std::string simulate_event_json(const Scenario& scenario) {
   // As `capsim simulate` reads the file scenario_to_json's text would be written to: the numbers
   // as that text has them, the profile path resolved from a file in no folder of its own.
   const std::string file = "<confirmation of " + scenario.name + ">";
-  const nlohmann::json doc = nlohmann::json::parse(scenario_to_json(scenario).dump());
-  JsonReader reader(doc, file);
-  Scenario read = read_scenario(reader, true);
-  read.profile_path = resolve_profile_path(read.profile_path, file, "/profile");
-  const HardwareProfile profile = resolve_profile(read);
-  return result_to_json(sim::simulate_iteration(read, profile)).dump();
+  const nlohmann::json doc = nlohmann::json::parse(io::scenario_to_json(scenario).dump());
+  io::JsonReader reader(doc, file);
+  Scenario read = io::read_scenario(reader, true);
+  read.profile_path = io::resolve_profile_path(read.profile_path, file, "/profile");
+  const HardwareProfile profile = io::resolve_profile(read);
+  return io::result_to_json(sim::simulate_iteration(read, profile)).dump();
 }
 
 ConfirmOutcome parse_simulate_json(const std::string& text) {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/io/input_error.hpp"
+#include "io/input_error.hpp"
 
 #ifdef CAPSIM_WITH_MPI
 #include <mpi.h>
@@ -256,8 +256,8 @@ ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
 MpiSession::MpiSession(int* /*argc*/, char*** /*argv*/) {
   // N independent copies would each run everything and write the same files.
   if (launcher_world_size() > 1) {
-    throw InputError("", "",
-                     "this capsim was built without MPI (libopenmpi-dev); run it without mpirun");
+    throw io::InputError(
+        "", "", "this capsim was built without MPI (libopenmpi-dev); run it without mpirun");
   }
 }
 MpiSession::~MpiSession() = default;

@@ -50,7 +50,7 @@ struct SearchSpace {
   // (Llama-3 405B: 7 + 14 x 8 + 7) instead of pruning.
   bool uneven_stages = true;
   // Give the leading pipelined candidates of each group the layer split that evens their
-  // stages' work (models/stage_balance.hpp), when the screen times one faster.
+  // stages' work (estimate/stage_balance.hpp), when the screen times one faster.
   bool balance_stages = true;
 };
 

@@ -6,17 +6,18 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/instance_io.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/profile_reference.hpp"
+
+#include "io/input_error.hpp"
+#include "io/instance_io.hpp"
+#include "io/profile_io.hpp"
+#include "io/profile_reference.hpp"
 
 namespace capsim::planner {
 namespace {
 
 // Per-pricing price overrides from an instance's "prices" object, indexed like pricing_names();
 // an absent price stays empty so the catalog price applies.
-std::vector<std::optional<double>> read_price_overrides(JsonReader& item) {
+std::vector<std::optional<double>> read_price_overrides(io::JsonReader& item) {
   std::vector<std::optional<double>> overrides(pricing_names().size());
   if (auto prices = item.optional_object("prices")) {
     for (size_t k = 0; k < pricing_names().size(); ++k) {
@@ -29,22 +30,22 @@ std::vector<std::optional<double>> read_price_overrides(JsonReader& item) {
 
 // Reads the object form {"name", "prices", "profile"} of one /instances entry, with the
 // hardware keys when it defines an instance the catalog lacks.
-InstanceChoice read_instance_object(const nlohmann::json& value, const JsonReader& plan,
+InstanceChoice read_instance_object(const nlohmann::json& value, const io::JsonReader& plan,
                                     const std::string& where,
                                     std::vector<std::optional<double>>& overrides) {
-  JsonReader item(value, plan, where);
+  io::JsonReader item(value, plan, where);
   const std::string& file = plan.file();
   InstanceChoice choice;
   choice.name = item.required_string("name");
   // A profile fitted on new hardware defines its GPU, which "gpu" may then name.
   if (item.has("profile") && item.json().at("profile").is_string())
-    define_gpu_of_profile(item.json().at("profile").get<std::string>(), file,
-                          item.pointer_to("profile"));
+    io::define_gpu_of_profile(item.json().at("profile").get<std::string>(), file,
+                              item.pointer_to("profile"));
   if (item.has("gpu")) {
     // An instance the catalog lacks: its hardware here, its prices below (it has no others).
     if (!item.has("prices"))
       throw item.error("prices", "an instance defined in the plan needs its \"prices\"");
-    read_instance_definition(item, choice.name);
+    io::read_instance_definition(item, choice.name);
   } else {
     for (const char* key : {"gpus_per_node", "inter_node"}) {
       if (item.has(key)) {
@@ -59,7 +60,7 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const JsonReade
     const std::string profile = item.optional_string("profile", "");
     if (profile.empty())
       throw item.error("profile", "expected a profile file path, got \"\"");
-    choice.profile_path = resolve_profile_path(profile, file, where + "/profile");
+    choice.profile_path = io::resolve_profile_path(profile, file, where + "/profile");
   }
   item.finish();
   return choice;
@@ -67,7 +68,7 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const JsonReade
 
 // Reads one /instances entry, a bare name or an object, and looks the instance up in the catalog.
 // The unknown-name error points at /name only when the entry is an object.
-InstanceChoice read_instance_choice(const nlohmann::json& value, const JsonReader& plan,
+InstanceChoice read_instance_choice(const nlohmann::json& value, const io::JsonReader& plan,
                                     const std::string& where,
                                     std::vector<std::optional<double>>& overrides) {
   const std::string& file = plan.file();
@@ -77,15 +78,16 @@ InstanceChoice read_instance_choice(const nlohmann::json& value, const JsonReade
   } else if (value.is_object()) {
     choice = read_instance_object(value, plan, where, overrides);
   } else {
-    throw InputError(file, where,
-                     "expected an instance name or an object with \"name\" and \"prices\", got " +
-                         describe_json(value));
+    throw io::InputError(
+        file, where,
+        "expected an instance name or an object with \"name\" and \"prices\", got " +
+            io::describe_json(value));
   }
   if (find_instance(choice.name) == nullptr) {
-    throw InputError(
+    throw io::InputError(
         file, value.is_string() ? where : where + "/name",
         "unknown instance \"" + choice.name +
-            "\"; known instances: " + join_names(instance_names()) +
+            "\"; known instances: " + io::join_names(instance_names()) +
             " (or define it: an object with \"gpu\", \"gpus_per_node\", \"inter_node\" and "
             "\"prices\", docs/planner.md)");
   }
@@ -97,12 +99,12 @@ void check_profile_matches_instance(const InstanceChoice& choice, const Instance
                                     const std::string& file, const std::string& where) {
   if (choice.profile_path.empty())
     return;
-  const HardwareProfile profile = load_profile(choice.profile_path);
+  const HardwareProfile profile = io::load_profile(choice.profile_path);
   const std::string& want = find_gpu(inst.gpu)->architecture;
   if (find_gpu(profile.gpu)->architecture != want) {
-    throw InputError(file, where + "/profile",
-                     "profile \"" + profile.name + "\" is for " + profile.gpu + ", " + choice.name +
-                         " has " + inst.gpu);
+    throw io::InputError(file, where + "/profile",
+                         "profile \"" + profile.name + "\" is for " + profile.gpu + ", " +
+                             choice.name + " has " + inst.gpu);
   }
 }
 
@@ -125,13 +127,13 @@ void add_offered_prices(InstanceChoice& choice, const InstanceSpec& inst,
 }
 
 // Every requested pricing needs at least one instance that offers it, or the plan cannot use it.
-void check_every_pricing_offered(const JsonReader& r, const std::vector<std::string>& pricing,
+void check_every_pricing_offered(const io::JsonReader& r, const std::vector<std::string>& pricing,
                                  const std::vector<int>& offered) {
   for (size_t k = 0; k < pricing.size(); ++k) {
     if (offered[k] == 0) {
-      throw InputError(r.file(), r.pointer_to("pricing") + "/" + std::to_string(k),
-                       "no listed instance has a \"" + pricing[k] +
-                           "\" price; give one in /instances/N/prices/" + pricing[k]);
+      throw io::InputError(r.file(), r.pointer_to("pricing") + "/" + std::to_string(k),
+                           "no listed instance has a \"" + pricing[k] +
+                               "\" price; give one in /instances/N/prices/" + pricing[k]);
     }
   }
 }
@@ -143,7 +145,7 @@ const std::vector<std::string>& pricing_names() {
   return kNames;
 }
 
-void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string>& pricing) {
+void read_instances(io::JsonReader& r, PlanSpec& plan, const std::vector<std::string>& pricing) {
   const auto items = r.array("instances", 1);
   std::set<std::string> seen;
   std::vector<int> offered(pricing.size(), 0);
@@ -154,7 +156,7 @@ void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string
     const InstanceSpec& inst = *find_instance(choice.name);
     check_profile_matches_instance(choice, inst, r.file(), where);
     if (!seen.insert(choice.name).second) {
-      throw InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");
+      throw io::InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");
     }
     add_offered_prices(choice, inst, overrides, pricing, offered);
     plan.instances.push_back(choice);

@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "models/io/json_reader.hpp"
 #include "planner/plan.hpp"
+
+#include "io/json_reader.hpp"
 
 namespace capsim::planner {
 
@@ -17,6 +18,6 @@ namespace capsim::planner {
 // Reads /instances against the plan's `pricing` list into plan.instances: each entry's catalog
 // spec (defining the ones the plan describes), its offered prices (override, else catalog) and
 // its profile, checked against the instance's GPU; every listed pricing must be offered by one.
-void read_instances(JsonReader& r, PlanSpec& plan, const std::vector<std::string>& pricing);
+void read_instances(io::JsonReader& r, PlanSpec& plan, const std::vector<std::string>& pricing);
 
 }  // namespace capsim::planner

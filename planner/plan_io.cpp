@@ -6,12 +6,13 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/io/text_format.hpp"
 #include "models/memory_model.hpp"
 #include "planner/plan_instances.hpp"
+
+#include "io/json_reader.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -56,15 +57,15 @@ std::vector<int> powers_of_two_between(int lo, int hi) {
 }
 
 // An array of distinct integers in [min, max], sorted ascending.
-std::vector<int> int_values(JsonReader& r, const std::string& key, std::int64_t min,
+std::vector<int> int_values(io::JsonReader& r, const std::string& key, std::int64_t min,
                             std::int64_t max) {
   const auto raw = r.int_array(key, min, max);
   std::vector<int> out;
   std::set<std::int64_t> seen;
   for (size_t i = 0; i < raw.size(); ++i) {
     if (!seen.insert(raw[i]).second) {
-      throw InputError(r.file(), r.pointer_to(key) + "/" + std::to_string(i),
-                       "duplicate value " + std::to_string(raw[i]));
+      throw io::InputError(r.file(), r.pointer_to(key) + "/" + std::to_string(i),
+                           "duplicate value " + std::to_string(raw[i]));
     }
     out.push_back(static_cast<int>(raw[i]));
   }
@@ -73,7 +74,7 @@ std::vector<int> int_values(JsonReader& r, const std::string& key, std::int64_t 
 }
 
 // An array of distinct strings from `allowed`, in file order.
-std::vector<std::string> enum_values(JsonReader& r, const std::string& key,
+std::vector<std::string> enum_values(io::JsonReader& r, const std::string& key,
                                      const std::vector<std::string>& allowed) {
   const auto items = r.array(key, 1);
   std::vector<std::string> out;
@@ -83,11 +84,12 @@ std::vector<std::string> enum_values(JsonReader& r, const std::string& key,
     const bool known = v.is_string() && std::find(allowed.begin(), allowed.end(),
                                                   v.get<std::string>()) != allowed.end();
     if (!known) {
-      throw InputError(r.file(), where,
-                       "expected one of " + join_names(allowed) + ", got " + describe_json(v));
+      throw io::InputError(
+          r.file(), where,
+          "expected one of " + io::join_names(allowed) + ", got " + io::describe_json(v));
     }
     if (std::find(out.begin(), out.end(), v.get<std::string>()) != out.end()) {
-      throw InputError(r.file(), where, "duplicate value " + describe_json(v));
+      throw io::InputError(r.file(), where, "duplicate value " + io::describe_json(v));
     }
     out.push_back(v.get<std::string>());
   }
@@ -96,7 +98,7 @@ std::vector<std::string> enum_values(JsonReader& r, const std::string& key,
 
 // Records `key` as allowed when it is absent (an optional accessor on a missing key only
 // records it), so finish() lists it.
-void mark_allowed(JsonReader& r, const char* key) {
+void mark_allowed(io::JsonReader& r, const char* key) {
   if (!r.has(key))
     (void)r.optional_bool(key, false);
 }
@@ -136,7 +138,7 @@ SearchSpace default_space(const ModelSpec& m, int max_gpus_per_node) {
   return s;
 }
 
-void read_search(JsonReader& r, SearchSpace& s) {
+void read_search(io::JsonReader& r, SearchSpace& s) {
   if (r.has("tensor"))
     s.tensor = int_values(r, "tensor", 1, 64);
   if (r.has("pipeline"))
@@ -169,12 +171,13 @@ void read_search(JsonReader& r, SearchSpace& s) {
     for (size_t i = 0; i < items.size(); ++i) {
       const std::string where = r.pointer_to("sequence_parallel") + "/" + std::to_string(i);
       if (!items[i].is_boolean()) {
-        throw InputError(r.file(), where, "expected true or false, got " + describe_json(items[i]));
+        throw io::InputError(r.file(), where,
+                             "expected true or false, got " + io::describe_json(items[i]));
       }
       const bool v = items[i].get<bool>();
       if (std::find(s.sequence_parallel.begin(), s.sequence_parallel.end(), v) !=
           s.sequence_parallel.end()) {
-        throw InputError(r.file(), where, "duplicate value " + describe_json(items[i]));
+        throw io::InputError(r.file(), where, "duplicate value " + io::describe_json(items[i]));
       }
       s.sequence_parallel.push_back(v);
     }
@@ -196,7 +199,7 @@ void read_search(JsonReader& r, SearchSpace& s) {
   r.finish();
 }
 
-void read_target(JsonReader& r, PlanSpec& plan) {
+void read_target(io::JsonReader& r, PlanSpec& plan) {
   plan.tokens = r.required_count("tokens");
   if (plan.tokens < 1.0)
     throw r.error("tokens", "expected at least 1 token");
@@ -220,7 +223,7 @@ void read_target(JsonReader& r, PlanSpec& plan) {
   }
 }
 
-void read_nodes(JsonReader& r, PlanSpec& plan) {
+void read_nodes(io::JsonReader& r, PlanSpec& plan) {
   if (r.has("values")) {
     plan.node_counts = int_values(r, "values", 1, kMaxNodes);
     for (const char* key : {"min", "max"}) {
@@ -241,7 +244,7 @@ void read_nodes(JsonReader& r, PlanSpec& plan) {
   r.finish();
 }
 
-int tokens_to_sequences(JsonReader& r, const std::string& key, double tokens, int seq_length) {
+int tokens_to_sequences(io::JsonReader& r, const std::string& key, double tokens, int seq_length) {
   const double seqs = tokens / seq_length;
   if (seqs < 1.0 || std::fabs(seqs - std::round(seqs)) > 1e-9 * seqs) {
     throw r.error(key, "tokens (" + std::to_string(static_cast<long long>(tokens)) +
@@ -253,7 +256,7 @@ int tokens_to_sequences(JsonReader& r, const std::string& key, double tokens, in
   return static_cast<int>(std::llround(seqs));
 }
 
-void read_global_batch(JsonReader& r, PlanSpec& plan) {
+void read_global_batch(io::JsonReader& r, PlanSpec& plan) {
   const int seq = plan.model.seq_length;
   const std::vector<std::string> forms{"sequences",     "tokens",     "min_sequences",
                                        "max_sequences", "min_tokens", "max_tokens"};
@@ -312,7 +315,7 @@ void read_global_batch(JsonReader& r, PlanSpec& plan) {
   plan.global_batch_sizes = powers_of_two_between(lo, hi);
 }
 
-void read_failure(JsonReader& r, PlanSpec& plan) {
+void read_failure(io::JsonReader& r, PlanSpec& plan) {
   FailureModel f;
   f.gpu_mtbf_s = r.required_duration("gpu_mtbf");
   f.checkpoint_save_s = r.required_duration("checkpoint_save");
@@ -327,8 +330,8 @@ void read_failure(JsonReader& r, PlanSpec& plan) {
 
 // The stack section: the scenario's stack keys (read_stack_keys), checked against every
 // precision the search may pick.
-void read_stack(JsonReader& r, PlanSpec& plan) {
-  read_stack_keys(r, plan.stack);
+void read_stack(io::JsonReader& r, PlanSpec& plan) {
+  io::read_stack_keys(r, plan.stack);
   const auto& precisions = plan.space.precision;
   if (plan.stack.fp8_params &&
       std::find(precisions.begin(), precisions.end(), Precision::kFp8) == precisions.end()) {
@@ -345,7 +348,7 @@ void read_stack(JsonReader& r, PlanSpec& plan) {
     for (Precision precision : precisions) {
       const bool fp8_params = plan.stack.fp8_params && precision == Precision::kFp8;
       if (auto conflict =
-              master_weights_conflict(*plan.stack.master_weights, precision, fp8_params)) {
+              io::master_weights_conflict(*plan.stack.master_weights, precision, fp8_params)) {
         throw r.error("master_weights",
                       *conflict + " (search.precision includes \"" + to_string(precision) + "\")");
       }
@@ -355,12 +358,12 @@ void read_stack(JsonReader& r, PlanSpec& plan) {
 }
 
 std::string format_gib(double bytes) {
-  return printf_string("%.1f GiB", bytes / kGiB);
+  return io::printf_string("%.1f GiB", bytes / kGiB);
 }
 
 // The HBM every candidate leaves free (default none). It must leave room on the smallest GPU
 // the plan may buy, or no candidate of that instance could ever fit.
-double read_memory_headroom(JsonReader& r, const std::vector<InstanceChoice>& instances) {
+double read_memory_headroom(io::JsonReader& r, const std::vector<InstanceChoice>& instances) {
   const double headroom = r.optional_size("memory_headroom").value_or(0.0);
   for (const InstanceChoice& choice : instances) {
     const GpuSpec& gpu = *find_gpu(find_instance(choice.name)->gpu);
@@ -374,7 +377,7 @@ double read_memory_headroom(JsonReader& r, const std::vector<InstanceChoice>& in
   return headroom;
 }
 
-PlanSpec read_plan(JsonReader& r) {
+PlanSpec read_plan(io::JsonReader& r) {
   const std::string& file = r.file();
   PlanSpec plan;
   plan.file = file;
@@ -382,7 +385,7 @@ PlanSpec read_plan(JsonReader& r) {
   plan.name = r.optional_string("name", "plan");
   {
     auto model = r.object("model");
-    plan.model = read_model(model);
+    plan.model = io::read_model(model);
   }
   {
     auto target = r.object("target");
@@ -402,13 +405,13 @@ PlanSpec read_plan(JsonReader& r) {
     const InstanceChoice& choice = plan.instances[i];
     if (choice.profile_path.empty() || plan.node_counts.back() <= 1)
       continue;
-    const HardwareProfile profile = load_profile(choice.profile_path);
+    const HardwareProfile profile = io::load_profile(choice.profile_path);
     if (std::none_of(profile.collectives.begin(), profile.collectives.end(),
                      [](const CollectiveFit& f) { return f.inter_node; })) {
-      throw InputError(file, "/instances/" + std::to_string(i) + "/profile",
-                       "profile \"" + profile.name +
-                           "\" has no inter_node fit, but num_nodes goes " + "up to " +
-                           std::to_string(plan.node_counts.back()));
+      throw io::InputError(file, "/instances/" + std::to_string(i) + "/profile",
+                           "profile \"" + profile.name +
+                               "\" has no inter_node fit, but num_nodes goes " + "up to " +
+                               std::to_string(plan.node_counts.back()));
     }
   }
   {
@@ -452,11 +455,11 @@ const char* to_string(Objective objective) {
 }
 
 PlanSpec load_plan(const std::string& path) {
-  return JsonReader::read_document(JsonReader::parse_file(path), path, read_plan);
+  return io::JsonReader::read_document(io::JsonReader::parse_file(path), path, read_plan);
 }
 
 PlanSpec read_plan_text(std::string_view text, const std::string& name) {
-  return JsonReader::read_document(JsonReader::parse_text(text, name), name, read_plan);
+  return io::JsonReader::read_document(io::JsonReader::parse_text(text, name), name, read_plan);
 }
 
 std::string_view default_plan_text() {

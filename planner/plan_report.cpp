@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "models/io/result_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/io/text_format.hpp"
+#include "io/result_io.hpp"
+#include "io/scenario_io.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -15,13 +15,14 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kDay = 86400.0;
 
 double g(double v) {
-  return round_significant(v, 6);
+  return io::round_significant(v, 6);
 }
 
 // TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages.
 std::string layout_text(const Parallelism& p) {
-  return printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline, p.stage_layers.empty() ? "" : "*",
-                       p.data, p.context, p.virtual_pipeline_stages);
+  return io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
+                           p.stage_layers.empty() ? "" : "*", p.data, p.context,
+                           p.virtual_pipeline_stages);
 }
 
 double disagreement_pct(const ScreenedCandidate& c) {
@@ -58,7 +59,7 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
   const ScreenedCandidate& c = result.candidates[r.candidate];
   const Evaluation& e = c.final_evaluation();
   const Parallelism& p = c.candidate.parallelism;
-  nlohmann::json j = {{"scenario", scenario_to_json(candidate_scenario(plan, c.candidate))},
+  nlohmann::json j = {{"scenario", io::scenario_to_json(candidate_scenario(plan, c.candidate))},
                       {"instance", plan.instances[static_cast<size_t>(c.candidate.instance)].name},
                       {"pricing", to_string(r.price.pricing)},
                       {"usd_per_node_hour", g(r.price.usd_per_node_hour)},
@@ -113,7 +114,7 @@ std::string no_best_reason(const PlanSpec& plan, const PlanResult& result) {
         remedies += ", full recompute in \"search\"";
       if (std::find(space.zero_stage.begin(), space.zero_stage.end(), 3) == space.zero_stage.end())
         remedies += ", ZeRO-3 in \"search\"";
-      return printf_string(
+      return io::printf_string(
           "no layout fits in memory on any instance and node count tried (up to %d nodes); %s or "
           "GPUs with more memory would help",
           most_nodes, remedies.c_str());
@@ -128,24 +129,24 @@ std::string no_best_reason(const PlanSpec& plan, const PlanResult& result) {
                                         });
   const ScreenedCandidate& c = result.candidates[fastest->candidate];
   const std::string where =
-      printf_string("%d x %s", c.candidate.num_nodes,
-                    plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str());
+      io::printf_string("%d x %s", c.candidate.num_nodes,
+                        plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str());
   const double tokens_per_s = c.final_evaluation().tokens_per_s;
   if (tokens_per_s < result.required_tokens_per_s) {
-    return printf_string(
+    return io::printf_string(
         "the fastest candidate (%s) reaches %.4g tokens/s, %.0f%% of the %.4g needed (node "
         "counts tried up to %d)",
         where.c_str(), tokens_per_s, 100.0 * tokens_per_s / result.required_tokens_per_s,
         result.required_tokens_per_s, most_nodes);
   }
   if (plan.deadline_s > 0.0 && fastest->time_to_train_s > plan.deadline_s) {
-    return printf_string(
+    return io::printf_string(
         "the fastest candidate (%s) reaches the throughput needed, but training runs whole "
         "iterations of %.4g s: %.4g s in all, past the %.4g s deadline",
         where.c_str(), c.final_evaluation().iteration_time_s, fastest->time_to_train_s,
         plan.deadline_s);
   }
-  return printf_string(
+  return io::printf_string(
       "the fastest candidate (%s) is fast enough without failures, but takes %.2f days with "
       "the failure model's expected overhead, past the %.2f-day deadline",
       where.c_str(), fastest->wall_time_s / kDay, plan.deadline_s / kDay);
@@ -155,7 +156,7 @@ nlohmann::json best_scenario_json(const PlanSpec& plan, const PlanResult& result
   if (result.ranked.empty() || !result.ranked.front().meets_target)
     return nullptr;
   const ScreenedCandidate& c = result.candidates[result.ranked.front().candidate];
-  return scenario_to_json(candidate_scenario(plan, c.candidate));
+  return io::scenario_to_json(candidate_scenario(plan, c.candidate));
 }
 
 nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size_t top,
@@ -242,7 +243,7 @@ void append_row(std::string& out, const PlanSpec& plan, const PlanResult& result
   const Parallelism& p = c.candidate.parallelism;
   const std::string mbg =
       std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
-  out += printf_string(
+  out += io::printf_string(
       "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
       "%6.1f  %6.2f%s %12.0f  %s\n",
       rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
@@ -282,7 +283,7 @@ void append_pruned(std::string& out, const PlanResult& result) {
   for (int i = 0; i < kNumPruneReasons; ++i) {
     const long long n = result.pruned.counts[static_cast<size_t>(i)];
     if (n != 0)
-      out += printf_string("  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
+      out += io::printf_string("  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
   }
 }
 
@@ -292,10 +293,10 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
   out += "\nanalytic screen vs event confirmation:\n";
   int shown = 0;
   for (const ScreenedCandidate* c : disagreements(result)) {
-    out += printf_string("  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
-                         candidate_scenario(plan, c->candidate).name.c_str(),
-                         c->analytic.iteration_time_s, c->event.iteration_time_s,
-                         disagreement_pct(*c));
+    out += io::printf_string("  %-60s analytic %.3f s, event %.3f s (%+.1f%%)\n",
+                             candidate_scenario(plan, c->candidate).name.c_str(),
+                             c->analytic.iteration_time_s, c->event.iteration_time_s,
+                             disagreement_pct(*c));
     ++shown;
   }
   if (shown > 0) {
@@ -304,7 +305,7 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
         "is contention it sees)\n";
   }
   if (result.second_batch > 0) {
-    out += printf_string(
+    out += io::printf_string(
         "  %zu confirmed in a second batch: the screen ranked them faster than the event "
         "engine ran their group's best\n",
         result.second_batch);
@@ -323,7 +324,7 @@ void append_screen_vs_event(std::string& out, const PlanSpec& plan, const PlanRe
                                                     : result.event_unavailable_reason) +
            "\n";
   } else if (shown == 0) {
-    out += printf_string("  none above %.0f%%\n", kDisagreementPct);
+    out += io::printf_string("  none above %.0f%%\n", kDisagreementPct);
   }
 }
 
@@ -344,10 +345,10 @@ void append_best(std::string& out, const PlanSpec& plan, const PlanResult& resul
   }
   const RankedEntry& b = result.ranked.front();
   const ScreenedCandidate& c = result.candidates[b.candidate];
-  out += printf_string("\nbest: %d x %s (%s), %.2f days, $%.0f%s\n", c.candidate.num_nodes,
-                       plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-                       to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd,
-                       c.confirm_error.empty() ? "" : " (not confirmed: its event run failed)");
+  out += io::printf_string("\nbest: %d x %s (%s), %.2f days, $%.0f%s\n", c.candidate.num_nodes,
+                           plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
+                           to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd,
+                           c.confirm_error.empty() ? "" : " (not confirmed: its event run failed)");
 }
 
 }  // namespace
@@ -355,17 +356,17 @@ void append_best(std::string& out, const PlanSpec& plan, const PlanResult& resul
 std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top) {
   std::string out;
   const std::string failed = result.failed_confirmations > 0
-                                 ? printf_string(", %d failed", result.failed_confirmations)
+                                 ? io::printf_string(", %d failed", result.failed_confirmations)
                                  : std::string();
-  out += printf_string(
+  out += io::printf_string(
       "plan %s: %s, target %.4g tokens/s; enumerated %lld, screened %lld, confirmed %d%s (event "
       "engine: %s)\n\n",
       plan.name.c_str(), to_string(plan.objective), result.required_tokens_per_s, result.enumerated,
       result.screened, confirmed_count(result), failed.c_str(),
       result.event_available ? "yes" : "no");
   if (plan.memory_headroom_bytes > 0.0) {
-    out += printf_string("every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
-                         plan.memory_headroom_bytes / kGiB);
+    out += io::printf_string("every candidate leaves %.4g GiB of HBM free (memory_headroom)\n\n",
+                             plan.memory_headroom_bytes / kGiB);
   }
   append_rankings(out, plan, result, top);
   append_pruned(out, result);

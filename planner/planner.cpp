@@ -10,12 +10,13 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/in_situ_prior.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/text_format.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/screen.hpp"
 #include "planner/stage_split.hpp"
+
+#include "io/in_situ_prior.hpp"
+#include "io/profile_io.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -438,7 +439,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
           "instance " + choice.name +
           ": its GPU is defined in the plan and costed from its datasheet figures (not "
           "validated; kernels at the in-situ factor borrowed from the shipped profiles, " +
-          printf_string("%.3g", in_situ_prior(find_gpu(instance.gpu)->architecture).factor) +
+          io::printf_string("%.3g",
+                            io::in_situ_prior(find_gpu(instance.gpu)->architecture).factor) +
           "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
           "comparison with shipped ones on measurements");
     } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {

@@ -11,16 +11,17 @@
 #include <system_error>
 #include <thread>
 
-#include "models/analytic_estimator.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/layout_rules.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/iteration_model.hpp"
 #include "models/memory_model.hpp"
-#include "models/stage_balance.hpp"
 #include "planner/failure_model.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
+#include "estimate/stage_balance.hpp"
+#include "io/layout_rules.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -148,7 +149,7 @@ struct ThreadScratch {
   // Layer costs of the thread's earlier layouts: those of one instance, node count and TP
   // degree repeat each other's, whatever their pipeline (items come in pipeline order within
   // them, enumerate_work).
-  PartCostMemo part_costs;
+  estimate::PartCostMemo part_costs;
   IterationCosts costs;  // the last layout's, whose vectors the next one reuses
 };
 
@@ -183,9 +184,9 @@ double useless_tokens_per_s(const std::vector<ScreenedCandidate>& top, const Ite
 void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelism& p,
                            const MemoryEstimate& mem, long long order, const ItemContext& ctx) {
   IterationCosts& costs = ctx.scratch->costs;
-  compute_iteration_costs(sc, *ctx.profile, &ctx.scratch->part_costs, costs);
-  const std::optional<ScreenEstimate> r =
-      estimate_iteration_faster_than(sc, costs, *ctx.profile, useless_tokens_per_s(out.top, ctx));
+  estimate::compute_iteration_costs(sc, *ctx.profile, &ctx.scratch->part_costs, costs);
+  const std::optional<estimate::ScreenEstimate> r = estimate::estimate_iteration_faster_than(
+      sc, costs, *ctx.profile, useless_tokens_per_s(out.top, ctx));
   ++out.screened;
   if (!r) {
     ++out.bounded;
@@ -216,8 +217,8 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
   }
   sc.parallelism = p;
   try {
-    check_layout(sc.model, sc.cluster, p, ctx.plan->file, "");
-  } catch (const InputError&) {
+    io::check_layout(sc.model, sc.cluster, p, ctx.plan->file, "");
+  } catch (const io::InputError&) {
     out.pruned.add(PruneReason::kInvalidLayout);
     return;
   }
@@ -232,9 +233,9 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
     return;
   }
   // A pipelined layout whose split does not fit may fit with its layers split otherwise
-  // (models/stage_balance.hpp).
+  // (estimate/stage_balance.hpp).
   const auto split = ctx.plan->space.balance_stages
-                         ? split_that_fits(sc.model, p, *ctx.gpu, limit_bytes, &mem)
+                         ? estimate::split_that_fits(sc.model, p, *ctx.gpu, limit_bytes, &mem)
                          : std::nullopt;
   if (!split) {
     out.pruned.add(PruneReason::kMemory);
@@ -405,7 +406,7 @@ ScreenWork enumerate_work(const PlanSpec& plan) {
         probe.model = plan.model;
         probe.cluster = cluster_for_instance(inst, plan.node_counts[n]);
         probe.profile_path = plan.instances[i].profile_path;
-        work.profiles.emplace(key, resolve_profile(probe));
+        work.profiles.emplace(key, io::resolve_profile(probe));
       }
       for (int t : plan.space.tensor) {
         for (int pp : plan.space.pipeline)

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/stage_balance.hpp"
+#include "estimate/stage_balance.hpp"
 
 namespace capsim::planner {
 
@@ -19,8 +19,8 @@ size_t balance_pool_splits(const PlanSpec& plan, const ProfileMap& profiles,
       continue;
     const HardwareProfile& profile = profiles.at({candidate.instance, candidate.num_nodes > 1});
     const Scenario sc = candidate_scenario(plan, candidate);
-    const auto balance =
-        balance_stage_layers(sc, profile, c.analytic.capacity_bytes - plan.memory_headroom_bytes);
+    const auto balance = estimate::balance_stage_layers(
+        sc, profile, c.analytic.capacity_bytes - plan.memory_headroom_bytes);
     if (!balance)
       continue;
     candidate.parallelism.stage_layers = balance->stage_layers;

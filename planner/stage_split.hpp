@@ -2,7 +2,7 @@
 
 // The planner's layer-split step: the screen costs each layout with its even (or Megatron's)
 // split; the leading pipelined candidates of a group are then given the split that evens their
-// stages' work when the estimator times it faster (models/stage_balance.hpp).
+// stages' work when the estimator times it faster (estimate/stage_balance.hpp).
 
 #include <cstddef>
 #include <vector>

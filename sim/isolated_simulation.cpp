@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/analytic_estimator.hpp"
-#include "models/iteration_model.hpp"
 #include "sim/detail/die_with_parent.hpp"
 
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,7 +56,7 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
   if (options.trace != nullptr) {
     throw std::invalid_argument("simulate_iteration_in_child: traces stay in-process");
   }
-  const IterationCosts costs = compute_iteration_costs(scenario, profile);
+  const IterationCosts costs = estimate::compute_iteration_costs(scenario, profile);
   std::array<int, 2> fds{};
   if (pipe(fds.data()) != 0)
     throw std::runtime_error("simulate_iteration_in_child: pipe failed");
@@ -131,7 +131,7 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
     r.notes.push_back(bytes.substr(begin, end - begin));
     begin = end + 1;
   }
-  finish_result(scenario, costs, r);
+  estimate::finish_result(scenario, costs, r);
   return r;
 }
 

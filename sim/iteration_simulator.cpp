@@ -14,15 +14,15 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "models/analytic_estimator.hpp"
 #include "models/collective_cost.hpp"
-#include "models/iteration_model.hpp"
 #include "models/leaf_crossings.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/detail/rank_actors.hpp"
 #include "sim/detail/replay_state.hpp"
 #include "sim/detail/stage_plan.hpp"
 
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
 #include <xbt/log.h>
 
 namespace capsim::sim {
@@ -287,8 +287,8 @@ void wire_dp_peer(Sim& sim, Rank& rank, const Fabric& fabric, const SimOptions& 
 // Messages are pointed to while in flight: the outbox must never reallocate.
 void reserve_outbox(Rank& rank) {
   size_t outbox = 0;
-  for (const PipelineOp& op : rank.plan->ops) {
-    if (op.kind != OpKind::kRecompute && op.kind != OpKind::kBackwardWeight)
+  for (const estimate::PipelineOp& op : rank.plan->ops) {
+    if (op.kind != estimate::OpKind::kRecompute && op.kind != estimate::OpKind::kBackwardWeight)
       ++outbox;
   }
   rank.outbox.reserve(outbox);
@@ -484,7 +484,7 @@ SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimO
           every_gpu_hint(par));
     }
   }
-  finish_result(*sim.scenario, *sim.costs, result);
+  estimate::finish_result(*sim.scenario, *sim.costs, result);
   return result;
 }
 
@@ -538,7 +538,7 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
 
 SimulationResult simulate_iteration(const Scenario& scenario, const HardwareProfile& profile,
                                     const SimOptions& options, SimStats* stats) {
-  const IterationCosts costs = compute_iteration_costs(scenario, profile);
+  const IterationCosts costs = estimate::compute_iteration_costs(scenario, profile);
   return simulate_iteration(scenario, costs, profile, options, stats);
 }
 

@@ -234,12 +234,12 @@ struct OpCarry {
 };
 
 // Returns the trace label of `op`: `kind`, the micro-batch and, with virtual stages, the chunk.
-std::string op_label(const Sim& sim, const char* kind, const PipelineOp& op) {
+std::string op_label(const Sim& sim, const char* kind, const estimate::PipelineOp& op) {
   const std::string suffix = sim.layout.chunks > 1 ? " c" + std::to_string(op.chunk) : "";
   return kind + std::to_string(op.micro_batch) + suffix;
 }
 
-void run_forward(Sim& sim, Rank& rank, const PipelineOp& op) {
+void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
   const auto c = static_cast<size_t>(op.chunk);
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   if (rank.fwd_in[c] != nullptr)
@@ -268,7 +268,7 @@ void run_forward(Sim& sim, Rank& rank, const PipelineOp& op) {
     send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
 }
 
-void run_recompute(Sim& sim, Rank& rank, const PipelineOp& op, OpCarry& carry) {
+void run_recompute(Sim& sim, Rank& rank, const estimate::PipelineOp& op, OpCarry& carry) {
   const auto c = static_cast<size_t>(op.chunk);
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   if (rank.bwd_in[c] != nullptr) {
@@ -290,15 +290,15 @@ void run_recompute(Sim& sim, Rank& rank, const PipelineOp& op, OpCarry& carry) {
 }
 
 // A full backward, or ZB-H1's input-gradient half; `releases` gradient buckets fill during it.
-void run_backward(Sim& sim, Rank& rank, const PipelineOp& op, const DpBucketSplit& releases,
-                  OpCarry& carry) {
+void run_backward(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
+                  const DpBucketSplit& releases, OpCarry& carry) {
   const auto c = static_cast<size_t>(op.chunk);
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   if (rank.bwd_in[c] != nullptr && !carry.grad_received) {
     receive(sim, rank, rank.bwd_in[c], op.micro_batch);
   }
   carry.grad_received = false;
-  const bool full = op.kind == OpKind::kBackward;
+  const bool full = op.kind == estimate::OpKind::kBackward;
   const double busy = cc.backward_input_s + (full ? cc.backward_weight_s : 0.0);
   const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s;
   const double t0 = now();
@@ -322,7 +322,7 @@ void run_backward(Sim& sim, Rank& rank, const PipelineOp& op, const DpBucketSpli
 }
 
 // ZB-H1's weight-gradient half; `releases` gradient buckets fill during it.
-void run_backward_weight(Sim& sim, Rank& rank, const PipelineOp& op,
+void run_backward_weight(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
                          const DpBucketSplit& releases) {
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   const double t0 = now();
@@ -390,19 +390,19 @@ void run_compute(Sim& sim, Rank& rank) {
   const StagePlan& plan = *rank.plan;
   OpCarry carry;
   for (size_t i = 0; i < plan.ops.size(); ++i) {
-    const PipelineOp& op = plan.ops[i];
+    const estimate::PipelineOp& op = plan.ops[i];
     switch (op.kind) {
-      case OpKind::kForward:
+      case estimate::OpKind::kForward:
         run_forward(sim, rank, op);
         break;
-      case OpKind::kRecompute:
+      case estimate::OpKind::kRecompute:
         run_recompute(sim, rank, op, carry);
         break;
-      case OpKind::kBackward:
-      case OpKind::kBackwardInput:
+      case estimate::OpKind::kBackward:
+      case estimate::OpKind::kBackwardInput:
         run_backward(sim, rank, op, plan.bucket_releases[i], carry);
         break;
-      case OpKind::kBackwardWeight:
+      case estimate::OpKind::kBackwardWeight:
         run_backward_weight(sim, rank, op, plan.bucket_releases[i]);
         break;
     }

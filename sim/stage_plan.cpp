@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "models/collective_cost.hpp"
-#include "models/pipeline_schedule.hpp"
+
+#include "estimate/pipeline_schedule.hpp"
 
 namespace capsim::sim::detail {
 namespace {
@@ -14,11 +15,12 @@ constexpr DpBucketSplit kNoBuckets{0, 1.0};
 
 // Returns, per chunk, the index of the last op producing its weight gradients (-1: none):
 // the weight-gradient op when zero-bubble splits the backward, else the backward.
-std::vector<int> last_gradient_ops(const std::vector<PipelineOp>& ops, size_t chunks, bool split) {
+std::vector<int> last_gradient_ops(const std::vector<estimate::PipelineOp>& ops, size_t chunks,
+                                   bool split) {
   std::vector<int> last(chunks, -1);
   for (size_t i = 0; i < ops.size(); ++i) {
-    const OpKind k = ops[i].kind;
-    if (k == (split ? OpKind::kBackwardWeight : OpKind::kBackward)) {
+    const estimate::OpKind k = ops[i].kind;
+    if (k == (split ? estimate::OpKind::kBackwardWeight : estimate::OpKind::kBackward)) {
       last[static_cast<size_t>(ops[i].chunk)] = static_cast<int>(i);
     }
   }
@@ -73,18 +75,19 @@ void plan_param_gathers(const IterationCosts& costs, size_t s, StagePlan& plan) 
 }
 
 // ZeRO-3: the per-layer all-gathers and reduce-scatters one op needs, appended in compute order.
-void plan_zero3_op(const IterationCosts& costs, const ChunkCosts& cc, OpKind kind, bool has_dp,
-                   StagePlan& plan) {
+void plan_zero3_op(const IterationCosts& costs, const ChunkCosts& cc, estimate::OpKind kind,
+                   bool has_dp, StagePlan& plan) {
   const int layers = std::max(cc.num_layers, 1);
   const double param_bytes = cc.layer_parameter_count * costs.layer_param_bytes_per_element;
   const double grad_bytes = cc.layer_parameter_count * costs.grad_bytes_per_element;
-  const bool gathers =
-      kind == OpKind::kForward || kind == OpKind::kBackward || kind == OpKind::kBackwardInput;
-  const bool scatters = kind == OpKind::kBackward || kind == OpKind::kBackwardWeight;
+  const bool gathers = kind == estimate::OpKind::kForward || kind == estimate::OpKind::kBackward ||
+                       kind == estimate::OpKind::kBackwardInput;
+  const bool scatters =
+      kind == estimate::OpKind::kBackward || kind == estimate::OpKind::kBackwardWeight;
   // FSDP's root unit (embedding, final norm, output layer): gathered before the forward's
   // first layer and kept through the backward; its gradients reduce-scattered last.
   const bool root = has_dp && cc.has_root_unit();
-  if (root && kind == OpKind::kForward) {
+  if (root && kind == estimate::OpKind::kForward) {
     plan.gathers.push_back(
         {CollectiveKind::kAllGather, cc.root_parameter_count() * costs.param_bytes_per_element});
   }
@@ -106,8 +109,8 @@ void plan_stages(Sim& sim) {
   const Parallelism& par = sim.scenario->parallelism;
   const IterationCosts& costs = *sim.costs;
   const bool recompute = par.recompute != Recompute::kNone;
-  const auto schedules = build_schedule(par.schedule, sim.layout.pp, costs.micro_batches,
-                                        sim.layout.chunks, recompute);
+  const auto schedules = estimate::build_schedule(par.schedule, sim.layout.pp, costs.micro_batches,
+                                                  sim.layout.chunks, recompute);
   const bool has_dp = costs.dp_group.ranks > 1;
   sim.plans.resize(schedules.size());
   for (size_t s = 0; s < schedules.size(); ++s) {
@@ -120,7 +123,7 @@ void plan_stages(Sim& sim) {
     if (has_dp && sim.zero12)
       plan_param_gathers(costs, s, plan);
     if (sim.zero3) {
-      for (const PipelineOp& op : plan.ops)
+      for (const estimate::PipelineOp& op : plan.ops)
         plan_zero3_op(costs, stage.chunks[static_cast<size_t>(op.chunk)], op.kind, has_dp, plan);
     }
     const ChunkCosts& first = stage.chunks.front();

@@ -2,7 +2,8 @@
 # its own). Each generated file includes its header twice (the second must be a no-op), and the
 # object library only compiles them. The CUDA harness headers are checked when the harness is built.
 file(GLOB_RECURSE capsim_headers RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
-     ${PROJECT_SOURCE_DIR}/models/*.hpp ${PROJECT_SOURCE_DIR}/sim/*.hpp
+     ${PROJECT_SOURCE_DIR}/models/*.hpp ${PROJECT_SOURCE_DIR}/estimate/*.hpp
+     ${PROJECT_SOURCE_DIR}/io/*.hpp ${PROJECT_SOURCE_DIR}/sim/*.hpp ${PROJECT_SOURCE_DIR}/whatif/*.hpp
      ${PROJECT_SOURCE_DIR}/planner/*.hpp ${PROJECT_SOURCE_DIR}/traces/*.hpp
      ${PROJECT_SOURCE_DIR}/calibrate/*.hpp ${PROJECT_SOURCE_DIR}/cli/*.hpp)
 if(NOT TARGET capsim_calibrate_cuda)
@@ -19,7 +20,7 @@ endforeach()
 add_library(capsim_header_check OBJECT ${header_check_sources})
 set_target_properties(capsim_header_check PROPERTIES UNITY_BUILD OFF)
 target_include_directories(capsim_header_check PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(capsim_header_check PRIVATE capsim::models_io capsim::sim capsim::planner
+target_link_libraries(capsim_header_check PRIVATE capsim::io capsim::estimate capsim::sim capsim::planner
                       capsim::traces capsim::calibrate PkgConfig::SimGrid cxxopts::cxxopts
                       capsim_warnings)
 if(TARGET capsim_whatif)

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "models/io/text_format.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::traces {
 namespace {
@@ -27,7 +27,7 @@ std::string escape(const std::string& s) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          out += printf_string("\\u%04x", static_cast<unsigned>(c));
+          out += io::printf_string("\\u%04x", static_cast<unsigned>(c));
         } else {
           out += c;
         }
@@ -38,7 +38,7 @@ std::string escape(const std::string& s) {
 
 // Microseconds with nanosecond resolution, fixed format so output is deterministic.
 std::string micros(double seconds) {
-  return printf_string("%.3f", seconds * 1e6);
+  return io::printf_string("%.3f", seconds * 1e6);
 }
 
 }  // namespace

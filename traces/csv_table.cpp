@@ -4,10 +4,10 @@
 #include <exception>
 #include <utility>
 
-#include "models/io/csv_line.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/text_check.hpp"
-#include "models/io/units.hpp"
+#include "io/csv_line.hpp"
+#include "io/json_reader.hpp"
+#include "io/text_check.hpp"
+#include "io/units.hpp"
 
 namespace capsim::traces {
 namespace {
@@ -15,8 +15,8 @@ namespace {
 // The record's fields, trimmed (an unterminated quote keeps the rest of the line in the last).
 std::vector<std::string> trimmed_fields(const std::string& line) {
   std::vector<std::string> cells;
-  for (const std::string& field : split_csv_line(line).fields)
-    cells.emplace_back(units::trim(field));
+  for (const std::string& field : io::split_csv_line(line).fields)
+    cells.emplace_back(io::units::trim(field));
   return cells;
 }
 
@@ -35,11 +35,11 @@ CsvTable read_csv_table(std::istream& in, const std::string& path, const std::st
   while (std::getline(in, line)) {
     ++number;
     // Ids and names are echoed into JSON output, which must be UTF-8; a NUL is not text.
-    if (const auto fault = find_text_fault(line)) {
+    if (const auto fault = io::find_text_fault(line)) {
       throw csv.error(number, fault->problem + " at column " + std::to_string(fault->offset + 1) +
                                   "; " + what + " is UTF-8 text without NUL bytes");
     }
-    const std::string t(units::trim(line));
+    const std::string t(io::units::trim(line));
     if (t.empty() || t[0] == '#')
       continue;
     auto cells = trimmed_fields(t);
@@ -61,15 +61,16 @@ CsvTable read_csv_table(std::istream& in, const std::string& path, const std::st
     csv.rows.push_back({number, std::move(cells)});
   }
   if (csv.header.empty())
-    throw InputError(path, "", what + " has no header row");
+    throw io::InputError(path, "", what + " has no header row");
   return csv;
 }
 
 void require_columns(const CsvTable& csv, const std::vector<std::string>& names) {
   for (const auto& n : names) {
     if (!csv.has(n)) {
-      throw InputError(csv.file, "",
-                       "missing column \"" + n + "\" (header: " + join_names(csv.header) + ")");
+      throw io::InputError(
+          csv.file, "",
+          "missing column \"" + n + "\" (header: " + io::join_names(csv.header) + ")");
     }
   }
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/io/input_error.hpp"
+#include "io/input_error.hpp"
 
 namespace capsim::traces {
 
@@ -24,7 +24,7 @@ struct CsvTable {
   std::map<std::string, std::size_t> column;
   std::vector<CsvRow> rows;
 
-  [[nodiscard]] InputError error(int line, const std::string& message) const {
+  [[nodiscard]] io::InputError error(int line, const std::string& message) const {
     return {file, "line " + std::to_string(line), message};
   }
   [[nodiscard]] bool has(const std::string& name) const { return column.count(name) > 0; }

@@ -10,11 +10,12 @@
 #include <set>
 #include <sstream>
 
-#include "models/io/input_error.hpp"
-#include "models/io/input_file.hpp"
-#include "models/io/text_format.hpp"
-#include "models/io/units.hpp"
 #include "traces/csv_table.hpp"
+
+#include "io/input_error.hpp"
+#include "io/input_file.hpp"
+#include "io/text_format.hpp"
+#include "io/units.hpp"
 
 namespace capsim::traces {
 namespace {
@@ -85,19 +86,19 @@ void check_capsim_header(const CsvTable& csv) {
                                               "min_gpus", "max_gpus", "priority"};
   for (const auto& h : csv.header) {
     if (kAllowed.count(h) == 0) {
-      throw InputError(csv.file, "",
-                       "unknown column \"" + h +
-                           "\" (allowed: job_id, submit, gpus, "
-                           "duration, scenario, tokens, min_gpus, max_gpus, priority)");
+      throw io::InputError(csv.file, "",
+                           "unknown column \"" + h +
+                               "\" (allowed: job_id, submit, gpus, "
+                               "duration, scenario, tokens, min_gpus, max_gpus, priority)");
     }
   }
   if (csv.has("duration") == csv.has("scenario")) {
-    throw InputError(csv.file, "",
-                     "the header needs either a \"duration\" column (rigid jobs) or "
-                     "\"scenario\" and \"tokens\" columns, not both");
+    throw io::InputError(csv.file, "",
+                         "the header needs either a \"duration\" column (rigid jobs) or "
+                         "\"scenario\" and \"tokens\" columns, not both");
   }
   if (csv.has("scenario") != csv.has("tokens")) {
-    throw InputError(csv.file, "", "columns \"scenario\" and \"tokens\" go together");
+    throw io::InputError(csv.file, "", "columns \"scenario\" and \"tokens\" go together");
   }
 }
 
@@ -122,12 +123,12 @@ void read_gpu_range(const CsvTable& csv, const CsvRow& row, JobRecord& job) {
 
 // A rigid job's run time from the "duration" column.
 double positive_duration(const CsvTable& csv, const CsvRow& row) {
-  const auto d = units::parse_duration_s(csv.cell(row, "duration"));
+  const auto d = io::units::parse_duration_s(csv.cell(row, "duration"));
   if (!d || *d <= 0) {
     throw csv.error(row.line, bad_cell("duration", "a positive duration like \"2h\"",
                                        csv.cell(row, "duration")));
   }
-  if (*d > units::kMaxDurationS) {
+  if (*d > io::units::kMaxDurationS) {
     throw csv.error(row.line, bad_cell("duration", "a duration of at most \"1e12s\"",
                                        csv.cell(row, "duration")));
   }
@@ -141,12 +142,12 @@ void read_scenario_work(const CsvTable& csv, const CsvRow& row, const std::files
   if (scenario.empty())
     throw csv.error(row.line, "column \"scenario\": empty scenario path");
   job.scenario_path = (folder / scenario).lexically_normal().string();
-  const auto tokens = units::parse_count(csv.cell(row, "tokens"));
+  const auto tokens = io::units::parse_count(csv.cell(row, "tokens"));
   if (!tokens || *tokens <= 0) {
     throw csv.error(row.line,
                     bad_cell("tokens", "a positive count like \"50B\"", csv.cell(row, "tokens")));
   }
-  if (*tokens > units::kMaxCount) {
+  if (*tokens > io::units::kMaxCount) {
     throw csv.error(row.line,
                     bad_cell("tokens", "a count of at most \"1e18\"", csv.cell(row, "tokens")));
   }
@@ -160,12 +161,12 @@ JobRecord read_capsim_row(const CsvTable& csv, const CsvRow& row,
   JobRecord job;
   job.line = row.line;
   job.id = job_id(csv, row, "job_id", ids);
-  const auto submit = units::parse_duration_s(csv.cell(row, "submit"));
+  const auto submit = io::units::parse_duration_s(csv.cell(row, "submit"));
   if (!submit || *submit < 0) {
     throw csv.error(row.line,
                     bad_cell("submit", "a duration like \"90s\"", csv.cell(row, "submit")));
   }
-  if (*submit > units::kMaxDurationS) {
+  if (*submit > io::units::kMaxDurationS) {
     throw csv.error(row.line,
                     bad_cell("submit", "a duration of at most \"1e12s\"", csv.cell(row, "submit")));
   }
@@ -184,10 +185,11 @@ JobRecord read_capsim_row(const CsvTable& csv, const CsvRow& row,
 // has (units.hpp): a 1e308 s job would overflow the clock and the day counts of messages.
 void check_durations(const std::vector<JobRecord>& jobs, const std::string& path) {
   for (const JobRecord& j : jobs) {
-    if (!(j.duration_s <= units::kMaxDurationS)) {
-      throw InputError(path, "line " + std::to_string(j.line),
-                       "job \"" + j.id + "\" runs for " + printf_string("%.6g", j.duration_s) +
-                           " s; a duration may be at most 1e12 s (about 31,700 years)");
+    if (!(j.duration_s <= io::units::kMaxDurationS)) {
+      throw io::InputError(path, "line " + std::to_string(j.line),
+                           "job \"" + j.id + "\" runs for " +
+                               io::printf_string("%.6g", j.duration_s) +
+                               " s; a duration may be at most 1e12 s (about 31,700 years)");
     }
   }
 }
@@ -195,7 +197,8 @@ void check_durations(const std::vector<JobRecord>& jobs, const std::string& path
 // Days in `seconds`, whole, for messages (in powers of ten when beyond any calendar).
 std::string day_count(double seconds) {
   const double days = seconds / 86400.0;
-  return days < 1e12 ? printf_string("%.0f", std::floor(days)) : printf_string("%.3g", days);
+  return days < 1e12 ? io::printf_string("%.0f", std::floor(days))
+                     : io::printf_string("%.3g", days);
 }
 
 std::vector<JobRecord> read_capsim_csv(const CsvTable& csv) {
@@ -295,8 +298,8 @@ std::vector<JobRecord> read_helios(const CsvTable& csv, int gpus_per_node) {
   require_columns(csv, {"job_id", "gpu_num", "submit_time"});
   const bool has_duration = csv.has("duration");
   if (!has_duration && !(csv.has("start_time") && csv.has("end_time"))) {
-    throw InputError(csv.file, "",
-                     "missing column \"duration\" (or \"start_time\" and \"end_time\")");
+    throw io::InputError(csv.file, "",
+                         "missing column \"duration\" (or \"start_time\" and \"end_time\")");
   }
   std::vector<JobRecord> jobs;
   std::set<std::string> ids;
@@ -364,7 +367,7 @@ bool parse_job_trace_format(const std::string& name, JobTraceFormat& format) {
 }
 
 std::vector<JobRecord> read_job_trace(const JobTraceOptions& options) {
-  std::istringstream in(read_input_file(options.path, InputKind::kJobTrace));
+  std::istringstream in(io::read_input_file(options.path, io::InputKind::kJobTrace));
   return read_job_trace(options, in);
 }
 
@@ -400,7 +403,7 @@ std::vector<JobRecord> read_job_trace(const JobTraceOptions& options, std::istre
   for (auto& j : jobs)
     j.submit_s *= options.time_scale;
   if (!jobs.empty() && !(jobs.back().submit_s <= kMaxTraceSpanS)) {
-    throw InputError(
+    throw io::InputError(
         options.path, "line " + std::to_string(jobs.back().line),
         "job \"" + jobs.back().id + "\" is submitted " + day_count(jobs.back().submit_s) +
             " days after the trace starts; a trace may span at most " +

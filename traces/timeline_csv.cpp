@@ -1,6 +1,6 @@
 #include "traces/timeline_csv.hpp"
 
-#include "models/io/text_format.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::traces {
 
@@ -9,7 +9,7 @@ void write_timeline_csv(std::ostream& out, const std::vector<Timeline>& timeline
          "gpus_busy,jobs_running,jobs_queued\n";
   for (const auto& t : timelines) {
     for (const auto& s : t.samples) {
-      out << t.name << ',' << printf_string("%.0f", s.time_s) << ',' << s.nodes_booting << ','
+      out << t.name << ',' << io::printf_string("%.0f", s.time_s) << ',' << s.nodes_booting << ','
           << s.nodes_idle << ',' << s.nodes_busy << ',' << s.nodes_draining << ',' << s.nodes_failed
           << ',' << s.gpus_busy << ',' << s.jobs_running << ',' << s.jobs_queued << '\n';
     }

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "models/io/profile_io.hpp"
-#include "models/io/text_format.hpp"
+#include "io/profile_io.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim::calibrate::harness {
 namespace {
@@ -19,7 +19,7 @@ std::string bytes_text(double bytes) {
     bytes /= 1024.0;
     ++unit;
   }
-  return printf_string("%g %s", bytes, kUnits[unit]);
+  return io::printf_string("%g %s", bytes, kUnits[unit]);
 }
 
 std::string shape_list(const std::vector<GemmShape>& shapes) {
@@ -42,7 +42,7 @@ std::string describe_plan(const NcclSweep& sweep, int ranks) {
     const long long ops = static_cast<long long>(sizes.size()) * (sweep.warmup + sweep.iters) *
                           (sweep.in_place ? 2 : 1);
     launches += ops;
-    out += "  " + std::string(collective_name(kind)) + ": " + std::to_string(sizes.size()) +
+    out += "  " + std::string(io::collective_name(kind)) + ": " + std::to_string(sizes.size()) +
            " sizes" +
            (sizes.empty() ? std::string()
                           : ", " + bytes_text(sizes.front()) + " .. " + bytes_text(sizes.back())) +
@@ -78,7 +78,7 @@ std::string describe_plan(const OverlapRun& run) {
                     std::to_string(run.warmup) + " warm-up + " + std::to_string(run.repeats) +
                     " timed GEMMs per measurement\n  collectives:";
   for (CollectiveKind kind : run.collectives)
-    out += std::string(" ") + collective_name(kind);
+    out += std::string(" ") + io::collective_name(kind);
   out += "\n  shapes:\n" + shape_list(run.shapes);
   const size_t pairs = run.shapes.size() * (run.collectives.size() + 1);
   return out + "  " + std::to_string(pairs) +

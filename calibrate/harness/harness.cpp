@@ -6,9 +6,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "models/io/input_error.hpp"
-#include "models/io/profile_io.hpp"
 #include "models/workload.hpp"
+
+#include "io/input_error.hpp"
+#include "io/profile_io.hpp"
 
 namespace capsim::calibrate::harness {
 namespace {
@@ -63,7 +64,7 @@ double parse_size_arg(const std::string& option, const std::string& text) {
     unit = 0.0;
   }
   if (unit == 0.0 || !(value > 0.0)) {
-    throw InputError(
+    throw io::InputError(
         option, "",
         "expected a size like 8, 128K, 1M or 8G (1024-based, as nccl-tests), got \"" + text + "\"");
   }
@@ -81,16 +82,17 @@ std::vector<CollectiveKind> parse_collectives_arg(const std::string& text) {
     const size_t comma = std::min(text.find(',', pos), text.size());
     const std::string name = text.substr(pos, comma - pos);
     try {
-      const CollectiveKind kind = collective_from_name(name);
+      const CollectiveKind kind = io::collective_from_name(name);
       if (std::find(out.begin(), out.end(), kind) == out.end())
         out.push_back(kind);
     } catch (const std::invalid_argument&) {
       std::string allowed;
-      for (const auto& n : collective_names())
+      for (const auto& n : io::collective_names())
         allowed += (allowed.empty() ? "" : ", ") + n;
-      throw InputError("--collectives", "",
-                       // NOLINTNEXTLINE(performance-inefficient-string-concatenation): runs once
-                       "unknown collective \"" + name + "\"; expected all or a list of " + allowed);
+      throw io::InputError(
+          "--collectives", "",
+          // NOLINTNEXTLINE(performance-inefficient-string-concatenation): runs once
+          "unknown collective \"" + name + "\"; expected all or a list of " + allowed);
     }
     pos = comma + 1;
   }
@@ -119,7 +121,7 @@ std::vector<GemmShape> parse_shapes_arg(const std::string& option, const std::st
       }
     }
     if (!ok || dims.size() < 3 || dims.size() > 4) {
-      throw InputError(
+      throw io::InputError(
           option, "", "expected MxNxK or MxNxKxBATCH with positive integers, got \"" + item + "\"");
     }
     out.push_back({dims[0], dims[1], dims[2], dims.size() == 4 ? dims[3] : 1.0});
@@ -130,65 +132,66 @@ std::vector<GemmShape> parse_shapes_arg(const std::string& option, const std::st
 
 void validate(const NcclSweep& s) {
   if (s.collectives.empty())
-    throw InputError("--collectives", "", "no collective given");
+    throw io::InputError("--collectives", "", "no collective given");
   if (!(s.min_bytes >= 1.0))
-    throw InputError("--minbytes", "", "must be at least 1 byte");
+    throw io::InputError("--minbytes", "", "must be at least 1 byte");
   if (s.max_bytes > kMaxBytes)
-    throw InputError("--maxbytes", "", "must be at most 64G");
+    throw io::InputError("--maxbytes", "", "must be at most 64G");
   if (s.max_bytes < s.min_bytes) {
-    throw InputError("--maxbytes", "", "must not be smaller than --minbytes");
+    throw io::InputError("--maxbytes", "", "must not be smaller than --minbytes");
   }
   if (!(s.factor > 1.0))
-    throw InputError("--stepfactor", "", "must be greater than 1");
+    throw io::InputError("--stepfactor", "", "must be greater than 1");
   if (s.warmup < 0)
-    throw InputError("--warmup_iters", "", "must not be negative");
+    throw io::InputError("--warmup_iters", "", "must not be negative");
   if (s.iters < 1)
-    throw InputError("--iters", "", "must be at least 1");
+    throw io::InputError("--iters", "", "must be at least 1");
 }
 
 void validate(const GemmSweep& s, bool gpu_has_fp8) {
   if (s.shapes.empty())
-    throw InputError("--grid/--scenario", "", "no GEMM shapes to run");
+    throw io::InputError("--grid/--scenario", "", "no GEMM shapes to run");
   for (const auto& d : s.dtypes) {
     if (d != "bf16" && d != "fp16" && d != "fp8_e4m3") {
-      throw InputError("--dtypes", "", "expected bf16, fp16 or fp8_e4m3, got \"" + d + "\"");
+      throw io::InputError("--dtypes", "", "expected bf16, fp16 or fp8_e4m3, got \"" + d + "\"");
     }
     if (d == "fp8_e4m3" && !gpu_has_fp8) {
-      throw InputError("--dtypes", "", "fp8_e4m3 needs a Hopper (or newer) GPU");
+      throw io::InputError("--dtypes", "", "fp8_e4m3 needs a Hopper (or newer) GPU");
     }
   }
   if (s.warmup < 0)
-    throw InputError("--warmup", "", "must not be negative");
+    throw io::InputError("--warmup", "", "must not be negative");
   if (s.repeats < 3)
-    throw InputError("--repeats", "", "must be at least 3 (median of repeats)");
+    throw io::InputError("--repeats", "", "must be at least 3 (median of repeats)");
 }
 
 void validate(const OverlapRun& r) {
   if (r.shapes.empty())
-    throw InputError("--shapes", "", "no GEMM shapes given");
+    throw io::InputError("--shapes", "", "no GEMM shapes given");
   if (r.collectives.empty())
-    throw InputError("--collectives", "", "no collective given");
+    throw io::InputError("--collectives", "", "no collective given");
   for (CollectiveKind kind : r.collectives) {
     if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kAllGather &&
         kind != CollectiveKind::kReduceScatter) {
-      throw InputError("--collectives", "",
-                       std::string("expected all_reduce, all_gather or reduce_scatter (the data-"
-                                   "parallel and ZeRO collectives that run beside compute), got ") +
-                           collective_name(kind));
+      throw io::InputError(
+          "--collectives", "",
+          std::string("expected all_reduce, all_gather or reduce_scatter (the data-"
+                      "parallel and ZeRO collectives that run beside compute), got ") +
+              io::collective_name(kind));
     }
   }
   if (r.collective_bytes < 1024.0 * 1024) {
-    throw InputError("--collective-bytes", "",
-                     "must be at least 1M: NCCL runs small collectives on fewer channels");
+    throw io::InputError("--collective-bytes", "",
+                         "must be at least 1M: NCCL runs small collectives on fewer channels");
   }
   if (r.collective_bytes > kMaxBytes)
-    throw InputError("--collective-bytes", "", "must be at most 64G");
+    throw io::InputError("--collective-bytes", "", "must be at most 64G");
   if (r.dtype != "bf16" && r.dtype != "fp16")
-    throw InputError("--dtype", "", "expected bf16 or fp16, got \"" + r.dtype + "\"");
+    throw io::InputError("--dtype", "", "expected bf16 or fp16, got \"" + r.dtype + "\"");
   if (r.warmup < 0)
-    throw InputError("--warmup", "", "must not be negative");
+    throw io::InputError("--warmup", "", "must not be negative");
   if (r.repeats < 3)
-    throw InputError("--repeats", "", "must be at least 3 (median of repeats)");
+    throw io::InputError("--repeats", "", "must be at least 3 (median of repeats)");
 }
 
 int plan_collective_ops(double gemm_s, double collective_s, int warmup, int repeats) {
@@ -303,7 +306,7 @@ Measurements run_nccl(Backend& backend, const NcclSweep& sweep) {
         wrong += in.wrong;
       }
       if (wrong > 0) {
-        throw std::runtime_error(std::string(collective_name(kind)) + " at " +
+        throw std::runtime_error(std::string(io::collective_name(kind)) + " at " +
                                  std::to_string(static_cast<long long>(bytes)) +
                                  " B: " + std::to_string(wrong) + " wrong elements");
       }
@@ -355,9 +358,9 @@ Measurements run_overlap(Backend& backend, const OverlapRun& run) {
   m.machine = backend.machine();
   const int ranks = backend.ranks();
   if (ranks < 2) {
-    throw InputError("--gpus", "",
-                     "overlap needs at least 2 GPUs, got " + std::to_string(ranks) +
-                         ": a collective over one rank moves no data");
+    throw io::InputError("--gpus", "",
+                         "overlap needs at least 2 GPUs, got " + std::to_string(ranks) +
+                             ": a collective over one rank moves no data");
   }
   const int sms = backend.sm_count();
   if (sms < 2)
@@ -375,7 +378,7 @@ Measurements run_overlap(Backend& backend, const OverlapRun& run) {
   for (CollectiveKind kind : run.collectives) {
     const CollectiveTiming t = backend.time_collective(kind, o.collective_bytes, false, 1, 5);
     if (t.wrong > 0) {
-      throw std::runtime_error(std::string(collective_name(kind)) + " at " +
+      throw std::runtime_error(std::string(io::collective_name(kind)) + " at " +
                                std::to_string(static_cast<long long>(o.collective_bytes)) +
                                " B: " + std::to_string(t.wrong) + " wrong elements");
     }
@@ -400,7 +403,7 @@ Measurements run_overlap(Backend& backend, const OverlapRun& run) {
           break;
         ops = std::min(4 * ops, kMaxCollectiveOps);
       }
-      const std::string pair = what + " beside " + collective_name(kind);
+      const std::string pair = what + " beside " + io::collective_name(kind);
       if (!beside.collective_outlasted) {
         throw std::runtime_error(pair + ": the loop of " + std::to_string(ops) +
                                  " collectives ended before the timed GEMMs did");

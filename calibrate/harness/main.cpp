@@ -20,9 +20,10 @@
 #include "calibrate/harness/dry_run.hpp"
 #include "calibrate/harness/harness.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/output_files.hpp"
-#include "models/io/scenario_io.hpp"
+
+#include "io/input_error.hpp"
+#include "io/output_files.hpp"
+#include "io/scenario_io.hpp"
 
 namespace h = capsim::calibrate::harness;
 
@@ -55,7 +56,8 @@ std::vector<std::string> split(const std::string& text) {
 // Rank 0 writes the measurements whole or not at all (temporary file, then rename).
 void write(const std::string& path, const capsim::calibrate::Measurements& m) {
   if (h::mpi_rank() == 0)
-    capsim::write_file_atomically(path, capsim::calibrate::measurements_to_json(m).dump(2) + "\n");
+    capsim::io::write_file_atomically(path,
+                                      capsim::calibrate::measurements_to_json(m).dump(2) + "\n");
 }
 
 // Parses a subcommand's options (adding --dry-run): prints the help and returns nullopt on
@@ -69,9 +71,9 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
     return std::nullopt;
   }
   if (args.count("output") == 0)
-    throw capsim::InputError("-o", "", "missing output file");
+    throw capsim::io::InputError("-o", "", "missing output file");
   if (h::mpi_rank() == 0)
-    capsim::check_output_path(args["output"].as<std::string>());
+    capsim::io::check_output_path(args["output"].as<std::string>());
   return args;
 }
 
@@ -119,7 +121,7 @@ int run_nccl(int argc, char** argv) {
   backend_options.gpus = gpus;
   backend_options.use_mpi = args.count("mpi") > 0;
   if (backend_options.use_mpi && !h::built_with_mpi()) {
-    throw capsim::InputError("--mpi", "", "this capsim-calibrate was built without MPI");
+    throw capsim::io::InputError("--mpi", "", "this capsim-calibrate was built without MPI");
   }
   backend_options.date = args.count("date") > 0 ? args["date"].as<std::string>() : today_utc();
   auto backend = h::make_cuda_backend(backend_options);
@@ -145,7 +147,7 @@ int run_gemm(int argc, char** argv) {
   if (args.count("grid") > 0 || args.count("scenario") == 0)
     sweep.shapes = h::gemm_grid();
   if (args.count("scenario") > 0) {
-    const auto scenario = capsim::load_scenario(args["scenario"].as<std::string>());
+    const auto scenario = capsim::io::load_scenario(args["scenario"].as<std::string>());
     for (const auto& s : h::scenario_gemm_shapes(scenario))
       sweep.shapes.push_back(s);
   }
@@ -210,9 +212,9 @@ int run_overlap(int argc, char** argv) {
   h::CudaBackendOptions backend_options;
   backend_options.gpus = args["gpus"].as<int>();
   if (backend_options.gpus == 1) {
-    throw capsim::InputError("--gpus", "",
-                             "overlap needs at least 2 GPUs, got 1: a collective over one rank "
-                             "moves no data");
+    throw capsim::io::InputError("--gpus", "",
+                                 "overlap needs at least 2 GPUs, got 1: a collective over one rank "
+                                 "moves no data");
   }
   if (dry_run(args, h::describe_plan(run)))
     return 0;
@@ -239,7 +241,7 @@ int main(int argc, char** argv) {
       std::cerr << kUsage;
       rc = sub == "-h" || sub == "--help" ? 0 : 2;
     }
-  } catch (const capsim::InputError& e) {
+  } catch (const capsim::io::InputError& e) {
     std::fprintf(stderr, "capsim-calibrate: error: %s\n", e.what());
     rc = 2;
   } catch (const cxxopts::exceptions::exception& e) {

@@ -7,12 +7,12 @@
 
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
-#include "models/pipeline_schedule.hpp"
 #include "models/rank_layout.hpp"
 #include "models/scenario.hpp"
 #include "sim/detail/platform.hpp"
 #include "traces/chrome_trace.hpp"
 
+#include "estimate/pipeline_schedule.hpp"
 #include <boost/intrusive_ptr.hpp>
 
 // SimGrid types are only forward-declared here: SimGrid headers stay in sim/*.cpp. The handles
@@ -56,7 +56,7 @@ struct Collective {
 
 // Everything one stage's schedule needs, shared by every simulated rank of that stage.
 struct StagePlan {
-  std::vector<PipelineOp> ops;
+  std::vector<estimate::PipelineOp> ops;
   // Per op: the gradient buckets it releases, each when its share of the op is done, full
   // buckets first and the last at the op's end (count 0: none).
   std::vector<DpBucketSplit> bucket_releases;

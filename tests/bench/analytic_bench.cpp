@@ -3,19 +3,19 @@
 // planner does.
 #include <benchmark/benchmark.h>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
+#include "estimate/analytic_estimator.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim {
 namespace {
 
 void BM_AnalyticEstimate(benchmark::State& state, const char* scenario_dir) {
-  const Scenario scenario = load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/" +
-                                          scenario_dir + "/scenario.json");
-  const HardwareProfile profile = resolve_profile(scenario);
+  const Scenario scenario = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/" +
+                                              scenario_dir + "/scenario.json");
+  const HardwareProfile profile = io::resolve_profile(scenario);
   for (auto _ : state) {
-    benchmark::DoNotOptimize(estimate_iteration(scenario, profile).iteration_time_s);
+    benchmark::DoNotOptimize(estimate::estimate_iteration(scenario, profile).iteration_time_s);
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -23,28 +23,28 @@ void BM_AnalyticEstimate(benchmark::State& state, const char* scenario_dir) {
 // The planner's inner loop varies the layout of one scenario; memory is part of every result.
 void BM_AnalyticScreenSweep(benchmark::State& state) {
   Scenario scenario =
-      load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json");
-  const HardwareProfile profile = resolve_profile(scenario);
+      io::load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json");
+  const HardwareProfile profile = io::resolve_profile(scenario);
   const int micro_batches[] = {1, 2, 4};
   size_t i = 0;
   for (auto _ : state) {
     scenario.parallelism.micro_batch_size = micro_batches[i++ % 3];
-    benchmark::DoNotOptimize(estimate_iteration(scenario, profile).iteration_time_s);
+    benchmark::DoNotOptimize(estimate::estimate_iteration(scenario, profile).iteration_time_s);
   }
   state.SetItemsProcessed(state.iterations());
 }
 
 // The same on a 2:1 oversubscribed fabric with 4 nodes per leaf: the leaf crossings of a layout
-// are counted over every GPU once per thread and then remembered (models/leaf_uplinks.cpp).
+// are counted over every GPU once per thread and then remembered (estimate/leaf_uplinks.cpp).
 void BM_AnalyticEstimateOversubscribed(benchmark::State& state) {
-  Scenario scenario = load_scenario(std::string(CAPSIM_SOURCE_DIR) +
-                                    "/scenarios/gpt3-175b-selene-1024/scenario.json");
+  Scenario scenario = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                        "/scenarios/gpt3-175b-selene-1024/scenario.json");
   scenario.cluster.topology = Topology::kOversubscribed;
   scenario.cluster.oversubscription = 2.0;
   scenario.cluster.nodes_per_leaf = 4;
-  const HardwareProfile profile = resolve_profile(scenario);
+  const HardwareProfile profile = io::resolve_profile(scenario);
   for (auto _ : state) {
-    benchmark::DoNotOptimize(estimate_iteration(scenario, profile).iteration_time_s);
+    benchmark::DoNotOptimize(estimate::estimate_iteration(scenario, profile).iteration_time_s);
   }
   state.SetItemsProcessed(state.iterations());
 }

@@ -4,13 +4,14 @@
 //   build/tests/bench/planner_bench --benchmark_out_format=json --benchmark_out=planner.json
 #include <benchmark/benchmark.h>
 
-#include "models/analytic_estimator.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/iteration_model.hpp"
 #include "models/memory_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
+#include "io/profile_io.hpp"
 
 namespace {
 
@@ -67,12 +68,12 @@ void BM_ScreenOneCandidate(benchmark::State& state) {
   sc.parallelism.global_batch_size = 2048;
   sc.parallelism.sequence_parallel = true;
   sc.parallelism.zero_stage = 1;
-  const capsim::HardwareProfile profile = capsim::resolve_profile(sc);
+  const capsim::HardwareProfile profile = capsim::io::resolve_profile(sc);
   const capsim::GpuSpec& gpu = *capsim::find_gpu(sc.cluster.gpu);
   for (auto _ : state) {
     const auto mem = capsim::estimate_memory(sc.model, sc.parallelism, gpu);
-    const auto costs = capsim::compute_iteration_costs(sc, profile);
-    const auto r = capsim::estimate_iteration(sc, costs, profile);
+    const auto costs = capsim::estimate::compute_iteration_costs(sc, profile);
+    const auto r = capsim::estimate::estimate_iteration(sc, costs, profile);
     benchmark::DoNotOptimize(mem.peak_bytes);
     benchmark::DoNotOptimize(r.iteration_time_s);
   }

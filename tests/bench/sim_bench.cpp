@@ -5,10 +5,10 @@
 // the planner sees. Counters: simulated GPUs, peak RSS of the children (MiB).
 #include <benchmark/benchmark.h>
 
-#include "models/io/profile_io.hpp"
 #include "models/scenario.hpp"
 #include "sim/isolated_simulation.hpp"
 
+#include "io/profile_io.hpp"
 #include <sys/resource.h>
 
 namespace {
@@ -62,7 +62,7 @@ Scenario llama3_405b(int dp, int gbs) {
 }
 
 void run(benchmark::State& state, const Scenario& scenario, bool symmetry = true) {
-  const HardwareProfile profile = resolve_profile(scenario);
+  const HardwareProfile profile = io::resolve_profile(scenario);
   sim::SimOptions options;
   options.exploit_symmetry = symmetry;
   double simulated = 0.0;

@@ -5,18 +5,18 @@
 
 #include <benchmark/benchmark.h>
 
-#include "models/io/json_reader.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/stage_balance.hpp"
+#include "estimate/stage_balance.hpp"
+#include "io/json_reader.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim {
 namespace {
 
 // A 10^4-layer model of hidden size 1,024 on `stages` A100s, 8 per node, full recompute.
 Scenario deep_pipeline(int stages, const char* schedule) {
-  nlohmann::json doc =
-      JsonReader::parse_file(std::string(CAPSIM_SOURCE_DIR) + "/tests/data/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(std::string(CAPSIM_SOURCE_DIR) +
+                                                  "/tests/data/scenarios/valid.json");
   doc["name"] = "deep-" + std::to_string(stages);
   doc["model"]["num_layers"] = 10000;
   doc["model"]["hidden_size"] = 1024;
@@ -36,17 +36,17 @@ Scenario deep_pipeline(int stages, const char* schedule) {
       {"recompute", "full"},
       {"zero_stage", 0},
       {"precision", "bf16"}};
-  JsonReader reader(doc, "deep");
-  return read_scenario(reader, true);
+  io::JsonReader reader(doc, "deep");
+  return io::read_scenario(reader, true);
 }
 
 // Benchmark names keep their schedule: BM_StageBalance (1F1B, alike destinations timed at
 // their ends) and BM_StageBalanceInterleaved (every destination timed, up to the work bound).
 void balance_deep_pipeline(benchmark::State& state, const char* schedule) {
   const Scenario scenario = deep_pipeline(static_cast<int>(state.range(0)), schedule);
-  const HardwareProfile profile = resolve_profile(scenario);
+  const HardwareProfile profile = io::resolve_profile(scenario);
   for (auto _ : state)
-    benchmark::DoNotOptimize(balance_stage_layers(scenario, profile));
+    benchmark::DoNotOptimize(estimate::balance_stage_layers(scenario, profile));
   state.SetItemsProcessed(state.iterations());
 }
 

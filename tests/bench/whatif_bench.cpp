@@ -8,8 +8,9 @@
 #include <benchmark/benchmark.h>
 
 #include "models/instance_catalog.hpp"
-#include "sim/whatif/policy.hpp"
-#include "sim/whatif/runner.hpp"
+
+#include "whatif/policy.hpp"
+#include "whatif/runner.hpp"
 
 namespace {
 

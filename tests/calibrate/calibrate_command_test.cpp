@@ -7,8 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "models/io/in_situ_prior.hpp"
-
+#include "io/in_situ_prior.hpp"
 #include "tests/cli/run_capsim.hpp"
 
 namespace capsim {
@@ -482,7 +481,7 @@ TEST(CalibrateCommandTest, FitsNewHardwareFromItsGpuSpec) {
   EXPECT_EQ(written.at("gpu").at("name"), "B200");
   EXPECT_EQ(written.at("gpu").at("sms"), 148);
   // No step was measured on it: the shipped families' in-situ factor, as its datasheet has.
-  EXPECT_EQ(written.at("software_efficiency").get<double>(), in_situ_prior("blackwell").factor);
+  EXPECT_EQ(written.at("software_efficiency").get<double>(), io::in_situ_prior("blackwell").factor);
   EXPECT_NE(r.out.find("borrowed from the shipped profiles"), std::string::npos) << r.out;
 
   // The GPU described inline, then (once the profile carries the definition) just named.

@@ -8,7 +8,8 @@
 
 #include "calibrate/profile_fit.hpp"
 #include "models/collective_cost.hpp"
-#include "models/io/profile_io.hpp"
+
+#include "io/profile_io.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -80,8 +81,8 @@ INSTANTIATE_TEST_SUITE_P(AllLogs, OwnFitTest, ::testing::ValuesIn(kCases));
 // Every log that feeds a shipped profile meets the targets with the profile as shipped,
 // except the A100 send/recv log (see above).
 TEST(ShippedProfileTest, FitQualityRecordsMeetTargets) {
-  for (const auto& e : embedded_profiles()) {
-    const HardwareProfile p = embedded_profile(std::string(e.file));
+  for (const auto& e : io::embedded_profiles()) {
+    const HardwareProfile p = io::embedded_profile(std::string(e.file));
     ASSERT_FALSE(p.fit_quality.empty()) << e.file;
     for (const auto& rec : p.fit_quality) {
       if (rec.source == "a100_1node_sendrecv_liplus.txt")
@@ -149,7 +150,7 @@ TEST(CollectiveFitTest, OneOutlierDoesNotPullTheOtherRows) {
 // On Hopper the fastest single-node regime is NVLink SHARP; the rings below it stay within
 // NCCL's ring maximum (18 NVLinks x 20.6 GB/s), however the segments split the points.
 TEST(CollectiveFitTest, RingRegimesBelowNvlsStayUnderTheRingMaximum) {
-  const HardwareProfile p = embedded_profile("h100-ib.json");
+  const HardwareProfile p = io::embedded_profile("h100-ib.json");
   const CollectiveFit* fit = find_collective_fit(p, CollectiveKind::kAllReduce, false);
   ASSERT_NE(fit, nullptr);
   for (const auto& a : fit->algorithms) {
@@ -162,7 +163,7 @@ TEST(CollectiveFitTest, RingRegimesBelowNvlsStayUnderTheRingMaximum) {
 // Extrapolation to other node counts follows NCCL's step counts: a ring adds 2(n-1) network
 // steps for all-reduce, a tree 2 log2(nodes) (docs/design/nccl-cost-model.md §2).
 TEST(CollectiveFitTest, ExtrapolatesWithNcclStepCounts) {
-  const HardwareProfile p = embedded_profile("a100-efa.json");
+  const HardwareProfile p = io::embedded_profile("a100-efa.json");
   const CollectiveFit* fit = find_collective_fit(p, CollectiveKind::kAllReduce, true);
   ASSERT_NE(fit, nullptr);
   for (const auto& a : fit->algorithms) {
@@ -207,7 +208,7 @@ TEST(CollectiveFitTest, AllGatherFitUsesRingsOnly) {
 }
 
 TEST(CollectiveFitTest, HopperSingleNodeFastestRegimeIsNvls) {
-  const HardwareProfile p = embedded_profile("h100-efa.json");
+  const HardwareProfile p = io::embedded_profile("h100-efa.json");
   const CollectiveFit* fit = find_collective_fit(p, CollectiveKind::kAllReduce, false);
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->algorithms.back().algorithm, CollectiveAlgorithm::kNvls);
@@ -254,7 +255,7 @@ TEST(CollectiveFitTest, NvlsFitImpliesTheRingSimpleRegime) {
 }
 
 TEST(CollectiveFitTest, MoreNicBandwidthIsNeverSlower) {
-  const HardwareProfile p = embedded_profile("a100-ib.json");
+  const HardwareProfile p = io::embedded_profile("a100-ib.json");
   for (double bytes = 1e3; bytes < 1e10; bytes *= 10) {
     GroupShape g{64, 8, 8, 100e9};
     const double slow = collective_time_s(p, CollectiveKind::kAllReduce, bytes, g);

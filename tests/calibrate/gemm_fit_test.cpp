@@ -8,7 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "models/gemm_cost.hpp"
-#include "models/io/input_error.hpp"
+
+#include "io/input_error.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -42,7 +43,7 @@ TEST(GemmCsvTest, BadRowNamesLine) {
   try {
     (void)read_gemm_csv(std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/empty_allreduce.txt");
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               std::string(CAPSIM_TEST_DATA_DIR) +
                   "/nccl_bad/empty_allreduce.txt:1: expected the header to start with "
@@ -59,7 +60,7 @@ TEST(GemmCsvTest, NonTextAndNonFilesAreRefused) {
   try {
     (void)read_gemm_csv(path);
     FAIL() << "accepted";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), path +
                                          ":2: invalid UTF-8 (byte 0xFF) at column 5; a GEMM table "
                                          "is UTF-8 text without NUL bytes");
@@ -68,7 +69,7 @@ TEST(GemmCsvTest, NonTextAndNonFilesAreRefused) {
   try {
     (void)read_gemm_csv("/dev/null");
     FAIL() << "accepted";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "/dev/null: is not a regular file (a FIFO, device or socket); capsim reads its "
               "inputs from files");
@@ -216,7 +217,7 @@ TEST(GemmCsvTest, RejectsUnknownDtypesAndColumns) {
   try {
     (void)read_gemm_csv(dtype);
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), dtype +
                                          ":2: expected dtype bf16, fp16, fp8_e4m3, fp8_e5m2 "
                                          "or tf32, got \"FP16\"");
@@ -226,7 +227,7 @@ TEST(GemmCsvTest, RejectsUnknownDtypesAndColumns) {
   try {
     (void)read_gemm_csv(column);
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               column + ":1: unknown column \"batches\"; optional columns: batch, library, note");
   }
@@ -235,7 +236,7 @@ TEST(GemmCsvTest, RejectsUnknownDtypesAndColumns) {
   try {
     (void)read_gemm_csv(quote);
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), quote + ":2: unterminated quoted field");
   }
   // Optional columns by name, in any order.

@@ -10,8 +10,9 @@
 
 #include "calibrate/profile_fit.hpp"
 #include "models/collective_cost.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/json_reader.hpp"
+
+#include "io/input_error.hpp"
+#include "io/json_reader.hpp"
 
 namespace capsim::calibrate::harness {
 namespace {
@@ -116,7 +117,7 @@ TEST(HarnessTest, SizeArgumentsAre1024Based) {
   try {
     (void)parse_size_arg("-e", "8GB");
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "-e: expected a size like 8, 128K, 1M or 8G (1024-based, as nccl-tests), got "
               "\"8GB\"");
@@ -129,7 +130,7 @@ TEST(HarnessTest, CollectiveListsAndValidation) {
   try {
     (void)parse_collectives_arg("allreduce");
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "--collectives: unknown collective \"allreduce\"; expected all or a list of "
               "all_reduce, all_gather, reduce_scatter, alltoall, broadcast, send_recv");
@@ -139,7 +140,7 @@ TEST(HarnessTest, CollectiveListsAndValidation) {
   try {
     validate(s);
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), "--stepfactor: must be greater than 1");
   }
   GemmSweep g;
@@ -148,7 +149,7 @@ TEST(HarnessTest, CollectiveListsAndValidation) {
   try {
     validate(g, false);
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), "--dtypes: fp8_e4m3 needs a Hopper (or newer) GPU");
   }
   EXPECT_NO_THROW(validate(g, true));

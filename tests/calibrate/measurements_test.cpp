@@ -8,7 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "calibrate/profile_fit.hpp"
-#include "models/io/input_error.hpp"
+
+#include "io/input_error.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -44,7 +45,7 @@ nlohmann::json valid_overlap() {
 std::string error_of(const nlohmann::json& doc) {
   try {
     (void)read_measurements_json(doc, "m.json");
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     return e.what();
   }
   return "no error";

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/io/input_error.hpp"
+#include "io/input_error.hpp"
 
 namespace capsim::calibrate {
 namespace {
@@ -16,7 +16,7 @@ const std::string kBad = std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/";
 std::string error_of(const std::string& path) {
   try {
     (void)read_nccl_log(path);
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     return e.what();
   }
   return "no error";
@@ -187,7 +187,7 @@ TEST(NcclLogTest, ParsesBlankRedopAndRootColumns) {
 std::string text_error_of(const std::string& text, const std::string& name) {
   try {
     (void)parse_nccl_log(text, name);
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     return e.what();
   }
   return "no error";

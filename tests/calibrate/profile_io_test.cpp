@@ -1,4 +1,4 @@
-#include "models/io/profile_io.hpp"
+#include "io/profile_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +12,10 @@
 
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/in_situ_prior.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/text_format.hpp"
+
+#include "io/in_situ_prior.hpp"
+#include "io/input_error.hpp"
+#include "io/text_format.hpp"
 
 namespace capsim {
 namespace {
@@ -44,9 +45,9 @@ nlohmann::json valid_profile() {
 
 std::string error_of(const nlohmann::json& doc) {
   try {
-    JsonReader reader(doc, "p.json");
-    (void)read_profile(reader);
-  } catch (const InputError& e) {
+    io::JsonReader reader(doc, "p.json");
+    (void)io::read_profile(reader);
+  } catch (const io::InputError& e) {
     return e.what();
   }
   return "no error";
@@ -54,8 +55,8 @@ std::string error_of(const nlohmann::json& doc) {
 
 TEST(ProfileIoTest, ReadsValidProfile) {
   const nlohmann::json doc = valid_profile();
-  JsonReader reader(doc, "p.json");
-  const HardwareProfile p = read_profile(reader);
+  io::JsonReader reader(doc, "p.json");
+  const HardwareProfile p = io::read_profile(reader);
   EXPECT_EQ(p.gpu, "A100-SXM4-80GB");
   EXPECT_DOUBLE_EQ(p.reference_node_nic_bandwidth_bytes_per_s, 50e9);
   ASSERT_EQ(p.collectives.size(), 2U);
@@ -69,19 +70,19 @@ TEST(ProfileIoTest, ReadsValidProfile) {
 
 TEST(ProfileIoTest, WriteReadWriteIsByteStable) {
   const nlohmann::json doc = valid_profile();
-  JsonReader reader(doc, "p.json");
-  const HardwareProfile p = read_profile(reader);
-  const std::string first = profile_to_text(p);
-  const nlohmann::json again = JsonReader::parse_text(first, "again.json");
-  JsonReader reader2(again, "again.json");
-  EXPECT_EQ(profile_to_text(read_profile(reader2)), first);
+  io::JsonReader reader(doc, "p.json");
+  const HardwareProfile p = io::read_profile(reader);
+  const std::string first = io::profile_to_text(p);
+  const nlohmann::json again = io::JsonReader::parse_text(first, "again.json");
+  io::JsonReader reader2(again, "again.json");
+  EXPECT_EQ(io::profile_to_text(io::read_profile(reader2)), first);
 }
 
 TEST(ProfileIoTest, ShippedProfilesRoundTripByteForByte) {
-  ASSERT_EQ(embedded_profiles().size(), 5U);
-  for (const auto& e : embedded_profiles()) {
-    const HardwareProfile p = embedded_profile(std::string(e.file));
-    EXPECT_EQ(profile_to_text(p), std::string(e.text)) << e.file;
+  ASSERT_EQ(io::embedded_profiles().size(), 5U);
+  for (const auto& e : io::embedded_profiles()) {
+    const HardwareProfile p = io::embedded_profile(std::string(e.file));
+    EXPECT_EQ(io::profile_to_text(p), std::string(e.text)) << e.file;
     // The embedded copy is the file in scenarios/profiles/.
     std::ifstream in(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/" + std::string(e.file));
     std::stringstream file;
@@ -93,12 +94,12 @@ TEST(ProfileIoTest, ShippedProfilesRoundTripByteForByte) {
 }
 
 TEST(ProfileIoTest, RoundTripsEveryFittedNumberToSixDigits) {
-  HardwareProfile p = embedded_profile("h100-efa.json");
+  HardwareProfile p = io::embedded_profile("h100-efa.json");
   p.collectives[0].algorithms[0].bus_bandwidth_bytes_per_s = 123.456789e9;
   p.gemm.k_half = 77.7777777;
-  const nlohmann::json doc = profile_to_json(p);
-  JsonReader reader(doc, "x.json");
-  const HardwareProfile q = read_profile(reader);
+  const nlohmann::json doc = io::profile_to_json(p);
+  io::JsonReader reader(doc, "x.json");
+  const HardwareProfile q = io::read_profile(reader);
   EXPECT_NEAR(q.collectives[0].algorithms[0].bus_bandwidth_bytes_per_s, 123.457e9, 1.0);
   EXPECT_DOUBLE_EQ(q.gemm.k_half, 77.7778);
 }
@@ -205,9 +206,9 @@ INSTANTIATE_TEST_SUITE_P(Rules, ProfileRuleTest, ::testing::ValuesIn(kRules),
 
 TEST(ProfileIoTest, LoadProfileNamesFileOnSyntaxErrors) {
   try {
-    (void)load_profile(std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/empty_allreduce.txt");
+    (void)io::load_profile(std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/empty_allreduce.txt");
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(e.file(), std::string(CAPSIM_TEST_DATA_DIR) + "/nccl_bad/empty_allreduce.txt");
   }
 }
@@ -226,21 +227,24 @@ Scenario scenario_on(const std::string& gpu, bool inter, Fabric fabric) {
 }
 
 TEST(ResolveProfileTest, PicksShippedProfileByFamilyAndFabric) {
-  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-40GB", true, Fabric::kEfa)).name, "a100-efa");
-  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-80GB", true, Fabric::kInfiniband)).name,
+  EXPECT_EQ(io::resolve_profile(scenario_on("A100-SXM4-40GB", true, Fabric::kEfa)).name,
+            "a100-efa");
+  EXPECT_EQ(io::resolve_profile(scenario_on("A100-SXM4-80GB", true, Fabric::kInfiniband)).name,
             "a100-ib");
-  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-80GB", true, Fabric::kRoce)).name, "a100-roce");
-  EXPECT_EQ(resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kEfa)).name, "h100-efa");
-  EXPECT_EQ(resolve_profile(scenario_on("H200-SXM-141GB", true, Fabric::kInfiniband)).name,
+  EXPECT_EQ(io::resolve_profile(scenario_on("A100-SXM4-80GB", true, Fabric::kRoce)).name,
+            "a100-roce");
+  EXPECT_EQ(io::resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kEfa)).name,
+            "h100-efa");
+  EXPECT_EQ(io::resolve_profile(scenario_on("H200-SXM-141GB", true, Fabric::kInfiniband)).name,
             "h100-ib");
   // Single node without an inter-node section: the family's InfiniBand profile.
-  EXPECT_EQ(resolve_profile(scenario_on("H100-SXM5-80GB", false, Fabric::kInfiniband)).name,
+  EXPECT_EQ(io::resolve_profile(scenario_on("H100-SXM5-80GB", false, Fabric::kInfiniband)).name,
             "h100-ib");
   // No shipped profile for H100 + RoCE or any GPU + Ethernet: the family's kernels with the
   // datasheet network.
-  EXPECT_EQ(resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kRoce)).name,
+  EXPECT_EQ(io::resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kRoce)).name,
             "h100-ib+datasheet-roce");
-  EXPECT_EQ(resolve_profile(scenario_on("A100-SXM4-40GB", true, Fabric::kEthernet)).name,
+  EXPECT_EQ(io::resolve_profile(scenario_on("A100-SXM4-40GB", true, Fabric::kEthernet)).name,
             "a100-ib+datasheet-ethernet");
 }
 
@@ -248,9 +252,9 @@ TEST(ResolveProfileTest, PicksShippedProfileByFamilyAndFabric) {
 // changes only the inter-node fits, which come from the datasheet model at the cluster's NICs.
 TEST(ResolveProfileTest, AFabricWithoutMeasurementsKeepsTheFamilysKernels) {
   const Scenario roce = scenario_on("H100-SXM5-80GB", true, Fabric::kRoce);
-  const HardwareProfile p = resolve_profile(roce);
+  const HardwareProfile p = io::resolve_profile(roce);
   const HardwareProfile ib =
-      resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kInfiniband));
+      io::resolve_profile(scenario_on("H100-SXM5-80GB", true, Fabric::kInfiniband));
   EXPECT_FALSE(p.is_datasheet_default);
   EXPECT_TRUE(p.has_datasheet_network);
   EXPECT_FALSE(ib.has_datasheet_network);
@@ -291,7 +295,7 @@ TEST(ResolveProfileTest, ADefinedGpuGetsItsDatasheetProfile) {
   GpuSpec gpu = *find_gpu("H100-SXM5-80GB");
   gpu.name = "resolve-test-h100";
   ASSERT_EQ(define_gpu(gpu), "");
-  EXPECT_TRUE(resolve_profile(scenario_on("resolve-test-h100", true, Fabric::kInfiniband))
+  EXPECT_TRUE(io::resolve_profile(scenario_on("resolve-test-h100", true, Fabric::kInfiniband))
                   .is_datasheet_default);
 }
 
@@ -299,8 +303,8 @@ TEST(ResolveProfileTest, ADefinedGpuGetsItsDatasheetProfile) {
 // step was measured on borrows it, its family's when capsim ships one, else the families' mean,
 // so a plan compares it with the catalog's GPUs at the same stack speed.
 TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
-  const double a100 = embedded_profile("a100-ib.json").software_efficiency;
-  const double h100 = embedded_profile("h100-ib.json").software_efficiency;
+  const double a100 = io::embedded_profile("a100-ib.json").software_efficiency;
+  const double h100 = io::embedded_profile("h100-ib.json").software_efficiency;
   ASSERT_LT(a100, 1.0);
   ASSERT_LT(h100, 1.0);
   ASSERT_NE(a100, h100);  // else the mean could not be told from either
@@ -309,7 +313,7 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
   hopper.name = "prior-test-hopper";
   ASSERT_EQ(define_gpu(hopper), "");
   const HardwareProfile own_family =
-      resolve_profile(scenario_on("prior-test-hopper", true, Fabric::kInfiniband));
+      io::resolve_profile(scenario_on("prior-test-hopper", true, Fabric::kInfiniband));
   EXPECT_EQ(own_family.software_efficiency, h100);
   EXPECT_NE(own_family.provenance.back().find("borrowed from the shipped h100-ib.json"),
             std::string::npos)
@@ -320,11 +324,12 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
   blackwell.architecture = "blackwell";
   ASSERT_EQ(define_gpu(blackwell), "");
   const HardwareProfile other =
-      resolve_profile(scenario_on("prior-test-blackwell", true, Fabric::kInfiniband));
+      io::resolve_profile(scenario_on("prior-test-blackwell", true, Fabric::kInfiniband));
   EXPECT_NEAR(other.software_efficiency, std::sqrt(a100 * h100), 5e-7);
-  EXPECT_EQ(other.software_efficiency, std::stod(printf_string("%.6g", other.software_efficiency)))
+  EXPECT_EQ(other.software_efficiency,
+            std::stod(io::printf_string("%.6g", other.software_efficiency)))
       << "rounded as a profile file holds it";
-  EXPECT_EQ(in_situ_prior("blackwell").factor, other.software_efficiency);
+  EXPECT_EQ(io::in_situ_prior("blackwell").factor, other.software_efficiency);
   EXPECT_TRUE(other.provenance.back().starts_with("software_efficiency ")) << "step replaces it";
   EXPECT_NE(other.provenance.back().find("geometric mean"), std::string::npos);
   EXPECT_NE(other.provenance.back().find("a100-ib.json"), std::string::npos);
@@ -334,9 +339,9 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
 TEST(ResolveProfileTest, ScenarioProfileFileWins) {
   Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
   s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/a100-ib.json";
-  EXPECT_EQ(resolve_profile(s).name, "a100-ib");  // not the shipped a100-efa
+  EXPECT_EQ(io::resolve_profile(s).name, "a100-ib");  // not the shipped a100-efa
   s.profile_path = "/nonexistent/profile.json";
-  EXPECT_THROW((void)resolve_profile(s), InputError);
+  EXPECT_THROW((void)io::resolve_profile(s), io::InputError);
 }
 
 // A profile without inter-node fits cannot time a multi-node scenario's collectives.
@@ -348,16 +353,16 @@ TEST(ResolveProfileTest, RejectsASingleNodeProfileForSeveralNodes) {
   Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
   s.profile_path = path;
   try {
-    (void)resolve_profile(s);
+    (void)io::resolve_profile(s);
     FAIL() << "no error";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               path +
                   ":/collectives: profile \"t\" has no inter_node fit, but scenario \"s.json\" "
                   "runs on 4 nodes");
   }
   s.cluster.num_nodes = 1;
-  EXPECT_EQ(resolve_profile(s).name, "t");
+  EXPECT_EQ(io::resolve_profile(s).name, "t");
 }
 
 // A profile of another architecture describes other hardware: rejected, never used silently.
@@ -365,9 +370,9 @@ TEST(ResolveProfileTest, RejectsAProfileOfAnotherArchitecture) {
   Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
   s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/h100-ib.json";
   try {
-    (void)resolve_profile(s);
+    (void)io::resolve_profile(s);
     FAIL() << "no error";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(e.file(), s.profile_path);
     EXPECT_EQ(e.pointer(), "/gpu");
     EXPECT_EQ(e.message(),

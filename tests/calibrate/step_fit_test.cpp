@@ -2,17 +2,18 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/scenario_io.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "io/input_error.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim::calibrate {
 namespace {
 
 Scenario base_scenario() {
-  return load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+  return io::load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
 }
 
 HardwareProfile profile_for(const Scenario& s) {
@@ -21,9 +22,9 @@ HardwareProfile profile_for(const Scenario& s) {
 
 // A run "measured" on a stack whose kernels run at `efficiency` and whose attention kernels at
 // `attention` of the profile's figures: the analytic prediction with those factors.
-ValidationCase measured_run(const std::string& id, const Scenario& scenario, double efficiency,
-                            double attention = 1.0) {
-  ValidationCase run;
+io::ValidationCase measured_run(const std::string& id, const Scenario& scenario, double efficiency,
+                                double attention = 1.0) {
+  io::ValidationCase run;
   run.id = id;
   run.scenario = scenario;
   HardwareProfile p = profile_for(scenario);
@@ -33,13 +34,13 @@ ValidationCase measured_run(const std::string& id, const Scenario& scenario, dou
     *e *= attention;
   }
   p.software_efficiency = efficiency;
-  run.measured_iteration_time_s = estimate_iteration(scenario, p).iteration_time_s;
+  run.measured_iteration_time_s = estimate::estimate_iteration(scenario, p).iteration_time_s;
   return run;
 }
 
 // Three layouts of the same model measured on a stack at `efficiency`.
-std::vector<ValidationCase> runs_at(double efficiency) {
-  std::vector<ValidationCase> runs;
+std::vector<io::ValidationCase> runs_at(double efficiency) {
+  std::vector<io::ValidationCase> runs;
   for (int mb : {1, 2, 4}) {
     Scenario s = base_scenario();
     s.parallelism.micro_batch_size = mb;
@@ -51,9 +52,9 @@ std::vector<ValidationCase> runs_at(double efficiency) {
 TEST(SoftwareEfficiencyTest, DividesEveryKernelTime) {
   const Scenario s = base_scenario();
   HardwareProfile p = profile_for(s);
-  const SimulationResult full = estimate_iteration(s, p);
+  const SimulationResult full = estimate::estimate_iteration(s, p);
   p.software_efficiency = 0.5;
-  const SimulationResult half = estimate_iteration(s, p);
+  const SimulationResult half = estimate::estimate_iteration(s, p);
   EXPECT_NEAR(half.breakdown.compute_s, 2.0 * full.breakdown.compute_s,
               1e-12 * full.breakdown.compute_s);
   EXPECT_NEAR(half.breakdown.optimizer_s, 2.0 * full.breakdown.optimizer_s,
@@ -81,7 +82,7 @@ TEST(StepFitTest, RecoversTheEfficiencyRunsWereMeasuredAt) {
 // With --attention: runs at three sequence lengths measured on a stack whose kernels run at 0.8
 // and whose attention runs at 0.6 of the profile's figures; both factors are recovered.
 TEST(StepFitTest, RecoversAnAttentionFactorAcrossSequenceLengths) {
-  std::vector<ValidationCase> runs;
+  std::vector<io::ValidationCase> runs;
   for (int seq : {1024, 4096, 16384}) {
     Scenario s = base_scenario();
     s.model.seq_length = seq;
@@ -101,7 +102,7 @@ TEST(StepFitTest, RecoversAnAttentionFactorAcrossSequenceLengths) {
   try {
     (void)fit_software_efficiency(runs_at(0.8), base, "runs.json", true);
     FAIL() << "no error";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_STREQ(e.what(),
                  "runs.json:/cases: fitting attention needs runs at two or more sequence lengths");
   }
@@ -110,7 +111,7 @@ TEST(StepFitTest, RecoversAnAttentionFactorAcrossSequenceLengths) {
 // Five runs of one stack at 0.8 and one of an odd stack at 0.4: the absolute-error fit stays at
 // the five (a squared-error fit would move to ~0.71 for the one).
 TEST(StepFitTest, OneOddRunDoesNotPullTheFit) {
-  std::vector<ValidationCase> runs;
+  std::vector<io::ValidationCase> runs;
   for (int mb : {1, 2, 3, 4, 8}) {
     Scenario s = base_scenario();
     s.parallelism.micro_batch_size = mb;
@@ -144,7 +145,7 @@ TEST(StepFitTest, RejectsOtherArchitecturesAndNoRuns) {
   try {
     (void)fit_software_efficiency(runs, profile_for(runs[0].scenario), "runs.json");
     FAIL() << "no error";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_STREQ(e.what(),
                  "runs.json:/cases/1/scenario/cluster/gpu: run \"mb2\" is on H100-SXM5-80GB, the "
                  "profile \"datasheet:A100-SXM4-80GB+infiniband\" on A100-SXM4-80GB (ampere)");
@@ -152,7 +153,7 @@ TEST(StepFitTest, RejectsOtherArchitecturesAndNoRuns) {
   try {
     (void)fit_software_efficiency({}, profile_for(base_scenario()), "runs.json");
     FAIL() << "no error";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_STREQ(e.what(), "runs.json:/cases: no measured runs to calibrate on");
   }
 }

@@ -16,9 +16,9 @@
 #include "calibrate/collective_fit.hpp"
 #include "calibrate/nccl_log.hpp"
 #include "calibrate/profile_fit.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/profile_io.hpp"
 
+#include "io/input_error.hpp"
+#include "io/profile_io.hpp"
 #include "tests/fuzz/mutation_fuzz.hpp"
 
 namespace capsim {
@@ -138,9 +138,9 @@ TEST(CalibrationFuzzTest, Measurements) {
       const calibrate::CalibrationInputs inputs = calibrate::load_inputs({path});
       try {
         const auto result = calibrate::fit_profile(inputs, {});
-        expect_finite(profile_to_json(result->profile), "fitted profile", m.label);
+        expect_finite(io::profile_to_json(result->profile), "fitted profile", m.label);
         (void)calibrate::render_report(*result);
-      } catch (const InputError& e) {
+      } catch (const io::InputError& e) {
         if (e.file() != "--gpu")  // a GPU name outside the catalog asks for --gpu: expected
           throw;
       }
@@ -168,7 +168,7 @@ TEST(CalibrationFuzzTest, GemmCsv) {
         m.label, path, tally,
         [&] {
           const auto result = calibrate::fit_profile(calibrate::load_inputs({path}), options);
-          expect_finite(profile_to_json(result->profile), "fitted profile", m.label);
+          expect_finite(io::profile_to_json(result->profile), "fitted profile", m.label);
         },
         true);
   }

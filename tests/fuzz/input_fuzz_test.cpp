@@ -24,22 +24,22 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/step_fit.hpp"
-#include "models/analytic_estimator.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/result_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/io/validation_io.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/planner.hpp"
-#include "sim/whatif/results.hpp"
-#include "sim/whatif/runner.hpp"
-#include "sim/whatif/whatif_io.hpp"
 #include "traces/job_trace.hpp"
 
+#include "estimate/analytic_estimator.hpp"
+#include "io/input_error.hpp"
+#include "io/json_reader.hpp"
+#include "io/profile_io.hpp"
+#include "io/result_io.hpp"
+#include "io/scenario_io.hpp"
+#include "io/validation_io.hpp"
 #include "tests/fuzz/mutation_fuzz.hpp"
+#include "whatif/results.hpp"
+#include "whatif/runner.hpp"
+#include "whatif/whatif_io.hpp"
 
 namespace capsim {
 namespace {
@@ -59,8 +59,8 @@ const std::string kTestData = CAPSIM_TEST_DATA_DIR;
 // The analytic path of `capsim simulate --engine analytic`: finite, positive times.
 void check_scenario_outputs(const Scenario& scenario, const HardwareProfile& profile,
                             const std::string& label) {
-  const SimulationResult r = estimate_iteration(scenario, profile);
-  expect_finite(result_to_json(r), "estimate_iteration", label);
+  const SimulationResult r = estimate::estimate_iteration(scenario, profile);
+  expect_finite(io::result_to_json(r), "estimate_iteration", label);
   expect_finite(r.memory.peak_bytes, "peak memory", label);
   EXPECT_GT(r.iteration_time_s, 0.0) << label;
 }
@@ -79,8 +79,8 @@ TEST(InputFuzzTest, Scenarios) {
     for (const Mutant& m : mutants(read_json(source), 700, seed++)) {
       const std::string path = dir.write("scenario.json", m.doc.dump(2));
       run_mutant(m.label, path, tally, [&] {
-        const Scenario s = load_scenario(path);
-        check_scenario_outputs(s, resolve_profile(s), source + ": " + m.label);
+        const Scenario s = io::load_scenario(path);
+        check_scenario_outputs(s, io::resolve_profile(s), source + ": " + m.label);
       });
     }
   }
@@ -90,8 +90,8 @@ TEST(InputFuzzTest, Scenarios) {
 TEST(InputFuzzTest, Profiles) {
   const fuzz::ScratchDir dir;
   Tally tally;
-  const Scenario a100 = load_scenario(kTestData + "/scenarios/valid.json");
-  const Scenario h100 = load_scenario(kSource + "/scenarios/llama3-70b-p5/scenario.json");
+  const Scenario a100 = io::load_scenario(kTestData + "/scenarios/valid.json");
+  const Scenario h100 = io::load_scenario(kSource + "/scenarios/llama3-70b-p5/scenario.json");
   std::uint32_t seed = 11;
   for (const char* name : {"a100-ib.json", "h100-efa.json"}) {
     const std::string source = kSource + "/scenarios/profiles/" + name;
@@ -100,7 +100,7 @@ TEST(InputFuzzTest, Profiles) {
       const std::string path = dir.write(name, m.doc.dump(2));
       run_mutant(m.label, path, tally, [&] {
         // `capsim simulate --profile P.json --engine analytic`.
-        const HardwareProfile p = load_profile(path);
+        const HardwareProfile p = io::load_profile(path);
         check_scenario_outputs(scenario, p, source + ": " + m.label);
       });
     }
@@ -128,12 +128,12 @@ TEST(InputFuzzTest, ValidationCasesAndStepRuns) {
     const Mutant& m = all[i];
     const std::string path = dir.write("runs.json", m.doc.dump(2));
     run_mutant(m.label, path, tally, [&] {
-      const std::vector<ValidationCase> cases = load_validation_cases(path);
+      const std::vector<io::ValidationCase> cases = io::load_validation_cases(path);
       for (const auto& c : cases)
-        check_scenario_outputs(c.scenario, resolve_profile(c.scenario), m.label);
+        check_scenario_outputs(c.scenario, io::resolve_profile(c.scenario), m.label);
       if (i % 4 == 0) {
         const calibrate::StepFit fit = calibrate::fit_software_efficiency(
-            cases, resolve_profile(cases.front().scenario), path);
+            cases, io::resolve_profile(cases.front().scenario), path);
         expect_finite(fit.software_efficiency, "software_efficiency", m.label);
         for (const double t : fit.predicted_after_s)
           expect_finite(t, "predicted_after_s", m.label);

@@ -14,8 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/io/input_error.hpp"
-
+#include "io/input_error.hpp"
 #include <unistd.h>
 
 namespace capsim::fuzz {
@@ -245,7 +244,7 @@ void run_mutant(const std::string& label, const std::string& file, Tally& tally,
   try {
     body();
     ++tally.accepted;
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     ++tally.rejected;
     const bool named = e.file() == file || std::find(other_files.begin(), other_files.end(),
                                                      e.file()) != other_files.end();

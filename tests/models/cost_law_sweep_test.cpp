@@ -14,8 +14,8 @@
 #include "models/collective_cost.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
-#include "models/io/profile_io.hpp"
 
+#include "io/profile_io.hpp"
 #include "tests/models/random_scenario.hpp"
 
 namespace capsim {
@@ -36,7 +36,7 @@ double log_uniform(test::Rng& rng, double lo, double hi, double step) {
 TEST(CostLawSweepTest, AlignedGemmsNeverTakeLessTimeForMoreWork) {
   test::Rng rng(11);
   for (const std::string& file : shipped_profiles()) {
-    const HardwareProfile p = embedded_profile(file);
+    const HardwareProfile p = io::embedded_profile(file);
     const GpuSpec& gpu = *find_gpu(p.gpu);
     for (const Precision precision : {Precision::kBf16, Precision::kFp8}) {
       if (precision == Precision::kFp8 && gpu.peak_fp8_flop_per_s <= 0.0)
@@ -70,7 +70,7 @@ TEST(CostLawSweepTest, CollectivesNeverTakeLessTimeForMoreBytesOrNodes) {
       CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
       CollectiveKind::kSendRecv,  CollectiveKind::kAllToAll,  CollectiveKind::kBroadcast};
   for (const std::string& file : shipped_profiles()) {
-    const HardwareProfile p = embedded_profile(file);
+    const HardwareProfile p = io::embedded_profile(file);
     const double nic = p.reference_node_nic_bandwidth_bytes_per_s;
     for (const CollectiveKind kind : kinds) {
       for (const int nodes : {1, 2, 4, 16, 64}) {
@@ -80,7 +80,7 @@ TEST(CostLawSweepTest, CollectivesNeverTakeLessTimeForMoreBytesOrNodes) {
           const double t = collective_time_s(p, kind, bytes, g);
           const double more = bytes * (1.0 + static_cast<double>(rng.next() % 100) / 50.0);
           EXPECT_GE(collective_time_s(p, kind, more, g), t * (1 - 1e-12))
-              << file << " " << collective_name(kind) << " " << nodes << " nodes, " << bytes
+              << file << " " << io::collective_name(kind) << " " << nodes << " nodes, " << bytes
               << " -> " << more << " B";
           if (kind == CollectiveKind::kAllReduce && nodes > 1 && nodes < 64) {
             const GroupShape bigger{16 * nodes, 8, 2 * nodes, nic};

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
+#include "estimate/analytic_estimator.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim {
 namespace {
@@ -43,9 +43,9 @@ TEST(IntraNodeBandwidthTest, ScenarioBandwidthReachesTheTensorParallelCollective
   const std::string path =
       std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-selene-1024/scenario.json";
   const auto tp_time = [&](double nvlink_bytes_per_s) {
-    Scenario s = load_scenario(path);
+    Scenario s = io::load_scenario(path);
     s.cluster.intra_node_bandwidth_bytes_per_s = nvlink_bytes_per_s;
-    const SimulationResult r = estimate_iteration(s, resolve_profile(s));
+    const SimulationResult r = estimate::estimate_iteration(s, io::resolve_profile(s));
     return std::pair{r.breakdown.tp_comm_exposed_s, r.iteration_time_s};
   };
   const auto [tp_slow, slow] = tp_time(150e9);

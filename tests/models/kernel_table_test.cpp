@@ -6,17 +6,18 @@
 
 #include "models/datasheet_profile.hpp"
 #include "models/gemm_cost.hpp"
-#include "models/io/kernel_table_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/iteration_model.hpp"
 #include "models/op_cost.hpp"
+
+#include "estimate/iteration_model.hpp"
+#include "io/kernel_table_io.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim {
 namespace {
 
 // One stage, one chunk, no recompute: the chunk holds every layer, the embedding and the head.
 Scenario one_stage() {
-  Scenario s = load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+  Scenario s = io::load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
   s.parallelism.data *= s.parallelism.pipeline;
   s.parallelism.pipeline = 1;
   s.parallelism.virtual_pipeline_stages = 1;
@@ -35,7 +36,7 @@ TEST(KernelTableTest, RowsAddUpToTheChunkCompute) {
   const Scenario s = one_stage();
   const HardwareProfile profile = profile_for(s);
   const KernelTable table = kernel_table(s, profile);
-  const IterationCosts costs = compute_iteration_costs(s, profile);
+  const IterationCosts costs = estimate::compute_iteration_costs(s, profile);
   const ChunkCosts& chunk = costs.stages.at(0).chunks.at(0);
   EXPECT_EQ(table.max_layers_per_stage, s.model.num_layers);
   double forward = 0.0;
@@ -115,7 +116,7 @@ TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {
 TEST(KernelTableTest, JsonRowsCarryRatesAndTheTextTotals) {
   const Scenario s = one_stage();
   const KernelTable table = kernel_table(s, profile_for(s));
-  const nlohmann::json j = kernel_table_to_json(table);
+  const nlohmann::json j = io::kernel_table_to_json(table);
   ASSERT_EQ(j.at("rows").size(), table.rows.size());
   for (const auto& row : j.at("rows")) {
     EXPECT_GT(row.at("time_s").get<double>(), 0.0);
@@ -127,7 +128,7 @@ TEST(KernelTableTest, JsonRowsCarryRatesAndTheTextTotals) {
       EXPECT_LT(fraction, 1.0);
     }
   }
-  const std::string text = kernel_table_text(table);
+  const std::string text = io::kernel_table_text(table);
   EXPECT_NE(text.find("layer     total: forward"), std::string::npos);
   EXPECT_NE(text.find("cross_entropy"), std::string::npos);
 }

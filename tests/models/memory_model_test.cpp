@@ -312,7 +312,7 @@ TEST(MemoryScheduleTest, MicroBatchesInFlightPerSchedule) {
   EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 4.0);
 }
 
-// ZB-H1 (models/pipeline_schedule.cpp) lets stage i defer up to i weight-gradient passes: with
+// ZB-H1 (estimate/pipeline_schedule.cpp) lets stage i defer up to i weight-gradient passes: with
 // m >= p every stage holds p micro-batches' worth, p - i in flight plus i waiting for W, each
 // keeping the linear inputs and output gradients (no-recompute, FlashAttention bytes), whatever
 // the recompute mode. 1F1B defers none.

@@ -9,10 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-
+#include "estimate/analytic_estimator.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/models/random_scenario.hpp"
 
 namespace capsim {
@@ -22,15 +21,15 @@ using test::random_scenario;
 using test::Rng;
 
 std::string describe(const Scenario& s) {
-  return scenario_to_json(s).dump();
+  return io::scenario_to_json(s).dump();
 }
 
 double time_of(const Scenario& s, const HardwareProfile& p) {
-  return estimate_iteration(s, p).iteration_time_s;
+  return estimate::estimate_iteration(s, p).iteration_time_s;
 }
 
 double memory_of(const Scenario& s, const HardwareProfile& p) {
-  return estimate_iteration(s, p).memory.peak_bytes;
+  return estimate::estimate_iteration(s, p).memory.peak_bytes;
 }
 
 bool valid(const Scenario& s) {
@@ -66,7 +65,7 @@ class PropertySweepTest : public ::testing::Test {
 
 TEST_F(PropertySweepTest, BreakdownIsNonNegativeAndSumsToTheIteration) {
   for (const Scenario& s : scenarios_) {
-    const SimulationResult r = estimate_iteration(s, resolve_profile(s));
+    const SimulationResult r = estimate::estimate_iteration(s, io::resolve_profile(s));
     const TimeBreakdown& b = r.breakdown;
     const std::vector<double> parts{
         b.compute_s,         b.tp_comm_exposed_s, b.cp_comm_exposed_s, b.pp_comm_exposed_s,
@@ -88,7 +87,7 @@ TEST_F(PropertySweepTest, MoreNicBandwidthIsNeverSlower) {
   for (Scenario s : scenarios_) {
     if (!s.cluster.has_inter_node)
       continue;
-    const HardwareProfile p = resolve_profile(s);
+    const HardwareProfile p = io::resolve_profile(s);
     const double before = time_of(s, p);
     s.cluster.nic_bandwidth_bytes_per_s *= 2;
     EXPECT_LE(time_of(s, p), before * (1 + kSlack)) << describe(s);
@@ -97,7 +96,7 @@ TEST_F(PropertySweepTest, MoreNicBandwidthIsNeverSlower) {
 
 TEST_F(PropertySweepTest, FasterKernelsAreNeverSlower) {
   for (const Scenario& s : scenarios_) {
-    HardwareProfile p = resolve_profile(s);
+    HardwareProfile p = io::resolve_profile(s);
     const double before = time_of(s, p);
     p.software_efficiency *= 1.1;
     EXPECT_LE(time_of(s, p), before * (1 + slack_for(s))) << describe(s);
@@ -106,7 +105,7 @@ TEST_F(PropertySweepTest, FasterKernelsAreNeverSlower) {
 
 TEST_F(PropertySweepTest, MoreRecomputeCostsTimeAndSavesMemory) {
   for (Scenario s : scenarios_) {
-    const HardwareProfile p = resolve_profile(s);
+    const HardwareProfile p = io::resolve_profile(s);
     std::vector<double> times;
     std::vector<double> memories;
     for (const Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
@@ -123,7 +122,7 @@ TEST_F(PropertySweepTest, MoreRecomputeCostsTimeAndSavesMemory) {
 
 TEST_F(PropertySweepTest, HigherZeroStageNeverNeedsMoreMemory) {
   for (Scenario s : scenarios_) {
-    const HardwareProfile p = resolve_profile(s);
+    const HardwareProfile p = io::resolve_profile(s);
     double previous = 1e300;
     for (int stage = 0; stage <= 3; ++stage) {
       s.parallelism.zero_stage = stage;
@@ -139,7 +138,7 @@ TEST_F(PropertySweepTest, HigherZeroStageNeverNeedsMoreMemory) {
 TEST_F(PropertySweepTest, MoreLayersAreNeverFasterNorSmaller) {
   int checked = 0;
   for (Scenario s : scenarios_) {
-    const HardwareProfile p = resolve_profile(s);
+    const HardwareProfile p = io::resolve_profile(s);
     const double time = time_of(s, p);
     const double memory = memory_of(s, p);
     s.model.num_layers += s.parallelism.pipeline * s.parallelism.virtual_pipeline_stages;
@@ -154,7 +153,7 @@ TEST_F(PropertySweepTest, MoreLayersAreNeverFasterNorSmaller) {
 
 TEST_F(PropertySweepTest, MoreMicroBatchesNeverLowerThroughput) {
   for (Scenario s : scenarios_) {
-    const HardwareProfile p = resolve_profile(s);
+    const HardwareProfile p = io::resolve_profile(s);
     const double time = time_of(s, p);
     s.parallelism.global_batch_size *= 2;
     const double doubled = time_of(s, p);
@@ -166,7 +165,7 @@ TEST_F(PropertySweepTest, MoreMicroBatchesNeverLowerThroughput) {
 // A longer sequence or a bigger micro-batch is more work per micro-batch and more activations.
 TEST_F(PropertySweepTest, MoreTokensPerMicroBatchCostTimeAndMemory) {
   for (const Scenario& base : scenarios_) {
-    const HardwareProfile p = resolve_profile(base);
+    const HardwareProfile p = io::resolve_profile(base);
     const double time = time_of(base, p);
     const double memory = memory_of(base, p);
     Scenario longer = base;
@@ -190,7 +189,7 @@ TEST_F(PropertySweepTest, MoreTokensPerMicroBatchCostTimeAndMemory) {
 TEST_F(PropertySweepTest, WiderModelIsNeverFasterNorSmaller) {
   int checked = 0;
   for (const Scenario& base : scenarios_) {
-    const HardwareProfile p = resolve_profile(base);
+    const HardwareProfile p = io::resolve_profile(base);
     Scenario wider = base;
     wider.model.hidden_size *= 2;
     wider.model.ffn_hidden_size *= 2;
@@ -209,7 +208,7 @@ TEST_F(PropertySweepTest, OverlappingDataParallelTrafficIsNeverSlower) {
   for (const Scenario& base : scenarios_) {
     if (base.parallelism.zero_stage == 3)
       continue;  // FSDP always overlaps; the flags apply to ZeRO 0-2
-    const HardwareProfile p = resolve_profile(base);
+    const HardwareProfile p = io::resolve_profile(base);
     Scenario serial = base;
     serial.parallelism.overlap_grad_reduce = false;
     serial.parallelism.overlap_param_gather = false;
@@ -236,7 +235,7 @@ TEST_F(PropertySweepTest, MoreTensorParallelNeverNeedsMoreMemoryPerGpu) {
     if (!valid(wider))
       continue;
     ++checked;
-    const HardwareProfile p = resolve_profile(base);
+    const HardwareProfile p = io::resolve_profile(base);
     EXPECT_LE(memory_of(wider, p), memory_of(base, p) * (1 + kSlack)) << describe(wider);
   }
   EXPECT_GT(checked, kScenarios / 10);

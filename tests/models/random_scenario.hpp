@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "models/io/input_error.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/scenario_io.hpp"
 #include "models/scenario.hpp"
+
+#include "io/input_error.hpp"
+#include "io/json_reader.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim::test {
 
@@ -101,16 +102,16 @@ inline Parallelism random_layout(Rng& rng, const ClusterSpec& cluster) {
 // `s` written as a scenario file and read back, or the reader's error: every rule of the
 // scenario reader, not only check_layout's (e.g. overlap_grad_reduce applies to ZeRO 0-2 only).
 inline Scenario read_back(const Scenario& s) {
-  const nlohmann::json doc = scenario_to_json(s);
-  JsonReader reader(doc, "sweep.json");
-  return read_scenario(reader, true);
+  const nlohmann::json doc = io::scenario_to_json(s);
+  io::JsonReader reader(doc, "sweep.json");
+  return io::read_scenario(reader, true);
 }
 
 inline bool is_valid_input(const Scenario& s) {
   try {
     (void)read_back(s);
     return true;
-  } catch (const InputError&) {
+  } catch (const io::InputError&) {
     return false;
   }
 }
@@ -126,7 +127,7 @@ inline Scenario random_scenario(Rng& rng) {
     s.parallelism = random_layout(rng, s.cluster);
     try {
       return read_back(s);
-    } catch (const InputError& e) {
+    } catch (const io::InputError& e) {
       last_error = e.what();
     }
   }

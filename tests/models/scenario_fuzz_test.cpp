@@ -7,10 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
 #include "models/datasheet_profile.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/scenario_io.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "io/input_error.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim {
 namespace {
@@ -75,13 +76,13 @@ TEST(ScenarioFuzzTest, MutationsNeverEscapeAsAnythingButInputError) {
     for (int k = 0; k < mutations; ++k)
       mutate(doc, rng);
     try {
-      JsonReader reader(doc, "fuzz.json");
-      const Scenario s = read_scenario(reader, true);
+      io::JsonReader reader(doc, "fuzz.json");
+      const Scenario s = io::read_scenario(reader, true);
       const HardwareProfile p = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
-      const double t = estimate_iteration(s, p).iteration_time_s;
+      const double t = estimate::estimate_iteration(s, p).iteration_time_s;
       EXPECT_TRUE(std::isfinite(t) && t > 0.0) << doc.dump();
       ++accepted;
-    } catch (const InputError& e) {
+    } catch (const io::InputError& e) {
       EXPECT_EQ(e.file(), "fuzz.json");
       EXPECT_FALSE(e.pointer().empty()) << e.what();
     }

@@ -7,23 +7,24 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
 #include "models/datasheet_profile.hpp"
-#include "models/io/json_reader.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/io/units.hpp"
-#include "models/iteration_model.hpp"
 #include "models/memory_model.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
+#include "io/json_reader.hpp"
+#include "io/scenario_io.hpp"
+#include "io/units.hpp"
 
 namespace capsim {
 namespace {
 
 Scenario tp4_sp_scenario() {  // GPT 13B, TP4 PP2 DP4 with SP on A100
-  return load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
+  return io::load_scenario(std::string(CAPSIM_TEST_DATA_DIR) + "/scenarios/valid.json");
 }
 
 SimulationResult estimate(const Scenario& s) {
-  return estimate_iteration(s, datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster));
+  return estimate::estimate_iteration(s, datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster));
 }
 
 TEST(TpCommOverlapTest, HidesPartOfTheTensorParallelTime) {
@@ -45,7 +46,7 @@ TEST(TpCommOverlapTest, AFasterTensorParallelLinkIsNeverSlower) {
   for (const char* bandwidth : {"50GBps", "100GBps", "300GBps", "600GBps", "1200GBps"}) {
     Scenario s = tp4_sp_scenario();
     s.parallelism.tp_comm_overlap = true;
-    s.cluster.intra_node_bandwidth_bytes_per_s = *units::parse_bandwidth_bytes_per_s(bandwidth);
+    s.cluster.intra_node_bandwidth_bytes_per_s = *io::units::parse_bandwidth_bytes_per_s(bandwidth);
     const double t = estimate(s).breakdown.tp_comm_exposed_s;
     if (previous > 0.0) {
       EXPECT_LE(t, previous * (1 + 1e-12)) << bandwidth;
@@ -60,7 +61,7 @@ TEST(TpCommOverlapTest, AFasterTensorParallelLinkIsNeverSlower) {
 // approaches the serial one from below.
 TEST(TpCommOverlapTest, OnASlowLinkTheCollectivesDominate) {
   Scenario s = tp4_sp_scenario();
-  s.cluster.intra_node_bandwidth_bytes_per_s = *units::parse_bandwidth_bytes_per_s("2GBps");
+  s.cluster.intra_node_bandwidth_bytes_per_s = *io::units::parse_bandwidth_bytes_per_s("2GBps");
   const double serial = estimate(s).breakdown.tp_comm_exposed_s;
   s.parallelism.tp_comm_overlap = true;
   const double overlapped = estimate(s).breakdown.tp_comm_exposed_s;
@@ -112,12 +113,13 @@ TEST(TpCommOverlapTest, WithoutSmsLowersThePeakInProportion) {
 TEST(TpCommOverlapTest, ScenarioKeyRoundTrips) {
   Scenario s = tp4_sp_scenario();
   s.parallelism.tp_comm_overlap = true;
-  const nlohmann::json j = scenario_to_json(s);
+  const nlohmann::json j = io::scenario_to_json(s);
   EXPECT_TRUE(j.at("parallelism").at("tp_comm_overlap").get<bool>());
-  JsonReader reader(j, "<round trip>");
-  const Scenario back = read_scenario(reader, true);
+  io::JsonReader reader(j, "<round trip>");
+  const Scenario back = io::read_scenario(reader, true);
   EXPECT_TRUE(back.parallelism.tp_comm_overlap);
-  EXPECT_FALSE(scenario_to_json(tp4_sp_scenario()).at("parallelism").contains("tp_comm_overlap"));
+  EXPECT_FALSE(
+      io::scenario_to_json(tp4_sp_scenario()).at("parallelism").contains("tp_comm_overlap"));
 }
 
 }  // namespace

@@ -13,11 +13,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "models/io/input_error.hpp"
-#include "models/io/scenario_io.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
 
+#include "io/input_error.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/cli/run_capsim.hpp"
 #include <unistd.h>
 
@@ -108,7 +108,7 @@ TEST(ConfirmTest, FailuresSayHowTheChildEnded) {
 TEST(ConfirmTest, BadInputOnTheProbeMakesTheBatchUnavailable) {
   const ConfirmFn refusing = forked_confirmer(2, [](const Scenario& sc) -> std::string {
     if (sc.model.num_layers == 1)
-      throw InputError("f.json", "/profile", "no event engine here");
+      throw io::InputError("f.json", "/profile", "no event engine here");
     return simulate_text(1.0);
   });
   const ConfirmBatch unavailable = refusing(scenarios_with_layers({1, 2}), {});
@@ -125,7 +125,7 @@ TEST(ConfirmTest, BadInputOnTheProbeMakesTheBatchUnavailable) {
 TEST(ConfirmTest, UnavailableEventEngineFallsBackToTheScreen) {
   PlanOptions opts;
   opts.confirm = forked_confirmer(2, [](const Scenario&) -> std::string {
-    throw InputError("", "", "--engine must be analytic");
+    throw io::InputError("", "", "--engine must be analytic");
   });
   const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
   EXPECT_FALSE(r.event_available);
@@ -163,7 +163,7 @@ TEST(ConfirmTest, EventJsonIsWhatSimulatePrintsForTheWrittenScenario) {
   const Scenario sc = candidate_scenario(plan, c);
   const std::string file =
       ::testing::TempDir() + "capsim_confirm_" + std::to_string(getpid()) + ".json";
-  std::ofstream(file) << scenario_to_json(sc).dump(2) << "\n";
+  std::ofstream(file) << io::scenario_to_json(sc).dump(2) << "\n";
   const testing::CommandResult cli =
       testing::run_capsim("simulate " + file + " --engine event --json");
   std::filesystem::remove(file);

@@ -8,10 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "models/io/json_reader.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-
+#include "io/json_reader.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/cli/run_capsim.hpp"
 #include <unistd.h>
 
@@ -34,16 +33,16 @@ TEST(PlanCliTest, JsonAndWinningScenario) {
   const CliRun r = run("plan " + kDataDir + "/plans/small.json --engine analytic --json --top 3 " +
                        "--out-scenario " + out);
   ASSERT_EQ(r.exit_code, 0);
-  const auto j = JsonReader::parse_text(r.out, "stdout");
+  const auto j = io::JsonReader::parse_text(r.out, "stdout");
   EXPECT_LE(j.at("ranked").size(), 3u);
   EXPECT_EQ(j.at("best").at("engine"), "analytic");
-  const Scenario best = load_scenario(out);
+  const Scenario best = io::load_scenario(out);
   EXPECT_EQ(best.cluster.num_nodes, j.at("best").at("num_nodes").get<int>());
   EXPECT_EQ(best.cluster.instance, j.at("best").at("instance").get<std::string>());
   // The written scenario replays to the plan's numbers (both JSON outputs round alike).
   const CliRun sim = run("simulate " + out + " --engine analytic --json");
   ASSERT_EQ(sim.exit_code, 0);
-  const auto simulated = JsonReader::parse_text(sim.out, "simulate");
+  const auto simulated = io::JsonReader::parse_text(sim.out, "simulate");
   EXPECT_EQ(simulated.at("iteration_time_s"), j.at("best").at("iteration_time_s"));
   EXPECT_EQ(simulated.at("memory").at("peak_gib_per_gpu"), j.at("best").at("peak_memory_gib"));
 }
@@ -55,11 +54,11 @@ TEST(PlanCliTest, WinningScenarioReplaysToThePlansEventNumbers) {
   std::filesystem::remove(out);
   const CliRun r = run("plan " + kDataDir + "/plans/small.json --json --out-scenario " + out);
   ASSERT_EQ(r.exit_code, 0);
-  const auto best = JsonReader::parse_text(r.out, "stdout").at("best");
+  const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
   ASSERT_EQ(best.at("engine"), "event");
   const CliRun sim = run("simulate " + out + " --json");
   ASSERT_EQ(sim.exit_code, 0);
-  const auto simulated = JsonReader::parse_text(sim.out, "simulate");
+  const auto simulated = io::JsonReader::parse_text(sim.out, "simulate");
   EXPECT_EQ(simulated.at("iteration_time_s"), best.at("iteration_time_s"));
   EXPECT_EQ(simulated.at("mfu"), best.at("mfu"));
 }
@@ -73,11 +72,11 @@ TEST(PlanCliTest, InstanceProfileIsUsed) {
   const CliRun slow = run("plan " + kDataDir + "/plans/small-calibrated.json --json");
   ASSERT_EQ(shipped.exit_code, 0);
   ASSERT_EQ(slow.exit_code, 0);
-  const auto a = JsonReader::parse_text(shipped.out, "shipped").at("best");
-  const auto b = JsonReader::parse_text(slow.out, "slow").at("best");
+  const auto a = io::JsonReader::parse_text(shipped.out, "shipped").at("best");
+  const auto b = io::JsonReader::parse_text(slow.out, "slow").at("best");
   EXPECT_EQ(b.at("engine"), "event");
   // Kernels slower by shipped/0.5: compute-bound layouts take about that much longer.
-  const double slowdown = embedded_profile("a100-efa.json").software_efficiency / 0.5;
+  const double slowdown = io::embedded_profile("a100-efa.json").software_efficiency / 0.5;
   EXPECT_GT(b.at("iteration_time_s").get<double>(),
             0.9 * slowdown * a.at("iteration_time_s").get<double>());
   EXPECT_NE(b.at("scenario").at("profile").get<std::string>().find("a100-efa-half-speed.json"),
@@ -100,7 +99,7 @@ TEST(PlanCliTest, WinnerFindsTheInstanceProfileFromAnyFolder) {
   const std::string simulate =
       "cd / && " + kBinary + " simulate " + out + " --engine analytic >/dev/null 2>&1";
   EXPECT_EQ(std::system(simulate.c_str()), 0);
-  const Scenario best = load_scenario(out);
+  const Scenario best = io::load_scenario(out);
   EXPECT_EQ(std::filesystem::canonical(best.profile_path),
             std::filesystem::canonical(kDataDir + "/plans/a100-efa-half-speed.json"));
 }
@@ -131,7 +130,7 @@ TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
   const CliRun r = run("plan " + kDataDir + "/plans/small-defined-instance.json --json " +
                        "--out-scenario " + out);
   ASSERT_EQ(r.exit_code, 0);
-  const auto j = JsonReader::parse_text(r.out, "stdout");
+  const auto j = io::JsonReader::parse_text(r.out, "stdout");
   EXPECT_EQ(j.at("best").at("instance"), "b200-node");
   EXPECT_EQ(j.at("best").at("engine"), "event");
   const std::string notes = j.at("notes").dump();
@@ -139,14 +138,14 @@ TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
   EXPECT_NE(notes.find("in-situ factor borrowed from the shipped profiles, 0.891"),
             std::string::npos)
       << notes;
-  const auto written = JsonReader::parse_file(out);
+  const auto written = io::JsonReader::parse_file(out);
   EXPECT_FALSE(written.at("cluster").contains("instance"));
   EXPECT_EQ(written.at("cluster").at("gpu").at("name"), "PlanTest-B200");
   EXPECT_EQ(written.at("cluster").at("gpu").at("hbm_capacity"), "180GB");
   const CliRun alone = run("simulate " + out + " --json");
   ASSERT_EQ(alone.exit_code, 0);
   EXPECT_DOUBLE_EQ(
-      JsonReader::parse_text(alone.out, "simulate").at("iteration_time_s").get<double>(),
+      io::JsonReader::parse_text(alone.out, "simulate").at("iteration_time_s").get<double>(),
       j.at("best").at("iteration_time_s").get<double>());
 }
 
@@ -157,7 +156,7 @@ TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
 TEST(PlanCliTest, ACatalogGpuOnAnUnmeasuredNetworkKeepsItsFamilysKernels) {
   const CliRun r = run("plan " + kDataDir + "/plans/small-roce-instance.json --json --top 40");
   ASSERT_EQ(r.exit_code, 0);
-  const auto j = JsonReader::parse_text(r.out, "stdout");
+  const auto j = io::JsonReader::parse_text(r.out, "stdout");
   EXPECT_NE(j.at("notes").dump().find("instance roce-h100-node: no roce measurement of its GPU "
                                       "family ships with capsim"),
             std::string::npos);

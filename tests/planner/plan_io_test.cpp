@@ -11,8 +11,9 @@
 #include <gtest/gtest.h>
 
 #include "models/instance_catalog.hpp"
-#include "models/io/input_error.hpp"
-#include "models/io/json_reader.hpp"
+
+#include "io/input_error.hpp"
+#include "io/json_reader.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -46,7 +47,7 @@ TEST_P(BadPlanTest, RejectedWithExactMessage) {
   try {
     (void)load_plan(path);
     FAIL() << c.file << " was accepted";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), path + (c.message.front() == '/' ? ":" : "") + c.message);
     EXPECT_EQ(e.file(), path);
   }
@@ -70,8 +71,8 @@ TEST(PlanIoTest, EveryBadPlanFileHasAnExpectedMessage) {
 }
 
 TEST(PlanIoTest, ShippedDefaultEqualsEmbeddedDefault) {
-  const auto shipped = JsonReader::parse_file(kSourceDir + "/scenarios/plans/default.json");
-  const auto embedded = JsonReader::parse_text(default_plan_text(), "<default plan>");
+  const auto shipped = io::JsonReader::parse_file(kSourceDir + "/scenarios/plans/default.json");
+  const auto embedded = io::JsonReader::parse_text(default_plan_text(), "<default plan>");
   EXPECT_EQ(shipped, embedded);
 }
 

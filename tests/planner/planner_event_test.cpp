@@ -9,10 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "models/io/json_reader.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/planner.hpp"
+
+#include "io/json_reader.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -89,7 +90,7 @@ TEST(GoldenTest, DefaultPlan) {
     std::ofstream(golden) << nlohmann::json{{"best", best}}.dump(2) << "\n";
     GTEST_SKIP() << "golden file rewritten: " << golden;
   }
-  const nlohmann::json expected = JsonReader::parse_file(golden).at("best");
+  const nlohmann::json expected = io::JsonReader::parse_file(golden).at("best");
   // The winning configuration must be the same; its numbers may move within 2% as the cost
   // models are refined (regenerate and review the diff when they move more).
   for (const char* key : {"instance", "pricing", "num_nodes", "layout", "engine"}) {

@@ -12,11 +12,12 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/validation_io.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "io/profile_io.hpp"
+#include "io/validation_io.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -97,7 +98,7 @@ TEST(PlannerSanityTest, MegatronGpt3LayoutRanksAmongTheBest) {
 }
 
 TEST(PlannerSanityTest, RankingCorrelatesWithMeasuredThroughput) {
-  const auto cases = load_validation_cases(kDataDir + "/validation/dev.json");
+  const auto cases = io::load_validation_cases(kDataDir + "/validation/dev.json");
   // Groups of configurations of the same model on the same hardware: the choice a planner
   // makes. Megatron SC'21: by model (Table 2 compares PTD-P and ZeRO-3 at three sizes);
   // MPT: by (model, GPU) across sequence lengths, micro-batches and node counts.
@@ -105,7 +106,8 @@ TEST(PlannerSanityTest, RankingCorrelatesWithMeasuredThroughput) {
   std::vector<double> all_pred;
   std::vector<double> all_meas;
   for (const auto& c : cases) {
-    const SimulationResult r = estimate_iteration(c.scenario, resolve_profile(c.scenario));
+    const SimulationResult r =
+        estimate::estimate_iteration(c.scenario, io::resolve_profile(c.scenario));
     const std::string key =
         c.group + " | " + c.scenario.model.name + " | " + c.scenario.cluster.gpu;
     groups[key].first.push_back(r.tokens_per_s_per_gpu);

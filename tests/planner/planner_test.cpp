@@ -11,18 +11,18 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
 #include "models/instance_catalog.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/io/text_format.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"
-#include "models/stage_balance.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
 
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/stage_balance.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
+#include "io/text_format.hpp"
 #include "tests/planner/skewed_confirmer.hpp"
 
 namespace capsim::planner {
@@ -201,7 +201,7 @@ TEST(UnevenStagesTest, PlannerBalancesTheSplit) {
   // The candidate's scenario runs that split, at the time the screen reports.
   const Scenario sc = candidate_scenario(plan, c.candidate);
   EXPECT_EQ(sc.parallelism.stage_layers, split);
-  EXPECT_DOUBLE_EQ(estimate_iteration(sc, resolve_profile(sc)).iteration_time_s,
+  EXPECT_DOUBLE_EQ(estimate::estimate_iteration(sc, io::resolve_profile(sc)).iteration_time_s,
                    c.analytic.iteration_time_s);
 }
 
@@ -212,7 +212,7 @@ TEST(UnevenStagesTest, PlannerBalancesTheSplit) {
 TEST(UnevenStagesTest, PlannerFitsALayoutByItsSplit) {
   PlanSpec plan = hand_plan();
   const Scenario llama =
-      load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/llama3-70b-p5/scenario.json");
+      io::load_scenario(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/llama3-70b-p5/scenario.json");
   plan.model = llama.model;
   plan.instances = {{"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
   plan.node_counts = {8};
@@ -238,7 +238,7 @@ TEST(UnevenStagesTest, PlannerFitsALayoutByItsSplit) {
   EXPECT_LT(split.front(), 20);
   EXPECT_LE(c.analytic.peak_memory_bytes, c.analytic.capacity_bytes);
   const Scenario sc = candidate_scenario(plan, c.candidate);
-  EXPECT_TRUE(estimate_iteration(sc, resolve_profile(sc)).memory.fits);
+  EXPECT_TRUE(estimate::estimate_iteration(sc, io::resolve_profile(sc)).memory.fits);
 }
 
 TEST(PlannerTest, PruningCountsByHand) {
@@ -352,8 +352,9 @@ FitCounts count_fits(const PlanSpec& plan) {
               const double limit = m.capacity_bytes - plan.memory_headroom_bytes;
               const bool fits = m.fits && m.peak_bytes <= limit;
               // With balance_stages a pipelined layout may fit by its split instead.
-              const bool refits = !fits && plan.space.balance_stages &&
-                                  split_that_fits(plan.model, p, gpu, limit, &m).has_value();
+              const bool refits =
+                  !fits && plan.space.balance_stages &&
+                  estimate::split_that_fits(plan.model, p, gpu, limit, &m).has_value();
               (fits || refits ? counts.fits : counts.no_fit) += 1;
               counts.refits += refits ? 1 : 0;
             }
@@ -645,9 +646,9 @@ TEST(PlannerTest, FailedConfirmationsAreReported) {
   EXPECT_EQ(best.confirm_error, "killed by signal 9 (Killed)");
 
   const std::string table = plan_table(plan, r, 0);
-  EXPECT_NE(
-      table.find(printf_string("confirmed %d, 1 failed (event engine: yes)", r.confirmations - 1)),
-      std::string::npos)
+  EXPECT_NE(table.find(io::printf_string("confirmed %d, 1 failed (event engine: yes)",
+                                         r.confirmations - 1)),
+            std::string::npos)
       << table;
   EXPECT_NE(table.find("analytic (event run failed)\n"), std::string::npos);
   EXPECT_NE(table.find("failed event confirmations (these candidates rank on the analytic "

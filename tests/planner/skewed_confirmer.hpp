@@ -4,9 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/profile_io.hpp"
 #include "planner/confirm.hpp"
+
+#include "estimate/analytic_estimator.hpp"
+#include "io/profile_io.hpp"
 
 namespace capsim::planner::testing {
 
@@ -17,7 +18,7 @@ inline ConfirmFn slowing_confirmer(std::function<double(const Scenario&)> slowdo
       [slowdown = std::move(slowdown)](const std::vector<Scenario>& scenarios, const ProgressFn&) {
         ConfirmBatch batch;
         for (const auto& sc : scenarios) {
-          const SimulationResult r = estimate_iteration(sc, resolve_profile(sc));
+          const SimulationResult r = estimate::estimate_iteration(sc, io::resolve_profile(sc));
           const double factor = slowdown(sc);
           ConfirmOutcome o;
           o.ok = true;

@@ -30,13 +30,13 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/result_io.hpp"
-#include "models/io/scenario_io.hpp"
-#include "models/iteration_model.hpp"
 #include "sim/iteration_simulator.hpp"
 
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
+#include "io/profile_io.hpp"
+#include "io/result_io.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/models/random_scenario.hpp"
 #include "tests/sim/sim_test_util.hpp"
 
@@ -132,14 +132,14 @@ TEST(EngineSweepTest, EnginesAgreeOnRandomLayouts) {
   WaitSummary waits;
   for (int i = 0; i < kLayouts; ++i) {
     const Scenario sc = test::random_scenario(rng);
-    const HardwareProfile profile = resolve_profile(sc);
-    const IterationCosts costs = compute_iteration_costs(sc, profile);
-    const SimulationResult estimate = estimate_iteration(sc, costs, profile);
+    const HardwareProfile profile = io::resolve_profile(sc);
+    const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
+    const SimulationResult estimate = estimate::estimate_iteration(sc, costs, profile);
     const double analytic = estimate.iteration_time_s;
     const EventFigures event = run_event_engine(sc, costs, profile);
     ASSERT_TRUE(event.error.empty()) << event.error;
     const double gap = analytic / event.iteration_s - 1.0;
-    const std::string layout = scenario_to_json(sc).dump();
+    const std::string layout = io::scenario_to_json(sc).dump();
     // The event engine's breakdown sums to its step, every part non-negative.
     EXPECT_NEAR(event.parts_s, event.iteration_s, 1e-9 * event.iteration_s) << layout;
     EXPECT_GE(event.least_part_s, 0.0) << layout;
@@ -191,9 +191,9 @@ TEST(EngineSweepTest, MoreNicBandwidthIsNeverSlowerInTheEventEngine) {
     if (!sc.cluster.has_inter_node)
       continue;
     ++checked;
-    const HardwareProfile profile = resolve_profile(sc);
+    const HardwareProfile profile = io::resolve_profile(sc);
     const auto event_s = [&](const Scenario& s) {
-      const IterationCosts costs = compute_iteration_costs(s, profile);
+      const IterationCosts costs = estimate::compute_iteration_costs(s, profile);
       return std::stod(test::run_in_child([&] {
         return test::format_double(sim::simulate_iteration(s, costs, profile).iteration_time_s);
       }));
@@ -201,7 +201,7 @@ TEST(EngineSweepTest, MoreNicBandwidthIsNeverSlowerInTheEventEngine) {
     const double before = event_s(sc);
     sc.cluster.nic_bandwidth_bytes_per_s *= 2;
     const double after = event_s(sc);
-    EXPECT_LE(after, before * (1 + 1e-9)) << scenario_to_json(sc).dump();
+    EXPECT_LE(after, before * (1 + 1e-9)) << io::scenario_to_json(sc).dump();
   }
 }
 
@@ -216,8 +216,8 @@ TEST(EngineSweepTest, TheReducedRunEqualsEveryGpuUnlessItSaysOtherwise) {
   int noted = 0;
   for (int i = 0; i < 80; ++i) {
     const Scenario sc = test::random_scenario(rng);
-    const HardwareProfile profile = resolve_profile(sc);
-    const IterationCosts costs = compute_iteration_costs(sc, profile);
+    const HardwareProfile profile = io::resolve_profile(sc);
+    const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
     // Iteration time, then "noted" when a note says the reduction approximates.
     const auto run = [&](bool reduced) {
       return test::run_in_child([&] {
@@ -236,7 +236,7 @@ TEST(EngineSweepTest, TheReducedRunEqualsEveryGpuUnlessItSaysOtherwise) {
     ASSERT_EQ(reduced.rfind("exception: ", 0), std::string::npos) << reduced;
     ASSERT_EQ(full.rfind("exception: ", 0), std::string::npos) << full;
     const double gap = std::stod(reduced) / std::stod(full) - 1.0;
-    const std::string layout = scenario_to_json(sc).dump();
+    const std::string layout = io::scenario_to_json(sc).dump();
     if (reduced.find("noted") != std::string::npos) {
       ++noted;
       EXPECT_LT(std::abs(gap), 0.05) << layout;
@@ -253,17 +253,17 @@ TEST(EngineSweepTest, SameInputSameBytes) {
   test::Rng rng(20261130);
   for (int i = 0; i < 60; ++i) {
     const Scenario sc = test::random_scenario(rng);
-    const HardwareProfile profile = resolve_profile(sc);
-    const IterationCosts costs = compute_iteration_costs(sc, profile);
+    const HardwareProfile profile = io::resolve_profile(sc);
+    const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
     const auto event = [&] {
       return test::run_in_child(
-          [&] { return result_to_json(sim::simulate_iteration(sc, costs, profile)).dump(); });
+          [&] { return io::result_to_json(sim::simulate_iteration(sc, costs, profile)).dump(); });
     };
     const std::string first = event();
     ASSERT_EQ(first.rfind("exception: ", 0), std::string::npos) << first;
-    EXPECT_EQ(first, event()) << scenario_to_json(sc).dump();
-    EXPECT_EQ(result_to_json(estimate_iteration(sc, costs, profile)).dump(),
-              result_to_json(estimate_iteration(sc, costs, profile)).dump());
+    EXPECT_EQ(first, event()) << io::scenario_to_json(sc).dump();
+    EXPECT_EQ(io::result_to_json(estimate::estimate_iteration(sc, costs, profile)).dump(),
+              io::result_to_json(estimate::estimate_iteration(sc, costs, profile)).dump());
   }
 }
 

@@ -6,14 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include "models/analytic_estimator.hpp"
 #include "models/collective_cost.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/iteration_model.hpp"
 #include "sim/isolated_simulation.hpp"
 #include "sim/iteration_simulator.hpp"
 #include "traces/chrome_trace.hpp"
 
+#include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
+#include "io/profile_io.hpp"
 #include "tests/sim/sim_test_util.hpp"
 
 // Every TEST here runs its own SimGrid simulation, in its own process (gtest_discover_tests);
@@ -84,7 +84,8 @@ TEST(EventEngineTest, ZeroBubbleWithFewMicroBatchesMatchesTheEstimator) {
       return test::format_double(simulate_iteration(sc, costs, make_profile()).iteration_time_s);
     });
     EXPECT_NEAR(std::stod(event), expected, 1e-9) << "m = " << m;
-    EXPECT_NEAR(estimate_iteration(sc, costs, make_profile()).iteration_time_s, expected, 1e-9)
+    EXPECT_NEAR(estimate::estimate_iteration(sc, costs, make_profile()).iteration_time_s, expected,
+                1e-9)
         << "m = " << m;
   }
 }
@@ -450,7 +451,8 @@ TEST(EventEngineTest, LaterStagesSingleBucketHidesInTheirDrainSlack) {
   for (const double params : {2e8, 6e8}) {
     IterationCosts costs = make_costs(sc, 4 * kMs, 8 * kMs, 0.0, 1e6, params);
     const HardwareProfile profile = make_profile();
-    const double analytic = estimate_iteration(sc, costs, profile).breakdown.dp_comm_exposed_s;
+    const double analytic =
+        estimate::estimate_iteration(sc, costs, profile).breakdown.dp_comm_exposed_s;
     const std::string event = test::run_in_child([&] {
       return test::format_double(
           simulate_iteration(sc, costs, profile).breakdown.dp_comm_exposed_s);
@@ -469,9 +471,9 @@ TEST(EventEngineTest, AgreesWithAnalyticWithoutContention) {
   sc.model = {"gpt-2.7b", 32, 2560, 32, 32, 10240, FfnActivation::kGelu, 2048, 51200, false};
   sc.parallelism.sequence_parallel = true;
   sc.parallelism.zero_stage = 1;
-  const HardwareProfile profile = resolve_profile(sc);
-  const IterationCosts costs = compute_iteration_costs(sc, profile);
-  const SimulationResult analytic = estimate_iteration(sc, costs, profile);
+  const HardwareProfile profile = io::resolve_profile(sc);
+  const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
+  const SimulationResult analytic = estimate::estimate_iteration(sc, costs, profile);
   const SimulationResult event = simulate_iteration(sc, costs, profile);
   EXPECT_NEAR(event.iteration_time_s, analytic.iteration_time_s, 0.01 * analytic.iteration_time_s);
   EXPECT_NEAR(event.breakdown.compute_s, analytic.breakdown.compute_s,
@@ -489,9 +491,9 @@ Scenario gpt13b(int tp, int pp, int dp, int micro_batches, Schedule schedule, in
 
 // Analytic over event iteration time, minus one (the event run in a child).
 double analytic_gap(const Scenario& sc) {
-  const HardwareProfile profile = resolve_profile(sc);
-  const IterationCosts costs = compute_iteration_costs(sc, profile);
-  const double analytic = estimate_iteration(sc, costs, profile).iteration_time_s;
+  const HardwareProfile profile = io::resolve_profile(sc);
+  const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
+  const double analytic = estimate::estimate_iteration(sc, costs, profile).iteration_time_s;
   const std::string event = test::run_in_child(
       [&] { return test::format_double(simulate_iteration(sc, costs, profile).iteration_time_s); });
   if (event.rfind("exception: ", 0) == 0) {
@@ -503,7 +505,7 @@ double analytic_gap(const Scenario& sc) {
 
 // Cross-check on oversubscribed fabrics (3:1, one or two nodes per leaf): the estimator gives
 // each traffic class that leaves a leaf the share of the uplinks the reduced event run gives it
-// (models/leaf_uplinks.hpp), and in both a stage with slack absorbs slower hops. So the engines
+// (estimate/leaf_uplinks.hpp), and in both a stage with slack absorbs slower hops. So the engines
 // differ about as much as they do on the same layout without oversubscription (PP/DP contention
 // on the NICs, bucket granularity): measured within 0.6 points of that on these four layouts
 // (2.8 with 25 MB DP buckets), and the test allows 1. Ignoring the uplinks, the estimator was
@@ -547,12 +549,13 @@ TEST(EventEngineTest, AgreesWithAnalyticWithTensorParallelOverlap) {
   Scenario sc = gpt13b(8, 2, 4, 8, Schedule::kOneFOneB);
   sc.parallelism.zero_stage = 1;
   const double serial_gap = analytic_gap(sc);
-  const double serial_s = estimate_iteration(sc, resolve_profile(sc)).iteration_time_s;
+  const double serial_s =
+      estimate::estimate_iteration(sc, io::resolve_profile(sc)).iteration_time_s;
   sc.parallelism.tp_comm_overlap = true;
   const double gap = analytic_gap(sc);
   EXPECT_NEAR(gap, 0.0, 0.01);
   EXPECT_NEAR(gap, serial_gap, 0.005);
-  EXPECT_LT(estimate_iteration(sc, resolve_profile(sc)).iteration_time_s, serial_s);
+  EXPECT_LT(estimate::estimate_iteration(sc, io::resolve_profile(sc)).iteration_time_s, serial_s);
 }
 
 // A run in a child process (capsim validate, the benchmarks) returns the same numbers and the
@@ -562,10 +565,10 @@ TEST(EventEngineTest, ChildRunKeepsTheResultAndItsNotes) {
   sc.cluster.topology = Topology::kOversubscribed;
   sc.cluster.oversubscription = 3.0;
   sc.cluster.nodes_per_leaf = 1;
-  const HardwareProfile profile = resolve_profile(sc);
+  const HardwareProfile profile = io::resolve_profile(sc);
   const SimulationResult child = simulate_iteration_in_child(sc, profile);
   const SimulationResult here =
-      simulate_iteration(sc, compute_iteration_costs(sc, profile), profile);
+      simulate_iteration(sc, estimate::compute_iteration_costs(sc, profile), profile);
   EXPECT_EQ(child.iteration_time_s, here.iteration_time_s);
   const TimeBreakdown& c = child.breakdown;
   const TimeBreakdown& h = here.breakdown;
@@ -593,7 +596,7 @@ TEST(EventEngineTest, IntraNodeBucketsTakeTheirModelTimeWhateverTheRouteLatency)
   sc.parallelism.zero_stage = 1;
   sc.parallelism.dp_bucket_bytes = 1e6;
   sc.parallelism.dp_buckets_every_chunk = true;
-  const HardwareProfile profile = resolve_profile(sc);
+  const HardwareProfile profile = io::resolve_profile(sc);
   const GroupShape pair{2, 2, 1, 0.0};
   const GroupShape dp{4, 4, 1, 0.0};
   ASSERT_GT(
@@ -613,9 +616,9 @@ bool has_note(const SimulationResult& r, const std::string& start) {
 TEST(EventEngineTest, ReducedRunNotesWhereStagesShareLinks) {
   const auto notes = [](const Scenario& sc) {
     return test::run_in_child([&] {
-      const HardwareProfile profile = resolve_profile(sc);
+      const HardwareProfile profile = io::resolve_profile(sc);
       const SimulationResult r =
-          simulate_iteration(sc, compute_iteration_costs(sc, profile), profile);
+          simulate_iteration(sc, estimate::compute_iteration_costs(sc, profile), profile);
       return std::string(has_note(r, "GPUs of different stages") ? "node " : "") +
              (has_note(r, "stages share leaf") ? "leaf" : "");
     });
@@ -639,9 +642,9 @@ TEST(EventEngineTest, ReducedRunNoteNamesTheEveryGpuLimitOnLargerClusters) {
   leaves.cluster.nodes_per_leaf = 3;
   ASSERT_GT(leaves.parallelism.num_gpus(), kMaxEveryGpuRanks);
   const std::string note = test::run_in_child([&] {
-    const HardwareProfile profile = resolve_profile(leaves);
+    const HardwareProfile profile = io::resolve_profile(leaves);
     const SimulationResult r =
-        simulate_iteration(leaves, compute_iteration_costs(leaves, profile), profile);
+        simulate_iteration(leaves, estimate::compute_iteration_costs(leaves, profile), profile);
     for (const std::string& n : r.notes)
       if (n.rfind("stages share leaf", 0) == 0)
         return n;
@@ -684,9 +687,9 @@ TEST(EventEngineTest, BothEnginesBreakTheBusiestStageDown) {
   Scenario sc = gpt13b(8, 4, 4, 4, Schedule::kOneFOneB);
   sc.parallelism.zero_stage = 1;
   sc.parallelism.stage_layers = {6, 10, 10, 14};
-  const HardwareProfile profile = resolve_profile(sc);
-  const IterationCosts costs = compute_iteration_costs(sc, profile);
-  const SimulationResult analytic = estimate_iteration(sc, costs, profile);
+  const HardwareProfile profile = io::resolve_profile(sc);
+  const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
+  const SimulationResult analytic = estimate::estimate_iteration(sc, costs, profile);
   const TimeBreakdown& a = analytic.breakdown;
   const std::string event = test::run_in_child([&] {
     const TimeBreakdown b = simulate_iteration(sc, costs, profile).breakdown;
@@ -743,10 +746,10 @@ TEST(EventEngineTest, AgreesWithAnalyticForZero3InsideANode) {
   Scenario sc = make_scenario(1, 1, 8, 4, Schedule::kOneFOneB);
   sc.model = {"gpt-2.7b", 32, 2560, 32, 32, 10240, FfnActivation::kGelu, 2048, 51200, false};
   sc.parallelism.zero_stage = 3;
-  const HardwareProfile profile = resolve_profile(sc);
-  const IterationCosts costs = compute_iteration_costs(sc, profile);
+  const HardwareProfile profile = io::resolve_profile(sc);
+  const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
   ASSERT_EQ(costs.dp_group.nodes, 1);
-  const SimulationResult analytic = estimate_iteration(sc, costs, profile);
+  const SimulationResult analytic = estimate::estimate_iteration(sc, costs, profile);
   const SimulationResult event = simulate_iteration(sc, costs, profile);
   EXPECT_NEAR(event.iteration_time_s, analytic.iteration_time_s, 0.01 * analytic.iteration_time_s);
 }
@@ -754,7 +757,7 @@ TEST(EventEngineTest, AgreesWithAnalyticForZero3InsideANode) {
 // ZeRO-3 across nodes, comm-bound: in the backward the gather and reduce-scatter streams share
 // the NIC, and whether one stream's latency hides behind the other's bytes depends on how their
 // phases fall. The estimator plays both streams layer by layer as the event engine runs them
-// (models/zero3_streams.hpp); with a closed form (latencies overlapped, bytes added, each
+// (estimate/zero3_streams.hpp); with a closed form (latencies overlapped, bytes added, each
 // micro-batch's first gather and last scatter exposed) it was 0.9-4.5% slow on these layouts;
 // now the two without a pipeline agree to 1e-8 and the two with one within 0.3-0.7%.
 TEST(EventEngineTest, AgreesWithAnalyticForZero3AcrossNodes) {
@@ -792,10 +795,10 @@ TEST(EventEngineTest, AgreesWithAnalyticForGpipeWithZero3) {
 TEST(EventEngineTest, AgreesWithAnalyticForZero3WithMicroBatchOverhead) {
   Scenario sc = gpt13b(8, 1, 8, 4, Schedule::kOneFOneB);
   sc.parallelism.zero_stage = 3;
-  HardwareProfile profile = resolve_profile(sc);
+  HardwareProfile profile = io::resolve_profile(sc);
   profile.per_microbatch_overhead_s = 5e-3;
-  const IterationCosts costs = compute_iteration_costs(sc, profile);
-  const double analytic = estimate_iteration(sc, costs, profile).iteration_time_s;
+  const IterationCosts costs = estimate::compute_iteration_costs(sc, profile);
+  const double analytic = estimate::estimate_iteration(sc, costs, profile).iteration_time_s;
   const std::string event = test::run_in_child(
       [&] { return test::format_double(simulate_iteration(sc, costs, profile).iteration_time_s); });
   ASSERT_EQ(event.rfind("exception: ", 0), std::string::npos) << event;

@@ -1,6 +1,6 @@
 // Each TEST runs at most one in-process simulation (SimGrid: one engine per process;
 // gtest_discover_tests runs every TEST in its own process). Expected numbers are worked by hand.
-#include "sim/whatif/engine.hpp"
+#include "whatif/engine.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/whatif/results.hpp"
-#include "sim/whatif/runner.hpp"
-#include "sim/whatif/whatif_io.hpp"
+#include "whatif/results.hpp"
+#include "whatif/runner.hpp"
+#include "whatif/whatif_io.hpp"
 
 namespace capsim::whatif {
 namespace {

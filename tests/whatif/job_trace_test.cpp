@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "models/io/input_error.hpp"
-#include "models/io/input_file.hpp"
+#include "io/input_error.hpp"
+#include "io/input_file.hpp"
 
 namespace capsim::traces {
 namespace {
@@ -25,7 +25,7 @@ std::vector<JobRecord> read_text(const std::string& text,
 std::string error_of(const std::string& text, JobTraceFormat format = JobTraceFormat::kCapsimCsv) {
   try {
     (void)read_text(text, format);
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     return e.what();
   }
   return "no error";
@@ -189,7 +189,7 @@ TEST(ImportTest, RejectsImpossibleTimes) {
   try {
     (void)read_job_trace(stretched, day);
     ADD_FAILURE() << "accepted a trace stretched to 2,700 years";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "traces/jobs.csv:line 3: job \"b\" is submitted 1000000 days after the trace "
               "starts; a trace may span at most 3650 days once time_scale is applied");
@@ -254,7 +254,7 @@ TEST(ImportTest, AMillionJobTraceIsRead) {
     for (int i = 0; i < 1000000; ++i)
       out << "job-" << i << "-" << pad << "," << i % 86400 << "s,8,1h\n";
   }
-  ASSERT_GT(std::filesystem::file_size(path), kMaxJsonInputBytes);
+  ASSERT_GT(std::filesystem::file_size(path), io::kMaxJsonInputBytes);
   JobTraceOptions options;
   options.path = path;
   EXPECT_EQ(read_job_trace(options).size(), 1000000u);

@@ -1,8 +1,8 @@
-#include "sim/whatif/policy.hpp"
+#include "whatif/policy.hpp"
 
 #include <gtest/gtest.h>
 
-#include "models/io/input_error.hpp"
+#include "io/input_error.hpp"
 
 namespace capsim::whatif {
 namespace {
@@ -86,13 +86,13 @@ TEST(PolicyTest, ErrorsNameTheKnob) {
   try {
     (void)preset("cluster-autoscaler", {{"scan_interval", "0s"}});
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_STREQ(e.what(), "p.json:/policies/0/knobs: the loop period must be positive");
   }
   try {
     (void)preset("kuberay-v2", {{"upscaling_mode", "Turbo"}});
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_STREQ(e.what(),
                  "p.json:/policies/0/knobs/upscaling_mode: expected one of Default, "
                  "Aggressive, Conservative, got \"Turbo\"");
@@ -100,7 +100,7 @@ TEST(PolicyTest, ErrorsNameTheKnob) {
   try {
     (void)make_policy("x", "yarn", nlohmann::json::object(), "p.json", "/policies/0");
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_STREQ(e.what(),
                  "p.json:/policies/0/preset: unknown preset \"yarn\" (allowed: static, "
                  "cluster-autoscaler, ray-v1, kuberay-v2, karpenter, slurm-power-save, "

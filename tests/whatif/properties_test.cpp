@@ -6,10 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/whatif/results.hpp"
-#include "sim/whatif/runner.hpp"
-
 #include "tests/whatif/whatif_test_util.hpp"
+#include "whatif/results.hpp"
+#include "whatif/runner.hpp"
 
 namespace capsim::whatif {
 namespace {

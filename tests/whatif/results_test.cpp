@@ -1,4 +1,4 @@
-#include "sim/whatif/results.hpp"
+#include "whatif/results.hpp"
 
 #include <sstream>
 

@@ -1,10 +1,10 @@
-#include "sim/whatif/throughput.hpp"
+#include "whatif/throughput.hpp"
 
 #include <gtest/gtest.h>
 
-#include "models/io/input_error.hpp"
-#include "models/io/scenario_io.hpp"
-#include "sim/whatif/whatif_io.hpp"
+#include "io/input_error.hpp"
+#include "io/scenario_io.hpp"
+#include "whatif/whatif_io.hpp"
 
 namespace capsim::whatif {
 namespace {
@@ -13,7 +13,7 @@ const std::string kScenario =
     std::string(CAPSIM_SOURCE_DIR) + "/scenarios/gpt-30b-p4d/scenario.json";
 
 TEST(ThroughputTest, ScaleScenarioKeepsModelParallelismAndBatch) {
-  const Scenario base = load_scenario(kScenario);  // TP8 PP2 DP8, global batch 1024
+  const Scenario base = io::load_scenario(kScenario);  // TP8 PP2 DP8, global batch 1024
   const Scenario s = scale_scenario(base, *find_instance("p5.48xlarge"), 64);
   EXPECT_EQ(s.parallelism.tensor, 8);
   EXPECT_EQ(s.parallelism.pipeline, 2);
@@ -64,7 +64,7 @@ TEST(ThroughputTest, GpuCountsMustFitTheLayout) {
   try {
     (void)read_whatif(j, "w.json", std::string(CAPSIM_TEST_DATA_DIR) + "/whatif");
     FAIL();
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "w.json:/jobs: job x asks for 24 GPUs, not a multiple of tensor x pipeline x "
               "context = 16 in " +

@@ -1,10 +1,10 @@
-#include "sim/whatif/whatif_io.hpp"
+#include "whatif/whatif_io.hpp"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "models/io/input_error.hpp"
+#include "io/input_error.hpp"
 
 namespace capsim::whatif {
 namespace {
@@ -23,7 +23,7 @@ nlohmann::json base() {
 std::string error_of(const nlohmann::json& j) {
   try {
     (void)read_whatif(j, "w.json", kDir);
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     return e.what();
   }
   return "no error";
@@ -212,7 +212,7 @@ TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {
   try {
     (void)load_whatif(bad + "whatif_bare_price.json");
     FAIL() << "accepted a bare price";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), bad +
                                          "whatif_bare_price.json:/pools/0/price: expected a "
                                          "price like \"$32.77/h\", got 32.77");
@@ -220,7 +220,7 @@ TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {
   try {
     (void)load_whatif(bad + "whatif_unknown_knob.json");
     FAIL() << "accepted an unknown knob";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               bad +
                   "whatif_unknown_knob.json:/policies/0/knobs/idle_timeout_minutes: unknown key "
@@ -231,7 +231,7 @@ TEST(WhatIfIoTest, BadFilesNameFileAndPointer) {
   try {
     (void)load_whatif(bad + "whatif_jobs_path_folder.json");
     FAIL() << "accepted a folder as the job trace";
-  } catch (const InputError& e) {
+  } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), bad + "whatif_jobs_path_folder.json:/jobs/path: job trace \"" +
                                          std::string(CAPSIM_TEST_DATA_DIR) +
                                          "/whatif\" is not a file");

@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/instance_catalog.hpp"
-#include "sim/whatif/policy.hpp"
-#include "sim/whatif/whatif_config.hpp"
+
+#include "whatif/policy.hpp"
+#include "whatif/whatif_config.hpp"
 
 namespace capsim::whatif::testing {
 

@@ -9,8 +9,7 @@
 #include <typeinfo>
 #include <utility>
 
-#include "models/io/input_error.hpp"
-
+#include "io/input_error.hpp"
 #include <unistd.h>
 
 namespace capsim::fuzz {
@@ -85,7 +84,7 @@ std::string write_scratch(const std::string& name, std::string_view bytes) {
 void run_one(const std::function<void()>& body) {
   try {
     body();
-  } catch (const InputError&) {
+  } catch (const io::InputError&) {
     // The reader's rejection: exit code 2 with the file and pointer.
   } catch (const std::exception& e) {
     finding(std::string("unexpected ") + typeid(e).name() + ": " + e.what());

@@ -6,8 +6,8 @@
 
 #include "calibrate/measurements.hpp"
 #include "calibrate/profile_fit.hpp"
-#include "models/io/profile_io.hpp"
 
+#include "io/profile_io.hpp"
 #include "tests/fuzz/targets/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     calibrate::ProfileFitOptions options;
     options.gpu = "A100-SXM4-80GB";
     const auto result = calibrate::fit_profile(calibrate::load_inputs({path}), options);
-    fuzz::require_finite(profile_to_json(result->profile), "fitted profile");
+    fuzz::require_finite(io::profile_to_json(result->profile), "fitted profile");
     (void)calibrate::render_report(*result);
   });
   return 0;

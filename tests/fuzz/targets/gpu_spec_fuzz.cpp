@@ -9,24 +9,24 @@
 #include <nlohmann/json.hpp>
 
 #include "models/gpu_catalog.hpp"
-#include "models/io/gpu_spec_io.hpp"
-#include "models/io/json_reader.hpp"
 
+#include "io/gpu_spec_io.hpp"
+#include "io/json_reader.hpp"
 #include "tests/fuzz/targets/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace capsim;
   fuzz::run_one([&] {
     const std::string path = fuzz::write_scratch("gpu.json", fuzz::as_text(data, size));
-    const nlohmann::json doc = JsonReader::parse_file(path);
-    JsonReader reader(doc, path);
-    reader.expect_schema(kGpuSchema);
-    const GpuSpec gpu = read_gpu_spec(reader);
-    const nlohmann::json written = gpu_spec_to_json(gpu);
-    JsonReader again(written, "gpu_spec_to_json");
-    fuzz::require(read_gpu_spec(again) == gpu,
+    const nlohmann::json doc = io::JsonReader::parse_file(path);
+    io::JsonReader reader(doc, path);
+    reader.expect_schema(io::kGpuSchema);
+    const GpuSpec gpu = io::read_gpu_spec(reader);
+    const nlohmann::json written = io::gpu_spec_to_json(gpu);
+    io::JsonReader again(written, "gpu_spec_to_json");
+    fuzz::require(io::read_gpu_spec(again) == gpu,
                   "gpu_spec_to_json does not round-trip " + written.dump());
-    const std::string name = load_gpu_definition(path);
+    const std::string name = io::load_gpu_definition(path);
     fuzz::require(find_gpu(name) != nullptr, "a defined GPU is not in the catalog");
   });
   return 0;

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "calibrate/profile_fit.hpp"
-#include "models/io/profile_io.hpp"
 
+#include "io/profile_io.hpp"
 #include "tests/fuzz/targets/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::run_one([&] {
     const std::string path = fuzz::write_scratch("measurements.json", fuzz::as_text(data, size));
     const auto result = calibrate::fit_profile(calibrate::load_inputs({path}), {});
-    fuzz::require_finite(profile_to_json(result->profile), "fitted profile");
+    fuzz::require_finite(io::profile_to_json(result->profile), "fitted profile");
     (void)calibrate::render_report(*result);
   });
   return 0;

@@ -5,24 +5,23 @@
 #include <cstdint>
 #include <string>
 
-#include "models/io/profile_io.hpp"
-#include "models/io/profile_reference.hpp"
-#include "models/io/scenario_io.hpp"
-
+#include "io/profile_io.hpp"
+#include "io/profile_reference.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/fuzz/targets/analytic_check.hpp"
 #include "tests/fuzz/targets/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace capsim;
   static const Scenario kScenario =
-      load_scenario(fuzz::source_dir() + "/tests/data/scenarios/valid.json");
+      io::load_scenario(fuzz::source_dir() + "/tests/data/scenarios/valid.json");
   fuzz::run_one([&] {
     const std::string path = fuzz::write_scratch("profile.json", fuzz::as_text(data, size));
-    define_gpu_of_profile(path, "", "");
+    io::define_gpu_of_profile(path, "", "");
     Scenario scenario = kScenario;
     scenario.profile_path = path;
-    const HardwareProfile profile = resolve_profile(scenario);
-    fuzz::require_finite(profile_to_json(profile), "profile_to_json");
+    const HardwareProfile profile = io::resolve_profile(scenario);
+    fuzz::require_finite(io::profile_to_json(profile), "profile_to_json");
     fuzz::check_estimate(scenario, profile);
   });
   return 0;

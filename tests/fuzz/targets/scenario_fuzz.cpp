@@ -4,9 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/fuzz/targets/analytic_check.hpp"
 #include "tests/fuzz/targets/fuzz_support.hpp"
 
@@ -14,8 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace capsim;
   fuzz::run_one([&] {
     const std::string path = fuzz::write_scratch("scenario.json", fuzz::as_text(data, size));
-    const Scenario scenario = load_scenario(path);
-    fuzz::check_estimate(scenario, resolve_profile(scenario));
+    const Scenario scenario = io::load_scenario(path);
+    fuzz::check_estimate(scenario, io::resolve_profile(scenario));
   });
   return 0;
 }

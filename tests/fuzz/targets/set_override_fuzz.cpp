@@ -6,10 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "models/io/profile_io.hpp"
-#include "models/io/scenario_io.hpp"
-
 #include "cli/cli_util.hpp"
+#include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/fuzz/targets/analytic_check.hpp"
 #include "tests/fuzz/targets/fuzz_support.hpp"
 
@@ -18,15 +17,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::string kScenario =
       fuzz::source_dir() + "/tests/data/scenarios/every-optional-key.json";
   fuzz::run_one([&] {
-    std::vector<ScenarioOverride> overrides;
+    std::vector<io::ScenarioOverride> overrides;
     std::string_view text = fuzz::as_text(data, size);
     while (!text.empty()) {
       const size_t end = text.find('\n');
       overrides.push_back(cli::parse_override(std::string(text.substr(0, end))));
       text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
     }
-    const Scenario scenario = load_scenario(kScenario, overrides);
-    fuzz::check_estimate(scenario, resolve_profile(scenario));
+    const Scenario scenario = io::load_scenario(kScenario, overrides);
+    fuzz::check_estimate(scenario, io::resolve_profile(scenario));
   });
   return 0;
 }

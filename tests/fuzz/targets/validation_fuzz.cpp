@@ -7,9 +7,9 @@
 #include <string>
 
 #include "calibrate/step_fit.hpp"
-#include "models/io/profile_io.hpp"
-#include "models/io/validation_io.hpp"
 
+#include "io/profile_io.hpp"
+#include "io/validation_io.hpp"
 #include "tests/fuzz/targets/analytic_check.hpp"
 #include "tests/fuzz/targets/fuzz_support.hpp"
 
@@ -17,16 +17,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace capsim;
   fuzz::run_one([&] {
     const std::string path = fuzz::write_scratch("validation.json", fuzz::as_text(data, size));
-    const ValidationFile file = load_validation_file(path);
-    for (const ValidationCase& c : file.cases)
-      fuzz::check_estimate(c.scenario, resolve_profile(c.scenario));
+    const io::ValidationFile file = io::load_validation_file(path);
+    for (const io::ValidationCase& c : file.cases)
+      fuzz::check_estimate(c.scenario, io::resolve_profile(c.scenario));
     if (!file.rejected.empty() || file.cases.empty())
       return;
     // `capsim calibrate step` fits only runs that share one profile; the attention fit too on
     // every other input, so both searches run.
-    const HardwareProfile base = resolve_profile(file.cases.front().scenario);
-    for (const ValidationCase& c : file.cases) {
-      if (resolve_profile(c.scenario).name != base.name)
+    const HardwareProfile base = io::resolve_profile(file.cases.front().scenario);
+    for (const io::ValidationCase& c : file.cases) {
+      if (io::resolve_profile(c.scenario).name != base.name)
         return;
     }
     const bool fit_attention = file.cases.size() % 2 == 0;

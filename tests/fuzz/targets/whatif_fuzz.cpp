@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/whatif/whatif_io.hpp"
-
 #include "tests/fuzz/targets/fuzz_support.hpp"
+#include "whatif/whatif_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace capsim;

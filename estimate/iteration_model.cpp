@@ -1,0 +1,529 @@
+#include "estimate/iteration_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <memory>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "models/as_double.hpp"
+#include "models/collective_cost.hpp"
+#include "models/gemm_cost.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/memory_model.hpp"
+#include "models/op_cost.hpp"
+#include "models/overlap.hpp"
+#include "models/parameter_count.hpp"
+#include "models/tp_comm_overlap.hpp"
+#include "models/workload.hpp"
+
+#include "estimate/leaf_uplinks.hpp"
+
+namespace capsim::estimate {
+namespace {
+
+// Activations, gradients and gathered parameters travel in 16 bits (fp8 recipes keep bf16
+// activations between layers and bf16 gradients; Transformer Engine).
+constexpr double kActivationBytes = 2.0;
+
+// Compute time of one pass's ops, split by pass.
+struct PassTimes {
+  double forward_s = 0.0;
+  double backward_input_s = 0.0;
+  double backward_weight_s = 0.0;
+  double attention_forward_s = 0.0;
+  double attention_backward_s = 0.0;
+};
+
+PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, const GpuSpec& gpu,
+                   Precision precision, double seq_length) {
+  PassTimes out;
+  for (const Op& op : ops) {
+    const double t = op_time_s(op, profile, gpu, precision, seq_length);
+    if (op.attention_core) {
+      (op.pass == Pass::kForward ? out.attention_forward_s : out.attention_backward_s) += t;
+    }
+    switch (op.pass) {
+      case Pass::kForward:
+        out.forward_s += t;
+        break;
+      case Pass::kBackwardInput:
+        out.backward_input_s += t;
+        break;
+      case Pass::kBackwardWeight:
+        out.backward_weight_s += t;
+        break;
+    }
+  }
+  return out;
+}
+
+double pass_total_s(const PassTimes& t) {
+  return t.forward_s + t.backward_input_s + t.backward_weight_s;
+}
+
+// Megatron orders ranks tensor (fastest), context, data, pipeline; a node holds
+// gpus_per_node consecutive ranks. Returns the shape of a group whose members are `stride`
+// ranks apart, and the NIC bandwidth one such group gets per node while all groups of its
+// kind communicate at once.
+GroupShape group_shape(int size, int stride, const ClusterSpec& cluster) {
+  GroupShape g;
+  g.ranks = size;
+  const int per_node = std::max(1, cluster.gpus_per_node / std::max(stride, 1));
+  g.ranks_per_node = std::min(size, per_node);
+  g.nodes = (size + g.ranks_per_node - 1) / g.ranks_per_node;
+  g.nic_bandwidth_per_node_bytes_per_s =
+      cluster.node_nic_bandwidth_bytes_per_s() * g.ranks_per_node / d(cluster.gpus_per_node);
+  return g;
+}
+
+// Megatron TP per layer: two all-reduces forward and two backward of tokens x h; with SP each
+// becomes an all-gather plus a reduce-scatter of the same tokens (Korthikanti et al. §4.2.2).
+// The gathers carry `gather_bytes` (fp8 under Transformer Engine, sp_gather_bytes), the
+// reduce-scatters the 16-bit `buffer_bytes`. Returns the forward collectives and the backward
+// ones of the row-parallel layers (SP's output-gradient gathers); the column-parallel layers'
+// input-gradient collectives are column_parallel_backward_s's.
+LayerComm tp_layer_comm(const HardwareProfile& profile, const GroupShape& tp, double buffer_bytes,
+                        double gather_bytes, bool sequence_parallel) {
+  if (tp.ranks <= 1)
+    return {};
+  if (sequence_parallel) {
+    const double gather_s =
+        collective_time_s(profile, CollectiveKind::kAllGather, gather_bytes, tp);
+    const double scatter_s =
+        collective_time_s(profile, CollectiveKind::kReduceScatter, buffer_bytes, tp);
+    return {2.0 * (gather_s + scatter_s), 2.0 * gather_s};
+  }
+  return {2.0 * collective_time_s(profile, CollectiveKind::kAllReduce, buffer_bytes, tp), 0.0};
+}
+
+// What a TP collective of `comm_s` adds to each `pass` GEMM of the layers `names` in `ops`:
+// beside it, what exceeds the GEMM and the compute its SMs slow (overlap.hpp); else all of it.
+double collective_per_gemm_s(const std::vector<Op>& ops, const HardwareProfile& profile,
+                             const GpuSpec& gpu, Precision precision, double seq_length,
+                             double comm_s, bool beside, double rate, Pass pass,
+                             std::initializer_list<std::string_view> names) {
+  double added_s = 0.0;
+  for (const Op& op : ops) {
+    const bool named = std::any_of(names.begin(), names.end(),
+                                   [&](std::string_view name) { return is_gemm(op, name, pass); });
+    if (!named)
+      continue;
+    added_s += beside ? overlapped_exposed_s(
+                            comm_s, op_time_s(op, profile, gpu, precision, seq_length), rate)
+                      : comm_s;
+  }
+  return added_s;
+}
+
+// The backward collectives of the column-parallel layers `column_parallel` of `ops` (QKV and
+// MLP-up; the output layer, Megatron's ColumnParallelLinear), given the serial path:
+// - the input gradient is all-reduced over TP (reduce-scattered with SP). Megatron-LM
+//   (LinearWithGradAccumulationAndAsyncCommunication, since September 2021) and Transformer
+//   Engine (LayerNormLinear/LayerNormMLP backward, async_op=True) issue it before the layer's
+//   weight-gradient GEMM and wait after it: beside that GEMM with tp_backward_overlap, else
+//   serial;
+// - with SP, the weight gradient needs the whole sequence while only each rank's slice of the
+//   input was kept: the input is all-gathered again beside the data-gradient GEMM (Megatron-LM's
+//   same backward; TE's LayerNormLinear/LayerNormMLP re-gather ln_out). `regather_bytes` is what
+//   it moves (fp8 under TE for the layers, 16 bits for the output layer).
+double column_parallel_backward_s(const std::vector<Op>& ops, const Scenario& scenario,
+                                  const HardwareProfile& profile, const GpuSpec& gpu,
+                                  const GroupShape& tp, double buffer_bytes, double regather_bytes,
+                                  double seq_length, double rate,
+                                  std::initializer_list<std::string_view> column_parallel) {
+  const Parallelism& p = scenario.parallelism;
+  if (tp.ranks <= 1)
+    return 0.0;
+  const CollectiveKind kind =
+      p.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  double added_s =
+      collective_per_gemm_s(ops, profile, gpu, p.precision, seq_length,
+                            collective_time_s(profile, kind, buffer_bytes, tp),
+                            p.tp_backward_overlap, rate, Pass::kBackwardWeight, column_parallel);
+  if (p.sequence_parallel) {
+    added_s += collective_per_gemm_s(
+        ops, profile, gpu, p.precision, seq_length,
+        collective_time_s(profile, CollectiveKind::kAllGather, regather_bytes, tp),
+        /*beside=*/true, rate, Pass::kBackwardInput, column_parallel);
+  }
+  return added_s;
+}
+
+// Bytes a layer's sequence-parallel all-gather moves for `elements` activations. Under fp8,
+// Transformer Engine gathers the inputs of its fp8 GEMMs already cast (per-tensor scaling, one
+// scale for all ranks): the norm's output before QKV and MLP-up, forward and in the backward's
+// re-gather (LayerNormLinear/LayerNormMLP gather the uint8 `ln_out`), and the output gradient
+// before the projection's and MLP-down's data gradient (grad_output_preprocess casts, then
+// gathers). Reduce-scatters carry the GEMMs' 16-bit outputs, and the head's logits input, a
+// Megatron ColumnParallelLinear in 16 bits, is gathered in 16 bits.
+double sp_gather_bytes(double elements, Precision precision) {
+  return elements * (precision == Precision::kFp8 ? 1.0 : kActivationBytes);
+}
+
+struct EdgeComm {
+  LayerComm embedding;
+  LayerComm head;
+};
+
+EdgeComm tp_edge_comm(const HardwareProfile& profile, const GroupShape& tp, double buffer_bytes,
+                      bool sequence_parallel) {
+  if (tp.ranks <= 1)
+    return {};
+  const auto time = [&](CollectiveKind kind) {
+    return collective_time_s(profile, kind, buffer_bytes, tp);
+  };
+  if (sequence_parallel) {
+    return {{time(CollectiveKind::kReduceScatter), time(CollectiveKind::kAllGather)},
+            {time(CollectiveKind::kAllGather), 0.0}};
+  }
+  return {{time(CollectiveKind::kAllReduce), 0.0}, {0.0, 0.0}};
+}
+
+// Bytes per parameter a ZeRO gather of one layer moves: 16 bits, except that with fp8_params
+// the GEMM weights are Transformer Engine fp8 tensors and travel as 1 byte (Megatron-LM
+// --fp8-param-gather); norms and biases stay 16-bit.
+double layer_param_gather_bytes_per_element(const ModelSpec& m, const Parallelism& p) {
+  if (!p.fp8_params)
+    return kActivationBytes;
+  const double all = layer_parameters_per_rank(m, p.tensor);
+  const double matmul = layer_matmul_parameters_per_rank(m, p.tensor);
+  return (matmul * 1.0 + (all - matmul) * kActivationBytes) / all;
+}
+
+// Tokens of one micro-batch on one GPU (its context-parallel share of the sequence).
+double tokens_per_micro_batch(const Scenario& scenario) {
+  const Parallelism& p = scenario.parallelism;
+  return d(p.micro_batch_size) * d(scenario.model.seq_length) / d(p.context);
+}
+
+// The iteration's totals and communication groups, before any per-stage cost.
+IterationCosts iteration_frame(const Scenario& scenario) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const ClusterSpec& c = scenario.cluster;
+  IterationCosts costs;
+  costs.micro_batches = p.num_micro_batches();
+  costs.tp_group = group_shape(p.tensor, 1, c);
+  costs.dp_group = group_shape(p.data * p.context, p.tensor, c);
+  costs.pp_link.ranks = 2;
+  const int pp_stride = p.tensor * p.context * p.data;
+  costs.pp_link.nodes = pp_stride >= c.gpus_per_node ? 2 : 1;
+  costs.pp_link.ranks_per_node = 1;
+  // Every GPU of a node sends its slice at once in steady state: one GPU's share of the NICs.
+  costs.pp_link.nic_bandwidth_per_node_bytes_per_s =
+      c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
+  costs.dp_bucket_bytes = p.dp_bucket_bytes_or_default();
+  costs.megatron_core_buckets = !p.dp_buckets_every_chunk;
+  costs.grad_bytes_per_element = p.grad_reduce_bytes_per_element();
+  costs.param_bytes_per_element = kActivationBytes;
+  costs.layer_param_bytes_per_element = layer_param_gather_bytes_per_element(m, p);
+  costs.tokens_per_iteration = d(p.global_batch_size) * d(m.seq_length);
+  costs.model_flop_per_iteration = costs.tokens_per_iteration * model_flop_per_token(m);
+  costs.hardware_flop_per_iteration =
+      costs.tokens_per_iteration * hardware_flop_per_token(m, p.recompute);
+  return costs;
+}
+
+// The context-parallel ring of one GPU. A ring's node-crossing step is one send from one GPU
+// through its own NICs (rail-aligned), however many ring ranks share a node: one GPU's share,
+// as a pipeline hop; rings that leave their leaf on an oversubscribed fabric share its uplinks.
+GroupShape cp_ring_group(const Scenario& scenario) {
+  const ClusterSpec& c = scenario.cluster;
+  GroupShape cp = group_shape(scenario.parallelism.context, scenario.parallelism.tensor, c);
+  cp.nic_bandwidth_per_node_bytes_per_s = c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
+  if (const double share = cp_leaf_uplink_share(scenario); share > 0.0) {
+    cp.nic_bandwidth_per_node_bytes_per_s = std::min(cp.nic_bandwidth_per_node_bytes_per_s, share);
+  }
+  return cp;
+}
+
+// What one layer, the embedding and the head cost, computed once: layers are identical.
+struct PartCosts {
+  PassTimes layer;
+  PassTimes embedding;
+  PassTimes head;
+  LayerComm tp;                           // per layer
+  EdgeComm edges;                         // the embedding's and the head's TP collectives
+  LayerComm cp;                           // per layer: the K/V ring not hidden behind attention
+  double layer_parameters = 0.0;          // of one layer on one GPU (per TP shard)
+  double activation_bytes = 0.0;          // a PP hop's bytes per micro-batch
+  double compute_rate_during_comm = 1.0;  // IterationCosts::compute_rate_during_comm
+};
+
+// TP (and SP) collectives of a layer and of the edges. Vocab-parallel embedding (Megatron-LM):
+// forward all-reduces its output (SP: reduce-scatter), whose backward is free (SP: an
+// all-gather). The head's column-parallel logits take a replicated input: with SP it is
+// all-gathered forward and reduce-scattered backward, without SP the input gradient is
+// all-reduced backward, as any column-parallel layer's (column_parallel_backward_s; tp_edge_comm
+// holds the rest). The vocab-parallel loss all-reduces per-token fp32 values over TP: the
+// logit maximum, the target logit and the exp-sum (Megatron-Core cross_entropy.py: three; its
+// fused version concatenates the last two, as one-kernel losses with a process group do).
+// `layer_ops` and `head_ops` are the lowered layer and head. With tp_comm_overlap the layer's
+// collectives are costed as Transformer Engine overlaps them (tp_overlapped_layer_comm).
+void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
+                               const std::vector<Op>& layer_ops, const std::vector<Op>& head_ops,
+                               const HardwareProfile& profile, const GpuSpec& gpu,
+                               const GroupShape& tp, double rate) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const double tokens = tokens_per_micro_batch(scenario);
+  const double buffer_bytes = tokens * m.hidden_size * kActivationBytes;
+  const double layer_gather_bytes = sp_gather_bytes(tokens * m.hidden_size, p.precision);
+  const double seq = attention_kernel_seq_length(m, p);
+  if (p.tp_comm_overlap) {
+    parts.tp = tp_overlapped_layer_comm(layer_ops, profile, gpu, p.precision, seq, tp,
+                                        layer_gather_bytes, buffer_bytes);
+  } else {
+    parts.tp = tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
+    parts.tp.backward_s +=
+        column_parallel_backward_s(layer_ops, scenario, profile, gpu, tp, buffer_bytes,
+                                   layer_gather_bytes, seq, rate, {"qkv", "mlp_up"});
+  }
+  // The embedding's and the head's collectives stay outside Transformer Engine's layers and so
+  // outside its overlap.
+  parts.edges = tp_edge_comm(profile, tp, buffer_bytes, p.sequence_parallel);
+  if (tp.ranks > 1) {
+    const double loss_reductions = m.cross_entropy == CrossEntropyKernel::kUnfused ? 3.0 : 2.0;
+    parts.edges.head.forward_s +=
+        loss_reductions * collective_time_s(profile, CollectiveKind::kAllReduce, 4.0 * tokens, tp);
+  }
+  parts.edges.head.backward_s += column_parallel_backward_s(
+      head_ops, scenario, profile, gpu, tp, buffer_bytes, buffer_bytes, seq, rate, {"logits"});
+}
+
+// Context parallelism: a ring of c-1 K/V exchanges per layer overlapped with the attention of
+// each chunk (Megatron CP, ring attention; Liu et al. 2023); backward also sends dK/dV.
+LayerComm context_parallel_costs(const Scenario& scenario, const HardwareProfile& profile,
+                                 const PassTimes& layer, double rate) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  if (p.context <= 1)
+    return {};
+  const GroupShape ring = cp_ring_group(scenario);
+  const double kv_bytes = 2.0 * tokens_per_micro_batch(scenario) * d(m.num_kv_heads) *
+                          d(m.head_dim()) / d(p.tensor) * kActivationBytes;
+  const double steps = p.context - 1.0;
+  const auto exposed_s = [&](double bytes, double attention_s) {
+    const double step_s = collective_time_s(profile, CollectiveKind::kSendRecv, bytes, ring);
+    return steps * overlapped_exposed_s(step_s, attention_s / p.context, rate);
+  };
+  return {exposed_s(kv_bytes, layer.attention_forward_s),
+          exposed_s(2.0 * kv_bytes, layer.attention_backward_s)};
+}
+
+// One virtual chunk of `layers` layers starting at `first_layer`, with the embedding on stage
+// 0's first chunk and the head on the last stage's last.
+ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int stage, int chunk,
+                       int first_layer, int layers) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  ChunkCosts ch;
+  ch.first_layer = first_layer;
+  ch.num_layers = layers;
+  ch.has_embedding = stage == 0 && chunk == 0;
+  ch.has_head = stage == p.pipeline - 1 && chunk == p.virtual_pipeline_stages - 1;
+  const double n = layers;
+  ch.forward_compute_s = n * parts.layer.forward_s;
+  ch.backward_input_s = n * parts.layer.backward_input_s;
+  ch.backward_weight_s = n * parts.layer.backward_weight_s;
+  ch.forward_tp_comm_s = n * parts.tp.forward_s;
+  ch.backward_tp_comm_s = n * parts.tp.backward_s;
+  ch.forward_cp_comm_s = n * parts.cp.forward_s;
+  ch.backward_cp_comm_s = n * parts.cp.backward_s;
+  if (p.recompute == Recompute::kFull) {
+    ch.recompute_s = n * parts.layer.forward_s;
+    ch.recompute_tp_comm_s = n * parts.tp.forward_s;
+    ch.backward_cp_comm_s += n * parts.cp.forward_s;  // the replayed forward's K/V ring
+  } else if (p.recompute == Recompute::kSelective) {
+    ch.recompute_s = n * parts.layer.attention_forward_s;
+    // The recomputed attention core is Transformer Engine's attention with its CP ring
+    // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
+    ch.backward_cp_comm_s += n * parts.cp.forward_s;
+  }
+  ch.layer_parameter_count = parts.layer_parameters;
+  ch.parameter_count = n * ch.layer_parameter_count;
+  const auto add = [&ch](const PassTimes& compute, const LayerComm& tp) {
+    ch.forward_compute_s += compute.forward_s;
+    ch.backward_input_s += compute.backward_input_s;
+    ch.backward_weight_s += compute.backward_weight_s;
+    ch.forward_tp_comm_s += tp.forward_s;
+    ch.backward_tp_comm_s += tp.backward_s;
+  };
+  if (ch.has_embedding) {
+    add(parts.embedding, parts.edges.embedding);
+    ch.parameter_count += input_embedding_parameters_per_rank(m, p.tensor);
+  }
+  if (ch.has_head) {
+    add(parts.head, parts.edges.head);
+    // Tied embeddings: with pipeline > 1 the last stage keeps its own copy of the word
+    // embedding (Megatron-LM), kept in sync by an extra all-reduce we neglect.
+    const bool own_copy = m.tied_embeddings && p.pipeline > 1;
+    ch.parameter_count += head_parameters_per_rank(m, p.tensor) +
+                          (own_copy ? word_embedding_parameters_per_rank(m, p.tensor) : 0.0);
+  }
+  ch.activation_bytes = parts.activation_bytes;
+  return ch;
+}
+
+// Each stage's chunks and optimizer step. Megatron assigns chunk k of stage s the layers of
+// model chunk k·p + s.
+void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& scenario,
+                const HardwareProfile& profile, const GpuSpec& gpu) {
+  const Parallelism& p = scenario.parallelism;
+  const std::vector<int> stage_layers = layers_per_stage(scenario.model, p);
+  const int v = p.virtual_pipeline_stages;
+  // The stages keep their chunk vectors' storage (compute_iteration_costs into `out`).
+  costs.stages.resize(static_cast<size_t>(p.pipeline));
+  for (StageCosts& stage : costs.stages) {
+    std::vector<ChunkCosts> chunks = std::move(stage.chunks);
+    chunks.clear();
+    stage = StageCosts{};
+    stage.chunks = std::move(chunks);
+  }
+  // In model order: chunk k of every stage before chunk k + 1 of any.
+  int next_layer = 0;
+  for (int k = 0; k < v; ++k) {
+    for (int s = 0; s < p.pipeline; ++s) {
+      const int layers = layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v);
+      StageCosts& stage = costs.stages[static_cast<size_t>(s)];
+      stage.chunks.push_back(chunk_costs(parts, scenario, s, k, next_layer, layers));
+      stage.parameter_count += stage.chunks.back().parameter_count;
+      next_layer += layers;
+    }
+  }
+  for (StageCosts& stage : costs.stages) {
+    // Adam over the local shard (ZeRO >= 1 shards it over DP x CP), memory bound. By default
+    // it reads the fp32 master, gradient, m and v (16 B), writes master, m, v (12 B) and the
+    // 16-bit copy (2 B), and the gradient-norm pass for clipping reads the fp32 gradients once
+    // more (4 B): 34 bytes per parameter; adam_step_bytes_per_parameter follows the master's
+    // and the moments' storage.
+    const double shard = p.zero_stage >= 1 ? d(p.data * p.context) : 1.0;
+    stage.optimizer_s =
+        memory_bound_time_s(profile.gemm, gpu,
+                            adam_step_bytes_per_parameter(p) * stage.parameter_count / shard) /
+        profile.software_efficiency;
+  }
+}
+
+// The costs of one layer, the embedding and the head of `scenario`, whose TP group is `tp`.
+PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, const GpuSpec& gpu,
+                     const GroupShape& tp) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const double seq = attention_kernel_seq_length(m, p);
+  const std::vector<Op> layer_ops = lower_layer(m, p);
+  PartCosts parts;
+  parts.layer = cost_ops(layer_ops, profile, gpu, p.precision, seq);
+  if (profile.collective_sms > 0) {
+    const GpuSpec shared = without_sms(gpu, profile.collective_sms);
+    parts.compute_rate_during_comm =
+        pass_total_s(parts.layer) /
+        pass_total_s(cost_ops(layer_ops, profile, shared, p.precision, seq));
+  }
+  parts.embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
+  const std::vector<Op> head_ops = lower_head(m, p);
+  parts.head = cost_ops(head_ops, profile, gpu, p.precision, seq);
+  add_tensor_parallel_costs(parts, scenario, layer_ops, head_ops, profile, gpu, tp,
+                            parts.compute_rate_during_comm);
+  parts.cp = context_parallel_costs(scenario, profile, parts.layer, parts.compute_rate_during_comm);
+  parts.layer_parameters = layer_parameters_per_rank(m, p.tensor);
+  // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
+  parts.activation_bytes =
+      tokens_per_micro_batch(scenario) * m.hidden_size * kActivationBytes / p.tensor;
+  return parts;
+}
+
+// What part_costs reads of a layout, for a given model, cluster and profile: the parallelism
+// with the fields it never reads reset. The ZeRO stage reaches it only through the gradient
+// precision (the embedding's weight gradient is added into the main gradient in it), and the
+// pipeline depth, data parallelism and virtual stages only through where they place the
+// context-parallel ring (cp_ring_group).
+struct PartKey {
+  Parallelism layer_view;
+  double grad_reduce_bytes = 0.0;
+  GroupShape cp_ring;
+  [[nodiscard]] bool operator==(const PartKey& other) const = default;
+};
+
+PartKey part_key(const Scenario& scenario) {
+  const Parallelism& p = scenario.parallelism;
+  PartKey key{p, p.grad_reduce_bytes_per_element(), cp_ring_group(scenario)};
+  const Parallelism unread;
+  const auto reset = [&](auto Parallelism::*field) { key.layer_view.*field = unread.*field; };
+  reset(&Parallelism::pipeline);
+  reset(&Parallelism::data);
+  reset(&Parallelism::virtual_pipeline_stages);
+  reset(&Parallelism::global_batch_size);
+  reset(&Parallelism::schedule);
+  reset(&Parallelism::zero_stage);
+  reset(&Parallelism::stage_layers);
+  reset(&Parallelism::dp_bucket_bytes);
+  reset(&Parallelism::dp_buckets_every_chunk);
+  reset(&Parallelism::overlap_grad_reduce);
+  reset(&Parallelism::overlap_param_gather);
+  reset(&Parallelism::optimizer_state_precision);
+  reset(&Parallelism::master_weights);
+  return key;
+}
+
+}  // namespace
+
+struct PartCostMemo::Entries {
+  // What every entry was computed for.
+  ModelSpec model;
+  ClusterSpec cluster;
+  const HardwareProfile* profile = nullptr;
+  std::vector<std::pair<PartKey, PartCosts>> seen;
+  // The default plan's layouts of one instance, node count and TP degree have at most 4
+  // micro-batch sizes x 3 recomputes x 2 SP x 2 gradient precisions (48), times 4 context-
+  // parallel rings for long sequences.
+  static constexpr size_t kMaxEntries = 256;
+
+  // Returns `scenario`'s part costs, computed on first use.
+  const PartCosts& find_or_add(const Scenario& scenario, const HardwareProfile& prof,
+                               const GpuSpec& gpu, const GroupShape& tp) {
+    if (profile != &prof || !(model == scenario.model) || !(cluster == scenario.cluster)) {
+      seen.clear();
+      model = scenario.model;
+      cluster = scenario.cluster;
+      profile = &prof;
+    }
+    PartKey key = part_key(scenario);
+    for (const auto& [known, parts] : seen) {
+      if (known == key)
+        return parts;
+    }
+    if (seen.size() >= kMaxEntries)
+      seen.clear();
+    seen.emplace_back(std::move(key), part_costs(scenario, prof, gpu, tp));
+    return seen.back().second;
+  }
+};
+
+PartCostMemo::PartCostMemo() : entries_(std::make_unique<Entries>()) {}
+PartCostMemo::~PartCostMemo() = default;
+
+void compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
+                             PartCostMemo* memo, IterationCosts& out) {
+  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  std::vector<StageCosts> stages = std::move(out.stages);
+  out = iteration_frame(scenario);
+  out.stages = std::move(stages);
+  const PartCosts parts = memo != nullptr
+                              ? memo->entries().find_or_add(scenario, profile, gpu, out.tp_group)
+                              : part_costs(scenario, profile, gpu, out.tp_group);
+  out.compute_rate_during_comm = parts.compute_rate_during_comm;
+  add_stages(out, parts, scenario, profile, gpu);
+}
+
+IterationCosts compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
+                                       PartCostMemo* memo) {
+  IterationCosts costs;
+  compute_iteration_costs(scenario, profile, memo, costs);
+  return costs;
+}
+
+}  // namespace capsim::estimate

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace capsim::estimate {
+
+// What a pipeline stage does in one step of its schedule.
+enum class OpKind {
+  kForward,
+  kRecompute,       // forward recomputation right before the backward (selective/full)
+  kBackward,        // input + weight gradients (GPipe, 1F1B, interleaved)
+  kBackwardInput,   // B of ZB-H1: input gradient only, sent upstream
+  kBackwardWeight,  // W of ZB-H1: weight gradient, local
+};
+
+// One step of a stage's schedule: a micro-batch through one of its model chunks.
+struct PipelineOp {
+  OpKind kind = OpKind::kForward;
+  int micro_batch = 0;
+  int chunk = 0;  // virtual stage index on this pipeline stage (model chunk c*P + stage)
+  bool operator==(const PipelineOp&) const = default;
+};
+
+// Returns the ordered ops of every pipeline stage (outer index) for one iteration:
+//   GPipe: all forwards, then all backwards (Huang et al. 2019);
+//   1F1B: P-s-1 warm-up forwards, then one forward / one backward, then the cool-down
+//         (PipeDream-Flush, Narayanan et al. 2021 §2.2);
+//   interleaved 1F1B: Megatron-LM's order (schedules.py,
+//         forward_backward_pipelining_with_interleaving): micro-batches in groups of P,
+//         each group through chunk 0..v-1, warm-up (P-s-1)*2 + (v-1)*P, all forwards first
+//         when M == P;
+//   ZB-H1: 1F1B with the backward split into B and W, stage s deferring up to s W's to fill
+//         the drain (Qi et al. 2024, "Zero Bubble Pipeline Parallelism" §3.1; same peak
+//         activation memory as 1F1B).
+// With `recompute`, a kRecompute op precedes every backward (B) op.
+// REQUIRES: stages >= 1, micro_batches >= 1, chunks >= 1 (chunks > 1 only for interleaved).
+[[nodiscard]] std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stages,
+                                                                  int micro_batches, int chunks,
+                                                                  bool recompute);
+
+}  // namespace capsim::estimate

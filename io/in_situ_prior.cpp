@@ -1,0 +1,77 @@
+#include "io/in_situ_prior.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+
+#include "io/profile_io.hpp"
+#include "io/text_format.hpp"
+
+namespace capsim::io {
+namespace {
+
+// One GPU family capsim ships fitted profiles for: its architecture, its InfiniBand profile and
+// that profile's factor (every profile of a family carries the same one, scripts/fit-profiles.sh).
+struct ShippedFamily {
+  std::string architecture;
+  std::string file;
+  double factor = 1.0;
+};
+
+// The shipped families, read once from the embedded profiles (in file order) rather than listed
+// again here, so a family that ships a profile joins the prior by that alone.
+const std::vector<ShippedFamily>& shipped_families() {
+  static const std::vector<ShippedFamily> kFamilies = [] {
+    std::vector<ShippedFamily> out;
+    for (const EmbeddedProfile& e : embedded_profiles()) {
+      const std::string file(e.file);
+      const HardwareProfile profile = embedded_profile(file);
+      const std::string architecture = find_gpu(profile.gpu)->architecture;
+      if (file == shipped_profile_file(architecture, "infiniband"))
+        out.push_back({architecture, file, profile.software_efficiency});
+    }
+    return out;
+  }();
+  return kFamilies;
+}
+
+std::string factor_text(double factor) {
+  return printf_string("%.6g", factor);
+}
+
+}  // namespace
+
+InSituPrior in_situ_prior(const std::string& architecture) {
+  double log_sum = 0.0;
+  std::string names;
+  for (const ShippedFamily& family : shipped_families()) {
+    if (family.architecture == architecture) {
+      return {family.factor, "software_efficiency " + factor_text(family.factor) +
+                                 " borrowed from the shipped " + family.file +
+                                 " (its family's, fitted to published runs on the catalog's "
+                                 "GPUs); no step was measured on this GPU"};
+    }
+    log_sum += std::log(family.factor);
+    names += (names.empty() ? "" : ", ") + family.file + " " + factor_text(family.factor);
+  }
+  // Rounded as a profile file holds it, so that a written profile reads back the same factor.
+  const double factor = std::strtod(
+      factor_text(std::exp(log_sum / static_cast<double>(shipped_families().size()))).c_str(),
+      nullptr);
+  return {factor, "software_efficiency " + factor_text(factor) +
+                      ": the geometric mean of the shipped families' (" + names +
+                      "; fitted to published runs), borrowed: no step was measured on this GPU"};
+}
+
+HardwareProfile with_in_situ_prior(HardwareProfile profile, const std::string& architecture) {
+  InSituPrior prior = in_situ_prior(architecture);
+  profile.software_efficiency = prior.factor;
+  profile.provenance.push_back(std::move(prior.source));
+  return profile;
+}
+
+}  // namespace capsim::io

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+
+#include "models/hardware_profile.hpp"
+
+namespace capsim::io {
+
+// The in-situ factor (HardwareProfile::software_efficiency) for hardware no training step was
+// measured on, and where it comes from.
+struct InSituPrior {
+  double factor = 1.0;
+  std::string source;  // one provenance line
+};
+
+// Returns the factor a GPU of `architecture` borrows until a profile is fitted on it: its
+// family's shipped factor when capsim ships a profile for the architecture, else the geometric
+// mean of the shipped families' (A100 and H100 today). Each was fitted to published runs of several
+// training stacks (docs/validation.md, "The in-situ factor"): the loss is the stacks', so it is
+// the best prior for a GPU they have not been measured on yet.
+[[nodiscard]] InSituPrior in_situ_prior(const std::string& architecture);
+
+// Returns `profile` (a datasheet profile) with the prior of its GPU's architecture.
+[[nodiscard]] HardwareProfile with_in_situ_prior(HardwareProfile profile,
+                                                 const std::string& architecture);
+
+}  // namespace capsim::io

@@ -1,0 +1,488 @@
+#include "io/scenario_io.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+#include "models/instance_catalog.hpp"
+
+#include "io/gpu_spec_io.hpp"
+#include "io/instance_io.hpp"
+#include "io/layout_rules.hpp"
+#include "io/profile_reference.hpp"
+#include "io/text_format.hpp"
+#include "io/units.hpp"
+
+namespace capsim::io {
+namespace {
+
+constexpr std::int64_t kMaxDim = 1 << 24;
+constexpr std::int64_t kMaxGpus = 1 << 20;
+
+int to_int(std::int64_t v) {
+  return static_cast<int>(v);
+}
+
+// Defaults for clusters that name only a GPU: the DGX node of its generation
+// (DGX A100: 8x200 Gb/s HDR; DGX H100: 8x400 Gb/s NDR; docs/design/hardware-facts.md §2).
+void apply_gpu_network_defaults(const GpuSpec& gpu, ClusterSpec& cluster) {
+  cluster.inter_node_fabric = Fabric::kInfiniband;
+  cluster.nics_per_node = 8;
+  cluster.nic_bandwidth_bytes_per_s = gpu.architecture == "ampere" ? 200e9 / 8 : 400e9 / 8;
+  cluster.topology = Topology::kRailOptimized;
+}
+
+ClusterSpec read_cluster(JsonReader& r) {
+  ClusterSpec c;
+  const GpuSpec* gpu = nullptr;
+  if (r.has("instance")) {
+    c.instance = r.required_string("instance");
+    const InstanceSpec* inst = find_instance(c.instance);
+    if (inst == nullptr) {
+      throw r.error("instance", "unknown instance \"" + c.instance +
+                                    "\"; known instances: " + join_names(instance_names()));
+    }
+    for (const char* key : {"gpu", "gpus_per_node"}) {
+      if (r.has(key)) {
+        throw r.error(key, std::string("\"") + key + "\" is given by instance \"" + c.instance +
+                               "\"; remove it or drop \"instance\"");
+      }
+    }
+    c.gpu = inst->gpu;
+    c.gpus_per_node = inst->gpus_per_node;
+    c.inter_node_fabric = *fabric_from_string(inst->fabric);
+    c.nics_per_node = inst->nics_per_node;
+    c.nic_bandwidth_bytes_per_s = inst->nic_bandwidth_bytes_per_s;
+    c.topology = Topology::kRailOptimized;
+    gpu = find_gpu(c.gpu);
+  } else {
+    c.gpu = read_gpu_name_or_definition(r, "gpu");
+    gpu = find_gpu(c.gpu);
+    c.gpus_per_node = to_int(r.required_int("gpus_per_node", 1, kMaxGpusPerNode));
+    apply_gpu_network_defaults(*gpu, c);
+  }
+  c.num_nodes = to_int(r.required_int("num_nodes", 1, kMaxGpus));
+  c.intra_node_bandwidth_bytes_per_s = gpu->nvlink_bandwidth_bytes_per_s;
+  if (auto intra = r.optional_object("intra_node")) {
+    (void)intra->required_enum("fabric", {"nvswitch"});
+    c.intra_node_bandwidth_bytes_per_s = intra->required_bandwidth("bandwidth");
+    intra->finish();
+  }
+  if (auto inter = r.optional_object("inter_node")) {
+    c.inter_node_fabric = *fabric_from_string(
+        inter->required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"}));
+    c.nics_per_node = to_int(inter->required_int("nics_per_node", 1, kMaxGpusPerNode));
+    check_nics_serve_gpus(*inter, c.gpus_per_node, c.nics_per_node);
+    c.nic_bandwidth_bytes_per_s = inter->required_bandwidth("nic_bandwidth");
+    c.topology = *topology_from_string(inter->optional_enum(
+        "topology", "rail-optimized", {"fat-tree", "rail-optimized", "oversubscribed"}));
+    c.oversubscription = inter->optional_number("oversubscription", 1.0, 1.0, 64.0);
+    if (c.topology == Topology::kOversubscribed && c.oversubscription <= 1.0) {
+      throw inter->error("oversubscription",
+                         "topology \"oversubscribed\" needs an oversubscription factor > 1");
+    }
+    if (c.topology != Topology::kOversubscribed && c.oversubscription > 1.0) {
+      throw inter->error("oversubscription",
+                         "an oversubscription factor > 1 needs topology \"oversubscribed\"");
+    }
+    if (inter->has("nodes_per_leaf") && c.topology != Topology::kOversubscribed) {
+      throw inter->error("nodes_per_leaf",
+                         "nodes_per_leaf describes the leaf switches of an oversubscribed fabric; "
+                         "it needs topology \"oversubscribed\"");
+    }
+    c.nodes_per_leaf = to_int(inter->optional_int("nodes_per_leaf", 1, 1, kMaxGpus));
+    inter->finish();
+  }
+  c.has_inter_node = c.num_nodes > 1;
+  r.note_unsupported({{"nvlink_domain", "NVLink domains that span several nodes"}});
+  r.finish();
+  return c;
+}
+
+// The optimizer's storage: Adam's moments and the master copy of the weights (docs/scenario.md).
+void read_optimizer_storage(JsonReader& r, Parallelism& p) {
+  if (r.has("optimizer_state_precision")) {
+    p.optimizer_state_precision = precision_from_string(
+        r.optional_enum("optimizer_state_precision", "fp32", {"fp32", "bf16", "fp16"}));
+  }
+  if (r.has("master_weights")) {
+    p.master_weights = master_weights_from_string(r.optional_enum(
+        "master_weights", "fp32", {"fp32", "fp32-remainders", "bf16", "fp16", "none"}));
+  }
+}
+
+// Gradient reduction: precision, buckets and overlap with the backward pass.
+void read_gradient_reduction(JsonReader& r, Parallelism& p) {
+  if (r.has("grad_reduce_precision")) {
+    p.grad_reduce_precision = precision_from_string(
+        r.optional_enum("grad_reduce_precision", "fp32", {"fp32", "bf16", "fp16"}));
+  }
+  p.dp_buckets_every_chunk = r.optional_enum("dp_bucket_layout", "megatron-core",
+                                             {"megatron-core", "every-chunk"}) == "every-chunk";
+  p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
+  // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
+  if (r.has("dp_bucket_size") &&
+      (p.dp_bucket_bytes < 65536.0 || p.dp_bucket_bytes > 16.0 * 1024 * 1024 * 1024)) {
+    throw r.error("dp_bucket_size",
+                  "expected a size between 64KiB and 16GiB, got " + r.describe("dp_bucket_size"));
+  }
+  p.overlap_grad_reduce = r.optional_bool("overlap_grad_reduce", true);
+  p.overlap_param_gather = r.optional_bool("overlap_param_gather", p.overlap_grad_reduce);
+  if (p.overlap_param_gather && !p.overlap_grad_reduce) {
+    throw r.error("overlap_param_gather",
+                  "overlap_param_gather needs overlap_grad_reduce (Megatron-LM: \"Must use "
+                  "--overlap-param-gather with --overlap-grad-reduce\")");
+  }
+}
+
+// The stack keys that only make sense for some ZeRO stages (a scenario has one).
+// Checked before read_stack_keys so that a flag given for the wrong stage is named before the
+// flags' own rule (overlap_param_gather needs overlap_grad_reduce).
+void check_overlap_for_zero_stage(JsonReader& r, const Parallelism& p) {
+  if (p.zero_stage == 3 && !r.optional_bool("overlap_grad_reduce", true)) {
+    throw r.error("overlap_grad_reduce",
+                  "ZeRO-3 (FSDP) reduce-scatters each layer's gradients as the backward pass "
+                  "produces them; overlap_grad_reduce applies to zero_stage 0-2");
+  }
+  if (r.has("overlap_param_gather") && p.zero_stage != 1 && p.zero_stage != 2) {
+    throw r.error("overlap_param_gather",
+                  "overlap_param_gather applies to the distributed optimizer's parameter "
+                  "all-gather, zero_stage 1 or 2");
+  }
+}
+
+Parallelism read_parallelism(JsonReader& r) {
+  Parallelism p;
+  p.tensor = to_int(r.required_int("tensor", 1, kMaxGpus));
+  p.pipeline = to_int(r.required_int("pipeline", 1, kMaxGpus));
+  p.data = to_int(r.required_int("data", 1, kMaxGpus));
+  p.context = to_int(r.optional_int("context", 1, 1, kMaxGpus));
+  p.micro_batch_size = to_int(r.required_int("micro_batch_size", 1, kMaxDim));
+  p.global_batch_size = to_int(r.required_int("global_batch_size", 1, kMaxDim));
+  p.virtual_pipeline_stages = to_int(r.optional_int("virtual_pipeline_stages", 1, 1, 1024));
+  p.schedule = *schedule_from_string(
+      r.optional_enum("schedule", p.virtual_pipeline_stages > 1 ? "interleaved-1f1b" : "1f1b",
+                      {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"}));
+  p.recompute =
+      *recompute_from_string(r.optional_enum("recompute", "none", {"none", "selective", "full"}));
+  p.sequence_parallel = r.optional_bool("sequence_parallel", false);
+  p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
+  p.precision =
+      *precision_from_string(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
+  if (r.has("stage_layers")) {
+    for (auto v : r.int_array("stage_layers", 1, kMaxDim))
+      p.stage_layers.push_back(to_int(v));
+  }
+  check_overlap_for_zero_stage(r, p);
+  read_stack_keys(r, p);
+  if (p.fp8_params && p.precision != Precision::kFp8) {
+    throw r.error("fp8_params", std::string("fp8_params stores the weights as Transformer Engine "
+                                            "fp8 tensors; it needs precision \"fp8\", got \"") +
+                                    to_string(p.precision) + "\"");
+  }
+  if (p.master_weights) {
+    if (auto conflict = master_weights_conflict(*p.master_weights, p.precision, p.fp8_params))
+      throw r.error("master_weights", *conflict);
+  }
+  r.note_unsupported({{"expert", "expert parallelism (mixture-of-experts layers)"},
+                      {"expert_tensor", "expert tensor parallelism (mixture-of-experts layers)"},
+                      {"token_dispatcher", "mixture-of-experts token dispatchers"},
+                      {"moe_a2a_overlap", "mixture-of-experts all-to-all overlap"}});
+  r.finish();
+  return p;
+}
+
+}  // namespace
+
+void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
+  read_gradient_reduction(reader, parallelism);
+  read_optimizer_storage(reader, parallelism);
+  parallelism.fp8_params = reader.optional_bool("fp8_params", false);
+  parallelism.tp_comm_overlap = reader.optional_bool("tp_comm_overlap", false);
+  parallelism.tp_backward_overlap = reader.optional_bool("tp_backward_overlap", true);
+}
+
+std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
+                                                   Precision precision, bool fp8_params) {
+  // Remainders complete bf16 weights; fp8 parameters are Float8Tensors, for which Transformer
+  // Engine's FusedAdam keeps a full master (store_param_remainders only for bfloat16 params).
+  if (master_weights == MasterWeights::kFp32Remainders && fp8_params) {
+    return "\"fp32-remainders\" completes bf16 weights to fp32, but with fp8_params the weights "
+           "are fp8 tensors, whose optimizer keeps a full fp32 master: use \"fp32\"";
+  }
+  if (precision != Precision::kFp16)
+    return std::nullopt;
+  // The remainders complete bf16 weights, which hold the fp32 value's high 16 bits (Apex
+  // distributed_fused_adam.py: "requires BF16 params"; TE FusedAdam: "only when param type is
+  // BF16"); fp16 shares no bits with it. fp8 runs keep bf16 weights.
+  if (master_weights == MasterWeights::kFp32Remainders) {
+    return "\"fp32-remainders\" stores the low 16 bits of fp32 values whose high 16 bits are "
+           "the bf16 weights; it needs precision \"bf16\" or \"fp8\", not \"fp16\"";
+  }
+  // A master copy with fewer significant bits (bf16: 8) than the weights it updates (fp16: 11)
+  // would lose what the weights keep.
+  if (master_weights == MasterWeights::kBf16) {
+    return "a bf16 master copy keeps fewer significant bits than the fp16 weights it updates; "
+           "with precision \"fp16\" use \"fp32\", \"fp16\" or \"none\"";
+  }
+  return std::nullopt;
+}
+
+ModelSpec read_model(JsonReader& r) {
+  ModelSpec m;
+  m.name = r.optional_string("name", "model");
+  m.num_layers = to_int(r.required_int("num_layers", 1, 100000));
+  m.hidden_size = to_int(r.required_int("hidden_size", 1, kMaxDim));
+  m.num_attention_heads = to_int(r.required_int("num_attention_heads", 1, kMaxDim));
+  m.num_kv_heads = to_int(r.optional_int("num_kv_heads", m.num_attention_heads, 1, kMaxDim));
+  m.ffn_hidden_size =
+      to_int(r.optional_int("ffn_hidden_size", std::int64_t{4} * m.hidden_size, 1, kMaxDim));
+  m.ffn_activation = r.optional_enum("ffn_activation", "gelu", {"gelu", "swiglu"}) == "swiglu"
+                         ? FfnActivation::kSwiglu
+                         : FfnActivation::kGelu;
+  m.attention = r.optional_enum("attention", "flash", {"flash", "materialized"}) == "flash"
+                    ? AttentionKernel::kFlash
+                    : AttentionKernel::kMaterialized;
+  const std::string cross_entropy =
+      r.optional_enum("cross_entropy", "fused", {"unfused", "fused", "single-kernel"});
+  m.cross_entropy = cross_entropy == "unfused" ? CrossEntropyKernel::kUnfused
+                    : cross_entropy == "fused" ? CrossEntropyKernel::kFused
+                                               : CrossEntropyKernel::kSingleKernel;
+  if (r.has("dropout"))
+    m.dropout = r.optional_bool("dropout", false);
+  m.seq_length = to_int(r.required_int("seq_length", 1, kMaxDim));
+  m.vocab_size = to_int(r.required_int("vocab_size", 1, kMaxDim));
+  // GPT/Megatron ties input and output embeddings by default; Llama does not.
+  m.tied_embeddings = r.optional_bool("tied_embeddings", m.ffn_activation == FfnActivation::kGelu);
+  if (m.hidden_size % m.num_attention_heads != 0) {
+    throw r.error("num_attention_heads", "hidden_size " + std::to_string(m.hidden_size) +
+                                             " is not divisible by num_attention_heads " +
+                                             std::to_string(m.num_attention_heads));
+  }
+  if (m.num_attention_heads % m.num_kv_heads != 0) {
+    throw r.error("num_kv_heads", "num_kv_heads " + std::to_string(m.num_kv_heads) +
+                                      " does not divide num_attention_heads " +
+                                      std::to_string(m.num_attention_heads));
+  }
+  r.note_unsupported(
+      {{"moe", "mixture-of-experts layers"},
+       {"mla", "multi-head latent attention (MLA)"},
+       {"mtp_layers", "multi-token prediction layers"},
+       {"window_attention", "sliding-window attention"},
+       {"head_dim", "a head dimension other than hidden_size / num_attention_heads"}});
+  r.finish();
+  return m;
+}
+
+namespace {
+
+// Whether the scenario's cluster names, by a string, a GPU the catalog does not know (yet).
+bool names_unknown_gpu(const nlohmann::json& scenario) {
+  const auto cluster = scenario.find("cluster");
+  if (cluster == scenario.end() || !cluster->is_object())
+    return false;
+  const auto gpu = cluster->find("gpu");
+  return gpu != cluster->end() && gpu->is_string() && find_gpu(gpu->get<std::string>()) == nullptr;
+}
+
+}  // namespace
+
+Scenario read_scenario(JsonReader& r, bool require_schema) {
+  Scenario sc;
+  if (require_schema || r.has("schema"))
+    r.expect_schema(kScenarioSchema);
+  sc.name = r.optional_string("name", "scenario");
+  // A profile fitted on new hardware defines its GPU: learn it before the cluster names it
+  // (only then: a validation file's cases would otherwise read the profile once each).
+  if (r.has("profile") && r.json().at("profile").is_string() && names_unknown_gpu(r.json()))
+    define_gpu_of_profile(r.json().at("profile").get<std::string>(), r.file(),
+                          r.pointer_to("profile"));
+  {
+    auto model = r.object("model");
+    sc.model = read_model(model);
+  }
+  {
+    auto cluster = r.object("cluster");
+    sc.cluster = read_cluster(cluster);
+  }
+  {
+    auto par = r.object("parallelism");
+    sc.parallelism = read_parallelism(par);
+  }
+  sc.profile_path = r.optional_string("profile", "");
+  if (r.has("profile") && sc.profile_path.empty())
+    throw r.error("profile", "expected a profile file path, got \"\"");
+  r.finish();
+  r.throw_key_problems();  // the cross-field rules would judge stand-ins for missing keys
+  check_layout(sc.model, sc.cluster, sc.parallelism, r.file(), r.pointer());
+  return sc;
+}
+
+namespace {
+
+// Rejects an array index on the path of `target` beyond the array's end: nlohmann would fill the
+// gap with nulls (and makes an array of a missing value on a numeric token), so a --set of
+// index 99999999 would allocate gigabytes. Appending (the index equal to the size, or "-") is
+// allowed.
+void check_override_indices(const nlohmann::json& scenario,
+                            const nlohmann::json::json_pointer& target, const std::string& file,
+                            const std::string& where) {
+  std::vector<std::string> tokens;
+  for (auto p = target; !p.empty(); p = p.parent_pointer())
+    tokens.push_back(p.back());
+  const nlohmann::json* at = &scenario;  // nullptr: created by the --set
+  for (auto token = tokens.rbegin(); token != tokens.rend(); ++token) {
+    if (at != nullptr && at->is_object()) {
+      const auto next = at->find(*token);
+      at = next == at->end() ? nullptr : &*next;
+      continue;
+    }
+    const bool grows = at == nullptr || at->is_null() || at->is_array();
+    if (!grows || *token == "-" || token->empty() ||
+        !std::all_of(token->begin(), token->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      if (!grows)
+        return;  // a scalar on the path: nlohmann rejects the --set
+      at = nullptr;
+      continue;
+    }
+    const std::size_t size = at != nullptr && at->is_array() ? at->size() : 0;
+    std::size_t index = 0;
+    const auto [end, ec] = std::from_chars(token->data(), token->data() + token->size(), index);
+    if (ec != std::errc() || index > size) {
+      throw InputError(file, where,
+                       "--set index " + *token + " is beyond the end of the array (" +
+                           std::to_string(size) +
+                           " elements); an index may at most append one "
+                           "element (index " +
+                           std::to_string(size) + ")");
+    }
+    at = index < size ? &(*at)[index] : nullptr;
+  }
+}
+
+}  // namespace
+
+void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverride>& overrides,
+                     const std::string& file, const std::string& pointer) {
+  for (const ScenarioOverride& o : overrides) {
+    try {
+      const nlohmann::json::json_pointer target(o.pointer);
+      check_override_indices(scenario, target, file, pointer + o.pointer);
+      scenario[target] = nlohmann::json::parse(o.value_json);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(file, pointer + o.pointer,
+                       "--set cannot set this key: a value on its path is not an object");
+    }
+  }
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<ScenarioOverride>& overrides) {
+  nlohmann::json doc = JsonReader::parse_file(path);
+  if (doc.is_object())
+    apply_overrides(doc, overrides, path, "");
+  Scenario sc = JsonReader::read_document(
+      doc, path, [](JsonReader& reader) { return read_scenario(reader, true); });
+  sc.profile_path = resolve_profile_path(sc.profile_path, path, "/profile");
+  return sc;
+}
+
+nlohmann::json scenario_to_json(const Scenario& sc) {
+  using nlohmann::json;
+  const auto& m = sc.model;
+  const auto& c = sc.cluster;
+  const auto& p = sc.parallelism;
+  json model = {{"name", m.name},
+                {"num_layers", m.num_layers},
+                {"hidden_size", m.hidden_size},
+                {"num_attention_heads", m.num_attention_heads},
+                {"num_kv_heads", m.num_kv_heads},
+                {"ffn_hidden_size", m.ffn_hidden_size},
+                {"ffn_activation", to_string(m.ffn_activation)},
+                {"seq_length", m.seq_length},
+                {"vocab_size", m.vocab_size}};
+  model["tied_embeddings"] = m.tied_embeddings;
+  if (m.attention != AttentionKernel::kFlash)
+    model["attention"] = to_string(m.attention);
+  if (m.cross_entropy != CrossEntropyKernel::kFused)
+    model["cross_entropy"] = to_string(m.cross_entropy);
+  if (m.dropout.has_value())
+    model["dropout"] = *m.dropout;
+  json cluster = json::object();
+  // An instance a plan defined is written out in full, so the file stands on its own.
+  const bool by_instance = !c.instance.empty() && is_builtin_instance(c.instance);
+  if (by_instance) {
+    cluster["instance"] = c.instance;
+  } else {
+    cluster["gpu"] = gpu_reference_json(c.gpu);
+    cluster["gpus_per_node"] = c.gpus_per_node;
+  }
+  cluster["num_nodes"] = c.num_nodes;
+  const auto as_gigabits_per_s = [](double bytes_per_s) {
+    return printf_string("%.6gGbps", bytes_per_s * 8.0 / 1e9);
+  };
+  const auto as_gigabytes_per_s = [](double bytes_per_s) {
+    return printf_string("%.6gGBps", bytes_per_s / 1e9);
+  };
+  cluster["intra_node"] = {{"fabric", "nvswitch"},
+                           {"bandwidth", as_gigabytes_per_s(c.intra_node_bandwidth_bytes_per_s)}};
+  if (!by_instance || c.num_nodes > 1) {
+    json inter = {{"fabric", to_string(c.inter_node_fabric)},
+                  {"nics_per_node", c.nics_per_node},
+                  {"nic_bandwidth", as_gigabits_per_s(c.nic_bandwidth_bytes_per_s)},
+                  {"topology", to_string(c.topology)}};
+    if (c.oversubscription > 1.0) {
+      inter["oversubscription"] = c.oversubscription;
+      inter["nodes_per_leaf"] = c.nodes_per_leaf;
+    }
+    cluster["inter_node"] = inter;
+  }
+  json par = {{"tensor", p.tensor},
+              {"pipeline", p.pipeline},
+              {"data", p.data},
+              {"context", p.context},
+              {"micro_batch_size", p.micro_batch_size},
+              {"global_batch_size", p.global_batch_size},
+              {"virtual_pipeline_stages", p.virtual_pipeline_stages},
+              {"schedule", to_string(p.schedule)},
+              {"recompute", to_string(p.recompute)},
+              {"sequence_parallel", p.sequence_parallel},
+              {"zero_stage", p.zero_stage},
+              {"precision", to_string(p.precision)}};
+  if (!p.stage_layers.empty())
+    par["stage_layers"] = p.stage_layers;
+  if (p.fp8_params)
+    par["fp8_params"] = true;
+  if (p.grad_reduce_precision)
+    par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
+  if (p.optimizer_state_precision)
+    par["optimizer_state_precision"] = to_string(*p.optimizer_state_precision);
+  if (p.master_weights)
+    par["master_weights"] = to_string(*p.master_weights);
+  if (p.dp_buckets_every_chunk)
+    par["dp_bucket_layout"] = "every-chunk";
+  if (p.dp_bucket_bytes > 0.0)
+    par["dp_bucket_size"] = printf_string("%.0fB", p.dp_bucket_bytes);
+  // Written only when off; the parameter gather's default follows the gradients' setting.
+  if (!p.overlap_grad_reduce)
+    par["overlap_grad_reduce"] = false;
+  if (p.overlap_grad_reduce && !p.overlap_param_gather)
+    par["overlap_param_gather"] = false;
+  if (p.tp_comm_overlap)
+    par["tp_comm_overlap"] = true;
+  if (!p.tp_backward_overlap)
+    par["tp_backward_overlap"] = false;
+  json out = {{"schema", kScenarioSchema},
+              {"name", sc.name},
+              {"model", model},
+              {"cluster", cluster},
+              {"parallelism", par}};
+  if (!sc.profile_path.empty())
+    out["profile"] = sc.profile_path;
+  return out;
+}
+
+}  // namespace capsim::io

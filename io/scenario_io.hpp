@@ -1,0 +1,61 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/scenario.hpp"
+
+#include "io/json_reader.hpp"
+
+namespace capsim::io {
+
+inline constexpr const char* kScenarioSchema = "capsim.scenario/v1";
+
+// A change made to a scenario before it is read (`--set` of capsim simulate and validate): the
+// JSON `value_json` at `pointer`, a JSON pointer into the scenario
+// ("/parallelism/tp_comm_overlap"); missing objects on the way are created, so the scenario's own
+// rules judge the result.
+struct ScenarioOverride {
+  std::string pointer;
+  std::string value_json;  // JSON text: "true", "2", "\"bf16\""
+};
+
+// Applies `overrides` to the scenario object `scenario` in order. Throws InputError at
+// `file`:`pointer` + the override's pointer when a value on its path is not an object.
+void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverride>& overrides,
+                     const std::string& file, const std::string& pointer);
+
+// Reads a `capsim.scenario/v1` file, checking every rule of docs/scenario.md (keys, types, units,
+// ranges, cross-field), after applying `overrides`. The profile path is resolved against the
+// scenario's folder.
+[[nodiscard]] Scenario load_scenario(const std::string& path,
+                                     const std::vector<ScenarioOverride>& overrides = {});
+
+// Reads a scenario object; `require_schema` is false for scenarios embedded in validation cases
+// and plans, which carry no schema key of their own.
+[[nodiscard]] Scenario read_scenario(JsonReader& reader, bool require_schema);
+
+// Reads only the model section (shared with plans).
+[[nodiscard]] ModelSpec read_model(JsonReader& reader);
+
+// Reads the parallelism keys that describe the training stack rather than the layout
+// (grad_reduce_precision, dp_bucket_layout, dp_bucket_size, overlap_grad_reduce,
+// overlap_param_gather, optimizer_state_precision, master_weights, fp8_params, tp_comm_overlap,
+// tp_backward_overlap; docs/scenario.md) into `parallelism`, with the rules of each key alone.
+// Scenarios and plans share them; the rules that tie them to one precision, ZeRO stage or sequence
+// parallelism are checked by the caller.
+void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
+
+// Returns why `master_weights` cannot update weights trained in `precision` (fp8 tensors when
+// `fp8_params`), or nullopt.
+[[nodiscard]] std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
+                                                                 Precision precision,
+                                                                 bool fp8_params);
+
+// Writes a scenario back as `capsim.scenario/v1` JSON (round-trips through read_scenario).
+[[nodiscard]] nlohmann::json scenario_to_json(const Scenario& scenario);
+
+}  // namespace capsim::io

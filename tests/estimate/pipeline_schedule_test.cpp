@@ -1,0 +1,125 @@
+#include "estimate/pipeline_schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+namespace capsim {
+namespace {
+
+// Every (micro-batch, chunk) appears once per op kind, and backward follows forward.
+void expect_complete(const std::vector<std::vector<estimate::PipelineOp>>& sched, int m, int chunks,
+                     bool split) {
+  for (const auto& ops : sched) {
+    std::map<std::tuple<int, int, int>, int> seen;
+    for (const estimate::PipelineOp& op : ops) {
+      ++seen[{static_cast<int>(op.kind), op.micro_batch, op.chunk}];
+      if (op.kind != estimate::OpKind::kForward) {
+        const std::tuple<int, int, int> fwd{static_cast<int>(estimate::OpKind::kForward),
+                                            op.micro_batch, op.chunk};
+        EXPECT_EQ(seen[fwd], 1);
+      }
+    }
+    const size_t kinds = split ? 3 : 2;
+    EXPECT_EQ(seen.size(), kinds * static_cast<size_t>(m * chunks));
+    for (const auto& [k, n] : seen)
+      EXPECT_EQ(n, 1);
+  }
+}
+
+TEST(ScheduleTest, OneFOneBWarmupSteadyCooldown) {
+  const auto s = estimate::build_schedule(Schedule::kOneFOneB, 4, 6, 1, false);
+  ASSERT_EQ(s.size(), 4u);
+  // Stage 0: 3 warm-up forwards, then F/B pairs, then 3 backwards.
+  const std::vector<estimate::PipelineOp> expected = {
+      {estimate::OpKind::kForward, 0, 0},  {estimate::OpKind::kForward, 1, 0},
+      {estimate::OpKind::kForward, 2, 0},  {estimate::OpKind::kForward, 3, 0},
+      {estimate::OpKind::kBackward, 0, 0}, {estimate::OpKind::kForward, 4, 0},
+      {estimate::OpKind::kBackward, 1, 0}, {estimate::OpKind::kForward, 5, 0},
+      {estimate::OpKind::kBackward, 2, 0}, {estimate::OpKind::kBackward, 3, 0},
+      {estimate::OpKind::kBackward, 4, 0}, {estimate::OpKind::kBackward, 5, 0}};
+  EXPECT_EQ(s[0], expected);
+  // Last stage alternates from the start.
+  EXPECT_EQ(s[3][0], (estimate::PipelineOp{estimate::OpKind::kForward, 0, 0}));
+  EXPECT_EQ(s[3][1], (estimate::PipelineOp{estimate::OpKind::kBackward, 0, 0}));
+  expect_complete(s, 6, 1, false);
+}
+
+TEST(ScheduleTest, GpipeAllForwardsFirst) {
+  const auto s = estimate::build_schedule(Schedule::kGpipe, 2, 3, 1, false);
+  for (const auto& ops : s) {
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(ops[i].kind, estimate::OpKind::kForward);
+    for (size_t i = 3; i < 6; ++i)
+      EXPECT_EQ(ops[i].kind, estimate::OpKind::kBackward);
+  }
+  expect_complete(s, 3, 1, false);
+}
+
+TEST(ScheduleTest, RecomputePrecedesEveryBackward) {
+  const auto s = estimate::build_schedule(Schedule::kOneFOneB, 3, 5, 1, true);
+  for (const auto& ops : s) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind == estimate::OpKind::kBackward) {
+        ASSERT_GT(i, 0u);
+        EXPECT_EQ(ops[i - 1],
+                  (estimate::PipelineOp{estimate::OpKind::kRecompute, ops[i].micro_batch, 0}));
+      }
+    }
+  }
+}
+
+// Megatron-LM's interleaved order for P=2, v=2, M=4, stage 0: warm-up (2-0-1)*2 + (2-1)*2 = 4
+// forwards: (mb0,c0) (mb1,c0) (mb0,c1) (mb1,c1); backward k=0 is (mb0, c1).
+TEST(ScheduleTest, InterleavedMatchesMegatronOrder) {
+  const auto s = estimate::build_schedule(Schedule::kInterleaved, 2, 4, 2, false);
+  const std::vector<estimate::PipelineOp> head = {
+      {estimate::OpKind::kForward, 0, 0}, {estimate::OpKind::kForward, 1, 0},
+      {estimate::OpKind::kForward, 0, 1}, {estimate::OpKind::kForward, 1, 1},
+      {estimate::OpKind::kForward, 2, 0}, {estimate::OpKind::kBackward, 0, 1},
+      {estimate::OpKind::kForward, 3, 0}, {estimate::OpKind::kBackward, 1, 1}};
+  EXPECT_EQ(std::vector<estimate::PipelineOp>(s[0].begin(), s[0].begin() + 8), head);
+  expect_complete(s, 4, 2, false);
+}
+
+// M = P (Megatron-Core since Nov 2024): stage 0's warm-up (2 + 2) covers all M·v = 4 forwards,
+// the last stage's (0 + 2) does not, so it starts backward after two forwards.
+TEST(ScheduleTest, InterleavedWithMEqualToPWarmsUpPerStage) {
+  const auto s = estimate::build_schedule(Schedule::kInterleaved, 2, 2, 2, false);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(s[0][static_cast<size_t>(k)].kind, estimate::OpKind::kForward) << k;
+  EXPECT_EQ(s[1][2], (estimate::PipelineOp{estimate::OpKind::kForward, 0, 1}));
+  EXPECT_EQ(s[1][3], (estimate::PipelineOp{estimate::OpKind::kBackward, 0, 1}));
+  expect_complete(s, 2, 2, false);
+}
+
+TEST(ScheduleTest, ZeroBubbleSplitsBackwardAndDefersWeights) {
+  const int p = 4;
+  const auto s = estimate::build_schedule(Schedule::kZeroBubble, p, 8, 1, false);
+  expect_complete(s, 8, 1, true);
+  for (int st = 0; st < p; ++st) {
+    int pending = 0;
+    int max_pending = 0;
+    for (const estimate::PipelineOp& op : s[static_cast<size_t>(st)]) {
+      if (op.kind == estimate::OpKind::kBackwardInput)
+        ++pending;
+      if (op.kind == estimate::OpKind::kBackwardWeight)
+        --pending;
+      EXPECT_NE(op.kind, estimate::OpKind::kBackward);
+      max_pending = std::max(max_pending, pending);
+    }
+    EXPECT_EQ(max_pending, st + 1) << "stage " << st;  // up to s deferred, +1 momentarily
+  }
+}
+
+TEST(ScheduleTest, RejectsBadArguments) {
+  EXPECT_THROW((void)estimate::build_schedule(Schedule::kOneFOneB, 0, 4, 1, false),
+               std::invalid_argument);
+  EXPECT_THROW((void)estimate::build_schedule(Schedule::kOneFOneB, 2, 4, 2, false),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace capsim

@@ -1,0 +1,422 @@
+#include "whatif/whatif_io.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "io/input_error.hpp"
+#include "io/instance_io.hpp"
+#include "io/json_reader.hpp"
+#include "whatif/detail/embedded_default.hpp"
+#include "whatif/policy.hpp"
+#include "whatif/throughput.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+// A delay: "5min" (fixed) or {"median": "5min", "p95": "12min"} (log-normal).
+Delay read_delay(io::JsonReader& parent, const std::string& key, Delay dflt) {
+  if (!parent.has(key))
+    return dflt;
+  const auto& value = parent.json().at(key);
+  if (value.is_object()) {
+    io::JsonReader r = parent.object(key);
+    Delay d;
+    d.median_s = r.required_duration("median");
+    d.p95_s = r.required_duration("p95");
+    if (d.p95_s < d.median_s) {
+      throw r.error("p95", "p95 must be >= median (" + r.describe("p95") + " < " +
+                               r.describe("median") + ")");
+    }
+    r.finish();
+    return d;
+  }
+  Delay d;
+  d.median_s = d.p95_s = parent.required_duration(key);
+  return d;
+}
+
+Pricing read_pricing(io::JsonReader& r) {
+  return *pricing_from_string(r.required_enum("pricing", {"on-demand", "spot", "capacity-block"}));
+}
+
+NodePool read_pool(io::JsonReader& r) {
+  NodePool pool;
+  pool.name = r.required_string("name");
+  if (pool.name.empty())
+    throw r.error("name", "pool name must not be empty");
+  std::string instance;
+  if (r.has("instance") && r.json().at("instance").is_object()) {
+    // An instance type the catalog lacks, described here; it has no catalog price.
+    io::JsonReader definition = r.object("instance");
+    instance = definition.required_string("name");
+    io::read_instance_definition(definition, instance);
+    definition.finish();
+    if (!r.has("price"))
+      throw r.error("price", "a pool of an instance defined here needs \"price\"");
+  } else {
+    instance = r.required_string("instance");
+  }
+  const InstanceSpec* spec = find_instance(instance);
+  if (spec == nullptr) {
+    throw r.error("instance",
+                  "unknown instance \"" + instance +
+                      "\" (known: " + io::join_names(instance_names()) +
+                      "; or define it: an object with \"name\", \"gpu\", \"gpus_per_node\" and "
+                      "\"inter_node\", docs/whatif.md)");
+  }
+  pool.instance = *spec;
+  pool.pricing = read_pricing(r);
+  const auto price = r.optional_price("price");
+  if (price) {
+    pool.price_usd_per_hour = *price;
+  } else if (pool.pricing == Pricing::kSpot) {
+    throw r.error("price", "a spot pool needs \"price\" (spot prices move; see docs/whatif.md)");
+  } else {
+    pool.price_usd_per_hour = pool.pricing == Pricing::kCapacityBlock
+                                  ? spec->capacity_block_usd_per_hour
+                                  : spec->on_demand_usd_per_hour;
+    if (pool.price_usd_per_hour <= 0) {
+      throw r.error("price", "the catalog has no " + std::string(to_string(pool.pricing)) +
+                                 " price for " + instance + "; give \"price\"");
+    }
+  }
+  pool.min_nodes = static_cast<int>(r.optional_int("min_nodes", 0, 0, 100000));
+  pool.max_nodes = static_cast<int>(r.required_int("max_nodes", 1, 100000));
+  if (pool.min_nodes > pool.max_nodes) {
+    throw r.error("min_nodes", "min_nodes (" + std::to_string(pool.min_nodes) +
+                                   ") must be <= max_nodes (" + std::to_string(pool.max_nodes) +
+                                   ")");
+  }
+  // p4d/p5 launch -> Ready 5-10 min with a 15+ min tail, image pull 2-8 min, NCCL/EFA init
+  // 0.5-5 min: docs/design/autoscaling.md §2.1 (assumed; calibrate).
+  pool.boot = {360.0, 720.0};
+  pool.image_pull = {240.0, 480.0};
+  pool.init = {60.0, 180.0};
+  if (auto p = r.optional_object("provisioning")) {
+    pool.boot = read_delay(*p, "boot", pool.boot);
+    pool.image_pull = read_delay(*p, "image_pull", pool.image_pull);
+    pool.init = read_delay(*p, "init", pool.init);
+    p->finish();
+  }
+  if (auto c = r.optional_object("capacity")) {
+    pool.available_nodes = static_cast<int>(c->optional_int("available_nodes", -1, 0, 100000));
+    pool.ice_probability = c->optional_number("ice_probability", 0.0, 0.0, 1.0);
+    c->finish();
+  }
+  if (r.has("spot") && pool.pricing != Pricing::kSpot) {
+    throw r.error("spot", "a \"spot\" section needs \"pricing\": \"spot\"");
+  }
+  if (auto s = r.optional_object("spot")) {
+    pool.interruptions_per_node_month =
+        s->optional_number("interruptions_per_node_month", 0.0, 0.0, 1000.0);
+    pool.interruption_correlation = s->optional_number("correlation", 0.0, 0.0, 1.0);
+    pool.notice_s = s->optional_duration("notice").value_or(120.0);
+    s->finish();
+  }
+  r.finish();
+  return pool;
+}
+
+FailureModel read_failures(io::JsonReader& r) {
+  FailureModel f;
+  f.gpu_mtbf_s = r.optional_duration("gpu_mtbf").value_or(0.0);
+  f.repair = read_delay(r, "repair", {4 * 3600.0, 4 * 3600.0});
+  f.detect_s = r.optional_duration("detect").value_or(0.0);
+  if (r.has("checkpoint_interval") && r.json().at("checkpoint_interval").is_string() &&
+      r.json().at("checkpoint_interval").get<std::string>() == "young-daly") {
+    (void)r.required_string("checkpoint_interval");
+    f.young_daly = true;
+  } else {
+    f.checkpoint_interval_s = r.optional_duration("checkpoint_interval").value_or(3600.0);
+    if (f.checkpoint_interval_s < kMinCheckpointIntervalS) {
+      throw r.error("checkpoint_interval", "expected a duration of at least 1s or \"young-daly\"");
+    }
+  }
+  f.checkpoint_cost_s = r.optional_duration("checkpoint_cost").value_or(0.0);
+  f.restart_cost_s = r.optional_duration("restart_cost").value_or(0.0);
+  if (f.young_daly && (f.gpu_mtbf_s <= 0 || f.checkpoint_cost_s <= 0)) {
+    throw r.error("checkpoint_interval",
+                  "\"young-daly\" needs a positive \"gpu_mtbf\" and \"checkpoint_cost\"");
+  }
+  r.finish();
+  return f;
+}
+
+std::vector<traces::JobRecord> read_jobs(io::JsonReader& r, const std::string& base_dir,
+                                         const std::string* embedded_text, int gpus_per_node) {
+  traces::JobTraceOptions options;
+  const std::string format = r.required_enum("format", traces::job_trace_format_names());
+  (void)traces::parse_job_trace_format(format, options.format);
+  const std::string path = r.required_string("path");
+  options.path = (std::filesystem::path(base_dir) / path).lexically_normal().string();
+  options.limit = static_cast<std::size_t>(r.optional_int("limit", 0, 0, 100000000));
+  options.time_scale = r.optional_number("time_scale", 1.0, 1e-6, 1e6);
+  options.max_duration_s = r.optional_duration("max_duration").value_or(0.0);
+  options.gpus_per_node = gpus_per_node;
+  r.finish();
+  if (embedded_text != nullptr) {
+    std::istringstream in(*embedded_text);
+    return traces::read_job_trace(options, in);
+  }
+  if (!std::filesystem::exists(options.path)) {
+    throw r.error("path", "job trace \"" + options.path + "\" does not exist");
+  }
+  if (!std::filesystem::is_regular_file(options.path)) {
+    throw r.error("path", "job trace \"" + options.path + "\" is not a file");
+  }
+  return traces::read_job_trace(options);
+}
+
+// Jobs written inline as JSON objects with the capsim CSV's columns as keys.
+std::vector<traces::JobRecord> read_inline_jobs(io::JsonReader& parent,
+                                                const std::string& base_dir) {
+  const auto items = parent.array("jobs", 1);
+  std::vector<traces::JobRecord> jobs;
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    io::JsonReader r(items[i], parent, parent.pointer_to("jobs") + "/" + std::to_string(i));
+    traces::JobRecord j;
+    j.id = r.required_string("job_id");
+    if (!ids.insert(j.id).second)
+      throw r.error("job_id", "duplicate job id \"" + j.id + "\"");
+    j.submit_s = r.required_duration("submit");
+    if (j.submit_s < 0 || j.submit_s > traces::kMaxTraceSpanS)
+      throw r.error("submit", "expected a submit time between 0 and " +
+                                  std::to_string(traces::kMaxTraceSpanDays) + " days");
+    j.gpus = static_cast<int>(r.required_int("gpus", 1, 1 << 20));
+    j.min_gpus = static_cast<int>(r.optional_int("min_gpus", j.gpus, 1, 1 << 20));
+    j.max_gpus = static_cast<int>(r.optional_int("max_gpus", j.gpus, 1, 1 << 20));
+    if (j.min_gpus > j.gpus || j.gpus > j.max_gpus) {
+      throw r.error("gpus", "min_gpus <= gpus <= max_gpus does not hold: min_gpus " +
+                                std::to_string(j.min_gpus) + ", gpus " + std::to_string(j.gpus) +
+                                ", max_gpus " + std::to_string(j.max_gpus));
+    }
+    j.priority = static_cast<int>(r.optional_int("priority", 0, -1000000, 1000000));
+    const bool rigid = r.has("duration");
+    if (rigid == r.has("scenario")) {
+      throw r.error(rigid ? "scenario" : "duration",
+                    "a job has either \"duration\" (rigid) or \"scenario\" and \"tokens\"");
+    }
+    if (rigid) {
+      j.duration_s = r.required_duration("duration");
+      if (j.duration_s <= 0)
+        throw r.error("duration", "expected a positive duration");
+    } else {
+      j.scenario_path = (std::filesystem::path(base_dir) / r.required_string("scenario"))
+                            .lexically_normal()
+                            .string();
+      j.tokens = r.required_count("tokens");
+      if (j.tokens <= 0)
+        throw r.error("tokens", "expected a positive count");
+    }
+    r.finish();
+    jobs.push_back(std::move(j));
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const auto& a, const auto& b) { return a.submit_s < b.submit_s; });
+  return jobs;
+}
+
+std::vector<PolicySpec> default_policies(const std::string& file) {
+  std::vector<PolicySpec> out;
+  for (const auto& p : preset_names()) {
+    out.push_back(make_policy(p, p, nlohmann::json::object(), file, "/policies"));
+  }
+  return out;
+}
+
+// The top-level scalars: name, seed, replicas, horizon, timeline interval and queue order.
+void read_run_settings(io::JsonReader& r, const std::string& file, WhatIf& w) {
+  w.name = r.optional_string("name", std::filesystem::path(file).stem().string());
+  w.seed = static_cast<std::uint64_t>(r.optional_int("seed", 1, 0, INT64_MAX));
+  w.replicas = static_cast<int>(r.optional_int("replicas", 1, 1, 1000));
+  w.horizon_s = r.optional_duration("horizon").value_or(0.0);
+  // Below a second a simulated day would take longer than the engine's time resolution allows.
+  if (r.has("horizon") && w.horizon_s < 1.0)
+    throw r.error("horizon", "expected a duration of at least 1s");
+  w.timeline_interval_s = r.optional_duration("timeline_interval").value_or(600.0);
+  if (w.timeline_interval_s < 1.0)
+    throw r.error("timeline_interval", "expected a duration of at least 1s");
+  w.queue = r.optional_enum("queue", "first-fit", {"first-fit", "fifo"}) == "fifo"
+                ? QueueOrder::kFifo
+                : QueueOrder::kFirstFit;
+}
+
+// The /pools array, with unique pool names.
+std::vector<NodePool> read_pools(io::JsonReader& r) {
+  const auto pools = r.array("pools", 1);
+  std::vector<NodePool> out;
+  std::set<std::string> pool_names;
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    io::JsonReader pr(pools[i], r, r.pointer_to("pools") + "/" + std::to_string(i));
+    out.push_back(read_pool(pr));
+    if (!pool_names.insert(out.back().name).second) {
+      throw pr.error("name", "duplicate pool name \"" + out.back().name + "\"");
+    }
+  }
+  return out;
+}
+
+// /jobs: an inline array of job objects, or an object naming a trace file (or the embedded
+// trace). A trace file is read with the first pool's GPUs per node.
+std::vector<traces::JobRecord> read_any_jobs(io::JsonReader& r, const std::string& base_dir,
+                                             const std::string* embedded_trace,
+                                             const std::vector<NodePool>& pools) {
+  if (r.has("jobs") && r.json().at("jobs").is_array())
+    return read_inline_jobs(r, base_dir);
+  io::JsonReader jr = r.object("jobs");
+  auto jobs = read_jobs(jr, base_dir, embedded_trace, pools.front().gpus_per_node());
+  if (jobs.empty())
+    throw jr.error("path", "the job trace holds no jobs");
+  return jobs;
+}
+
+// One /policies entry: a preset, an optional name (default: the preset) and its knobs.
+PolicySpec read_policy(const nlohmann::json& value, const io::JsonReader& parent,
+                       const std::string& ptr, std::set<std::string>& names) {
+  io::JsonReader pr(value, parent, ptr);
+  const std::string& file = parent.file();
+  const std::string preset = pr.required_enum("preset", preset_names());
+  const std::string name = pr.optional_string("name", preset);
+  if (!names.insert(name).second) {
+    throw pr.error("name", "duplicate policy name \"" + name + "\"");
+  }
+  nlohmann::json knobs = nlohmann::json::object();
+  if (pr.has("knobs")) {
+    (void)pr.object("knobs");
+    knobs = pr.json().at("knobs");
+  }
+  pr.finish();
+  return make_policy(name, preset, knobs, file, ptr);
+}
+
+// /policies, or every preset with its defaults when the file gives none.
+std::vector<PolicySpec> read_policies(io::JsonReader& r, const std::string& file) {
+  if (!r.has("policies"))
+    return default_policies(file);
+  const auto policies = r.array("policies", 1);
+  std::vector<PolicySpec> out;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    out.push_back(
+        read_policy(policies[i], r, r.pointer_to("policies") + "/" + std::to_string(i), names));
+  }
+  return out;
+}
+
+// /sweep: one knob of one named policy over a list of values. Each value is checked now by
+// building the policy it gives, so a bad value fails at load time with its own pointer.
+Sweep read_sweep(io::JsonReader& s, const std::vector<PolicySpec>& policies,
+                 const std::string& file) {
+  Sweep sweep;
+  sweep.policy = s.required_string("policy");
+  const auto it = std::find_if(policies.begin(), policies.end(),
+                               [&](const PolicySpec& p) { return p.name == sweep.policy; });
+  if (it == policies.end()) {
+    std::vector<std::string> names;
+    names.reserve(policies.size());
+    for (const auto& p : policies)
+      names.push_back(p.name);
+    throw s.error("policy", "no policy named \"" + sweep.policy +
+                                "\" (policies: " + io::join_names(names) + ")");
+  }
+  sweep.knob = s.required_string("knob");
+  sweep.values = s.array("values", 1);
+  const std::string ptr = s.pointer();
+  s.finish();
+  for (std::size_t i = 0; i < sweep.values.size(); ++i) {
+    nlohmann::json knobs = it->knobs;
+    knobs[sweep.knob] = sweep.values[i];
+    (void)make_policy(it->name, it->preset, knobs, file, ptr + "/values/" + std::to_string(i));
+  }
+  return sweep;
+}
+
+// Cross-field: every job must fit the largest pool.
+void check_jobs_fit_largest_pool(const WhatIf& w, const std::string& file) {
+  int largest = 0;
+  for (const auto& p : w.pools)
+    largest = std::max(largest, p.max_nodes * p.gpus_per_node());
+  for (const auto& j : w.jobs) {
+    if (j.min_gpus > largest) {
+      throw io::InputError(file, "/jobs",
+                           "job " + j.id + " needs " + std::to_string(j.min_gpus) +
+                               " GPUs but the largest pool holds " + std::to_string(largest));
+    }
+  }
+}
+
+WhatIf read(io::JsonReader& r, const std::string& base_dir, const std::string* embedded_trace) {
+  const std::string& file = r.file();
+  r.expect_schema(kWhatIfSchema);
+  WhatIf w;
+  w.file = file;
+  read_run_settings(r, file, w);
+  w.pools = read_pools(r);
+  if (auto f = r.optional_object("failures"))
+    w.failures = read_failures(*f);
+  w.jobs = read_any_jobs(r, base_dir, embedded_trace, w.pools);
+  w.policies = read_policies(r, file);
+  if (auto s = r.optional_object("sweep"))
+    w.sweep = read_sweep(*s, w.policies, file);
+  r.finish();
+  check_jobs_fit_largest_pool(w, file);
+  fill_scenario_models(w, default_throughput());
+  return w;
+}
+
+WhatIf read(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
+            const std::string* embedded_trace) {
+  return io::JsonReader::read_document(
+      json, file, [&](io::JsonReader& r) { return read(r, base_dir, embedded_trace); });
+}
+
+}  // namespace
+
+WhatIf load_whatif(const std::string& path) {
+  const nlohmann::json json = io::JsonReader::parse_file(path);
+  const auto base = std::filesystem::path(path).parent_path().string();
+  return read(json, path, base, nullptr);
+}
+
+WhatIf read_whatif(const nlohmann::json& json, const std::string& file,
+                   const std::string& base_dir) {
+  return read(json, file, base_dir, nullptr);
+}
+
+std::string_view default_whatif_text() {
+  return detail::kDefaultWhatIfJson;
+}
+
+WhatIf default_whatif() {
+  const std::string file = "scenarios/whatif/default.json";
+  const nlohmann::json json = io::JsonReader::parse_text(detail::kDefaultWhatIfJson, file);
+  const std::string trace(detail::kDefaultWhatIfTrace);
+  return read(json, file, "scenarios/whatif", &trace);
+}
+
+std::vector<PolicySpec> expand_policies(const WhatIf& whatif) {
+  if (!whatif.sweep)
+    return whatif.policies;
+  std::vector<PolicySpec> out;
+  const auto& sweep = *whatif.sweep;
+  for (const auto& p : whatif.policies) {
+    if (p.name != sweep.policy) {
+      out.push_back(p);  // the other policies run beside the variants, for comparison
+      continue;
+    }
+    for (const auto& v : sweep.values) {
+      nlohmann::json knobs = p.knobs;
+      knobs[sweep.knob] = v;
+      const std::string value = v.is_string() ? v.get<std::string>() : v.dump();
+      out.push_back(make_policy(p.name + "[" + sweep.knob + "=" + value + "]", p.preset, knobs,
+                                whatif.file, "/sweep"));
+    }
+  }
+  return out;
+}
+
+}  // namespace capsim::whatif

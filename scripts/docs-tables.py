@@ -151,8 +151,9 @@ class Runner:
             self.cache[key] = json.loads(out.stdout)["benchmarks"]
         return self.cache[key]
 
-    def timed(self, argv, env=None):
-        """Returns (wall seconds, max RSS in MB, stderr) of one run under /usr/bin/time."""
+    def timed(self, argv, env=None, stdout=None):
+        """Returns (wall seconds, max RSS in MB, stderr) of one run under /usr/bin/time; its
+        standard output goes into the list `stdout` when one is given."""
         with tempfile.NamedTemporaryFile("r", suffix=".time") as times:
             full = ["/usr/bin/time", "-o", times.name, "-f", "%e %M", "nice", *argv]
             print(f"docs-tables: {' '.join(argv)}", file=sys.stderr)
@@ -160,6 +161,8 @@ class Runner:
             if out.returncode != 0:
                 sys.exit(f"docs-tables: {' '.join(argv)} exited {out.returncode}: {out.stderr}")
             wall, rss_kb = times.read().split()[-2:]
+        if stdout is not None:
+            stdout.append(out.stdout)
         return float(wall), int(rss_kb) / 1024.0, out.stderr
 
 
@@ -647,6 +650,290 @@ def block_perf_targets(r):
     return commands, table(["target", "measured", "met"], rows)
 
 
+# ---- docs/planner.md ---------------------------------------------------------------------------
+
+DEFAULT_PLAN = "scenarios/plans/default.json"
+GPT3_PLAN = "scenarios/plans/gpt3-175b-1024-a100.json"
+EXHAUSTIVE_GROUPS = [("p5.48xlarge", 64), ("p4de.24xlarge", 32), ("p4de.24xlarge", 64),
+                     ("p4de.24xlarge", 256), ("p4d.24xlarge", 512)]
+
+
+def layout_text(layout):
+    pp = f"PP{layout['pipeline']}{'*' if layout.get('stage_layers') else ''}"
+    parts = [f"TP{layout['tensor']}", pp, f"DP{layout['data']}"]
+    if layout["context"] > 1:
+        parts.append(f"CP{layout['context']}")
+    if layout["virtual_pipeline_stages"] > 1:
+        parts.append(f"v{layout['virtual_pipeline_stages']}")
+    parts.append(f"mb{layout['micro_batch_size']}")
+    parts.append(f"ZeRO-{layout['zero_stage']}")
+    if layout["sequence_parallel"]:
+        parts.append("SP")
+    if layout["recompute"] != "none":
+        parts.append(f"{layout['recompute']} recompute")
+    if layout["schedule"] not in ("1f1b", "interleaved-1f1b"):
+        parts.append(layout["schedule"])
+    return " ".join(parts)
+
+
+def plan_json(r, plan_file, extra=(), timed=False):
+    argv = [r.capsim, "plan", plan_file, "--json", *extra, "--top", "0"]
+    if timed:
+        stdout = []
+        wall, _, _ = r.timed(argv, stdout=stdout)
+        return json.loads(stdout[0]), wall
+    out = r.run(argv)
+    if out.returncode != 0:
+        sys.exit(f"docs-tables: {' '.join(argv)} exited {out.returncode}: {out.stderr}")
+    return json.loads(out.stdout), None
+
+
+def spearman(a, b):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        out = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2.0 + 1.0
+            i = j + 1
+        return out
+    return statistics.correlation(ranks(a), ranks(b))
+
+
+def block_planner_exhaustive(r):
+    rows = []
+    base = json.loads((ROOT / DEFAULT_PLAN).read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        for instance, nodes in EXHAUSTIVE_GROUPS:
+            plan = dict(base, instances=[instance], num_nodes={"values": [nodes]})
+            planned, exhaustive = f"{tmp}/planned.json", f"{tmp}/exhaustive.json"
+            Path(planned).write_text(json.dumps(plan))
+            Path(exhaustive).write_text(json.dumps(dict(plan, confirm_top_k=100000)))
+            answer, _ = plan_json(r, planned)
+            every, wall = plan_json(r, exhaustive, timed=True)
+            ranked = every["ranked"]
+            fastest = min(ranked, key=lambda e: e["iteration_time_s"])
+            screen_rank = 1 + sum(e["analytic_iteration_time_s"] < fastest["analytic_iteration_time_s"]
+                                  for e in ranked)
+            diffs = [100.0 * (e["iteration_time_s"] / e["analytic_iteration_time_s"] - 1.0)
+                     for e in ranked]
+            best = answer["best"]
+            same = best["layout"] == fastest["layout"]
+            rho = spearman([e["analytic_iteration_time_s"] for e in ranked],
+                           [e["iteration_time_s"] for e in ranked])
+            rows.append([
+                f"{nodes} × {instance}", f"{len(ranked):,}", f"{sig(wall)} s",
+                f"{layout_text(fastest['layout'])}, {fastest['iteration_time_s']:.3f} s "
+                f"({screen_rank} on the screen)",
+                ("the same" if same else
+                 f"{layout_text(best['layout'])}, {best['iteration_time_s']:.3f} s")
+                + f" ({answer['search']['confirmations']} event runs)",
+                f"{signed(min(diffs), 1)}…{signed(max(diffs), 1)}%, "
+                f"{fixed(statistics.mean(abs(d) for d in diffs), 2)}%",
+                sum(abs(d) > 5.0 for d in diffs), fixed(rho, 4)])
+    header = ["group", "layouts", "all simulated (2 cores)", "event engine's fastest (its rank "
+              "on the screen)", "the planner's answer (`confirm_top_k` 2)",
+              "event / screen − 1: range, mean \\|difference\\|", "beyond ±5%", "Spearman ρ"]
+    commands = [f"`{DEFAULT_PLAN}` restricted to `\"instances\": [INSTANCE], \"num_nodes\": "
+                "{\"values\": [NODES]}`, run with `capsim plan FILE --json --top 0` as it is and "
+                "with `\"confirm_top_k\": 100000`"]
+    return commands, table(header, rows)
+
+
+def block_planner_sanity(r):
+    result, _ = plan_json(r, GPT3_PLAN, ["--engine", "analytic"])
+    ranked = result["ranked"]
+    best_s = ranked[0]["iteration_time_s"]
+
+    def mesh(e):
+        return (e["layout"]["tensor"], e["layout"]["pipeline"], e["layout"]["data"])
+
+    def event_time(scenario):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+            json.dump(scenario, file)
+            file.flush()
+            out = r.run([r.capsim, "simulate", file.name, "--engine", "event", "--json"])
+        if out.returncode != 0:
+            sys.exit(f"docs-tables: simulate of {scenario.get('name')} failed: {out.stderr}")
+        return json.loads(out.stdout)["iteration_time_s"]
+
+    def row(what, entries, pick, confirm=False):
+        for i, e in enumerate(entries):
+            if pick(e):
+                event = f"{event_time(e['scenario']):.2f} s" if confirm else ""
+                return [what, layout_text(e["layout"]), f"{i + 1} of {len(entries):,}",
+                        f"{e['iteration_time_s']:.2f} s",
+                        signed(100.0 * (e["iteration_time_s"] / best_s - 1.0), 1) + "%",
+                        f"{100.0 * e['mfu']:.0f}%", event]
+        return [what, "not screened", "", "", "", "", ""]
+
+    megatron = (8, 8, 16)
+    meshes = []
+    for e in ranked:
+        if mesh(e) not in meshes:
+            meshes.append(mesh(e))
+    old_options = [e for e in ranked if e["layout"]["recompute"] == "full"
+                   and not e["layout"]["sequence_parallel"] and e["layout"]["micro_batch_size"] == 1
+                   and e["layout"]["schedule"] in ("1f1b", "interleaved-1f1b")
+                   and e["layout"]["zero_stage"] == 0]
+    rows = [
+        row("the planner's best", ranked, lambda e: True, confirm=True),
+        row("Megatron's mesh TP8 PP8 DP16, its best layout", ranked, lambda e: mesh(e) == megatron,
+            confirm=True),
+        ["the same mesh among the (TP, PP, DP) meshes, each by its best layout", "TP8 PP8 DP16",
+         f"{meshes.index(megatron) + 1} of {len(meshes)} meshes", "", "", "", ""],
+        row("the published 2021 setting (mb 1, full recompute, ZeRO-0, v6, no SP)", ranked,
+            lambda e: mesh(e) == megatron and e["layout"]["micro_batch_size"] == 1
+            and e["layout"]["recompute"] == "full" and e["layout"]["zero_stage"] == 0
+            and e["layout"]["virtual_pipeline_stages"] == 6
+            and not e["layout"]["sequence_parallel"]),
+        row("the best of the 2021 options (full recompute, no SP, mb 1, 1F1B or interleaved, "
+            "ZeRO-0)", old_options, lambda e: True),
+        row("TP8 PP8 DP16 among the 2021 options", old_options,
+            lambda e: mesh(e) == megatron),
+    ]
+    header = ["what", "layout", "rank", "iteration (screen)", "vs the best", "MFU",
+              "iteration (event engine)"]
+    return [f"capsim plan {GPT3_PLAN} --engine analytic --json --top 0",
+            "`capsim simulate ROW.json --engine event` of a row's `scenario`"], table(header, rows)
+
+
+def block_planner_rank_correlation(r):
+    """Spearman's ρ of the screen's tokens/s/GPU against the measured ones, as
+    tests/planner/planner_sanity_test.cpp groups dev.json: one model on one GPU type."""
+    cases = {c["id"]: c for c in json.loads((ROOT / DEV).read_text())["cases"]}
+    groups = {}
+    pooled = ([], [])
+    for c in r.validate(DEV, engine="analytic")["cases"]:
+        scenario = cases[c["id"]]["scenario"]
+        p = scenario["parallelism"]
+        gpus = p["tensor"] * p["pipeline"] * p["data"] * p["context"]
+        tokens = p["global_batch_size"] * scenario["model"]["seq_length"]
+        predicted = tokens / c["predicted_iteration_time_s"] / gpus
+        measured = cases[c["id"]]["measured"]["tokens_per_s_per_gpu"]
+        key = (c["group"], scenario["model"]["name"], scenario["cluster"]["gpu"])
+        groups.setdefault(key, ([], []))
+        for into in (groups[key], pooled):
+            into[0].append(predicted)
+            into[1].append(measured)
+    rows = []
+    rhos, weighted, weight = [], 0.0, 0
+    for (group, model, gpu), (predicted, measured) in sorted(groups.items()):
+        if len(predicted) < 4:
+            continue
+        rho = spearman(predicted, measured)
+        rhos.append(rho)
+        weighted += rho * len(predicted)
+        weight += len(predicted)
+        shown = fixed(rho, 3) if rho >= 0 else f"**{signed(rho, 3)}**"
+        rows.append([group, model, gpu, len(predicted), shown])
+    rhos.sort()
+    rows.append([f"**pooled**, all {len(pooled[0])} cases", "", "", len(pooled[0]),
+                 fixed(spearman(*pooled), 3)])
+    rows.append([f"median over the {len(rhos)} groups; size-weighted mean", "", "", "",
+                 f"{fixed(rhos[len(rhos) // 2], 3)}; {fixed(weighted / weight, 3)}"])
+    header = ["group", "model", "GPU", "n", "ρ"]
+    return [validate_cmd(DEV, engine="analytic") + " (predicted tokens/s/GPU = global batch × "
+            "sequence / predicted iteration time / GPUs)"], table(header, rows)
+
+
+# ---- docs/simulator.md -------------------------------------------------------------------------
+
+OVERSUBSCRIBED_ROWS = [
+    (None, "non-blocking"),
+    (1, "2:1, `nodes_per_leaf` 1 (default, worst case)"),
+    (4, "2:1, 4 nodes per leaf (rings cross once per leaf, every PP send crosses)"),
+    (16, "2:1, 16 nodes per leaf (a stage per leaf: rings inside, every PP send crosses)"),
+    (32, "2:1, 32 nodes per leaf (half the PP boundaries cross; 2:1 absorbs them)"),
+]
+
+
+def simulate_json(r, scenario_file, *extra):
+    argv = [r.capsim, "simulate", scenario_file, "--json", *extra]
+    out = r.run(argv)
+    if out.returncode != 0:
+        sys.exit(f"docs-tables: {' '.join(argv)} exited {out.returncode}: {out.stderr}")
+    return json.loads(out.stdout)
+
+
+def block_sim_oversubscribed(r):
+    base = json.loads((ROOT / GPT3_SCENARIO).read_text())
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for leaf, label in OVERSUBSCRIBED_ROWS:
+            scenario = json.loads(json.dumps(base))
+            if leaf is not None:
+                scenario["cluster"]["inter_node"].update(topology="oversubscribed",
+                                                         oversubscription=2.0, nodes_per_leaf=leaf)
+            path = f"{tmp}/ov.json"
+            Path(path).write_text(json.dumps(scenario))
+            event = simulate_json(r, path)
+            every = simulate_json(r, path, "--every-gpu")
+            analytic = simulate_json(r, path, "--engine", "analytic")
+            b = event["breakdown"]
+            rows.append([label, f"{event['iteration_time_s']:.3f} s",
+                         f"{every['iteration_time_s']:.3f} s",
+                         f"{analytic['iteration_time_s']:.3f} s",
+                         f"{b['pp_comm_exposed_s']:.2f} s", f"{b['dp_comm_exposed_s']:.2f} s"])
+    header = ["fabric", "iteration, reduced run", "every GPU (`--every-gpu`)",
+              "analytic engine", "exposed PP (event)", "exposed DP (event)"]
+    commands = ["`capsim simulate /tmp/ov.json [--every-gpu | --engine analytic] --json` of the "
+                "shipped GPT-3 175B scenario with the fabric changed as the commands below show"]
+    return commands, table(header, rows)
+
+
+# ---- docs/calibration.md -----------------------------------------------------------------------
+
+STEP_GROUPS = [
+    ("MPT A100 80GB (llm-foundry 2023)", DEV, "--cases mpt-a100_80gb", "a100-roce"),
+    ("MPT A100 40GB", DEV, "--cases mpt-a100_40gb", "a100-roce"),
+    ("MPT H100 (2023 Hopper software)", DEV, "--cases mpt-h100", "h100-ib"),
+    ("Megatron-LM SC'21 PTD-P (ZeRO-3 rows excluded)", DEV,
+     "--cases narayanan21-t1 --cases narayanan21-t2-ptdp", "a100-ib"),
+    ("same, with `\"attention\": \"materialized\"`, `\"tp_backward_overlap\": false` and "
+     "`\"cross_entropy\": \"unfused\"` (megatron-sc21-materialized.json)", MATERIALIZED,
+     "--cases narayanan21-t1 --cases narayanan21-t2-ptdp", "a100-ib"),
+    ("DGXC H100 (NeMo 2025)", DEV, "--cases dgxc", "h100-ib"),
+]
+
+
+def block_calibration_step(r):
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, cases_file, args, profile in STEP_GROUPS:
+            base = f"scenarios/profiles/{profile}.json"
+            argv = [r.capsim, "calibrate", "step", cases_file, *shlex.split(args), "--profile",
+                    base, "-o", f"{tmp}/s.json", "--cross-validate"]
+            out = r.run(argv)
+            if out.returncode != 0:
+                sys.exit(f"docs-tables: {' '.join(argv)} exited {out.returncode}: {out.stderr}")
+            fit = re.search(r"software_efficiency ([0-9.]+) .*MAPE ([0-9.]+)% -> ([0-9.]+)%",
+                            out.stdout)
+            cross = re.search(r"MAPE median ([0-9.]+)%, best ([0-9.]+)%, worst ([0-9.]+)%",
+                              out.stdout)
+            at_one = json.loads((ROOT / base).read_text())
+            at_one["software_efficiency"] = 1.0
+            Path(f"{tmp}/one.json").write_text(json.dumps(at_one))
+            one = r.validate(cases_file, f"{args} --set profile={tmp}/one.json", "analytic")
+            del r.cache[(cases_file, f"{args} --set profile={tmp}/one.json", "analytic")]
+            n = one["summary"]["n"]
+            rows.append([label, n, fixed(float(fit.group(1)), 3), mape(one["summary"]),
+                         f"{fixed(float(fit.group(2)), 1)}% → {fixed(float(fit.group(3)), 1)}%",
+                         f"{fixed(float(cross.group(1)), 1)}% ({fixed(float(cross.group(2)), 1)}–"
+                         f"{fixed(float(cross.group(3)), 1)}%)"])
+    header = ["runs (one stack each)", "n", "fitted `software_efficiency`", "MAPE at 1",
+              "MAPE before → after (all runs)",
+              "one run calibrates the others: median (best–worst) MAPE"]
+    commands = ["the commands below; \"at 1\" is `capsim validate FILE --cases ... --engine "
+                "analytic --set profile=ONE.json` with ONE.json the base profile at "
+                "`software_efficiency` 1"]
+    return commands, table(header, rows)
+
+
 BLOCKS = {
     "validation-dev": block_validation_dev,
     "validation-subsets": subsets_block(DEV_SUBSETS, "subset"),
@@ -660,6 +947,11 @@ BLOCKS = {
     "validation-worst-slow": block_validation_worst_slow,
     "validation-dev-oom": block_validation_dev_oom,
     "validation-gb200": block_validation_gb200,
+    "sim-oversubscribed": block_sim_oversubscribed,
+    "calibration-step": block_calibration_step,
+    "planner-exhaustive": block_planner_exhaustive,
+    "planner-sanity": block_planner_sanity,
+    "planner-rank-correlation": block_planner_rank_correlation,
     "perf-targets": block_perf_targets,
     "perf-analytic": block_perf_analytic,
     "perf-stage-balance": block_perf_stage_balance,
@@ -677,7 +969,9 @@ BLOCKS = {
     "perf-calibration": block_perf_calibration,
 }
 
-PAGES = {"validation": "docs/validation.md", "performance": "docs/performance.md"}
+PAGES = {"validation": "docs/validation.md", "performance": "docs/performance.md",
+         "planner": "docs/planner.md", "simulator": "docs/simulator.md",
+         "calibration": "docs/calibration.md"}
 MARKED = re.compile(r"<!-- generated: ([a-z0-9-]+) -->\n.*?<!-- end generated -->", re.DOTALL)
 
 

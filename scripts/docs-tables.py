@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Regenerates the results tables of docs/validation.md and docs/performance.md in place.
+"""Regenerates the results tables of the docs in place from capsim's and the benchmarks' output.
 
-Usage: scripts/docs-tables.py [CAPSIM] [BENCH_DIR] [--only validation|performance]
+Usage: scripts/docs-tables.py [CAPSIM] [BENCH_DIR]
+                              [--only validation|performance|planner|simulator|calibration]
 
 CAPSIM is the capsim binary (default build/cli/capsim), BENCH_DIR the folder of the Google
-Benchmark binaries (default build/tests/bench). Each table sits between
-`<!-- generated: NAME -->` and `<!-- end generated -->` and is rewritten whole, with one stamp
-line above it: the commit (CAPSIM_COMMIT, else `git rev-parse --short HEAD`, else "unknown"),
-the CPU (/proc/cpuinfo "model name") and the exact commands. Prose outside the markers is kept.
-The validation tables take seconds; the benchmarks about ten minutes on two cores (run it on a
-quiet machine: every timing is wall time).
+Benchmark binaries (default build/tests/bench; only the performance page runs them). Each table
+sits between `<!-- generated: NAME -->` and `<!-- end generated -->` and is rewritten whole, with
+one stamp line above it: the commit (CAPSIM_COMMIT, else `git rev-parse --short HEAD`, else
+"unknown"), the CPU (/proc/cpuinfo "model name"), for timings the load average, and the commands
+that produced it. Prose outside the markers is kept. Pages: docs/validation.md and
+docs/calibration.md take about a minute, docs/simulator.md a few seconds more, docs/planner.md
+(every layout of five plan groups simulated) about ten minutes and docs/performance.md (the
+benchmarks) about ten on two cores; run the timed pages on a quiet machine.
 """
 
 import argparse

@@ -724,7 +724,9 @@ def block_planner_exhaustive(r):
                                   for e in ranked)
             diffs = [100.0 * (e["iteration_time_s"] / e["analytic_iteration_time_s"] - 1.0)
                      for e in ranked]
-            best = answer["best"]
+            # Without a layout that meets the target the plan has no `best`; its first ranked
+            # entry is still the group's cheapest, so its fastest.
+            best = answer["best"] or answer["ranked"][0]
             same = best["layout"] == fastest["layout"]
             rho = spearman([e["analytic_iteration_time_s"] for e in ranked],
                            [e["iteration_time_s"] for e in ranked])

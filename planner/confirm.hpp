@@ -53,8 +53,9 @@ using EvaluateFn = std::function<Evaluation(const Scenario& scenario)>;
 // Returns a ConfirmFn that runs `evaluate` on each scenario in a forked child process
 // (sim::run_forked: results on pipes, nothing on disk; no child outlives the planner), `jobs`
 // at a time. A child that throws InputError exits 2, any other exception 1; an outcome's error
-// reads "exit N: message" or "killed by signal N (NAME)". The first scenario runs alone as a
-// probe: when it exits 2, the batch is unavailable with its message as the reason.
+// reads "exit N: message" or "killed by signal N (NAME)"; an evaluation without a positive,
+// finite time and throughput fails too. The first scenario runs alone as a probe: when it
+// exits 2, the batch is unavailable with its message as the reason.
 // REQUIRES: jobs >= 1; called from the main thread.
 [[nodiscard]] ConfirmFn forked_confirmer(int jobs, EvaluateFn evaluate = evaluate_event);
 

@@ -40,24 +40,31 @@ using ProgressFn = std::function<void(const char* phase, long long done, long lo
 using ConfirmFn =
     std::function<ConfirmBatch(const std::vector<Scenario>& scenarios, const ProgressFn& progress)>;
 
-// Returns `capsim simulate --engine event --json`'s output text for a scenario (run in a child
-// process: it may run one simulation). Throws InputError on bad input.
-using SimulateJsonFn = std::function<std::string(const Scenario& scenario)>;
+// Returns the event engine's evaluation of a scenario (run in a child process: it may run one
+// simulation). Throws InputError on bad input.
+using EvaluateFn = std::function<Evaluation(const Scenario& scenario)>;
 
-// Returns what `capsim simulate FILE --engine event --json` prints for the scenario written to
-// FILE by scenario_to_json (its numbers as written, its profile path as resolved there).
+// Returns the evaluation `capsim simulate FILE --engine event --json` prints for the scenario
+// written to FILE by scenario_to_json (its numbers as written, its profile path as resolved
+// there): its figures as printed, to 6 significant digits.
 // REQUIRES: called at most once per process (SimGrid).
-[[nodiscard]] std::string simulate_event_json(const Scenario& scenario);
+[[nodiscard]] Evaluation evaluate_event(const Scenario& scenario);
 
-// Returns a ConfirmFn that runs `simulate` on each scenario in a forked child process
+// Returns a ConfirmFn that runs `evaluate` on each scenario in a forked child process
 // (sim::run_forked: results on pipes, nothing on disk; no child outlives the planner), `jobs`
 // at a time. A child that throws InputError exits 2, any other exception 1; an outcome's error
-// reads "exit N: message" or "killed by signal N (NAME)". The first scenario runs alone as a
-// probe: when it exits 2, the batch is unavailable with its message as the reason.
+// reads "exit N: message" or "killed by signal N (NAME)"; an evaluation without a positive,
+// finite time and throughput fails too. The first scenario runs alone as a probe: when it
+// exits 2, the batch is unavailable with its message as the reason.
 // REQUIRES: jobs >= 1; called from the main thread.
-[[nodiscard]] ConfirmFn forked_confirmer(int jobs, SimulateJsonFn simulate = simulate_event_json);
+[[nodiscard]] ConfirmFn forked_confirmer(int jobs, EvaluateFn evaluate = evaluate_event);
 
-// Returns the outcome parsed from `capsim simulate --json` output text.
-[[nodiscard]] ConfirmOutcome parse_simulate_json(const std::string& text);
+// Returns the bytes a confirmation child hands back for `evaluation` (sim/report_bytes.hpp:
+// numbers bit for bit).
+[[nodiscard]] std::string encode_evaluation(const Evaluation& evaluation);
+
+// Returns the evaluation encode_evaluation wrote. Throws std::runtime_error on bytes it did not
+// write (too few or too many).
+[[nodiscard]] Evaluation decode_evaluation(const std::string& bytes);
 
 }  // namespace capsim::planner

@@ -1,51 +1,63 @@
 #include "sim/isolated_simulation.hpp"
 
-#include <array>
-#include <cstring>
+#include <cstdint>
 #include <exception>
 #include <stdexcept>
 #include <string>
 
-#include "sim/detail/die_with_parent.hpp"
+#include "sim/forked_work.hpp"
+#include "sim/report_bytes.hpp"
 
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace capsim::sim {
 namespace {
 
-// What the child sends back: the simulated numbers; the parent recomputes everything that is
-// a pure function of them (finish_result) so the wire format stays small. After it come the
-// `stages` busy times, then the notes (or the error).
-struct Wire {
-  double ok = 0.0;
-  double iteration_time_s = 0.0;
-  std::array<double, 8> breakdown{};
-  int stage = 0;
-  int stages = 0;  // how many busy times follow
-};
-
-bool write_all(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = write(fd, p, size);
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+// What the child hands back: the simulated numbers (iteration time, breakdown, per-stage busy
+// times) and the notes. The parent recomputes everything that is a pure function of them
+// (finish_result), so the report stays small.
+std::string encode_simulated(const SimulationResult& r) {
+  const TimeBreakdown& b = r.breakdown;
+  ReportWriter out;
+  for (const double v :
+       {r.iteration_time_s, b.compute_s, b.tp_comm_exposed_s, b.cp_comm_exposed_s,
+        b.pp_comm_exposed_s, b.dp_comm_exposed_s, b.bubble_s, b.optimizer_s, b.other_s})
+    out.put_double(v);
+  out.put_int(b.stage);
+  out.put_int(static_cast<std::int64_t>(b.stage_busy_s.size()));
+  for (const double s : b.stage_busy_s)
+    out.put_double(s);
+  out.put_int(static_cast<std::int64_t>(r.notes.size()));
+  for (const std::string& note : r.notes)
+    out.put_string(note);
+  return out.bytes();
 }
 
-std::string read_all(int fd) {
-  std::string out;
-  std::array<char, 4096> buf{};
-  ssize_t n = 0;
-  while ((n = read(fd, buf.data(), buf.size())) > 0)
-    out.append(buf.data(), static_cast<size_t>(n));
-  return out;
+// Returns a count read from a report, checked to be one the report can hold.
+std::size_t get_count(ReportReader& in) {
+  const std::int64_t n = in.get_int();
+  if (n < 0)
+    throw std::runtime_error("child report has a negative count");
+  return static_cast<std::size_t>(n);
+}
+
+// The parent's side of encode_simulated: the event engine's numbers and notes, the rest unset.
+SimulationResult decode_simulated(const std::string& bytes) {
+  ReportReader in(bytes);
+  SimulationResult r;
+  TimeBreakdown& b = r.breakdown;
+  for (double* v :
+       {&r.iteration_time_s, &b.compute_s, &b.tp_comm_exposed_s, &b.cp_comm_exposed_s,
+        &b.pp_comm_exposed_s, &b.dp_comm_exposed_s, &b.bubble_s, &b.optimizer_s, &b.other_s})
+    *v = in.get_double();
+  b.stage = static_cast<int>(in.get_int());
+  for (std::size_t i = get_count(in); i > 0; --i)
+    b.stage_busy_s.push_back(in.get_double());
+  for (std::size_t i = get_count(in); i > 0; --i)
+    r.notes.push_back(in.get_string());
+  in.finish();
+  return r;
 }
 
 }  // namespace
@@ -57,80 +69,28 @@ SimulationResult simulate_iteration_in_child(const Scenario& scenario,
     throw std::invalid_argument("simulate_iteration_in_child: traces stay in-process");
   }
   const IterationCosts costs = estimate::compute_iteration_costs(scenario, profile);
-  std::array<int, 2> fds{};
-  if (pipe(fds.data()) != 0)
-    throw std::runtime_error("simulate_iteration_in_child: pipe failed");
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw std::runtime_error("simulate_iteration_in_child: fork failed");
-  if (pid == 0) {
-    detail::die_with_parent(parent);
-    close(fds[0]);
-    Wire w;
-    std::string payload;  // the result's notes, one per line, or the error
-    try {
-      const SimulationResult r = simulate_iteration(scenario, costs, profile, options);
-      const TimeBreakdown& b = r.breakdown;
-      w.ok = 1.0;
-      w.iteration_time_s = r.iteration_time_s;
-      w.breakdown = {
-          b.compute_s,         b.tp_comm_exposed_s, b.cp_comm_exposed_s, b.pp_comm_exposed_s,
-          b.dp_comm_exposed_s, b.bubble_s,          b.optimizer_s,       b.other_s};
-      w.stage = b.stage;
-      w.stages = static_cast<int>(b.stage_busy_s.size());
-      payload.resize(b.stage_busy_s.size() * sizeof(double));
-      std::memcpy(payload.data(), b.stage_busy_s.data(), payload.size());
-      for (const std::string& note : r.notes)
-        payload += note + '\n';
-    } catch (const std::exception& e) {
-      payload = e.what();
-    }
-    const bool sent =
-        write_all(fds[1], &w, sizeof w) && write_all(fds[1], payload.data(), payload.size());
-    close(fds[1]);
-    _exit(sent ? 0 : 1);
+  ChildOutcome child;
+  run_forked(
+      1, 1,
+      [&](std::size_t) {
+        try {
+          const SimulationResult r = simulate_iteration(scenario, costs, profile, options);
+          return ChildReport{0, encode_simulated(r)};
+        } catch (const std::exception& e) {
+          return ChildReport{1, e.what()};
+        }
+      },
+      [&](std::size_t, ChildOutcome outcome) { child = std::move(outcome); });
+  if (child.exit_code == 1 && !child.bytes.empty())
+    throw std::runtime_error(child.bytes);
+  if (child.exit_code != 0) {
+    const std::string first_line = child.console.substr(0, child.console.find('\n'));
+    throw std::runtime_error("event engine child process: " + describe_exit(child.exit_code) +
+                             (first_line.empty() ? "" : ": " + first_line));
   }
-  close(fds[1]);
-  const std::string bytes = read_all(fds[0]);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Wire w;
-  if (bytes.size() < sizeof w) {
-    throw std::runtime_error("event engine child process died (status " + std::to_string(status) +
-                             ")");
-  }
-  std::memcpy(&w, bytes.data(), sizeof w);
-  if (w.ok == 0.0)
-    throw std::runtime_error(bytes.substr(sizeof w));
-  SimulationResult r;
+  SimulationResult r = decode_simulated(child.bytes);
   r.engine = "event";
   r.set_profile(profile);
-  r.iteration_time_s = w.iteration_time_s;
-  TimeBreakdown& b = r.breakdown;
-  b.compute_s = w.breakdown[0];
-  b.tp_comm_exposed_s = w.breakdown[1];
-  b.cp_comm_exposed_s = w.breakdown[2];
-  b.pp_comm_exposed_s = w.breakdown[3];
-  b.dp_comm_exposed_s = w.breakdown[4];
-  b.bubble_s = w.breakdown[5];
-  b.optimizer_s = w.breakdown[6];
-  b.other_s = w.breakdown[7];
-  b.stage = w.stage;
-  const size_t busy_bytes = static_cast<size_t>(w.stages) * sizeof(double);
-  if (bytes.size() < sizeof w + busy_bytes)
-    throw std::runtime_error("event engine child process sent a truncated result");
-  b.stage_busy_s.resize(static_cast<size_t>(w.stages));
-  std::memcpy(b.stage_busy_s.data(), bytes.data() + sizeof w, busy_bytes);
-  // The child's notes (what it simulated, the approximations it made), one per line.
-  for (size_t begin = sizeof w + busy_bytes; begin < bytes.size();) {
-    size_t end = bytes.find('\n', begin);
-    if (end == std::string::npos)
-      end = bytes.size();
-    r.notes.push_back(bytes.substr(begin, end - begin));
-    begin = end + 1;
-  }
   estimate::finish_result(scenario, costs, r);
   return r;
 }

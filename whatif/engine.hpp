@@ -60,7 +60,7 @@ struct PolicyResult {
 // turned on and off, one actor per running job plus the control-loop actor) and returns the
 // metrics. Deterministic for a seed.
 // REQUIRES: called at most once per OS process (SimGrid keeps one engine per process); use
-// run_in_child() (runner.hpp) to run several.
+// run_all() (runner.hpp) to run several.
 [[nodiscard]] PolicyResult run_policy(const WhatIf& whatif, const PolicySpec& policy,
                                       std::uint64_t seed);
 

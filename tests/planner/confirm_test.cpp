@@ -1,11 +1,16 @@
 // forked_confirmer: each scenario in a forked child, outcomes in scenario order, failures with
-// how the child ended, the availability probe; and the event run's JSON is `capsim simulate`'s.
+// how the child ended, the availability probe; and the event evaluation's figures are those
+// `capsim simulate --json` prints.
 #include "planner/confirm.hpp"
 
+#include <bit>
+#include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "models/memory_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
 
@@ -26,14 +32,9 @@ namespace {
 
 const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
 
-// `capsim simulate --json` text with the given iteration time.
-std::string simulate_text(double iteration_time_s) {
-  return nlohmann::json{{"engine", "event"},
-                        {"iteration_time_s", iteration_time_s},
-                        {"tokens_per_s", 1000.0 / iteration_time_s},
-                        {"mfu", 0.5},
-                        {"memory", {{"peak_gib_per_gpu", 40.0}, {"capacity_gib", 80.0}}}}
-      .dump();
+// An event evaluation with the given iteration time.
+Evaluation evaluation(double iteration_time_s) {
+  return {"event", iteration_time_s, 1000.0 / iteration_time_s, 0.5, 40.0 * kGiB, 80.0 * kGiB};
 }
 
 std::vector<Scenario> scenarios_with_layers(const std::vector<int>& layers) {
@@ -54,7 +55,7 @@ TEST(ConfirmTest, OutcomesComeInScenarioOrder) {
   const std::vector<Scenario> scenarios = scenarios_with_layers({4, 3, 2, 1});
   const ConfirmFn confirm = forked_confirmer(3, [](const Scenario& sc) {
     usleep(static_cast<useconds_t>(40000 * sc.model.num_layers));
-    return simulate_text(sc.model.num_layers);
+    return evaluation(sc.model.num_layers);
   });
   long long last_done = 0;
   const ConfirmBatch batch =
@@ -75,7 +76,7 @@ TEST(ConfirmTest, OutcomesComeInScenarioOrder) {
 
 TEST(ConfirmTest, FailuresSayHowTheChildEnded) {
   const std::vector<Scenario> scenarios = scenarios_with_layers({1, 2, 3, 4});
-  const ConfirmFn confirm = forked_confirmer(2, [](const Scenario& sc) -> std::string {
+  const ConfirmFn confirm = forked_confirmer(2, [](const Scenario& sc) -> Evaluation {
     switch (sc.model.num_layers) {
       case 2:
         throw std::runtime_error("boom");
@@ -83,11 +84,11 @@ TEST(ConfirmTest, FailuresSayHowTheChildEnded) {
         std::fprintf(stderr, "out of memory\n");
         std::fflush(stderr);
         raise(SIGKILL);
-        return "";
+        return {};
       case 4:
-        return "not json";
+        return evaluation(0.0);  // no time: nothing to rank on
       default:
-        return simulate_text(1.0);
+        return evaluation(1.0);
     }
   });
   const ConfirmBatch batch = confirm(scenarios, {});
@@ -99,17 +100,17 @@ TEST(ConfirmTest, FailuresSayHowTheChildEnded) {
   EXPECT_FALSE(batch.outcomes[2].ok);
   EXPECT_EQ(batch.outcomes[2].error, "killed by signal 9 (Killed): out of memory");
   EXPECT_FALSE(batch.outcomes[3].ok);
-  EXPECT_EQ(batch.outcomes[3].error.rfind("unreadable simulate output", 0), 0u)
-      << batch.outcomes[3].error;
+  EXPECT_EQ(batch.outcomes[3].error,
+            "event engine result without a positive, finite iteration time and throughput");
 }
 
 // Bad input on the probe (scenario 0) means the engine cannot run: the batch is unavailable;
 // past the probe it is a failed outcome like any other.
 TEST(ConfirmTest, BadInputOnTheProbeMakesTheBatchUnavailable) {
-  const ConfirmFn refusing = forked_confirmer(2, [](const Scenario& sc) -> std::string {
+  const ConfirmFn refusing = forked_confirmer(2, [](const Scenario& sc) -> Evaluation {
     if (sc.model.num_layers == 1)
       throw io::InputError("f.json", "/profile", "no event engine here");
-    return simulate_text(1.0);
+    return evaluation(1.0);
   });
   const ConfirmBatch unavailable = refusing(scenarios_with_layers({1, 2}), {});
   EXPECT_FALSE(unavailable.available);
@@ -124,7 +125,7 @@ TEST(ConfirmTest, BadInputOnTheProbeMakesTheBatchUnavailable) {
 
 TEST(ConfirmTest, UnavailableEventEngineFallsBackToTheScreen) {
   PlanOptions opts;
-  opts.confirm = forked_confirmer(2, [](const Scenario&) -> std::string {
+  opts.confirm = forked_confirmer(2, [](const Scenario&) -> Evaluation {
     throw io::InputError("", "", "--engine must be analytic");
   });
   const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
@@ -138,7 +139,7 @@ TEST(ConfirmTest, UnavailableEventEngineFallsBackToTheScreen) {
 TEST(ConfirmTest, FailedConfirmationsKeepTheScreensNumbers) {
   PlanOptions opts;
   opts.confirm = forked_confirmer(
-      2, [](const Scenario&) -> std::string { throw std::runtime_error("internal error: boom"); });
+      2, [](const Scenario&) -> Evaluation { throw std::runtime_error("internal error: boom"); });
   const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
   EXPECT_TRUE(r.event_available);
   EXPECT_EQ(r.confirmations, static_cast<int>(r.candidates.size()));
@@ -149,9 +150,9 @@ TEST(ConfirmTest, FailedConfirmationsKeepTheScreensNumbers) {
   }
 }
 
-// The confirmation's JSON is what `capsim simulate FILE --engine event --json` prints for the
-// scenario written to FILE (it adds only its stage-balance advice).
-TEST(ConfirmTest, EventJsonIsWhatSimulatePrintsForTheWrittenScenario) {
+// The confirmation ranks on the figures `capsim simulate FILE --engine event --json` prints for
+// the scenario written to FILE: to 6 significant digits, memory in GiB as printed.
+TEST(ConfirmTest, EventEvaluationIsWhatSimulatePrintsForTheWrittenScenario) {
   const PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
   Candidate c;
   c.num_nodes = 2;
@@ -168,9 +169,41 @@ TEST(ConfirmTest, EventJsonIsWhatSimulatePrintsForTheWrittenScenario) {
       testing::run_capsim("simulate " + file + " --engine event --json");
   std::filesystem::remove(file);
   ASSERT_EQ(cli.exit_code, 0);
-  nlohmann::json expected = nlohmann::json::parse(cli.out);
-  expected.erase("stage_balance");
-  EXPECT_EQ(nlohmann::json::parse(simulate_event_json(sc)).dump(), expected.dump());
+  const nlohmann::json printed = nlohmann::json::parse(cli.out);
+  const Evaluation e = evaluate_event(sc);
+  EXPECT_EQ(e.engine, printed.at("engine").get<std::string>());
+  EXPECT_EQ(e.iteration_time_s, printed.at("iteration_time_s").get<double>());
+  EXPECT_EQ(e.tokens_per_s, printed.at("tokens_per_s").get<double>());
+  EXPECT_EQ(e.mfu, printed.at("mfu").get<double>());
+  const nlohmann::json& memory = printed.at("memory");
+  EXPECT_EQ(e.peak_memory_bytes, memory.at("peak_gib_per_gpu").get<double>() * kGiB);
+  EXPECT_EQ(e.capacity_bytes, memory.at("capacity_gib").get<double>() * kGiB);
+}
+
+// A confirmation child's evaluation arrives bit for bit, whatever its figures.
+TEST(ConfirmTest, EvaluationRoundTripsBitForBit) {
+  const Evaluation sent{"event",
+                        0.1 + 0.2,
+                        1.0 / 3.0,
+                        std::nextafter(0.5, 1.0),
+                        std::numeric_limits<double>::denorm_min(),
+                        -0.0};
+  const Evaluation got = decode_evaluation(encode_evaluation(sent));
+  EXPECT_EQ(got.engine, "event");
+  const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  EXPECT_EQ(bits(got.iteration_time_s), bits(sent.iteration_time_s));
+  EXPECT_EQ(bits(got.tokens_per_s), bits(sent.tokens_per_s));
+  EXPECT_EQ(bits(got.mfu), bits(sent.mfu));
+  EXPECT_EQ(bits(got.peak_memory_bytes), bits(sent.peak_memory_bytes));
+  EXPECT_EQ(bits(got.capacity_bytes), bits(sent.capacity_bytes));
+}
+
+TEST(ConfirmTest, ForeignBytesAreNoEvaluation) {
+  const std::string bytes = encode_evaluation(evaluation(2.5));
+  EXPECT_THROW((void)decode_evaluation(""), std::runtime_error);
+  EXPECT_THROW((void)decode_evaluation(bytes.substr(0, bytes.size() - 1)), std::runtime_error);
+  EXPECT_THROW((void)decode_evaluation(bytes + "x"), std::runtime_error);
+  EXPECT_THROW((void)decode_evaluation("not an evaluation"), std::runtime_error);
 }
 
 }  // namespace

@@ -794,17 +794,6 @@ TEST(PlannerTest, GlobalBatchRangeIsSearched) {
   EXPECT_EQ(r.candidates[r.ranked[0].candidate].candidate.parallelism.global_batch_size, 64);
 }
 
-TEST(PlannerTest, ParsesSimulateJson) {
-  const ConfirmOutcome o = parse_simulate_json(
-      R"({"engine": "event", "iteration_time_s": 2.5, "tokens_per_s": 1000, "mfu": 0.5,
-          "memory": {"peak_gib_per_gpu": 40, "capacity_gib": 80, "fits": true}})");
-  ASSERT_TRUE(o.ok) << o.error;
-  EXPECT_DOUBLE_EQ(o.evaluation.iteration_time_s, 2.5);
-  EXPECT_DOUBLE_EQ(o.evaluation.peak_memory_bytes, 40.0 * 1024 * 1024 * 1024);
-  EXPECT_FALSE(parse_simulate_json("not json").ok);
-  EXPECT_FALSE(parse_simulate_json(R"({"engine": "event"})").ok);
-}
-
 TEST(PlannerTest, DeterministicWhateverTheThreadCount) {
   PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
   plan.node_counts = {8, 16, 32, 64};

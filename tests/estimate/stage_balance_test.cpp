@@ -12,7 +12,7 @@
 #include "models/memory_model.hpp"
 
 #include "estimate/analytic_estimator.hpp"
-#include "io/layout_rules.hpp"
+#include "estimate/layout_rules.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
 #include "tests/estimate/stage_balance_oracle.hpp"
@@ -187,7 +187,10 @@ TEST(StageBalanceTest, SuggestionsAreValidFasterAndFitOnRandomLayouts) {
     EXPECT_EQ(balance->current_fits, current.memory.fits) << layout;
     EXPECT_EQ(balance->current_time_s, current.iteration_time_s) << layout;
     sc.parallelism.stage_layers = balance->stage_layers;
-    EXPECT_NO_THROW(io::check_layout(sc.model, sc.cluster, sc.parallelism, "random", "")) << layout;
+    EXPECT_TRUE(
+        estimate::layout_problems(sc.model, sc.cluster, sc.parallelism, *find_gpu(sc.cluster.gpu))
+            .empty())
+        << layout;
     const SimulationResult after = estimate::estimate_iteration(sc, profile);
     EXPECT_DOUBLE_EQ(after.iteration_time_s, balance->iteration_time_s) << layout;
     EXPECT_TRUE(after.memory.fits || !current.memory.fits) << layout;

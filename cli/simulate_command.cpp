@@ -13,13 +13,12 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "estimate/analytic_estimator.hpp"
+#include "estimate/iteration_model.hpp"
 #include "estimate/stage_balance.hpp"
 #include "io/input_error.hpp"
 #include "io/kernel_table_io.hpp"
-#include "io/profile_io.hpp"
-#include "io/profile_reference.hpp"
 #include "io/result_io.hpp"
-#include "io/scenario_io.hpp"
+#include "io/simulation_input.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::cli {
@@ -81,15 +80,15 @@ void check_engine_options(const cxxopts::ParseResult& args, const Scenario& scen
   }
 }
 
-// The SimGrid replay, writing the --trace file when asked.
+// The SimGrid replay of the lowered `costs`, writing the --trace file when asked.
 SimulationResult simulate_event(const cxxopts::ParseResult& args, const Scenario& scenario,
-                                const HardwareProfile& profile) {
+                                const IterationCosts& costs, const HardwareProfile& profile) {
   traces::ChromeTrace trace;
   sim::SimOptions sim_options;
   sim_options.exploit_symmetry = args.count("every-gpu") == 0;
   if (args.count("trace") > 0)
     sim_options.trace = &trace;
-  SimulationResult result = sim::simulate_iteration(scenario, profile, sim_options);
+  SimulationResult result = sim::simulate_iteration(scenario, costs, profile, sim_options);
   if (args.count("trace") > 0) {
     // Atomically: a failed write never leaves half a trace behind.
     std::ostringstream text;
@@ -97,6 +96,29 @@ SimulationResult simulate_event(const cxxopts::ParseResult& args, const Scenario
     io::write_file_atomically(args["trace"].as<std::string>(), text.str());
   }
   return result;
+}
+
+// Notes on what the profile rests on, when it is not a measured one (docs/calibration.md, "Which
+// profile a scenario gets"), and on the --set changes: a what-if on the command line says so in
+// its own output.
+void add_input_notes(const cxxopts::ParseResult& args, const HardwareProfile& profile,
+                     SimulationResult& result) {
+  if (profile.is_datasheet_default) {
+    result.notes.push_back(
+        "profile " + profile.name +
+        ": kernels and collectives from the GPU's datasheet figures, not fitted to measurements "
+        "of it and not validated; the in-situ factor is borrowed from the shipped profiles");
+  } else if (profile.has_datasheet_network) {
+    result.notes.push_back("profile " + profile.name +
+                           ": inter-node collectives from the datasheet model (no measurement "
+                           "of this network ships); kernels as the GPU family's shipped profile");
+  }
+  if (args.count("set") > 0) {
+    std::string changed;
+    for (const auto& argument : args["set"].as<std::vector<std::string>>())
+      changed += (changed.empty() ? "" : ", ") + argument;
+    result.notes.push_back("scenario changed by --set: " + changed);
+  }
 }
 
 // The split as `--set` takes it, quoted for the shell (brackets are a glob pattern):
@@ -143,9 +165,29 @@ std::string stage_balance_text(const estimate::StageBalance& balance) {
   return text + ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
 }
 
+// The split the analytic estimator finds faster (or fitting) for a pipelined scenario. The
+// search starts from the analytic estimate of the scenario's own split: the analytic engine's
+// `result`, or for the event engine one estimate from the `costs` it replayed.
+std::optional<estimate::StageBalance> stage_balance(const Scenario& scenario,
+                                                    const IterationCosts& costs,
+                                                    const HardwareProfile& profile,
+                                                    const SimulationResult& result) {
+  if (scenario.parallelism.pipeline <= 1)
+    return std::nullopt;
+  if (result.engine == "analytic") {
+    return estimate::balance_stage_layers(scenario, profile, std::nullopt,
+                                          estimate::kMaxBalanceWork, &result);
+  }
+  const SimulationResult current = estimate::estimate_iteration(scenario, costs, profile);
+  return estimate::balance_stage_layers(scenario, profile, std::nullopt, estimate::kMaxBalanceWork,
+                                        &current);
+}
+
 void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,
-                  const Scenario& scenario, const HardwareProfile& profile,
-                  const std::optional<estimate::StageBalance>& balance) {
+                  const Scenario& scenario, const IterationCosts& costs,
+                  const HardwareProfile& profile) {
+  const std::optional<estimate::StageBalance> balance =
+      stage_balance(scenario, costs, profile, result);
   const bool kernels = args.count("kernels") > 0;
   if (args.count("json") > 0) {
     nlohmann::json out = io::result_to_json(result);
@@ -171,36 +213,21 @@ int simulate_main(int argc, char** argv) {
   if (args.count("scenario") == 0)
     throw io::InputError("", "", "missing SCENARIO.json argument");
   const std::vector<io::ScenarioOverride> overrides = overrides_option(args);
-  if (args.count("profile") > 0)  // a profile of new hardware defines the GPU the scenario names
-    io::define_gpu_of_profile(args["profile"].as<std::string>(), "", "");
-  Scenario scenario = io::load_scenario(args["scenario"].as<std::string>(), overrides);
-  if (args.count("profile") > 0)
-    scenario.profile_path = args["profile"].as<std::string>();
+  const std::optional<std::string> profile_path =
+      args.count("profile") > 0 ? std::optional(args["profile"].as<std::string>()) : std::nullopt;
+  const io::SimulationInput input =
+      io::load_simulation_input(args["scenario"].as<std::string>(), overrides, profile_path);
+  const Scenario& scenario = input.scenario;
+  const HardwareProfile& profile = input.profile;
   const std::string engine = engine_option(args);
   check_engine_options(args, scenario, engine);
-  const HardwareProfile profile = io::resolve_profile(scenario);
-  SimulationResult result = engine == "event" ? simulate_event(args, scenario, profile)
-                                              : estimate::estimate_iteration(scenario, profile);
-  // What the profile rests on, when it is not a measured one (docs/calibration.md, "Which
-  // profile a scenario gets").
-  if (profile.is_datasheet_default) {
-    result.notes.push_back(
-        "profile " + profile.name +
-        ": kernels and collectives from the GPU's datasheet figures, not fitted to measurements "
-        "of it and not validated; the in-situ factor is borrowed from the shipped profiles");
-  } else if (profile.has_datasheet_network) {
-    result.notes.push_back("profile " + profile.name +
-                           ": inter-node collectives from the datasheet model (no measurement "
-                           "of this network ships); kernels as the GPU family's shipped profile");
-  }
-  // A what-if on the command line says so in its own output.
-  if (args.count("set") > 0) {
-    std::string changed;
-    for (const auto& argument : args["set"].as<std::vector<std::string>>())
-      changed += (changed.empty() ? "" : ", ") + argument;
-    result.notes.push_back("scenario changed by --set: " + changed);
-  }
-  print_result(args, result, scenario, profile, estimate::balance_stage_layers(scenario, profile));
+  // Lowered once: the engine runs on these costs, and the stage balance starts from them.
+  const IterationCosts costs = estimate::compute_iteration_costs(scenario, profile);
+  SimulationResult result = engine == "event"
+                                ? simulate_event(args, scenario, costs, profile)
+                                : estimate::estimate_iteration(scenario, costs, profile);
+  add_input_notes(args, profile, result);
+  print_result(args, result, scenario, costs, profile);
   return 0;
 }
 

@@ -35,7 +35,7 @@ class PartCostMemo {
 // attention and memory-bound ops, costed with the profile, plus the communicator shapes.
 // Both engines (analytic and event) start from this. With `memo`, layer costs an earlier call
 // computed for an equivalent layout are taken from it (bit-identical to computing them).
-// REQUIRES: the scenario passed check_layout.
+// REQUIRES: the scenario breaks no layout rule (estimate/layout_rules.hpp).
 [[nodiscard]] IterationCosts compute_iteration_costs(const Scenario& scenario,
                                                      const HardwareProfile& profile,
                                                      PartCostMemo* memo = nullptr);

@@ -25,11 +25,14 @@ struct Timed {
   std::vector<double> stage_busy_s;
 };
 
+Timed timed(const SimulationResult& r) {
+  return {r.iteration_time_s, r.memory.fits, r.memory.peak_bytes, r.breakdown.stage_busy_s};
+}
+
 Timed time_split(Scenario& scenario, const HardwareProfile& profile,
                  const std::vector<int>& split) {
   scenario.parallelism.stage_layers = split;
-  const SimulationResult r = estimate_iteration(scenario, profile);
-  return {r.iteration_time_s, r.memory.fits, r.memory.peak_bytes, r.breakdown.stage_busy_s};
+  return timed(estimate_iteration(scenario, profile));
 }
 
 // The split one layer moved `from` -> `to` gives.
@@ -217,14 +220,15 @@ std::optional<FittedSplit> split_that_fits(const ModelSpec& model, const Paralle
 std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
                                                  const HardwareProfile& profile,
                                                  std::optional<double> max_peak_bytes,
-                                                 double max_work) {
+                                                 double max_work, const SimulationResult* current) {
   const int p = scenario.parallelism.pipeline;
   if (p <= 1)
     return std::nullopt;
   const int least_layers = scenario.parallelism.virtual_pipeline_stages;
   Scenario trial = scenario;
   std::vector<int> split = layers_per_stage(scenario.model, scenario.parallelism);
-  Timed best = time_split(trial, profile, split);
+  // The scenario's split, given explicitly, is estimated as the scenario itself is.
+  Timed best = current != nullptr ? timed(*current) : time_split(trial, profile, split);
   const double current_s = best.iteration_s;
   const bool current_fits = best.fits;
   const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);

@@ -7,6 +7,7 @@
 #include "models/hardware_profile.hpp"
 #include "models/memory_model.hpp"
 #include "models/scenario.hpp"
+#include "models/simulation_result.hpp"
 
 namespace capsim::estimate {
 
@@ -57,9 +58,11 @@ struct FittedSplit {
 // runs monotonically along one); under the interleaved and zero-bubble schedules it times every
 // destination. The answer is the one timing every destination gives (StageBalanceTest) unless
 // the search spends `max_work` (kMaxBalanceWork's units) first: it then keeps the best split so
-// far and sets search_capped.
+// far and sets search_capped. `current`, when given, is estimate_iteration(scenario, profile)
+// (EstimateDetail::kBreakdown), which the caller has already: the search starts from it.
 [[nodiscard]] std::optional<StageBalance> balance_stage_layers(
     const Scenario& scenario, const HardwareProfile& profile,
-    std::optional<double> max_peak_bytes = std::nullopt, double max_work = kMaxBalanceWork);
+    std::optional<double> max_peak_bytes = std::nullopt, double max_work = kMaxBalanceWork,
+    const SimulationResult* current = nullptr);
 
 }  // namespace capsim::estimate

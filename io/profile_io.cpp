@@ -10,6 +10,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/intra_node_bandwidth.hpp"
 
+#include "estimate/profile_choice.hpp"
 #include "io/gpu_spec_io.hpp"
 #include "io/in_situ_prior.hpp"
 #include "io/text_format.hpp"
@@ -386,30 +387,22 @@ HardwareProfile embedded_profile(const std::string& file) {
   throw InputError("<embedded>/scenarios/profiles/" + file, "", "no such shipped profile");
 }
 
-std::string shipped_profile_file(const std::string& architecture, const std::string& fabric) {
-  // File names follow <gpu family>-<fabric>.json (docs/calibration.md).
-  std::string family;
-  if (architecture == "ampere")
-    family = "a100";
-  if (architecture == "hopper")
-    family = "h100";
-  std::string suffix;
-  if (fabric == "infiniband")
-    suffix = "ib";
-  if (fabric == "roce")
-    suffix = "roce";
-  if (fabric == "efa")
-    suffix = "efa";
-  if (family.empty() || suffix.empty())
-    return "";
-  const std::string file = family + "-" + suffix + ".json";
-  const auto& all = embedded_profiles();
-  const bool shipped =
-      std::any_of(all.begin(), all.end(), [&](const EmbeddedProfile& e) { return e.file == file; });
-  return shipped ? file : "";
+namespace {
+
+// The file names of the shipped profiles, in embedded_profiles()'s order.
+const std::vector<std::string>& shipped_files() {
+  static const std::vector<std::string> kFiles = [] {
+    std::vector<std::string> files;
+    for (const EmbeddedProfile& e : embedded_profiles())
+      files.emplace_back(e.file);
+    return files;
+  }();
+  return kFiles;
 }
 
-HardwareProfile resolve_profile(const Scenario& scenario) {
+// Reads the profile estimate::choose_profile() picks for `scenario`; the file it names is read
+// from `named_doc` when the caller has parsed it already.
+HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::json* named_doc) {
   const ClusterSpec& cluster = scenario.cluster;
   const GpuSpec* gpu = find_gpu(cluster.gpu);
   if (gpu == nullptr) {
@@ -421,40 +414,41 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
     return with_intra_node_bandwidth(std::move(p), cluster.intra_node_bandwidth_bytes_per_s,
                                      gpu->nvlink_bandwidth_bytes_per_s);
   };
-  if (!scenario.profile_path.empty()) {
-    HardwareProfile p = load_profile(scenario.profile_path);
-    // A profile serves every GPU of its architecture; another one would be silently wrong
-    // (its SM count and efficiencies describe different hardware).
-    if (find_gpu(p.gpu)->architecture != gpu->architecture) {
-      throw InputError(scenario.profile_path, "/gpu",
-                       "profile \"" + p.name + "\" is for " + p.gpu + ", the scenario's GPUs are " +
-                           cluster.gpu);
+  const estimate::ProfileChoice choice =
+      estimate::choose_profile(scenario, *gpu, is_builtin_gpu(gpu->name), shipped_files());
+  switch (choice.source) {
+    case estimate::ProfileSource::kNamedFile: {
+      HardwareProfile p =
+          named_doc != nullptr
+              ? JsonReader::read_document(*named_doc, scenario.profile_path, read_profile)
+              : load_profile(scenario.profile_path);
+      if (auto mismatch = estimate::named_profile_mismatch(p, *find_gpu(p.gpu), scenario, *gpu))
+        throw InputError(scenario.profile_path, mismatch->pointer, mismatch->message);
+      return measured_at_scenario_nvlink(std::move(p));
     }
-    if (cluster.num_nodes > 1 &&
-        std::none_of(p.collectives.begin(), p.collectives.end(),
-                     [](const CollectiveFit& f) { return f.inter_node; })) {
-      throw InputError(scenario.profile_path, "/collectives",
-                       "profile \"" + p.name + "\" has no inter_node fit, but scenario \"" +
-                           scenario.name + "\" runs on " + std::to_string(cluster.num_nodes) +
-                           " nodes");
-    }
-    return measured_at_scenario_nvlink(std::move(p));
+    case estimate::ProfileSource::kShipped:
+      return measured_at_scenario_nvlink(embedded_profile(choice.shipped_file));
+    case estimate::ProfileSource::kShippedDatasheetNetwork:
+      return measured_at_scenario_nvlink(
+          with_datasheet_network(embedded_profile(choice.shipped_file), cluster));
+    case estimate::ProfileSource::kDatasheet:
+      break;
   }
-  const std::string fabric =
-      cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");
-  // Shipped profiles are fitted to the catalog's GPUs; defined hardware starts from its own
-  // datasheet, with the in-situ factor the shipped families share, until a profile fitted to
-  // it is named.
-  if (!is_builtin_gpu(gpu->name))
-    return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture);
-  const std::string file = shipped_profile_file(gpu->architecture, fabric);
-  if (!file.empty())
-    return measured_at_scenario_nvlink(embedded_profile(file));
-  // A fabric no log of the family was measured on: the family's kernels, the datasheet network.
-  const std::string family = shipped_profile_file(gpu->architecture, "infiniband");
-  if (!family.empty())
-    return measured_at_scenario_nvlink(with_datasheet_network(embedded_profile(family), cluster));
   return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture);
+}
+
+}  // namespace
+
+std::string shipped_profile_file(const std::string& architecture, const std::string& fabric) {
+  return estimate::shipped_profile_file(architecture, fabric, shipped_files());
+}
+
+HardwareProfile resolve_profile(const Scenario& scenario) {
+  return read_chosen_profile(scenario, nullptr);
+}
+
+HardwareProfile resolve_profile(const Scenario& scenario, const nlohmann::json& profile_doc) {
+  return read_chosen_profile(scenario, &profile_doc);
 }
 
 }  // namespace capsim::io

@@ -47,15 +47,17 @@ struct EmbeddedProfile {
 [[nodiscard]] std::string shipped_profile_file(const std::string& architecture,
                                                const std::string& fabric);
 
-// Returns the profile a scenario runs with: its own profile file when it names one; else the
-// shipped profile of the GPU's architecture and the cluster's inter-node fabric (a single-node
-// cluster without an inter-node section uses the architecture's InfiniBand profile, whose
-// intra-node fits come from the same single-node logs as every profile of that GPU family);
-// for a catalog GPU on a fabric its family has no profile for (H100 + RoCE, any + ethernet),
-// the family's InfiniBand profile with_datasheet_network(); else datasheet_profile() with the
-// in-situ factor of the shipped families (in_situ_prior.hpp). Rule documented in
-// docs/calibration.md.
+// Returns the profile a scenario runs with, read as estimate::choose_profile() picks it: its own
+// profile file (which must suit it, estimate::named_profile_mismatch()); a shipped profile,
+// with_datasheet_network() for a fabric its family has no profile for (H100 + RoCE, any +
+// ethernet); or datasheet_profile() with the in-situ factor of the shipped families
+// (in_situ_prior.hpp). Measured intra-node fits are scaled to the cluster's NVLink bandwidth.
+// Rule documented in docs/calibration.md.
 [[nodiscard]] HardwareProfile resolve_profile(const Scenario& scenario);
+
+// Same, with the profile file the scenario names already parsed as `profile_doc`.
+[[nodiscard]] HardwareProfile resolve_profile(const Scenario& scenario,
+                                              const nlohmann::json& profile_doc);
 
 // Canonical names used in profile and measurement JSON.
 [[nodiscard]] const char* collective_name(CollectiveKind kind);

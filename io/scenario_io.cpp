@@ -10,9 +10,9 @@
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 
+#include "estimate/layout_rules.hpp"
 #include "io/gpu_spec_io.hpp"
 #include "io/instance_io.hpp"
-#include "io/layout_rules.hpp"
 #include "io/profile_reference.hpp"
 #include "io/text_format.hpp"
 #include "io/units.hpp"
@@ -318,7 +318,10 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
     throw r.error("profile", "expected a profile file path, got \"\"");
   r.finish();
   r.throw_key_problems();  // the cross-field rules would judge stand-ins for missing keys
-  check_layout(sc.model, sc.cluster, sc.parallelism, r.file(), r.pointer());
+  const std::vector<estimate::LayoutProblem> problems =
+      estimate::layout_problems(sc.model, sc.cluster, sc.parallelism, *find_gpu(sc.cluster.gpu));
+  if (!problems.empty())
+    throw InputError(r.file(), r.pointer() + problems.front().pointer, problems.front().message);
   return sc;
 }
 

@@ -31,8 +31,8 @@ struct KernelTable {
 };
 
 // Returns the kernels of one micro-batch (the lowering of models/workload.hpp) costed as both
-// engines cost them (models/op_cost.hpp). REQUIRES: the scenario passed check_layout and its
-// GPU is in the catalog.
+// engines cost them (models/op_cost.hpp). REQUIRES: the scenario breaks no layout rule
+// (estimate/layout_rules.hpp) and its GPU is in the catalog.
 [[nodiscard]] KernelTable kernel_table(const Scenario& scenario, const HardwareProfile& profile);
 
 [[nodiscard]] const char* to_string(ModelPart part);

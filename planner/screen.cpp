@@ -19,7 +19,6 @@
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
 #include "estimate/stage_balance.hpp"
-#include "io/layout_rules.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
 
@@ -211,17 +210,11 @@ void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long lon
                                                        : PruneReason::kGpuCount);
     return;
   }
-  if (auto reason = check_structure(sc.model, sc.cluster, p)) {
+  if (auto reason = check_structure(sc.model, sc.cluster, p, *ctx.gpu)) {
     out.pruned.add(*reason);
     return;
   }
   sc.parallelism = p;
-  try {
-    io::check_layout(sc.model, sc.cluster, p, ctx.plan->file, "");
-  } catch (const io::InputError&) {
-    out.pruned.add(PruneReason::kInvalidLayout);
-    return;
-  }
   if (ctx.failures_outpace_checkpoints) {
     out.pruned.add(PruneReason::kFailures);
     return;

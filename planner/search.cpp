@@ -2,6 +2,8 @@
 
 #include "models/gpu_catalog.hpp"
 
+#include "estimate/layout_rules.hpp"
+
 namespace capsim::planner {
 
 const char* to_string(PruneReason reason) {
@@ -36,58 +38,60 @@ const char* to_string(PruneReason reason) {
   return "?";
 }
 
+namespace {
+
+// The reason a plan counts a candidate breaking `rule` under.
+PruneReason prune_reason(estimate::LayoutRule rule) {
+  switch (rule) {
+    case estimate::LayoutRule::kGpuCount:
+    case estimate::LayoutRule::kStageTilesNodes:
+      return PruneReason::kGpuCount;
+    case estimate::LayoutRule::kTensorSplit:
+      return PruneReason::kTensorDivisibility;
+    case estimate::LayoutRule::kContextSplit:
+      return PruneReason::kContextDivisibility;
+    case estimate::LayoutRule::kLayerSplit:
+      return PruneReason::kLayerDivisibility;
+    case estimate::LayoutRule::kBatchSplit:
+      return PruneReason::kBatchDivisibility;
+    case estimate::LayoutRule::kInterleavedMicroBatches:
+      return PruneReason::kInterleavedMicroBatches;
+    case estimate::LayoutRule::kFp8Support:
+      return PruneReason::kFp8Unsupported;
+    case estimate::LayoutRule::kSequenceParallelNeedsTensor:
+    case estimate::LayoutRule::kTpOverlapNeedsSequenceParallel:
+    case estimate::LayoutRule::kTensorTilesNodes:
+    case estimate::LayoutRule::kSequenceParallelSplit:
+    case estimate::LayoutRule::kScheduleStages:
+      return PruneReason::kInvalidLayout;
+  }
+  return PruneReason::kInvalidLayout;
+}
+
+}  // namespace
+
 std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec& c,
-                                           const Parallelism& p) {
+                                           const Parallelism& p, const GpuSpec& gpu) {
   if (p.tensor > c.gpus_per_node)
     return PruneReason::kTensorExceedsNode;
-  if (p.num_gpus() != c.num_gpus())
-    return PruneReason::kGpuCount;
-  // Megatron's rank order must tile the nodes (check_layout's rule): tensor x context x data
-  // divides a node or is a multiple of it. Counted with the GPU count.
-  const int inner = p.tensor * p.context * p.data;
-  if (inner % c.gpus_per_node != 0 && c.gpus_per_node % inner != 0)
-    return PruneReason::kGpuCount;
-  if (m.num_attention_heads % p.tensor != 0 || m.num_kv_heads % p.tensor != 0 ||
-      m.ffn_hidden_size % p.tensor != 0) {
-    return PruneReason::kTensorDivisibility;
-  }
-  if (p.context > 1 && m.seq_length % (2 * p.context) != 0) {
-    return PruneReason::kContextDivisibility;
-  }
-  if (p.stage_layers.empty()) {
-    const int chunks = p.pipeline * p.virtual_pipeline_stages;
-    if (p.pipeline > m.num_layers ||
-        (m.num_layers % chunks != 0 && !is_megatron_embedding_loss_split(m.num_layers, chunks))) {
-      return PruneReason::kLayerDivisibility;
-    }
-  } else {
-    int total = 0;
-    for (int n : p.stage_layers) {
-      if (n < p.virtual_pipeline_stages) {
-        return PruneReason::kLayerDivisibility;
-      }
-      total += n;
-    }
-    if (static_cast<int>(p.stage_layers.size()) != p.pipeline || total != m.num_layers) {
-      return PruneReason::kLayerDivisibility;
-    }
-  }
-  if (p.global_batch_size % (p.micro_batch_size * p.data) != 0) {
-    return PruneReason::kBatchDivisibility;
-  }
-  if (p.schedule == Schedule::kInterleaved && p.num_micro_batches() % p.pipeline != 0) {
-    return PruneReason::kInterleavedMicroBatches;
+  // The first reason that applies counts: the smallest in PruneReason's order.
+  std::optional<PruneReason> first;
+  const auto consider = [&first](PruneReason reason) {
+    if (!first || reason < *first)
+      first = reason;
+  };
+  const estimate::BrokenLayoutRules broken = estimate::broken_layout_rules(m, c, p, gpu);
+  for (int i = 0; i < estimate::kNumLayoutRules; ++i) {
+    const auto rule = static_cast<estimate::LayoutRule>(i);
+    if (broken.contains(rule))
+      consider(prune_reason(rule));
   }
   // Megatron's distributed optimizer is ZeRO-1 and DeepSpeed refuses ZeRO-2/3 with its pipeline
   // engine: the planner follows them (torchtitan runs FSDP with pipelines; `capsim simulate`
   // accepts such layouts, docs/planner.md).
   if (p.zero_stage >= 2 && p.pipeline > 1)
-    return PruneReason::kZeroWithPipeline;
-  const GpuSpec* gpu = find_gpu(c.gpu);
-  if (p.precision == Precision::kFp8 && (gpu == nullptr || gpu->peak_fp8_flop_per_s <= 0.0)) {
-    return PruneReason::kFp8Unsupported;
-  }
-  return std::nullopt;
+    consider(PruneReason::kZeroWithPipeline);
+  return first;
 }
 
 std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/scenario.hpp"
 
@@ -21,7 +22,7 @@ enum class PruneReason {
   kInterleavedMicroBatches,  // interleaved 1F1B needs micro-batches to be a multiple of pipeline
   kZeroWithPipeline,         // ZeRO-2/3 with pipeline parallelism (unsupported by Megatron/DS)
   kFp8Unsupported,           // fp8 on a GPU without fp8 tensor cores
-  kInvalidLayout,            // rejected by check_layout for another reason (should not happen)
+  kInvalidLayout,            // breaks a layout rule none of the reasons above names
   kFailures,                 // so many GPUs that failures outpace checkpoints (failure_model)
   kMemory,                   // peak memory above the GPU's HBM
   kBelowTarget,              // screened, but too slow for the deadline / throughput target
@@ -44,12 +45,14 @@ struct PruneCounts {
   }
 };
 
-// Returns the first structural reason `parallelism` cannot run `model` on `cluster` (every
-// rule of check_layout, plus the planner's own kTensorExceedsNode and kZeroWithPipeline), or
-// nullopt when it can. Never throws: infeasible is not an error (docs/design/conventions.md §5).
+// Returns the first structural reason `parallelism` cannot run `model` on `cluster`, whose GPU
+// is `gpu` (each broken layout rule of estimate/layout_rules.hpp, plus the planner's own
+// kTensorExceedsNode and kZeroWithPipeline), or nullopt when it can. Never throws: infeasible
+// is not an error. REQUIRES: every parallel degree and micro_batch_size >= 1.
 [[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
-                                                         const Parallelism& parallelism);
+                                                         const Parallelism& parallelism,
+                                                         const GpuSpec& gpu);
 
 // Returns an uneven split of `layers` over `pipeline` stages for when pipeline x virtual stages
 // does not divide them: units of `virtual_stages` layers, as even as possible, the lighter

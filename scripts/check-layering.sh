@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 declare -A allowed=(
   [models]="models"
   [estimate]="estimate models"
-  [io]="io models"
+  [io]="io estimate models"
   [traces]="traces io models"
   [calibrate]="calibrate estimate io models"
   [sim]="sim estimate traces models"

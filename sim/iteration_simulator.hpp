@@ -34,7 +34,8 @@ struct SimStats {
 // pipeline schedule replayed per stage, PP/DP/ZeRO traffic as flows that share NICs and fabric,
 // TP/CP collectives on the critical path. Engine "event".
 // REQUIRES: called at most once per process (SimGrid keeps one simulation per process); a second
-// call throws std::logic_error. The scenario passed check_layout.
+// call throws std::logic_error. The scenario breaks no layout rule
+// (estimate/layout_rules.hpp).
 [[nodiscard]] SimulationResult simulate_iteration(const Scenario& scenario,
                                                   const HardwareProfile& profile,
                                                   const SimOptions& options = {},

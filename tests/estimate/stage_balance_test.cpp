@@ -12,7 +12,7 @@
 #include "models/memory_model.hpp"
 
 #include "estimate/analytic_estimator.hpp"
-#include "io/layout_rules.hpp"
+#include "estimate/layout_rules.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
 #include "tests/estimate/stage_balance_oracle.hpp"
@@ -156,6 +156,37 @@ TEST(StageBalanceTest, RepairsALopsidedSplit) {
   EXPECT_EQ(balance->stage_layers, (std::vector<int>{20, 21, 20, 19}));
 }
 
+// The analytic estimate a caller already has for the scenario is the search's start: the same
+// balance as the search computing it, for an even, a Megatron (embedding and loss as layers) and
+// a lopsided split.
+TEST(StageBalanceTest, GivenCurrentEstimateGivesTheSameBalance) {
+  Scenario megatron = shipped("llama3-70b-p5");
+  megatron.model.num_layers = 78;  // (78 + 2) / 4 stages: 19 + 20 + 20 + 19
+  Scenario lopsided = shipped("llama3-70b-p5");
+  lopsided.parallelism.stage_layers = {30, 15, 15, 20};
+  int balanced = 0;
+  for (const Scenario& sc : {shipped("llama3-70b-p5"), shipped("llama3-70b-b200"), megatron,
+                             lopsided, shipped("gpt3-175b-selene-1024")}) {
+    const HardwareProfile profile = io::resolve_profile(sc);
+    const SimulationResult current = estimate::estimate_iteration(sc, profile);
+    const auto searched = estimate::balance_stage_layers(sc, profile);
+    const auto started = estimate::balance_stage_layers(sc, profile, std::nullopt,
+                                                        estimate::kMaxBalanceWork, &current);
+    ASSERT_EQ(started.has_value(), searched.has_value()) << sc.name;
+    if (!started)
+      continue;
+    ++balanced;
+    EXPECT_EQ(started->stage_layers, searched->stage_layers) << sc.name;
+    EXPECT_EQ(started->iteration_time_s, searched->iteration_time_s) << sc.name;
+    EXPECT_EQ(started->current_time_s, searched->current_time_s) << sc.name;
+    EXPECT_EQ(started->peak_bytes, searched->peak_bytes) << sc.name;
+    EXPECT_EQ(started->fits, searched->fits) << sc.name;
+    EXPECT_EQ(started->current_fits, searched->current_fits) << sc.name;
+    EXPECT_EQ(started->search_capped, searched->search_capped) << sc.name;
+  }
+  EXPECT_GE(balanced, 3);
+}
+
 // Over random pipelined layouts: a suggestion is strictly faster by the estimate it reports (or
 // fits where the scenario's split does not), passes the scenario rules (a layer per virtual chunk,
 // the layers add up), and fits whenever the scenario's own split fits.
@@ -187,7 +218,10 @@ TEST(StageBalanceTest, SuggestionsAreValidFasterAndFitOnRandomLayouts) {
     EXPECT_EQ(balance->current_fits, current.memory.fits) << layout;
     EXPECT_EQ(balance->current_time_s, current.iteration_time_s) << layout;
     sc.parallelism.stage_layers = balance->stage_layers;
-    EXPECT_NO_THROW(io::check_layout(sc.model, sc.cluster, sc.parallelism, "random", "")) << layout;
+    EXPECT_TRUE(
+        estimate::layout_problems(sc.model, sc.cluster, sc.parallelism, *find_gpu(sc.cluster.gpu))
+            .empty())
+        << layout;
     const SimulationResult after = estimate::estimate_iteration(sc, profile);
     EXPECT_DOUBLE_EQ(after.iteration_time_s, balance->iteration_time_s) << layout;
     EXPECT_TRUE(after.memory.fits || !current.memory.fits) << layout;

@@ -100,7 +100,7 @@ inline Parallelism random_layout(Rng& rng, const ClusterSpec& cluster) {
 }
 
 // `s` written as a scenario file and read back, or the reader's error: every rule of the
-// scenario reader, not only check_layout's (e.g. overlap_grad_reduce applies to ZeRO 0-2 only).
+// scenario reader, not only the layout rules (e.g. overlap_grad_reduce applies to ZeRO 0-2 only).
 inline Scenario read_back(const Scenario& s) {
   const nlohmann::json doc = io::scenario_to_json(s);
   io::JsonReader reader(doc, "sweep.json");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "planner/plan_report.hpp"
 
 #include "estimate/analytic_estimator.hpp"
+#include "estimate/layout_rules.hpp"
 #include "estimate/stage_balance.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
@@ -71,50 +73,91 @@ PlanSpec hand_plan() {
 TEST(CheckStructureTest, EachReason) {
   const ModelSpec m = small_model();
   const ClusterSpec c = cluster_for_instance(*find_instance("p4de.24xlarge"), 2);
+  const GpuSpec& gpu = *find_gpu(c.gpu);
   Parallelism p;
   p.tensor = 8;
   p.pipeline = 2;
   p.data = 1;
   p.global_batch_size = 8;
-  EXPECT_EQ(check_structure(m, c, p), std::nullopt);
+  EXPECT_EQ(check_structure(m, c, p, gpu), std::nullopt);
   Parallelism q = p;
   q.tensor = 16;
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kTensorExceedsNode);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kTensorExceedsNode);
   q = p;
   q.data = 2;
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kGpuCount);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kGpuCount);
   ModelSpec odd = m;
   odd.num_attention_heads = 12;  // 12 % 8 != 0
-  EXPECT_EQ(check_structure(odd, c, p), PruneReason::kTensorDivisibility);
+  EXPECT_EQ(check_structure(odd, c, p, gpu), PruneReason::kTensorDivisibility);
   q = p;
   q.pipeline = 1;
   q.context = 2;
   odd = m;
   odd.seq_length = 2050;  // not divisible by 2 x 2
-  EXPECT_EQ(check_structure(odd, c, q), PruneReason::kContextDivisibility);
+  EXPECT_EQ(check_structure(odd, c, q, gpu), PruneReason::kContextDivisibility);
   q = p;
   q.schedule = Schedule::kInterleaved;
   q.virtual_pipeline_stages = 5;  // 24 % 10 != 0
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kLayerDivisibility);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kLayerDivisibility);
   q = p;
   q.stage_layers = {11, 13};  // an uneven split that sums to 24 is fine...
-  EXPECT_EQ(check_structure(m, c, q), std::nullopt);
+  EXPECT_EQ(check_structure(m, c, q, gpu), std::nullopt);
   q.stage_layers = {11, 12};  // ...one that does not is not
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kLayerDivisibility);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kLayerDivisibility);
   q = p;
   q.micro_batch_size = 3;
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kBatchDivisibility);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kBatchDivisibility);
   q = p;
   q.schedule = Schedule::kInterleaved;
   q.virtual_pipeline_stages = 2;
   q.global_batch_size = 3;  // 3 micro-batches over 2 stages
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kInterleavedMicroBatches);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kInterleavedMicroBatches);
   q = p;
   q.zero_stage = 2;
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kZeroWithPipeline);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kZeroWithPipeline);
   q = p;
   q.precision = Precision::kFp8;
-  EXPECT_EQ(check_structure(m, c, q), PruneReason::kFp8Unsupported);
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kFp8Unsupported);
+  q = p;
+  q.sequence_parallel = true;
+  odd = m;
+  odd.seq_length = 2052;  // not divisible by tensor: a layout rule without a reason of its own
+  EXPECT_EQ(check_structure(odd, c, q, gpu), PruneReason::kInvalidLayout);
+  q.micro_batch_size = 3;  // the batch rule has one, and it comes first
+  EXPECT_EQ(check_structure(odd, c, q, gpu), PruneReason::kBatchDivisibility);
+}
+
+// The planner prunes exactly the layouts that break a layout rule (what `capsim simulate`
+// rejects) or one of its own two rules.
+TEST(CheckStructureTest, PrunesWhatTheLayoutRulesReject) {
+  const ModelSpec m = small_model();
+  const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 2);
+  const GpuSpec& gpu = *find_gpu(c.gpu);
+  std::mt19937_64 rnd(301);
+  const auto pick = [&rnd](std::vector<int> values) {
+    return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rnd)];
+  };
+  int pruned = 0;
+  for (int i = 0; i < 5000; ++i) {
+    Parallelism p;
+    p.tensor = pick({1, 2, 4, 8, 16});
+    p.pipeline = pick({1, 2, 4});
+    p.data = pick({1, 2, 4});
+    p.context = pick({1, 2});
+    p.micro_batch_size = pick({1, 2});
+    p.global_batch_size = pick({8, 16});
+    p.virtual_pipeline_stages = pick({1, 2});
+    p.schedule = p.virtual_pipeline_stages > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+    p.sequence_parallel = pick({0, 1}) == 1;
+    p.zero_stage = pick({0, 1, 2});
+    p.precision = pick({0, 1}) == 1 ? Precision::kFp8 : Precision::kBf16;
+    const bool planner_rule = p.tensor > c.gpus_per_node || (p.zero_stage >= 2 && p.pipeline > 1);
+    const bool broken = !estimate::layout_problems(m, c, p, gpu).empty();
+    EXPECT_EQ(check_structure(m, c, p, gpu).has_value(), planner_rule || broken) << i;
+    pruned += planner_rule || broken ? 1 : 0;
+  }
+  EXPECT_GT(pruned, 100);
+  EXPECT_LT(pruned, 5000);
 }
 
 TEST(UnevenStagesTest, LighterEndsLikeLlama3) {
@@ -346,7 +389,7 @@ FitCounts count_fits(const PlanSpec& plan) {
               p.recompute = rc;
               p.zero_stage = z;
               p.sequence_parallel = sp;
-              if ((sp && t == 1) || check_structure(plan.model, c, p))
+              if ((sp && t == 1) || check_structure(plan.model, c, p, gpu))
                 continue;
               const MemoryEstimate m = estimate_memory(plan.model, p, gpu);
               const double limit = m.capacity_bytes - plan.memory_headroom_bytes;

@@ -1,0 +1,218 @@
+#include "estimate/layout_rules.hpp"
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+
+namespace capsim::estimate {
+namespace {
+
+template <class T>
+std::string num(T v) {
+  return std::to_string(v);
+}
+
+// A broken rule's key below /parallelism and its message.
+struct Finding {
+  std::string key;
+  std::string message;
+};
+
+// Calls `report(rule, describe)` for every rule the layout breaks, in the rules' order, where
+// `describe()` returns the Finding; callers that only need the rules never build the messages.
+// Each rule guards its own arithmetic (64-bit products), as it runs whatever the others found.
+template <class Report>
+void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p, const GpuSpec& gpu,
+                 Report&& report) {
+  // Each factor may be up to 2^20, and an int product could wrap to a match.
+  const std::int64_t layout_gpus = std::int64_t{p.tensor} * p.pipeline * p.data * p.context;
+  if (layout_gpus != c.num_gpus()) {
+    report(LayoutRule::kGpuCount, [&] {
+      return Finding{"data", "tensor (" + num(p.tensor) + ") x pipeline (" + num(p.pipeline) +
+                                 ") x data (" + num(p.data) + ") x context (" + num(p.context) +
+                                 ") = " + num(layout_gpus) + " must equal gpus_per_node (" +
+                                 num(c.gpus_per_node) + ") x num_nodes (" + num(c.num_nodes) +
+                                 ") = " + num(c.num_gpus())};
+    });
+  }
+
+  // Tensor parallelism splits the heads and the FFN columns evenly over its ranks.
+  const auto tensor_divides = [&](int value, const char* name) {
+    if (value % p.tensor != 0) {
+      report(LayoutRule::kTensorSplit, [&] {
+        return Finding{"tensor", std::string(name) + " (" + num(value) +
+                                     ") is not divisible by tensor (" + num(p.tensor) + ")"};
+      });
+    }
+  };
+  tensor_divides(m.num_attention_heads, "num_attention_heads");
+  tensor_divides(m.num_kv_heads, "num_kv_heads");
+  tensor_divides(m.ffn_hidden_size, "ffn_hidden_size");
+
+  if (p.sequence_parallel && p.tensor == 1) {
+    report(LayoutRule::kSequenceParallelNeedsTensor, [] {
+      return Finding{"sequence_parallel", "sequence_parallel needs tensor > 1"};
+    });
+  }
+  if (p.tp_comm_overlap && !p.sequence_parallel) {
+    report(LayoutRule::kTpOverlapNeedsSequenceParallel, [] {
+      return Finding{"tp_comm_overlap",
+                     "tp_comm_overlap overlaps the sequence-parallel collectives with the GEMMs; "
+                     "it needs sequence_parallel true (Megatron-LM: \"Tensor parallel "
+                     "communication/GEMM overlap can happen only when sequence parallelism is "
+                     "enabled\")"};
+    });
+  }
+  if (p.context > 1 && m.seq_length % (2 * p.context) != 0) {
+    report(LayoutRule::kContextSplit, [&] {
+      return Finding{"context", "seq_length (" + num(m.seq_length) +
+                                    ") is not divisible by 2 x context (" + num(2 * p.context) +
+                                    "), which load-balanced causal CP needs"};
+    });
+  }
+
+  // Megatron's rank order (tensor fastest) must tile the nodes, or groups straddle them.
+  const auto tiles_nodes = [&](std::int64_t n) {
+    return c.gpus_per_node % n == 0 || n % c.gpus_per_node == 0;
+  };
+  if (!tiles_nodes(p.tensor)) {
+    report(LayoutRule::kTensorTilesNodes, [&] {
+      return Finding{"tensor", "tensor (" + num(p.tensor) + ") must divide gpus_per_node (" +
+                                   num(c.gpus_per_node) + ") or be a multiple of it"};
+    });
+  }
+  const std::int64_t stage_gpus = std::int64_t{p.tensor} * p.context * p.data;
+  if (!tiles_nodes(stage_gpus)) {
+    report(LayoutRule::kStageTilesNodes, [&] {
+      return Finding{"data", "tensor x context x data (" + num(stage_gpus) +
+                                 ") must divide gpus_per_node (" + num(c.gpus_per_node) +
+                                 ") or be a multiple of it"};
+    });
+  }
+
+  // Sequence parallelism splits each CP rank's sequence over the TP ranks
+  // (scatter_to_sequence_parallel_region divides its first dimension evenly).
+  const std::int64_t sp_ranks = std::int64_t{p.tensor} * p.context;
+  if (p.sequence_parallel && m.seq_length % sp_ranks != 0) {
+    report(LayoutRule::kSequenceParallelSplit, [&] {
+      return Finding{"sequence_parallel", "seq_length (" + num(m.seq_length) +
+                                              ") is not divisible by tensor x context (" +
+                                              num(sp_ranks) +
+                                              "), which sequence parallelism needs"};
+    });
+  }
+
+  const std::int64_t batch_per_step = std::int64_t{p.micro_batch_size} * p.data;
+  if (p.global_batch_size % batch_per_step != 0) {
+    report(LayoutRule::kBatchSplit, [&] {
+      return Finding{"global_batch_size", "global_batch_size (" + num(p.global_batch_size) +
+                                              ") is not divisible by micro_batch_size (" +
+                                              num(p.micro_batch_size) + ") x data (" + num(p.data) +
+                                              ")"};
+    });
+  }
+
+  // The interleaved schedule and virtual stages come together, and it plays the micro-batches
+  // in groups of `pipeline`.
+  const bool interleaved = p.schedule == Schedule::kInterleaved;
+  if (interleaved && p.virtual_pipeline_stages < 2) {
+    report(LayoutRule::kScheduleStages, [] {
+      return Finding{"virtual_pipeline_stages",
+                     "schedule \"interleaved-1f1b\" needs virtual_pipeline_stages > 1"};
+    });
+  }
+  if (!interleaved && p.virtual_pipeline_stages > 1) {
+    report(LayoutRule::kScheduleStages, [] {
+      return Finding{"schedule", "virtual_pipeline_stages > 1 needs schedule \"interleaved-1f1b\""};
+    });
+  }
+  if (interleaved && p.pipeline < 2) {
+    report(LayoutRule::kScheduleStages, [] {
+      return Finding{"pipeline", "schedule \"interleaved-1f1b\" needs pipeline > 1"};
+    });
+  }
+  const std::int64_t micro_batches = p.global_batch_size / batch_per_step;
+  if (interleaved && micro_batches % p.pipeline != 0) {
+    report(LayoutRule::kInterleavedMicroBatches, [&] {
+      return Finding{"global_batch_size",
+                     "interleaved-1f1b needs the micro-batch count (" + num(micro_batches) +
+                         ") to be a multiple of pipeline (" + num(p.pipeline) + ")"};
+    });
+  }
+
+  if (p.pipeline > m.num_layers) {
+    report(LayoutRule::kLayerSplit, [&] {
+      return Finding{"pipeline", "pipeline (" + num(p.pipeline) + ") exceeds num_layers (" +
+                                     num(m.num_layers) + ")"};
+    });
+  } else if (!p.stage_layers.empty()) {
+    // An explicit stage_layers list must cover the model once, with a layer for every chunk.
+    if (static_cast<int>(p.stage_layers.size()) != p.pipeline) {
+      report(LayoutRule::kLayerSplit, [&] {
+        return Finding{"stage_layers", "stage_layers has " + num(p.stage_layers.size()) +
+                                           " entries but pipeline is " + num(p.pipeline)};
+      });
+    }
+    const int total = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
+    if (total != m.num_layers) {
+      report(LayoutRule::kLayerSplit, [&] {
+        return Finding{"stage_layers", "stage_layers sum to " + num(total) + " but num_layers is " +
+                                           num(m.num_layers)};
+      });
+    }
+    for (size_t i = 0; i < p.stage_layers.size(); ++i) {
+      if (p.stage_layers[i] < p.virtual_pipeline_stages) {
+        report(LayoutRule::kLayerSplit, [&] {
+          return Finding{"stage_layers/" + num(i),
+                         "stage " + num(i) + " has " + num(p.stage_layers[i]) +
+                             " layers, fewer than virtual_pipeline_stages (" +
+                             num(p.virtual_pipeline_stages) + "): every chunk needs a layer"};
+        });
+      }
+    }
+  } else {
+    // Without stage_layers the layers split evenly over the chunks, or as Megatron splits them.
+    // pipeline <= num_layers here, so the chunk count fits an int.
+    const int chunks = p.pipeline * p.virtual_pipeline_stages;
+    if (m.num_layers % chunks != 0 && !is_megatron_embedding_loss_split(m.num_layers, chunks)) {
+      report(LayoutRule::kLayerSplit, [&] {
+        return Finding{"pipeline",
+                       "num_layers (" + num(m.num_layers) + ") is not divisible by pipeline (" +
+                           num(p.pipeline) + ") x virtual_pipeline_stages (" +
+                           num(p.virtual_pipeline_stages) +
+                           "), nor is num_layers + 2 (Megatron's split counting the embedding "
+                           "and the loss as layers); give stage_layers for an uneven split"};
+      });
+    }
+  }
+
+  if (p.precision == Precision::kFp8 && gpu.peak_fp8_flop_per_s <= 0.0) {
+    report(LayoutRule::kFp8Support, [&] {
+      return Finding{"precision",
+                     "precision \"fp8\" needs a GPU with fp8 tensor cores; " + c.gpu + " has none"};
+    });
+  }
+}
+
+}  // namespace
+
+std::vector<LayoutProblem> layout_problems(const ModelSpec& model, const ClusterSpec& cluster,
+                                           const Parallelism& parallelism, const GpuSpec& gpu) {
+  std::vector<LayoutProblem> out;
+  check_rules(model, cluster, parallelism, gpu, [&](LayoutRule rule, const auto& describe) {
+    Finding f = describe();
+    out.push_back({rule, "/parallelism/" + f.key, std::move(f.message)});
+  });
+  return out;
+}
+
+BrokenLayoutRules broken_layout_rules(const ModelSpec& model, const ClusterSpec& cluster,
+                                      const Parallelism& parallelism, const GpuSpec& gpu) {
+  BrokenLayoutRules out;
+  check_rules(model, cluster, parallelism, gpu,
+              [&](LayoutRule rule, const auto& /*describe*/) { out.add(rule); });
+  return out;
+}
+
+}  // namespace capsim::estimate

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <bitset>
+#include <string>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+#include "models/scenario.hpp"
+
+namespace capsim::estimate {
+
+// The rules that tie a model, a cluster and a parallel layout together (docs/scenario.md,
+// "Validation rules"), in the order they are checked.
+enum class LayoutRule {
+  kGpuCount,                        // tensor x pipeline x data x context = the cluster's GPUs
+  kTensorSplit,                     // heads, KV heads and FFN width divisible by tensor
+  kSequenceParallelNeedsTensor,     // sequence_parallel needs tensor > 1
+  kTpOverlapNeedsSequenceParallel,  // tp_comm_overlap needs sequence_parallel
+  kContextSplit,                    // seq_length divisible by 2 x context
+  kTensorTilesNodes,                // tensor divides a node or is a multiple of it
+  kStageTilesNodes,                 // so does tensor x context x data
+  kSequenceParallelSplit,           // with SP, seq_length divisible by tensor x context
+  kBatchSplit,                      // global batch divisible by micro batch x data
+  kScheduleStages,           // interleaving <=> virtual stages > 1, and it needs pipeline > 1
+  kInterleavedMicroBatches,  // interleaving needs micro-batches a multiple of pipeline
+  kLayerSplit,               // the layers split over the stages and their chunks
+  kFp8Support,               // fp8 needs a GPU with fp8 tensor cores
+};
+inline constexpr int kNumLayoutRules = 13;
+
+// One broken rule: where in the scenario it points (a JSON pointer relative to the scenario
+// object, e.g. "/parallelism/data") and what is wrong, naming the fields and their values.
+struct LayoutProblem {
+  LayoutRule rule = LayoutRule::kGpuCount;
+  std::string pointer;
+  std::string message;
+};
+
+// The rules a layout breaks, as a set. Plain value.
+class BrokenLayoutRules {
+ public:
+  void add(LayoutRule rule) { bits_.set(static_cast<size_t>(rule)); }
+  [[nodiscard]] bool contains(LayoutRule rule) const {
+    return bits_.test(static_cast<size_t>(rule));
+  }
+  [[nodiscard]] bool empty() const { return bits_.none(); }
+
+ private:
+  std::bitset<kNumLayoutRules> bits_;
+};
+
+// Returns every problem of `parallelism` running `model` on `cluster`, whose GPU is `gpu`, in
+// the rules' order (a rule may report more than one), so that the first is always the same one
+// for a layout with several faults; empty when the layout is valid. Pure: no I/O, no throw
+// other than std::bad_alloc. REQUIRES: every parallel degree and micro_batch_size >= 1.
+[[nodiscard]] std::vector<LayoutProblem> layout_problems(const ModelSpec& model,
+                                                         const ClusterSpec& cluster,
+                                                         const Parallelism& parallelism,
+                                                         const GpuSpec& gpu);
+
+// Returns the rules that layout_problems() reports for the same inputs, without building its
+// messages: cheap enough to call for every candidate of a plan's search space.
+// REQUIRES: every parallel degree and micro_batch_size >= 1.
+[[nodiscard]] BrokenLayoutRules broken_layout_rules(const ModelSpec& model,
+                                                    const ClusterSpec& cluster,
+                                                    const Parallelism& parallelism,
+                                                    const GpuSpec& gpu);
+
+}  // namespace capsim::estimate

@@ -23,7 +23,9 @@ struct CalibrationInputs {
 };
 
 // Reads every input by kind: *.json capsim.measurements/v1, *.csv the GEMM CSV, anything else
-// a nccl-tests text log. Throws InputError naming the file (a folder among them included).
+// a nccl-tests text log. Throws InputError naming the file (a folder among them included), and
+// naming every file when none holds a collective curve or a GEMM row (overlap measurements
+// alone fit nothing but collective_sms). REQUIRES: !paths.empty()
 [[nodiscard]] CalibrationInputs load_inputs(const std::vector<std::string>& paths);
 
 // Choices the logs cannot make themselves (docs/calibration.md).
@@ -73,6 +75,7 @@ struct ProfileFitResult {
 // and framework overheads at their cited defaults; collective_sms is the median of the overlap
 // measurements' sms_taken when there are any, else the default 24. Deterministic. Throws
 // missing_options_error when options the inputs need are missing.
+// REQUIRES: a curve or a GEMM row in `inputs` (load_inputs ensures it)
 [[nodiscard]] std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                                                             const ProfileFitOptions& options);
 

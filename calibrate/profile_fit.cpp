@@ -348,15 +348,11 @@ std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
 }
 
 io::InputError missing_options_error(const std::vector<MissingOption>& missing) {
-  if (missing.size() == 1)
-    return {missing.front().option, "", missing.front().reason};
-  std::string options;
-  std::string reasons;
-  for (size_t i = 0; i < missing.size(); ++i) {
-    options += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i].option;
-    reasons += (i == 0 ? "" : "; ") + missing[i].option + ": " + missing[i].reason;
-  }
-  return {"", "", "missing " + options + ": " + reasons};
+  std::vector<io::InputProblem> problems;
+  problems.reserve(missing.size());
+  for (const MissingOption& m : missing)
+    problems.push_back({m.option, "", m.reason});
+  return io::InputError(std::move(problems));
 }
 
 std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,

@@ -49,9 +49,8 @@ struct MissingOption {
 [[nodiscard]] std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
                                                              const ProfileFitOptions& options);
 
-// Returns the error naming all of `missing` at once: "--fabric: why" for one option,
-// "missing --fabric and --node-nic-bandwidth: --fabric: why; --node-nic-bandwidth: why" for
-// more. REQUIRES: !missing.empty().
+// Returns the error naming all of `missing` at once, one problem per option: "--fabric: why",
+// then "--node-nic-bandwidth: why". REQUIRES: !missing.empty().
 [[nodiscard]] io::InputError missing_options_error(const std::vector<MissingOption>& missing);
 
 // A fitted profile with what the report needs to draw it.

@@ -106,11 +106,9 @@ void check_fit_options(const cxxopts::ParseResult& args, const calibrate::Calibr
                        const calibrate::ProfileFitOptions& fit_options) {
   std::vector<calibrate::MissingOption> missing;
   if (args.count("output") == 0)
-    missing.push_back({"-o", "the profile to write, -o PROFILE.json"});
+    missing.push_back({"-o", "missing PROFILE.json, the profile to write"});
   for (auto& option : calibrate::missing_fit_options(inputs, fit_options))
     missing.push_back(std::move(option));
-  if (missing.size() == 1 && missing.front().option == "-o")
-    throw io::InputError("-o", "", "missing PROFILE.json, the profile to write");
   if (!missing.empty())
     throw calibrate::missing_options_error(missing);
 }

@@ -137,14 +137,14 @@ TEST(CalibrateCommandTest, FitNamesEveryMissingOptionAtOnce) {
   const std::string log = kLogs + "a100_p4de_2node_allreduce_awsome.txt";  // no device line
   auto r = run_capsim("calibrate fit " + log, true);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("capsim calibrate: error: missing -o, --gpu, --fabric and "
-                       "--node-nic-bandwidth: -o: the profile to write, -o PROFILE.json; --gpu: "
-                       "the logs name no known GPU; pass --gpu"),
+  EXPECT_NE(r.out.find("capsim calibrate: error: -o: missing PROFILE.json, the profile to write\n"
+                       "capsim calibrate: error: --gpu: the logs name no known GPU; pass --gpu"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("; --fabric: inter-node logs need the fabric they ran on: infiniband, roce "
-                       "or efa; --node-nic-bandwidth: inter-node logs need the aggregate NIC "
-                       "bandwidth per node they ran with, e.g. 400Gbps\n"),
+  EXPECT_NE(r.out.find("\ncapsim calibrate: error: --fabric: inter-node logs need the fabric they "
+                       "ran on: infiniband, roce or efa\ncapsim calibrate: error: "
+                       "--node-nic-bandwidth: inter-node logs need the aggregate NIC bandwidth "
+                       "per node they ran with, e.g. 400Gbps\n"),
             std::string::npos)
       << r.out;
   r = run_capsim(

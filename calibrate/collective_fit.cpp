@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 
+#include "models/byte_units.hpp"
 #include "models/collective_cost.hpp"
 
 #include "io/profile_io.hpp"
@@ -16,7 +17,6 @@ namespace capsim::calibrate {
 namespace {
 
 constexpr double kUs = 1e-6;
-constexpr double kMiB = 1024.0 * 1024.0;
 // Fewest points one regime of a multi-regime fit may rest on.
 constexpr size_t kMinSegment = 3;
 // Weight of the prior "latency scale = 1" (NCCL's own constants) against the relative errors:

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "calibrate/median.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
 
@@ -150,16 +151,6 @@ Vec minimise(const std::function<double(const Vec&)>& f, Vec start, int iteratio
   return s.vertices[best];
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-bool starts_with(const std::string& s, const char* prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
 // The sources of the rows in order of first appearance, and each row's index among them.
 struct SourceIndex {
   std::vector<std::string> names;
@@ -281,7 +272,7 @@ std::vector<bool> sources_off_consensus(const std::vector<double>& res,
 void bound_fp8_ceiling(const std::vector<GemmMeasurement>& all_rows, const GpuSpec& gpu,
                        GemmFit& fit) {
   for (const auto& r : all_rows) {
-    if (r.search_maximum && starts_with(r.dtype, "fp8") && gemm_row_in_family(r, gpu) &&
+    if (r.search_maximum && r.dtype.starts_with("fp8") && gemm_row_in_family(r, gpu) &&
         gpu.peak_fp8_flop_per_s > 0.0) {
       const double eff = r.flop_per_s / gpu.peak_flop_per_s(Precision::kFp8);
       if (eff > fit.fp8_max_efficiency_bound) {
@@ -350,7 +341,7 @@ bool gemm_row_in_family(const GemmMeasurement& row, const GpuSpec& gpu) {
   // The harness records CUDA's device name ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3");
   // the CSV names the GPU without the vendor. PCIe and NVL boards run at lower clocks and power.
   std::string name = row.gpu;
-  if (starts_with(name, "NVIDIA "))
+  if (name.starts_with("NVIDIA "))
     name = name.substr(7);
   // "PCIe" in the CSV, "PCIE" in CUDA's names ("NVIDIA A100-PCIE-40GB").
   if (name.find("PCI") != std::string::npos || name.find("NVL") != std::string::npos)
@@ -359,9 +350,9 @@ bool gemm_row_in_family(const GemmMeasurement& row, const GpuSpec& gpu) {
   if (!is_builtin_gpu(gpu.name))
     return name == gpu.name;
   if (gpu.architecture == "ampere")
-    return starts_with(name, "A100");
+    return name.starts_with("A100");
   if (gpu.architecture == "hopper")
-    return starts_with(name, "H100");
+    return name.starts_with("H100");
   return false;
 }
 

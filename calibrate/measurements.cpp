@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "calibrate/median.hpp"
 #include "models/cluster_spec.hpp"
 
 #include "io/csv_line.hpp"
@@ -251,14 +252,12 @@ int overlap_sms_taken(int sms, double time_alone_s, double time_beside_s) {
 }
 
 int overlap_median_sms_taken(const std::vector<OverlapSample>& samples) {
-  std::vector<int> v;
+  std::vector<double> v;
   v.reserve(samples.size());
   for (const auto& s : samples)
     v.push_back(s.sms_taken);
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  // Even count: the mean of the middle two, rounded half up (integers, so .5 at most).
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2] + 1) / 2;
+  // An even count's median of integers ends in .5 at most: rounded half up.
+  return static_cast<int>(std::floor(median(std::move(v)) + 0.5));
 }
 
 namespace {

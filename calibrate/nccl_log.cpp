@@ -92,11 +92,6 @@ std::optional<CollectiveKind> collective_from_text(std::string_view text) {
   return std::nullopt;
 }
 
-std::string base_name(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 double ratio_for(CollectiveKind kind, int n) {
   return kind == CollectiveKind::kAllReduce ? 2.0 * (n - 1) / n : (n - 1.0) / n;
 }
@@ -445,7 +440,7 @@ CollectiveCurve parse_nccl_log(std::string_view text, const std::string& name) {
   if (scan.rows.empty())
     throw io::InputError(name, "", "no nccl-tests data rows found");
   if (!scan.kind)
-    scan.kind = collective_from_text(base_name(name));
+    scan.kind = collective_from_text(std::filesystem::path(name).filename().string());
   if (!scan.kind) {
     throw io::InputError(name, "",
                          "cannot tell which collective this log measures: no \"# Collective test "

@@ -5,7 +5,11 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 
+#include "models/byte_units.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 
@@ -16,16 +20,6 @@
 namespace capsim::calibrate {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // aws-ofi-nccl reports 75 us network latency on p4d/p4de/p5 (docs/design/nccl-cost-model.md §8);
 // the IB and socket transports report 0.
 double plugin_latency_s(const std::string& fabric) {
@@ -33,7 +27,7 @@ double plugin_latency_s(const std::string& fabric) {
 }
 
 std::string provenance_line(const CollectiveCurve& c) {
-  std::string line = base_name(c.source) + ": " + curve_label(c);
+  std::string line = std::filesystem::path(c.source).filename().string() + ": " + curve_label(c);
   if (c.ranks_inferred)
     line += " (rank count from busbw/algbw)";
   if (c.nodes_inferred)
@@ -57,7 +51,7 @@ CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
                                (std::filesystem::path(path) / "*.txt").lexically_normal().string() +
                                ")");
     }
-    if (ends_with(path, ".json")) {
+    if (path.ends_with(".json")) {
       Measurements m = read_measurements(path);
       for (auto& c : m.collectives)
         in.curves.push_back(std::move(c));
@@ -66,12 +60,18 @@ CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
       in.machines.push_back(m.machine);
       if (m.overlap)
         in.overlaps.push_back(std::move(*m.overlap));
-    } else if (ends_with(path, ".csv")) {
+    } else if (path.ends_with(".csv")) {
       auto rows = read_gemm_csv(path);
       in.gemm_rows.insert(in.gemm_rows.end(), rows.begin(), rows.end());
     } else {
       in.curves.push_back(read_nccl_log(path));
     }
+  }
+  if (in.curves.empty() && in.gemm_rows.empty()) {
+    std::vector<io::InputProblem> problems;
+    for (const auto& path : paths)
+      problems.push_back({path, "", "no collective or GEMM measurement to fit"});
+    throw io::InputError(std::move(problems));
   }
   return in;
 }
@@ -157,7 +157,7 @@ std::vector<std::string> gpu_warnings(const CalibrationInputs& inputs, const Gpu
       stated.emplace_back(gpu, where);
   };
   for (const auto& c : inputs.curves)
-    note(c.gpu, base_name(c.source));
+    note(c.gpu, std::filesystem::path(c.source).filename().string());
   for (const auto& row : inputs.gemm_rows) {
     if (gemm_row_in_family(row, spec))
       note(row.gpu, row.file + (row.line > 0 ? ":" + std::to_string(row.line) : ""));
@@ -250,9 +250,9 @@ std::string overlap_provenance_line(const OverlapMeasurement& o) {
     if (kinds.find(name) == std::string::npos)
       kinds += (kinds.empty() ? "" : "/") + name;
   }
-  const std::string mib = io::printf_string("%.4g", o.collective_bytes / (1024.0 * 1024.0));
-  return base_name(o.source) + ": capsim-calibrate overlap, " + std::to_string(o.sms_taken) +
-         " of " + std::to_string(o.sms) + " SMs taken (median of " +
+  const std::string mib = io::printf_string("%.4g", o.collective_bytes / kMiB);
+  return std::filesystem::path(o.source).filename().string() + ": capsim-calibrate overlap, " +
+         std::to_string(o.sms_taken) + " of " + std::to_string(o.sms) + " SMs taken (median of " +
          std::to_string(o.samples.size()) + " " + o.dtype + " GEMM x " + kinds + " pairs; " + mib +
          " MiB over " + std::to_string(o.ranks) + " ranks)";
 }
@@ -348,24 +348,19 @@ std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
 }
 
 io::InputError missing_options_error(const std::vector<MissingOption>& missing) {
-  if (missing.size() == 1)
-    return {missing.front().option, "", missing.front().reason};
-  std::string options;
-  std::string reasons;
-  for (size_t i = 0; i < missing.size(); ++i) {
-    options += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i].option;
-    reasons += (i == 0 ? "" : "; ") + missing[i].option + ": " + missing[i].reason;
-  }
-  return {"", "", "missing " + options + ": " + reasons};
+  std::vector<io::InputProblem> problems;
+  problems.reserve(missing.size());
+  for (const MissingOption& m : missing)
+    problems.push_back({m.option, "", m.reason});
+  return io::InputError(std::move(problems));
 }
 
 std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                                               const ProfileFitOptions& options) {
   auto result = std::make_unique<ProfileFitResult>();
   HardwareProfile& p = result->profile;
-  if (inputs.curves.empty() && inputs.gemm_rows.empty()) {
-    throw io::InputError("", "", "no measurements given");
-  }
+  if (inputs.curves.empty() && inputs.gemm_rows.empty())
+    throw std::invalid_argument("fit_profile: no curve and no GEMM row to fit");
   const std::vector<MissingOption> missing = missing_fit_options(inputs, options);
   if (!missing.empty())
     throw missing_options_error(missing);

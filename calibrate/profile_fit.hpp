@@ -23,7 +23,9 @@ struct CalibrationInputs {
 };
 
 // Reads every input by kind: *.json capsim.measurements/v1, *.csv the GEMM CSV, anything else
-// a nccl-tests text log. Throws InputError naming the file (a folder among them included).
+// a nccl-tests text log. Throws InputError naming the file (a folder among them included), and
+// naming every file when none holds a collective curve or a GEMM row (overlap measurements
+// alone fit nothing but collective_sms). REQUIRES: !paths.empty()
 [[nodiscard]] CalibrationInputs load_inputs(const std::vector<std::string>& paths);
 
 // Choices the logs cannot make themselves (docs/calibration.md).
@@ -47,9 +49,8 @@ struct MissingOption {
 [[nodiscard]] std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
                                                              const ProfileFitOptions& options);
 
-// Returns the error naming all of `missing` at once: "--fabric: why" for one option,
-// "missing --fabric and --node-nic-bandwidth: --fabric: why; --node-nic-bandwidth: why" for
-// more. REQUIRES: !missing.empty().
+// Returns the error naming all of `missing` at once, one problem per option: "--fabric: why",
+// then "--node-nic-bandwidth: why". REQUIRES: !missing.empty().
 [[nodiscard]] io::InputError missing_options_error(const std::vector<MissingOption>& missing);
 
 // A fitted profile with what the report needs to draw it.
@@ -73,6 +74,7 @@ struct ProfileFitResult {
 // and framework overheads at their cited defaults; collective_sms is the median of the overlap
 // measurements' sms_taken when there are any, else the default 24. Deterministic. Throws
 // missing_options_error when options the inputs need are missing.
+// REQUIRES: a curve or a GEMM row in `inputs` (load_inputs ensures it)
 [[nodiscard]] std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
                                                             const ProfileFitOptions& options);
 

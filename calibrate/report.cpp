@@ -8,34 +8,12 @@
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
 
+#include "io/html_escape.hpp"
 #include "io/profile_io.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::calibrate {
 namespace {
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // The first `max_bytes` of `text`, never splitting a UTF-8 character (sources are free text).
 std::string truncated(const std::string& text, size_t max_bytes) {
@@ -101,9 +79,9 @@ std::string svg_plot(const std::vector<double>& x, const std::vector<double>& me
     s << "<text x=\"" << num(a.px(xv) - 10) << "\" y=\"" << Axes::kH - 24 << "\">1e"
       << io::printf_string("%.0f", xv) << "</text>";
   }
-  s << "<text x=\"" << Axes::kW / 2 << "\" y=\"" << Axes::kH - 6 << "\">" << escape(x_label)
-    << "</text><text x=\"" << Axes::kL + 6 << "\" y=\"" << Axes::kT + 14
-    << "\" font-weight=\"bold\">" << escape(y_label) << "</text>";
+  s << "<text x=\"" << Axes::kW / 2 << "\" y=\"" << Axes::kH - 6 << "\">"
+    << io::html_escape(x_label) << "</text><text x=\"" << Axes::kL + 6 << "\" y=\"" << Axes::kT + 14
+    << "\" font-weight=\"bold\">" << io::html_escape(y_label) << "</text>";
   s << "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"";
   for (size_t i = 0; i < x.size(); ++i) {
     s << num(a.px(lx[i])) << "," << num(a.py(std::log10(model[i]))) << " ";
@@ -121,10 +99,10 @@ std::string gemm_row_cells(const GemmMeasurement& row, double model_flop_per_s,
                            const std::string& role) {
   const double err_pct = 100.0 * (model_flop_per_s / row.flop_per_s - 1.0);
   std::ostringstream s;
-  s << "<tr><td>" << escape(truncated(row.source, 60)) << "</td><td>" << escape(role) << "</td><td>"
-    << row.line << "</td><td>" << escape(row.dtype) << "</td><td>"
-    << io::printf_string("%.0f", row.m) << " &times; " << io::printf_string("%.0f", row.n)
-    << " &times; " << io::printf_string("%.0f", row.k)
+  s << "<tr><td>" << io::html_escape(truncated(row.source, 60)) << "</td><td>"
+    << io::html_escape(role) << "</td><td>" << row.line << "</td><td>" << io::html_escape(row.dtype)
+    << "</td><td>" << io::printf_string("%.0f", row.m) << " &times; "
+    << io::printf_string("%.0f", row.n) << " &times; " << io::printf_string("%.0f", row.k)
     << (row.batch > 1.0 ? " &times; " + io::printf_string("%.0f", row.batch) : "") << "</td><td>"
     << num(row.flop_per_s / 1e12) << "</td><td>" << num(model_flop_per_s / 1e12) << "</td><td>"
     << num(err_pct) << "</td></tr>";
@@ -162,11 +140,11 @@ std::string render_report(const ProfileFitResult& r) {
   const HardwareProfile& p = r.profile;
   std::ostringstream h;
   h << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>capsim calibration: "
-    << escape(p.name) << "</title><style>body{font-family:sans-serif;max-width:1100px}"
+    << io::html_escape(p.name) << "</title><style>body{font-family:sans-serif;max-width:1100px}"
     << "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;"
     << "text-align:right}td:first-child,td:nth-child(2){text-align:left}.bad{color:#b00}</style>"
-    << "</head><body><h1>capsim calibration report: " << escape(p.name) << "</h1>";
-  h << "<p>GPU " << escape(p.gpu) << ", fabric " << escape(p.fabric);
+    << "</head><body><h1>capsim calibration report: " << io::html_escape(p.name) << "</h1>";
+  h << "<p>GPU " << io::html_escape(p.gpu) << ", fabric " << io::html_escape(p.fabric);
   if (p.reference_node_nic_bandwidth_bytes_per_s > 0) {
     h << ", reference NIC bandwidth per node "
       << num(p.reference_node_nic_bandwidth_bytes_per_s / 1e9) << " GB/s";
@@ -179,8 +157,8 @@ std::string render_report(const ProfileFitResult& r) {
     << "<th>max |err| (%)</th></tr>";
   for (const auto& f : p.fit_quality) {
     const bool bad = f.mape_pct > 15.0 || (f.points_large > 0 && f.mape_large_pct > 5.0);
-    h << "<tr" << (bad ? " class=\"bad\"" : "") << "><td>" << escape(f.curve) << "</td><td>"
-      << escape(f.source) << "</td><td>" << f.points << "</td><td>"
+    h << "<tr" << (bad ? " class=\"bad\"" : "") << "><td>" << io::html_escape(f.curve)
+      << "</td><td>" << io::html_escape(f.source) << "</td><td>" << f.points << "</td><td>"
       << io::printf_string("%.2f", f.mape_pct) << "</td><td>" << f.points_large << "</td><td>"
       << io::printf_string("%.2f", f.mape_large_pct) << "</td><td>"
       << io::printf_string("%.2f", f.max_abs_error_pct) << "</td></tr>";
@@ -213,15 +191,15 @@ std::string render_report(const ProfileFitResult& r) {
     std::vector<double> model;
     for (double t : r.curve_model_s[i])
       model.push_back(t * 1e6);
-    h << "<h3>" << escape(curve_label(c)) << " &mdash; " << escape(c.source) << "</h3>"
-      << svg_plot(x, measured, model, "message size (bytes)", "time (us)");
+    h << "<h3>" << io::html_escape(curve_label(c)) << " &mdash; " << io::html_escape(c.source)
+      << "</h3>" << svg_plot(x, measured, model, "message size (bytes)", "time (us)");
   }
   if (r.gemm) {
     h << "<h2>GEMM</h2><p>Throughput (TFLOP/s) per measured shape, in input order; model "
          "includes each source's level (consensus sources: 1).</p><table><tr><th>source</th>"
          "<th>consensus</th><th>rows</th><th>level</th><th>MAPE (%)</th></tr>";
     for (const auto& s : r.gemm->sources) {
-      h << "<tr><td>" << escape(truncated(s.source, 90)) << "</td><td>"
+      h << "<tr><td>" << io::html_escape(truncated(s.source, 90)) << "</td><td>"
         << (s.consensus ? "yes" : "no") << "</td><td>" << s.rows << "</td><td>"
         << io::printf_string("%.3f", s.scale) << "</td><td>"
         << io::printf_string("%.2f", s.mape_pct) << "</td></tr>";
@@ -253,7 +231,7 @@ std::string render_report(const ProfileFitResult& r) {
   }
   h << "<h2>Provenance</h2><ul>";
   for (const auto& line : p.provenance)
-    h << "<li>" << escape(line) << "</li>";
+    h << "<li>" << io::html_escape(line) << "</li>";
   h << "</ul></body></html>\n";
   return h.str();
 }

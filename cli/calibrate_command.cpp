@@ -106,11 +106,9 @@ void check_fit_options(const cxxopts::ParseResult& args, const calibrate::Calibr
                        const calibrate::ProfileFitOptions& fit_options) {
   std::vector<calibrate::MissingOption> missing;
   if (args.count("output") == 0)
-    missing.push_back({"-o", "the profile to write, -o PROFILE.json"});
+    missing.push_back({"-o", "missing PROFILE.json, the profile to write"});
   for (auto& option : calibrate::missing_fit_options(inputs, fit_options))
     missing.push_back(std::move(option));
-  if (missing.size() == 1 && missing.front().option == "-o")
-    throw io::InputError("", "", "missing -o PROFILE.json");
   if (!missing.empty())
     throw calibrate::missing_options_error(missing);
 }
@@ -166,7 +164,8 @@ int run_fit(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("inputs") == 0)
-    throw io::InputError("", "", "no input files; see --help");
+    throw io::InputError("LOG_OR_JSON...", "",
+                         "missing argument: the measurement files to fit; see --help");
   const calibrate::ProfileFitOptions fit_options = profile_fit_options(args);
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
   check_fit_options(args, inputs, fit_options);
@@ -271,9 +270,9 @@ int run_step(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("runs") == 0)
-    throw io::InputError("", "", "missing RUNS.json argument");
+    throw io::InputError("RUNS.json", "", "missing argument");
   if (args.count("output") == 0)
-    throw io::InputError("", "", "missing -o PROFILE.json");
+    throw io::InputError("-o", "", "missing PROFILE.json, the profile to write");
   const std::string runs_path = args["runs"].as<std::string>();
   // -o may be the --profile it starts from: the profile is read whole before it is replaced,
   // and scripts/fit-profiles.sh refines the shipped profiles so.

@@ -34,22 +34,22 @@ bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::Pa
   }
   // Arguments beyond the positional ones the command takes would otherwise go unread.
   if (!result.unmatched().empty())
-    throw io::InputError("", "", "unexpected argument \"" + result.unmatched().front() + "\"");
+    throw io::InputError(result.unmatched().front(), "", "unexpected argument");
   return true;
 }
 
 void check_jobs(int jobs) {
   if (jobs < 1 || jobs > kMaxJobs) {
-    throw io::InputError("", "",
-                         "--jobs must be between 1 and " + std::to_string(kMaxJobs) + ", got " +
-                             std::to_string(jobs));
+    throw io::InputError(
+        "--jobs", "",
+        "must be between 1 and " + std::to_string(kMaxJobs) + ", got " + std::to_string(jobs));
   }
 }
 
 std::string engine_option(const cxxopts::ParseResult& args) {
   std::string engine = args["engine"].as<std::string>();
   if (engine != "analytic" && engine != "event") {
-    throw io::InputError("", "", "--engine must be event or analytic, got \"" + engine + "\"");
+    throw io::InputError("--engine", "", "must be event or analytic, got \"" + engine + "\"");
   }
   return engine;
 }
@@ -58,9 +58,8 @@ std::string engine_option(const cxxopts::ParseResult& args) {
 // it parses as JSON (true, 4, "x", {...}), else the text itself as a string.
 io::ScenarioOverride parse_override(const std::string& argument) {
   const auto bad = [&argument](const std::string& why) {
-    return io::InputError("", "",
-                          "--set " + argument + ": " + why +
-                              "; expected PATH=VALUE, e.g. parallelism.tp_comm_overlap=true");
+    return io::InputError("--set " + argument, "",
+                          why + "; expected PATH=VALUE, e.g. parallelism.tp_comm_overlap=true");
   };
   // The value may be echoed as a JSON string, which must be UTF-8.
   if (const auto fault = io::find_text_fault(argument))

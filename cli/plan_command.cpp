@@ -60,7 +60,7 @@ void check_plan_args(const cxxopts::ParseResult& args) {
   const int top = args["top"].as<int>();
   const int jobs = args["jobs"].as<int>();
   if (top < 0)
-    throw io::InputError("", "", "--top must be at least 0, got " + std::to_string(top));
+    throw io::InputError("--top", "", "must be at least 0, got " + std::to_string(top));
   check_jobs(jobs);
   const std::string engine = engine_option(args);
   if (args.count("out-scenario") > 0) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/byte_units.hpp"
 #include "sim/isolated_simulation.hpp"
 
 #include "cli/cli_util.hpp"
@@ -16,7 +17,7 @@
 #include "estimate/analytic_estimator.hpp"
 #include "io/input_error.hpp"
 #include "io/profile_io.hpp"
-#include "io/result_io.hpp"
+#include "io/rounding.hpp"
 #include "io/validation_io.hpp"
 
 namespace capsim::cli {
@@ -220,7 +221,7 @@ int validate_main(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("file") == 0)
-    throw io::InputError("", "", "missing CASES.json argument");
+    throw io::InputError("CASES.json", "", "missing argument");
   const std::string path = args["file"].as<std::string>();
   const std::string engine = engine_option(args);
   const std::vector<io::ScenarioOverride> overrides = overrides_option(args);

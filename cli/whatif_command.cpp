@@ -46,7 +46,7 @@ whatif::WhatIf load_with_seed(const cxxopts::ParseResult& args) {
   if (args.count("seed") > 0) {
     const long long seed = args["seed"].as<long long>();
     if (seed < 0)
-      throw io::InputError("", "", "--seed must be >= 0, got " + std::to_string(seed));
+      throw io::InputError("--seed", "", "must be >= 0, got " + std::to_string(seed));
     w.seed = static_cast<std::uint64_t>(seed);
   }
   return w;
@@ -58,7 +58,7 @@ int replicas_to_run(const cxxopts::ParseResult& args, const whatif::WhatIf& w) {
     return w.replicas;
   const int replicas = args["seeds"].as<int>();
   if (replicas < 1 || replicas > 1000) {
-    throw io::InputError("", "", "--seeds must be in [1, 1000], got " + std::to_string(replicas));
+    throw io::InputError("--seeds", "", "must be in [1, 1000], got " + std::to_string(replicas));
   }
   return replicas;
 }
@@ -79,7 +79,7 @@ void keep_selected_policies(const cxxopts::ParseResult& args,
     for (const auto& p : policies)
       names += (names.empty() ? "" : ", ") + p.name;
     // NOLINTNEXTLINE(performance-inefficient-string-concatenation): runs once, the loop ends here
-    throw io::InputError("", "", "--policy " + name + ": no such policy (policies: " + names + ")");
+    throw io::InputError("--policy " + name, "", "no such policy (policies: " + names + ")");
   }
   std::erase_if(policies, [&](const auto& p) {
     return std::find(wanted.begin(), wanted.end(), p.name) == wanted.end();

@@ -335,8 +335,8 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   // interleaved order's pace can hang on other stages' chunks, and a cycle through long send
   // delays can be slower than any stage, so those need three runs moving every stage by one
   // common step twice — evidence, not proof: with random, very unequal chunk times on one
-  // stage a review found 3 in 5,000 interleaved cases where the pace still grew later (up to
-  // 2.4% low), and 1 in 5,000 with random buckets at a 0.07 overlap rate; none with the chunk
+  // stage, 3 in 5,000 interleaved cases have a pace that still grows later (up to 2.4% low),
+  // and 1 in 5,000 with random buckets at a 0.07 overlap rate; none with the chunk
   // times the lowering produces. Until then the window moves twice as far each time, and a run
   // too short to gain from it is replayed whole, as runs that do every forward first (GPipe,
   // and interleaved with M not a multiple of P; pace: slowest forward plus slowest backward)

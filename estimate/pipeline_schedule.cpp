@@ -70,9 +70,9 @@ struct InterleavedOrder {
 void interleaved(Emitter& e, int stages, int stage, int m, int chunks) {
   const InterleavedOrder order{stages, m, chunks};
   const int total = m * chunks;
-  // Megatron-Core's warmup (schedules.py, get_pp_rank_microbatches); since Megatron-LM commit
-  // 4295be1a6c (Nov 2024) m == P no longer puts every rank in all-warmup, only the ranks whose
-  // warmup reaches the total.
+  // Megatron-Core's warmup (schedules.py, get_pp_rank_microbatches, as of Megatron-LM commit
+  // 4295be1a6c, Nov 2024): with m == P only the ranks whose warmup reaches the total run
+  // all-warmup.
   int warmup = (stages - stage - 1) * 2 + (chunks - 1) * stages;
   // Megatron asserts M % P == 0 for this schedule; otherwise we run every forward first (a
   // GPipe order over the virtual stages), which cannot deadlock.

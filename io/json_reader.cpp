@@ -8,6 +8,8 @@
 #include <sstream>
 #include <vector>
 
+#include "models/byte_units.hpp"
+
 #include "io/input_file.hpp"
 #include "io/text_check.hpp"
 #include "io/units.hpp"
@@ -555,8 +557,7 @@ std::optional<double> JsonReader::optional_duration(const std::string& key) {
 }
 double JsonReader::required_size(const std::string& key) {
   if (!require(key)) {
-    return stand_in(key, 1024.0 * 1024.0 * 1024.0,
-                    [&](JsonReader& r) { return r.required_size(key); });
+    return stand_in(key, kGiB, [&](JsonReader& r) { return r.required_size(key); });
   }
   return *optional_size(key);
 }

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "io/result_io.hpp"
+#include "io/rounding.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::io {

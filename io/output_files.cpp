@@ -138,9 +138,10 @@ void check_folder(const std::string& path, const std::string& file) {
 }
 
 // Everything check_output_path promises, returning where the output leads.
-OutputTarget checked_target(const std::string& path) {
+OutputTarget checked_target(const NamedPath& output) {
+  const std::string& path = output.path;
   if (path.empty())
-    throw InputError("", "", "an output file name is empty");
+    throw InputError(output.role, "", "an output file name is empty");
   if (path.size() >= PATH_MAX) {
     fail(path, "the path has " + std::to_string(path.size()) + " bytes, more than the " +
                    std::to_string(PATH_MAX - 1) + " a path may have");
@@ -240,14 +241,14 @@ void write_directly(const std::string& path, const OutputTarget& target, std::st
 
 }  // namespace
 
-void check_output_path(const std::string& path) {
-  (void)checked_target(path);
+void check_output_path(const NamedPath& output) {
+  (void)checked_target(output);
 }
 
 void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
   std::vector<std::optional<std::string>> identities;
   for (const NamedPath& output : outputs)
-    identities.push_back(detail::file_identity(checked_target(output.path)));
+    identities.push_back(detail::file_identity(checked_target(output)));
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!identities[i])
       continue;
@@ -274,7 +275,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
   std::vector<OutputTarget> targets;
   targets.reserve(files.size());
   for (const auto& [path, text] : files)
-    targets.push_back(checked_target(path));
+    targets.push_back(checked_target({"output", path}));
   Temporaries temporaries;
   for (size_t i = 0; i < files.size(); ++i) {
     const OutputTarget::Kind kind = targets[i].kind;

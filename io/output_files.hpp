@@ -16,12 +16,12 @@ struct NamedPath {
   std::string path;
 };
 
-// Throws InputError naming `path` unless an output could be written there: a non-empty name of
-// a file (its symbolic links followed) in a folder that exists and takes a new file (a probe
-// file is created and removed), not longer than the system allows, not a read-only file, not a
-// folder, socket or block device. Commands call it before their work, so a long run does not
-// end in an error about its output.
-void check_output_path(const std::string& path);
+// Throws InputError naming `output.path` (an empty one by its role) unless an output could be
+// written there: a non-empty name of a file (its symbolic links followed) in a folder that
+// exists and takes a new file (a probe file is created and removed), not longer than the system
+// allows, not a read-only file, not a folder, socket or block device. Commands call it before
+// their work, so a long run does not end in an error about its output.
+void check_output_path(const NamedPath& output);
 
 // Runs check_output_path on every output, and throws InputError naming the output when two of
 // them name one file (`x`, `./x` and a link to x are one file) or one names a file of `inputs`.

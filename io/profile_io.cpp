@@ -13,6 +13,7 @@
 #include "estimate/profile_choice.hpp"
 #include "io/gpu_spec_io.hpp"
 #include "io/in_situ_prior.hpp"
+#include "io/rounding.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::io {
@@ -28,12 +29,6 @@ const std::vector<std::string>& fabric_names() {
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames{"ring", "tree", "nvls"};
   return kNames;
-}
-
-// Rounds to 6 significant digits through the same text the file holds, so that a value read
-// back from a written profile formats to the same characters (byte-stable regeneration).
-double round6(double value) {
-  return std::strtod(printf_string("%.6g", value).c_str(), nullptr);
 }
 
 std::string with_unit(double value, const char* unit) {
@@ -327,20 +322,21 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   j["per_microbatch_overhead"] = duration_text(p.per_microbatch_overhead_s);
   j["datasheet_default"] = p.is_datasheet_default;
   j["collective_sms"] = p.collective_sms;
-  j["software_efficiency"] = round6(p.software_efficiency);
-  j["gemm"] = {{"max_efficiency", round6(p.gemm.max_efficiency)},
-               {"k_half", round6(p.gemm.k_half)},
+  j["software_efficiency"] = round_significant(p.software_efficiency);
+  j["gemm"] = {{"max_efficiency", round_significant(p.gemm.max_efficiency)},
+               {"k_half", round_significant(p.gemm.k_half)},
                {"launch_overhead", duration_text(p.gemm.launch_overhead_s)},
-               {"memory_efficiency", round6(p.gemm.memory_efficiency)},
-               {"misaligned_64", round6(p.gemm.misaligned_64)},
-               {"misaligned_8", round6(p.gemm.misaligned_8)}};
+               {"memory_efficiency", round_significant(p.gemm.memory_efficiency)},
+               {"misaligned_64", round_significant(p.gemm.misaligned_64)},
+               {"misaligned_8", round_significant(p.gemm.misaligned_8)}};
   if (p.gemm.fp8_max_efficiency > 0.0)
-    j["gemm"]["fp8_max_efficiency"] = round6(p.gemm.fp8_max_efficiency);
-  j["attention"] = {{"forward_efficiency_hd128", round6(p.attention.forward_efficiency_hd128)},
-                    {"forward_efficiency_hd64", round6(p.attention.forward_efficiency_hd64)},
-                    {"backward_efficiency_hd128", round6(p.attention.backward_efficiency_hd128)},
-                    {"backward_efficiency_hd64", round6(p.attention.backward_efficiency_hd64)},
-                    {"half_efficiency_seq_length", round6(p.attention.half_efficiency_seq_length)}};
+    j["gemm"]["fp8_max_efficiency"] = round_significant(p.gemm.fp8_max_efficiency);
+  j["attention"] = {
+      {"forward_efficiency_hd128", round_significant(p.attention.forward_efficiency_hd128)},
+      {"forward_efficiency_hd64", round_significant(p.attention.forward_efficiency_hd64)},
+      {"backward_efficiency_hd128", round_significant(p.attention.backward_efficiency_hd128)},
+      {"backward_efficiency_hd64", round_significant(p.attention.backward_efficiency_hd64)},
+      {"half_efficiency_seq_length", round_significant(p.attention.half_efficiency_seq_length)}};
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& fit : p.collectives) {
     nlohmann::json algorithms = nlohmann::json::array();
@@ -353,7 +349,7 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
     }
     collectives.push_back({{"collective", collective_name(fit.kind)},
                            {"scope", scope_name(fit.inter_node)},
-                           {"mape_pct", round6(fit.mape_pct)},
+                           {"mape_pct", round_significant(fit.mape_pct)},
                            {"algorithms", algorithms}});
   }
   j["collectives"] = collectives;
@@ -364,9 +360,9 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
                        {"source", f.source},
                        {"points", f.points},
                        {"points_large", f.points_large},
-                       {"mape_pct", round6(f.mape_pct)},
-                       {"mape_large_pct", round6(f.mape_large_pct)},
-                       {"max_abs_error_pct", round6(f.max_abs_error_pct)}});
+                       {"mape_pct", round_significant(f.mape_pct)},
+                       {"mape_large_pct", round_significant(f.mape_large_pct)},
+                       {"max_abs_error_pct", round_significant(f.max_abs_error_pct)}});
   }
   j["fit_quality"] = records;
   return j;

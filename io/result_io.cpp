@@ -1,10 +1,12 @@
 #include "io/result_io.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
+#include "models/byte_units.hpp"
+
+#include "io/rounding.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::io {
@@ -37,17 +39,6 @@ std::string stage_busy_times(const std::vector<double>& busy_s, int busiest) {
 }
 
 }  // namespace
-
-double round_significant(double value, int digits) {
-  if (value == 0.0 || !std::isfinite(value))
-    return value;
-  const double magnitude = std::floor(std::log10(std::fabs(value))) + 1.0;
-  const double scale = std::pow(10.0, digits - magnitude);
-  // Below about 1e-302 the scale overflows (inf / inf is NaN): such values are kept as they are.
-  if (!std::isfinite(scale))
-    return value;
-  return std::round(value * scale) / scale;
-}
 
 nlohmann::json result_to_json(const SimulationResult& r) {
   using nlohmann::json;

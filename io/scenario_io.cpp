@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "models/byte_units.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 
@@ -125,8 +126,7 @@ void read_gradient_reduction(JsonReader& r, Parallelism& p) {
                                              {"megatron-core", "every-chunk"}) == "every-chunk";
   p.dp_bucket_bytes = r.optional_size("dp_bucket_size").value_or(0.0);
   // PyTorch DDP and Megatron use 25-40 MB buckets; below 64 KiB or above 16 GiB is a unit slip.
-  if (r.has("dp_bucket_size") &&
-      (p.dp_bucket_bytes < 65536.0 || p.dp_bucket_bytes > 16.0 * 1024 * 1024 * 1024)) {
+  if (r.has("dp_bucket_size") && (p.dp_bucket_bytes < 65536.0 || p.dp_bucket_bytes > 16.0 * kGiB)) {
     throw r.error("dp_bucket_size",
                   "expected a size between 64KiB and 16GiB, got " + r.describe("dp_bucket_size"));
   }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include "models/byte_units.hpp"
+
 #include "io/text_format.hpp"
 
 namespace capsim::io::units {
@@ -35,10 +37,10 @@ std::optional<Split> split_number(std::string_view text) {
 // Consumes a decimal or binary multiplier prefix; returns 1 when there is none.
 double take_prefix(std::string_view& unit) {
   static constexpr std::array<std::pair<std::string_view, double>, 9> kPrefixes{{
-      {"Ki", 1024.0},
-      {"Mi", 1024.0 * 1024.0},
-      {"Gi", 1024.0 * 1024.0 * 1024.0},
-      {"Ti", 1024.0 * 1024.0 * 1024.0 * 1024.0},
+      {"Ki", kKiB},
+      {"Mi", kMiB},
+      {"Gi", kGiB},
+      {"Ti", kTiB},
       {"k", 1e3},
       {"K", 1e3},
       {"M", 1e6},

@@ -130,7 +130,7 @@ double adam_step_bytes_per_parameter(const Parallelism& parallelism) {
   if (master == MasterWeights::kFp32Remainders || master == MasterWeights::kNone)
     master_bytes += weight_bytes;
   // Default (fp32 master and moments, 16-bit weights): 8 + 16 + (8 + 2) = 34 B per parameter.
-  // fp32 training (no scenario trains in fp32) moves 8 + 16 + (4 + 4) = 32; it was charged 34.
+  // fp32 training (no scenario trains in fp32) moves 8 + 16 + (4 + 4) = 32, not 34.
   return gradient_bytes + moment_bytes + master_bytes + loss_scaling_bytes(parallelism);
 }
 

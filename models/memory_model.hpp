@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "models/byte_units.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/scenario.hpp"
 
@@ -86,8 +87,6 @@ using AttentionMemory = AttentionKernel;
 // keeps the layers' linear inputs and output gradients until its W runs.
 // REQUIRES: 0 <= stage < parallelism.pipeline
 [[nodiscard]] double weight_gradients_pending(const Parallelism& parallelism, int stage);
-
-inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Framework reserve: CUDA context, cuBLAS workspaces and NCCL internal buffers (a chosen
 // figure, 1 GiB; see docs/memory.md), plus 5% of activations for allocator fragmentation

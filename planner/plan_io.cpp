@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "models/byte_units.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"

@@ -4,18 +4,19 @@
 #include <cmath>
 #include <vector>
 
-#include "io/result_io.hpp"
+#include "models/byte_units.hpp"
+
+#include "io/rounding.hpp"
 #include "io/scenario_io.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::planner {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kDay = 86400.0;
 
 double g(double v) {
-  return io::round_significant(v, 6);
+  return io::round_significant(v);
 }
 
 // TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages.

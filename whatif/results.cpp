@@ -7,15 +7,15 @@
 #include <optional>
 #include <sstream>
 
+#include "io/html_escape.hpp"
+#include "io/rounding.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::whatif {
 namespace {
 
-// Rounds to 6 significant decimals past the point so outputs stay readable and stable.
-double round6(double v) {
-  return std::round(v * 1e6) / 1e6;
-}
+// Decimals past the point the JSON keeps: readable and stable; totals keep every digit.
+constexpr int kDecimals = 6;
 
 // A per-run figure; none where it does not exist (job completion times when no job finished).
 struct Metric {
@@ -74,7 +74,7 @@ std::optional<double> mean_of(const std::vector<PolicyResult>& runs, const Metri
 
 // A rounded figure, or JSON null for none.
 nlohmann::json rounded_or_null(const std::optional<double>& v) {
-  return v ? nlohmann::json(round6(*v)) : nlohmann::json(nullptr);
+  return v ? nlohmann::json(io::round_decimals(*v, kDecimals)) : nlohmann::json(nullptr);
 }
 
 nlohmann::json optional_json(const std::optional<double>& v) {
@@ -87,11 +87,11 @@ std::optional<double> optional_from_json(const nlohmann::json& j) {
 
 nlohmann::json lost_json(const GoodputLoss& l) {
   nlohmann::json j = nlohmann::json::object();
-  j["failure"] = round6(l.failure_gpu_hours);
-  j["preemption"] = round6(l.preemption_gpu_hours);
-  j["disruption"] = round6(l.disruption_gpu_hours);
-  j["restart"] = round6(l.restart_gpu_hours);
-  j["checkpoint"] = round6(l.checkpoint_gpu_hours);
+  j["failure"] = io::round_decimals(l.failure_gpu_hours, kDecimals);
+  j["preemption"] = io::round_decimals(l.preemption_gpu_hours, kDecimals);
+  j["disruption"] = io::round_decimals(l.disruption_gpu_hours, kDecimals);
+  j["restart"] = io::round_decimals(l.restart_gpu_hours, kDecimals);
+  j["checkpoint"] = io::round_decimals(l.checkpoint_gpu_hours, kDecimals);
   return j;
 }
 
@@ -208,7 +208,7 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
       }
     }
     for (auto& [k, v] : cost.items())
-      v = round6(v.get<double>());
+      v = io::round_decimals(v.get<double>(), kDecimals);
     j["cost_by_pricing_usd"] = cost;
     GoodputLoss l;
     for (const auto& r : p.runs) {
@@ -221,7 +221,8 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
     }
     j["goodput_lost_by_cause_gpu_hours"] = lost_json(l);
     auto count_mean = [&](int PolicyResult::*field) {
-      return round6(mean_of(p.runs, [field](const PolicyResult& r) { return r.*field; }));
+      return io::round_decimals(
+          mean_of(p.runs, [field](const PolicyResult& r) { return r.*field; }), kDecimals);
     };
     j["launch_failures"] = count_mean(&PolicyResult::launch_failures);
     j["provision_timeouts"] = count_mean(&PolicyResult::provision_timeouts);
@@ -247,7 +248,9 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
         }
         // Sample standard deviation (n - 1).
         const double sd = std::sqrt(var / static_cast<double>(values.size() - 1));
-        spread[m.key] = {{"std", round6(sd)}, {"min", round6(lo)}, {"max", round6(hi)}};
+        spread[m.key] = {{"std", io::round_decimals(sd, kDecimals)},
+                         {"min", io::round_decimals(lo, kDecimals)},
+                         {"max", io::round_decimals(hi, kDecimals)}};
       }
       j["spread"] = spread;
     }
@@ -367,34 +370,19 @@ std::string svg_bars(const std::string& title,
   return os.str();
 }
 
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else
-      o += c;
-  }
-  return o;
-}
-
 }  // namespace
 
 std::string html_report(const WhatIf& whatif, const std::vector<PolicyRuns>& policies) {
   std::ostringstream os;
   os << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>capsim what-if: "
-     << escape(whatif.name) << "</title><style>body{font-family:sans-serif;margin:2em}"
+     << io::html_escape(whatif.name) << "</title><style>body{font-family:sans-serif;margin:2em}"
      << "pre{background:#f6f6f6;padding:1em}</style></head><body>\n";
-  os << "<h1>What-if: " << escape(whatif.name) << "</h1>\n";
-  os << "<pre>" << escape(comparison_table(whatif, policies)) << "</pre>\n";
+  os << "<h1>What-if: " << io::html_escape(whatif.name) << "</h1>\n";
+  os << "<pre>" << io::html_escape_text(comparison_table(whatif, policies)) << "</pre>\n";
   std::vector<std::pair<std::string, double>> bars;
   bars.reserve(policies.size());
   for (const auto& p : policies) {
-    bars.emplace_back(escape(p.name),
+    bars.emplace_back(io::html_escape(p.name),
                       mean_of(p.runs, [](const PolicyResult& r) { return r.cost_usd; }));
   }
   os << svg_bars("Cost per policy (USD, mean over replicas)", bars) << "\n";
@@ -410,9 +398,9 @@ std::string html_report(const WhatIf& whatif, const std::vector<PolicyRuns>& pol
       q.emplace_back(x, s.jobs_queued);
       g.emplace_back(x, s.gpus_busy);
     }
-    on.emplace_back(escape(p.name), a);
-    queue.emplace_back(escape(p.name), q);
-    gpus.emplace_back(escape(p.name), g);
+    on.emplace_back(io::html_escape(p.name), a);
+    queue.emplace_back(io::html_escape(p.name), q);
+    gpus.emplace_back(io::html_escape(p.name), g);
   }
   os << "<h2>Nodes powered (booting, idle, busy, draining)</h2>\n"
      << svg_chart("nodes on", on) << "\n";
@@ -433,8 +421,8 @@ std::string html_report(const WhatIf& whatif, const std::vector<PolicyRuns>& pol
     }
     states = {
         {"booting", boot}, {"idle", idle}, {"busy", busy}, {"draining", drain}, {"failed", failed}};
-    os << "<h3>" << escape(p.name) << ": nodes by state</h3>\n"
-       << svg_chart(escape(p.name), states) << "\n";
+    os << "<h3>" << io::html_escape(p.name) << ": nodes by state</h3>\n"
+       << svg_chart(io::html_escape(p.name), states) << "\n";
   }
   os << "</body></html>\n";
   return os.str();

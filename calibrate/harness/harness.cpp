@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "calibrate/median.hpp"
+#include "models/byte_units.hpp"
 #include "models/workload.hpp"
 
 #include "io/input_error.hpp"
@@ -15,7 +17,7 @@ namespace capsim::calibrate::harness {
 namespace {
 
 constexpr double kFloatBytes = 4.0;  // nccl-tests default datatype (-d float)
-constexpr double kMaxBytes = 64.0 * 1024 * 1024 * 1024;
+constexpr double kMaxBytes = 64.0 * kGiB;
 
 void throw_if_wrong_gemm(const std::string& what, long long wrong, long long checked) {
   if (wrong > 0) {
@@ -49,13 +51,13 @@ double parse_size_arg(const std::string& option, const std::string& text) {
   if (ec == std::errc() && ptr != begin && ptr + 1 == end) {
     switch (std::toupper(static_cast<unsigned char>(*ptr))) {
       case 'K':
-        unit = 1024.0;
+        unit = kKiB;
         break;
       case 'M':
-        unit = 1024.0 * 1024;
+        unit = kMiB;
         break;
       case 'G':
-        unit = 1024.0 * 1024 * 1024;
+        unit = kGiB;
         break;
       default:
         unit = 0.0;
@@ -180,7 +182,7 @@ void validate(const OverlapRun& r) {
               io::collective_name(kind));
     }
   }
-  if (r.collective_bytes < 1024.0 * 1024) {
+  if (r.collective_bytes < kMiB) {
     throw io::InputError("--collective-bytes", "",
                          "must be at least 1M: NCCL runs small collectives on fewer channels");
   }
@@ -229,12 +231,6 @@ std::vector<double> plan_sizes(const NcclSweep& s, CollectiveKind kind, int rank
 
 double algorithm_bandwidth(double bytes, double time_s) {
   return time_s > 0.0 ? bytes / time_s : 0.0;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 std::vector<GemmShape> gemm_grid() {

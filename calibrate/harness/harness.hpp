@@ -6,6 +6,7 @@
 
 #include "calibrate/harness/backend.hpp"
 #include "calibrate/measurements.hpp"
+#include "models/byte_units.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/scenario.hpp"
 
@@ -18,7 +19,7 @@ namespace capsim::calibrate::harness {
 struct NcclSweep {
   std::vector<CollectiveKind> collectives{CollectiveKind::kAllReduce};
   double min_bytes = 8;
-  double max_bytes = 8.0 * 1024 * 1024 * 1024;
+  double max_bytes = 8.0 * kGiB;
   double factor = 2;
   int warmup = 5;  // nccl-tests defaults (-w 5 -n 20)
   int iters = 20;
@@ -38,7 +39,7 @@ struct OverlapRun {
   // hidden-8192 SwiGLU model (ffn 28672), as cuBLASLt TN GEMMs of time_gemm.
   std::vector<GemmShape> shapes{{8192, 8192, 8192, 1}, {8192, 28672, 8192, 1}};
   std::vector<CollectiveKind> collectives{CollectiveKind::kAllReduce, CollectiveKind::kAllGather};
-  double collective_bytes = 256.0 * 1024 * 1024;
+  double collective_bytes = 256.0 * kMiB;
   std::string dtype = "bf16";
   int warmup = 10;
   int repeats = 30;
@@ -84,9 +85,6 @@ inline constexpr int kMaxCollectiveOps = 20000;
 
 // Returns nccl-tests' algbw (bytes/s): size / time (src/common.cu, with GB = 1e9).
 [[nodiscard]] double algorithm_bandwidth(double bytes, double time_s);
-
-// Returns the median of `values` (REQUIRES: non-empty).
-[[nodiscard]] double median(std::vector<double> values);
 
 // Returns the fitting grid: square and transformer-like shapes, aligned and misaligned.
 [[nodiscard]] std::vector<GemmShape> gemm_grid();

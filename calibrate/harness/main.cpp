@@ -73,7 +73,7 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
   if (args.count("output") == 0)
     throw capsim::io::InputError("-o", "", "missing output file");
   if (h::mpi_rank() == 0)
-    capsim::io::check_output_path(args["output"].as<std::string>());
+    capsim::io::check_output_path({"-o", args["output"].as<std::string>()});
   return args;
 }
 

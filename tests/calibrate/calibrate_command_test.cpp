@@ -70,8 +70,8 @@ TEST(CalibrateCommandTest, ReportTablesEveryGemmRow) {
 }
 
 // A measurement file with every section (machine header, four collectives, bf16 and fp8 GEMMs,
-// overlap) fits, and the GEMM fit's quality row names the file its rows came from (it named the
-// shipped CSV whatever the input until 2026-11-25).
+// overlap) fits, and the GEMM fit's quality row names the file its rows came from, not the
+// shipped CSV.
 TEST(CalibrateCommandTest, GemmFitRecordNamesItsFile) {
   const auto r = run_capsim("calibrate fit " + std::string(CAPSIM_TEST_DATA_DIR) +
                             "/measurements/every-optional-key.json -o " + temp_path("m.json"));
@@ -119,7 +119,15 @@ TEST(CalibrateCommandTest, BadInputExitsTwoWithMessage) {
   EXPECT_NE(r.out.find("--fabric"), std::string::npos) << r.out;
   r = run_capsim("calibrate fit " + kLogs + "a100_1node_allreduce_mpi8_thanos.txt", true);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("missing -o PROFILE.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("capsim calibrate: error: -o: missing PROFILE.json, the profile to write\n"),
+            std::string::npos)
+      << r.out;
+  r = run_capsim("calibrate fit", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("capsim calibrate: error: LOG_OR_JSON...: missing argument: the "
+                       "measurement files to fit; see --help\n"),
+            std::string::npos)
+      << r.out;
   r = run_capsim("calibrate frobnicate", true);
   EXPECT_EQ(r.exit_code, 2);
 }
@@ -129,14 +137,14 @@ TEST(CalibrateCommandTest, FitNamesEveryMissingOptionAtOnce) {
   const std::string log = kLogs + "a100_p4de_2node_allreduce_awsome.txt";  // no device line
   auto r = run_capsim("calibrate fit " + log, true);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("capsim calibrate: error: missing -o, --gpu, --fabric and "
-                       "--node-nic-bandwidth: -o: the profile to write, -o PROFILE.json; --gpu: "
-                       "the logs name no known GPU; pass --gpu"),
+  EXPECT_NE(r.out.find("capsim calibrate: error: -o: missing PROFILE.json, the profile to write\n"
+                       "capsim calibrate: error: --gpu: the logs name no known GPU; pass --gpu"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("; --fabric: inter-node logs need the fabric they ran on: infiniband, roce "
-                       "or efa; --node-nic-bandwidth: inter-node logs need the aggregate NIC "
-                       "bandwidth per node they ran with, e.g. 400Gbps\n"),
+  EXPECT_NE(r.out.find("\ncapsim calibrate: error: --fabric: inter-node logs need the fabric they "
+                       "ran on: infiniband, roce or efa\ncapsim calibrate: error: "
+                       "--node-nic-bandwidth: inter-node logs need the aggregate NIC bandwidth "
+                       "per node they ran with, e.g. 400Gbps\n"),
             std::string::npos)
       << r.out;
   r = run_capsim(
@@ -283,6 +291,14 @@ TEST(CalibrateCommandTest, OverlapMeasurementSetsCollectiveSms) {
                       "SMs taken (median of 2 bf16 GEMM x all_reduce/all_gather pairs; 256 MiB "
                       "over 8 ranks)"),
             std::string::npos);
+  // Alone it fits nothing: each input is named.
+  r = run_capsim("calibrate fit " + overlap + " " + overlap + " -o " + profile, true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("capsim calibrate: error: " + overlap +
+                       ": no collective or GEMM measurement to fit\ncapsim calibrate: error: " +
+                       overlap + ": no collective or GEMM measurement to fit\n"),
+            std::string::npos)
+      << r.out;
   // Without it: the default, said so.
   r = run_capsim("calibrate fit " + log + "-o " + profile);
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -336,7 +352,15 @@ TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
 
   auto bad = run_capsim("calibrate step " + runs, true);
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.out.find("missing -o PROFILE.json"), std::string::npos) << bad.out;
+  EXPECT_NE(
+      bad.out.find("capsim calibrate: error: -o: missing PROFILE.json, the profile to write\n"),
+      std::string::npos)
+      << bad.out;
+  bad = run_capsim("calibrate step", true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("capsim calibrate: error: RUNS.json: missing argument\n"),
+            std::string::npos)
+      << bad.out;
   bad = run_capsim("calibrate step /nonexistent.json -o " + temp_path("x.json"), true);
   EXPECT_EQ(bad.exit_code, 2);
   // Runs that resolve to different shipped profiles need an explicit --profile.

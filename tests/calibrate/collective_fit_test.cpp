@@ -20,8 +20,8 @@ struct LogCase {
   const char* file;
   const char* fabric;
   double nic_bytes_per_s;
-  double max_mape_all_pct;    // issue 4 target: 15
-  double max_mape_large_pct;  // issue 4 target: 5 (sizes >= 1 MiB)
+  double max_mape_all_pct;    // the fit target (docs/calibration.md): 15
+  double max_mape_large_pct;  // the fit target: 5 (sizes >= 1 MiB)
 };
 
 // Each log fitted on its own. Four logs cannot meet the targets with any min-over-regimes

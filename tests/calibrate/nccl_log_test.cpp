@@ -229,8 +229,8 @@ TEST(NcclLogTest, RejectsWhatItCannotReadSafely) {
                               "1.75  0\n",
                           "x_allreduce.txt"),
             "x_allreduce.txt:2: size out of range: \"" + std::string(400, '9') + "\"");
-  // Beyond the size ceiling of every input (1e18 bytes) a size no longer prints as an integer:
-  // the message about a second such row read a negative size.
+  // Beyond the size ceiling of every input (1e18 bytes) the message quotes the size as written,
+  // not converted to an integer (which would overflow to a negative size).
   EXPECT_EQ(text_error_of(header + std::string(30, '9') +
                               "      1     float    sum      -1   5.0  1.0  1.75  0   5.0  1.0  "
                               "1.75  0\n",

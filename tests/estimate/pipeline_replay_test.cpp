@@ -228,7 +228,7 @@ TEST(PipelineReplayTest, LongHopsStayWithinAPercent) {
   EXPECT_GE(exact, trials * 99 / 100);
 }
 
-// A review's case: the slowed stage ends already move by P x the busiest stage's work (m = 11
+// The slowed stage ends already move by P x the busiest stage's work (m = 11
 // to 19) while the makespan without bucket slowdown is still in its transient (it reaches that
 // pace only after m = 35); the cut-off must wait for both.
 TEST(PipelineReplayTest, CutOffWaitsForTheUnslowedMakespan) {
@@ -274,8 +274,8 @@ TEST(PipelineReplayTest, GradientBucketsQueueAndSlowCompute) {
   EXPECT_GE(slowed.reduction_end_s[0], slowed.makespan_s);
 }
 
-// Review cases (2026-11-25). GPipe's pace is the slowest forward plus the slowest backward, here
-// on different stages: an early cut-off at the busiest stage's pace was 18% low at M = 128.
+// GPipe's pace is the slowest forward plus the slowest backward, here on different stages: a
+// cut-off at the busiest stage's pace would be 18% low at M = 128.
 TEST(PipelineReplayTest, GpipeIsReplayedWhole) {
   const StageTimes t = {{op_times(0.1, 0.0, 0.35, 0.0)}, {op_times(0.43, 0.0, 0.2, 0.0, 4, 0.78)}};
   for (const int m : {20, 128}) {

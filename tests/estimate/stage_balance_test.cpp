@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/byte_units.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/memory_model.hpp"
 

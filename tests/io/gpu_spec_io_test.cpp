@@ -69,7 +69,7 @@ TEST(GpuSpecIoTest, OmittedFiguresTakeTheDatasheetConventions) {
 // Written figures read back bit for bit, awkward decimals included, so a definition copied
 // into a profile or a plan's winning scenario defines the very same GPU again.
 // A misspelt required figure whose value a later range check rejects: the key problem, never a
-// lookup of the missing key (found by the gpu_spec fuzz target).
+// lookup of the missing key (an input the gpu_spec fuzz target draws).
 TEST(GpuSpecIoTest, AMisspeltFigureOutOfRangeIsAKeyProblem) {
   nlohmann::json doc = b200_like("X100");
   doc.erase("hbm_capacity");

@@ -41,7 +41,7 @@ TEST(InputFileTest, MissingFileAndFolderAreNamed) {
   EXPECT_EQ(error_of(dir, io::InputKind::kJson), dir + ": is a folder, not a file");
 }
 
-// A device never ends (reading /dev/zero grew to gigabytes before bad_alloc) and a FIFO blocks
+// A device never ends (reading /dev/zero would grow to gigabytes until bad_alloc) and a FIFO blocks
 // until a writer comes: both are refused before a byte is read.
 TEST(InputFileTest, DevicesAndFifosAreRefused) {
   EXPECT_EQ(error_of("/dev/zero", io::InputKind::kJson),

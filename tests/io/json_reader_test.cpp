@@ -70,7 +70,7 @@ TEST(JsonReaderTest, HugeIntegersKeepTheirDigits) {
 }
 
 // Durations, sizes and counts have a ceiling (units.hpp), so that day counts and sums stay
-// finite: 1e308s used to overflow into a negative day count.
+// finite: 1e308s would overflow into a negative day count.
 TEST(JsonReaderTest, QuantitiesBeyondTheirLimitsAreErrors) {
   const auto j = nlohmann::json::parse(
       R"({"d": "1e308s", "w": "2e11w", "ok": "1e12s", "z": "2EB", "zz": "1e19B", "c": "1e19", "t": "2000000T"})");

@@ -94,8 +94,8 @@ TEST_F(OutputFilesTest, WritesAndReplacesAFileKeepingItsPermissions) {
   EXPECT_EQ(names(), std::vector<std::string>{"x.json"});
 }
 
-// A temporary named after the process id could be predicted, and a link planted there was
-// followed: the write landed in the file the link points at.
+// A temporary named after the process id could be predicted, and a link planted there followed:
+// the write would land in the file the link points at.
 TEST_F(OutputFilesTest, ALinkPlantedAtATemporaryNameIsNotFollowed) {
   const std::string victim = path("victim");
   write(victim, "keep");
@@ -217,30 +217,45 @@ TEST_F(OutputFilesTest, AFailedWriteLeavesNoTemporary) {
   EXPECT_EXIT(std::exit(write_over_the_limit()), ::testing::ExitedWithCode(0), "");
 }
 
-// What used to fail only when the output was written, after the work, fails the check.
+// A name the system cannot take fails the check, before the work, not the write after it.
 TEST_F(OutputFilesTest, CheckCatchesNamesTooLongForTheSystem) {
   const std::string too_long = path(std::string(300, 'n') + ".json");
-  EXPECT_EQ(error_of([&] { io::check_output_path(too_long); }),
+  EXPECT_EQ(error_of([&] {
+              io::check_output_path({"-o", too_long});
+            }),
             too_long +
                 ": cannot write file: its name has 305 bytes, more than the 255 a file "
                 "name may have there");
   const std::string deep = path(std::string(5000, 'd'));
-  EXPECT_NE(error_of([&] { io::check_output_path(deep); }).find("bytes, more than the 4095 a path"),
+  EXPECT_NE(error_of([&] {
+              io::check_output_path({"-o", deep});
+            }).find("bytes, more than the 4095 a path"),
             std::string::npos);
   // A name near the limit is fine: the temporary's name is cut to fit beside it.
   const std::string long_name = path(std::string(250, 'n') + ".json");
-  io::check_output_path(long_name);
+  io::check_output_path({"-o", long_name});
   io::write_file_atomically(long_name, "fits");
   EXPECT_EQ(read(long_name), "fits");
   EXPECT_EQ(names().size(), 1U);
 }
 
 TEST_F(OutputFilesTest, CheckCatchesFoldersThatTakeNoFile) {
-  EXPECT_EQ(error_of([&] { io::check_output_path(dir_.string()); }),
+  EXPECT_EQ(error_of([&] {
+              io::check_output_path({"-o", dir_.string()});
+            }),
             dir_.string() + ": cannot write file: it is a folder");
-  EXPECT_EQ(error_of([&] { io::check_output_path(path("none/x.json")); }),
+  EXPECT_EQ(error_of([&] {
+              io::check_output_path({"-o", path("none/x.json")});
+            }),
             path("none/x.json") + ": cannot write file: no folder " + path("none"));
-  EXPECT_EQ(error_of([&] { io::check_output_path(""); }), "an output file name is empty");
+  EXPECT_EQ(error_of([&] {
+              io::check_output_path({"-o", ""});
+            }),
+            "-o: an output file name is empty");
+  EXPECT_EQ(error_of([&] {
+              io::check_outputs({{"--report", ""}}, {});
+            }),
+            "--report: an output file name is empty");
   // As root every permission check passes, so the check runs as nobody in a child process.
   fs::create_directories(dir_ / "read-only");
   fs::create_directories(dir_ / "open");
@@ -251,8 +266,12 @@ TEST_F(OutputFilesTest, CheckCatchesFoldersThatTakeNoFile) {
   const auto check_as_nobody = [&] {
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
       return 2;
-    const std::string folder = error_of([&] { io::check_output_path(path("read-only/x.json")); });
-    const std::string file = error_of([&] { io::check_output_path(path("open/locked.json")); });
+    const std::string folder = error_of([&] {
+      io::check_output_path({"-o", path("read-only/x.json")});
+    });
+    const std::string file = error_of([&] {
+      io::check_output_path({"-o", path("open/locked.json")});
+    });
     return folder == path("read-only/x.json") +
                            ": cannot write file: cannot create a file in folder " +
                            path("read-only") + " (Permission denied)" &&

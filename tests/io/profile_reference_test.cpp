@@ -108,8 +108,8 @@ TEST(ProfileReferenceTest, DefinesTheGpuOfNewHardwareAndNothingForACatalogName) 
   EXPECT_EQ(gpu_names().size(), before);
 }
 
-// Until 2026-11-26 a scenario naming new hardware through a broken or missing profile was told
-// its GPU was unknown.
+// A scenario naming new hardware through a broken or missing profile is told what is wrong with
+// the profile, not that its GPU is unknown.
 TEST(ProfileReferenceTest, AScenarioOnNewHardwareHearsWhatIsWrongWithItsProfile) {
   const fs::path dir = folder("scenario");
   write(dir / "broken.json", R"({"gpu": )");

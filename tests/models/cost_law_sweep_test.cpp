@@ -2,8 +2,8 @@
 // never takes less time where physics says so (docs/calibration.md: "monotone where physics
 // says so"). Misaligned GEMMs are left out: cuBLAS runs a K of 4,097 slower than one of 4,104,
 // and so does the model; so are fp8 dimensions of 64 elements (64 bytes, below the 128 the
-// model's fp8 alignment asks for), which the first version of this test drew and on which
-// 370 of 90,000 steps of 64 were faster, all of them reaching a multiple of 128.
+// model's fp8 alignment asks for), on which 370 of 90,000 steps of 64 are faster, all of them
+// reaching a multiple of 128.
 
 #include <cmath>
 #include <string>

@@ -546,19 +546,18 @@ TEST(MemoryWorkedExampleTest, Gpt3OnSelene) {
   par.global_batch_size = 1536;
   par.zero_stage = 1;
   const MemoryEstimate est = estimate_memory(gpt3_175b(), par, a100());
-  const double gib = 1024.0 * 1024.0 * 1024.0;
   const StageMemory& s = est.stages.front();
   EXPECT_EQ(est.worst_stage, 0);
   EXPECT_EQ(s.micro_batches_in_flight, 8);
-  EXPECT_NEAR(s.weights_bytes / gib, 5.258, 0.001);
-  EXPECT_NEAR(s.gradients_bytes / gib, 10.515, 0.001);
-  EXPECT_NEAR(s.optimizer_bytes / gib, 1.972, 0.001);
-  EXPECT_NEAR(s.activations_bytes / gib, 9.5625, 0.0001);  // 12 layers x 8 x 102 MiB
-  EXPECT_NEAR(s.embedding_logits_bytes / gib, 0.024, 0.001);
-  EXPECT_NEAR(s.communication_bytes / gib, 0.047, 0.001);
-  EXPECT_NEAR(s.reserve_bytes / gib, 1.479, 0.001);
-  EXPECT_NEAR(est.peak_bytes / gib, 28.857, 0.001);
-  EXPECT_NEAR(est.stages.back().total_bytes() / gib, 19.978, 0.001);
+  EXPECT_NEAR(s.weights_bytes / kGiB, 5.258, 0.001);
+  EXPECT_NEAR(s.gradients_bytes / kGiB, 10.515, 0.001);
+  EXPECT_NEAR(s.optimizer_bytes / kGiB, 1.972, 0.001);
+  EXPECT_NEAR(s.activations_bytes / kGiB, 9.5625, 0.0001);  // 12 layers x 8 x 102 MiB
+  EXPECT_NEAR(s.embedding_logits_bytes / kGiB, 0.024, 0.001);
+  EXPECT_NEAR(s.communication_bytes / kGiB, 0.047, 0.001);
+  EXPECT_NEAR(s.reserve_bytes / kGiB, 1.479, 0.001);
+  EXPECT_NEAR(est.peak_bytes / kGiB, 28.857, 0.001);
+  EXPECT_NEAR(est.stages.back().total_bytes() / kGiB, 19.978, 0.001);
   EXPECT_TRUE(est.fits);
 }
 

@@ -42,7 +42,7 @@ constexpr double kSlack = 1e-9;  // relative: rounding, not modelling
 // behind the other's bytes depends on how their phases fall (zero3_streams.hpp): a step they
 // pace may move a few percent against a change in compute, either way, as list schedules can
 // (Graham's anomalies); both engines agree on it. With this seed 2.9% at most; over 40 seeds
-// (120,000 layouts, 2026-11-26) 5.8%: a tiny model (hidden 1,024, TP8) on DP8 across an
+// (120,000 layouts) 5.8%: a tiny model (hidden 1,024, TP8) on DP8 across an
 // oversubscribed fabric, whose per-layer gathers are latency-bound, ran 5.8% faster with
 // twice the sequence length (more compute staggers the two streams).
 constexpr double kZero3Slack = 0.08;

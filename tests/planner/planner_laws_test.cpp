@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/byte_units.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
 
@@ -164,10 +165,9 @@ INSTANTIATE_TEST_SUITE_P(ScreenAndConfirmed, PlannerLawTest, ::testing::Bool(),
 // Screen only: a smaller headroom lets more layouts of the same (instance, node count) group
 // fit, and those can take the group's confirmation slots from the layout that would have won
 // after confirmation (with this file's skewed stand-in, 3% slower per pipeline stage, the
-// answer then costs 1.2% more at 6 GiB than at 12; 2026-11-26). Adding instance types or node
+// answer then costs 1.2% more at 6 GiB than at 12). Adding instance types or node
 // counts adds groups and cannot.
 TEST(PlannerLawScreenTest, LessMemoryHeadroomNeverCostsMore) {
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const auto plans = variations({24.0, 12.0, 6.0, 2.0, 0.0}, [](PlanSpec& plan, double gib) {
     plan.memory_headroom_bytes = gib * kGiB;
   });

@@ -1,4 +1,4 @@
-// Sanity against the real world (issue #5): the planner's choices should look like what
+// Sanity against the real world: the planner's choices should look like what
 // practitioners chose. (1) GPT-3 175B on 1,024 A100: Megatron-LM's published mesh (TP8 PP8
 // DP16, GBS 1536; Narayanan et al. SC'21) ranks among the planner's best. (2) The planner's
 // ranking of the measured configurations in data/validation/dev.json correlates with their
@@ -72,8 +72,8 @@ TEST(SpearmanTest, KnownValues) {
 
 // Megatron's published GPT-3 mesh (Narayanan et al. 2021) should be among the best layouts the
 // planner finds for it: in the top 5% of the screened candidates and within 7% of the best
-// time. (It was within 5% until 2026-11-25, when the screen started replaying the schedule; the
-// event engine puts it 5.9% behind the best too: 17.32 s vs 16.29 s.)
+// time (the screen replays the schedule; the event engine puts it 5.9% behind the best, 17.32 s
+// vs 16.29 s).
 TEST(PlannerSanityTest, MegatronGpt3LayoutRanksAmongTheBest) {
   PlanSpec plan = load_plan(kSourceDir + "/scenarios/plans/gpt3-175b-1024-a100.json");
   const PlanResult r = run_plan(plan, {});

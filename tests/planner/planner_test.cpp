@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/byte_units.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"

@@ -1,24 +1,23 @@
 // The two engines over random valid layouts (tests/models/random_scenario.hpp). They differ
 // only by what flows do:
 // - without pipeline parallelism (DP, TP, CP and ZeRO-3 streams, one node or many, every
-//   fabric) they must agree within 0.1% (the 100 such layouts here agree to 1e-6, 2026-11-26);
+//   fabric) they must agree within 0.1% (the 100 such layouts here agree to 1e-6);
 // - with it, both play every PP send (blocking under 1F1B and GPipe, overlapped under the
 //   interleaved schedule and ZB-H1, where only the receiver waits), so they differ by the NIC
 //   and NVLink sharing the estimator does not see (a send beside another or beside a DP bucket
 //   is slower in the event engine: the estimator faster) and by ZeRO-3's streams, which run on
 //   in the event engine while a stage waits for its input (the estimator slower: every layout
 //   more than 2% slower here is ZeRO-3 with 1F1B or GPipe). On the 200 such layouts here
-//   (2026-11-26, session 27, with the fused loss as the default) the estimator is at most
-//   3.7% slower and 3.1% faster (interleaved, a 1024-wide model whose loss weighs; 2.2% with
-//   the unfused loss; before the overlapped sends were replayed, 4.9% slower and 1.5%
-//   faster); 4% allowed each way. The test prints each schedule's mean |difference| and
-//   extremes.
+//   (the fused loss as the default) the estimator is at most 3.7% slower and 3.1% faster
+//   (interleaved, a 1024-wide model whose loss weighs; 2.2% with the unfused loss; 4.9% slower
+//   and 1.5% faster were the overlapped sends not replayed); 4% allowed each way. The test
+//   prints each schedule's mean |difference| and extremes.
 // Both break the step down on the same (busiest) stage, so its compute matches exactly (as
 // does every stage's busy time), and
 // split its waits by the same rules: on the pipelined layouts here exposed DP differs by 0.46%
 // of the step on average (4.1% at most) and PP with the bubble by 0.42% (4.3%), 5% allowed
-// (2026-11-26, session 27; 1.38% (14.6%) and 1.33% (14.4%) when the event engine counted the
-// busiest GPU's own DP wait after its last op as DP).
+// (1.38% (14.6%) and 1.33% (14.4%) were the busiest GPU's own DP wait after its last op
+// counted as DP).
 
 #include <algorithm>
 #include <cmath>
@@ -209,8 +208,8 @@ TEST(EngineSweepTest, MoreNicBandwidthIsNeverSlowerInTheEventEngine) {
 // random layouts of up to 64 GPUs: equal (1e-9), unless the result notes where the reduction
 // approximates shared links (stages under one node or leaf, PP and DP flows leaving a leaf
 // from different GPUs: docs/simulator.md, "Symmetry"), and then within the 5% those notes'
-// tests allow. 2026-11-26: 64 layouts carry no such note and are equal; of the 16 that do,
-// 4 are off, by -2.2% to +0.3%.
+// tests allow. 64 layouts carry no such note and are equal; of the 16 that do, 4 are off, by
+// -2.2% to +0.3%.
 TEST(EngineSweepTest, TheReducedRunEqualsEveryGpuUnlessItSaysOtherwise) {
   test::Rng rng(20261129);
   int noted = 0;

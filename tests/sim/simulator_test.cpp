@@ -508,8 +508,8 @@ double analytic_gap(const Scenario& sc) {
 // (estimate/leaf_uplinks.hpp), and in both a stage with slack absorbs slower hops. So the engines
 // differ about as much as they do on the same layout without oversubscription (PP/DP contention
 // on the NICs, bucket granularity): measured within 0.6 points of that on these four layouts
-// (2.8 with 25 MB DP buckets), and the test allows 1. Ignoring the uplinks, the estimator was
-// over 30% fast on the first.
+// (2.8 with 25 MB DP buckets), and the test allows 1. Ignoring the uplinks, the estimator would
+// be over 30% fast on the first.
 TEST(EventEngineTest, AgreesWithAnalyticOnOversubscribedFabrics) {
   struct Case {
     int tp, pp, dp, chunks, nodes_per_leaf;
@@ -576,7 +576,7 @@ TEST(EventEngineTest, ChildRunKeepsTheResultAndItsNotes) {
   EXPECT_EQ(c.dp_comm_exposed_s, h.dp_comm_exposed_s);
   EXPECT_EQ(c.bubble_s, h.bubble_s);
   EXPECT_EQ(c.stage, h.stage);
-  EXPECT_EQ(h.stage, 1);  // the last stage also runs the head (until 2026-11-26 the child lost it)
+  EXPECT_EQ(h.stage, 1);  // the last stage also runs the head, in the child as here
   EXPECT_EQ(c.stage_busy_s, h.stage_busy_s);
   EXPECT_EQ(h.stage_busy_s.size(), 2U);
   EXPECT_EQ(child.notes, here.notes);
@@ -585,8 +585,8 @@ TEST(EventEngineTest, ChildRunKeepsTheResultAndItsNotes) {
 
 // DP collectives inside a node share the NVLink routes PP sends use, whose latency is the
 // profile's send/recv latency: on the A100 profiles 71 us, far above an intra-node
-// reduce-scatter's ~10 us. Each 1 MB bucket still takes the collective model's time (a review
-// measured the event engine 121% slow here when every bucket paid the route latency on top).
+// reduce-scatter's ~10 us. Each 1 MB bucket still takes the collective model's time (with the
+// route latency on top of every bucket the event engine would be 121% slow here).
 TEST(EventEngineTest, IntraNodeBucketsTakeTheirModelTimeWhateverTheRouteLatency) {
   Scenario sc = make_scenario(2, 1, 4, 4, Schedule::kOneFOneB);
   sc.model = {"m", 8, 2048, 16, 16, 8192, FfnActivation::kGelu, 2048, 51200, false};
@@ -657,7 +657,7 @@ TEST(EventEngineTest, ReducedRunNoteNamesTheEveryGpuLimitOnLargerClusters) {
 
 // Interleaved 1F1B with as few micro-batches as Megatron allows (m = P): the replayed fill and
 // drain (2(P*v - 1) hops, each chunk's sends overlapped) match the estimator within 1%
-// (measured 0.1-0.2%; a review measured 9-18% before the hops were charged per schedule). The
+// (measured 0.1-0.2%; hops charged alike for every schedule put them 9-18% apart). The
 // planner screens with the estimator, so this bounds its error.
 TEST(EventEngineTest, AgreesWithAnalyticForInterleavedWithFewMicroBatches) {
   for (const int v : {2, 5})
@@ -665,9 +665,9 @@ TEST(EventEngineTest, AgreesWithAnalyticForInterleavedWithFewMicroBatches) {
 }
 
 // Uneven stages (a light first stage, a heavy last one) with DP across nodes: a stage's DP
-// reduction hides in the backward steps the stages below it still run. The estimator was 7.6%
-// fast on the ZeRO-0 case when it gave stage s s times its own backward step as slack (the
-// heavy last stage got 3 x 14 layers instead of 6 + 10 + 10); it now plays the schedule.
+// reduction hides in the backward steps the stages below it still run. The estimator plays the
+// schedule: giving stage s s times its own backward step as slack would make it 7.6% fast on
+// the ZeRO-0 case (the heavy last stage would get 3 x 14 layers instead of 6 + 10 + 10).
 TEST(EventEngineTest, AgreesWithAnalyticOnUnevenStages) {
   for (const int zero : {0, 1}) {
     Scenario sc = gpt13b(8, 4, 4, 4, Schedule::kOneFOneB);
@@ -678,11 +678,10 @@ TEST(EventEngineTest, AgreesWithAnalyticOnUnevenStages) {
 }
 
 // Both engines break the step down on the busiest stage (here the last, with 14 of 40 layers)
-// and split its waits alike (docs/simulator.md, Breakdown). Until 2026-11-26 the event engine
-// reported the GPU that finished last (stage 0, which waits on the heavier stages: compute
-// 0.110 s against 0.164, bubble twice the estimator's), and then, on the busiest GPU, its own
-// DP wait as DP (0.142 s against 0.099) where the estimator counts only what outlasts the
-// pipeline. Compute and TP match exactly; the waits within 1% of the step.
+// and split its waits alike (docs/simulator.md, Breakdown): not the GPU that finishes last
+// (stage 0, which waits on the heavier stages: compute 0.110 s against 0.164, bubble twice the
+// estimator's), and as DP only the wait that outlasts the pipeline (the busiest GPU's whole DP
+// wait is 0.142 s against 0.099). Compute and TP match exactly; the waits within 1% of the step.
 TEST(EventEngineTest, BothEnginesBreakTheBusiestStageDown) {
   Scenario sc = gpt13b(8, 4, 4, 4, Schedule::kOneFOneB);
   sc.parallelism.zero_stage = 1;
@@ -729,7 +728,7 @@ TEST(EventEngineTest, AgreesWithAnalyticOnMegatronEmbeddingLossSplit) {
 
 // ZB-H1 with DP across nodes: the weight-gradient steps make the gradients, so only the last W
 // (not the whole backward) hides the buckets, and the W's a stage deferred fill its drain. The
-// estimator was 3.4% (ZeRO-0) and 4.1% (ZeRO-1) fast here when it treated ZB-H1 like 1F1B.
+// estimator would be 3.4% (ZeRO-0) and 4.1% (ZeRO-1) fast here treating ZB-H1 like 1F1B.
 TEST(EventEngineTest, AgreesWithAnalyticForZeroBubbleWithDataParallelism) {
   for (const int zero : {0, 1}) {
     Scenario sc = gpt13b(8, 4, 4, 4, Schedule::kZeroBubble);
@@ -740,8 +739,8 @@ TEST(EventEngineTest, AgreesWithAnalyticForZeroBubbleWithDataParallelism) {
 
 // ZeRO-3 inside one node: the gathers and scatters are flows through each GPU's NVSwitch port,
 // so the backward's two streams share it (their latencies overlap), as the analytic engine
-// assumes. Within 1% here (they differed by 3.1% when intra-node collectives were timed waits
-// that could run side by side at full speed).
+// assumes. Within 1% here (intra-node collectives timed as waits that run side by side at full
+// speed would put them 3.1% apart).
 TEST(EventEngineTest, AgreesWithAnalyticForZero3InsideANode) {
   Scenario sc = make_scenario(1, 1, 8, 4, Schedule::kOneFOneB);
   sc.model = {"gpt-2.7b", 32, 2560, 32, 32, 10240, FfnActivation::kGelu, 2048, 51200, false};
@@ -758,8 +757,9 @@ TEST(EventEngineTest, AgreesWithAnalyticForZero3InsideANode) {
 // the NIC, and whether one stream's latency hides behind the other's bytes depends on how their
 // phases fall. The estimator plays both streams layer by layer as the event engine runs them
 // (estimate/zero3_streams.hpp); with a closed form (latencies overlapped, bytes added, each
-// micro-batch's first gather and last scatter exposed) it was 0.9-4.5% slow on these layouts;
-// now the two without a pipeline agree to 1e-8 and the two with one within 0.3-0.7%.
+// micro-batch's first gather and last scatter exposed) it would be 0.9-4.5% slow on these
+// layouts; playing them, the two without a pipeline agree to 1e-8 and the two with one within
+// 0.3-0.7%.
 TEST(EventEngineTest, AgreesWithAnalyticForZero3AcrossNodes) {
   struct Case {
     int tp, pp, dp, micro_batches;
@@ -781,7 +781,7 @@ TEST(EventEngineTest, AgreesWithAnalyticForZero3AcrossNodes) {
 
 // GPipe with ZeRO-3 runs every forward, then every backward: the estimator plays that order
 // (forwards prefetch across one another; each backward drains), not forward/backward pairs
-// (a review measured 4.4% apart on TP2 DP8 with 8 micro-batches before).
+// (which put the engines 4.4% apart on TP2 DP8 with 8 micro-batches).
 TEST(EventEngineTest, AgreesWithAnalyticForGpipeWithZero3) {
   Scenario sc = make_scenario(2, 1, 8, 8, Schedule::kGpipe);  // 4 layers of h = 4096, 2 nodes
   sc.model.num_layers = 4;
@@ -790,8 +790,8 @@ TEST(EventEngineTest, AgreesWithAnalyticForGpipeWithZero3) {
 }
 
 // ZeRO-3 with a per-micro-batch framework overhead: the gathers already run while the overhead
-// passes, in both engines (the estimator added the overhead on top of its play until a review;
-// 3.3% apart on a 4-layer model at 5 ms).
+// passes, in both engines (adding the overhead on top of the play would put them 3.3% apart on
+// a 4-layer model at 5 ms).
 TEST(EventEngineTest, AgreesWithAnalyticForZero3WithMicroBatchOverhead) {
   Scenario sc = gpt13b(8, 1, 8, 4, Schedule::kOneFOneB);
   sc.parallelism.zero_stage = 3;
@@ -805,10 +805,10 @@ TEST(EventEngineTest, AgreesWithAnalyticForZero3WithMicroBatchOverhead) {
   EXPECT_NEAR(analytic / std::stod(event), 1.0, 0.002);
 }
 
-// ZB-H1 with ZeRO-3 and a pipeline: until the streams were synchronised at the end of every
-// backward (FSDP, DeepSpeed), the last stage's F gathered while the previous W's scatters still
-// drained and the estimator, playing each op after the previous one, was 5.5% slow here; now
-// each W drains before the next F gathers, in both engines (measured −0.2%).
+// ZB-H1 with ZeRO-3 and a pipeline: the streams are synchronised at the end of every backward
+// (FSDP, DeepSpeed), so each W drains before the next F gathers, in both engines (measured
+// −0.2%). Were the last stage's F to gather while the previous W's scatters still drain, the
+// estimator, playing each op after the previous one, would be 5.5% slow here.
 TEST(EventEngineTest, AgreesWithAnalyticForZeroBubbleWithZero3AcrossNodes) {
   Scenario sc = gpt13b(2, 2, 16, 4, Schedule::kZeroBubble);
   sc.parallelism.zero_stage = 3;

@@ -58,7 +58,7 @@ TEST(EngineTest, AutoscalerWaitsForTheBoot) {
 }
 
 // First fit: an elastic job held back from its smaller sizes while a node boots does not block
-// a later rigid job that fits on the idle node (a review: the 8-GPU job waited for the boot).
+// a later rigid job that fits on the idle node (the 8-GPU job must not wait for the boot).
 // One node up, 20 min boots: A (16 GPUs) waits for a second node, E (elastic 4-16) is held at
 // its full size, R (8 GPUs, at 2 s) takes the idle node at the next 10 s tick.
 TEST(EngineTest, HeldBackElasticJobDoesNotBlockJobsThatFit) {
@@ -67,7 +67,7 @@ TEST(EngineTest, HeldBackElasticJobDoesNotBlockJobsThatFit) {
                       {job("A", 0, 16, 3600), job("E", 1, 16, 3600, 4, 16), job("R", 2, 8, 3600)});
   const PolicyResult r = run_policy(w, policy("slurm-power-save"), 1);
   EXPECT_EQ(r.jobs_finished, 3);
-  EXPECT_LT(r.queue_wait_max_s, 4000.0);  // E no longer waits behind R's late start
+  EXPECT_LT(r.queue_wait_max_s, 4000.0);  // E does not wait behind a late start of R
 }
 
 TEST(EngineTest, OracleHasNoProvisioningDelay) {

@@ -181,7 +181,7 @@ TEST(ImportTest, RejectsImpossibleTimes) {
       "traces/jobs.csv:line 2: job \"philly-2\" is submitted 17448 days after the trace starts; a "
       "trace may span at most 3650 days (does it mix date-times with plain seconds?)");
   // The span holds for the trace as replayed: a day stretched a million times is 2,700 years
-  // (a sanitizer campaign ran out of memory on it).
+  // (replaying it would exhaust memory).
   JobTraceOptions stretched;
   stretched.path = "traces/jobs.csv";
   stretched.time_scale = 1e6;

@@ -58,6 +58,20 @@ TEST(ResultsTest, SummaryMeansAndSpreads) {
   EXPECT_NE(html_report(w, runs).find("<polyline"), std::string::npos);
 }
 
+// Names are free text: markup in a policy's or the what-if's name is shown, not parsed; the
+// preformatted table keeps its quotes literal.
+TEST(ResultsTest, HtmlReportEscapesNames) {
+  WhatIf w = testing::whatif({testing::pool("od", 0, 2, 0)}, {testing::job("a", 0, 8, 60)});
+  w.name = "a<b>&\"c\"";
+  PolicyResult run = sample_run(1, 10.0);
+  run.name = "<script>";
+  const std::string html = html_report(w, {{"<script>", "cluster-autoscaler", {run}}});
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("<h3>&lt;script&gt;: nodes by state</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<h1>What-if: a&lt;b&gt;&amp;&quot;c&quot;</h1>"), std::string::npos);
+  EXPECT_NE(html.find("what-if \"a&lt;b&gt;&amp;\"c\"\""), std::string::npos);
+}
+
 // No job finished in a run: its completion times are none, null in JSON (in the means and the
 // spreads over the replicas that have them) and "-" in the table, not 0.
 TEST(ResultsTest, NoFinishedJobMeansNoCompletionTimes) {

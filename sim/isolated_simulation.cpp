@@ -34,7 +34,7 @@ std::string encode_simulated(const SimulationResult& r) {
   return out.bytes();
 }
 
-// Returns a count read from a report, checked to be one the report can hold.
+// Returns a count read from a report (the reads it counts throw when the report is shorter).
 std::size_t get_count(ReportReader& in) {
   const std::int64_t n = in.get_int();
   if (n < 0)

@@ -205,11 +205,6 @@ void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelis
 void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long long order,
                    const ItemContext& ctx) {
   ++out.enumerated;
-  if (p.data == 0) {
-    out.pruned.add(p.tensor > sc.cluster.gpus_per_node ? PruneReason::kTensorExceedsNode
-                                                       : PruneReason::kGpuCount);
-    return;
-  }
   if (auto reason = check_structure(sc.model, sc.cluster, p, *ctx.gpu)) {
     out.pruned.add(*reason);
     return;

@@ -1,5 +1,7 @@
 #include "planner/search.hpp"
 
+#include <algorithm>
+
 #include "models/gpu_catalog.hpp"
 
 #include "estimate/layout_rules.hpp"
@@ -74,6 +76,10 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
                                            const Parallelism& p, const GpuSpec& gpu) {
   if (p.tensor > c.gpus_per_node)
     return PruneReason::kTensorExceedsNode;
+  // A zero degree (the search's data where the model-parallel GPUs do not divide the cluster)
+  // fills no GPU; the layout rules need every degree at least 1.
+  if (std::min({p.tensor, p.pipeline, p.data, p.context}) < 1)
+    return PruneReason::kGpuCount;
   // The first reason that applies counts: the smallest in PruneReason's order.
   std::optional<PruneReason> first;
   const auto consider = [&first](PruneReason reason) {

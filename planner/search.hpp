@@ -48,7 +48,7 @@ struct PruneCounts {
 // Returns the first structural reason `parallelism` cannot run `model` on `cluster`, whose GPU
 // is `gpu` (each broken layout rule of estimate/layout_rules.hpp, plus the planner's own
 // kTensorExceedsNode and kZeroWithPipeline), or nullopt when it can. Never throws: infeasible
-// is not an error. REQUIRES: every parallel degree and micro_batch_size >= 1.
+// is not an error. REQUIRES: micro_batch_size >= 1.
 [[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
                                                          const Parallelism& parallelism,

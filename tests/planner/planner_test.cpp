@@ -87,6 +87,8 @@ TEST(CheckStructureTest, EachReason) {
   q = p;
   q.data = 2;
   EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kGpuCount);
+  q.data = 0;  // what the search gives where tensor x pipeline x context does not divide the GPUs
+  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kGpuCount);
   ModelSpec odd = m;
   odd.num_attention_heads = 12;  // 12 % 8 != 0
   EXPECT_EQ(check_structure(odd, c, p, gpu), PruneReason::kTensorDivisibility);

@@ -320,6 +320,10 @@ void run_forked(size_t count, int parallel, const std::function<ChildReport(size
       done(index, std::move(outcome));
     }
   }
+  // A stop signal that arrived with the last children's end (a Ctrl-C to the process group ends
+  // them too) still ends the process: the next call would forget it.
+  if (const int signal = StopSignals::caught(); signal != 0)
+    signals.end_process_by(signal);
 }
 
 std::string describe_exit(int exit_code) {

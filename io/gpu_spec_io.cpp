@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "models/byte_units.hpp"
+
 #include "io/input_error.hpp"
 #include "io/text_format.hpp"
 #include "io/units.hpp"
@@ -12,7 +14,6 @@
 namespace capsim::io {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr size_t kMaxNameLength = 64;
 
 bool is_architecture_char(char c) {

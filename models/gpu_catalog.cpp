@@ -16,8 +16,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // docs/design/hardware-facts.md §1 and §5 (ml-engineering accelerator tables).
 // HBM capacities are the totals nvidia-smi reports, in MiB, as published nvidia-smi outputs
 // show them: A100-SXM4-40GB 40536 MiB (39.6 GiB), A100-SXM4-80GB 81920 MiB (80 GiB), H100 80GB
-// HBM3 81559 MiB (79.6 GiB), H200 143771 MiB (140.4 GiB; capsim listed the marketed 141e9 bytes,
-// 131.3 GiB, until 2026-11-25). The CUDA context and library workspaces come out of them (the
+// HBM3 81559 MiB (79.6 GiB), H200 143771 MiB (140.4 GiB, not the
+// marketed 141e9 bytes). The CUDA context and library workspaces come out of them (the
 // memory model's reserve). NVLink: A100 12 links x 25 GB/s, H100/H200 18 links x 25 GB/s per
 // direction.
 const std::array<GpuSpec, 4>& catalog() {

@@ -15,6 +15,7 @@
 
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/io/error_of.hpp"
 
 namespace capsim {
 namespace {
@@ -59,14 +60,7 @@ std::string scenario_text(const std::string& gpu, const std::string& profile) {
   return s.dump();
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const io::InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(ProfileReferenceTest, FoundBesideTheInputBeforeTheWorkingFolder) {
   const fs::path dir = folder("beside");

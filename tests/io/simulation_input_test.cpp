@@ -16,6 +16,7 @@
 #include "io/json_reader.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/io/error_of.hpp"
 
 namespace capsim {
 namespace {
@@ -46,14 +47,7 @@ nlohmann::json one_node_scenario(const std::string& gpu) {
   return s;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const io::InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(SimulationInputTest, TheScenarioAndTheProfileItGets) {
   const std::string path = kData + "/scenarios/valid.json";

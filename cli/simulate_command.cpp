@@ -171,9 +171,10 @@ int simulate_main(int argc, char** argv) {
   if (args.count("scenario") == 0)
     throw io::InputError("", "", "missing SCENARIO.json argument");
   const std::vector<io::ScenarioOverride> overrides = overrides_option(args);
+  Catalog catalog;
   if (args.count("profile") > 0)  // a profile of new hardware defines the GPU the scenario names
-    io::define_gpu_of_profile(args["profile"].as<std::string>(), "", "");
-  Scenario scenario = io::load_scenario(args["scenario"].as<std::string>(), overrides);
+    io::define_gpu_of_profile(args["profile"].as<std::string>(), "", "", catalog);
+  Scenario scenario = io::load_scenario(args["scenario"].as<std::string>(), catalog, overrides);
   if (args.count("profile") > 0)
     scenario.profile_path = args["profile"].as<std::string>();
   const std::string engine = engine_option(args);

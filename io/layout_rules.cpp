@@ -174,10 +174,9 @@ void check_layer_split(const ModelSpec& m, const Parallelism& p, const LayoutErr
 }
 
 void check_precision(const ClusterSpec& c, const Parallelism& p, const LayoutErrors& e) {
-  const GpuSpec* gpu = find_gpu(c.gpu);
-  if (p.precision == Precision::kFp8 && gpu != nullptr && gpu->peak_fp8_flop_per_s <= 0.0) {
+  if (p.precision == Precision::kFp8 && c.gpu.peak_fp8_flop_per_s <= 0.0) {
     e.fail("precision",
-           "precision \"fp8\" needs a GPU with fp8 tensor cores; " + c.gpu + " has none");
+           "precision \"fp8\" needs a GPU with fp8 tensor cores; " + c.gpu.name + " has none");
   }
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/intra_node_bandwidth.hpp"
@@ -259,12 +260,12 @@ void read_fit_quality(JsonReader& reader, std::vector<FitRecord>& records_out) {
 
 }  // namespace
 
-HardwareProfile read_profile(JsonReader& reader) {
+HardwareProfile read_profile(JsonReader& reader, Catalog& catalog) {
   reader.expect_schema(kProfileSchema);
   HardwareProfile p;
   p.name = reader.required_string("name");
-  p.gpu = read_gpu_name_or_definition(reader, "gpu");
-  const GpuSpec& gpu = *find_gpu(p.gpu);
+  p.gpu = read_gpu_name_or_definition(reader, "gpu", catalog);
+  const GpuSpec& gpu = p.gpu;
   p.fabric = reader.required_enum("fabric", fabric_names());
   if (auto nic = reader.optional_bandwidth("reference_node_nic_bandwidth")) {
     p.reference_node_nic_bandwidth_bytes_per_s = *nic;
@@ -309,9 +310,27 @@ HardwareProfile read_profile(JsonReader& reader) {
   return p;
 }
 
-HardwareProfile load_profile(const std::string& path) {
+HardwareProfile read_profile(JsonReader& reader) {
+  Catalog catalog;
+  return read_profile(reader, catalog);
+}
+
+HardwareProfile load_profile(const std::string& path, Catalog& catalog) {
   const nlohmann::json doc = JsonReader::parse_file(path);
-  return JsonReader::read_document(doc, path, read_profile);
+  return JsonReader::read_document(
+      doc, path, [&catalog](JsonReader& reader) { return read_profile(reader, catalog); });
+}
+
+HardwareProfile load_profile(const std::string& path) {
+  Catalog catalog;
+  return load_profile(path, catalog);
+}
+
+HardwareProfile load_profile_for(const std::string& path, const GpuSpec& gpu) {
+  Catalog known;
+  if (!is_builtin_gpu(gpu.name))
+    (void)known.define_gpu(gpu);  // a fresh catalog takes any name but a built-in one
+  return load_profile(path, known);
 }
 
 nlohmann::json profile_to_json(const HardwareProfile& p) {
@@ -380,7 +399,8 @@ HardwareProfile embedded_profile(const std::string& file) {
     if (e.file == file) {
       const std::string name = "<embedded>/scenarios/profiles/" + file;
       const nlohmann::json doc = JsonReader::parse_text(e.text, name);
-      return JsonReader::read_document(doc, name, read_profile);
+      return JsonReader::read_document(doc, name,
+                                       [](JsonReader& reader) { return read_profile(reader); });
     }
   }
   throw InputError("<embedded>/scenarios/profiles/" + file, "", "no such shipped profile");
@@ -411,10 +431,7 @@ std::string shipped_profile_file(const std::string& architecture, const std::str
 
 HardwareProfile resolve_profile(const Scenario& scenario) {
   const ClusterSpec& cluster = scenario.cluster;
-  const GpuSpec* gpu = find_gpu(cluster.gpu);
-  if (gpu == nullptr) {
-    throw InputError(scenario.name, "/cluster/gpu", "unknown GPU \"" + cluster.gpu + "\"");
-  }
+  const GpuSpec* gpu = &cluster.gpu;
   // A measured profile's intra-node fits ran on the catalog GPU's NVLink; a cluster that gives
   // another intra_node.bandwidth gets them scaled to it (a datasheet profile is built from it).
   const auto measured_at_scenario_nvlink = [&](HardwareProfile p) {
@@ -422,13 +439,13 @@ HardwareProfile resolve_profile(const Scenario& scenario) {
                                      gpu->nvlink_bandwidth_bytes_per_s);
   };
   if (!scenario.profile_path.empty()) {
-    HardwareProfile p = load_profile(scenario.profile_path);
+    HardwareProfile p = load_profile_for(scenario.profile_path, *gpu);
     // A profile serves every GPU of its architecture; another one would be silently wrong
     // (its SM count and efficiencies describe different hardware).
-    if (find_gpu(p.gpu)->architecture != gpu->architecture) {
+    if (p.gpu.architecture != gpu->architecture) {
       throw InputError(scenario.profile_path, "/gpu",
-                       "profile \"" + p.name + "\" is for " + p.gpu + ", the scenario's GPUs are " +
-                           cluster.gpu);
+                       "profile \"" + p.name + "\" is for " + p.gpu.name +
+                           ", the scenario's GPUs are " + cluster.gpu.name);
     }
     if (cluster.num_nodes > 1 &&
         std::none_of(p.collectives.begin(), p.collectives.end(),

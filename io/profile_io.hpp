@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
 #include "models/hardware_profile.hpp"
 #include "models/scenario.hpp"
 
@@ -17,9 +18,16 @@ inline constexpr const char* kProfileSchema = "capsim.profile/v1";
 
 // Reads a `capsim.profile/v1` file (format: docs/calibration.md), checking keys, types, units,
 // ranges and the cross-field rules; errors are InputErrors naming the file and JSON pointer.
+// The GPU it names is looked up in `catalog`, and a GPU it defines is added to it.
+[[nodiscard]] HardwareProfile load_profile(const std::string& path, Catalog& catalog);
+// Same, against a catalog of its own: the built-ins and the GPU the file defines.
 [[nodiscard]] HardwareProfile load_profile(const std::string& path);
+// Reads the profile file that an input on `gpu` names (a scenario's "profile", a plan
+// instance's): the file may name `gpu` without defining it, else as load_profile(path).
+[[nodiscard]] HardwareProfile load_profile_for(const std::string& path, const GpuSpec& gpu);
 
-// Reads a profile object (with its "schema" key) from a reader.
+// Reads a profile object (with its "schema" key) from a reader, as load_profile does.
+[[nodiscard]] HardwareProfile read_profile(JsonReader& reader, Catalog& catalog);
 [[nodiscard]] HardwareProfile read_profile(JsonReader& reader);
 
 // Writes a profile as `capsim.profile/v1` JSON. Byte-stable: keys in a fixed (sorted) order and
@@ -47,14 +55,14 @@ struct EmbeddedProfile {
 [[nodiscard]] std::string shipped_profile_file(const std::string& architecture,
                                                const std::string& fabric);
 
-// Returns the profile a scenario runs with: its own profile file when it names one; else the
-// shipped profile of the GPU's architecture and the cluster's inter-node fabric (a single-node
-// cluster without an inter-node section uses the architecture's InfiniBand profile, whose
-// intra-node fits come from the same single-node logs as every profile of that GPU family);
-// for a catalog GPU on a fabric its family has no profile for (H100 + RoCE, any + ethernet),
-// the family's InfiniBand profile with_datasheet_network(); else datasheet_profile() with the
-// in-situ factor of the shipped families (in_situ_prior.hpp). Rule documented in
-// docs/calibration.md.
+// Returns the profile a scenario runs with: its own profile file when it names one (the file may
+// name the scenario's GPU without defining it); else the shipped profile of the GPU's
+// architecture and the cluster's inter-node fabric (a single-node cluster without an inter-node
+// section uses the architecture's InfiniBand profile, whose intra-node fits come from the same
+// single-node logs as every profile of that GPU family); for a catalog GPU on a fabric its
+// family has no profile for (H100 + RoCE, any + ethernet), the family's InfiniBand profile
+// with_datasheet_network(); else datasheet_profile() with the in-situ factor of the shipped
+// families (in_situ_prior.hpp). Rule documented in docs/calibration.md.
 [[nodiscard]] HardwareProfile resolve_profile(const Scenario& scenario);
 
 // Canonical names used in profile and measurement JSON.

@@ -83,8 +83,7 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
   // accepts such layouts, docs/planner.md).
   if (p.zero_stage >= 2 && p.pipeline > 1)
     return PruneReason::kZeroWithPipeline;
-  const GpuSpec* gpu = find_gpu(c.gpu);
-  if (p.precision == Precision::kFp8 && (gpu == nullptr || gpu->peak_fp8_flop_per_s <= 0.0)) {
+  if (p.precision == Precision::kFp8 && c.gpu.peak_fp8_flop_per_s <= 0.0) {
     return PruneReason::kFp8Unsupported;
   }
   return std::nullopt;
@@ -117,8 +116,7 @@ ClusterSpec cluster_for_instance(const InstanceSpec& inst, int num_nodes) {
   c.instance = inst.name;
   c.gpus_per_node = inst.gpus_per_node;
   c.num_nodes = num_nodes;
-  const GpuSpec* gpu = find_gpu(inst.gpu);
-  c.intra_node_bandwidth_bytes_per_s = gpu != nullptr ? gpu->nvlink_bandwidth_bytes_per_s : 0.0;
+  c.intra_node_bandwidth_bytes_per_s = inst.gpu.nvlink_bandwidth_bytes_per_s;
   c.has_inter_node = num_nodes > 1;
   c.inter_node_fabric = inst.fabric == "infiniband" ? Fabric::kInfiniband
                         : inst.fabric == "roce"     ? Fabric::kRoce

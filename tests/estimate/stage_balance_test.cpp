@@ -112,7 +112,7 @@ TEST(StageBalanceTest, FindsASplitThatFitsWhereTheEvenOneDoesNot) {
 // the scenario's already is or none can be.
 TEST(StageBalanceTest, SplitThatFitsUsesTheMemoryModel) {
   Scenario sc = shipped("llama3-70b-p5");
-  const GpuSpec& gpu = *find_gpu(sc.cluster.gpu);
+  const GpuSpec& gpu = sc.cluster.gpu;
   EXPECT_FALSE(estimate::split_that_fits(sc.model, sc.parallelism, gpu, gpu.hbm_capacity_bytes));
   sc.parallelism.virtual_pipeline_stages = 1;
   sc.parallelism.schedule = Schedule::kOneFOneB;

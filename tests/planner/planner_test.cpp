@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"
@@ -70,7 +71,7 @@ PlanSpec hand_plan() {
 
 TEST(CheckStructureTest, EachReason) {
   const ModelSpec m = small_model();
-  const ClusterSpec c = cluster_for_instance(*find_instance("p4de.24xlarge"), 2);
+  const ClusterSpec c = cluster_for_instance(*builtin_catalog().find_instance("p4de.24xlarge"), 2);
   Parallelism p;
   p.tensor = 8;
   p.pipeline = 2;
@@ -329,8 +330,8 @@ struct FitCounts {
 // one that split_that_fits finds), each starting from the plan's stack settings.
 FitCounts count_fits(const PlanSpec& plan) {
   FitCounts counts;
-  const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
-  const GpuSpec& gpu = *find_gpu(c.gpu);
+  const ClusterSpec c = cluster_for_instance(*builtin_catalog().find_instance("p4d.24xlarge"), 4);
+  const GpuSpec& gpu = c.gpu;
   for (int t : plan.space.tensor) {
     for (int pp : plan.space.pipeline) {
       for (int mb : plan.space.micro_batch_size) {

@@ -174,7 +174,12 @@ TEST(GpuSpecIoTest, ReadingADefinitionChangesOnlyTheCatalogGiven) {
                                 {"seq_length", 2048},
                                 {"vocab_size", 51200}}},
                               {"cluster", {{"gpu", gpu}, {"gpus_per_node", 8}, {"num_nodes", 1}}},
-                              {"parallelism", {{"data", 8}, {"global_batch_size", 64}}}};
+                              {"parallelism",
+                               {{"tensor", 1},
+                                {"pipeline", 1},
+                                {"data", 8},
+                                {"micro_batch_size", 1},
+                                {"global_batch_size", 64}}}};
     std::ofstream((dir / file).string()) << s.dump();
     return (dir / file).string();
   };

@@ -33,8 +33,9 @@ TEST(CatalogTest, AFreshCatalogHoldsTheBuiltInsAlone) {
     EXPECT_EQ(*catalog.find_gpu(gpu.name), gpu);
     EXPECT_TRUE(is_builtin_gpu(gpu.name));
   }
-  EXPECT_EQ(catalog.gpu_names().size(), builtin_gpus().size());
-  EXPECT_TRUE(std::is_sorted(catalog.gpu_names().begin(), catalog.gpu_names().end()));
+  const std::vector<std::string> names = catalog.gpu_names();
+  EXPECT_EQ(names.size(), builtin_gpus().size());
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(catalog.instance_names(), builtin_catalog().instance_names());
   EXPECT_EQ(catalog.instance_names().front(), "p4d.24xlarge");
   EXPECT_EQ(catalog.find_instance("p4d.24xlarge")->gpu.name, "A100-SXM4-40GB");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/byte_units.hpp"
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 
@@ -76,11 +77,11 @@ CalibrationInputs load_inputs(const std::vector<std::string>& paths) {
   return in;
 }
 
-std::string catalog_gpu_for_device(const std::string& device) {
+std::string catalog_gpu_for_device(const std::string& device, const Catalog& catalog) {
   std::string name = device;
   if (name.rfind("NVIDIA ", 0) == 0)
     name = name.substr(7);
-  if (find_gpu(name) != nullptr)
+  if (catalog.find_gpu(name) != nullptr)
     return name;
   if (name.rfind("A100-SXM", 0) == 0) {
     return name.find("40GB") != std::string::npos ? "A100-SXM4-40GB" : "A100-SXM4-80GB";
@@ -95,14 +96,14 @@ std::string catalog_gpu_for_device(const std::string& device) {
 namespace {
 
 // The first device name the logs or measurement headers print that the catalog knows, or "".
-std::string gpu_of_logs(const CalibrationInputs& inputs) {
+std::string gpu_of_logs(const CalibrationInputs& inputs, const Catalog& catalog) {
   for (const auto& c : inputs.curves) {
-    const std::string gpu = catalog_gpu_for_device(c.gpu);
+    const std::string gpu = catalog_gpu_for_device(c.gpu, catalog);
     if (!gpu.empty())
       return gpu;
   }
   for (const auto& m : inputs.machines) {
-    const std::string gpu = catalog_gpu_for_device(m.gpu);
+    const std::string gpu = catalog_gpu_for_device(m.gpu, catalog);
     if (!gpu.empty())
       return gpu;
   }
@@ -111,8 +112,9 @@ std::string gpu_of_logs(const CalibrationInputs& inputs) {
 
 // The profile's GPU: the option, else the first device name the logs or measurement headers
 // print that the catalog knows ("" when neither names one: missing_fit_options says so).
-std::string profile_gpu(const CalibrationInputs& inputs, const ProfileFitOptions& options) {
-  return options.gpu.empty() ? gpu_of_logs(inputs) : options.gpu;
+std::string profile_gpu(const CalibrationInputs& inputs, const ProfileFitOptions& options,
+                        const Catalog& catalog) {
+  return options.gpu.empty() ? gpu_of_logs(inputs, catalog) : options.gpu;
 }
 
 // Inter-node logs cannot be fitted without knowing their network (missing_fit_options checks
@@ -139,18 +141,19 @@ bool has_inter_node_curve(const CalibrationInputs& inputs) {
 
 // The catalog GPU a device name states, or "" when it leaves the variant open: "A100-SXM"
 // may be 40 or 80 GB (catalog_gpu_for_device's 80 GB is a default for the fit, not a fact).
-std::string stated_gpu(const std::string& device) {
+std::string stated_gpu(const std::string& device, const Catalog& catalog) {
   if (device.find("A100") != std::string::npos && device.find("GB") == std::string::npos)
     return "";
-  return catalog_gpu_for_device(device);
+  return catalog_gpu_for_device(device, catalog);
 }
 
 // Warns when the inputs the fit uses state different GPUs (say an A100 40 GB log beside an
 // 80 GB one), or one GPU other than the profile's: their bandwidths and speeds may differ.
-std::vector<std::string> gpu_warnings(const CalibrationInputs& inputs, const GpuSpec& spec) {
+std::vector<std::string> gpu_warnings(const CalibrationInputs& inputs, const GpuSpec& spec,
+                                      const Catalog& catalog) {
   std::vector<std::pair<std::string, std::string>> stated;  // GPU, first input naming it
-  const auto note = [&stated](const std::string& device, const std::string& where) {
-    const std::string gpu = stated_gpu(device);
+  const auto note = [&](const std::string& device, const std::string& where) {
+    const std::string gpu = stated_gpu(device, catalog);
     const bool known = std::any_of(stated.begin(), stated.end(),
                                    [&gpu](const auto& entry) { return entry.first == gpu; });
     if (!gpu.empty() && !known)
@@ -318,9 +321,10 @@ void set_unfitted_params(const GpuSpec& spec, HardwareProfile& p) {
 }  // namespace
 
 std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
-                                               const ProfileFitOptions& options) {
+                                               const ProfileFitOptions& options,
+                                               const Catalog& catalog) {
   std::vector<MissingOption> missing;
-  if (profile_gpu(inputs, options).empty()) {
+  if (profile_gpu(inputs, options, catalog).empty()) {
     // Name what the logs print, so new hardware is recognised as such.
     std::string device;
     for (const auto& c : inputs.curves)
@@ -356,24 +360,25 @@ io::InputError missing_options_error(const std::vector<MissingOption>& missing) 
 }
 
 std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
-                                              const ProfileFitOptions& options) {
+                                              const ProfileFitOptions& options,
+                                              const Catalog& catalog) {
   auto result = std::make_unique<ProfileFitResult>();
   HardwareProfile& p = result->profile;
   if (inputs.curves.empty() && inputs.gemm_rows.empty())
     throw std::invalid_argument("fit_profile: no curve and no GEMM row to fit");
-  const std::vector<MissingOption> missing = missing_fit_options(inputs, options);
+  const std::vector<MissingOption> missing = missing_fit_options(inputs, options, catalog);
   if (!missing.empty())
     throw missing_options_error(missing);
-  const std::string gpu = profile_gpu(inputs, options);
-  const GpuSpec* spec = find_gpu(gpu);
+  const std::string gpu = profile_gpu(inputs, options, catalog);
+  const GpuSpec* spec = catalog.find_gpu(gpu);
   if (spec == nullptr)
     throw io::InputError("--gpu", "", "unknown GPU \"" + gpu + "\"");
   const bool any_inter = has_inter_node_curve(inputs);
   const std::string fabric = profile_fabric(options);
   const double nic = node_nic_bandwidth(inputs, options);
-  result->warnings = gpu_warnings(inputs, *spec);
+  result->warnings = gpu_warnings(inputs, *spec, catalog);
 
-  p.gpu = gpu;
+  p.gpu = *spec;
   p.fabric = fabric;
   p.name = options.name.empty() ? gpu + "-" + fabric : options.name;
   p.reference_node_nic_bandwidth_bytes_per_s = any_inter ? nic : 0.0;

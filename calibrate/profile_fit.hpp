@@ -8,6 +8,7 @@
 #include "calibrate/collective_fit.hpp"
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/measurements.hpp"
+#include "models/catalog.hpp"
 #include "models/hardware_profile.hpp"
 
 #include "io/input_error.hpp"
@@ -31,7 +32,7 @@ struct CalibrationInputs {
 // Choices the logs cannot make themselves (docs/calibration.md).
 struct ProfileFitOptions {
   std::string name;    // profile name; default "<gpu>-<fabric>"
-  std::string gpu;     // catalog name; "" = from the logs' device names
+  std::string gpu;     // a name the fit's catalog knows; "" = from the logs' device names
   std::string fabric;  // infiniband | roce | efa | nvswitch; required with inter-node curves
   double node_nic_bandwidth_bytes_per_s = 0.0;  // required with inter-node curves
   int max_regimes = 4;
@@ -44,10 +45,11 @@ struct MissingOption {
 };
 
 // Returns every option the inputs need that `options` lacks, in the order --gpu, --fabric,
-// --node-nic-bandwidth: the GPU when no input names a known one; with inter-node curves the
-// fabric and, unless a measurement header states it, the NIC bandwidth per node.
-[[nodiscard]] std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
-                                                             const ProfileFitOptions& options);
+// --node-nic-bandwidth: the GPU when no input names one `catalog` knows; with inter-node curves
+// the fabric and, unless a measurement header states it, the NIC bandwidth per node.
+[[nodiscard]] std::vector<MissingOption> missing_fit_options(
+    const CalibrationInputs& inputs, const ProfileFitOptions& options,
+    const Catalog& catalog = builtin_catalog());
 
 // Returns the error naming all of `missing` at once, one problem per option: "--fabric: why",
 // then "--node-nic-bandwidth: why". REQUIRES: !missing.empty().
@@ -65,18 +67,21 @@ struct ProfileFitResult {
   std::optional<GemmFit> gemm;
 };
 
-// Returns the catalog GPU for a device name as nccl-tests prints it ("NVIDIA A100-SXM4-80GB",
+// Returns the GPU of `catalog` for a device name as nccl-tests prints it ("NVIDIA A100-SXM4-80GB",
 // "A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"), or "" when none matches.
-[[nodiscard]] std::string catalog_gpu_for_device(const std::string& device);
+[[nodiscard]] std::string catalog_gpu_for_device(const std::string& device,
+                                                 const Catalog& catalog = builtin_catalog());
 
 // Fits a profile: one CollectiveFit per (collective, scope) over all curves of that scope,
 // GemmParams from the GEMM rows of the GPU family (defaults when there are none), attention
 // and framework overheads at their cited defaults; collective_sms is the median of the overlap
-// measurements' sms_taken when there are any, else the default 24. Deterministic. Throws
-// missing_options_error when options the inputs need are missing.
+// measurements' sms_taken when there are any, else the default 24. The GPU is `catalog`'s
+// (options.gpu, else the logs' device names). Deterministic. Throws missing_options_error when
+// options the inputs need are missing.
 // REQUIRES: a curve or a GEMM row in `inputs` (load_inputs ensures it)
-[[nodiscard]] std::unique_ptr<ProfileFitResult> fit_profile(CalibrationInputs inputs,
-                                                            const ProfileFitOptions& options);
+[[nodiscard]] std::unique_ptr<ProfileFitResult> fit_profile(
+    CalibrationInputs inputs, const ProfileFitOptions& options,
+    const Catalog& catalog = builtin_catalog());
 
 // Returns a self-contained HTML report: measured vs fitted curves as inline SVG and a table of
 // errors per curve.

@@ -123,11 +123,10 @@ std::string gemm_rows_table(const ProfileFitResult& r) {
     h << gemm_row_cells(row, fit.model_flop_per_s[i],
                         row.search_maximum ? "fit; bounds the ceiling" : "fit");
   }
-  const GpuSpec* gpu = find_gpu(r.profile.gpu);
-  if (fit.fp8_bound_row != nullptr && gpu != nullptr) {
+  if (fit.fp8_bound_row != nullptr) {
     const GemmMeasurement& row = *fit.fp8_bound_row;
     const GemmShape shape{row.m, row.n, row.k, row.batch};
-    const double t = gemm_time_s(r.profile.gemm, *gpu, Precision::kFp8, shape);
+    const double t = gemm_time_s(r.profile.gemm, r.profile.gpu, Precision::kFp8, shape);
     h << gemm_row_cells(row, shape.flop() / t, "bounds the fp8 ceiling");
   }
   h << "</table>";
@@ -144,7 +143,7 @@ std::string render_report(const ProfileFitResult& r) {
     << "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;"
     << "text-align:right}td:first-child,td:nth-child(2){text-align:left}.bad{color:#b00}</style>"
     << "</head><body><h1>capsim calibration report: " << io::html_escape(p.name) << "</h1>";
-  h << "<p>GPU " << io::html_escape(p.gpu) << ", fabric " << io::html_escape(p.fabric);
+  h << "<p>GPU " << io::html_escape(p.gpu.name) << ", fabric " << io::html_escape(p.fabric);
   if (p.reference_node_nic_bandwidth_bytes_per_s > 0) {
     h << ", reference NIC bandwidth per node "
       << num(p.reference_node_nic_bandwidth_bytes_per_s / 1e9) << " GB/s";

@@ -67,16 +67,16 @@ void check_runs(const std::vector<io::ValidationCase>& runs, const HardwareProfi
   if (runs.empty())
     throw io::InputError(file, "/cases", "no measured runs to calibrate on");
   // A profile serves every GPU of its architecture (resolve_profile does the same).
-  const std::string& arch = find_gpu(base.gpu)->architecture;
+  const std::string& arch = base.gpu.architecture;
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (find_gpu(runs[i].scenario.cluster.gpu)->architecture != arch) {
+    if (runs[i].scenario.cluster.gpu.architecture != arch) {
       // The run's place in the file (runs may be a filtered subset of its cases).
       const std::string where =
           runs[i].pointer.empty() ? "/cases/" + std::to_string(i) : runs[i].pointer;
       throw io::InputError(file, where + "/scenario/cluster/gpu",
-                           "run \"" + runs[i].id + "\" is on " + runs[i].scenario.cluster.gpu +
-                               ", the profile \"" + base.name + "\" on " + base.gpu + " (" + arch +
-                               ")");
+                           "run \"" + runs[i].id + "\" is on " + runs[i].scenario.cluster.gpu.name +
+                               ", the profile \"" + base.name + "\" on " + base.gpu.name + " (" +
+                               arch + ")");
     }
   }
 }

@@ -12,6 +12,7 @@
 
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/step_fit.hpp"
+#include "models/catalog.hpp"
 #include "models/collective_cost.hpp"
 #include "models/gpu_catalog.hpp"
 
@@ -42,29 +43,30 @@ constexpr const char* kUsage =
 // (in_situ_prior) or, with this option, another GPU's, and the provenance names that GPU. Throws
 // InputError naming the file when it is not a profile, or is for another catalog GPU.
 void take_software_efficiency(const std::string& path, HardwareProfile& fitted) {
-  const HardwareProfile source = io::load_profile(path);
+  const HardwareProfile source = io::load_profile_for(path, fitted.gpu);
   std::string origin =
       calibrate::software_efficiency_origin(source) + "; copied from profile " + source.name;
-  if (source.gpu != fitted.gpu) {
-    if (is_builtin_gpu(fitted.gpu)) {
+  if (source.gpu.name != fitted.gpu.name) {
+    if (is_builtin_gpu(fitted.gpu.name)) {
       throw io::InputError(path, "/gpu",
                            "--software-efficiency-from needs a profile of the fitted GPU \"" +
-                               fitted.gpu + "\", got \"" + source.gpu + "\"");
+                               fitted.gpu.name + "\", got \"" + source.gpu.name + "\"");
     }
-    origin += " (fitted on " + source.gpu + ", borrowed for new hardware)";
+    origin += " (fitted on " + source.gpu.name + ", borrowed for new hardware)";
   }
   calibrate::set_software_efficiency(fitted, source.software_efficiency, origin);
 }
 
 // The fit's options from the command line, checked (exit 2 on a bad value): the GPU (a catalog
 // name, or new hardware defined by --gpu-spec), the fabric and NIC bandwidth of the logs, and
-// the most regimes per curve.
-calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& args) {
+// the most regimes per curve. --gpu-spec's GPU joins `catalog`.
+calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& args,
+                                                 Catalog& catalog) {
   calibrate::ProfileFitOptions fit_options;
   if (args.count("name") > 0)
     fit_options.name = args["name"].as<std::string>();
   if (args.count("gpu-spec") > 0)
-    fit_options.gpu = io::load_gpu_definition(args["gpu-spec"].as<std::string>());
+    fit_options.gpu = io::load_gpu_definition(args["gpu-spec"].as<std::string>(), catalog).name;
   if (args.count("gpu") > 0) {
     const std::string gpu = args["gpu"].as<std::string>();
     if (!fit_options.gpu.empty() && gpu != fit_options.gpu) {
@@ -103,11 +105,11 @@ calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& arg
 // Names every option the command line lacks at once: -o, and what the logs need (--gpu,
 // --fabric, --node-nic-bandwidth), rather than one per run.
 void check_fit_options(const cxxopts::ParseResult& args, const calibrate::CalibrationInputs& inputs,
-                       const calibrate::ProfileFitOptions& fit_options) {
+                       const calibrate::ProfileFitOptions& fit_options, const Catalog& catalog) {
   std::vector<calibrate::MissingOption> missing;
   if (args.count("output") == 0)
     missing.push_back({"-o", "missing PROFILE.json, the profile to write"});
-  for (auto& option : calibrate::missing_fit_options(inputs, fit_options))
+  for (auto& option : calibrate::missing_fit_options(inputs, fit_options, catalog))
     missing.push_back(std::move(option));
   if (!missing.empty())
     throw calibrate::missing_options_error(missing);
@@ -166,11 +168,12 @@ int run_fit(int argc, char** argv) {
   if (args.count("inputs") == 0)
     throw io::InputError("LOG_OR_JSON...", "",
                          "missing argument: the measurement files to fit; see --help");
-  const calibrate::ProfileFitOptions fit_options = profile_fit_options(args);
+  Catalog catalog;
+  const calibrate::ProfileFitOptions fit_options = profile_fit_options(args, catalog);
   auto inputs = calibrate::load_inputs(args["inputs"].as<std::vector<std::string>>());
-  check_fit_options(args, inputs, fit_options);
+  check_fit_options(args, inputs, fit_options, catalog);
   io::check_outputs(fit_outputs(args), fit_inputs(args));
-  auto result = calibrate::fit_profile(std::move(inputs), fit_options);
+  auto result = calibrate::fit_profile(std::move(inputs), fit_options, catalog);
   for (const std::string& warning : result->warnings)
     std::cerr << "capsim calibrate: warning: " << warning << "\n";
   const bool new_hardware = args.count("gpu-spec") > 0;
@@ -179,7 +182,7 @@ int run_fit(int argc, char** argv) {
   } else if (new_hardware) {
     // No step of any stack was measured on it yet: the shipped families' factor, as its
     // datasheet profile has, so the fit does not make its kernels ~10% faster than that.
-    io::InSituPrior prior = io::in_situ_prior(find_gpu(result->profile.gpu)->architecture);
+    io::InSituPrior prior = io::in_situ_prior(result->profile.gpu.architecture);
     calibrate::set_software_efficiency(result->profile, prior.factor, prior.source);
   }
   const std::string out = args["output"].as<std::string>();
@@ -287,7 +290,8 @@ int run_step(int argc, char** argv) {
     throw io::InputError(runs_path, "/cases", "no run id starts with a --cases prefix");
   HardwareProfile base;
   if (args.count("profile") > 0) {
-    base = io::load_profile(args["profile"].as<std::string>());
+    base =
+        io::load_profile_for(args["profile"].as<std::string>(), runs.front().scenario.cluster.gpu);
   } else {
     base = io::resolve_profile(runs.front().scenario);
     for (size_t i = 1; i < runs.size(); ++i) {

@@ -587,7 +587,7 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
 // finish_result's figures but the memory.
 void fill_throughput(const Scenario& scenario, const IterationCosts& costs,
                      SimulationResult& result) {
-  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  const GpuSpec& gpu = scenario.cluster.gpu;
   const double gpus = scenario.parallelism.num_gpus();
   const double t = result.iteration_time_s;
   const double peak = gpu.peak_flop_per_s(scenario.parallelism.precision);
@@ -637,7 +637,7 @@ std::optional<ScreenEstimate> estimate_iteration_faster_than(const Scenario& sce
 void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result,
                    const MemoryEstimate* memory) {
   fill_throughput(scenario, costs, result);
-  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  const GpuSpec& gpu = scenario.cluster.gpu;
   result.memory = memory != nullptr ? *memory
                                     : estimate_memory(scenario.model, scenario.parallelism, gpu,
                                                       scenario.model.attention);

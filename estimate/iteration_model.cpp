@@ -508,7 +508,7 @@ PartCostMemo::~PartCostMemo() = default;
 
 void compute_iteration_costs(const Scenario& scenario, const HardwareProfile& profile,
                              PartCostMemo* memo, IterationCosts& out) {
-  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  const GpuSpec& gpu = scenario.cluster.gpu;
   std::vector<StageCosts> stages = std::move(out.stages);
   out = iteration_frame(scenario);
   out.stages = std::move(stages);

@@ -23,8 +23,7 @@ struct Finding {
 // `describe()` returns the Finding; callers that only need the rules never build the messages.
 // Each rule guards its own arithmetic (64-bit products), as it runs whatever the others found.
 template <class Report>
-void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p, const GpuSpec& gpu,
-                 Report&& report) {
+void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p, Report&& report) {
   // Each factor may be up to 2^20, and an int product could wrap to a match.
   const std::int64_t layout_gpus = std::int64_t{p.tensor} * p.pipeline * p.data * p.context;
   if (layout_gpus != c.num_gpus()) {
@@ -187,10 +186,10 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
     }
   }
 
-  if (p.precision == Precision::kFp8 && gpu.peak_fp8_flop_per_s <= 0.0) {
+  if (p.precision == Precision::kFp8 && c.gpu.peak_fp8_flop_per_s <= 0.0) {
     report(LayoutRule::kFp8Support, [&] {
-      return Finding{"precision",
-                     "precision \"fp8\" needs a GPU with fp8 tensor cores; " + c.gpu + " has none"};
+      return Finding{"precision", "precision \"fp8\" needs a GPU with fp8 tensor cores; " +
+                                      c.gpu.name + " has none"};
     });
   }
 }
@@ -198,9 +197,9 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
 }  // namespace
 
 std::vector<LayoutProblem> layout_problems(const ModelSpec& model, const ClusterSpec& cluster,
-                                           const Parallelism& parallelism, const GpuSpec& gpu) {
+                                           const Parallelism& parallelism) {
   std::vector<LayoutProblem> out;
-  check_rules(model, cluster, parallelism, gpu, [&](LayoutRule rule, const auto& describe) {
+  check_rules(model, cluster, parallelism, [&](LayoutRule rule, const auto& describe) {
     Finding f = describe();
     out.push_back({rule, "/parallelism/" + f.key, std::move(f.message)});
   });
@@ -208,9 +207,9 @@ std::vector<LayoutProblem> layout_problems(const ModelSpec& model, const Cluster
 }
 
 BrokenLayoutRules broken_layout_rules(const ModelSpec& model, const ClusterSpec& cluster,
-                                      const Parallelism& parallelism, const GpuSpec& gpu) {
+                                      const Parallelism& parallelism) {
   BrokenLayoutRules out;
-  check_rules(model, cluster, parallelism, gpu,
+  check_rules(model, cluster, parallelism,
               [&](LayoutRule rule, const auto& /*describe*/) { out.add(rule); });
   return out;
 }

@@ -49,21 +49,19 @@ class BrokenLayoutRules {
   std::bitset<kNumLayoutRules> bits_;
 };
 
-// Returns every problem of `parallelism` running `model` on `cluster`, whose GPU is `gpu`, in
+// Returns every problem of `parallelism` running `model` on `cluster` (and its GPU), in
 // the rules' order (a rule may report more than one), so that the first is always the same one
 // for a layout with several faults; empty when the layout is valid. Pure: no I/O, no throw
 // other than std::bad_alloc. REQUIRES: every parallel degree and micro_batch_size >= 1.
 [[nodiscard]] std::vector<LayoutProblem> layout_problems(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
-                                                         const Parallelism& parallelism,
-                                                         const GpuSpec& gpu);
+                                                         const Parallelism& parallelism);
 
 // Returns the rules that layout_problems() reports for the same inputs, without building its
 // messages: cheap enough to call for every candidate of a plan's search space.
 // REQUIRES: every parallel degree and micro_batch_size >= 1.
 [[nodiscard]] BrokenLayoutRules broken_layout_rules(const ModelSpec& model,
                                                     const ClusterSpec& cluster,
-                                                    const Parallelism& parallelism,
-                                                    const GpuSpec& gpu);
+                                                    const Parallelism& parallelism);
 
 }  // namespace capsim::estimate

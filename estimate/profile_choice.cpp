@@ -27,7 +27,7 @@ std::string shipped_profile_file(const std::string& architecture, const std::str
   return shipped ? file : "";
 }
 
-ProfileChoice choose_profile(const Scenario& scenario, const GpuSpec& gpu, bool gpu_is_builtin,
+ProfileChoice choose_profile(const Scenario& scenario, bool gpu_is_builtin,
                              const std::vector<std::string>& shipped_files) {
   if (!scenario.profile_path.empty())
     return {ProfileSource::kNamedFile, ""};
@@ -38,6 +38,7 @@ ProfileChoice choose_profile(const Scenario& scenario, const GpuSpec& gpu, bool 
   // A single node's intra-node fits come from the same single-node logs in every profile of a
   // GPU family: the InfiniBand one serves it.
   const ClusterSpec& cluster = scenario.cluster;
+  const GpuSpec& gpu = cluster.gpu;
   const std::string fabric =
       cluster.has_inter_node ? to_string(cluster.inter_node_fabric) : std::string("infiniband");
   std::string file = shipped_profile_file(gpu.architecture, fabric, shipped_files);
@@ -51,13 +52,11 @@ ProfileChoice choose_profile(const Scenario& scenario, const GpuSpec& gpu, bool 
 }
 
 std::optional<ProfileMismatch> named_profile_mismatch(const HardwareProfile& profile,
-                                                      const GpuSpec& profile_gpu,
-                                                      const Scenario& scenario,
-                                                      const GpuSpec& gpu) {
+                                                      const Scenario& scenario) {
   const ClusterSpec& cluster = scenario.cluster;
-  if (profile_gpu.architecture != gpu.architecture) {
-    return ProfileMismatch{"/gpu", "profile \"" + profile.name + "\" is for " + profile.gpu +
-                                       ", the scenario's GPUs are " + cluster.gpu};
+  if (profile.gpu.architecture != cluster.gpu.architecture) {
+    return ProfileMismatch{"/gpu", "profile \"" + profile.name + "\" is for " + profile.gpu.name +
+                                       ", the scenario's GPUs are " + cluster.gpu.name};
   }
   if (cluster.num_nodes > 1 && std::none_of(profile.collectives.begin(), profile.collectives.end(),
                                             [](const CollectiveFit& f) { return f.inter_node; })) {

@@ -44,18 +44,15 @@ struct ProfileMismatch {
 // profile (among `shipped_files`) of the GPU's architecture and the cluster's inter-node fabric
 // (a single-node cluster without an inter-node section takes the InfiniBand one); for a fabric
 // the family has no profile for, the family's InfiniBand profile with the datasheet network;
-// else the datasheet. `gpu` is the cluster's GPU. Pure.
-[[nodiscard]] ProfileChoice choose_profile(const Scenario& scenario, const GpuSpec& gpu,
-                                           bool gpu_is_builtin,
+// else the datasheet. Pure.
+[[nodiscard]] ProfileChoice choose_profile(const Scenario& scenario, bool gpu_is_builtin,
                                            const std::vector<std::string>& shipped_files);
 
 // Returns why `profile`, the file `scenario` names, cannot serve it, or nullopt: it is for
-// another GPU architecture (`profile_gpu` is the profile's GPU, `gpu` the cluster's; its SM
-// count and efficiencies would describe different hardware), or it has no inter-node fit for a
+// another GPU architecture than the cluster's (its SM count and efficiencies would describe
+// different hardware), or it has no inter-node fit for a
 // scenario on several nodes. Pure.
 [[nodiscard]] std::optional<ProfileMismatch> named_profile_mismatch(const HardwareProfile& profile,
-                                                                    const GpuSpec& profile_gpu,
-                                                                    const Scenario& scenario,
-                                                                    const GpuSpec& gpu);
+                                                                    const Scenario& scenario);
 
 }  // namespace capsim::estimate

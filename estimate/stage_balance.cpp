@@ -231,7 +231,7 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
   Timed best = current != nullptr ? timed(*current) : time_split(trial, profile, split);
   const double current_s = best.iteration_s;
   const bool current_fits = best.fits;
-  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  const GpuSpec& gpu = scenario.cluster.gpu;
   if (!max_peak_bytes && !best.fits) {
     if (auto fitting =
             split_that_fits(scenario.model, scenario.parallelism, gpu, gpu.hbm_capacity_bytes)) {

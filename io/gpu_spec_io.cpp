@@ -99,37 +99,39 @@ GpuSpec read_gpu_spec(JsonReader& r) {
   return g;
 }
 
-std::string read_gpu_name_or_definition(JsonReader& r, const std::string& key) {
+GpuSpec read_gpu_name_or_definition(JsonReader& r, const std::string& key, Catalog& catalog) {
   if (r.has(key) && r.json().at(key).is_object()) {
     JsonReader object = r.object(key);
-    const GpuSpec gpu = read_gpu_spec(object);
+    GpuSpec gpu = read_gpu_spec(object);
     object.throw_key_problems();  // the catalog keeps a definition: never one with stand-ins
-    const std::string problem = define_gpu(gpu);
+    const std::string problem = catalog.define_gpu(gpu);
     if (!problem.empty())
       throw object.error("name", problem);
-    return gpu.name;
+    return gpu;
   }
   if (r.has(key) && !r.json().at(key).is_string()) {
     throw r.error(key, "expected a GPU name or an object describing one, got " +
                            describe_json(r.json().at(key)));
   }
-  std::string name = r.required_string(key);
-  if (find_gpu(name) == nullptr) {
-    throw r.error(key, "unknown GPU \"" + name + "\"; known GPUs: " + join_names(gpu_names()) +
+  const std::string name = r.required_string(key);
+  const GpuSpec* gpu = catalog.find_gpu(name);
+  if (gpu == nullptr) {
+    throw r.error(key, "unknown GPU \"" + name +
+                           "\"; known GPUs: " + join_names(catalog.gpu_names()) +
                            " (or describe new hardware with an object, docs/scenario.md)");
   }
-  return name;
+  return *gpu;
 }
 
-std::string load_gpu_definition(const std::string& path) {
+GpuSpec load_gpu_definition(const std::string& path, Catalog& catalog) {
   const nlohmann::json doc = JsonReader::parse_file(path);
-  return JsonReader::read_document(doc, path, [](JsonReader& reader) {
+  return JsonReader::read_document(doc, path, [&catalog](JsonReader& reader) {
     reader.expect_schema(kGpuSchema);
-    const GpuSpec gpu = read_gpu_spec(reader);
-    const std::string problem = define_gpu(gpu);
+    GpuSpec gpu = read_gpu_spec(reader);
+    const std::string problem = catalog.define_gpu(gpu);
     if (!problem.empty())
       throw reader.error("name", problem);
-    return gpu.name;
+    return gpu;
   });
 }
 
@@ -150,11 +152,10 @@ nlohmann::json gpu_spec_to_json(const GpuSpec& g) {
   return j;
 }
 
-nlohmann::json gpu_reference_json(const std::string& name) {
-  const GpuSpec* gpu = find_gpu(name);
-  if (is_builtin_gpu(name) || gpu == nullptr)
-    return name;
-  return gpu_spec_to_json(*gpu);
+nlohmann::json gpu_reference_json(const GpuSpec& gpu) {
+  if (is_builtin_gpu(gpu.name))
+    return gpu.name;
+  return gpu_spec_to_json(gpu);
 }
 
 }  // namespace capsim::io

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
 #include "models/gpu_catalog.hpp"
 
 #include "io/json_reader.hpp"
@@ -17,20 +18,21 @@ inline constexpr const char* kGpuSchema = "capsim.gpu/v1";
 // keys, units and ranges; errors are InputErrors naming the file and JSON pointer.
 [[nodiscard]] GpuSpec read_gpu_spec(JsonReader& reader);
 
-// Reads the GPU at `key`: a catalog name, or an object describing new hardware, which it adds
-// to the catalog (define_gpu). Returns the GPU's name. An unknown name, a bad object or a name
-// defined twice with other figures is an InputError at `key`.
-[[nodiscard]] std::string read_gpu_name_or_definition(JsonReader& reader, const std::string& key);
+// Reads the GPU at `key`: a name `catalog` knows, or an object describing new hardware, which
+// it adds to `catalog` (Catalog::define_gpu). Returns the GPU. An unknown name, a bad object or
+// a name defined twice with other figures is an InputError at `key`.
+[[nodiscard]] GpuSpec read_gpu_name_or_definition(JsonReader& reader, const std::string& key,
+                                                  Catalog& catalog);
 
-// Reads a `capsim.gpu/v1` file (the same object with its "schema" key), defines the GPU and
-// returns its name (`capsim calibrate fit --gpu-spec`).
-[[nodiscard]] std::string load_gpu_definition(const std::string& path);
+// Reads a `capsim.gpu/v1` file (the same object with its "schema" key), adds the GPU to
+// `catalog` and returns it (`capsim calibrate fit --gpu-spec`).
+[[nodiscard]] GpuSpec load_gpu_definition(const std::string& path, Catalog& catalog);
 
 // Writes a GPU as read_gpu_spec reads it; every figure round-trips exactly, so a definition
 // written into a profile or plan output and read back defines the same GPU.
 [[nodiscard]] nlohmann::json gpu_spec_to_json(const GpuSpec& gpu);
 
 // The "gpu" value outputs write: the name of a built-in GPU, the whole definition otherwise.
-[[nodiscard]] nlohmann::json gpu_reference_json(const std::string& name);
+[[nodiscard]] nlohmann::json gpu_reference_json(const GpuSpec& gpu);
 
 }  // namespace capsim::io

@@ -30,7 +30,7 @@ const std::vector<ShippedFamily>& shipped_families() {
     for (const EmbeddedProfile& e : embedded_profiles()) {
       const std::string file(e.file);
       const HardwareProfile profile = embedded_profile(file);
-      const std::string architecture = find_gpu(profile.gpu)->architecture;
+      const std::string architecture = profile.gpu.architecture;
       if (file == shipped_profile_file(architecture, "infiniband"))
         out.push_back({architecture, file, profile.software_efficiency});
     }

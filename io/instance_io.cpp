@@ -1,7 +1,6 @@
 #include "io/instance_io.hpp"
 
 #include "models/cluster_spec.hpp"
-#include "models/instance_catalog.hpp"
 
 #include "io/gpu_spec_io.hpp"
 
@@ -17,10 +16,10 @@ void check_nics_serve_gpus(const JsonReader& inter, int gpus_per_node, int nics_
                                          std::to_string(gpus_per_node));
 }
 
-void read_instance_definition(JsonReader& item, const std::string& name) {
+void read_instance_definition(JsonReader& item, const std::string& name, Catalog& catalog) {
   InstanceSpec inst{};
   inst.name = name;
-  inst.gpu = read_gpu_name_or_definition(item, "gpu");
+  inst.gpu = read_gpu_name_or_definition(item, "gpu", catalog);
   inst.gpus_per_node = static_cast<int>(item.required_int("gpus_per_node", 1, kMaxGpusPerNode));
   JsonReader inter = item.object("inter_node");
   inst.fabric = inter.required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"});
@@ -30,7 +29,7 @@ void read_instance_definition(JsonReader& item, const std::string& name) {
   inter.finish();
   inst.price_source = "defined in " + item.file();
   item.throw_key_problems();  // the catalog keeps a definition: never one with stand-ins
-  const std::string problem = define_instance(inst);
+  const std::string problem = catalog.define_instance(inst);
   if (!problem.empty())
     throw item.error("name", problem);
 }

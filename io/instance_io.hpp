@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "models/catalog.hpp"
+
 #include "io/json_reader.hpp"
 
 namespace capsim::io {
@@ -11,10 +13,10 @@ namespace capsim::io {
 // Throws an InputError at `inter`'s "nics_per_node" otherwise.
 void check_nics_serve_gpus(const JsonReader& inter, int gpus_per_node, int nics_per_node);
 
-// Reads the hardware of an instance type the catalog lacks from `item` ("gpu": a catalog name
-// or a GPU definition, "gpus_per_node", "inter_node": {fabric, nics_per_node, nic_bandwidth})
-// and defines it under `name` (define_instance) for the process. Its prices are the caller's
-// to read. Errors are InputErrors naming the file and JSON pointer.
-void read_instance_definition(JsonReader& item, const std::string& name);
+// Reads the hardware of an instance type the catalog lacks from `item` ("gpu": a name `catalog`
+// knows or a GPU definition, "gpus_per_node", "inter_node": {fabric, nics_per_node,
+// nic_bandwidth}) and adds it to `catalog` under `name` (Catalog::define_instance). Its prices
+// are the caller's to read. Errors are InputErrors naming the file and JSON pointer.
+void read_instance_definition(JsonReader& item, const std::string& name, Catalog& catalog);
 
 }  // namespace capsim::io

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/intra_node_bandwidth.hpp"
@@ -255,12 +256,12 @@ void read_fit_quality(JsonReader& reader, std::vector<FitRecord>& records_out) {
 
 }  // namespace
 
-HardwareProfile read_profile(JsonReader& reader) {
+HardwareProfile read_profile(JsonReader& reader, Catalog& catalog) {
   reader.expect_schema(kProfileSchema);
   HardwareProfile p;
   p.name = reader.required_string("name");
-  p.gpu = read_gpu_name_or_definition(reader, "gpu");
-  const GpuSpec& gpu = *find_gpu(p.gpu);
+  p.gpu = read_gpu_name_or_definition(reader, "gpu", catalog);
+  const GpuSpec& gpu = p.gpu;
   p.fabric = reader.required_enum("fabric", fabric_names());
   if (auto nic = reader.optional_bandwidth("reference_node_nic_bandwidth")) {
     p.reference_node_nic_bandwidth_bytes_per_s = *nic;
@@ -305,9 +306,38 @@ HardwareProfile read_profile(JsonReader& reader) {
   return p;
 }
 
-HardwareProfile load_profile(const std::string& path) {
+HardwareProfile read_profile(JsonReader& reader) {
+  Catalog catalog;
+  return read_profile(reader, catalog);
+}
+
+HardwareProfile load_profile(const std::string& path, Catalog& catalog) {
   const nlohmann::json doc = JsonReader::parse_file(path);
-  return JsonReader::read_document(doc, path, read_profile);
+  return JsonReader::read_document(
+      doc, path, [&catalog](JsonReader& reader) { return read_profile(reader, catalog); });
+}
+
+HardwareProfile load_profile(const std::string& path) {
+  Catalog catalog;
+  return load_profile(path, catalog);
+}
+
+namespace {
+
+// A catalog of the built-ins and `gpu`, for a profile file that may name `gpu` without
+// defining it.
+Catalog catalog_knowing(const GpuSpec& gpu) {
+  Catalog known;
+  if (!is_builtin_gpu(gpu.name))
+    (void)known.define_gpu(gpu);  // a fresh catalog takes any name but a built-in one
+  return known;
+}
+
+}  // namespace
+
+HardwareProfile load_profile_for(const std::string& path, const GpuSpec& gpu) {
+  Catalog known = catalog_knowing(gpu);
+  return load_profile(path, known);
 }
 
 nlohmann::json profile_to_json(const HardwareProfile& p) {
@@ -377,7 +407,8 @@ HardwareProfile embedded_profile(const std::string& file) {
     if (e.file == file) {
       const std::string name = "<embedded>/scenarios/profiles/" + file;
       const nlohmann::json doc = JsonReader::parse_text(e.text, name);
-      return JsonReader::read_document(doc, name, read_profile);
+      return JsonReader::read_document(doc, name,
+                                       [](JsonReader& reader) { return read_profile(reader); });
     }
   }
   throw InputError("<embedded>/scenarios/profiles/" + file, "", "no such shipped profile");
@@ -400,10 +431,7 @@ const std::vector<std::string>& shipped_files() {
 // from `named_doc` when the caller has parsed it already.
 HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::json* named_doc) {
   const ClusterSpec& cluster = scenario.cluster;
-  const GpuSpec* gpu = find_gpu(cluster.gpu);
-  if (gpu == nullptr) {
-    throw InputError(scenario.name, "/cluster/gpu", "unknown GPU \"" + cluster.gpu + "\"");
-  }
+  const GpuSpec* gpu = &cluster.gpu;
   // A measured profile's intra-node fits ran on the catalog GPU's NVLink; a cluster that gives
   // another intra_node.bandwidth gets them scaled to it (a datasheet profile is built from it).
   const auto measured_at_scenario_nvlink = [&](HardwareProfile p) {
@@ -411,14 +439,18 @@ HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::js
                                      gpu->nvlink_bandwidth_bytes_per_s);
   };
   const estimate::ProfileChoice choice =
-      estimate::choose_profile(scenario, *gpu, is_builtin_gpu(gpu->name), shipped_files());
+      estimate::choose_profile(scenario, is_builtin_gpu(gpu->name), shipped_files());
   switch (choice.source) {
     case estimate::ProfileSource::kNamedFile: {
-      HardwareProfile p =
-          named_doc != nullptr
-              ? JsonReader::read_document(*named_doc, scenario.profile_path, read_profile)
-              : load_profile(scenario.profile_path);
-      if (auto mismatch = estimate::named_profile_mismatch(p, *find_gpu(p.gpu), scenario, *gpu))
+      // The file may name the scenario's GPU without defining it.
+      Catalog known = catalog_knowing(*gpu);
+      HardwareProfile p = named_doc != nullptr
+                              ? JsonReader::read_document(*named_doc, scenario.profile_path,
+                                                          [&known](JsonReader& reader) {
+                                                            return read_profile(reader, known);
+                                                          })
+                              : load_profile(scenario.profile_path, known);
+      if (auto mismatch = estimate::named_profile_mismatch(p, scenario))
         throw InputError(scenario.profile_path, mismatch->pointer, mismatch->message);
       return measured_at_scenario_nvlink(std::move(p));
     }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
 #include "models/hardware_profile.hpp"
 #include "models/scenario.hpp"
 
@@ -17,9 +18,16 @@ inline constexpr const char* kProfileSchema = "capsim.profile/v1";
 
 // Reads a `capsim.profile/v1` file (format: docs/calibration.md), checking keys, types, units,
 // ranges and the cross-field rules; errors are InputErrors naming the file and JSON pointer.
+// The GPU it names is looked up in `catalog`, and a GPU it defines is added to it.
+[[nodiscard]] HardwareProfile load_profile(const std::string& path, Catalog& catalog);
+// Same, against a catalog of its own: the built-ins and the GPU the file defines.
 [[nodiscard]] HardwareProfile load_profile(const std::string& path);
+// Reads the profile file that an input on `gpu` names (a scenario's "profile", a plan
+// instance's): the file may name `gpu` without defining it, else as load_profile(path).
+[[nodiscard]] HardwareProfile load_profile_for(const std::string& path, const GpuSpec& gpu);
 
-// Reads a profile object (with its "schema" key) from a reader.
+// Reads a profile object (with its "schema" key) from a reader, as load_profile does.
+[[nodiscard]] HardwareProfile read_profile(JsonReader& reader, Catalog& catalog);
 [[nodiscard]] HardwareProfile read_profile(JsonReader& reader);
 
 // Writes a profile as `capsim.profile/v1` JSON. Byte-stable: keys in a fixed (sorted) order and

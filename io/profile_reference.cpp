@@ -32,7 +32,7 @@ std::string resolve_profile_path(const std::string& profile_path, const std::str
 }
 
 void define_gpu_of_profile(const std::string& profile_path, const std::string& input_file,
-                           const std::string& pointer) {
+                           const std::string& pointer, Catalog& catalog) {
   if (profile_path.empty())  // the input's reader rejects an empty path with its own message
     return;
   const std::string path = resolve_profile_path(profile_path, input_file, pointer);
@@ -40,7 +40,7 @@ void define_gpu_of_profile(const std::string& profile_path, const std::string& i
   if (!doc.is_object() || !doc.contains("gpu") || !doc.at("gpu").is_object())
     return;
   JsonReader root(doc, path);
-  (void)read_gpu_name_or_definition(root, "gpu");
+  (void)read_gpu_name_or_definition(root, "gpu", catalog);
 }
 
 }  // namespace capsim::io

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/byte_units.hpp"
+#include "models/catalog.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 
@@ -37,15 +38,14 @@ void apply_gpu_network_defaults(const GpuSpec& gpu, ClusterSpec& cluster) {
   cluster.topology = Topology::kRailOptimized;
 }
 
-ClusterSpec read_cluster(JsonReader& r) {
+ClusterSpec read_cluster(JsonReader& r, Catalog& catalog) {
   ClusterSpec c;
-  const GpuSpec* gpu = nullptr;
   if (r.has("instance")) {
     c.instance = r.required_string("instance");
-    const InstanceSpec* inst = find_instance(c.instance);
+    const InstanceSpec* inst = catalog.find_instance(c.instance);
     if (inst == nullptr) {
       throw r.error("instance", "unknown instance \"" + c.instance +
-                                    "\"; known instances: " + join_names(instance_names()));
+                                    "\"; known instances: " + join_names(catalog.instance_names()));
     }
     for (const char* key : {"gpu", "gpus_per_node"}) {
       if (r.has(key)) {
@@ -59,15 +59,13 @@ ClusterSpec read_cluster(JsonReader& r) {
     c.nics_per_node = inst->nics_per_node;
     c.nic_bandwidth_bytes_per_s = inst->nic_bandwidth_bytes_per_s;
     c.topology = Topology::kRailOptimized;
-    gpu = find_gpu(c.gpu);
   } else {
-    c.gpu = read_gpu_name_or_definition(r, "gpu");
-    gpu = find_gpu(c.gpu);
+    c.gpu = read_gpu_name_or_definition(r, "gpu", catalog);
     c.gpus_per_node = to_int(r.required_int("gpus_per_node", 1, kMaxGpusPerNode));
-    apply_gpu_network_defaults(*gpu, c);
+    apply_gpu_network_defaults(c.gpu, c);
   }
   c.num_nodes = to_int(r.required_int("num_nodes", 1, kMaxGpus));
-  c.intra_node_bandwidth_bytes_per_s = gpu->nvlink_bandwidth_bytes_per_s;
+  c.intra_node_bandwidth_bytes_per_s = c.gpu.nvlink_bandwidth_bytes_per_s;
   if (auto intra = r.optional_object("intra_node")) {
     (void)intra->required_enum("fabric", {"nvswitch"});
     c.intra_node_bandwidth_bytes_per_s = intra->required_bandwidth("bandwidth");
@@ -281,33 +279,35 @@ ModelSpec read_model(JsonReader& r) {
 namespace {
 
 // Whether the scenario's cluster names, by a string, a GPU the catalog does not know (yet).
-bool names_unknown_gpu(const nlohmann::json& scenario) {
+bool names_unknown_gpu(const nlohmann::json& scenario, const Catalog& catalog) {
   const auto cluster = scenario.find("cluster");
   if (cluster == scenario.end() || !cluster->is_object())
     return false;
   const auto gpu = cluster->find("gpu");
-  return gpu != cluster->end() && gpu->is_string() && find_gpu(gpu->get<std::string>()) == nullptr;
+  return gpu != cluster->end() && gpu->is_string() &&
+         catalog.find_gpu(gpu->get<std::string>()) == nullptr;
 }
 
 }  // namespace
 
-Scenario read_scenario(JsonReader& r, bool require_schema) {
+Scenario read_scenario(JsonReader& r, bool require_schema, Catalog& catalog) {
   Scenario sc;
   if (require_schema || r.has("schema"))
     r.expect_schema(kScenarioSchema);
   sc.name = r.optional_string("name", "scenario");
   // A profile fitted on new hardware defines its GPU: learn it before the cluster names it
   // (only then: a validation file's cases would otherwise read the profile once each).
-  if (r.has("profile") && r.json().at("profile").is_string() && names_unknown_gpu(r.json()))
+  if (r.has("profile") && r.json().at("profile").is_string() &&
+      names_unknown_gpu(r.json(), catalog))
     define_gpu_of_profile(r.json().at("profile").get<std::string>(), r.file(),
-                          r.pointer_to("profile"));
+                          r.pointer_to("profile"), catalog);
   {
     auto model = r.object("model");
     sc.model = read_model(model);
   }
   {
     auto cluster = r.object("cluster");
-    sc.cluster = read_cluster(cluster);
+    sc.cluster = read_cluster(cluster, catalog);
   }
   {
     auto par = r.object("parallelism");
@@ -319,7 +319,7 @@ Scenario read_scenario(JsonReader& r, bool require_schema) {
   r.finish();
   r.throw_key_problems();  // the cross-field rules would judge stand-ins for missing keys
   const std::vector<estimate::LayoutProblem> problems =
-      estimate::layout_problems(sc.model, sc.cluster, sc.parallelism, *find_gpu(sc.cluster.gpu));
+      estimate::layout_problems(sc.model, sc.cluster, sc.parallelism);
   if (!problems.empty())
     throw InputError(r.file(), r.pointer() + problems.front().pointer, problems.front().message);
   return sc;
@@ -383,14 +383,25 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
   }
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<ScenarioOverride>& overrides) {
+Scenario read_scenario(JsonReader& reader, bool require_schema) {
+  Catalog catalog;
+  return read_scenario(reader, require_schema, catalog);
+}
+
+Scenario load_scenario(const std::string& path, Catalog& catalog,
+                       const std::vector<ScenarioOverride>& overrides) {
   nlohmann::json doc = JsonReader::parse_file(path);
   if (doc.is_object())
     apply_overrides(doc, overrides, path, "");
   Scenario sc = JsonReader::read_document(
-      doc, path, [](JsonReader& reader) { return read_scenario(reader, true); });
+      doc, path, [&catalog](JsonReader& reader) { return read_scenario(reader, true, catalog); });
   sc.profile_path = resolve_profile_path(sc.profile_path, path, "/profile");
   return sc;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<ScenarioOverride>& overrides) {
+  Catalog catalog;
+  return load_scenario(path, catalog, overrides);
 }
 
 nlohmann::json scenario_to_json(const Scenario& sc) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
 #include "models/scenario.hpp"
 
 #include "io/json_reader.hpp"
@@ -29,13 +30,19 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
                      const std::string& file, const std::string& pointer);
 
 // Reads a `capsim.scenario/v1` file, checking every rule of docs/scenario.md (keys, types, units,
-// ranges, cross-field), after applying `overrides`. The profile path is resolved against the
-// scenario's folder.
+// ranges, cross-field), after applying `overrides`. The GPU and instance it names are looked up
+// in `catalog`, and a GPU it (or its profile) defines is added to it. The profile path is
+// resolved against the scenario's folder.
+[[nodiscard]] Scenario load_scenario(const std::string& path, Catalog& catalog,
+                                     const std::vector<ScenarioOverride>& overrides = {});
+// Same, against a catalog of its own: the built-ins and what the file and its profile define.
 [[nodiscard]] Scenario load_scenario(const std::string& path,
                                      const std::vector<ScenarioOverride>& overrides = {});
 
 // Reads a scenario object; `require_schema` is false for scenarios embedded in validation cases
 // and plans, which carry no schema key of their own.
+[[nodiscard]] Scenario read_scenario(JsonReader& reader, bool require_schema, Catalog& catalog);
+// Same, against a catalog of its own.
 [[nodiscard]] Scenario read_scenario(JsonReader& reader, bool require_schema);
 
 // Reads only the model section (shared with plans).

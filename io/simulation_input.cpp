@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
+
 #include "io/gpu_spec_io.hpp"
 #include "io/json_reader.hpp"
 #include "io/profile_io.hpp"
@@ -13,12 +15,12 @@ namespace capsim::io {
 namespace {
 
 // Defines the GPU a parsed profile describes by an object; a GPU given by name defines nothing.
-void define_gpu_of(const nlohmann::json& profile_doc, const std::string& path) {
+void define_gpu_of(const nlohmann::json& profile_doc, const std::string& path, Catalog& catalog) {
   if (!profile_doc.is_object() || !profile_doc.contains("gpu") ||
       !profile_doc.at("gpu").is_object())
     return;
   JsonReader root(profile_doc, path);
-  (void)read_gpu_name_or_definition(root, "gpu");
+  (void)read_gpu_name_or_definition(root, "gpu", catalog);
 }
 
 }  // namespace
@@ -26,14 +28,15 @@ void define_gpu_of(const nlohmann::json& profile_doc, const std::string& path) {
 SimulationInput load_simulation_input(const std::string& scenario_path,
                                       const std::vector<ScenarioOverride>& overrides,
                                       const std::optional<std::string>& profile_path) {
+  Catalog catalog;  // the built-ins, and the GPU the command line's profile defines
   std::optional<nlohmann::json> profile_doc;
   if (profile_path && !profile_path->empty()) {
     // The command line names it: found beside no input file, in the working folder.
     const std::string path = resolve_profile_path(*profile_path, "", "");
     profile_doc = JsonReader::parse_file(path);
-    define_gpu_of(*profile_doc, path);
+    define_gpu_of(*profile_doc, path, catalog);
   }
-  Scenario scenario = load_scenario(scenario_path, overrides);
+  Scenario scenario = load_scenario(scenario_path, catalog, overrides);
   if (profile_path)
     scenario.profile_path = *profile_path;
   HardwareProfile profile =

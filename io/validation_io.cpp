@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
+
 #include "io/json_reader.hpp"
 #include "io/profile_reference.hpp"
 #include "io/scenario_io.hpp"
@@ -13,14 +15,14 @@ namespace capsim::io {
 
 namespace {
 
-ValidationCase read_case(JsonReader& r, const std::string& path) {
+ValidationCase read_case(JsonReader& r, const std::string& path, Catalog& catalog) {
   ValidationCase vc;
   vc.pointer = r.pointer();
   vc.id = r.required_string("id");
   vc.group = r.required_string("group");
   {
     JsonReader sc = r.object("scenario");
-    vc.scenario = read_scenario(sc, false);
+    vc.scenario = read_scenario(sc, false, catalog);
     vc.scenario.profile_path =
         resolve_profile_path(vc.scenario.profile_path, path, sc.pointer_to("profile"));
   }
@@ -66,6 +68,7 @@ ValidationFile load_validation_file(const std::string& path,
   });
   ValidationFile out;
   std::set<std::string> ids;
+  Catalog catalog;  // a GPU one case defines, the later ones may name
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string pointer = "/cases/" + std::to_string(i);
     std::string id;
@@ -76,7 +79,7 @@ ValidationFile load_validation_file(const std::string& path,
       ValidationCase vc = JsonReader::read_document(
           c, path,
           [&](JsonReader& r) {
-            ValidationCase read = read_case(r, path);
+            ValidationCase read = read_case(r, path, catalog);
             if (!ids.insert(read.id).second)
               throw r.error("id", "duplicate case id \"" + read.id + "\"");
             return read;

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "models/gpu_catalog.hpp"
+
 namespace capsim {
 
 enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };
@@ -16,7 +18,7 @@ inline constexpr int kMaxGpusPerNode = 576;
 // Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s. A node is one
 // NVLink/NVSwitch domain with its NICs (8 GPUs on HGX/DGX, 72 on GB200 NVL72).
 struct ClusterSpec {
-  std::string gpu;
+  GpuSpec gpu{};
   std::string instance;  // empty unless the scenario named a catalog instance
   int gpus_per_node = 8;
   int num_nodes = 1;

@@ -66,7 +66,7 @@ std::vector<CollectiveFit> datasheet_inter_node_fits(const ClusterSpec& cluster)
 HardwareProfile datasheet_profile(const GpuSpec& gpu, const ClusterSpec& cluster) {
   HardwareProfile p;
   p.name = "datasheet:" + gpu.name + "+" + to_string(cluster.inter_node_fabric);
-  p.gpu = gpu.name;
+  p.gpu = gpu;
   p.fabric = to_string(cluster.inter_node_fabric);
   p.is_datasheet_default = true;
   p.provenance = {"derived from datasheets and NCCL tuning tables; not fitted to measurements"};

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "models/extensible_catalog.hpp"
-
 namespace capsim {
 namespace {
 
@@ -50,31 +48,13 @@ double GpuSpec::peak_flop_per_s(Precision precision) const {
   return peak_bf16_flop_per_s;
 }
 
-namespace {
-
-ExtensibleCatalog<GpuSpec, kMaxDefinedGpus>& gpus() {
-  static ExtensibleCatalog<GpuSpec, kMaxDefinedGpus> all(catalog());
-  return all;
+std::span<const GpuSpec> builtin_gpus() {
+  return catalog();
 }
-
-}  // namespace
 
 bool is_builtin_gpu(const std::string& name) {
-  return gpus().is_builtin(name);
-}
-
-const GpuSpec* find_gpu(const std::string& name) {
-  return gpus().find(name);
-}
-
-std::vector<std::string> gpu_names() {
-  std::vector<std::string> names = gpus().names();
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::string define_gpu(const GpuSpec& gpu) {
-  return gpus().define(gpu, "GPU");
+  const std::span<const GpuSpec> gpus = builtin_gpus();
+  return std::any_of(gpus.begin(), gpus.end(), [&](const GpuSpec& g) { return g.name == name; });
 }
 
 GpuSpec without_sms(const GpuSpec& gpu, int taken) {

@@ -1,8 +1,7 @@
 #pragma once
 
-#include <cstddef>
+#include <span>
 #include <string>
-#include <vector>
 
 namespace capsim {
 
@@ -33,22 +32,9 @@ struct GpuSpec {
 // proportionally lower tensor-core peak; HBM bandwidth is unchanged.
 [[nodiscard]] GpuSpec without_sms(const GpuSpec& gpu, int taken);
 
-// Returns the catalog entry (built in or defined) or nullptr when `name` is unknown. The
-// pointer stays valid for the life of the process.
-[[nodiscard]] const GpuSpec* find_gpu(const std::string& name);
-// Returns every catalog name, built in and defined, sorted, for error messages.
-[[nodiscard]] std::vector<std::string> gpu_names();
-
-// The most GPUs one process may define beside the built-in ones.
-inline constexpr size_t kMaxDefinedGpus = 64;
-
-// Adds a GPU the built-in catalog lacks (new hardware, described by its datasheet figures in a
-// scenario, profile or plan) for the rest of the process: find_gpu and gpu_names know it from
-// then on. Defining a name again with identical figures changes nothing. Returns an empty
-// string on success, else why not: a built-in name, a name defined with other figures, or more
-// than kMaxDefinedGpus. Thread-safe; find_gpu may run at the same time.
-[[nodiscard]] std::string define_gpu(const GpuSpec& gpu);
-// Whether `name` is a built-in entry (outputs name those; defined GPUs are written in full).
+// Returns the built-in GPUs, in catalog order (capsim::Catalog adds the ones inputs define).
+[[nodiscard]] std::span<const GpuSpec> builtin_gpus();
+// Whether `name` is a built-in GPU (outputs name those; defined GPUs are written in full).
 [[nodiscard]] bool is_builtin_gpu(const std::string& name);
 
 }  // namespace capsim

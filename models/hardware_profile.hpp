@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu_catalog.hpp"
+
 namespace capsim {
 
 // GEMM efficiency model (fitted by calibrate/ from cuBLAS measurements):
@@ -85,7 +87,7 @@ struct FitRecord {
 // derived from datasheets when no profile matches. Immutable after loading.
 struct HardwareProfile {
   std::string name;
-  std::string gpu;
+  GpuSpec gpu{};
   std::string fabric;  // "infiniband", "roce", "efa", "nvswitch"
   // Aggregate NIC bandwidth per node (bytes/s) of the nodes the inter-node fits were measured
   // on. Inter-node bus bandwidth is proportional to the NIC bandwidth a group gets per node

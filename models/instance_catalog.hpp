@@ -1,8 +1,9 @@
 #pragma once
 
-#include <cstddef>
+#include <span>
 #include <string>
-#include <vector>
+
+#include "models/gpu_catalog.hpp"
 
 namespace capsim {
 
@@ -10,7 +11,7 @@ namespace capsim {
 // offered). On-premises entries carry an amortised price the user overrides in plans.
 struct InstanceSpec {
   std::string name;
-  std::string gpu;  // GpuSpec::name
+  GpuSpec gpu;
   int gpus_per_node;
   std::string fabric;  // "efa", "infiniband", "roce"
   int nics_per_node;
@@ -23,19 +24,10 @@ struct InstanceSpec {
   [[nodiscard]] bool operator==(const InstanceSpec& other) const = default;
 };
 
-// Returns the catalog entry or nullptr when `name` is unknown.
-[[nodiscard]] const InstanceSpec* find_instance(const std::string& name);
-// Returns every catalog name in catalog order, then the defined ones, for error messages.
-[[nodiscard]] std::vector<std::string> instance_names();
-
-// The most instance types one process may define beside the built-in ones.
-inline constexpr size_t kMaxDefinedInstances = 64;
-
-// Adds an instance type the catalog lacks (a plan's own node, new hardware or another cloud)
-// for the rest of the process, as define_gpu does for GPUs: its GPU must be known. Returns an
-// empty string on success, else why not. Thread-safe.
-[[nodiscard]] std::string define_instance(const InstanceSpec& instance);
-// Whether `name` is a built-in catalog entry.
+// Returns the built-in instance types, in catalog order (capsim::Catalog adds the ones inputs
+// define).
+[[nodiscard]] std::span<const InstanceSpec> builtin_instances();
+// Whether `name` is a built-in instance type.
 [[nodiscard]] bool is_builtin_instance(const std::string& name);
 
 }  // namespace capsim

@@ -10,7 +10,7 @@ namespace capsim {
 KernelTable kernel_table(const Scenario& scenario, const HardwareProfile& profile) {
   const ModelSpec& m = scenario.model;
   const Parallelism& p = scenario.parallelism;
-  const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+  const GpuSpec& gpu = scenario.cluster.gpu;
   KernelTable table;
   table.hbm_bytes_per_s = gpu.hbm_bandwidth_bytes_per_s;
   const std::vector<int> layers = layers_per_stage(m, p);

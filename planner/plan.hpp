@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "models/catalog.hpp"
 #include "models/pricing.hpp"
 #include "models/scenario.hpp"
 
@@ -19,7 +20,7 @@ struct PriceOption {
 
 // One catalog instance the plan may buy, with the prices of the pricing options it offers.
 struct InstanceChoice {
-  std::string name;                 // InstanceSpec::name
+  std::string name;                 // InstanceSpec::name in PlanSpec::catalog
   std::vector<PriceOption> prices;  // in the order of the plan's "pricing" list
   std::string profile_path = {};    // resolved; empty: the shipped profile of the instance
 };
@@ -64,6 +65,7 @@ struct PlanSpec {
   double deadline_s = 0.0;        // 0: none
   double min_tokens_per_s = 0.0;  // 0: none
   std::vector<InstanceChoice> instances;
+  Catalog catalog;  // the instance types and GPUs the plan may name: built in, or defined in it
   std::vector<int> node_counts;         // ascending
   std::vector<int> global_batch_sizes;  // sequences, ascending (one value when fixed)
   SearchSpace space;

@@ -4,8 +4,7 @@
 #include <optional>
 #include <set>
 
-#include "models/gpu_catalog.hpp"
-#include "models/instance_catalog.hpp"
+#include "models/catalog.hpp"
 
 #include "io/input_error.hpp"
 #include "io/instance_io.hpp"
@@ -32,7 +31,8 @@ std::vector<std::optional<double>> read_price_overrides(io::JsonReader& item) {
 // hardware keys when it defines an instance the catalog lacks.
 InstanceChoice read_instance_object(const nlohmann::json& value, const io::JsonReader& plan,
                                     const std::string& where,
-                                    std::vector<std::optional<double>>& overrides) {
+                                    std::vector<std::optional<double>>& overrides,
+                                    Catalog& catalog) {
   io::JsonReader item(value, plan, where);
   const std::string& file = plan.file();
   InstanceChoice choice;
@@ -40,12 +40,12 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const io::JsonR
   // A profile fitted on new hardware defines its GPU, which "gpu" may then name.
   if (item.has("profile") && item.json().at("profile").is_string())
     io::define_gpu_of_profile(item.json().at("profile").get<std::string>(), file,
-                              item.pointer_to("profile"));
+                              item.pointer_to("profile"), catalog);
   if (item.has("gpu")) {
     // An instance the catalog lacks: its hardware here, its prices below (it has no others).
     if (!item.has("prices"))
       throw item.error("prices", "an instance defined in the plan needs its \"prices\"");
-    io::read_instance_definition(item, choice.name);
+    io::read_instance_definition(item, choice.name, catalog);
   } else {
     for (const char* key : {"gpus_per_node", "inter_node"}) {
       if (item.has(key)) {
@@ -70,24 +70,25 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const io::JsonR
 // The unknown-name error points at /name only when the entry is an object.
 InstanceChoice read_instance_choice(const nlohmann::json& value, const io::JsonReader& plan,
                                     const std::string& where,
-                                    std::vector<std::optional<double>>& overrides) {
+                                    std::vector<std::optional<double>>& overrides,
+                                    Catalog& catalog) {
   const std::string& file = plan.file();
   InstanceChoice choice;
   if (value.is_string()) {
     choice.name = value.get<std::string>();
   } else if (value.is_object()) {
-    choice = read_instance_object(value, plan, where, overrides);
+    choice = read_instance_object(value, plan, where, overrides, catalog);
   } else {
     throw io::InputError(
         file, where,
         "expected an instance name or an object with \"name\" and \"prices\", got " +
             io::describe_json(value));
   }
-  if (find_instance(choice.name) == nullptr) {
+  if (catalog.find_instance(choice.name) == nullptr) {
     throw io::InputError(
         file, value.is_string() ? where : where + "/name",
         "unknown instance \"" + choice.name +
-            "\"; known instances: " + io::join_names(instance_names()) +
+            "\"; known instances: " + io::join_names(catalog.instance_names()) +
             " (or define it: an object with \"gpu\", \"gpus_per_node\", \"inter_node\" and "
             "\"prices\", docs/planner.md)");
   }
@@ -99,12 +100,11 @@ void check_profile_matches_instance(const InstanceChoice& choice, const Instance
                                     const std::string& file, const std::string& where) {
   if (choice.profile_path.empty())
     return;
-  const HardwareProfile profile = io::load_profile(choice.profile_path);
-  const std::string& want = find_gpu(inst.gpu)->architecture;
-  if (find_gpu(profile.gpu)->architecture != want) {
+  const HardwareProfile profile = io::load_profile_for(choice.profile_path, inst.gpu);
+  if (profile.gpu.architecture != inst.gpu.architecture) {
     throw io::InputError(file, where + "/profile",
-                         "profile \"" + profile.name + "\" is for " + profile.gpu + ", " +
-                             choice.name + " has " + inst.gpu);
+                         "profile \"" + profile.name + "\" is for " + profile.gpu.name + ", " +
+                             choice.name + " has " + inst.gpu.name);
   }
 }
 
@@ -152,8 +152,8 @@ void read_instances(io::JsonReader& r, PlanSpec& plan, const std::vector<std::st
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string where = r.pointer_to("instances") + "/" + std::to_string(i);
     std::vector<std::optional<double>> overrides(pricing_names().size());
-    InstanceChoice choice = read_instance_choice(items[i], r, where, overrides);
-    const InstanceSpec& inst = *find_instance(choice.name);
+    InstanceChoice choice = read_instance_choice(items[i], r, where, overrides, plan.catalog);
+    const InstanceSpec& inst = *plan.catalog.find_instance(choice.name);
     check_profile_matches_instance(choice, inst, r.file(), where);
     if (!seen.insert(choice.name).second) {
       throw io::InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");

@@ -364,10 +364,10 @@ std::string format_gib(double bytes) {
 
 // The HBM every candidate leaves free (default none). It must leave room on the smallest GPU
 // the plan may buy, or no candidate of that instance could ever fit.
-double read_memory_headroom(io::JsonReader& r, const std::vector<InstanceChoice>& instances) {
+double read_memory_headroom(io::JsonReader& r, const PlanSpec& plan) {
   const double headroom = r.optional_size("memory_headroom").value_or(0.0);
-  for (const InstanceChoice& choice : instances) {
-    const GpuSpec& gpu = *find_gpu(find_instance(choice.name)->gpu);
+  for (const InstanceChoice& choice : plan.instances) {
+    const GpuSpec& gpu = plan.catalog.find_instance(choice.name)->gpu;
     if (headroom >= gpu.hbm_capacity_bytes) {
       throw r.error("memory_headroom",
                     "expected less than the memory of every GPU the plan may buy (" + gpu.name +
@@ -406,7 +406,8 @@ PlanSpec read_plan(io::JsonReader& r) {
     const InstanceChoice& choice = plan.instances[i];
     if (choice.profile_path.empty() || plan.node_counts.back() <= 1)
       continue;
-    const HardwareProfile profile = io::load_profile(choice.profile_path);
+    const HardwareProfile profile =
+        io::load_profile_for(choice.profile_path, plan.catalog.find_instance(choice.name)->gpu);
     if (std::none_of(profile.collectives.begin(), profile.collectives.end(),
                      [](const CollectiveFit& f) { return f.inter_node; })) {
       throw io::InputError(file, "/instances/" + std::to_string(i) + "/profile",
@@ -421,7 +422,8 @@ PlanSpec read_plan(io::JsonReader& r) {
   }
   int max_gpus_per_node = 1;
   for (const auto& inst : plan.instances) {
-    max_gpus_per_node = std::max(max_gpus_per_node, find_instance(inst.name)->gpus_per_node);
+    max_gpus_per_node =
+        std::max(max_gpus_per_node, plan.catalog.find_instance(inst.name)->gpus_per_node);
   }
   plan.space = default_space(plan.model, max_gpus_per_node);
   if (auto search = r.optional_object("search"))
@@ -436,7 +438,7 @@ PlanSpec read_plan(io::JsonReader& r) {
   if (auto failure = r.optional_object("failure_model"))
     read_failure(*failure, plan);
   plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 1 << 20));
-  plan.memory_headroom_bytes = read_memory_headroom(r, plan.instances);
+  plan.memory_headroom_bytes = read_memory_headroom(r, plan);
   r.finish();
   return plan;
 }

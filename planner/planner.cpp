@@ -337,7 +337,8 @@ std::vector<RankedEntry> eligible_pareto(const std::vector<RankedEntry>& ranked)
 }  // namespace
 
 Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
-  const InstanceSpec& inst = *find_instance(plan.instances[static_cast<size_t>(c.instance)].name);
+  const InstanceSpec& inst =
+      *plan.catalog.find_instance(plan.instances[static_cast<size_t>(c.instance)].name);
   Scenario sc;
   sc.model = plan.model;
   sc.cluster = cluster_for_instance(inst, c.num_nodes);
@@ -432,15 +433,14 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
     const InstanceChoice& choice = plan.instances[i];
     if (!choice.profile_path.empty())
       continue;
-    const InstanceSpec& instance = *find_instance(choice.name);
+    const InstanceSpec& instance = *plan.catalog.find_instance(choice.name);
     const auto multi_node = work.profiles.find({static_cast<int>(i), true});
-    if (!is_builtin_instance(choice.name) && !is_builtin_gpu(instance.gpu)) {
+    if (!is_builtin_instance(choice.name) && !is_builtin_gpu(instance.gpu.name)) {
       result.notes.push_back(
           "instance " + choice.name +
           ": its GPU is defined in the plan and costed from its datasheet figures (not "
           "validated; kernels at the in-situ factor borrowed from the shipped profiles, " +
-          io::printf_string("%.3g",
-                            io::in_situ_prior(find_gpu(instance.gpu)->architecture).factor) +
+          io::printf_string("%.3g", io::in_situ_prior(instance.gpu.architecture).factor) +
           "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
           "comparison with shipped ones on measurements");
     } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {

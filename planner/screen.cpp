@@ -205,7 +205,7 @@ void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelis
 void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long long order,
                    const ItemContext& ctx) {
   ++out.enumerated;
-  if (auto reason = check_structure(sc.model, sc.cluster, p, *ctx.gpu)) {
+  if (auto reason = check_structure(sc.model, sc.cluster, p)) {
     out.pruned.add(*reason);
     return;
   }
@@ -241,7 +241,7 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
                        ThreadScratch& scratch, bool bounds) {
   ItemResult out;
   const InstanceSpec& inst =
-      *find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
+      *plan.catalog.find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
   const int nodes = plan.node_counts[static_cast<size_t>(item.nodes_index)];
   const bool outpaced =
       plan.failure &&
@@ -249,7 +249,7 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   const ItemContext ctx{.plan = &plan,
                         .item = &item,
                         .profile = &profile,
-                        .gpu = find_gpu(inst.gpu),
+                        .gpu = &inst.gpu,
                         .nodes = nodes,
                         .k = k,
                         .need = need,
@@ -386,7 +386,7 @@ void keep_best(std::vector<ScreenedCandidate>& top, ScreenedCandidate c, size_t 
 ScreenWork enumerate_work(const PlanSpec& plan) {
   ScreenWork work;
   for (size_t i = 0; i < plan.instances.size(); ++i) {
-    const InstanceSpec& inst = *find_instance(plan.instances[i].name);
+    const InstanceSpec& inst = *plan.catalog.find_instance(plan.instances[i].name);
     for (size_t n = 0; n < plan.node_counts.size(); ++n) {
       const auto key = std::make_pair(static_cast<int>(i), plan.node_counts[n] > 1);
       if (work.profiles.count(key) == 0) {

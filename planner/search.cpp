@@ -73,7 +73,7 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
 }  // namespace
 
 std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec& c,
-                                           const Parallelism& p, const GpuSpec& gpu) {
+                                           const Parallelism& p) {
   if (p.tensor > c.gpus_per_node)
     return PruneReason::kTensorExceedsNode;
   // A zero degree (the search's data where the model-parallel GPUs do not divide the cluster)
@@ -86,7 +86,7 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
     if (!first || reason < *first)
       first = reason;
   };
-  const estimate::BrokenLayoutRules broken = estimate::broken_layout_rules(m, c, p, gpu);
+  const estimate::BrokenLayoutRules broken = estimate::broken_layout_rules(m, c, p);
   for (int i = 0; i < estimate::kNumLayoutRules; ++i) {
     const auto rule = static_cast<estimate::LayoutRule>(i);
     if (broken.contains(rule))
@@ -127,8 +127,7 @@ ClusterSpec cluster_for_instance(const InstanceSpec& inst, int num_nodes) {
   c.instance = inst.name;
   c.gpus_per_node = inst.gpus_per_node;
   c.num_nodes = num_nodes;
-  const GpuSpec* gpu = find_gpu(inst.gpu);
-  c.intra_node_bandwidth_bytes_per_s = gpu != nullptr ? gpu->nvlink_bandwidth_bytes_per_s : 0.0;
+  c.intra_node_bandwidth_bytes_per_s = inst.gpu.nvlink_bandwidth_bytes_per_s;
   c.has_inter_node = num_nodes > 1;
   c.inter_node_fabric = inst.fabric == "infiniband" ? Fabric::kInfiniband
                         : inst.fabric == "roce"     ? Fabric::kRoce

@@ -45,14 +45,13 @@ struct PruneCounts {
   }
 };
 
-// Returns the first structural reason `parallelism` cannot run `model` on `cluster`, whose GPU
-// is `gpu` (each broken layout rule of estimate/layout_rules.hpp, plus the planner's own
-// kTensorExceedsNode and kZeroWithPipeline), or nullopt when it can. Never throws: infeasible
-// is not an error. REQUIRES: micro_batch_size >= 1.
+// Returns the first structural reason `parallelism` cannot run `model` on `cluster` (each broken
+// layout rule of estimate/layout_rules.hpp, plus the planner's own kTensorExceedsNode and
+// kZeroWithPipeline), or nullopt when it can. Never throws: infeasible is not an error. REQUIRES:
+// micro_batch_size >= 1.
 [[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
-                                                         const Parallelism& parallelism,
-                                                         const GpuSpec& gpu);
+                                                         const Parallelism& parallelism);
 
 // Returns an uneven split of `layers` over `pipeline` stages for when pipeline x virtual stages
 // does not divide them: units of `virtual_stages` layers, as even as possible, the lighter

@@ -37,13 +37,11 @@ ThroughputFn default_throughput() {
 Scenario scale_scenario(const Scenario& base, const InstanceSpec& instance, int gpus) {
   Scenario s = base;
   auto& c = s.cluster;
-  const GpuSpec* gpu = find_gpu(instance.gpu);
   c.gpu = instance.gpu;
   c.instance = instance.name;
   c.gpus_per_node = std::min(gpus, instance.gpus_per_node);
   c.num_nodes = gpus / c.gpus_per_node;
-  c.intra_node_bandwidth_bytes_per_s =
-      gpu != nullptr ? gpu->nvlink_bandwidth_bytes_per_s : c.intra_node_bandwidth_bytes_per_s;
+  c.intra_node_bandwidth_bytes_per_s = instance.gpu.nvlink_bandwidth_bytes_per_s;
   c.inter_node_fabric = fabric_of(instance.fabric);
   c.nics_per_node = instance.nics_per_node;
   c.nic_bandwidth_bytes_per_s = instance.nic_bandwidth_bytes_per_s;

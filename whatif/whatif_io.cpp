@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "models/catalog.hpp"
+
 #include "io/input_error.hpp"
 #include "io/instance_io.hpp"
 #include "io/json_reader.hpp"
@@ -42,7 +44,7 @@ Pricing read_pricing(io::JsonReader& r) {
   return *pricing_from_string(r.required_enum("pricing", {"on-demand", "spot", "capacity-block"}));
 }
 
-NodePool read_pool(io::JsonReader& r) {
+NodePool read_pool(io::JsonReader& r, Catalog& catalog) {
   NodePool pool;
   pool.name = r.required_string("name");
   if (pool.name.empty())
@@ -52,18 +54,18 @@ NodePool read_pool(io::JsonReader& r) {
     // An instance type the catalog lacks, described here; it has no catalog price.
     io::JsonReader definition = r.object("instance");
     instance = definition.required_string("name");
-    io::read_instance_definition(definition, instance);
+    io::read_instance_definition(definition, instance, catalog);
     definition.finish();
     if (!r.has("price"))
       throw r.error("price", "a pool of an instance defined here needs \"price\"");
   } else {
     instance = r.required_string("instance");
   }
-  const InstanceSpec* spec = find_instance(instance);
+  const InstanceSpec* spec = catalog.find_instance(instance);
   if (spec == nullptr) {
     throw r.error("instance",
                   "unknown instance \"" + instance +
-                      "\" (known: " + io::join_names(instance_names()) +
+                      "\" (known: " + io::join_names(catalog.instance_names()) +
                       "; or define it: an object with \"name\", \"gpu\", \"gpus_per_node\" and "
                       "\"inter_node\", docs/whatif.md)");
   }
@@ -250,9 +252,10 @@ std::vector<NodePool> read_pools(io::JsonReader& r) {
   const auto pools = r.array("pools", 1);
   std::vector<NodePool> out;
   std::set<std::string> pool_names;
+  Catalog catalog;  // an instance one pool defines, the later ones may name
   for (std::size_t i = 0; i < pools.size(); ++i) {
     io::JsonReader pr(pools[i], r, r.pointer_to("pools") + "/" + std::to_string(i));
-    out.push_back(read_pool(pr));
+    out.push_back(read_pool(pr, catalog));
     if (!pool_names.insert(out.back().name).second) {
       throw pr.error("name", "duplicate pool name \"" + out.back().name + "\"");
     }

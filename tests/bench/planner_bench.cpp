@@ -4,6 +4,7 @@
 //   build/tests/bench/planner_bench --benchmark_out_format=json --benchmark_out=planner.json
 #include <benchmark/benchmark.h>
 
+#include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"
 #include "planner/plan_io.hpp"
@@ -60,7 +61,8 @@ BENCHMARK(BM_ScreenDefaultPlan)
 void BM_ScreenOneCandidate(benchmark::State& state) {
   capsim::Scenario sc;
   sc.model = capsim::planner::read_plan_text(capsim::planner::default_plan_text(), "d").model;
-  sc.cluster = capsim::planner::cluster_for_instance(*capsim::find_instance("p5.48xlarge"), 32);
+  sc.cluster = capsim::planner::cluster_for_instance(
+      *capsim::builtin_catalog().find_instance("p5.48xlarge"), 32);
   sc.parallelism.tensor = 4;
   sc.parallelism.pipeline = 4;
   sc.parallelism.data = 16;
@@ -69,7 +71,7 @@ void BM_ScreenOneCandidate(benchmark::State& state) {
   sc.parallelism.sequence_parallel = true;
   sc.parallelism.zero_stage = 1;
   const capsim::HardwareProfile profile = capsim::io::resolve_profile(sc);
-  const capsim::GpuSpec& gpu = *capsim::find_gpu(sc.cluster.gpu);
+  const capsim::GpuSpec& gpu = sc.cluster.gpu;
   for (auto _ : state) {
     const auto mem = capsim::estimate_memory(sc.model, sc.parallelism, gpu);
     const auto costs = capsim::estimate::compute_iteration_costs(sc, profile);

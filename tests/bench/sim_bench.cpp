@@ -5,6 +5,7 @@
 // the planner sees. Counters: simulated GPUs, peak RSS of the children (MiB).
 #include <benchmark/benchmark.h>
 
+#include "models/catalog.hpp"
 #include "models/scenario.hpp"
 #include "sim/isolated_simulation.hpp"
 
@@ -19,7 +20,7 @@ Scenario gpt3_175b(int tp, int pp, int dp, int gbs) {
   Scenario s;
   s.name = "gpt3-175b";
   s.model = {"GPT-3 175B", 96, 12288, 96, 96, 49152, FfnActivation::kGelu, 2048, 51200, false};
-  s.cluster.gpu = "A100-SXM4-80GB";
+  s.cluster.gpu = *builtin_catalog().find_gpu("A100-SXM4-80GB");
   s.cluster.gpus_per_node = 8;
   s.cluster.num_nodes = tp * pp * dp / 8;
   s.cluster.intra_node_bandwidth_bytes_per_s = 300e9;
@@ -43,7 +44,7 @@ Scenario llama3_405b(int dp, int gbs) {
   s.name = "llama3-405b";
   s.model = {"Llama-3 405B",         126,  16384,  128,  8, 53248,
              FfnActivation::kSwiglu, 8192, 128256, false};
-  s.cluster.gpu = "H100-SXM5-80GB";
+  s.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   s.cluster.gpus_per_node = 8;
   s.cluster.num_nodes = 8 * 16 * dp / 8;
   s.cluster.intra_node_bandwidth_bytes_per_s = 450e9;

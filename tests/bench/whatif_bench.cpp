@@ -7,6 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
 
 #include "whatif/policy.hpp"
@@ -25,7 +26,7 @@ WhatIf workload(double median_duration_s) {
   w.name = "bench-10k-30d-512";
   capsim::whatif::NodePool p;
   p.name = "p4d";
-  p.instance = *capsim::find_instance("p4d.24xlarge");
+  p.instance = *capsim::builtin_catalog().find_instance("p4d.24xlarge");
   p.price_usd_per_hour = p.instance.on_demand_usd_per_hour;
   p.max_nodes = 512;
   p.boot = {360, 720};

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/gemm_cost.hpp"
 
 #include "io/input_error.hpp"
@@ -80,7 +81,7 @@ TEST(GemmCsvTest, NonTextAndNonFilesAreRefused) {
 // and the consensus (MAMF, mli, triton #3551/#7085) sets max_efficiency near MAMF's 0.87.
 TEST(GemmFitTest, A100ConsensusExcludesTheSlowSweep) {
   const auto rows = read_gemm_csv(kCsv);
-  const GemmFit fit = fit_gemm(rows, *find_gpu("A100-SXM4-80GB"));
+  const GemmFit fit = fit_gemm(rows, *builtin_catalog().find_gpu("A100-SXM4-80GB"));
   bool saw_slow = false;
   for (const auto& s : fit.sources) {
     if (s.source.find("#6523") != std::string::npos) {
@@ -105,7 +106,7 @@ TEST(GemmFitTest, CeilingStaysBelowTheSearchMaximum) {
   const auto rows = read_gemm_csv(kCsv);
   for (const auto& [name, best] :
        {std::pair{"A100-SXM4-80GB", 271.2e12}, std::pair{"H100-SXM5-80GB", 794.5e12}}) {
-    const GpuSpec& gpu = *find_gpu(name);
+    const GpuSpec& gpu = *builtin_catalog().find_gpu(name);
     const GemmFit fit = fit_gemm(rows, gpu);
     EXPECT_NEAR(fit.max_efficiency_bound, best / gpu.peak_flop_per_s(Precision::kBf16), 1e-12);
     EXPECT_LE(fit.params.max_efficiency, fit.max_efficiency_bound) << name;
@@ -121,7 +122,7 @@ TEST(GemmFitTest, CeilingStaysBelowTheSearchMaximum) {
 // no fp8 rows (nor fp8): its ceiling stays unset.
 TEST(GemmFitTest, Fp8CeilingStaysBelowItsSearchMaximum) {
   const auto rows = read_gemm_csv(kCsv);
-  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GpuSpec& h100 = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   const GemmFit fit = fit_gemm(rows, h100);
   EXPECT_NEAR(fit.fp8_max_efficiency_bound, 1402.6e12 / 1979e12, 1e-12);
   ASSERT_NE(fit.fp8_bound_row, nullptr);
@@ -132,7 +133,8 @@ TEST(GemmFitTest, Fp8CeilingStaysBelowItsSearchMaximum) {
     const GemmShape s{n, n, n, 1};
     EXPECT_LE(s.flop() / gemm_time_s(fit.params, h100, Precision::kFp8, s), 1402.6e12) << n;
   }
-  EXPECT_DOUBLE_EQ(fit_gemm(rows, *find_gpu("A100-SXM4-80GB")).params.fp8_max_efficiency, 0.0);
+  EXPECT_DOUBLE_EQ(
+      fit_gemm(rows, *builtin_catalog().find_gpu("A100-SXM4-80GB")).params.fp8_max_efficiency, 0.0);
 }
 
 // Without search-maximum rows the ceiling is free (bound 1).
@@ -140,14 +142,14 @@ TEST(GemmFitTest, NoSearchRowsLeaveTheCeilingFree) {
   auto rows = read_gemm_csv(kCsv);
   for (auto& r : rows)
     r.search_maximum = false;
-  const GemmFit fit = fit_gemm(rows, *find_gpu("A100-SXM4-80GB"));
+  const GemmFit fit = fit_gemm(rows, *builtin_catalog().find_gpu("A100-SXM4-80GB"));
   EXPECT_DOUBLE_EQ(fit.max_efficiency_bound, 1.0);
   EXPECT_GT(fit.params.max_efficiency, 271.2e12 / 312e12);
 }
 
 TEST(GemmFitTest, H100MisalignedKCostsAbout30Percent) {
   const auto rows = read_gemm_csv(kCsv);
-  const GemmFit fit = fit_gemm(rows, *find_gpu("H100-SXM5-80GB"));
+  const GemmFit fit = fit_gemm(rows, *builtin_catalog().find_gpu("H100-SXM5-80GB"));
   EXPECT_LT(fit.params.misaligned_8, 0.8);
   EXPECT_GT(fit.params.misaligned_8, 0.6);
   EXPECT_LT(fit.record.mape_pct, 12.0);
@@ -157,7 +159,7 @@ TEST(GemmFitTest, H100MisalignedKCostsAbout30Percent) {
 TEST(GemmFitTest, FittedTimeGrowsWithEveryDimension) {
   const auto rows = read_gemm_csv(kCsv);
   for (const char* name : {"A100-SXM4-80GB", "H100-SXM5-80GB"}) {
-    const GpuSpec& gpu = *find_gpu(name);
+    const GpuSpec& gpu = *builtin_catalog().find_gpu(name);
     const GemmParams p = fit_gemm(rows, gpu).params;
     for (double base = 64; base <= 16384; base *= 2) {
       // 1e-12 relative: equal-cost shapes may differ in the last bit.
@@ -172,8 +174,8 @@ TEST(GemmFitTest, FittedTimeGrowsWithEveryDimension) {
 // The harness records CUDA's device name: its rows belong to the family like the CSV's;
 // PCIe and NVL boards do not.
 TEST(GemmFitTest, HarnessDeviceNamesJoinTheirFamily) {
-  const GpuSpec& a100 = *find_gpu("A100-SXM4-80GB");
-  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GpuSpec& a100 = *builtin_catalog().find_gpu("A100-SXM4-80GB");
+  const GpuSpec& h100 = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   GemmMeasurement row;
   row.dtype = "bf16";
   row.gpu = "NVIDIA A100-SXM4-80GB";
@@ -196,7 +198,7 @@ TEST(GemmFitTest, TwoDisagreeingSourcesKeepAConsensus) {
     if (r.source.find("#3551") != std::string::npos || r.source.find("#6523") != std::string::npos)
       rows.push_back(r);
   }
-  const GemmFit fit = fit_gemm(rows, *find_gpu("A100-SXM4-80GB"));
+  const GemmFit fit = fit_gemm(rows, *builtin_catalog().find_gpu("A100-SXM4-80GB"));
   int consensus = 0;
   for (const auto& src : fit.sources)
     consensus += src.consensus ? 1 : 0;

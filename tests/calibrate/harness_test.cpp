@@ -205,7 +205,7 @@ TEST(HarnessTest, NcclSweepWritesMeasurementsTheFitterReads) {
   in.curves = back.collectives;
   in.machines = {back.machine};
   const auto fit = fit_profile(in, {});
-  EXPECT_EQ(fit->profile.gpu, "A100-SXM4-80GB");
+  EXPECT_EQ(fit->profile.gpu.name, "A100-SXM4-80GB");
   for (const auto& rec : fit->profile.fit_quality)
     EXPECT_LT(rec.mape_pct, 2.0) << rec.curve;
 }

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 
@@ -57,7 +58,7 @@ TEST(ProfileIoTest, ReadsValidProfile) {
   const nlohmann::json doc = valid_profile();
   io::JsonReader reader(doc, "p.json");
   const HardwareProfile p = io::read_profile(reader);
-  EXPECT_EQ(p.gpu, "A100-SXM4-80GB");
+  EXPECT_EQ(p.gpu.name, "A100-SXM4-80GB");
   EXPECT_DOUBLE_EQ(p.reference_node_nic_bandwidth_bytes_per_s, 50e9);
   ASSERT_EQ(p.collectives.size(), 2U);
   EXPECT_DOUBLE_EQ(p.collectives[0].algorithms[0].base_latency_s, 8.4e-6);
@@ -213,7 +214,7 @@ TEST(ProfileIoTest, LoadProfileNamesFileOnSyntaxErrors) {
   }
 }
 
-Scenario scenario_on(const std::string& gpu, bool inter, Fabric fabric) {
+Scenario scenario_on(const GpuSpec& gpu, bool inter, Fabric fabric) {
   Scenario s;
   s.name = "s.json";
   s.cluster.gpu = gpu;
@@ -224,6 +225,10 @@ Scenario scenario_on(const std::string& gpu, bool inter, Fabric fabric) {
   s.cluster.nic_bandwidth_bytes_per_s = 12.5e9;
   s.cluster.intra_node_bandwidth_bytes_per_s = 300e9;
   return s;
+}
+
+Scenario scenario_on(const std::string& builtin_gpu, bool inter, Fabric fabric) {
+  return scenario_on(*builtin_catalog().find_gpu(builtin_gpu), inter, fabric);
 }
 
 TEST(ResolveProfileTest, PicksShippedProfileByFamilyAndFabric) {
@@ -292,11 +297,10 @@ TEST(ResolveProfileTest, AFabricWithoutMeasurementsKeepsTheFamilysKernels) {
 
 // A GPU a scenario defines is not the hardware any shipped profile measured.
 TEST(ResolveProfileTest, ADefinedGpuGetsItsDatasheetProfile) {
-  GpuSpec gpu = *find_gpu("H100-SXM5-80GB");
+  GpuSpec gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   gpu.name = "resolve-test-h100";
-  ASSERT_EQ(define_gpu(gpu), "");
-  EXPECT_TRUE(io::resolve_profile(scenario_on("resolve-test-h100", true, Fabric::kInfiniband))
-                  .is_datasheet_default);
+  EXPECT_TRUE(
+      io::resolve_profile(scenario_on(gpu, true, Fabric::kInfiniband)).is_datasheet_default);
 }
 
 // The in-situ loss belongs to the training stacks, fitted on every shipped family: hardware no
@@ -309,11 +313,10 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
   ASSERT_LT(h100, 1.0);
   ASSERT_NE(a100, h100);  // else the mean could not be told from either
 
-  GpuSpec hopper = *find_gpu("H100-SXM5-80GB");
+  GpuSpec hopper = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   hopper.name = "prior-test-hopper";
-  ASSERT_EQ(define_gpu(hopper), "");
   const HardwareProfile own_family =
-      io::resolve_profile(scenario_on("prior-test-hopper", true, Fabric::kInfiniband));
+      io::resolve_profile(scenario_on(hopper, true, Fabric::kInfiniband));
   EXPECT_EQ(own_family.software_efficiency, h100);
   EXPECT_NE(own_family.provenance.back().find("borrowed from the shipped h100-ib.json"),
             std::string::npos)
@@ -322,9 +325,8 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
   GpuSpec blackwell = hopper;
   blackwell.name = "prior-test-blackwell";
   blackwell.architecture = "blackwell";
-  ASSERT_EQ(define_gpu(blackwell), "");
   const HardwareProfile other =
-      io::resolve_profile(scenario_on("prior-test-blackwell", true, Fabric::kInfiniband));
+      io::resolve_profile(scenario_on(blackwell, true, Fabric::kInfiniband));
   EXPECT_NEAR(other.software_efficiency, std::sqrt(a100 * h100), 5e-7);
   EXPECT_EQ(other.software_efficiency,
             std::stod(io::printf_string("%.6g", other.software_efficiency)))

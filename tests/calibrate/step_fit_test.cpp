@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 
@@ -17,7 +18,7 @@ Scenario base_scenario() {
 }
 
 HardwareProfile profile_for(const Scenario& s) {
-  return datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  return datasheet_profile(s.cluster.gpu, s.cluster);
 }
 
 // A run "measured" on a stack whose kernels run at `efficiency` and whose attention kernels at
@@ -141,7 +142,7 @@ TEST(StepFitTest, CrossValidationIsExactOnAConsistentStack) {
 
 TEST(StepFitTest, RejectsOtherArchitecturesAndNoRuns) {
   auto runs = runs_at(0.8);
-  runs[1].scenario.cluster.gpu = "H100-SXM5-80GB";
+  runs[1].scenario.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   try {
     (void)fit_software_efficiency(runs, profile_for(runs[0].scenario), "runs.json");
     FAIL() << "no error";

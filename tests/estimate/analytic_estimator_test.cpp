@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/collective_cost.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/parameter_count.hpp"
@@ -17,7 +18,7 @@ Scenario base_scenario() {
 }
 
 HardwareProfile profile_for(const Scenario& s) {
-  return datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  return datasheet_profile(s.cluster.gpu, s.cluster);
 }
 
 double sum_of_parts(const SimulationResult& r) {
@@ -234,7 +235,7 @@ TEST(AnalyticEstimatorTest, InputGradientCollectivesRunBesideTheWeightGradient) 
 // embedding's and the head's collectives (Megatron's own 16-bit layers).
 TEST(AnalyticEstimatorTest, Fp8SequenceParallelGathersOneBytePerElement) {
   Scenario s = base_scenario();
-  s.cluster.gpu = "H100-SXM5-80GB";
+  s.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   s.parallelism.sequence_parallel = true;
   const HardwareProfile p = profile_for(s);
   const auto middle_chunk = [&](Precision precision) {
@@ -456,7 +457,7 @@ namespace {
 // uint8 param sync); a layer's norms and biases, the embedding and the head stay 16-bit.
 TEST(AnalyticEstimatorTest, Fp8ParamsGatherTheGemmWeightsInOneByte) {
   Scenario s = base_scenario();
-  s.cluster.gpu = "H100-SXM5-80GB";
+  s.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   s.parallelism.precision = Precision::kFp8;
   const IterationCosts plain = estimate::compute_iteration_costs(s, profile_for(s));
   EXPECT_DOUBLE_EQ(plain.layer_param_bytes_per_element, 2.0);

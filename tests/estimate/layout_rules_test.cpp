@@ -24,20 +24,15 @@ ModelSpec model() {
   return m;
 }
 
-ClusterSpec cluster() {
+// Two nodes of 8 GPUs with or without fp8 tensor cores; nothing else of the GPU matters to the
+// rules.
+ClusterSpec cluster(bool fp8 = false) {
   ClusterSpec c;
-  c.gpu = "A100-SXM4-80GB";
+  c.gpu.name = "A100-SXM4-80GB";
+  c.gpu.peak_fp8_flop_per_s = fp8 ? 1e15 : 0.0;
   c.gpus_per_node = 8;
   c.num_nodes = 2;
   return c;
-}
-
-// A GPU with or without fp8 tensor cores; nothing else of it matters to the rules.
-GpuSpec gpu(bool fp8) {
-  GpuSpec g{};
-  g.name = "A100-SXM4-80GB";
-  g.peak_fp8_flop_per_s = fp8 ? 1e15 : 0.0;
-  return g;
 }
 
 // TP 8 x PP 2 on 16 GPUs, 8 micro-batches: breaks no rule.
@@ -52,12 +47,12 @@ Parallelism valid() {
 
 std::vector<LayoutProblem> problems(const Parallelism& p, const ModelSpec& m = model(),
                                     bool fp8 = false) {
-  return layout_problems(m, cluster(), p, gpu(fp8));
+  return layout_problems(m, cluster(fp8), p);
 }
 
 TEST(LayoutRulesTest, ValidLayoutHasNoProblem) {
   EXPECT_TRUE(problems(valid()).empty());
-  EXPECT_TRUE(broken_layout_rules(model(), cluster(), valid(), gpu(false)).empty());
+  EXPECT_TRUE(broken_layout_rules(model(), cluster(false), valid()).empty());
 }
 
 struct RuleCase {
@@ -165,8 +160,7 @@ TEST(LayoutRulesTest, EachRuleNamesItsFieldAndValues) {
     EXPECT_EQ(found[0].rule, c.rule) << c.name;
     EXPECT_EQ(found[0].pointer, c.pointer) << c.name;
     EXPECT_EQ(found[0].message, c.message) << c.name;
-    const BrokenLayoutRules broken =
-        broken_layout_rules(c.model, cluster(), c.parallelism, gpu(false));
+    const BrokenLayoutRules broken = broken_layout_rules(c.model, cluster(false), c.parallelism);
     EXPECT_TRUE(broken.contains(c.rule)) << c.name;
   }
 }
@@ -233,8 +227,8 @@ TEST(LayoutRulesTest, RuleSetMatchesTheProblems) {
     ModelSpec m = model();
     m.seq_length = pick({2048, 2050, 2052});
     const bool fp8 = pick({0, 1}) == 1;
-    const std::vector<LayoutProblem> found = layout_problems(m, cluster(), p, gpu(fp8));
-    const BrokenLayoutRules broken = broken_layout_rules(m, cluster(), p, gpu(fp8));
+    const std::vector<LayoutProblem> found = layout_problems(m, cluster(fp8), p);
+    const BrokenLayoutRules broken = broken_layout_rules(m, cluster(fp8), p);
     BrokenLayoutRules expected;
     for (const LayoutProblem& f : found)
       expected.add(f.rule);

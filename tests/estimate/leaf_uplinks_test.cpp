@@ -32,13 +32,13 @@ Scenario oversubscribed(Scenario s, double factor, int nodes_per_leaf) {
 }
 
 estimate::LeafLimitedGroups groups_of(const Scenario& s) {
-  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  const HardwareProfile profile = datasheet_profile(s.cluster.gpu, s.cluster);
   return estimate::leaf_limited_groups(s, estimate::compute_iteration_costs(s, profile));
 }
 
 TEST(LeafUplinksTest, NonBlockingFabricKeepsTheGroups) {
   const Scenario s = layout(8, 2, 4);
-  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  const HardwareProfile profile = datasheet_profile(s.cluster.gpu, s.cluster);
   const IterationCosts costs = estimate::compute_iteration_costs(s, profile);
   const estimate::LeafLimitedGroups g = estimate::leaf_limited_groups(s, costs);
   EXPECT_EQ(g.dp.nic_bandwidth_per_node_bytes_per_s,
@@ -108,7 +108,7 @@ TEST(LeafUplinksTest, PipelineHopsCrossOnlyBetweenLeaves) {
 // hop between nodes leaves its leaf and must be priced through the capped NICs, not NVLink.
 TEST(LeafUplinksTest, HopBetweenLeavesLeavesItsNodeWhenStagesShareANode) {
   const Scenario s = oversubscribed(layout(4, 8, 1), 16.0, 1);
-  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  const HardwareProfile profile = datasheet_profile(s.cluster.gpu, s.cluster);
   const estimate::LeafLimitedGroups g =
       estimate::leaf_limited_groups(s, estimate::compute_iteration_costs(s, profile));
   EXPECT_FALSE(g.forward_crosses(0));  // stages 0 and 1 share node 0

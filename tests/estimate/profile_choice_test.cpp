@@ -21,18 +21,19 @@ GpuSpec gpu_of(const std::string& name, const std::string& architecture) {
   return g;
 }
 
-Scenario on(bool inter_node, Fabric fabric) {
+Scenario on(bool inter_node, Fabric fabric, const std::string& architecture = "hopper") {
   Scenario s;
   s.name = "s";
-  s.cluster.gpu = "H100-SXM5-80GB";
+  s.cluster.gpu = gpu_of("H100-SXM5-80GB", architecture);
   s.cluster.has_inter_node = inter_node;
   s.cluster.inter_node_fabric = fabric;
   s.cluster.num_nodes = inter_node ? 4 : 1;
   return s;
 }
 
-ProfileChoice choose(const Scenario& s, const std::string& architecture, bool builtin = true) {
-  return choose_profile(s, gpu_of(s.cluster.gpu, architecture), builtin, kShipped);
+ProfileChoice choose(Scenario s, const std::string& architecture, bool builtin = true) {
+  s.cluster.gpu.architecture = architecture;
+  return choose_profile(s, builtin, kShipped);
 }
 
 TEST(ProfileChoiceTest, ShippedFileByFamilyAndFabric) {
@@ -67,34 +68,31 @@ TEST(ProfileChoiceTest, DatasheetForDefinedOrUnprofiledGpus) {
   EXPECT_EQ(choose(on(true, Fabric::kInfiniband), "hopper", /*builtin=*/false).source,
             ProfileSource::kDatasheet);
   EXPECT_EQ(choose(on(true, Fabric::kInfiniband), "blackwell").source, ProfileSource::kDatasheet);
-  EXPECT_EQ(
-      choose_profile(on(true, Fabric::kInfiniband), gpu_of("H100-SXM5-80GB", "hopper"), true, {})
-          .source,
-      ProfileSource::kDatasheet);
+  EXPECT_EQ(choose_profile(on(true, Fabric::kInfiniband), true, {}).source,
+            ProfileSource::kDatasheet);
 }
 
 TEST(ProfileChoiceTest, NamedProfileMustSuitTheScenario) {
   const Scenario s = on(true, Fabric::kInfiniband);
-  const GpuSpec hopper = gpu_of("H100-SXM5-80GB", "hopper");
   HardwareProfile p;
   p.name = "lab";
-  p.gpu = "A100-SXM4-80GB";
-  const auto other_family = named_profile_mismatch(p, gpu_of(p.gpu, "ampere"), s, hopper);
+  p.gpu = gpu_of("A100-SXM4-80GB", "ampere");
+  const auto other_family = named_profile_mismatch(p, s);
   ASSERT_TRUE(other_family.has_value());
   EXPECT_EQ(other_family->pointer, "/gpu");
   EXPECT_EQ(other_family->message,
             "profile \"lab\" is for A100-SXM4-80GB, the scenario's GPUs are H100-SXM5-80GB");
-  p.gpu = "H100-SXM5-80GB";
-  const auto no_inter = named_profile_mismatch(p, hopper, s, hopper);
+  p.gpu = s.cluster.gpu;
+  const auto no_inter = named_profile_mismatch(p, s);
   ASSERT_TRUE(no_inter.has_value());
   EXPECT_EQ(no_inter->pointer, "/collectives");
   EXPECT_EQ(no_inter->message,
             "profile \"lab\" has no inter_node fit, but scenario \"s\" runs on 4 nodes");
-  EXPECT_FALSE(named_profile_mismatch(p, hopper, on(false, Fabric::kInfiniband), hopper));
+  EXPECT_FALSE(named_profile_mismatch(p, on(false, Fabric::kInfiniband)));
   CollectiveFit inter;
   inter.inter_node = true;
   p.collectives.push_back(inter);
-  EXPECT_FALSE(named_profile_mismatch(p, hopper, s, hopper));
+  EXPECT_FALSE(named_profile_mismatch(p, s));
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ inline std::optional<estimate::StageBalance> exhaustive_balance_stage_layers(
   const double current_s = best.iteration_s;
   const bool current_fits = best.fits;
   if (!max_peak_bytes && !best.fits) {
-    const GpuSpec& gpu = *find_gpu(scenario.cluster.gpu);
+    const GpuSpec& gpu = scenario.cluster.gpu;
     if (auto fitting = estimate::split_that_fits(scenario.model, scenario.parallelism, gpu,
                                                  gpu.hbm_capacity_bytes)) {
       split = std::move(fitting->stage_layers);

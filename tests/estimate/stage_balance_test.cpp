@@ -113,7 +113,7 @@ TEST(StageBalanceTest, FindsASplitThatFitsWhereTheEvenOneDoesNot) {
 // the scenario's already is or none can be.
 TEST(StageBalanceTest, SplitThatFitsUsesTheMemoryModel) {
   Scenario sc = shipped("llama3-70b-p5");
-  const GpuSpec& gpu = *find_gpu(sc.cluster.gpu);
+  const GpuSpec& gpu = sc.cluster.gpu;
   EXPECT_FALSE(estimate::split_that_fits(sc.model, sc.parallelism, gpu, gpu.hbm_capacity_bytes));
   sc.parallelism.virtual_pipeline_stages = 1;
   sc.parallelism.schedule = Schedule::kOneFOneB;
@@ -219,10 +219,7 @@ TEST(StageBalanceTest, SuggestionsAreValidFasterAndFitOnRandomLayouts) {
     EXPECT_EQ(balance->current_fits, current.memory.fits) << layout;
     EXPECT_EQ(balance->current_time_s, current.iteration_time_s) << layout;
     sc.parallelism.stage_layers = balance->stage_layers;
-    EXPECT_TRUE(
-        estimate::layout_problems(sc.model, sc.cluster, sc.parallelism, *find_gpu(sc.cluster.gpu))
-            .empty())
-        << layout;
+    EXPECT_TRUE(estimate::layout_problems(sc.model, sc.cluster, sc.parallelism).empty()) << layout;
     const SimulationResult after = estimate::estimate_iteration(sc, profile);
     EXPECT_DOUBLE_EQ(after.iteration_time_s, balance->iteration_time_s) << layout;
     EXPECT_TRUE(after.memory.fits || !current.memory.fits) << layout;

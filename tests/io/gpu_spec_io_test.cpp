@@ -1,19 +1,14 @@
-// GPUs described in inputs (new hardware): reading, the catalog that learns them, and writing
-// them back exactly. Every test defines GPUs under its own names, since the catalog lives for
-// the whole process and the tests of this binary may share one.
+// GPUs described in inputs (new hardware): reading, the catalog the reading adds them to, and
+// writing them back exactly.
 #include "io/gpu_spec_io.hpp"
 
-#include <algorithm>
-#include <array>
-#include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "models/extensible_catalog.hpp"
+#include "models/catalog.hpp"
 
 #include "io/input_error.hpp"
 #include "io/profile_io.hpp"
@@ -99,87 +94,21 @@ TEST(GpuSpecIoTest, WriteReadIsExact) {
   EXPECT_EQ(io::gpu_spec_to_json(read(b200_like("RoundTrip-GPU"))).at("peak_bf16"), "2250TFLOPS");
 }
 
-TEST(GpuSpecIoTest, DefinedGpusJoinTheCatalog) {
-  const GpuSpec g = read(b200_like("Catalog-GPU"));
-  ASSERT_EQ(find_gpu("Catalog-GPU"), nullptr);
-  EXPECT_EQ(define_gpu(g), "");
-  ASSERT_NE(find_gpu("Catalog-GPU"), nullptr);
-  EXPECT_EQ(*find_gpu("Catalog-GPU"), g);
-  EXPECT_FALSE(is_builtin_gpu("Catalog-GPU"));
-  EXPECT_TRUE(is_builtin_gpu("H100-SXM5-80GB"));
-  const auto names = gpu_names();
-  EXPECT_NE(std::find(names.begin(), names.end(), "Catalog-GPU"), names.end());
-  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  // The same figures again change nothing; other figures under that name are refused.
-  EXPECT_EQ(define_gpu(g), "");
-  GpuSpec other = g;
-  other.num_sms = 132;
-  EXPECT_EQ(define_gpu(other), "GPU \"Catalog-GPU\" is already defined with other figures");
-  GpuSpec builtin = g;
-  builtin.name = "A100-SXM4-80GB";
-  EXPECT_EQ(define_gpu(builtin),
-            "\"A100-SXM4-80GB\" is a built-in GPU; give the definition another name");
-}
-
-struct Named {
-  std::string name;
-  int value = 0;
-  bool operator==(const Named& other) const = default;
-};
-
-TEST(GpuSpecIoTest, ExtensibleCatalogsStopAtTheirCapacity) {
-  static const std::array<Named, 1> kBuiltin{{{"built-in", 0}}};
-  ExtensibleCatalog<Named, 2> catalog(kBuiltin);
-  EXPECT_EQ(catalog.define({"a", 1}, "GPU"), "");
-  EXPECT_EQ(catalog.define({"b", 2}, "GPU"), "");
-  EXPECT_EQ(catalog.define({"c", 3}, "GPU"), "more than 2 GPUs defined");
-  EXPECT_EQ(catalog.find("c"), nullptr);
-  EXPECT_EQ(catalog.find("b")->value, 2);
-  EXPECT_EQ(catalog.names(), (std::vector<std::string>{"built-in", "a", "b"}));
-}
-
-// Readers scan while a writer defines (the planner's screen threads look GPUs up for every
-// candidate): every name a reader finds is fully written, and each is found once defined.
-TEST(GpuSpecIoTest, ExtensibleCatalogsReadWhileDefining) {
-  static const std::array<Named, 1> kBuiltin{{{"built-in", 0}}};
-  ExtensibleCatalog<Named, 64> catalog(kBuiltin);
-  std::atomic<bool> done{false};
-  std::atomic<int> torn{0};
-  std::vector<std::thread> readers;
-  for (int t = 0; t < 3; ++t) {
-    readers.emplace_back([&] {
-      while (!done.load()) {
-        for (int i = 0; i < 64; ++i) {
-          const Named* found = catalog.find("entry-" + std::to_string(i));
-          if (found != nullptr && found->value != i)
-            ++torn;
-        }
-      }
-    });
-  }
-  for (int i = 0; i < 64; ++i)
-    EXPECT_EQ(catalog.define({"entry-" + std::to_string(i), i}, "GPU"), "");
-  done = true;
-  for (auto& reader : readers)
-    reader.join();
-  EXPECT_EQ(torn.load(), 0);
-  for (int i = 0; i < 64; ++i)
-    EXPECT_EQ(catalog.find("entry-" + std::to_string(i))->value, i);
-}
-
 // A "gpu" value may be a catalog name or a definition; a definition that clashes is an
 // InputError at its name.
 TEST(GpuSpecIoTest, NameOrDefinition) {
   const nlohmann::json doc = {{"a", "H100-SXM5-80GB"}, {"b", b200_like("Inline-GPU")}};
   io::JsonReader r(doc, "f.json");
-  EXPECT_EQ(io::read_gpu_name_or_definition(r, "a"), "H100-SXM5-80GB");
-  EXPECT_EQ(io::read_gpu_name_or_definition(r, "b"), "Inline-GPU");
-  EXPECT_NE(find_gpu("Inline-GPU"), nullptr);
+  Catalog catalog;
+  EXPECT_EQ(io::read_gpu_name_or_definition(r, "a", catalog),
+            *builtin_catalog().find_gpu("H100-SXM5-80GB"));
+  EXPECT_EQ(io::read_gpu_name_or_definition(r, "b", catalog).name, "Inline-GPU");
+  EXPECT_NE(catalog.find_gpu("Inline-GPU"), nullptr);
   nlohmann::json clash = {{"gpu", b200_like("Inline-GPU")}};
   clash["gpu"]["sms"] = 100;
   io::JsonReader c(clash, "f.json");
   try {
-    (void)io::read_gpu_name_or_definition(c, "gpu");
+    (void)io::read_gpu_name_or_definition(c, "gpu", catalog);
     FAIL() << "a clashing definition was accepted";
   } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -188,10 +117,12 @@ TEST(GpuSpecIoTest, NameOrDefinition) {
 }
 
 TEST(GpuSpecIoTest, ShippedExampleFileLoads) {
-  EXPECT_EQ(
-      io::load_gpu_definition(std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json"),
-      "B200");
-  EXPECT_EQ(find_gpu("B200")->num_sms, 148);
+  Catalog catalog;
+  EXPECT_EQ(io::load_gpu_definition(
+                std::string(CAPSIM_SOURCE_DIR) + "/scenarios/hardware/b200.json", catalog)
+                .name,
+            "B200");
+  EXPECT_EQ(catalog.find_gpu("B200")->num_sms, 148);
 }
 
 TEST(GpuSpecIoTest, FilesNeedTheirSchema) {
@@ -201,7 +132,8 @@ TEST(GpuSpecIoTest, FilesNeedTheirSchema) {
     out << b200_like("NoSchema-GPU").dump();
   }
   try {
-    (void)io::load_gpu_definition(path);
+    Catalog catalog;
+    (void)io::load_gpu_definition(path, catalog);
     FAIL() << "a file without schema was accepted";
   } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()), path + ":/schema: missing required key");
@@ -211,17 +143,73 @@ TEST(GpuSpecIoTest, FilesNeedTheirSchema) {
 // Outputs stay self-contained: a scenario or profile of defined hardware carries its
 // definition, one of catalog hardware only the name.
 TEST(GpuSpecIoTest, OutputsCarryTheDefinition) {
-  EXPECT_EQ(io::gpu_reference_json("H100-SXM5-80GB"), "H100-SXM5-80GB");
+  EXPECT_EQ(io::gpu_reference_json(*builtin_catalog().find_gpu("H100-SXM5-80GB")),
+            "H100-SXM5-80GB");
   const GpuSpec g = read(b200_like("Output-GPU"));
-  ASSERT_EQ(define_gpu(g), "");
-  EXPECT_EQ(io::gpu_reference_json("Output-GPU"), io::gpu_spec_to_json(g));
+  EXPECT_EQ(io::gpu_reference_json(g), io::gpu_spec_to_json(g));
 
   HardwareProfile p = io::embedded_profile("h100-ib.json");
-  p.gpu = "Output-GPU";
+  p.gpu = g;
   const nlohmann::json written = io::profile_to_json(p);
   EXPECT_EQ(written.at("gpu").at("sms"), 148);
   io::JsonReader r(written, "p.json");
-  EXPECT_EQ(io::read_profile(r).gpu, "Output-GPU");
+  EXPECT_EQ(io::read_profile(r).gpu, g);
+}
+
+// Reading a file that defines a GPU adds it to the catalog it was given and to no other: another
+// input read into another catalog may define that name with other figures, and the built-ins
+// never change.
+TEST(GpuSpecIoTest, ReadingADefinitionChangesOnlyTheCatalogGiven) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "capsim_gpu_spec_catalogs";
+  std::filesystem::create_directories(dir);
+  const auto scenario_on = [&](const std::string& file, int sms) {
+    nlohmann::json gpu = b200_like("Scoped-GPU");
+    gpu["sms"] = sms;
+    const nlohmann::json s = {{"schema", "capsim.scenario/v1"},
+                              {"model",
+                               {{"num_layers", 24},
+                                {"hidden_size", 2048},
+                                {"num_attention_heads", 16},
+                                {"seq_length", 2048},
+                                {"vocab_size", 51200}}},
+                              {"cluster", {{"gpu", gpu}, {"gpus_per_node", 8}, {"num_nodes", 1}}},
+                              {"parallelism",
+                               {{"tensor", 1},
+                                {"pipeline", 1},
+                                {"data", 8},
+                                {"micro_batch_size", 1},
+                                {"global_batch_size", 64}}}};
+    std::ofstream((dir / file).string()) << s.dump();
+    return (dir / file).string();
+  };
+  const std::string first = scenario_on("first.json", 148);
+  const std::string second = scenario_on("second.json", 100);
+
+  Catalog one;
+  Catalog other;
+  EXPECT_EQ(io::load_scenario(first, one).cluster.gpu.num_sms, 148);
+  ASSERT_NE(one.find_gpu("Scoped-GPU"), nullptr);
+  EXPECT_EQ(other.find_gpu("Scoped-GPU"), nullptr);
+  EXPECT_EQ(builtin_catalog().find_gpu("Scoped-GPU"), nullptr);
+  EXPECT_EQ(builtin_catalog().gpu_names().size(), builtin_gpus().size());
+
+  EXPECT_EQ(io::load_scenario(second, other).cluster.gpu.num_sms, 100);
+  EXPECT_EQ(one.find_gpu("Scoped-GPU")->num_sms, 148);
+  EXPECT_EQ(other.find_gpu("Scoped-GPU")->num_sms, 100);
+  // Read without a catalog, each file has one of its own.
+  EXPECT_EQ(io::load_scenario(second).cluster.gpu.num_sms, 100);
+  EXPECT_EQ(io::load_scenario(first).cluster.gpu.num_sms, 148);
+  // One catalog still refuses the name with other figures.
+  try {
+    (void)io::load_scenario(second, one);
+    FAIL() << "one catalog took two definitions of one name";
+  } catch (const io::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              second +
+                  ":/cluster/gpu/name: GPU \"Scoped-GPU\" is already defined with other "
+                  "figures");
+  }
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "models/gpu_catalog.hpp"
+#include "models/catalog.hpp"
 
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
@@ -73,18 +73,22 @@ TEST(ProfileReferenceTest, FoundBesideTheInputBeforeTheWorkingFolder) {
 TEST(ProfileReferenceTest, AMissingProfileIsReportedAtTheInputsPointer) {
   const fs::path dir = folder("missing");
   const std::string input = (dir / "plan.json").string();
-  EXPECT_EQ(
-      error_of([&] { io::define_gpu_of_profile("none.json", input, "/instances/2/profile"); }),
-      input +
-          ":/instances/2/profile: profile file \"none.json\" not found (looked beside "
-          "the input file and in the working folder)");
+  EXPECT_EQ(error_of([&] {
+              Catalog catalog;
+              io::define_gpu_of_profile("none.json", input, "/instances/2/profile", catalog);
+            }),
+            input +
+                ":/instances/2/profile: profile file \"none.json\" not found (looked beside "
+                "the input file and in the working folder)");
 }
 
 TEST(ProfileReferenceTest, AnUnparsableProfileIsReportedInTheProfile) {
   const fs::path dir = folder("unparsable");
   write(dir / "p.json", R"({"schema": "capsim.profile/v1", "gpu": {"name": "X")");
-  const std::string message =
-      error_of([&] { io::define_gpu_of_profile("p.json", (dir / "s.json").string(), "/profile"); });
+  const std::string message = error_of([&] {
+    Catalog catalog;
+    io::define_gpu_of_profile("p.json", (dir / "s.json").string(), "/profile", catalog);
+  });
   EXPECT_EQ(message.rfind((dir / "p.json").string() + ": invalid JSON", 0), 0u) << message;
 }
 
@@ -93,13 +97,14 @@ TEST(ProfileReferenceTest, DefinesTheGpuOfNewHardwareAndNothingForACatalogName) 
   write(dir / "new.json", nlohmann::json{{"gpu", gpu_definition("RefTest-GPU")}}.dump());
   write(dir / "named.json", nlohmann::json{{"gpu", "H100-SXM5-80GB"}}.dump());
   const std::string input = (dir / "s.json").string();
-  ASSERT_EQ(find_gpu("RefTest-GPU"), nullptr);
-  io::define_gpu_of_profile("new.json", input, "/profile");
-  ASSERT_NE(find_gpu("RefTest-GPU"), nullptr);
-  EXPECT_EQ(find_gpu("RefTest-GPU")->num_sms, 148);
-  const auto before = gpu_names().size();
-  io::define_gpu_of_profile("named.json", input, "/profile");
-  EXPECT_EQ(gpu_names().size(), before);
+  Catalog catalog;
+  io::define_gpu_of_profile("new.json", input, "/profile", catalog);
+  ASSERT_NE(catalog.find_gpu("RefTest-GPU"), nullptr);
+  EXPECT_EQ(catalog.find_gpu("RefTest-GPU")->num_sms, 148);
+  EXPECT_EQ(builtin_catalog().find_gpu("RefTest-GPU"), nullptr);
+  const auto before = catalog.gpu_names().size();
+  io::define_gpu_of_profile("named.json", input, "/profile", catalog);
+  EXPECT_EQ(catalog.gpu_names().size(), before);
 }
 
 // A scenario naming new hardware through a broken or missing profile is told what is wrong with

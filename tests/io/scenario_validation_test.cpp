@@ -338,7 +338,7 @@ TEST(ScenarioValidationTest, InstanceFillsGpuAndNetwork) {
                                                       "inline.json");
   io::JsonReader reader(j, "inline.json");
   const Scenario s = io::read_scenario(reader, true);
-  EXPECT_EQ(s.cluster.gpu, "A100-SXM4-40GB");
+  EXPECT_EQ(s.cluster.gpu.name, "A100-SXM4-40GB");
   EXPECT_EQ(s.cluster.nics_per_node, 4);
   EXPECT_DOUBLE_EQ(s.cluster.nic_bandwidth_bytes_per_s, 12.5e9);
   EXPECT_EQ(s.cluster.inter_node_fabric, Fabric::kEfa);

@@ -84,8 +84,8 @@ TEST(SimulationInputTest, AProfileFileDefinesTheGpuTheScenarioNames) {
   const std::string profile_path = write(dir / "p.json", profile);
   const std::string scenario_path = write(dir / "s.json", one_node_scenario("SimInput-A100"));
   const io::SimulationInput input = io::load_simulation_input(scenario_path, {}, profile_path);
-  EXPECT_EQ(input.scenario.cluster.gpu, "SimInput-A100");
-  EXPECT_EQ(input.profile.gpu, "SimInput-A100");
+  EXPECT_EQ(input.scenario.cluster.gpu.name, "SimInput-A100");
+  EXPECT_EQ(input.profile.gpu.name, "SimInput-A100");
 }
 
 // The profile file's absence comes first, then the scenario's errors, then the profile's own.

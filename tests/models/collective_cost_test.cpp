@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 
 namespace capsim {
@@ -11,7 +12,7 @@ namespace {
 
 ClusterSpec dgx_a100(int nodes) {
   ClusterSpec c;
-  c.gpu = "A100-SXM4-80GB";
+  c.gpu = *builtin_catalog().find_gpu("A100-SXM4-80GB");
   c.gpus_per_node = 8;
   c.num_nodes = nodes;
   c.intra_node_bandwidth_bytes_per_s = 300e9;
@@ -55,7 +56,7 @@ TEST(CollectiveCostTest, LatencyStepCountsExtrapolateWithNodes) {
 
 TEST(CollectiveCostTest, MoreNicBandwidthIsNeverSlower) {
   const ClusterSpec c = dgx_a100(4);
-  const HardwareProfile p = datasheet_profile(*find_gpu(c.gpu), c);
+  const HardwareProfile p = datasheet_profile(c.gpu, c);
   double previous = 1e30;
   for (double nic = 12.5e9; nic <= 400e9; nic *= 2) {
     const double t = collective_time_s(p, CollectiveKind::kAllReduce, 1e9, group(32, 8, nic));
@@ -66,7 +67,7 @@ TEST(CollectiveCostTest, MoreNicBandwidthIsNeverSlower) {
 
 TEST(CollectiveCostTest, FastestAlgorithmWins) {
   const ClusterSpec c = dgx_a100(4);
-  const HardwareProfile p = datasheet_profile(*find_gpu(c.gpu), c);
+  const HardwareProfile p = datasheet_profile(c.gpu, c);
   const GroupShape g = group(32, 8, 200e9);
   const CollectiveFit* fit = find_collective_fit(p, CollectiveKind::kAllReduce, true);
   ASSERT_NE(fit, nullptr);
@@ -82,13 +83,13 @@ TEST(CollectiveCostTest, FastestAlgorithmWins) {
 
 TEST(CollectiveCostTest, SingleRankCostsNothing) {
   const ClusterSpec c = dgx_a100(1);
-  const HardwareProfile p = datasheet_profile(*find_gpu(c.gpu), c);
+  const HardwareProfile p = datasheet_profile(c.gpu, c);
   EXPECT_EQ(collective_time_s(p, CollectiveKind::kAllReduce, 1e9, group(1, 1, 0)), 0.0);
 }
 
 TEST(CollectiveCostTest, AllGatherFallsBackToAllReduceLinks) {
   const ClusterSpec c = dgx_a100(1);
-  const HardwareProfile p = datasheet_profile(*find_gpu(c.gpu), c);
+  const HardwareProfile p = datasheet_profile(c.gpu, c);
   const GroupShape g = group(8, 8, 0);
   // Same links, half the traffic of an all-reduce of the same buffer.
   const double ag = collective_time_s(p, CollectiveKind::kAllGather, 1e9, g);

@@ -37,7 +37,7 @@ TEST(CostLawSweepTest, AlignedGemmsNeverTakeLessTimeForMoreWork) {
   test::Rng rng(11);
   for (const std::string& file : shipped_profiles()) {
     const HardwareProfile p = io::embedded_profile(file);
-    const GpuSpec& gpu = *find_gpu(p.gpu);
+    const GpuSpec& gpu = p.gpu;
     for (const Precision precision : {Precision::kBf16, Precision::kFp8}) {
       if (precision == Precision::kFp8 && gpu.peak_fp8_flop_per_s <= 0.0)
         continue;

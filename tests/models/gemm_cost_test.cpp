@@ -6,11 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
+
 namespace capsim {
 namespace {
 
 const GpuSpec& a100() {
-  return *find_gpu("A100-SXM4-80GB");
+  return *builtin_catalog().find_gpu("A100-SXM4-80GB");
 }
 
 TEST(GemmCostTest, LargeAlignedGemmApproachesMaxEfficiency) {
@@ -29,7 +31,7 @@ TEST(GemmCostTest, SmallGemmsAreInefficient) {
 // fp8 GEMMs use their own ceiling when the profile has one; other precisions keep max_efficiency.
 TEST(GemmCostTest, Fp8UsesItsOwnCeiling) {
   GemmParams params;
-  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GpuSpec& h100 = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   const GemmShape s{8192, 8192, 8192, 1};
   const double shared = gemm_efficiency(params, h100, Precision::kFp8, s);
   EXPECT_DOUBLE_EQ(shared, gemm_efficiency(params, h100, Precision::kBf16, s));
@@ -53,7 +55,7 @@ TEST(GemmCostTest, WaveQuantization) {
 // (docs/design/gemm-efficiency.md §4); the model penalises the misaligned shape.
 TEST(GemmCostTest, MisalignedDimensionIsSlower) {
   GemmParams params;
-  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GpuSpec& h100 = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   const double aligned = gemm_time_s(params, h100, Precision::kBf16, {4096, 4096, 10944, 4});
   const double misaligned = gemm_time_s(params, h100, Precision::kBf16, {4096, 4096, 10922, 4});
   EXPECT_GT(misaligned / aligned, 1.2);
@@ -66,7 +68,7 @@ TEST(GemmCostTest, AlignmentCountsBytesNotElements) {
   params.misaligned_64 = 0.9;
   params.misaligned_8 = 0.7;
   params.fp8_max_efficiency = params.max_efficiency;
-  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GpuSpec& h100 = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   const GemmShape aligned{4096, 4096, 11008, 1};  // 11008 = 86 x 128
   const GemmShape eights{4096, 4096, 10952, 1};   // 10952 = 1369 x 8, not a multiple of 16
   const auto ratio = [&](Precision p) {
@@ -100,7 +102,7 @@ TEST(GemmCostTest, SkinnyGemmIsMemoryBound) {
 
 TEST(GemmCostTest, Fp8UsesFp8Peak) {
   GemmParams params;
-  const GpuSpec& h100 = *find_gpu("H100-SXM5-80GB");
+  const GpuSpec& h100 = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   const GemmShape s{8192, 8192, 8192, 1};
   EXPECT_LT(gemm_time_s(params, h100, Precision::kFp8, s),
             0.6 * gemm_time_s(params, h100, Precision::kBf16, s));

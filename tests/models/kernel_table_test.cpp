@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/op_cost.hpp"
@@ -28,7 +29,7 @@ Scenario one_stage() {
 }
 
 HardwareProfile profile_for(const Scenario& s) {
-  return datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  return datasheet_profile(s.cluster.gpu, s.cluster);
 }
 
 // The table lists exactly what both engines cost: its rows add up to the chunk's compute.
@@ -58,7 +59,7 @@ TEST(KernelTableTest, RowsAddUpToTheChunkCompute) {
 int expect_fp8_only_in_linears(const Scenario& s) {
   int materialised = 0;
   const HardwareProfile profile = profile_for(s);
-  const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
+  const GpuSpec& gpu = s.cluster.gpu;
   for (const KernelRow& row : kernel_table(s, profile).rows) {
     const std::string_view name = row.op.name;
     const bool sixteen = name == "logits" || name == "attention_scores" ||
@@ -82,7 +83,7 @@ TEST(KernelTableTest, Fp8KeepsLogitsAndAttentionIn16Bits) {
   for (const AttentionKernel attention :
        {AttentionKernel::kFlash, AttentionKernel::kMaterialized}) {
     Scenario s = one_stage();
-    s.cluster.gpu = "H100-SXM5-80GB";
+    s.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
     s.parallelism.precision = Precision::kFp8;
     s.model.attention = attention;
     const int materialised = expect_fp8_only_in_linears(s);
@@ -94,14 +95,14 @@ TEST(KernelTableTest, Fp8KeepsLogitsAndAttentionIn16Bits) {
 // FlashAttention efficiency ramps with s/c: shorter blocks run less efficiently.
 TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {
   Scenario s = one_stage();
-  s.cluster.gpu = "H100-SXM5-80GB";
+  s.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
   s.model.seq_length = 4096;
   s.parallelism.context = 4;
   s.parallelism.data /= 4;
   s.parallelism.global_batch_size /= 4;
   EXPECT_DOUBLE_EQ(attention_kernel_seq_length(s.model, s.parallelism), 1024.0);
   const HardwareProfile profile = profile_for(s);
-  const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
+  const GpuSpec& gpu = s.cluster.gpu;
   int attention_rows = 0;
   for (const KernelRow& row : kernel_table(s, profile).rows) {
     if (row.op.kind != KernelKind::kAttention)

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/parameter_count.hpp"
 
@@ -56,7 +57,7 @@ Parallelism tp(int t, bool sp, Recompute recompute) {
 }
 
 const GpuSpec& a100() {
-  return *find_gpu("A100-SXM4-80GB");
+  return *builtin_catalog().find_gpu("A100-SXM4-80GB");
 }
 
 double sbh(const ModelSpec& m) {
@@ -447,9 +448,10 @@ TEST(MemoryFp8Test, WeightCachesAddTwoBytesPerGemmWeight) {
   fp8.precision = Precision::kFp8;
   Parallelism fp8_params = fp8;
   fp8_params.fp8_params = true;
-  const MemoryEstimate b = estimate_memory(m, bf16, *find_gpu("H100-SXM5-80GB"));
-  const MemoryEstimate f = estimate_memory(m, fp8, *find_gpu("H100-SXM5-80GB"));
-  const MemoryEstimate fp = estimate_memory(m, fp8_params, *find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate b = estimate_memory(m, bf16, *builtin_catalog().find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate f = estimate_memory(m, fp8, *builtin_catalog().find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate fp =
+      estimate_memory(m, fp8_params, *builtin_catalog().find_gpu("H100-SXM5-80GB"));
   // Llama-2 70B per TP-8 rank: (2h^2 + 2h*kv + 3hf) / 8 = 106,954,752 GEMM weights per layer.
   EXPECT_DOUBLE_EQ(layer_matmul_parameters_per_rank(m, 8), 106954752.0);
   for (int i = 0; i < 4; ++i) {
@@ -466,8 +468,9 @@ TEST(MemoryFp8Test, WeightCachesAddTwoBytesPerGemmWeight) {
   fp8.global_batch_size = 64;
   Parallelism fp8_zero3_params = fp8;
   fp8_zero3_params.fp8_params = true;
-  const MemoryEstimate z = estimate_memory(m, fp8, *find_gpu("H100-SXM5-80GB"));
-  const MemoryEstimate zp = estimate_memory(m, fp8_zero3_params, *find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate z = estimate_memory(m, fp8, *builtin_catalog().find_gpu("H100-SXM5-80GB"));
+  const MemoryEstimate zp =
+      estimate_memory(m, fp8_zero3_params, *builtin_catalog().find_gpu("H100-SXM5-80GB"));
   EXPECT_DOUBLE_EQ(z.stages[1].weights_bytes - zp.stages[1].weights_bytes,
                    2.0 * 20.0 * layer_matmul_parameters_per_rank(m, 8) / 4.0);
   // and gathers the two live layers' caches with their weights.

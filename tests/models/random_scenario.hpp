@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/catalog.hpp"
 #include "models/scenario.hpp"
 
 #include "io/input_error.hpp"
@@ -54,16 +55,17 @@ inline ModelSpec random_model(Rng& rng) {
 
 inline ClusterSpec random_cluster(Rng& rng) {
   ClusterSpec c;
-  c.gpu = rng.pick(std::vector<std::string>{"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB"});
+  c.gpu = *builtin_catalog().find_gpu(
+      rng.pick(std::vector<std::string>{"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB"}));
   c.gpus_per_node = 8;
   c.num_nodes = rng.pick(std::vector<int>{1, 2, 4, 8});
-  c.intra_node_bandwidth_bytes_per_s = c.gpu[0] == 'H' ? 450e9 : 300e9;
+  c.intra_node_bandwidth_bytes_per_s = c.gpu.name[0] == 'H' ? 450e9 : 300e9;
   c.has_inter_node = c.num_nodes > 1;
   if (c.has_inter_node) {
     c.inter_node_fabric =
         rng.pick(std::vector<Fabric>{Fabric::kInfiniband, Fabric::kRoce, Fabric::kEfa});
-    c.nics_per_node = c.inter_node_fabric == Fabric::kEfa && c.gpu[0] == 'A' ? 4 : 8;
-    c.nic_bandwidth_bytes_per_s = c.gpu[0] == 'H' ? 50e9 : 25e9;
+    c.nics_per_node = c.inter_node_fabric == Fabric::kEfa && c.gpu.name[0] == 'A' ? 4 : 8;
+    c.nic_bandwidth_bytes_per_s = c.gpu.name[0] == 'H' ? 50e9 : 25e9;
     c.topology = rng.pick(std::vector<Topology>{Topology::kRailOptimized, Topology::kFatTree,
                                                 Topology::kOversubscribed});
     if (c.topology == Topology::kOversubscribed) {
@@ -95,7 +97,7 @@ inline Parallelism random_layout(Rng& rng, const ClusterSpec& cluster) {
   p.tp_comm_overlap = p.sequence_parallel && rng.coin();
   p.zero_stage = rng.pick(std::vector<int>{0, 1, 2, 3});
   p.overlap_grad_reduce = p.zero_stage == 3 || rng.pick(std::vector<bool>{true, true, false});
-  p.precision = cluster.gpu[0] == 'H' && rng.coin() ? Precision::kFp8 : Precision::kBf16;
+  p.precision = cluster.gpu.name[0] == 'H' && rng.coin() ? Precision::kFp8 : Precision::kBf16;
   return p;
 }
 

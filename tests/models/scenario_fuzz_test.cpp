@@ -78,7 +78,7 @@ TEST(ScenarioFuzzTest, MutationsNeverEscapeAsAnythingButInputError) {
     try {
       io::JsonReader reader(doc, "fuzz.json");
       const Scenario s = io::read_scenario(reader, true);
-      const HardwareProfile p = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+      const HardwareProfile p = datasheet_profile(s.cluster.gpu, s.cluster);
       const double t = estimate::estimate_iteration(s, p).iteration_time_s;
       EXPECT_TRUE(std::isfinite(t) && t > 0.0) << doc.dump();
       ++accepted;

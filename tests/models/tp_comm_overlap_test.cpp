@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/memory_model.hpp"
 
@@ -24,7 +25,7 @@ Scenario tp4_sp_scenario() {  // GPT 13B, TP4 PP2 DP4 with SP on A100
 }
 
 SimulationResult estimate(const Scenario& s) {
-  return estimate::estimate_iteration(s, datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster));
+  return estimate::estimate_iteration(s, datasheet_profile(s.cluster.gpu, s.cluster));
 }
 
 TEST(TpCommOverlapTest, HidesPartOfTheTensorParallelTime) {
@@ -74,9 +75,9 @@ TEST(TpCommOverlapTest, OnASlowLinkTheCollectivesDominate) {
 TEST(TpCommOverlapTest, MemoryCountsTheUserbuffers) {
   for (Precision precision : {Precision::kBf16, Precision::kFp8}) {
     Scenario s = tp4_sp_scenario();
-    s.cluster.gpu = "H100-SXM5-80GB";
+    s.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
     s.parallelism.precision = precision;
-    const GpuSpec& gpu = *find_gpu(s.cluster.gpu);
+    const GpuSpec& gpu = s.cluster.gpu;
     const MemoryEstimate serial = estimate_memory(s.model, s.parallelism, gpu);
     s.parallelism.tp_comm_overlap = true;
     const MemoryEstimate overlapped = estimate_memory(s.model, s.parallelism, gpu);
@@ -93,17 +94,17 @@ TEST(TpCommOverlapTest, MemoryCountsTheUserbuffers) {
 
 TEST(TpCommOverlapTest, NothingWithoutTensorParallelism) {
   const Scenario s = tp4_sp_scenario();
-  const HardwareProfile profile = datasheet_profile(*find_gpu(s.cluster.gpu), s.cluster);
+  const HardwareProfile profile = datasheet_profile(s.cluster.gpu, s.cluster);
   GroupShape one;
   const LayerComm c =
-      tp_overlapped_layer_comm(lower_layer(s.model, s.parallelism), profile,
-                               *find_gpu(s.cluster.gpu), Precision::kBf16, 2048.0, one, 1e6, 1e6);
+      tp_overlapped_layer_comm(lower_layer(s.model, s.parallelism), profile, s.cluster.gpu,
+                               Precision::kBf16, 2048.0, one, 1e6, 1e6);
   EXPECT_EQ(c.forward_s, 0.0);
   EXPECT_EQ(c.backward_s, 0.0);
 }
 
 TEST(TpCommOverlapTest, WithoutSmsLowersThePeakInProportion) {
-  const GpuSpec& a100 = *find_gpu("A100-SXM4-80GB");
+  const GpuSpec& a100 = *builtin_catalog().find_gpu("A100-SXM4-80GB");
   const GpuSpec g = without_sms(a100, kUserbufferSms);
   EXPECT_EQ(g.num_sms, a100.num_sms - 16);
   EXPECT_DOUBLE_EQ(g.peak_bf16_flop_per_s, a100.peak_bf16_flop_per_s * 92.0 / 108.0);

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
 
 #include "io/input_error.hpp"
@@ -85,7 +86,7 @@ TEST(PlanIoTest, DefaultPlanReadsWithUnitsAndDefaults) {
   ASSERT_EQ(plan.instances[2].prices.size(), 1u);
   EXPECT_EQ(plan.instances[2].prices[0].pricing, Pricing::kOnDemand);
   EXPECT_DOUBLE_EQ(plan.instances[2].prices[0].usd_per_node_hour,
-                   find_instance("p5.48xlarge")->on_demand_usd_per_hour);
+                   builtin_catalog().find_instance("p5.48xlarge")->on_demand_usd_per_hour);
   EXPECT_EQ(plan.node_counts, (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
   EXPECT_EQ(plan.global_batch_sizes, std::vector<int>{2048});
   EXPECT_EQ(plan.space.tensor, (std::vector<int>{1, 2, 4, 8}));
@@ -128,7 +129,7 @@ TEST(PlanIoTest, PriceOverridesAndPricingOptions) {
   EXPECT_EQ(p5[1].pricing, Pricing::kSpot);
   EXPECT_DOUBLE_EQ(p5[1].usd_per_node_hour, 20.0);
   EXPECT_DOUBLE_EQ(p5[2].usd_per_node_hour,
-                   find_instance("p5.48xlarge")->capacity_block_usd_per_hour);
+                   builtin_catalog().find_instance("p5.48xlarge")->capacity_block_usd_per_hour);
   // p4d has no spot price: only on-demand and capacity block.
   ASSERT_EQ(plan.instances[1].prices.size(), 2u);
   EXPECT_EQ(plan.instances[1].prices[1].pricing, Pricing::kCapacityBlock);

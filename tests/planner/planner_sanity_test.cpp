@@ -109,7 +109,7 @@ TEST(PlannerSanityTest, RankingCorrelatesWithMeasuredThroughput) {
     const SimulationResult r =
         estimate::estimate_iteration(c.scenario, io::resolve_profile(c.scenario));
     const std::string key =
-        c.group + " | " + c.scenario.model.name + " | " + c.scenario.cluster.gpu;
+        c.group + " | " + c.scenario.model.name + " | " + c.scenario.cluster.gpu.name;
     groups[key].first.push_back(r.tokens_per_s_per_gpu);
     groups[key].second.push_back(c.measured_tokens_per_s_per_gpu);
     all_pred.push_back(r.tokens_per_s_per_gpu);

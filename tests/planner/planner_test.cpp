@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "models/byte_units.hpp"
+#include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"
@@ -73,69 +74,67 @@ PlanSpec hand_plan() {
 
 TEST(CheckStructureTest, EachReason) {
   const ModelSpec m = small_model();
-  const ClusterSpec c = cluster_for_instance(*find_instance("p4de.24xlarge"), 2);
-  const GpuSpec& gpu = *find_gpu(c.gpu);
+  const ClusterSpec c = cluster_for_instance(*builtin_catalog().find_instance("p4de.24xlarge"), 2);
   Parallelism p;
   p.tensor = 8;
   p.pipeline = 2;
   p.data = 1;
   p.global_batch_size = 8;
-  EXPECT_EQ(check_structure(m, c, p, gpu), std::nullopt);
+  EXPECT_EQ(check_structure(m, c, p), std::nullopt);
   Parallelism q = p;
   q.tensor = 16;
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kTensorExceedsNode);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kTensorExceedsNode);
   q = p;
   q.data = 2;
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kGpuCount);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kGpuCount);
   q.data = 0;  // what the search gives where tensor x pipeline x context does not divide the GPUs
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kGpuCount);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kGpuCount);
   ModelSpec odd = m;
   odd.num_attention_heads = 12;  // 12 % 8 != 0
-  EXPECT_EQ(check_structure(odd, c, p, gpu), PruneReason::kTensorDivisibility);
+  EXPECT_EQ(check_structure(odd, c, p), PruneReason::kTensorDivisibility);
   q = p;
   q.pipeline = 1;
   q.context = 2;
   odd = m;
   odd.seq_length = 2050;  // not divisible by 2 x 2
-  EXPECT_EQ(check_structure(odd, c, q, gpu), PruneReason::kContextDivisibility);
+  EXPECT_EQ(check_structure(odd, c, q), PruneReason::kContextDivisibility);
   q = p;
   q.schedule = Schedule::kInterleaved;
   q.virtual_pipeline_stages = 5;  // 24 % 10 != 0
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kLayerDivisibility);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kLayerDivisibility);
   q = p;
   q.stage_layers = {11, 13};  // an uneven split that sums to 24 is fine...
-  EXPECT_EQ(check_structure(m, c, q, gpu), std::nullopt);
+  EXPECT_EQ(check_structure(m, c, q), std::nullopt);
   q.stage_layers = {11, 12};  // ...one that does not is not
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kLayerDivisibility);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kLayerDivisibility);
   q = p;
   q.micro_batch_size = 3;
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kBatchDivisibility);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kBatchDivisibility);
   q = p;
   q.schedule = Schedule::kInterleaved;
   q.virtual_pipeline_stages = 2;
   q.global_batch_size = 3;  // 3 micro-batches over 2 stages
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kInterleavedMicroBatches);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kInterleavedMicroBatches);
   q = p;
   q.zero_stage = 2;
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kZeroWithPipeline);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kZeroWithPipeline);
   q = p;
   q.precision = Precision::kFp8;
-  EXPECT_EQ(check_structure(m, c, q, gpu), PruneReason::kFp8Unsupported);
+  EXPECT_EQ(check_structure(m, c, q), PruneReason::kFp8Unsupported);
   q = p;
   q.sequence_parallel = true;
   odd = m;
   odd.seq_length = 2052;  // not divisible by tensor: a layout rule without a reason of its own
-  EXPECT_EQ(check_structure(odd, c, q, gpu), PruneReason::kInvalidLayout);
+  EXPECT_EQ(check_structure(odd, c, q), PruneReason::kInvalidLayout);
   q.micro_batch_size = 3;  // the batch rule has one, and it comes first
-  EXPECT_EQ(check_structure(odd, c, q, gpu), PruneReason::kBatchDivisibility);
+  EXPECT_EQ(check_structure(odd, c, q), PruneReason::kBatchDivisibility);
 }
 
 // The planner prunes exactly the layouts that break a layout rule (what `capsim simulate`
 // rejects) or one of its own two rules.
 TEST(CheckStructureTest, PrunesWhatTheLayoutRulesReject) {
   const ModelSpec m = small_model();
-  const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 2);
-  const GpuSpec& gpu = *find_gpu(c.gpu);
+  const ClusterSpec c = cluster_for_instance(*builtin_catalog().find_instance("p4d.24xlarge"), 2);
   std::mt19937_64 rnd(301);
   const auto pick = [&rnd](std::vector<int> values) {
     return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rnd)];
@@ -155,8 +154,8 @@ TEST(CheckStructureTest, PrunesWhatTheLayoutRulesReject) {
     p.zero_stage = pick({0, 1, 2});
     p.precision = pick({0, 1}) == 1 ? Precision::kFp8 : Precision::kBf16;
     const bool planner_rule = p.tensor > c.gpus_per_node || (p.zero_stage >= 2 && p.pipeline > 1);
-    const bool broken = !estimate::layout_problems(m, c, p, gpu).empty();
-    EXPECT_EQ(check_structure(m, c, p, gpu).has_value(), planner_rule || broken) << i;
+    const bool broken = !estimate::layout_problems(m, c, p).empty();
+    EXPECT_EQ(check_structure(m, c, p).has_value(), planner_rule || broken) << i;
     pruned += planner_rule || broken ? 1 : 0;
   }
   EXPECT_GT(pruned, 100);
@@ -375,8 +374,8 @@ struct FitCounts {
 // one that split_that_fits finds), each starting from the plan's stack settings.
 FitCounts count_fits(const PlanSpec& plan) {
   FitCounts counts;
-  const ClusterSpec c = cluster_for_instance(*find_instance("p4d.24xlarge"), 4);
-  const GpuSpec& gpu = *find_gpu(c.gpu);
+  const ClusterSpec c = cluster_for_instance(*builtin_catalog().find_instance("p4d.24xlarge"), 4);
+  const GpuSpec& gpu = c.gpu;
   for (int t : plan.space.tensor) {
     for (int pp : plan.space.pipeline) {
       for (int mb : plan.space.micro_batch_size) {
@@ -392,7 +391,7 @@ FitCounts count_fits(const PlanSpec& plan) {
               p.recompute = rc;
               p.zero_stage = z;
               p.sequence_parallel = sp;
-              if ((sp && t == 1) || check_structure(plan.model, c, p, gpu))
+              if ((sp && t == 1) || check_structure(plan.model, c, p))
                 continue;
               const MemoryEstimate m = estimate_memory(plan.model, p, gpu);
               const double limit = m.capacity_bytes - plan.memory_headroom_bytes;

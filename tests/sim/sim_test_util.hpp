@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "models/catalog.hpp"
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
 #include "models/scenario.hpp"
@@ -23,7 +24,7 @@ inline Scenario make_scenario(int tp, int pp, int dp, int micro_batches, Schedul
   s.name = "test";
   s.model = {"test-model", 8 * pp * virtual_stages, 4096, 32,    32,
              16384,        FfnActivation::kGelu,    2048, 51200, false};
-  s.cluster.gpu = "A100-SXM4-80GB";
+  s.cluster.gpu = *builtin_catalog().find_gpu("A100-SXM4-80GB");
   s.cluster.gpus_per_node = 8;
   s.cluster.num_nodes = std::max(1, tp * pp * dp / 8);
   s.cluster.intra_node_bandwidth_bytes_per_s = 300e9;
@@ -45,7 +46,7 @@ inline Scenario make_scenario(int tp, int pp, int dp, int micro_batches, Schedul
 inline HardwareProfile make_profile(double latency_s = 0.0) {
   HardwareProfile p;
   p.name = "test-profile";
-  p.gpu = "A100-SXM4-80GB";
+  p.gpu = *builtin_catalog().find_gpu("A100-SXM4-80GB");
   p.fabric = "infiniband";
   CollectiveFit intra;
   intra.inter_node = false;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
+
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
 #include "whatif/whatif_io.hpp"
@@ -14,16 +16,17 @@ const std::string kScenario =
 
 TEST(ThroughputTest, ScaleScenarioKeepsModelParallelismAndBatch) {
   const Scenario base = io::load_scenario(kScenario);  // TP8 PP2 DP8, global batch 1024
-  const Scenario s = scale_scenario(base, *find_instance("p5.48xlarge"), 64);
+  const Scenario s = scale_scenario(base, *builtin_catalog().find_instance("p5.48xlarge"), 64);
   EXPECT_EQ(s.parallelism.tensor, 8);
   EXPECT_EQ(s.parallelism.pipeline, 2);
   EXPECT_EQ(s.parallelism.data, 4);
   EXPECT_EQ(s.parallelism.global_batch_size, 1024);
-  EXPECT_EQ(s.cluster.gpu, "H100-SXM5-80GB");
+  EXPECT_EQ(s.cluster.gpu.name, "H100-SXM5-80GB");
   EXPECT_EQ(s.cluster.num_nodes, 8);
   EXPECT_EQ(s.cluster.num_gpus(), s.parallelism.num_gpus());
   // 48 GPUs: DP 3 does not divide 1024 micro-batches of 1, so the batch rounds up to 1026.
-  EXPECT_EQ(scale_scenario(base, *find_instance("p4d.24xlarge"), 48).parallelism.global_batch_size,
+  EXPECT_EQ(scale_scenario(base, *builtin_catalog().find_instance("p4d.24xlarge"), 48)
+                .parallelism.global_batch_size,
             1026);
 }
 

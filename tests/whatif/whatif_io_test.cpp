@@ -63,7 +63,7 @@ TEST(WhatIfIoTest, PoolOfADefinedInstance) {
   j["pools"][0]["price"] = "$100/h";
   const WhatIf w = read_whatif(j, "w.json", kDir);
   EXPECT_EQ(w.pools[0].instance.name, "whatif-b200-node");
-  EXPECT_EQ(w.pools[0].instance.gpu, "WhatIf-B200");
+  EXPECT_EQ(w.pools[0].instance.gpu.name, "WhatIf-B200");
   EXPECT_DOUBLE_EQ(w.pools[0].price_usd_per_hour, 100.0);
 }
 

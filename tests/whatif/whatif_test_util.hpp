@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
 
 #include "whatif/policy.hpp"
@@ -17,7 +18,7 @@ inline NodePool pool(const std::string& name, int min_nodes, int max_nodes, doub
                      Pricing pricing = Pricing::kOnDemand, double price = 10.0) {
   NodePool p;
   p.name = name;
-  p.instance = *find_instance("p4d.24xlarge");
+  p.instance = *builtin_catalog().find_instance("p4d.24xlarge");
   p.pricing = pricing;
   p.price_usd_per_hour = price;
   p.min_nodes = min_nodes;

@@ -1,14 +1,13 @@
 // `capsim calibrate fit --gpu-spec FILE`: a capsim.gpu/v1 file on any bytes. The figures an
-// accepted file gives must round-trip through gpu_spec_to_json exactly, then the GPU is
-// defined. The catalog takes at most kMaxDefinedGpus definitions per process, so the reading
-// and the round trip run first, on every input.
+// accepted file gives must round-trip through gpu_spec_to_json exactly, and the GPU it defines
+// joins a fresh catalog, one per input.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "models/gpu_catalog.hpp"
+#include "models/catalog.hpp"
 
 #include "io/gpu_spec_io.hpp"
 #include "io/json_reader.hpp"
@@ -26,8 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     io::JsonReader again(written, "gpu_spec_to_json");
     fuzz::require(io::read_gpu_spec(again) == gpu,
                   "gpu_spec_to_json does not round-trip " + written.dump());
-    const std::string name = io::load_gpu_definition(path);
-    fuzz::require(find_gpu(name) != nullptr, "a defined GPU is not in the catalog");
+    Catalog catalog;
+    const GpuSpec defined = io::load_gpu_definition(path, catalog);
+    fuzz::require(defined == gpu, "the definition differs from the figures read");
+    fuzz::require(catalog.find_gpu(gpu.name) != nullptr && *catalog.find_gpu(gpu.name) == gpu,
+                  "a defined GPU is not in the catalog");
   });
   return 0;
 }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "models/catalog.hpp"
+
 #include "io/profile_io.hpp"
 #include "io/profile_reference.hpp"
 #include "io/scenario_io.hpp"
@@ -17,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       io::load_scenario(fuzz::source_dir() + "/tests/data/scenarios/valid.json");
   fuzz::run_one([&] {
     const std::string path = fuzz::write_scratch("profile.json", fuzz::as_text(data, size));
-    io::define_gpu_of_profile(path, "", "");
+    Catalog catalog;
+    io::define_gpu_of_profile(path, "", "", catalog);
     Scenario scenario = kScenario;
     scenario.profile_path = path;
     const HardwareProfile profile = io::resolve_profile(scenario);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a source includes across the layering of docs/architecture.md. Each top-level folder
 # may include only the folders listed for it below (tests/ may include any); SimGrid only in
-# sim/*.cpp and whatif/*.cpp (and tests), CUDA/NCCL/cuBLAS only in calibrate/harness/. Works in a
+# sim/*.cpp (and tests), CUDA/NCCL/cuBLAS only in calibrate/harness/. Works in a
 # git checkout and in a source tree without .git (the files scripts/list-sources.sh lists).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ for f in $(scripts/list-sources.sh); do
     done
   fi
   if grep -qE '#include *[<"]simgrid' "$f"; then
-    case "$f" in sim/*.cpp|whatif/*.cpp|tests/*) ;; *) echo "layering: SimGrid included in $f" >&2; status=1 ;; esac
+    case "$f" in sim/*.cpp|tests/*) ;; *) echo "layering: SimGrid included in $f" >&2; status=1 ;; esac
   fi
   if grep -qE '#include *[<"](cuda|nccl|cublas)' "$f"; then
     case "$f" in calibrate/harness/*) ;; *) echo "layering: CUDA/NCCL included in $f" >&2; status=1 ;; esac

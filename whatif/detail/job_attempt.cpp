@@ -45,7 +45,7 @@ bool resize_at_checkpoint(RunState& run, int j) {
 
 void finish_job(RunState& run, int j) {
   Job& job = run.cluster.job(j);
-  run.world.forget_job(j);
+  run.world.forget_actor(j);
   run.release(j);
   job.state = JobState::kDone;
   job.end = run.now();
@@ -66,7 +66,7 @@ void run_attempt(RunState& run, int j) {
   for (;;) {
     if (restart && f.restart_cost_s > 0) {
       enter(job, Phase::kRestart, 0.0);
-      SimWorld::sleep_for(f.restart_cost_s);
+      sim::ActorWorld::sleep_for(f.restart_cost_s);
       if (gone())
         return;
       run.ledger.count_restart(f.restart_cost_s, job.gpus);
@@ -78,7 +78,7 @@ void run_attempt(RunState& run, int j) {
     const bool last = to_done <= tau;
     const double seg = last ? to_done : tau;
     enter(job, Phase::kCompute, r);
-    SimWorld::sleep_for(seg);
+    sim::ActorWorld::sleep_for(seg);
     if (gone())
       return;
     job.computed_since_ckpt_s += seg;
@@ -90,7 +90,7 @@ void run_attempt(RunState& run, int j) {
     job.remaining -= seg * r;
     if (f.checkpoint_cost_s > 0) {
       enter(job, Phase::kCheckpoint, 0.0);
-      SimWorld::sleep_for(f.checkpoint_cost_s);
+      sim::ActorWorld::sleep_for(f.checkpoint_cost_s);
       if (gone())
         return;
       run.ledger.count_checkpoint(f.checkpoint_cost_s, job.gpus);
@@ -108,7 +108,7 @@ void run_attempt(RunState& run, int j) {
 }  // namespace
 
 void start_job_attempt(RunState& run, int j) {
-  run.world.start_job(j, run.cluster.job(j).pieces.front().node,
+  run.world.start_actor(j, run.cluster.job(j).pieces.front().node,
                       [&run, j] { run_attempt(run, j); });
 }
 

@@ -10,7 +10,7 @@ void interrupt(RunState& run, int j, OffReason why, double notice_s) {
   if (job.state != JobState::kRunning || job.recovering)
     return;
   ++job.epoch;
-  run.world.kill_job(j);
+  run.world.kill_actor(j);
   run.ledger.settle_interruption(job, why, notice_s, run.w.failures, run.now());
   ++run.result.job_restarts;
   if (why == OffReason::kFailure) {

@@ -4,11 +4,12 @@
 #include <cstdint>
 #include <random>
 
+#include "sim/actor_world.hpp"
+
 #include "whatif/detail/autoscaler.hpp"
 #include "whatif/detail/cluster.hpp"
 #include "whatif/detail/gpu_ledger.hpp"
 #include "whatif/detail/job_queue.hpp"
-#include "whatif/detail/sim_world.hpp"
 #include "whatif/detail/timed_events.hpp"
 #include "whatif/engine.hpp"
 #include "whatif/whatif_config.hpp"
@@ -23,7 +24,7 @@ namespace capsim::whatif::detail {
 struct RunState final : private NodeActions {
   RunState(const WhatIf& whatif, const PolicySpec& policy, std::uint64_t seed);
 
-  [[nodiscard]] static double now() { return SimWorld::now(); }
+  [[nodiscard]] static double now() { return sim::ActorWorld::now(); }
 
   // Records a state change for the control loop. Never yields: a simcall here would let other
   // actors run in the middle of a job's bookkeeping. Job actors notify the loop before blocking.
@@ -46,7 +47,7 @@ struct RunState final : private NodeActions {
   JobQueue queue;
   GpuLedger ledger;
   Autoscaler autoscaler;
-  SimWorld world;
+  sim::ActorWorld world;  // SimGrid: node hosts, job actors (one slot per job), the clock
   TimedEvents events;
   double horizon_s = 0.0;
   double end_time_s = 0.0;

@@ -16,7 +16,60 @@ enum class AttentionKernel { kFlash, kMaterialized };
 // that keeps the 16-bit logits (flash-attn's / Apex's xentropy; llm-foundry's default loss).
 enum class CrossEntropyKernel { kUnfused, kFused, kSingleKernel };
 
-// A decoder-only transformer (GPT and Llama families). Sizes in elements, not bytes.
+// How a mixture-of-experts router turns its logits into scores before the top-k: softmax
+// (Mixtral, Qwen3, GPT-OSS) or sigmoid (DeepSeek-V3, Megatron-Core --moe-router-score-function).
+enum class RouterScore { kSoftmax, kSigmoid };
+
+// The feed-forward block of every layer after the first `first_dense_layers` is `num_experts`
+// experts of `ffn_hidden_size` with top-`top_k` routing, plus a shared expert when
+// `shared_expert_ffn_hidden_size` > 0 (Megatron-Core --num-experts, --moe-router-topk,
+// --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size, --moe-layer-freq). The experts
+// use the model's FFN activation.
+struct MoeSpec {
+  int num_experts = 0;
+  int top_k = 0;
+  int ffn_hidden_size = 0;
+  int shared_expert_ffn_hidden_size = 0;  // 0: no shared expert
+  int first_dense_layers = 0;
+  // The busiest expert-parallel rank's routed tokens over the mean: 1.0 is forced-balanced
+  // routing, as published benchmarks run.
+  double load_imbalance = 1.0;
+  RouterScore router_score = RouterScore::kSoftmax;
+  // Tokens each expert-parallel rank pads its experts' input to, over the balanced count
+  // (Megatron-Core --moe-expert-rank-capacity-factor, used with full-iteration CUDA graphs);
+  // 0: dropless without padding.
+  double rank_capacity_factor = 0.0;
+
+  [[nodiscard]] bool operator==(const MoeSpec& other) const = default;
+};
+
+// DeepSeek's multi-head latent attention (DeepSeek-V2 §2.1): queries through a rank
+// `q_lora_rank` bottleneck (0: none), keys and values through a shared rank `kv_lora_rank`
+// latent; each head attends with `qk_head_dim` + `qk_pos_emb_head_dim` (the decoupled rotary
+// part) and produces `v_head_dim` values. Replaces GQA's projections (Megatron-Core
+// --multi-latent-attention, --q-lora-rank, --kv-lora-rank, --qk-head-dim,
+// --qk-pos-emb-head-dim, --v-head-dim).
+struct MlaSpec {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_head_dim = 0;
+  int qk_pos_emb_head_dim = 0;
+  int v_head_dim = 0;
+
+  [[nodiscard]] bool operator==(const MlaSpec& other) const = default;
+};
+
+// Every `every`-th layer attends only the last `size` tokens (GPT-OSS alternates windowed and
+// full layers: every 2, size 128).
+struct WindowAttention {
+  int size = 0;
+  int every = 1;
+
+  [[nodiscard]] bool operator==(const WindowAttention& other) const = default;
+};
+
+// A decoder-only transformer (GPT, Llama, and mixture-of-experts families). Sizes in elements,
+// not bytes.
 struct ModelSpec {
   std::string name;
   int num_layers = 0;
@@ -35,8 +88,21 @@ struct ModelSpec {
   // Dropout layers (attention, hidden, embedding); unset means the family's convention
   // (has_dropout in parameter_count.hpp).
   std::optional<bool> dropout = std::nullopt;
+  // The attention head dimension when it is not hidden_size / num_attention_heads (Megatron
+  // --kv-channels; Qwen3 and GPT-OSS); 0: that quotient.
+  int explicit_head_dim = 0;
+  std::optional<MoeSpec> moe = std::nullopt;
+  std::optional<MlaSpec> mla = std::nullopt;
+  int mtp_layers = 0;  // DeepSeek-V3's multi-token-prediction layers, on the last stage
+  std::optional<WindowAttention> window_attention = std::nullopt;
 
-  [[nodiscard]] int head_dim() const { return hidden_size / num_attention_heads; }
+  [[nodiscard]] int head_dim() const {
+    return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads;
+  }
+  // Whether layer `layer` (0-based) has a mixture-of-experts FFN.
+  [[nodiscard]] bool is_moe_layer(int layer) const {
+    return moe.has_value() && layer >= moe->first_dense_layers;
+  }
 
   [[nodiscard]] bool operator==(const ModelSpec& other) const = default;
 };
@@ -45,5 +111,6 @@ struct ModelSpec {
 [[nodiscard]] const char* to_string(FfnActivation activation);
 [[nodiscard]] const char* to_string(AttentionKernel attention);
 [[nodiscard]] const char* to_string(CrossEntropyKernel cross_entropy);
+[[nodiscard]] const char* to_string(RouterScore score);
 
 }  // namespace capsim

@@ -17,6 +17,11 @@ enum class Recompute { kNone, kSelective, kFull };
 // Apex with store_params=False).
 enum class MasterWeights { kFp32, kFp32Remainders, kBf16, kFp16, kNone };
 
+// How tokens reach the expert-parallel ranks that hold their experts (Megatron-Core
+// --moe-token-dispatcher-type): NCCL all-to-all, all-gather then local selection, or DeepEP's
+// / HybridEP's fused dispatch and combine kernels ("flex" with the deepep backend).
+enum class TokenDispatcher { kAllToAll, kAllGather, kDeepEp };
+
 // How one training iteration is laid out over the GPUs.
 struct Parallelism {
   int tensor = 1;
@@ -63,7 +68,21 @@ struct Parallelism {
   std::optional<Precision> optimizer_state_precision;
   // The optimizer's master copy of the weights; empty: master_weights_or_default().
   std::optional<MasterWeights> master_weights;
+  // Expert parallelism (EP) and expert tensor parallelism (ETP; empty: `tensor`) of the
+  // mixture-of-experts layers; expert data parallelism is what remains of a stage's GPUs:
+  // tensor x context x data / (expert x expert_tensor) (Megatron-Core's MoE parallel folding).
+  int expert = 1;
+  std::optional<int> expert_tensor = std::nullopt;
+  TokenDispatcher token_dispatcher = TokenDispatcher::kAllToAll;
+  // The dispatch and combine all-to-alls of one micro-batch run beside another micro-batch's
+  // compute (Megatron-Core --overlap-moe-expert-parallel-comm, 1F1B A2A overlap).
+  bool moe_a2a_overlap = false;
 
+  [[nodiscard]] int expert_tensor_or_default() const { return expert_tensor.value_or(tensor); }
+  // Expert data parallelism: a stage's GPUs over expert x expert_tensor.
+  [[nodiscard]] int expert_data() const {
+    return tensor * context * data / (expert * expert_tensor_or_default());
+  }
   [[nodiscard]] int num_gpus() const { return tensor * pipeline * data * context; }
   // Micro-batches each pipeline runs per iteration: global / (micro * data).
   [[nodiscard]] int num_micro_batches() const {
@@ -94,10 +113,12 @@ struct Parallelism {
 [[nodiscard]] const char* to_string(Recompute recompute);
 [[nodiscard]] const char* to_string(Precision precision);
 [[nodiscard]] const char* to_string(MasterWeights master_weights);
+[[nodiscard]] const char* to_string(TokenDispatcher dispatcher);
 [[nodiscard]] std::optional<Schedule> schedule_from_string(std::string_view name);
 [[nodiscard]] std::optional<Recompute> recompute_from_string(std::string_view name);
 [[nodiscard]] std::optional<Precision> precision_from_string(std::string_view name);
 [[nodiscard]] std::optional<MasterWeights> master_weights_from_string(std::string_view name);
+[[nodiscard]] std::optional<TokenDispatcher> token_dispatcher_from_string(std::string_view name);
 
 // Megatron-Core's default gradient bucket holds max(40M, 1M x DP) parameters: larger DP groups
 // get larger buckets so the ring's latency, which grows with the group, stays amortised

@@ -136,6 +136,22 @@ const char* to_string(CrossEntropyKernel cross_entropy) {
   return "unfused";
 }
 
+const char* to_string(RouterScore score) {
+  return score == RouterScore::kSigmoid ? "sigmoid" : "softmax";
+}
+
+const char* to_string(TokenDispatcher dispatcher) {
+  switch (dispatcher) {
+    case TokenDispatcher::kAllToAll:
+      return "alltoall";
+    case TokenDispatcher::kAllGather:
+      return "allgather";
+    case TokenDispatcher::kDeepEp:
+      return "deepep";
+  }
+  return "?";
+}
+
 const char* to_string(Fabric fabric) {
   switch (fabric) {
     case Fabric::kNvSwitch:
@@ -227,6 +243,12 @@ std::optional<MasterWeights> master_weights_from_string(std::string_view name) {
   static constexpr std::array kAll{MasterWeights::kFp32, MasterWeights::kFp32Remainders,
                                    MasterWeights::kBf16, MasterWeights::kFp16,
                                    MasterWeights::kNone};
+  return from_string(name, kAll);
+}
+
+std::optional<TokenDispatcher> token_dispatcher_from_string(std::string_view name) {
+  static constexpr std::array kAll{TokenDispatcher::kAllToAll, TokenDispatcher::kAllGather,
+                                   TokenDispatcher::kDeepEp};
   return from_string(name, kAll);
 }
 

@@ -291,9 +291,8 @@ size_t add_candidates_the_confirmed_do_not_bound(Groups& reserves, std::vector<G
     std::set<MeshKey> new_meshes;
     for (auto& c : reserve) {
       // Sorted fastest first: the rest cannot beat the best even by the event engine's margin.
-      if (added_here == k ||
-          c.analytic.tokens_per_s * (1.0 + kEventMaxSpeedupOverScreen) <=
-              g->second.best_tokens_per_s)
+      if (added_here == k || c.analytic.tokens_per_s * (1.0 + kEventMaxSpeedupOverScreen) <=
+                                 g->second.best_tokens_per_s)
         break;
       const MeshKey mesh = mesh_key(c.candidate.parallelism);
       const auto known = g->second.slowdown.find(mesh);

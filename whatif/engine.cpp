@@ -34,8 +34,8 @@ std::vector<sim::HostSpec> node_slots(const WhatIf& whatif, detail::Cluster& clu
     for (int i = 0; i < whatif.pools[p].max_nodes; ++i) {
       detail::Node n;
       n.pool = static_cast<int>(p);
-      hosts.push_back({whatif.pools[p].name + "-" + std::to_string(i),
-                       whatif.pools[p].gpus_per_node()});
+      hosts.push_back(
+          {whatif.pools[p].name + "-" + std::to_string(i), whatif.pools[p].gpus_per_node()});
       cluster.pools[p].nodes.push_back(static_cast<int>(cluster.nodes.size()));
       cluster.nodes.push_back(std::move(n));
     }

@@ -109,7 +109,7 @@ void run_attempt(RunState& run, int j) {
 
 void start_job_attempt(RunState& run, int j) {
   run.world.start_actor(j, run.cluster.job(j).pieces.front().node,
-                      [&run, j] { run_attempt(run, j); });
+                        [&run, j] { run_attempt(run, j); });
 }
 
 }  // namespace capsim::whatif::detail

@@ -1,10 +1,8 @@
 #include "planner/mpi_shard.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "io/input_error.hpp"
+#include "sim/report_bytes.hpp"
 
 #ifdef CAPSIM_WITH_MPI
 #include <mpi.h>
@@ -59,57 +58,6 @@ bool MpiSession::built_with_mpi() {
 }
 
 namespace {
-
-// Byte records exchanged between ranks (every rank runs the same binary: host byte order).
-void put_u64(std::string& buf, uint64_t v) {
-  std::array<char, sizeof v> bytes{};
-  std::memcpy(bytes.data(), &v, sizeof v);
-  buf.append(bytes.data(), bytes.size());
-}
-
-void put_f64(std::string& buf, double v) {
-  uint64_t bits = 0;
-  std::memcpy(&bits, &v, sizeof v);
-  put_u64(buf, bits);
-}
-
-void put_str(std::string& buf, const std::string& s) {
-  put_u64(buf, s.size());
-  buf += s;
-}
-
-class Reader {
- public:
-  explicit Reader(const std::string& buf) : buf_(buf) {}
-  uint64_t u64() {
-    need(sizeof(uint64_t));
-    uint64_t v = 0;
-    std::memcpy(&v, buf_.data() + pos_, sizeof v);
-    pos_ += sizeof v;
-    return v;
-  }
-  double f64() {
-    const uint64_t bits = u64();
-    double v = 0.0;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
-  }
-  std::string str() {
-    const uint64_t n = u64();
-    need(n);
-    std::string s = buf_.substr(pos_, n);
-    pos_ += n;
-    return s;
-  }
-
- private:
-  void need(uint64_t n) const {
-    if (n > buf_.size() - pos_)
-      throw std::runtime_error("MPI: truncated confirmation record from another rank");
-  }
-  const std::string& buf_;
-  size_t pos_ = 0;
-};
 
 // Returns every rank's `mine`, in rank order, on every rank.
 std::vector<std::string> allgather(const std::string& mine, int size) {
@@ -161,28 +109,47 @@ ConfirmBatch run_share(const ConfirmFn& local, const std::vector<Scenario>& mine
   return share;
 }
 
-// Record: status (0 ran, 1 threw) and the message, or available, reason and the outcomes.
+// Record (sim/report_bytes.hpp; every rank runs the same binary): status (0 ran, 1 threw) and
+// the message, or available, reason and the outcomes, each evaluation as encode_evaluation
+// writes it.
 std::string encode(const ConfirmBatch* share, const std::string& thrown) {
-  std::string buf;
-  put_u64(buf, share == nullptr ? 1 : 0);
+  sim::ReportWriter out;
+  out.put_int(share == nullptr ? 1 : 0);
   if (share == nullptr) {
-    put_str(buf, thrown);
-    return buf;
+    out.put_string(thrown);
+    return out.bytes();
   }
-  put_u64(buf, share->available ? 1 : 0);
-  put_str(buf, share->reason);
-  put_u64(buf, share->outcomes.size());
+  out.put_int(share->available ? 1 : 0);
+  out.put_string(share->reason);
+  out.put_int(static_cast<std::int64_t>(share->outcomes.size()));
   for (const ConfirmOutcome& o : share->outcomes) {
-    put_u64(buf, o.ok ? 1 : 0);
-    put_str(buf, o.evaluation.engine);
-    put_f64(buf, o.evaluation.iteration_time_s);
-    put_f64(buf, o.evaluation.tokens_per_s);
-    put_f64(buf, o.evaluation.mfu);
-    put_f64(buf, o.evaluation.peak_memory_bytes);
-    put_f64(buf, o.evaluation.capacity_bytes);
-    put_str(buf, o.error);
+    out.put_int(o.ok ? 1 : 0);
+    out.put_string(encode_evaluation(o.evaluation));
+    out.put_string(o.error);
   }
-  return buf;
+  return out.bytes();
+}
+
+// Returns the share `record` holds; throws the rank's error when it threw.
+ConfirmBatch decode(const std::string& record, size_t rank) {
+  sim::ReportReader in(record);
+  if (in.get_int() != 0) {
+    const std::string what = in.get_string();
+    throw std::runtime_error(rank == 0 ? what : "rank " + std::to_string(rank) + ": " + what);
+  }
+  ConfirmBatch share;
+  share.available = in.get_int() != 0;
+  share.reason = in.get_string();
+  const std::int64_t count = in.get_int();
+  for (std::int64_t i = 0; i < count; ++i) {
+    ConfirmOutcome o;
+    o.ok = in.get_int() != 0;
+    o.evaluation = decode_evaluation(in.get_string());
+    o.error = in.get_string();
+    share.outcomes.push_back(std::move(o));
+  }
+  in.finish();
+  return share;
 }
 
 }  // namespace
@@ -211,28 +178,9 @@ ConfirmFn mpi_sharded(ConfirmFn local, const MpiSession& session) {
     }
     const std::vector<std::string> records = allgather(record, size);
 
-    std::vector<ConfirmBatch> shares(ranks);
-    for (size_t r = 0; r < ranks; ++r) {
-      Reader in(records[r]);
-      if (in.u64() != 0) {
-        const std::string what = in.str();
-        throw std::runtime_error(r == 0 ? what : "rank " + std::to_string(r) + ": " + what);
-      }
-      ConfirmBatch& share = shares[r];
-      share.available = in.u64() != 0;
-      share.reason = in.str();
-      share.outcomes.resize(in.u64());
-      for (ConfirmOutcome& o : share.outcomes) {
-        o.ok = in.u64() != 0;
-        o.evaluation.engine = in.str();
-        o.evaluation.iteration_time_s = in.f64();
-        o.evaluation.tokens_per_s = in.f64();
-        o.evaluation.mfu = in.f64();
-        o.evaluation.peak_memory_bytes = in.f64();
-        o.evaluation.capacity_bytes = in.f64();
-        o.error = in.str();
-      }
-    }
+    std::vector<ConfirmBatch> shares;
+    for (size_t r = 0; r < ranks; ++r)
+      shares.push_back(decode(records[r], r));
     // Rank 0 ran the probe (scenario 0): its verdict on the engine is the batch's.
     ConfirmBatch batch;
     if (!shares[0].available) {

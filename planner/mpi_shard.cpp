@@ -9,8 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "io/input_error.hpp"
 #include "sim/report_bytes.hpp"
+
+#include "io/input_error.hpp"
 
 #ifdef CAPSIM_WITH_MPI
 #include <mpi.h>

@@ -28,8 +28,8 @@ namespace {
 void check_every_gpu_size(const Scenario& scenario) {
   const int gpus = scenario.parallelism.num_gpus();  // validated: the cluster's GPU count
   if (gpus > sim::kMaxEveryGpuRanks) {
-    throw io::InputError("", "",
-                         "--every-gpu simulates each of the " + std::to_string(gpus) +
+    throw io::InputError("--every-gpu", "",
+                         "simulates each of the " + std::to_string(gpus) +
                              " GPUs and is limited to " + std::to_string(sim::kMaxEveryGpuRanks) +
                              " (its memory grows faster than the GPU count); leave it out: the "
                              "default run simulates identical ranks once and is exact on "
@@ -69,7 +69,7 @@ void check_engine_options(const cxxopts::ParseResult& args, const Scenario& scen
                           const std::string& engine) {
   for (const char* event_only : {"trace", "every-gpu"}) {
     if (args.count(event_only) > 0 && engine != "event")
-      throw io::InputError("", "", std::string("--") + event_only + " needs --engine event");
+      throw io::InputError(std::string("--") + event_only, "", "needs --engine event");
   }
   if (args.count("every-gpu") > 0)
     check_every_gpu_size(scenario);
@@ -211,7 +211,7 @@ int simulate_main(int argc, char** argv) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   if (args.count("scenario") == 0)
-    throw io::InputError("", "", "missing SCENARIO.json argument");
+    throw io::InputError("SCENARIO.json", "", "missing argument; see --help");
   const std::vector<io::ScenarioOverride> overrides = overrides_option(args);
   const std::optional<std::string> profile_path =
       args.count("profile") > 0 ? std::optional(args["profile"].as<std::string>()) : std::nullopt;

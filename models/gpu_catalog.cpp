@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <array>
 
+#include "models/byte_units.hpp"
+
 namespace capsim {
 namespace {
 
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // Sources: NVIDIA A100 and H100/H200 datasheets as restated in
 // docs/design/hardware-facts.md §1 and §5 (ml-engineering accelerator tables).

@@ -189,10 +189,10 @@ TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
   const std::string scenario = kData + "/scenarios/valid.json --engine analytic";
   const auto every = run_capsim("simulate " + scenario + " --every-gpu", true);
   EXPECT_EQ(every.exit_code, 2);
-  EXPECT_NE(every.out.find("--every-gpu needs --engine event"), std::string::npos) << every.out;
+  EXPECT_NE(every.out.find("--every-gpu: needs --engine event"), std::string::npos) << every.out;
   const auto trace = run_capsim("simulate " + scenario + " --trace /tmp/capsim-unused.json", true);
   EXPECT_EQ(trace.exit_code, 2);
-  EXPECT_NE(trace.out.find("--trace needs --engine event"), std::string::npos) << trace.out;
+  EXPECT_NE(trace.out.find("--trace: needs --engine event"), std::string::npos) << trace.out;
 }
 
 // Simulating every one of 32,768 GPUs would need tens of GB: a clear error, not an OOM kill.
@@ -200,7 +200,7 @@ TEST(CliTest, EveryGpuBeyondSixteenThousandGpusExitsTwo) {
   const auto r =
       run_capsim("simulate " + kData + "/scenarios/tiny_32768_gpus.json --every-gpu", true);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("--every-gpu simulates each of the 32768 GPUs and is limited to 16384"),
+  EXPECT_NE(r.out.find("--every-gpu: simulates each of the 32768 GPUs and is limited to 16384"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/tiny_32768_gpus.json").exit_code, 0);

@@ -126,11 +126,11 @@ TEST(ConfirmTest, BadInputOnTheProbeMakesTheBatchUnavailable) {
 TEST(ConfirmTest, UnavailableEventEngineFallsBackToTheScreen) {
   PlanOptions opts;
   opts.confirm = forked_confirmer(2, [](const Scenario&) -> Evaluation {
-    throw io::InputError("", "", "--engine must be analytic");
+    throw io::InputError("--engine", "", "must be analytic");
   });
   const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
   EXPECT_FALSE(r.event_available);
-  EXPECT_EQ(r.event_unavailable_reason, "--engine must be analytic");
+  EXPECT_EQ(r.event_unavailable_reason, "--engine: must be analytic");
   EXPECT_EQ(r.confirmations, 0);
   ASSERT_FALSE(r.ranked.empty());
   EXPECT_EQ(r.candidates[r.ranked[0].candidate].final_evaluation().engine, "analytic");

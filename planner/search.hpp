@@ -13,12 +13,10 @@ namespace capsim::planner {
 // Why a candidate of the search space was dropped before (or, for kBelowTarget, after) the
 // analytic screen. Order matters: a candidate is counted under the first reason that applies.
 enum class PruneReason {
-  kTensorExceedsNode,   // TP larger than a node: TP traffic would cross the network
-  kGpuCount,            // the layout does not fill the cluster, or does not tile its nodes
-  kTensorDivisibility,  // heads, KV heads or FFN width not divisible by tensor
-  // Experts not divisible by expert, their FFN width by expert_tensor, or the stage's GPUs by
-  // expert x expert_tensor (mixture-of-experts plans only).
-  kExpertDivisibility,
+  kTensorExceedsNode,        // TP larger than a node: TP traffic would cross the network
+  kGpuCount,                 // the layout does not fill the cluster, or does not tile its nodes
+  kTensorDivisibility,       // heads, KV heads or FFN width not divisible by tensor
+  kExpertDivisibility,       // experts by EP, their width by ETP, or a stage's GPUs by EP x ETP
   kContextDivisibility,      // seq_length not divisible by 2 x context
   kLayerDivisibility,        // no even or (when allowed) uneven split of the layers fits
   kBatchDivisibility,        // global batch not divisible by micro batch x data

@@ -245,7 +245,7 @@ std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
 
 namespace {
 
-// Most experts a mixture-of-experts layer may have (DeepSeek-V3 and Kimi K2: 256 and 384).
+// Most experts a layer may have: far above published models (DeepSeek-V3 256, Kimi K2 384).
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
 // The mixture-of-experts block of a model with `num_layers` layers (docs/scenario.md).

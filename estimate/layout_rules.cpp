@@ -19,6 +19,116 @@ struct Finding {
   std::string message;
 };
 
+// The mixture-of-experts rules of check_rules, in their order. The expert layers fold onto each
+// stage's tensor x context x data GPUs as expert x expert_tensor x expert data (Megatron-Core
+// parallel_state.py: "world_size ... is not divisible by expert_tensor_model_pipeline_parallel
+// size"); the other rules are Megatron-LM's argument checks (arguments.py, transformer_config.py,
+// the flex dispatcher's "requires TPxEP > 1").
+template <class Report>
+void check_expert_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
+                        Report&& report) {
+  const MoeSpec& moe = *m.moe;
+  const int etp = p.expert_tensor_or_default();
+  // The key an expert_tensor finding points at: the one that set it.
+  const char* etp_key = p.expert_tensor ? "expert_tensor" : "tensor";
+  const std::string etp_named =
+      "expert_tensor (" + num(etp) + (p.expert_tensor ? ")" : ", the default: tensor)");
+  if (moe.num_experts % p.expert != 0) {
+    report(LayoutRule::kExpertSplit, [&] {
+      return Finding{"expert", "moe.num_experts (" + num(moe.num_experts) +
+                                   ") is not divisible by expert (" + num(p.expert) +
+                                   "): every expert-parallel rank holds as many experts"};
+    });
+  }
+  if (moe.ffn_hidden_size % etp != 0) {
+    report(LayoutRule::kExpertTensorSplit, [&] {
+      return Finding{etp_key, "moe.ffn_hidden_size (" + num(moe.ffn_hidden_size) +
+                                  ") is not divisible by " + etp_named};
+    });
+  }
+  const std::int64_t expert_ranks = std::int64_t{p.expert} * etp;
+  const std::int64_t stage_gpus = std::int64_t{p.tensor} * p.context * p.data;
+  if (stage_gpus % expert_ranks != 0) {
+    report(LayoutRule::kExpertFolding, [&] {
+      return Finding{"expert", "expert (" + num(p.expert) + ") x " + etp_named + " = " +
+                                   num(expert_ranks) +
+                                   " does not divide tensor x context x data (" + num(stage_gpus) +
+                                   "): the expert layers fold onto each stage's GPUs"};
+    });
+  }
+  if (c.gpus_per_node % etp != 0 && etp % c.gpus_per_node != 0) {
+    report(LayoutRule::kExpertTensorTilesNodes, [&] {
+      return Finding{etp_key, etp_named + " must divide gpus_per_node (" + num(c.gpus_per_node) +
+                                  ") or be a multiple of it"};
+    });
+  }
+  if (p.expert > 1 && p.tensor > 1 && !p.sequence_parallel) {
+    report(LayoutRule::kExpertNeedsSequenceParallel, [&] {
+      return Finding{"sequence_parallel",
+                     "expert (" + num(p.expert) + ") with tensor (" + num(p.tensor) +
+                         ") needs sequence_parallel true (Megatron-Core: \"When using expert "
+                         "parallelism and tensor parallelism, sequence parallelism must be "
+                         "used\")"};
+    });
+  }
+  if (p.expert > 1 && p.precision == Precision::kFp16) {
+    report(LayoutRule::kExpertPrecision, [&] {
+      return Finding{"precision", "expert (" + num(p.expert) +
+                                      ") does not train in precision \"fp16\" (Megatron-LM: "
+                                      "\"Expert parallelism is not supported with fp16 "
+                                      "training\"); use \"bf16\""};
+    });
+  }
+  if (p.token_dispatcher == TokenDispatcher::kDeepEp && expert_ranks == 1) {
+    report(LayoutRule::kDeepEpNeedsExpertRanks, [&] {
+      return Finding{"token_dispatcher",
+                     "token_dispatcher \"deepep\" exchanges tokens between expert ranks; it "
+                     "needs expert x expert_tensor > 1 (Megatron-Core: \"Flex token dispatcher "
+                     "requires TPxEP > 1\")"};
+    });
+  }
+  if (!p.moe_a2a_overlap)
+    return;
+  // Megatron-Core transformer_config.py, overlap_moe_expert_parallel_comm.
+  if (p.expert == 1) {
+    report(LayoutRule::kA2aOverlapNeedsExpert, [] {
+      return Finding{"moe_a2a_overlap",
+                     "moe_a2a_overlap hides the expert-parallel all-to-alls; it needs expert > 1"};
+    });
+  }
+  if (p.token_dispatcher == TokenDispatcher::kAllGather) {
+    report(LayoutRule::kA2aOverlapDispatcher, [] {
+      return Finding{"token_dispatcher",
+                     "moe_a2a_overlap needs token_dispatcher \"alltoall\" or \"deepep\", not "
+                     "\"allgather\""};
+    });
+  }
+  if (p.recompute == Recompute::kFull) {
+    report(LayoutRule::kA2aOverlapRecompute, [] {
+      return Finding{"recompute",
+                     "moe_a2a_overlap does not run with recompute \"full\" (Megatron-Core: "
+                     "\"disable full recomputation when enabling "
+                     "overlap_moe_expert_parallel_comm\")"};
+    });
+  }
+  if (p.pipeline > 1 && p.virtual_pipeline_stages < 2) {
+    report(LayoutRule::kA2aOverlapNeedsInterleaving, [&] {
+      return Finding{"virtual_pipeline_stages",
+                     "moe_a2a_overlap with pipeline (" + num(p.pipeline) +
+                         ") overlaps the micro-batches of interleaved virtual stages; it needs "
+                         "virtual_pipeline_stages > 1"};
+    });
+  }
+  if (m.mtp_layers > 1) {
+    report(LayoutRule::kA2aOverlapMtp, [&] {
+      return Finding{"moe_a2a_overlap",
+                     "moe_a2a_overlap runs with at most one MTP layer, "
+                     "and mtp_layers is " +
+                         num(m.mtp_layers)};
+    });
+  }
+}
+
 // Calls `report(rule, describe)` for every rule the layout breaks, in the rules' order, where
 // `describe()` returns the Finding; callers that only need the rules never build the messages.
 // Each rule guards its own arithmetic (64-bit products), as it runs whatever the others found.
@@ -47,7 +157,12 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
   };
   tensor_divides(m.num_attention_heads, "num_attention_heads");
   tensor_divides(m.num_kv_heads, "num_kv_heads");
-  tensor_divides(m.ffn_hidden_size, "ffn_hidden_size");
+  // A mixture-of-experts model without dense layers has no dense FFN to split; its shared
+  // expert is a dense FFN split over tensor (Megatron-Core SharedExpertMLP).
+  if (!m.moe || m.moe->first_dense_layers > 0)
+    tensor_divides(m.ffn_hidden_size, "ffn_hidden_size");
+  if (m.moe && m.moe->shared_expert_ffn_hidden_size > 0)
+    tensor_divides(m.moe->shared_expert_ffn_hidden_size, "moe.shared_expert_ffn_hidden_size");
 
   if (p.sequence_parallel && p.tensor == 1) {
     report(LayoutRule::kSequenceParallelNeedsTensor, [] {
@@ -192,6 +307,8 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
                                       c.gpu.name + " has none"};
     });
   }
+  if (m.moe)
+    check_expert_rules(m, c, p, report);
 }
 
 }  // namespace

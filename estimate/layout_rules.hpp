@@ -25,8 +25,21 @@ enum class LayoutRule {
   kInterleavedMicroBatches,  // interleaving needs micro-batches a multiple of pipeline
   kLayerSplit,               // the layers split over the stages and their chunks
   kFp8Support,               // fp8 needs a GPU with fp8 tensor cores
+  // Mixture-of-experts layouts (Megatron-Core's MoE parallel folding; docs/scenario.md).
+  kExpertSplit,                  // num_experts divisible by expert
+  kExpertTensorSplit,            // the experts' FFN width divisible by expert_tensor
+  kExpertFolding,                // expert x expert_tensor divides tensor x context x data
+  kExpertTensorTilesNodes,       // expert_tensor divides a node or is a multiple of it
+  kExpertNeedsSequenceParallel,  // expert > 1 with tensor > 1 needs sequence_parallel
+  kExpertPrecision,              // expert > 1 does not train in fp16
+  kDeepEpNeedsExpertRanks,       // the deepep dispatcher needs expert x expert_tensor > 1
+  kA2aOverlapNeedsExpert,        // moe_a2a_overlap needs expert > 1
+  kA2aOverlapDispatcher,         // moe_a2a_overlap needs the alltoall or deepep dispatcher
+  kA2aOverlapRecompute,          // moe_a2a_overlap does not run with full recompute
+  kA2aOverlapNeedsInterleaving,  // moe_a2a_overlap with pipeline > 1 needs virtual stages
+  kA2aOverlapMtp,                // moe_a2a_overlap runs with at most one MTP layer
 };
-inline constexpr int kNumLayoutRules = 13;
+inline constexpr int kNumLayoutRules = 25;
 
 // One broken rule: where in the scenario it points (a JSON pointer relative to the scenario
 // object, e.g. "/parallelism/data") and what is wrong, naming the fields and their values.

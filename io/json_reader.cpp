@@ -350,6 +350,15 @@ bool JsonReader::has(const std::string& key) {
   return value_->contains(key);
 }
 
+bool JsonReader::take_null(const std::string& key) {
+  known_.insert(key);
+  const auto it = value_->find(key);
+  if (it == value_->end() || !it->is_null())
+    return false;
+  used_.insert(key);
+  return true;
+}
+
 bool JsonReader::require(const std::string& key) {
   used_.insert(key);
   if (value_->contains(key))

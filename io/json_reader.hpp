@@ -63,6 +63,9 @@ class JsonReader {
 
   // Returns whether `key` is present; the key counts as allowed in finish()'s message.
   [[nodiscard]] bool has(const std::string& key);
+  // Returns whether `key` is present and null, marking it read: for keys where null means
+  // "none" (an MLA model's q_lora_rank).
+  [[nodiscard]] bool take_null(const std::string& key);
   [[nodiscard]] std::int64_t required_int(const std::string& key, std::int64_t min,
                                           std::int64_t max);
   [[nodiscard]] std::int64_t optional_int(const std::string& key, std::int64_t dflt,

@@ -153,7 +153,23 @@ void check_overlap_for_zero_stage(JsonReader& r, const Parallelism& p) {
   }
 }
 
-Parallelism read_parallelism(JsonReader& r) {
+// The keys that lay out mixture-of-experts layers (docs/scenario.md, "Mixture of experts").
+void read_expert_layout(JsonReader& r, bool has_moe, Parallelism& p) {
+  for (const char* key : {"expert", "expert_tensor", "token_dispatcher", "moe_a2a_overlap"}) {
+    if (!has_moe && r.has(key)) {
+      throw r.error(key, std::string("\"") + key +
+                             "\" lays out mixture-of-experts layers; it needs model.moe");
+    }
+  }
+  p.expert = to_int(r.optional_int("expert", 1, 1, kMaxGpus));
+  if (r.has("expert_tensor"))
+    p.expert_tensor = to_int(r.optional_int("expert_tensor", 1, 1, kMaxGpus));
+  p.token_dispatcher = *token_dispatcher_from_string(
+      r.optional_enum("token_dispatcher", "alltoall", {"alltoall", "allgather", "deepep"}));
+  p.moe_a2a_overlap = r.optional_bool("moe_a2a_overlap", false);
+}
+
+Parallelism read_parallelism(JsonReader& r, bool has_moe) {
   Parallelism p;
   p.tensor = to_int(r.required_int("tensor", 1, kMaxGpus));
   p.pipeline = to_int(r.required_int("pipeline", 1, kMaxGpus));
@@ -186,10 +202,7 @@ Parallelism read_parallelism(JsonReader& r) {
     if (auto conflict = master_weights_conflict(*p.master_weights, p.precision, p.fp8_params))
       throw r.error("master_weights", *conflict);
   }
-  r.note_unsupported({{"expert", "expert parallelism (mixture-of-experts layers)"},
-                      {"expert_tensor", "expert tensor parallelism (mixture-of-experts layers)"},
-                      {"token_dispatcher", "mixture-of-experts token dispatchers"},
-                      {"moe_a2a_overlap", "mixture-of-experts all-to-all overlap"}});
+  read_expert_layout(r, has_moe, p);
   r.finish();
   return p;
 }
@@ -230,6 +243,89 @@ std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
   return std::nullopt;
 }
 
+namespace {
+
+// Most experts a layer may have: far above published models (DeepSeek-V3 256, Kimi K2 384).
+constexpr std::int64_t kMaxExperts = 1 << 16;
+
+// The mixture-of-experts block of a model with `num_layers` layers (docs/scenario.md).
+MoeSpec read_moe(JsonReader& r, int num_layers) {
+  MoeSpec moe;
+  moe.num_experts = to_int(r.required_int("num_experts", 1, kMaxExperts));
+  moe.top_k = to_int(r.required_int("top_k", 1, kMaxExperts));
+  if (moe.top_k > moe.num_experts) {
+    throw r.error("top_k", "top_k (" + std::to_string(moe.top_k) + ") exceeds num_experts (" +
+                               std::to_string(moe.num_experts) +
+                               "): each token is routed to top_k distinct experts");
+  }
+  moe.ffn_hidden_size = to_int(r.required_int("ffn_hidden_size", 1, kMaxDim));
+  moe.shared_expert_ffn_hidden_size =
+      to_int(r.optional_int("shared_expert_ffn_hidden_size", 0, 0, kMaxDim));
+  moe.first_dense_layers = to_int(r.optional_int("first_dense_layers", 0, 0, num_layers - 1));
+  // The busiest of at most num_experts ranks holds at most all routed tokens: num_experts x
+  // the mean.
+  const auto max_factor = static_cast<double>(moe.num_experts);
+  moe.load_imbalance = r.optional_number("load_imbalance", 1.0, 1.0, max_factor);
+  moe.router_score = r.optional_enum("router_score", "softmax", {"softmax", "sigmoid"}) == "sigmoid"
+                         ? RouterScore::kSigmoid
+                         : RouterScore::kSoftmax;
+  moe.rank_capacity_factor = r.optional_number("rank_capacity_factor", 0.0, 0.0, max_factor);
+  if (moe.rank_capacity_factor > 0.0 && moe.rank_capacity_factor < 1.0) {
+    throw r.error("rank_capacity_factor",
+                  "expected 0 (no padding) or a factor of at least 1.0, got " +
+                      r.describe("rank_capacity_factor"));
+  }
+  r.finish();
+  return moe;
+}
+
+// Multi-head latent attention's ranks and head dimensions (docs/scenario.md).
+MlaSpec read_mla(JsonReader& r) {
+  MlaSpec mla;
+  if (!r.take_null("q_lora_rank"))
+    mla.q_lora_rank = to_int(r.optional_int("q_lora_rank", 0, 0, kMaxDim));
+  mla.kv_lora_rank = to_int(r.required_int("kv_lora_rank", 1, kMaxDim));
+  mla.qk_head_dim = to_int(r.required_int("qk_head_dim", 1, kMaxDim));
+  mla.qk_pos_emb_head_dim = to_int(r.required_int("qk_pos_emb_head_dim", 0, kMaxDim));
+  mla.v_head_dim = to_int(r.required_int("v_head_dim", 1, kMaxDim));
+  r.finish();
+  return mla;
+}
+
+// Sliding-window attention on every `every`-th layer of a model (docs/scenario.md).
+WindowAttention read_window_attention(JsonReader& r, const ModelSpec& m) {
+  WindowAttention w;
+  w.size = to_int(r.required_int("size", 1, kMaxDim));
+  w.every = to_int(r.optional_int("every", 1, 1, m.num_layers));
+  r.finish();
+  if (w.size >= m.seq_length) {
+    throw r.error("size", "a window of " + std::to_string(w.size) +
+                              " tokens is not below seq_length (" + std::to_string(m.seq_length) +
+                              "): those layers attend their whole sequence");
+  }
+  return w;
+}
+
+// The attention keys of a model with `mla`: its ranks set the head dimensions, and it has no
+// key-value groups.
+void check_mla_attention(JsonReader& r, const ModelSpec& m) {
+  if (r.has("head_dim")) {
+    throw r.error("head_dim",
+                  "MLA sets its head dimensions with mla.qk_head_dim, mla.qk_pos_emb_head_dim "
+                  "and mla.v_head_dim; head_dim applies to multi-head and grouped-query "
+                  "attention");
+  }
+  if (m.num_kv_heads != m.num_attention_heads) {
+    throw r.error("num_kv_heads",
+                  "MLA has no key-value groups: every head has its own keys and "
+                  "values from the shared latent, so num_kv_heads (" +
+                      std::to_string(m.num_kv_heads) + ") must equal num_attention_heads (" +
+                      std::to_string(m.num_attention_heads) + ") or be omitted");
+  }
+}
+
+}  // namespace
+
 ModelSpec read_model(JsonReader& r) {
   ModelSpec m;
   m.name = r.optional_string("name", "model");
@@ -256,7 +352,20 @@ ModelSpec read_model(JsonReader& r) {
   m.vocab_size = to_int(r.required_int("vocab_size", 1, kMaxDim));
   // GPT/Megatron ties input and output embeddings by default; Llama does not.
   m.tied_embeddings = r.optional_bool("tied_embeddings", m.ffn_activation == FfnActivation::kGelu);
-  if (m.hidden_size % m.num_attention_heads != 0) {
+  if (auto moe = r.optional_object("moe"))
+    m.moe = read_moe(*moe, m.num_layers);
+  if (auto mla = r.optional_object("mla")) {
+    m.mla = read_mla(*mla);
+    check_mla_attention(r, m);
+  }
+  m.explicit_head_dim = to_int(r.optional_int("head_dim", 0, 1, kMaxDim));
+  m.mtp_layers = to_int(r.optional_int("mtp_layers", 0, 0, m.num_layers));
+  if (auto window = r.optional_object("window_attention"))
+    m.window_attention = read_window_attention(*window, m);
+  // An explicit head_dim (Megatron --kv-channels) or MLA's own dimensions free the heads from
+  // splitting hidden_size.
+  const bool heads_split_hidden = !r.has("head_dim") && !m.mla.has_value();
+  if (heads_split_hidden && m.hidden_size % m.num_attention_heads != 0) {
     throw r.error("num_attention_heads", "hidden_size " + std::to_string(m.hidden_size) +
                                              " is not divisible by num_attention_heads " +
                                              std::to_string(m.num_attention_heads));
@@ -266,12 +375,6 @@ ModelSpec read_model(JsonReader& r) {
                                       " does not divide num_attention_heads " +
                                       std::to_string(m.num_attention_heads));
   }
-  r.note_unsupported(
-      {{"moe", "mixture-of-experts layers"},
-       {"mla", "multi-head latent attention (MLA)"},
-       {"mtp_layers", "multi-token prediction layers"},
-       {"window_attention", "sliding-window attention"},
-       {"head_dim", "a head dimension other than hidden_size / num_attention_heads"}});
   r.finish();
   return m;
 }
@@ -311,7 +414,7 @@ Scenario read_scenario(JsonReader& r, bool require_schema, Catalog& catalog) {
   }
   {
     auto par = r.object("parallelism");
-    sc.parallelism = read_parallelism(par);
+    sc.parallelism = read_parallelism(par, sc.model.moe.has_value());
   }
   sc.profile_path = r.optional_string("profile", "");
   if (r.has("profile") && sc.profile_path.empty())
@@ -404,6 +507,30 @@ Scenario load_scenario(const std::string& path, const std::vector<ScenarioOverri
   return load_scenario(path, catalog, overrides);
 }
 
+namespace {
+
+// Every key of the mixture-of-experts block, defaults too: a reader sees the whole layer.
+nlohmann::json moe_to_json(const MoeSpec& moe) {
+  return {{"num_experts", moe.num_experts},
+          {"top_k", moe.top_k},
+          {"ffn_hidden_size", moe.ffn_hidden_size},
+          {"shared_expert_ffn_hidden_size", moe.shared_expert_ffn_hidden_size},
+          {"first_dense_layers", moe.first_dense_layers},
+          {"load_imbalance", moe.load_imbalance},
+          {"router_score", to_string(moe.router_score)},
+          {"rank_capacity_factor", moe.rank_capacity_factor}};
+}
+
+nlohmann::json mla_to_json(const MlaSpec& mla) {
+  return {{"q_lora_rank", mla.q_lora_rank},
+          {"kv_lora_rank", mla.kv_lora_rank},
+          {"qk_head_dim", mla.qk_head_dim},
+          {"qk_pos_emb_head_dim", mla.qk_pos_emb_head_dim},
+          {"v_head_dim", mla.v_head_dim}};
+}
+
+}  // namespace
+
 nlohmann::json scenario_to_json(const Scenario& sc) {
   using nlohmann::json;
   const auto& m = sc.model;
@@ -425,6 +552,18 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     model["cross_entropy"] = to_string(m.cross_entropy);
   if (m.dropout.has_value())
     model["dropout"] = *m.dropout;
+  if (m.explicit_head_dim > 0)
+    model["head_dim"] = m.explicit_head_dim;
+  if (m.moe)
+    model["moe"] = moe_to_json(*m.moe);
+  if (m.mla)
+    model["mla"] = mla_to_json(*m.mla);
+  if (m.mtp_layers > 0)
+    model["mtp_layers"] = m.mtp_layers;
+  if (m.window_attention) {
+    model["window_attention"] = {{"size", m.window_attention->size},
+                                 {"every", m.window_attention->every}};
+  }
   json cluster = json::object();
   // An instance a plan defined is written out in full, so the file stands on its own.
   const bool by_instance = !c.instance.empty() && is_builtin_instance(c.instance);
@@ -489,6 +628,14 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["tp_comm_overlap"] = true;
   if (!p.tp_backward_overlap)
     par["tp_backward_overlap"] = false;
+  if (p.expert != 1)
+    par["expert"] = p.expert;
+  if (p.expert_tensor)
+    par["expert_tensor"] = *p.expert_tensor;
+  if (p.token_dispatcher != TokenDispatcher::kAllToAll)
+    par["token_dispatcher"] = to_string(p.token_dispatcher);
+  if (p.moe_a2a_overlap)
+    par["moe_a2a_overlap"] = true;
   json out = {{"schema", kScenarioSchema},
               {"name", sc.name},
               {"model", model},

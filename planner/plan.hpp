@@ -47,6 +47,10 @@ struct SearchSpace {
   std::vector<int> zero_stage;
   std::vector<bool> sequence_parallel;
   std::vector<Precision> precision;
+  // Expert parallelism of a mixture-of-experts model's expert layers, and their expert tensor
+  // parallelism (empty: each candidate's tensor degree).
+  std::vector<int> expert = {1};
+  std::vector<int> expert_tensor;
   // When pipeline x virtual stages does not divide the layers, try uneven_stage_layers()
   // (Llama-3 405B: 7 + 14 x 8 + 7) instead of pruning.
   bool uneven_stages = true;

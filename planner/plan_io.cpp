@@ -45,6 +45,7 @@ constexpr std::string_view kDefaultPlan = R"json({
 
 constexpr std::int64_t kMaxDim = 1 << 24;
 constexpr std::int64_t kMaxNodes = 1 << 17;
+constexpr std::int64_t kMaxExperts = 1 << 16;  // as a scenario's moe.num_experts
 
 std::vector<int> powers_of_two_between(int lo, int hi) {
   std::vector<int> out{lo};
@@ -139,7 +140,17 @@ SearchSpace default_space(const ModelSpec& m, int max_gpus_per_node) {
   return s;
 }
 
-void read_search(io::JsonReader& r, SearchSpace& s) {
+void read_search(io::JsonReader& r, SearchSpace& s, const ModelSpec& model) {
+  for (const char* key : {"expert", "expert_tensor"}) {
+    if (!model.moe && r.has(key)) {
+      throw r.error(key, std::string("\"") + key +
+                             "\" lays out mixture-of-experts layers; it needs model.moe");
+    }
+  }
+  if (r.has("expert"))
+    s.expert = int_values(r, "expert", 1, kMaxExperts);
+  if (r.has("expert_tensor"))
+    s.expert_tensor = int_values(r, "expert_tensor", 1, 64);
   if (r.has("tensor"))
     s.tensor = int_values(r, "tensor", 1, 64);
   if (r.has("pipeline"))
@@ -194,7 +205,7 @@ void read_search(io::JsonReader& r, SearchSpace& s) {
   // Record the absent keys too, so finish() lists every allowed key.
   for (const char* key :
        {"tensor", "pipeline", "virtual_pipeline_stages", "micro_batch_size", "context", "schedule",
-        "recompute", "zero_stage", "sequence_parallel", "precision"}) {
+        "recompute", "zero_stage", "sequence_parallel", "precision", "expert", "expert_tensor"}) {
     mark_allowed(r, key);
   }
   r.finish();
@@ -427,7 +438,7 @@ PlanSpec read_plan(io::JsonReader& r) {
   }
   plan.space = default_space(plan.model, max_gpus_per_node);
   if (auto search = r.optional_object("search"))
-    read_search(*search, plan.space);
+    read_search(*search, plan.space, plan.model);
   if (auto stack = r.optional_object("stack"))
     read_stack(*stack, plan);
   const std::string objective =

@@ -185,7 +185,9 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   out["pareto"] = pareto;
   json pruned = json::object();
   for (int i = 0; i < kNumPruneReasons; ++i) {
-    pruned[to_string(static_cast<PruneReason>(i))] = result.pruned.counts[static_cast<size_t>(i)];
+    const auto reason = static_cast<PruneReason>(i);
+    if (applies_to(reason, plan.model))
+      pruned[to_string(reason)] = result.pruned.counts[static_cast<size_t>(i)];
   }
   out["pruned"] = pruned;
   out["search"] = {{"enumerated", result.enumerated},

@@ -35,9 +35,17 @@ constexpr size_t kPoolFactor = 8;
 // The part of a layout that decides its communication pattern; confirming K candidates that
 // differ here guards against the screen misjudging contention better than K that differ only in
 // recompute, ZeRO stage or sequence parallelism.
-std::tuple<int, int, int, int, int, int, Schedule> mesh_key(const Parallelism& p) {
-  return {p.tensor,           p.pipeline,          p.context, p.virtual_pipeline_stages,
-          p.micro_batch_size, p.global_batch_size, p.schedule};
+using MeshKey = std::tuple<int, int, int, int, int, int, Schedule, int, int>;
+MeshKey mesh_key(const Parallelism& p) {
+  return {p.tensor,
+          p.pipeline,
+          p.context,
+          p.virtual_pipeline_stages,
+          p.micro_batch_size,
+          p.global_batch_size,
+          p.schedule,
+          p.expert,
+          p.expert_tensor_or_default()};
 }
 
 // A group's pool split into the K to confirm first and the rest, each sorted fastest first.
@@ -51,7 +59,7 @@ struct ConfirmChoice {
 ConfirmChoice choose_for_confirmation(std::vector<ScreenedCandidate> pool, size_t k) {
   ConfirmChoice out;
   std::vector<ScreenedCandidate> others;
-  std::set<std::tuple<int, int, int, int, int, int, Schedule>> seen;
+  std::set<MeshKey> seen;
   for (auto& c : pool) {
     if (out.chosen.size() < k && seen.insert(mesh_key(c.candidate.parallelism)).second) {
       out.chosen.push_back(std::move(c));
@@ -265,7 +273,6 @@ constexpr double kEventMaxSpeedupOverScreen = 0.001;
 
 size_t add_candidates_the_confirmed_do_not_bound(Groups& reserves, std::vector<GroupKey>& groups,
                                                  size_t k, PlanResult& result) {
-  using MeshKey = decltype(mesh_key(Parallelism{}));
   struct GroupState {
     double best_tokens_per_s = 0.0;
     std::map<MeshKey, double> slowdown;  // confirmed mesh: event time / screen time
@@ -355,6 +362,8 @@ Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
       plan.name + "-" + inst.name + "-" + std::to_string(c.num_nodes) + "n-tp" +
       std::to_string(p.tensor) + "-pp" + std::to_string(p.pipeline) + "-dp" +
       std::to_string(p.data) + (p.context > 1 ? "-cp" + std::to_string(p.context) : "") +
+      (p.expert > 1 ? "-ep" + std::to_string(p.expert) : "") +
+      (p.expert_tensor ? "-etp" + std::to_string(*p.expert_tensor) : "") +
       (p.virtual_pipeline_stages > 1 ? "-vp" + std::to_string(p.virtual_pipeline_stages) : "") +
       (p.stage_layers.empty() ? "" : "-uneven") + "-mb" + std::to_string(p.micro_batch_size) +
       "-gbs" + std::to_string(p.global_batch_size) + "-" + to_string(p.schedule) + "-rc-" +

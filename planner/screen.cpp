@@ -265,21 +265,32 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
   Parallelism p;
   p.tensor = item.tensor;
   p.pipeline = item.pipeline;
+  // Expert tensor parallelism: the listed degrees, or none (each layout's tensor degree).
+  std::vector<std::optional<int>> expert_tensors(plan.space.expert_tensor.begin(),
+                                                 plan.space.expert_tensor.end());
+  if (expert_tensors.empty())
+    expert_tensors.emplace_back(std::nullopt);
   for (int cp : plan.space.context) {
     p.context = cp;
     const int model_parallel = p.tensor * p.pipeline * cp;
     p.data =
         sc.cluster.num_gpus() % model_parallel == 0 ? sc.cluster.num_gpus() / model_parallel : 0;
-    for (size_t pair = 0; pair < pairs.size(); ++pair) {
-      if (!set_schedule(p, pairs, pair, single_stage))
-        continue;
-      p.stage_layers.clear();
-      if (plan.space.uneven_stages &&
-          sc.model.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
-        p.stage_layers =
-            uneven_stage_layers(sc.model.num_layers, p.pipeline, p.virtual_pipeline_stages);
+    for (int ep : plan.space.expert) {
+      p.expert = ep;
+      for (const std::optional<int>& etp : expert_tensors) {
+        p.expert_tensor = etp;
+        for (size_t pair = 0; pair < pairs.size(); ++pair) {
+          if (!set_schedule(p, pairs, pair, single_stage))
+            continue;
+          p.stage_layers.clear();
+          if (plan.space.uneven_stages &&
+              sc.model.num_layers % (p.pipeline * p.virtual_pipeline_stages) != 0) {
+            p.stage_layers =
+                uneven_stage_layers(sc.model.num_layers, p.pipeline, p.virtual_pipeline_stages);
+          }
+          for_each_layout_choice(plan, p, [&] { screen_layout(out, sc, p, ++order, ctx); });
+        }
       }
-      for_each_layout_choice(plan, p, [&] { screen_layout(out, sc, p, ++order, ctx); });
     }
   }
   return out;

@@ -16,6 +16,8 @@ const char* to_string(PruneReason reason) {
       return "gpu_count";
     case PruneReason::kTensorDivisibility:
       return "tensor_divisibility";
+    case PruneReason::kExpertDivisibility:
+      return "expert_divisibility";
     case PruneReason::kContextDivisibility:
       return "context_divisibility";
     case PruneReason::kLayerDivisibility:
@@ -40,6 +42,10 @@ const char* to_string(PruneReason reason) {
   return "?";
 }
 
+bool applies_to(PruneReason reason, const ModelSpec& model) {
+  return reason != PruneReason::kExpertDivisibility || model.moe.has_value();
+}
+
 namespace {
 
 // The reason a plan counts a candidate breaking `rule` under.
@@ -60,6 +66,19 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
       return PruneReason::kInterleavedMicroBatches;
     case estimate::LayoutRule::kFp8Support:
       return PruneReason::kFp8Unsupported;
+    case estimate::LayoutRule::kExpertSplit:
+    case estimate::LayoutRule::kExpertTensorSplit:
+    case estimate::LayoutRule::kExpertFolding:
+      return PruneReason::kExpertDivisibility;
+    case estimate::LayoutRule::kExpertTensorTilesNodes:
+    case estimate::LayoutRule::kExpertNeedsSequenceParallel:
+    case estimate::LayoutRule::kExpertPrecision:
+    case estimate::LayoutRule::kDeepEpNeedsExpertRanks:
+    case estimate::LayoutRule::kA2aOverlapNeedsExpert:
+    case estimate::LayoutRule::kA2aOverlapDispatcher:
+    case estimate::LayoutRule::kA2aOverlapRecompute:
+    case estimate::LayoutRule::kA2aOverlapNeedsInterleaving:
+    case estimate::LayoutRule::kA2aOverlapMtp:
     case estimate::LayoutRule::kSequenceParallelNeedsTensor:
     case estimate::LayoutRule::kTpOverlapNeedsSequenceParallel:
     case estimate::LayoutRule::kTensorTilesNodes:
@@ -74,11 +93,11 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
 
 std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec& c,
                                            const Parallelism& p) {
-  if (p.tensor > c.gpus_per_node)
+  if (p.tensor > c.gpus_per_node || p.expert_tensor_or_default() > c.gpus_per_node)
     return PruneReason::kTensorExceedsNode;
   // A zero degree (the search's data where the model-parallel GPUs do not divide the cluster)
   // fills no GPU; the layout rules need every degree at least 1.
-  if (std::min({p.tensor, p.pipeline, p.data, p.context}) < 1)
+  if (std::min({p.tensor, p.pipeline, p.data, p.context, p.expert}) < 1)
     return PruneReason::kGpuCount;
   // The first reason that applies counts: the smallest in PruneReason's order.
   std::optional<PruneReason> first;

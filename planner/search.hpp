@@ -16,6 +16,7 @@ enum class PruneReason {
   kTensorExceedsNode,        // TP larger than a node: TP traffic would cross the network
   kGpuCount,                 // the layout does not fill the cluster, or does not tile its nodes
   kTensorDivisibility,       // heads, KV heads or FFN width not divisible by tensor
+  kExpertDivisibility,       // experts by EP, their width by ETP, or a stage's GPUs by EP x ETP
   kContextDivisibility,      // seq_length not divisible by 2 x context
   kLayerDivisibility,        // no even or (when allowed) uneven split of the layers fits
   kBatchDivisibility,        // global batch not divisible by micro batch x data
@@ -27,10 +28,13 @@ enum class PruneReason {
   kMemory,                   // peak memory above the GPU's HBM
   kBelowTarget,              // screened, but too slow for the deadline / throughput target
 };
-inline constexpr int kNumPruneReasons = 13;
+inline constexpr int kNumPruneReasons = 14;
 
 // Returns the key used in reports, e.g. "memory", "batch_divisibility".
 [[nodiscard]] const char* to_string(PruneReason reason);
+// Whether a plan of `model` can prune for `reason`: the expert reason only with model.moe (so a
+// dense plan's report lists the reasons it always had).
+[[nodiscard]] bool applies_to(PruneReason reason, const ModelSpec& model);
 
 // Candidates dropped, per reason. Plain value; add() merges shards.
 struct PruneCounts {
@@ -47,8 +51,8 @@ struct PruneCounts {
 
 // Returns the first structural reason `parallelism` cannot run `model` on `cluster` (each broken
 // layout rule of estimate/layout_rules.hpp, plus the planner's own kTensorExceedsNode and
-// kZeroWithPipeline), or nullopt when it can. Never throws: infeasible is not an error. REQUIRES:
-// micro_batch_size >= 1.
+// kZeroWithPipeline; tensor or expert_tensor above a node is kTensorExceedsNode), or nullopt when
+// it can. Never throws: infeasible is not an error. REQUIRES: micro_batch_size >= 1.
 [[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
                                                          const Parallelism& parallelism);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
+#include <string>
 #include <utility>
 
 #include "estimate/analytic_estimator.hpp"
@@ -18,6 +20,27 @@ Fabric fabric_of(const std::string& name) {
   if (name == "roce")
     return Fabric::kRoce;
   return Fabric::kInfiniband;
+}
+
+// The GPU counts a scenario's layout scales to are multiples of this: tensor x pipeline x
+// context, and for mixture-of-experts layers also pipeline x expert x expert_tensor, which
+// each stage's GPUs fold into (estimate/layout_rules.hpp, kExpertFolding).
+int layout_step(const Parallelism& p) {
+  const int model_parallel = p.tensor * p.pipeline * p.context;
+  return std::lcm(model_parallel, p.pipeline * p.expert * p.expert_tensor_or_default());
+}
+
+// Why `gpus` cannot run the scenario at `path` laid out as `p`.
+std::string step_problem(const std::string& job, int gpus, const Parallelism& p,
+                         const std::string& path) {
+  const int model_parallel = p.tensor * p.pipeline * p.context;
+  std::string out = "job " + job + " asks for " + std::to_string(gpus) + " GPUs, not a " +
+                    "multiple of tensor x pipeline x context = " + std::to_string(model_parallel);
+  if (layout_step(p) != model_parallel) {
+    out += " and of pipeline x expert x expert_tensor = " +
+           std::to_string(p.pipeline * p.expert * p.expert_tensor_or_default());
+  }
+  return out + " in " + path;
 }
 
 bool admissible(int gpus, int model_parallel, int gpus_per_node) {
@@ -64,16 +87,14 @@ void fill_scenario_models(WhatIf& whatif, const ThroughputFn& throughput) {
       it = scenarios.emplace(job.scenario_path, io::load_scenario(job.scenario_path)).first;
     }
     const Scenario& base = it->second;
-    const int mp = base.parallelism.tensor * base.parallelism.pipeline * base.parallelism.context;
+    const int mp = layout_step(base.parallelism);
     auto& model = whatif.scenario_models[job.scenario_path];
     model.scenario_path = job.scenario_path;
     model.model_parallel = mp;
     for (const int g : {job.min_gpus, job.gpus, job.max_gpus}) {
       if (g % mp != 0) {
         throw io::InputError(whatif.file, "/jobs",
-                             "job " + job.id + " asks for " + std::to_string(g) + " GPUs, not a " +
-                                 "multiple of tensor x pipeline x context = " + std::to_string(mp) +
-                                 " in " + job.scenario_path);
+                             step_problem(job.id, g, base.parallelism, job.scenario_path));
       }
     }
     for (const auto& pool : whatif.pools) {

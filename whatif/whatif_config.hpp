@@ -121,7 +121,8 @@ enum class QueueOrder { kFirstFit, kFifo };
 // Throughput of a scenario job at each GPU count, memoised by the loader (tokens/s).
 struct ScenarioJobModel {
   std::string scenario_path;
-  int model_parallel = 1;  // tp * pp * cp: allocations are multiples
+  // tp * pp * cp (with experts, also a multiple of pp * ep * etp): allocations are multiples
+  int model_parallel = 1;
   std::map<std::string, std::map<int, double>> tokens_per_s;  // instance -> gpus -> rate
 };
 

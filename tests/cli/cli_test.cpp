@@ -178,11 +178,47 @@ TEST(CliTest, EveryKeyProblemIsOneErrorLine) {
                        "mean \"num_attention_heads\"?\n"
                        "capsim simulate: error: " +
                        path +
-                       ":/model/moe: capsim does not model mixture-of-experts layers yet (\"moe\" "
-                       "is reserved for it)\n"
+                       ":/model/moe/top_k: missing required key\n"
+                       "capsim simulate: error: " +
+                       path +
+                       ":/model/moe/ffn_hidden_size: missing required key\n"
                        "capsim simulate: error: " +
                        path + ":/parallelism/tensor: missing required key\n");
   std::filesystem::remove(path);
+}
+
+// A mixture-of-experts scenario's bad key or broken layout rule exits 2 naming the file and
+// the JSON pointer; the shipped MoE scenarios read.
+TEST(CliTest, MixtureOfExpertsInputErrorsExitTwo) {
+  const std::string top_k = kData + "/bad/scenario_moe_top_k_above_experts.json";
+  const auto bad = run_capsim("simulate " + top_k + " --engine analytic", true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.out, "capsim simulate: error: " + top_k +
+                         ":/model/moe/top_k: top_k (9) exceeds num_experts (8): each token is "
+                         "routed to top_k distinct experts\n");
+  const std::string split = kData + "/bad/scenario_expert_not_dividing_experts.json";
+  const auto rule = run_capsim("simulate " + split + " --engine analytic", true);
+  EXPECT_EQ(rule.exit_code, 2);
+  EXPECT_NE(rule.out.find(split + ":/parallelism/expert: moe.num_experts (8) is not divisible by "
+                                  "expert (3)"),
+            std::string::npos)
+      << rule.out;
+  const std::string plan = kData + "/bad/plan_search_expert_without_moe.json";
+  const auto needs_moe = run_capsim("plan " + plan, true);
+  EXPECT_EQ(needs_moe.exit_code, 2);
+  EXPECT_NE(needs_moe.out.find(plan + ":/search/expert: \"expert\" lays out mixture-of-experts "
+                                      "layers; it needs model.moe"),
+            std::string::npos)
+      << needs_moe.out;
+  const std::string set = run_capsim("simulate " + kData +
+                                         "/scenarios/valid.json --engine "
+                                         "analytic --set parallelism.expert=2",
+                                     true)
+                              .out;
+  EXPECT_NE(set.find(":/parallelism/expert: \"expert\" lays out mixture-of-experts layers; it "
+                     "needs model.moe"),
+            std::string::npos)
+      << set;
 }
 
 TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {

@@ -24,14 +24,21 @@ ModelSpec model() {
   return m;
 }
 
-// Two nodes of 8 GPUs with or without fp8 tensor cores; nothing else of the GPU matters to the
-// rules.
-ClusterSpec cluster(bool fp8 = false) {
+// The same model with eight experts of width 1536 in every layer but the first.
+ModelSpec moe_model() {
+  ModelSpec m = model();
+  m.moe = MoeSpec{.num_experts = 8, .top_k = 2, .ffn_hidden_size = 1536, .first_dense_layers = 1};
+  return m;
+}
+
+// Nodes of 8 GPUs (two unless told) with or without fp8 tensor cores; nothing else of the GPU
+// matters to the rules.
+ClusterSpec cluster(bool fp8 = false, int num_nodes = 2) {
   ClusterSpec c;
   c.gpu.name = "A100-SXM4-80GB";
   c.gpu.peak_fp8_flop_per_s = fp8 ? 1e15 : 0.0;
   c.gpus_per_node = 8;
-  c.num_nodes = 2;
+  c.num_nodes = num_nodes;
   return c;
 }
 
@@ -45,14 +52,38 @@ Parallelism valid() {
   return p;
 }
 
+// TP 2 x PP 2 x DP 4 on 16 GPUs with EP 4 (expert tensor 2, the default): each stage's 8 GPUs
+// fold into 4 x 2 expert ranks. Breaks no rule of moe_model().
+Parallelism moe_valid() {
+  Parallelism p;
+  p.tensor = 2;
+  p.pipeline = 2;
+  p.data = 4;
+  p.sequence_parallel = true;
+  p.expert = 4;
+  p.global_batch_size = 8;
+  return p;
+}
+
+// moe_valid() interleaved over 2 virtual stages with the all-to-all overlap.
+Parallelism a2a_overlap_valid() {
+  Parallelism p = moe_valid();
+  p.schedule = Schedule::kInterleaved;
+  p.virtual_pipeline_stages = 2;
+  p.moe_a2a_overlap = true;
+  return p;
+}
+
 std::vector<LayoutProblem> problems(const Parallelism& p, const ModelSpec& m = model(),
-                                    bool fp8 = false) {
-  return layout_problems(m, cluster(fp8), p);
+                                    bool fp8 = false, int num_nodes = 2) {
+  return layout_problems(m, cluster(fp8, num_nodes), p);
 }
 
 TEST(LayoutRulesTest, ValidLayoutHasNoProblem) {
   EXPECT_TRUE(problems(valid()).empty());
   EXPECT_TRUE(broken_layout_rules(model(), cluster(false), valid()).empty());
+  EXPECT_TRUE(problems(moe_valid(), moe_model()).empty());
+  EXPECT_TRUE(problems(a2a_overlap_valid(), moe_model()).empty());
 }
 
 struct RuleCase {
@@ -62,7 +93,110 @@ struct RuleCase {
   LayoutRule rule;
   const char* pointer;
   const char* message;
+  int num_nodes = 2;
 };
+
+// Each mixture-of-experts rule broken alone, from moe_valid() or a2a_overlap_valid().
+std::vector<RuleCase> moe_rule_cases() {
+  std::vector<RuleCase> out;
+  const auto add = [&](const char* name, Parallelism base, auto change, LayoutRule rule,
+                       const char* pointer, const char* message, int num_nodes = 2) {
+    RuleCase c{name, base, moe_model(), rule, pointer, message, num_nodes};
+    change(c.parallelism, c.model);
+    out.push_back(c);
+  };
+  add(
+      "SharedExpertTensor", moe_valid(),
+      [](Parallelism&, ModelSpec& m) { m.moe->shared_expert_ffn_hidden_size = 1025; },
+      LayoutRule::kTensorSplit, "/parallelism/tensor",
+      "moe.shared_expert_ffn_hidden_size (1025) is not divisible by tensor (2)");
+  add(
+      "ExpertSplit", moe_valid(), [](Parallelism&, ModelSpec& m) { m.moe->num_experts = 6; },
+      LayoutRule::kExpertSplit, "/parallelism/expert",
+      "moe.num_experts (6) is not divisible by expert (4): every expert-parallel rank holds as "
+      "many experts");
+  add(
+      "ExpertTensorSplitByDefault", moe_valid(),
+      [](Parallelism&, ModelSpec& m) { m.moe->ffn_hidden_size = 1535; },
+      LayoutRule::kExpertTensorSplit, "/parallelism/tensor",
+      "moe.ffn_hidden_size (1535) is not divisible by expert_tensor (2, the default: tensor)");
+  add(
+      "ExpertTensorSplit", moe_valid(),
+      [](Parallelism& p, ModelSpec& m) {
+        p.expert = 2;
+        p.expert_tensor = 4;
+        m.moe->ffn_hidden_size = 1538;
+      },
+      LayoutRule::kExpertTensorSplit, "/parallelism/expert_tensor",
+      "moe.ffn_hidden_size (1538) is not divisible by expert_tensor (4)");
+  add(
+      "ExpertFolding", moe_valid(), [](Parallelism& p, ModelSpec&) { p.expert = 8; },
+      LayoutRule::kExpertFolding, "/parallelism/expert",
+      "expert (8) x expert_tensor (2, the default: tensor) = 16 does not divide tensor x context "
+      "x data (8): the expert layers fold onto each stage's GPUs");
+  add(
+      "ExpertTensorTilesNodes", moe_valid(),
+      [](Parallelism& p, ModelSpec&) {
+        p.tensor = 1;
+        p.pipeline = 1;
+        p.data = 24;
+        p.sequence_parallel = false;
+        p.global_batch_size = 24;
+        p.expert = 8;
+        p.expert_tensor = 3;
+      },
+      LayoutRule::kExpertTensorTilesNodes, "/parallelism/expert_tensor",
+      "expert_tensor (3) must divide gpus_per_node (8) or be a multiple of it", /*num_nodes=*/3);
+  add(
+      "ExpertNeedsSequenceParallel", moe_valid(),
+      [](Parallelism& p, ModelSpec&) { p.sequence_parallel = false; },
+      LayoutRule::kExpertNeedsSequenceParallel, "/parallelism/sequence_parallel",
+      "expert (4) with tensor (2) needs sequence_parallel true (Megatron-Core: \"When using "
+      "expert parallelism and tensor parallelism, sequence parallelism must be used\")");
+  add(
+      "ExpertPrecision", moe_valid(),
+      [](Parallelism& p, ModelSpec&) { p.precision = Precision::kFp16; },
+      LayoutRule::kExpertPrecision, "/parallelism/precision",
+      "expert (4) does not train in precision \"fp16\" (Megatron-LM: \"Expert parallelism is "
+      "not supported with fp16 training\"); use \"bf16\"");
+  add(
+      "DeepEpNeedsExpertRanks", moe_valid(),
+      [](Parallelism& p, ModelSpec&) {
+        p.expert = 1;
+        p.expert_tensor = 1;
+        p.token_dispatcher = TokenDispatcher::kDeepEp;
+      },
+      LayoutRule::kDeepEpNeedsExpertRanks, "/parallelism/token_dispatcher",
+      "token_dispatcher \"deepep\" exchanges tokens between expert ranks; it needs expert x "
+      "expert_tensor > 1 (Megatron-Core: \"Flex token dispatcher requires TPxEP > 1\")");
+  add(
+      "A2aOverlapNeedsExpert", a2a_overlap_valid(),
+      [](Parallelism& p, ModelSpec&) { p.expert = 1; }, LayoutRule::kA2aOverlapNeedsExpert,
+      "/parallelism/moe_a2a_overlap",
+      "moe_a2a_overlap hides the expert-parallel all-to-alls; it needs expert > 1");
+  add(
+      "A2aOverlapDispatcher", a2a_overlap_valid(),
+      [](Parallelism& p, ModelSpec&) { p.token_dispatcher = TokenDispatcher::kAllGather; },
+      LayoutRule::kA2aOverlapDispatcher, "/parallelism/token_dispatcher",
+      "moe_a2a_overlap needs token_dispatcher \"alltoall\" or \"deepep\", not \"allgather\"");
+  add(
+      "A2aOverlapRecompute", a2a_overlap_valid(),
+      [](Parallelism& p, ModelSpec&) { p.recompute = Recompute::kFull; },
+      LayoutRule::kA2aOverlapRecompute, "/parallelism/recompute",
+      "moe_a2a_overlap does not run with recompute \"full\" (Megatron-Core: \"disable full "
+      "recomputation when enabling overlap_moe_expert_parallel_comm\")");
+  add(
+      "A2aOverlapNeedsInterleaving", moe_valid(),
+      [](Parallelism& p, ModelSpec&) { p.moe_a2a_overlap = true; },
+      LayoutRule::kA2aOverlapNeedsInterleaving, "/parallelism/virtual_pipeline_stages",
+      "moe_a2a_overlap with pipeline (2) overlaps the micro-batches of interleaved virtual "
+      "stages; it needs virtual_pipeline_stages > 1");
+  add(
+      "A2aOverlapMtp", a2a_overlap_valid(), [](Parallelism&, ModelSpec& m) { m.mtp_layers = 2; },
+      LayoutRule::kA2aOverlapMtp, "/parallelism/moe_a2a_overlap",
+      "moe_a2a_overlap runs with at most one MTP layer, and mtp_layers is 2");
+  return out;
+}
 
 std::vector<RuleCase> one_rule_cases() {
   std::vector<RuleCase> out;
@@ -150,19 +284,63 @@ std::vector<RuleCase> one_rule_cases() {
       "Fp8", [](Parallelism& p, ModelSpec&) { p.precision = Precision::kFp8; },
       LayoutRule::kFp8Support, "/parallelism/precision",
       "precision \"fp8\" needs a GPU with fp8 tensor cores; A100-SXM4-80GB has none");
+  // On three nodes, tensor or a stage that neither divides a node nor spans whole ones.
+  RuleCase tensor_tiles{"TensorTilesNodes",
+                        valid(),
+                        model(),
+                        LayoutRule::kTensorTilesNodes,
+                        "/parallelism/tensor",
+                        "tensor (12) must divide gpus_per_node (8) or be a multiple of it",
+                        3};
+  tensor_tiles.model.num_attention_heads = 12;
+  tensor_tiles.model.num_kv_heads = 12;
+  tensor_tiles.model.ffn_hidden_size = 8196;
+  tensor_tiles.parallelism.tensor = 12;
+  tensor_tiles.parallelism.pipeline = 1;
+  tensor_tiles.parallelism.data = 2;
+  out.push_back(tensor_tiles);
+  RuleCase stage_tiles{
+      "StageTilesNodes",
+      valid(),
+      model(),
+      LayoutRule::kStageTilesNodes,
+      "/parallelism/data",
+      "tensor x context x data (12) must divide gpus_per_node (8) or be a multiple of it",
+      3};
+  stage_tiles.parallelism.tensor = 4;
+  stage_tiles.parallelism.data = 3;
+  stage_tiles.parallelism.global_batch_size = 12;
+  out.push_back(stage_tiles);
+  for (RuleCase& c : moe_rule_cases())
+    out.push_back(c);
   return out;
 }
 
 TEST(LayoutRulesTest, EachRuleNamesItsFieldAndValues) {
+  BrokenLayoutRules covered;
   for (const RuleCase& c : one_rule_cases()) {
-    const std::vector<LayoutProblem> found = problems(c.parallelism, c.model);
+    const std::vector<LayoutProblem> found = problems(c.parallelism, c.model, false, c.num_nodes);
     ASSERT_EQ(found.size(), 1u) << c.name;
     EXPECT_EQ(found[0].rule, c.rule) << c.name;
     EXPECT_EQ(found[0].pointer, c.pointer) << c.name;
     EXPECT_EQ(found[0].message, c.message) << c.name;
-    const BrokenLayoutRules broken = broken_layout_rules(c.model, cluster(false), c.parallelism);
+    const BrokenLayoutRules broken =
+        broken_layout_rules(c.model, cluster(false, c.num_nodes), c.parallelism);
     EXPECT_TRUE(broken.contains(c.rule)) << c.name;
+    covered.add(c.rule);
   }
+  for (int r = 0; r < kNumLayoutRules; ++r)
+    EXPECT_TRUE(covered.contains(static_cast<LayoutRule>(r))) << "rule " << r << " has no case";
+}
+
+// A mixture-of-experts model whose every layer has experts has no dense FFN for tensor to
+// split; the experts' width goes by expert_tensor.
+TEST(LayoutRulesTest, AllExpertModelHasNoDenseFfnToSplit) {
+  ModelSpec m = moe_model();
+  m.ffn_hidden_size = 1001;
+  EXPECT_EQ(problems(moe_valid(), m).size(), 1u);
+  m.moe->first_dense_layers = 0;
+  EXPECT_TRUE(problems(moe_valid(), m).empty());
 }
 
 TEST(LayoutRulesTest, Fp8RunsOnAGpuWithFp8TensorCores) {
@@ -224,8 +402,23 @@ TEST(LayoutRulesTest, RuleSetMatchesTheProblems) {
     p.precision = pick({0, 1}) == 1 ? Precision::kFp8 : Precision::kBf16;
     if (pick({0, 1}) == 1)
       p.stage_layers = std::vector<int>(static_cast<size_t>(p.pipeline), 24 / p.pipeline);
-    ModelSpec m = model();
+    ModelSpec m = pick({0, 1}) == 1 ? moe_model() : model();
     m.seq_length = pick({2048, 2050, 2052});
+    if (m.moe) {
+      m.moe->num_experts = pick({4, 6, 8});
+      m.moe->ffn_hidden_size = pick({1536, 1538});
+      m.moe->shared_expert_ffn_hidden_size = pick({0, 1024, 1026});
+      m.moe->first_dense_layers = pick({0, 1});
+      m.mtp_layers = pick({0, 1, 2});
+      p.expert = pick({1, 2, 3, 4, 8});
+      if (pick({0, 1}) == 1)
+        p.expert_tensor = pick({1, 2, 3, 4});
+      p.token_dispatcher = static_cast<TokenDispatcher>(pick({0, 1, 2}));
+      p.moe_a2a_overlap = pick({0, 1}) == 1;
+      p.recompute = pick({0, 1}) == 1 ? Recompute::kFull : Recompute::kNone;
+      if (pick({0, 1}) == 1)
+        p.precision = Precision::kFp16;
+    }
     const bool fp8 = pick({0, 1}) == 1;
     const std::vector<LayoutProblem> found = layout_problems(m, cluster(fp8), p);
     const BrokenLayoutRules broken = broken_layout_rules(m, cluster(fp8), p);

@@ -355,7 +355,7 @@ TEST(ScenarioValidationTest, EveryKeyProblemIsReportedAtOnce) {
   doc["model"].erase("num_attention_heads");
   doc["cluster"]["colour"] = "blue";
   doc["parallelism"].erase("data");
-  doc["parallelism"]["expert"] = 2;
+  doc["parallelism"]["expret"] = 2;
   try {
     (void)read_doc(doc);
     FAIL() << "accepted";
@@ -366,8 +366,7 @@ TEST(ScenarioValidationTest, EveryKeyProblemIsReportedAtOnce) {
               "doc.json:/cluster/colour: unknown key \"colour\"; allowed keys: gpu, "
               "gpus_per_node, instance, inter_node, intra_node, num_nodes\n"
               "doc.json:/parallelism/data: missing required key\n"
-              "doc.json:/parallelism/expert: capsim does not model expert parallelism "
-              "(mixture-of-experts layers) yet (\"expert\" is reserved for it)");
+              "doc.json:/parallelism/expret: unknown key \"expret\"; did you mean \"expert\"?");
     ASSERT_EQ(e.problems().size(), 4u);
     EXPECT_EQ(e.pointer(), "/model/num_atention_heads");
   }

@@ -286,6 +286,57 @@ TEST(UnevenStagesTest, PlannerFitsALayoutByItsSplit) {
   EXPECT_TRUE(estimate::estimate_iteration(sc, io::resolve_profile(sc)).memory.fits);
 }
 
+// A mixture-of-experts plan searches its expert degrees: TP 2 x DP 4 on one node of 8 GPUs
+// folds EP x ETP (2, the tensor degree) into 8 and splits the 8 experts, so EP 1, 2 and 4 run
+// while 3 (experts) and 8 (16 expert ranks) count as expert_divisibility; only such a plan's
+// report lists that reason.
+TEST(PlannerTest, ExpertDegreesAreSearchedAndPruned) {
+  PlanSpec plan = hand_plan();
+  plan.model.moe = MoeSpec{.num_experts = 8, .top_k = 2, .ffn_hidden_size = 2048};
+  plan.space.tensor = {2};
+  plan.space.pipeline = {1};
+  plan.space.micro_batch_size = {1};
+  plan.space.zero_stage = {0};
+  plan.space.sequence_parallel = {true};
+  plan.space.expert = {1, 2, 3, 4, 8};
+  plan.confirm_top_k = 3;
+  const PlanResult r = run_plan(plan, {});
+  EXPECT_EQ(r.enumerated, 5);
+  EXPECT_EQ(r.screened, 3);
+  EXPECT_EQ(r.pruned.of(PruneReason::kExpertDivisibility), 2);
+  std::set<int> degrees;
+  for (const ScreenedCandidate& c : r.candidates) {
+    degrees.insert(c.candidate.parallelism.expert);
+    const Scenario sc = candidate_scenario(plan, c.candidate);
+    EXPECT_EQ(sc.parallelism.expert, c.candidate.parallelism.expert);
+    EXPECT_EQ(sc.name.find("-ep") != std::string::npos, c.candidate.parallelism.expert > 1);
+  }
+  EXPECT_EQ(degrees, (std::set<int>{1, 2, 4}));
+  EXPECT_EQ(plan_to_json(plan, r, 0, false).at("pruned").at("expert_divisibility"), 2);
+  const PlanSpec dense = hand_plan();
+  EXPECT_FALSE(plan_to_json(dense, run_plan(dense, {}), 0, false)
+                   .at("pruned")
+                   .contains("expert_divisibility"));
+}
+
+// An expert tensor degree above a node's GPUs is pruned as tensor above the node would be.
+TEST(CheckStructureTest, ExpertTensorBeyondTheNode) {
+  ModelSpec m = small_model();
+  m.moe = MoeSpec{.num_experts = 8, .top_k = 2, .ffn_hidden_size = 2048};
+  const ClusterSpec c = cluster_for_instance(*builtin_catalog().find_instance("p4de.24xlarge"), 2);
+  Parallelism p;
+  p.tensor = 1;
+  p.data = 16;
+  p.global_batch_size = 16;
+  p.expert_tensor = 16;
+  EXPECT_EQ(check_structure(m, c, p), PruneReason::kTensorExceedsNode);
+  p.expert_tensor = 2;
+  p.expert = 8;
+  EXPECT_EQ(check_structure(m, c, p), std::nullopt);
+  p.expert = 3;
+  EXPECT_EQ(check_structure(m, c, p), PruneReason::kExpertDivisibility);
+}
+
 TEST(PlannerTest, PruningCountsByHand) {
   // tensor 16 > 8 GPUs per node: 3 pipelines x 2 micro x 2 ZeRO = 12 candidates.
   // tensor 2, pipeline 5: 10 does not divide 8 GPUs: 4.

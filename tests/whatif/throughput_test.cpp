@@ -75,5 +75,40 @@ TEST(ThroughputTest, GpuCountsMustFitTheLayout) {
   }
 }
 
+// A job whose scenario has mixture-of-experts layers (Mixtral 8x7B: TP 1, PP 4, EP 8) reads
+// with the scenario reader and scales in steps that keep its experts folded: multiples of
+// pipeline x expert x expert_tensor = 32, not just of tensor x pipeline x context = 4.
+TEST(ThroughputTest, MixtureOfExpertsJobScalesInWholeExpertGroups) {
+  const auto j = nlohmann::json::parse(R"({
+    "schema": "capsim.whatif/v1",
+    "pools": [ { "name": "od", "instance": "p5.48xlarge", "pricing": "on-demand",
+                 "max_nodes": 16 } ],
+    "jobs": { "format": "capsim-csv", "path": "moe_jobs.csv" } })");
+  const WhatIf w = read_whatif(j, "w.json", std::string(CAPSIM_TEST_DATA_DIR) + "/whatif");
+  ASSERT_EQ(w.scenario_models.size(), 1u);
+  const ScenarioJobModel& model = w.scenario_models.begin()->second;
+  EXPECT_EQ(model.model_parallel, 32);
+  const auto& rates = model.tokens_per_s.at("p5.48xlarge");
+  ASSERT_EQ(rates.size(), 4u);  // 32, 64, 96 and 128 GPUs
+  for (const auto& [gpus, tokens_per_s] : rates) {
+    EXPECT_EQ(gpus % 32, 0);
+    EXPECT_GT(tokens_per_s, 0.0);
+  }
+  const auto bad = nlohmann::json::parse(R"({
+    "schema": "capsim.whatif/v1",
+    "pools": [ { "name": "od", "instance": "p5.48xlarge", "pricing": "on-demand",
+                 "max_nodes": 16 } ],
+    "jobs": { "format": "capsim-csv", "path": "moe_bad_layout.csv" } })");
+  try {
+    (void)read_whatif(bad, "w.json", std::string(CAPSIM_TEST_DATA_DIR) + "/whatif");
+    FAIL();
+  } catch (const io::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "w.json:/jobs: job m asks for 48 GPUs, not a multiple of tensor x pipeline x "
+              "context = 4 and of pipeline x expert x expert_tensor = 32 in " +
+                  std::string(CAPSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100/scenario.json");
+  }
+}
+
 }  // namespace
 }  // namespace capsim::whatif

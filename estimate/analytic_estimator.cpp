@@ -92,8 +92,7 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
       {chunk.backward_input_s + chunk.backward_weight_s - weight_s + chunk.recompute_s,
        chunk.backward_tp_comm_s + chunk.backward_cp_comm_s + chunk.backward_ep_comm_s +
            chunk.recompute_tp_comm_s,
-       true,
-       !split, false, root && !split}};
+       true, !split, false, root && !split}};
   if (split)
     passes.push_back({weight_s, 0.0, false, true, false, root});
   if (gpipe_micro_batches > 1) {

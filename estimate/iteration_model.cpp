@@ -253,10 +253,10 @@ struct KindCosts {
   bool used = false;  // some layer of the model is of this kind
   PassTimes compute;
   LayerComm tp;
-  LayerComm cp;                   // the K/V ring not hidden behind attention
-  LayerComm ep;                   // exposed expert-parallel exchanges (MoE layers)
-  LayerComm ep_replayed;          // the forward exchanges a full recompute replays
-  double parameters = 0.0;        // on one GPU, without routed experts
+  LayerComm cp;                    // the K/V ring not hidden behind attention
+  LayerComm ep;                    // exposed expert-parallel exchanges (MoE layers)
+  LayerComm ep_replayed;           // the forward exchanges a full recompute replays
+  double parameters = 0.0;         // on one GPU, without routed experts
   double expert_parameters = 0.0;  // routed experts on one GPU
 };
 
@@ -320,16 +320,15 @@ LayerComm layer_tensor_parallel_comm(const Scenario& scenario, const std::vector
   }
   LayerComm tp_comm =
       tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
-  tp_comm.backward_s +=
-      column_parallel_backward_s(layer_ops, scenario, profile, gpu, tp, buffer_bytes,
-                                 layer_gather_bytes, seq, rate, {"qkv", "q_down", "q_proj", "mlp_up"});
+  tp_comm.backward_s += column_parallel_backward_s(layer_ops, scenario, profile, gpu, tp,
+                                                   buffer_bytes, layer_gather_bytes, seq, rate,
+                                                   {"qkv", "q_down", "q_proj", "mlp_up"});
   return tp_comm;
 }
 
 void add_edge_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
-                                    const std::vector<Op>& head_ops,
-                                    const HardwareProfile& profile, const GpuSpec& gpu,
-                                    const GroupShape& tp, double rate) {
+                                    const std::vector<Op>& head_ops, const HardwareProfile& profile,
+                                    const GpuSpec& gpu, const GroupShape& tp, double rate) {
   const ModelSpec& m = scenario.model;
   const Parallelism& p = scenario.parallelism;
   const double tokens = tokens_per_micro_batch(scenario);
@@ -356,8 +355,8 @@ LayerComm context_parallel_costs(const Scenario& scenario, const HardwareProfile
   if (p.context <= 1)
     return {};
   const GroupShape ring = cp_ring_group(scenario);
-  double kv_bytes = 2.0 * tokens_per_micro_batch(scenario) * d(m.num_kv_heads) *
-                    d(m.head_dim()) / d(p.tensor) * kActivationBytes;
+  double kv_bytes = 2.0 * tokens_per_micro_batch(scenario) * d(m.num_kv_heads) * d(m.head_dim()) /
+                    d(p.tensor) * kActivationBytes;
   if (m.mla) {
     // MLA's ring carries each head's keys (qk_head_dim + rotary part) and values.
     kv_bytes = tokens_per_micro_batch(scenario) * d(m.num_attention_heads) *
@@ -515,14 +514,12 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
     if (expert_parameters > 0.0 && costs.expert_dp_group.ranks > 1) {
       const CollectiveKind reduce =
           p.zero_stage >= 1 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-      stage.expert_dp_s = collective_time_s(profile, reduce,
-                                            expert_parameters * costs.grad_bytes_per_element,
-                                            costs.expert_dp_group);
+      stage.expert_dp_s = collective_time_s(
+          profile, reduce, expert_parameters * costs.grad_bytes_per_element, costs.expert_dp_group);
       if (p.zero_stage >= 1) {
-        stage.expert_dp_s +=
-            collective_time_s(profile, CollectiveKind::kAllGather,
-                              expert_parameters * costs.param_bytes_per_element,
-                              costs.expert_dp_group);
+        stage.expert_dp_s += collective_time_s(profile, CollectiveKind::kAllGather,
+                                               expert_parameters * costs.param_bytes_per_element,
+                                               costs.expert_dp_group);
       }
     }
   }
@@ -585,9 +582,9 @@ LayerComm expert_parallel_exposed(const LayerComm& raw, const PassTimes& layer, 
                                   double rate) {
   if (!overlap)
     return raw;
-  return {overlapped_exposed_s(raw.forward_s, layer.backward_input_s + layer.backward_weight_s,
-                               rate),
-          overlapped_exposed_s(raw.backward_s, layer.forward_s, rate)};
+  return {
+      overlapped_exposed_s(raw.forward_s, layer.backward_input_s + layer.backward_weight_s, rate),
+      overlapped_exposed_s(raw.backward_s, layer.forward_s, rate)};
 }
 
 // The costs of each kind of layer, the embedding and the head of `scenario`, whose TP group is
@@ -611,8 +608,8 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
         pass_total_s(cost_ops(first_ops, profile, shared, p.precision, seq));
   }
   const double rate = parts.compute_rate_during_comm;
-  const GroupShape ep = m.moe ? group_shape(p.expert, p.expert_tensor_or_default(), scenario.cluster)
-                              : GroupShape{};
+  const GroupShape ep =
+      m.moe ? group_shape(p.expert, p.expert_tensor_or_default(), scenario.cluster) : GroupShape{};
   const LayerComm ep_raw = m.moe ? expert_parallel_exchanges(scenario, profile, ep) : LayerComm{};
   for (size_t k = 0; k < parts.kinds.size(); ++k) {
     if (!used[k])

@@ -342,9 +342,8 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
     in.expert_zero_group = d(std::max(parallelism.expert_data(), 1));
     in.moe_act_extra = moe_activation_extra_bytes(model, parallelism);
     const bool last_moe = model.is_moe_layer(model.num_layers - 1);
-    in.mtp_params =
-        d(model.mtp_layers) * ((last_moe ? in.moe_dense_params : in.layer_params) +
-                               mtp_extra_parameters(model) / in.t);
+    in.mtp_params = d(model.mtp_layers) * ((last_moe ? in.moe_dense_params : in.layer_params) +
+                                           mtp_extra_parameters(model) / in.t);
     in.mtp_expert_params = d(model.mtp_layers) * (last_moe ? in.expert_params : 0.0);
   }
   return in;
@@ -462,8 +461,10 @@ StageMemory stage_memory(const MemoryInputs& in, int stage) {
     const int zero = par.zero_stage;
     s.parameters += experts;
     s.weights_bytes += experts * in.bpp.weights_bytes;
-    s.gradients_bytes += experts * in.bpp.gradients_bytes / (zero >= 2 ? in.expert_zero_group : 1.0);
-    s.optimizer_bytes += experts * in.bpp.optimizer_bytes / (zero >= 1 ? in.expert_zero_group : 1.0);
+    s.gradients_bytes +=
+        experts * in.bpp.gradients_bytes / (zero >= 2 ? in.expert_zero_group : 1.0);
+    s.optimizer_bytes +=
+        experts * in.bpp.optimizer_bytes / (zero >= 1 ? in.expert_zero_group : 1.0);
   }
   // TE's fp8 weight caches count with the weights; under ZeRO-3 TE keeps them sharded over the
   // FSDP group between uses (v1.8 linear.py, _fsdp_scatter_tensors of the workspace).

@@ -123,7 +123,6 @@ void add_cross_entropy(std::vector<Op>& ops, CrossEntropyKernel kernel, double l
       {"cross_entropy", KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, logits * bwd, 0});
 }
 
-
 // Appends a GEMM of `experts` equal groups (a grouped GEMM: rows tokens each, in x out weights)
 // and its two backward grouped GEMMs.
 void add_grouped_linear(std::vector<Op>& ops, const char* name, double experts, double rows,
@@ -164,10 +163,8 @@ void add_mla_projections(std::vector<Op>& ops, const ModelSpec& m, const Paralle
   }
   add_linear(ops, "kv_down", tokens, h, d(a.kv_lora_rank + a.qk_pos_emb_head_dim) / t);
   add_elementwise(ops, "kv_norm", 2.0 * tokens * d(a.kv_lora_rank) * e);
-  add_linear(ops, "kv_up", tokens, d(a.kv_lora_rank),
-             heads * d(a.qk_head_dim + a.v_head_dim) / t);
-  add_elementwise(ops, "rope",
-                  2.0 * tokens * (heads + 1.0) * d(a.qk_pos_emb_head_dim) / t * e);
+  add_linear(ops, "kv_up", tokens, d(a.kv_lora_rank), heads * d(a.qk_head_dim + a.v_head_dim) / t);
+  add_elementwise(ops, "rope", 2.0 * tokens * (heads + 1.0) * d(a.qk_pos_emb_head_dim) / t * e);
 }
 
 // A mixture-of-experts FFN on one GPU (Megatron-Core MoELayer): the router GEMM (h x experts)
@@ -201,10 +198,9 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   add_grouped_linear(ops, "expert_down", local_experts, rows_per_expert, ffn, h);
   if (fp8) {
     // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
-    add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (swiglu ? 2.0 : 1.0) * ffn, CastBy::kOwnKernel,
-                  CastBy::kProducer);
-    add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer,
-                  CastBy::kOwnKernel);
+    add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (swiglu ? 2.0 : 1.0) * ffn,
+                  CastBy::kOwnKernel, CastBy::kProducer);
+    add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel);
   }
   add_copy(ops, "unpermute", (copies + local) * h * e + copies * 4.0);
   if (moe.shared_expert_ffn_hidden_size > 0) {
@@ -296,8 +292,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
   } else {
     add_materialized_attention(ops, m, p, tokens, e);
   }
-  linear("attn_proj", "attn_proj_fp8_cast", v_width / t, h, CastBy::kOwnKernel,
-         CastBy::kOwnKernel);
+  linear("attn_proj", "attn_proj_fp8_cast", v_width / t, h, CastBy::kOwnKernel, CastBy::kOwnKernel);
   // Dropout + residual add (GPT: bias-dropout-add fused; without dropout a residual add): read
   // two tensors, write one, plus a 1-byte mask for dropout.
   const double residual_bytes = norm_tokens * h * (3.0 * e + (has_dropout(m) ? 1.0 : 0.0));
@@ -420,12 +415,10 @@ double megatron_flop_per_token(const ModelSpec& m) {
     moe_layers += mtp;
   const double dense_layers = layers - moe_layers;
   // Keys per query over s, averaged over the layers.
-  const double ratio =
-      (windowed * windowed_keys(m) / s + (layers - windowed) * 0.5) / layers;
+  const double ratio = (windowed * windowed_keys(m) / s + (layers - windowed) * 0.5) / layers;
   double ffn = d(m.ffn_hidden_size) * gated * dense_layers;
   if (m.moe) {
-    ffn += (d(m.moe->ffn_hidden_size) * d(m.moe->top_k) +
-            d(m.moe->shared_expert_ffn_hidden_size)) *
+    ffn += (d(m.moe->ffn_hidden_size) * d(m.moe->top_k) + d(m.moe->shared_expert_ffn_hidden_size)) *
            gated * moe_layers;
   }
   double attention = 0.0;
@@ -439,8 +432,8 @@ double megatron_flop_per_token(const ModelSpec& m) {
                  s * heads * qk * ratio + s * heads * d(a.v_head_dim) * ratio);
   } else {
     const double q_ratio = query_width(m) / h;
-    attention = 12.0 * layers * h * h *
-                ((1.0 + d(m.num_kv_heads) / heads + s / h * ratio) * q_ratio);
+    attention =
+        12.0 * layers * h * h * ((1.0 + d(m.num_kv_heads) / heads + s / h * ratio) * q_ratio);
   }
   const double mtp_extra = 6.0 * mtp * (3.0 * h + 2.0 * h * h);
   const double logits = 6.0 * h * padded_vocab_size(m, 1) * (mtp + 1.0);

@@ -1,6 +1,7 @@
 #include "models/workload.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "models/as_double.hpp"
 #include "models/parameter_count.hpp"
@@ -123,15 +124,26 @@ void add_cross_entropy(std::vector<Op>& ops, CrossEntropyKernel kernel, double l
       {"cross_entropy", KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, logits * bwd, 0});
 }
 
-// Appends a GEMM of `experts` equal groups (a grouped GEMM: rows tokens each, in x out weights)
-// and its two backward grouped GEMMs.
+// Transformer Engine's grouped linear layers on Hopper run one cuBLAS GEMM per expert, issued
+// round-robin on its compute streams (transformer_engine/common/gemm/cublaslt_gemm.cpp,
+// multi_stream_cublas_gemm; the CUTLASS grouped GEMM is opt-in, NVTE_USE_CUTLASS_GROUPED_GEMM):
+// kGroupedGemmStreams GEMMs share the GPU at a time.
+constexpr double kGroupedGemmStreams = 4.0;
+
+// Appends a grouped GEMM of `experts` equal GEMMs (rows tokens each, in x out weights) and its
+// two backward grouped GEMMs: rounds of kGroupedGemmStreams concurrent GEMMs (the last round
+// costed full when the streams do not divide the experts).
 void add_grouped_linear(std::vector<Op>& ops, const char* name, double experts, double rows,
                         double in, double out) {
-  Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, experts}, 0.0, 0.0, 0};
-  Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, experts}, 0.0, 0.0, 0};
-  Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, experts}, 0.0, 0.0, 0};
+  const double concurrent = std::min(experts, kGroupedGemmStreams);
+  const double rounds = std::ceil(experts / concurrent);
+  Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, concurrent}, 0.0, 0.0, 0};
+  Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, concurrent}, 0.0, 0.0, 0};
+  Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, concurrent}, 0.0, 0.0,
+           0};
   for (Op* op : {&fwd, &dgrad, &wgrad}) {
-    op->flop = op->gemm.flop();
+    op->rounds = rounds;
+    op->flop = op->gemm.flop() / concurrent * experts;
     ops.push_back(*op);
   }
 }

@@ -25,6 +25,9 @@ struct Op {
   double bytes = 0.0;  // HBM traffic of memory-bound ops and attention
   int head_dim = 0;
   bool attention_core = false;  // replayed by selective recompute (Korthikanti et al. §5)
+  // GEMMs: how many times `gemm` runs one after another (a grouped GEMM's rounds); `flop`
+  // counts them all.
+  double rounds = 1.0;
 };
 
 // Whether `op` is the GEMM `name` (lower_layer's "qkv", "mlp_up", ...) of `pass`.

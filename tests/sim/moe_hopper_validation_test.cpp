@@ -96,7 +96,7 @@ Errors validate(bool event) {
   return e;
 }
 
-// The target is not met yet: both engines measure 36.7% mean and 66.6% worst error over these
+// The target is not met yet: both engines measure 36.0% mean and 65.4% worst error over these
 // cases (docs/validation.md, "MoE on Hopper"). Run with --gtest_also_run_disabled_tests.
 TEST(MoeHopperValidation, DISABLED_AnalyticEngineWithinTolerance) {
   const Errors e = validate(false);

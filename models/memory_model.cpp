@@ -66,7 +66,24 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const bool attention_keeps_its_output =
       attention == AttentionMemory::kFlash && recompute == Recompute::kNone;
   const double projection_input = !fp8 ? e * h : (attention_keeps_its_output ? e * h : 0.0) + h;
-  const double split = sb * (e * (h + 2.0 * kv) + projection_input + mlp);
+  double split = sb * (e * (h + 2.0 * kv) + projection_input + mlp);
+  if (model.mla || model.explicit_head_dim > 0) {
+    // MLA keeps the query and key-value latents (the up projections' inputs) beside Q, K (each
+    // head's qk_head_dim + rotary part) and V; the attention context is heads x v_head_dim. An
+    // explicit head_dim widens Q and the context to heads x head_dim.
+    const double heads = d(model.num_attention_heads);
+    double qkv = query_width(model) + 2.0 * kv;
+    double context = query_width(model);
+    if (model.mla) {
+      const MlaSpec& a = *model.mla;
+      qkv = d(a.q_lora_rank + a.kv_lora_rank) +
+            heads * d(2 * (a.qk_head_dim + a.qk_pos_emb_head_dim) + a.v_head_dim);
+      context = heads * d(a.v_head_dim);
+    }
+    const double context_bytes =
+        !fp8 ? e * context : (attention_keeps_its_output ? e * context : 0.0) + context;
+    split = sb * (e * qkv + context_bytes + mlp);
+  }
   double bytes = replicated / replicated_div + split / t;
   // Softmax output, its dropout mask and dropout output: 5as²b (Korthikanti §4.1; without
   // dropout only the softmax output, 2as²b). Selective

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/all_to_all_cost.hpp"
+#include "models/memory_model.hpp"
 #include "models/parameter_count.hpp"
 #include "models/workload.hpp"
 
@@ -119,6 +120,27 @@ TEST(MoeLowering, WindowedLayersAttendFewerKeys) {
   EXPECT_FALSE(layer_kind(m, 1).windowed);
   const double ratio = attention_flop({true, true}) / attention_flop({true, false});
   EXPECT_NEAR(ratio, (128.0 - 128.0 * 128.0 / 8192.0) / 2048.0, 1e-12);
+}
+
+// Routed experts' weights shard over EP x ETP; their optimizer state over expert data
+// parallelism (the distributed optimizer), not over the DP group.
+TEST(MoeMemory, ExpertStatesShardOverExpertParallelismAndExpertData) {
+  const ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.data = 16;
+  p.expert = 8;
+  p.zero_stage = 1;
+  p.global_batch_size = 16;
+  const GpuSpec gpu{};
+  const StageMemory ep8 = estimate_memory(m, p, gpu).stages.front();
+  p.expert = 16;
+  const StageMemory ep16 = estimate_memory(m, p, gpu).stages.front();
+  const double experts = 94.0 * expert_parameters(m);
+  EXPECT_NEAR(ep8.weights_bytes - ep16.weights_bytes, experts * (1.0 / 8 - 1.0 / 16) * 2.0,
+              1e-6 * ep8.weights_bytes);
+  // Expert data parallelism: 16 / 8 = 2 ranks, then 1; Adam's 12 B per parameter.
+  EXPECT_NEAR(ep8.optimizer_bytes - ep16.optimizer_bytes, experts * (1.0 / 8 / 2 - 1.0 / 16) * 12.0,
+              1e-6 * ep8.optimizer_bytes);
 }
 
 TEST(AllToAll, DeepEpSendsEachTokenOncePerRemoteNode) {

@@ -35,10 +35,11 @@ struct StageStep {
   double compute_s = 0.0;
   double tp_s = 0.0;
   double cp_s = 0.0;
+  double ep_s = 0.0;                   // exposed expert-parallel exchanges
   double zero3_s = 0.0;                // exposed ZeRO-3 gathers / reduce-scatters
   double zero3_once_s = 0.0;           // ZeRO-3 streams' start and end, once per iteration
   double first_chunk_forward_s = 0.0;  // the first virtual chunk's forward
-  [[nodiscard]] double busy_s() const { return compute_s + tp_s + cp_s; }  // its own work
+  [[nodiscard]] double busy_s() const { return compute_s + tp_s + cp_s + ep_s; }  // its own work
   [[nodiscard]] double total_s() const { return busy_s() + zero3_s; }
 };
 
@@ -85,11 +86,13 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
   // before the forward and reduce-scattered after the op that scatters.
   const double weight_s = split ? chunk.backward_weight_s : 0.0;
   std::vector<Zero3Pass> passes{
-      {chunk.forward_compute_s, chunk.forward_tp_comm_s + chunk.forward_cp_comm_s, true, false,
+      {chunk.forward_compute_s,
+       chunk.forward_tp_comm_s + chunk.forward_cp_comm_s + chunk.forward_ep_comm_s, true, false,
        root, false, lead_s},
       {chunk.backward_input_s + chunk.backward_weight_s - weight_s + chunk.recompute_s,
-       chunk.backward_tp_comm_s + chunk.backward_cp_comm_s + chunk.recompute_tp_comm_s, true,
-       !split, false, root && !split}};
+       chunk.backward_tp_comm_s + chunk.backward_cp_comm_s + chunk.backward_ep_comm_s +
+           chunk.recompute_tp_comm_s,
+       true, !split, false, root && !split}};
   if (split)
     passes.push_back({weight_s, 0.0, false, true, false, root});
   if (gpipe_micro_batches > 1) {
@@ -159,10 +162,11 @@ StageStep stage_step(const HardwareProfile& profile, const StageCosts& stage,
         ch.forward_compute_s + ch.backward_input_s + ch.backward_weight_s + ch.recompute_s;
     step.tp_s += ch.forward_tp_comm_s + ch.backward_tp_comm_s + ch.recompute_tp_comm_s;
     step.cp_s += ch.forward_cp_comm_s + ch.backward_cp_comm_s;
+    step.ep_s += ch.forward_ep_comm_s + ch.backward_ep_comm_s;
   }
   const ChunkCosts& first = stage.chunks.front();
-  step.first_chunk_forward_s =
-      first.forward_compute_s + first.forward_tp_comm_s + first.forward_cp_comm_s;
+  step.first_chunk_forward_s = first.forward_compute_s + first.forward_tp_comm_s +
+                               first.forward_cp_comm_s + first.forward_ep_comm_s;
   step.compute_s += profile.per_microbatch_overhead_s;
   return step;
 }
@@ -325,14 +329,16 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp, Collective
       const Zero3Exposed z = zero3[s].empty() ? Zero3Exposed{} : zero3[s][c];
       ChunkOpTimes t;
       t.forward_s = ch.forward_compute_s;
-      t.forward_comm_s = ch.forward_tp_comm_s + ch.forward_cp_comm_s + z.forward_s;
+      t.forward_comm_s =
+          ch.forward_tp_comm_s + ch.forward_cp_comm_s + ch.forward_ep_comm_s + z.forward_s;
       // Without a recompute op (no recompute, or ZeRO-3 fusing it) it is part of the backward.
       (recompute_op ? t.recompute_s : t.backward_s) += ch.recompute_s;
       (recompute_op ? t.recompute_comm_s : t.backward_comm_s) += ch.recompute_tp_comm_s;
       // W's exposed reduce-scatters ride on its time (ZeRO-3 has no buckets to slow it).
       t.weight_s = split ? ch.backward_weight_s + z.weight_s : 0.0;
       t.backward_s += ch.backward_input_s + (split ? 0.0 : ch.backward_weight_s);
-      t.backward_comm_s += ch.backward_tp_comm_s + ch.backward_cp_comm_s + z.backward_s;
+      t.backward_comm_s +=
+          ch.backward_tp_comm_s + ch.backward_cp_comm_s + ch.backward_ep_comm_s + z.backward_s;
       if (reduces && par.overlap_grad_reduce) {
         t.gradient_buckets = dp_bucket_split(costs, s, c);
         const BucketTimes bucket =
@@ -421,14 +427,17 @@ AfterFlush after_flush(const IterationCosts& costs, const GroupShape& dp,
     const double gather_s = stage_param_gather_exposed_s(costs, dp, collective, steps[s], s, par,
                                                          timeline.first_forward_start_s[s]);
     const double optimizer_s = costs.stages[s].optimizer_s;
+    // The routed experts' reduction and gather over expert data parallelism follow the DP
+    // reduction (StageCosts::expert_dp_s).
+    const double reduced_s = reduction_s + costs.stages[s].expert_dp_s;
     // Past the pipeline's end (negative: inside the stage's slack): its reduction, its
     // optimizer step, then the exposed part of its gather (the window counted from the step's
     // end, as the event engine counts it). The stage that ends the pipeline has no slack, so
     // the pacing tail is never negative.
-    const double tail_s = reduction_s + optimizer_s + gather_s;
+    const double tail_s = reduced_s + optimizer_s + gather_s;
     if (s == 0 || tail_s > pacing_tail_s) {
       pacing_tail_s = tail_s;
-      pacing.optimizer_s = std::clamp(reduction_s + optimizer_s, 0.0, optimizer_s);
+      pacing.optimizer_s = std::clamp(reduced_s + optimizer_s, 0.0, optimizer_s);
       pacing.dp_s = tail_s - pacing.optimizer_s;
     }
   }
@@ -469,7 +478,8 @@ double iteration_lower_bound_s(const IterationCosts& costs, const std::vector<St
       double shortest_s = std::numeric_limits<double>::infinity();
       for (const ChunkCosts& ch : costs.stages[s].chunks) {
         shortest_s = std::min(shortest_s, ch.backward_input_s + ch.backward_weight_s +
-                                              ch.backward_tp_comm_s + ch.backward_cp_comm_s);
+                                              ch.backward_tp_comm_s + ch.backward_cp_comm_s +
+                                              ch.backward_ep_comm_s);
       }
       drain_s += shortest_s;
     }
@@ -571,6 +581,7 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
   r.breakdown.other_s = m * profile.per_microbatch_overhead_s;
   r.breakdown.tp_comm_exposed_s = m * b.tp_s;
   r.breakdown.cp_comm_exposed_s = m * b.cp_s;
+  r.breakdown.ep_comm_exposed_s = m * b.ep_s;
   r.breakdown.pp_comm_exposed_s = pp_s;
   r.breakdown.dp_comm_exposed_s = dp_s;
   r.breakdown.bubble_s = bubble_s;

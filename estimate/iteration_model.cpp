@@ -1,6 +1,7 @@
 #include "estimate/iteration_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <initializer_list>
 #include <memory>
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/all_to_all_cost.hpp"
 #include "models/as_double.hpp"
 #include "models/collective_cost.hpp"
 #include "models/gemm_cost.hpp"
@@ -215,6 +217,12 @@ IterationCosts iteration_frame(const Scenario& scenario) {
   // Every GPU of a node sends its slice at once in steady state: one GPU's share of the NICs.
   costs.pp_link.nic_bandwidth_per_node_bytes_per_s =
       c.node_nic_bandwidth_bytes_per_s() / d(c.gpus_per_node);
+  if (m.moe) {
+    // Megatron-Core's expert grid orders expert-tensor (fastest), expert, expert-data, pipeline.
+    costs.ep_group = group_shape(p.expert, p.expert_tensor_or_default(), c);
+    costs.expert_dp_group =
+        group_shape(p.expert_data(), p.expert * p.expert_tensor_or_default(), c);
+  }
   costs.dp_bucket_bytes = p.dp_bucket_bytes_or_default();
   costs.megatron_core_buckets = !p.dp_buckets_every_chunk;
   costs.grad_bytes_per_element = p.grad_reduce_bytes_per_element();
@@ -240,15 +248,37 @@ GroupShape cp_ring_group(const Scenario& scenario) {
   return cp;
 }
 
-// What one layer, the embedding and the head cost, computed once: layers are identical.
+// What one layer of one kind (LayerKind: dense or MoE FFN, full or windowed attention) costs.
+struct KindCosts {
+  bool used = false;  // some layer of the model is of this kind
+  PassTimes compute;
+  LayerComm tp;
+  LayerComm cp;                    // the K/V ring not hidden behind attention
+  LayerComm ep;                    // exposed expert-parallel exchanges (MoE layers)
+  LayerComm ep_replayed;           // the forward exchanges a full recompute replays
+  double parameters = 0.0;         // on one GPU, without routed experts
+  double expert_parameters = 0.0;  // routed experts on one GPU
+};
+
+// Index of a LayerKind in PartCosts::kinds.
+size_t kind_index(LayerKind kind) {
+  return (kind.moe ? 2U : 0U) + (kind.windowed ? 1U : 0U);
+}
+
+// What each kind of layer, the embedding and the head cost, computed once: layers of one kind
+// are identical. `layer` is the first layer's kind (the dense full-attention layer of a dense
+// model), which the compute rate during collectives is measured on.
 struct PartCosts {
-  PassTimes layer;
+  std::array<KindCosts, 4> kinds;
   PassTimes embedding;
   PassTimes head;
-  LayerComm tp;                           // per layer
-  EdgeComm edges;                         // the embedding's and the head's TP collectives
-  LayerComm cp;                           // per layer: the K/V ring not hidden behind attention
-  double layer_parameters = 0.0;          // of one layer on one GPU (per TP shard)
+  EdgeComm edges;  // the embedding's and the head's TP collectives
+  // One multi-token-prediction module (its layer, projection and head), with its collectives.
+  PassTimes mtp;
+  LayerComm mtp_comm;
+  LayerComm mtp_ep;
+  double mtp_parameters = 0.0;
+  double mtp_expert_parameters = 0.0;
   double activation_bytes = 0.0;          // a PP hop's bytes per micro-batch
   double compute_rate_during_comm = 1.0;  // IterationCosts::compute_rate_during_comm
 };
@@ -263,25 +293,47 @@ struct PartCosts {
 // fused version concatenates the last two, as one-kernel losses with a process group do).
 // `layer_ops` and `head_ops` are the lowered layer and head. With tp_comm_overlap the layer's
 // collectives are costed as Transformer Engine overlaps them (tp_overlapped_layer_comm).
-void add_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
-                               const std::vector<Op>& layer_ops, const std::vector<Op>& head_ops,
-                               const HardwareProfile& profile, const GpuSpec& gpu,
-                               const GroupShape& tp, double rate) {
+LayerComm layer_tensor_parallel_comm(const Scenario& scenario, const std::vector<Op>& layer_ops,
+                                     LayerKind kind, const HardwareProfile& profile,
+                                     const GpuSpec& gpu, const GroupShape& tp, double rate) {
   const ModelSpec& m = scenario.model;
   const Parallelism& p = scenario.parallelism;
   const double tokens = tokens_per_micro_batch(scenario);
   const double buffer_bytes = tokens * m.hidden_size * kActivationBytes;
   const double layer_gather_bytes = sp_gather_bytes(tokens * m.hidden_size, p.precision);
   const double seq = attention_kernel_seq_length(m, p);
-  if (p.tp_comm_overlap) {
-    parts.tp = tp_overlapped_layer_comm(layer_ops, profile, gpu, p.precision, seq, tp,
-                                        layer_gather_bytes, buffer_bytes);
-  } else {
-    parts.tp = tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
-    parts.tp.backward_s +=
+  if (kind.moe) {
+    // A MoE layer's TP collectives are its attention block's: half of a dense layer's. The
+    // experts' own exchanges are expert-parallel (expert_parallel_comm).
+    LayerComm tp_comm =
+        tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
+    tp_comm.forward_s *= 0.5;
+    tp_comm.backward_s *= 0.5;
+    tp_comm.backward_s +=
         column_parallel_backward_s(layer_ops, scenario, profile, gpu, tp, buffer_bytes,
-                                   layer_gather_bytes, seq, rate, {"qkv", "mlp_up"});
+                                   layer_gather_bytes, seq, rate, {"qkv", "q_down", "q_proj"});
+    return tp_comm;
   }
+  if (p.tp_comm_overlap) {
+    return tp_overlapped_layer_comm(layer_ops, profile, gpu, p.precision, seq, tp,
+                                    layer_gather_bytes, buffer_bytes);
+  }
+  LayerComm tp_comm =
+      tp_layer_comm(profile, tp, buffer_bytes, layer_gather_bytes, p.sequence_parallel);
+  tp_comm.backward_s += column_parallel_backward_s(layer_ops, scenario, profile, gpu, tp,
+                                                   buffer_bytes, layer_gather_bytes, seq, rate,
+                                                   {"qkv", "q_down", "q_proj", "mlp_up"});
+  return tp_comm;
+}
+
+void add_edge_tensor_parallel_costs(PartCosts& parts, const Scenario& scenario,
+                                    const std::vector<Op>& head_ops, const HardwareProfile& profile,
+                                    const GpuSpec& gpu, const GroupShape& tp, double rate) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const double tokens = tokens_per_micro_batch(scenario);
+  const double buffer_bytes = tokens * m.hidden_size * kActivationBytes;
+  const double seq = attention_kernel_seq_length(m, p);
   // The embedding's and the head's collectives stay outside Transformer Engine's layers and so
   // outside its overlap.
   parts.edges = tp_edge_comm(profile, tp, buffer_bytes, p.sequence_parallel);
@@ -303,8 +355,14 @@ LayerComm context_parallel_costs(const Scenario& scenario, const HardwareProfile
   if (p.context <= 1)
     return {};
   const GroupShape ring = cp_ring_group(scenario);
-  const double kv_bytes = 2.0 * tokens_per_micro_batch(scenario) * d(m.num_kv_heads) *
-                          d(m.head_dim()) / d(p.tensor) * kActivationBytes;
+  double kv_bytes = 2.0 * tokens_per_micro_batch(scenario) * d(m.num_kv_heads) * d(m.head_dim()) /
+                    d(p.tensor) * kActivationBytes;
+  if (m.mla) {
+    // MLA's ring carries each head's keys (qk_head_dim + rotary part) and values.
+    kv_bytes = tokens_per_micro_batch(scenario) * d(m.num_attention_heads) *
+               d(m.mla->qk_head_dim + m.mla->qk_pos_emb_head_dim + m.mla->v_head_dim) /
+               d(p.tensor) * kActivationBytes;
+  }
   const double steps = p.context - 1.0;
   const auto exposed_s = [&](double bytes, double attention_s) {
     const double step_s = collective_time_s(profile, CollectiveKind::kSendRecv, bytes, ring);
@@ -315,7 +373,8 @@ LayerComm context_parallel_costs(const Scenario& scenario, const HardwareProfile
 }
 
 // One virtual chunk of `layers` layers starting at `first_layer`, with the embedding on stage
-// 0's first chunk and the head on the last stage's last.
+// 0's first chunk and the head (and the MTP modules) on the last stage's last. Each layer costs
+// what its kind costs (layer_kind); a dense model's layers are all of the first kind.
 ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int stage, int chunk,
                        int first_layer, int layers) {
   const ModelSpec& m = scenario.model;
@@ -325,26 +384,58 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
   ch.num_layers = layers;
   ch.has_embedding = stage == 0 && chunk == 0;
   ch.has_head = stage == p.pipeline - 1 && chunk == p.virtual_pipeline_stages - 1;
-  const double n = layers;
-  ch.forward_compute_s = n * parts.layer.forward_s;
-  ch.backward_input_s = n * parts.layer.backward_input_s;
-  ch.backward_weight_s = n * parts.layer.backward_weight_s;
-  ch.forward_tp_comm_s = n * parts.tp.forward_s;
-  ch.backward_tp_comm_s = n * parts.tp.backward_s;
-  ch.forward_cp_comm_s = n * parts.cp.forward_s;
-  ch.backward_cp_comm_s = n * parts.cp.backward_s;
-  if (p.recompute == Recompute::kFull) {
-    ch.recompute_s = n * parts.layer.forward_s;
-    ch.recompute_tp_comm_s = n * parts.tp.forward_s;
-    ch.backward_cp_comm_s += n * parts.cp.forward_s;  // the replayed forward's K/V ring
-  } else if (p.recompute == Recompute::kSelective) {
-    ch.recompute_s = n * parts.layer.attention_forward_s;
-    // The recomputed attention core is Transformer Engine's attention with its CP ring
-    // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
-    ch.backward_cp_comm_s += n * parts.cp.forward_s;
+  std::array<int, 4> counts{};
+  if (m.moe || m.window_attention) {
+    for (int layer = first_layer; layer < first_layer + layers; ++layer)
+      ++counts[kind_index(layer_kind(m, layer))];
+  } else {
+    counts[0] = layers;
   }
-  ch.layer_parameter_count = parts.layer_parameters;
-  ch.parameter_count = n * ch.layer_parameter_count;
+  bool first_kind = true;
+  double dense_parameters = 0.0;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    if (counts[k] == 0)
+      continue;
+    const KindCosts& kc = parts.kinds[k];
+    const double n = counts[k];
+    // The first kind assigns, so that a uniform chunk's sums are n x one layer exactly.
+    const auto put = [first_kind](double& field, double value) {
+      field = first_kind ? value : field + value;
+    };
+    put(ch.forward_compute_s, n * kc.compute.forward_s);
+    put(ch.backward_input_s, n * kc.compute.backward_input_s);
+    put(ch.backward_weight_s, n * kc.compute.backward_weight_s);
+    put(ch.forward_tp_comm_s, n * kc.tp.forward_s);
+    put(ch.backward_tp_comm_s, n * kc.tp.backward_s);
+    put(ch.forward_cp_comm_s, n * kc.cp.forward_s);
+    put(ch.backward_cp_comm_s, n * kc.cp.backward_s);
+    if (p.recompute == Recompute::kFull) {
+      put(ch.recompute_s, n * kc.compute.forward_s);
+      put(ch.recompute_tp_comm_s, n * kc.tp.forward_s);
+      ch.backward_cp_comm_s += n * kc.cp.forward_s;  // the replayed forward's K/V ring
+    } else if (p.recompute == Recompute::kSelective) {
+      put(ch.recompute_s, n * kc.compute.attention_forward_s);
+      // The recomputed attention core is Transformer Engine's attention with its CP ring
+      // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
+      ch.backward_cp_comm_s += n * kc.cp.forward_s;
+    }
+    if (kc.expert_parameters > 0.0 || kc.ep.forward_s > 0.0 || kc.ep.backward_s > 0.0) {
+      ch.forward_ep_comm_s += n * kc.ep.forward_s;
+      ch.backward_ep_comm_s += n * kc.ep.backward_s;
+      if (p.recompute == Recompute::kFull)
+        ch.backward_ep_comm_s += n * kc.ep_replayed.forward_s;
+      ch.expert_parameter_count += n * kc.expert_parameters;
+    }
+    dense_parameters = first_kind ? n * kc.parameters : dense_parameters + n * kc.parameters;
+    first_kind = false;
+  }
+  if (layers > 0 && counts[0] == layers) {
+    ch.layer_parameter_count = parts.kinds[0].parameters;
+    ch.parameter_count = layers * ch.layer_parameter_count;
+  } else {
+    ch.layer_parameter_count = layers > 0 ? dense_parameters / layers : parts.kinds[0].parameters;
+    ch.parameter_count = dense_parameters + ch.expert_parameter_count;
+  }
   const auto add = [&ch](const PassTimes& compute, const LayerComm& tp) {
     ch.forward_compute_s += compute.forward_s;
     ch.backward_input_s += compute.backward_input_s;
@@ -363,6 +454,13 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
     const bool own_copy = m.tied_embeddings && p.pipeline > 1;
     ch.parameter_count += head_parameters_per_rank(m, p.tensor) +
                           (own_copy ? word_embedding_parameters_per_rank(m, p.tensor) : 0.0);
+    for (int k = 0; k < m.mtp_layers; ++k) {
+      add(parts.mtp, parts.mtp_comm);
+      ch.forward_ep_comm_s += parts.mtp_ep.forward_s;
+      ch.backward_ep_comm_s += parts.mtp_ep.backward_s;
+      ch.parameter_count += parts.mtp_parameters + parts.mtp_expert_parameters;
+      ch.expert_parameter_count += parts.mtp_expert_parameters;
+    }
   }
   ch.activation_bytes = parts.activation_bytes;
   return ch;
@@ -401,35 +499,150 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
     // more (4 B): 34 bytes per parameter; adam_step_bytes_per_parameter follows the master's
     // and the moments' storage.
     const double shard = p.zero_stage >= 1 ? d(p.data * p.context) : 1.0;
+    double expert_parameters = 0.0;
+    for (const ChunkCosts& ch : stage.chunks)
+      expert_parameters += ch.expert_parameter_count;
+    // The routed experts' optimizer state is sharded over expert data parallelism instead.
+    double step_bytes = adam_step_bytes_per_parameter(p) * stage.parameter_count / shard;
+    if (expert_parameters > 0.0) {
+      step_bytes = adam_step_bytes_per_parameter(p) *
+                   ((stage.parameter_count - expert_parameters) / shard +
+                    expert_parameters / (p.zero_stage >= 1 ? d(p.expert_data()) : 1.0));
+    }
     stage.optimizer_s =
-        memory_bound_time_s(profile.gemm, gpu,
-                            adam_step_bytes_per_parameter(p) * stage.parameter_count / shard) /
-        profile.software_efficiency;
+        memory_bound_time_s(profile.gemm, gpu, step_bytes) / profile.software_efficiency;
+    if (expert_parameters > 0.0 && costs.expert_dp_group.ranks > 1) {
+      const CollectiveKind reduce =
+          p.zero_stage >= 1 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+      stage.expert_dp_s = collective_time_s(
+          profile, reduce, expert_parameters * costs.grad_bytes_per_element, costs.expert_dp_group);
+      if (p.zero_stage >= 1) {
+        stage.expert_dp_s += collective_time_s(profile, CollectiveKind::kAllGather,
+                                               expert_parameters * costs.param_bytes_per_element,
+                                               costs.expert_dp_group);
+      }
+    }
   }
 }
 
-// The costs of one layer, the embedding and the head of `scenario`, whose TP group is `tp`.
+// The expert-parallel exchanges of one MoE layer, forward and backward (seconds, not hidden).
+// Dispatch and combine forward, and their gradients backward (a dispatch's backward is a
+// combine and the reverse): each moves the rank's routed token copies, top_k per token of its
+// sequence-parallel share (times load_imbalance on the busiest rank), hidden_size wide; the
+// forward dispatch in fp8 (1 byte plus a 4-byte scale per 128 elements) when training in fp8,
+// the rest in 16 bits. `allgather`: the tokens are all-gathered over EP and the outputs
+// reduce-scattered back (Megatron-Core MoEAllGatherTokenDispatcher). With ETP > 1 the routed
+// rows are all-gathered over the expert-tensor group before the experts and reduce-scattered
+// after, each way.
+LayerComm expert_parallel_exchanges(const Scenario& scenario, const HardwareProfile& profile,
+                                    const GroupShape& ep) {
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  const MoeSpec& moe = *m.moe;
+  const double h = m.hidden_size;
+  const double local = tokens_per_micro_batch(scenario) / d(p.tensor);
+  const double copies = local * d(moe.top_k) * std::max(moe.load_imbalance, 1.0);
+  const double dispatch_bytes_per_element =
+      p.precision == Precision::kFp8 ? 1.0 + 4.0 / 128.0 : kActivationBytes;
+  LayerComm raw;
+  if (p.token_dispatcher == TokenDispatcher::kAllGather) {
+    const double gathered = local * h * kActivationBytes * d(p.expert);
+    const double gather_s = collective_time_s(profile, CollectiveKind::kAllGather, gathered, ep);
+    const double scatter_s =
+        collective_time_s(profile, CollectiveKind::kReduceScatter, gathered, ep);
+    raw = {gather_s + scatter_s, gather_s + scatter_s};
+  } else {
+    const double share = p.token_dispatcher == TokenDispatcher::kDeepEp
+                             ? deepep_remote_node_share(ep.nodes, moe.top_k)
+                             : 1.0;
+    const auto exchange_s = [&](double bytes_per_element) {
+      return all_to_all_time_s(profile, scenario.cluster, p.token_dispatcher,
+                               copies * h * bytes_per_element, ep, share);
+    };
+    const double bf16_s = exchange_s(kActivationBytes);
+    raw = {exchange_s(dispatch_bytes_per_element) + bf16_s, 2.0 * bf16_s};
+  }
+  if (const int etp = p.expert_tensor_or_default(); etp > 1) {
+    const GroupShape etp_group = group_shape(etp, 1, scenario.cluster);
+    const double rows_bytes = routed_rows(m, p) * h * kActivationBytes;
+    const double etp_s =
+        collective_time_s(profile, CollectiveKind::kAllGather, rows_bytes, etp_group) +
+        collective_time_s(profile, CollectiveKind::kReduceScatter, rows_bytes, etp_group);
+    raw.forward_s += etp_s;
+    raw.backward_s += etp_s;
+  }
+  return raw;
+}
+
+// What the exchanges `raw` of a MoE layer whose compute is `layer` expose. With
+// moe_a2a_overlap (Megatron-Core's 1F1B all-to-all overlap) a micro-batch's forward exchanges
+// run beside another micro-batch's backward of the same layer and its backward exchanges beside
+// that one's forward, slowed by the SMs they hold (overlap.hpp); without, all of it.
+LayerComm expert_parallel_exposed(const LayerComm& raw, const PassTimes& layer, bool overlap,
+                                  double rate) {
+  if (!overlap)
+    return raw;
+  return {
+      overlapped_exposed_s(raw.forward_s, layer.backward_input_s + layer.backward_weight_s, rate),
+      overlapped_exposed_s(raw.backward_s, layer.forward_s, rate)};
+}
+
+// The costs of each kind of layer, the embedding and the head of `scenario`, whose TP group is
+// `tp`.
 PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, const GpuSpec& gpu,
                      const GroupShape& tp) {
   const ModelSpec& m = scenario.model;
   const Parallelism& p = scenario.parallelism;
   const double seq = attention_kernel_seq_length(m, p);
-  const std::vector<Op> layer_ops = lower_layer(m, p);
   PartCosts parts;
-  parts.layer = cost_ops(layer_ops, profile, gpu, p.precision, seq);
+  std::array<bool, 4> used{};
+  for (int layer = 0; layer < m.num_layers; ++layer)
+    used[kind_index(layer_kind(m, layer))] = true;
+  used[0] = used[0] || m.num_layers == 0;
+  const LayerKind first = layer_kind(m, 0);
+  const std::vector<Op> first_ops = lower_layer(m, p, first);
   if (profile.collective_sms > 0) {
     const GpuSpec shared = without_sms(gpu, profile.collective_sms);
     parts.compute_rate_during_comm =
-        pass_total_s(parts.layer) /
-        pass_total_s(cost_ops(layer_ops, profile, shared, p.precision, seq));
+        pass_total_s(cost_ops(first_ops, profile, gpu, p.precision, seq)) /
+        pass_total_s(cost_ops(first_ops, profile, shared, p.precision, seq));
+  }
+  const double rate = parts.compute_rate_during_comm;
+  const GroupShape ep =
+      m.moe ? group_shape(p.expert, p.expert_tensor_or_default(), scenario.cluster) : GroupShape{};
+  const LayerComm ep_raw = m.moe ? expert_parallel_exchanges(scenario, profile, ep) : LayerComm{};
+  for (size_t k = 0; k < parts.kinds.size(); ++k) {
+    if (!used[k])
+      continue;
+    const LayerKind kind{k >= 2, k % 2 == 1};
+    const std::vector<Op> ops = kind == first ? first_ops : lower_layer(m, p, kind);
+    KindCosts& kc = parts.kinds[k];
+    kc.used = true;
+    kc.compute = cost_ops(ops, profile, gpu, p.precision, seq);
+    kc.tp = layer_tensor_parallel_comm(scenario, ops, kind, profile, gpu, tp, rate);
+    kc.cp = context_parallel_costs(scenario, profile, kc.compute, rate);
+    if (kind.moe) {
+      kc.parameters = moe_layer_dense_parameters_per_rank(m, p.tensor);
+      kc.expert_parameters = expert_parameters_per_rank(m, p);
+      kc.ep = expert_parallel_exposed(ep_raw, kc.compute, p.moe_a2a_overlap, rate);
+      kc.ep_replayed = kc.ep;
+    } else {
+      kc.parameters = layer_parameters_per_rank(m, p.tensor);
+    }
   }
   parts.embedding = cost_ops(lower_embedding(m, p), profile, gpu, p.precision, seq);
   const std::vector<Op> head_ops = lower_head(m, p);
   parts.head = cost_ops(head_ops, profile, gpu, p.precision, seq);
-  add_tensor_parallel_costs(parts, scenario, layer_ops, head_ops, profile, gpu, tp,
-                            parts.compute_rate_during_comm);
-  parts.cp = context_parallel_costs(scenario, profile, parts.layer, parts.compute_rate_during_comm);
-  parts.layer_parameters = layer_parameters_per_rank(m, p.tensor);
+  add_edge_tensor_parallel_costs(parts, scenario, head_ops, profile, gpu, tp, rate);
+  if (m.mtp_layers > 0 && m.num_layers > 0) {
+    const KindCosts& last = parts.kinds[kind_index(layer_kind(m, m.num_layers - 1))];
+    parts.mtp = cost_ops(lower_mtp_module(m, p), profile, gpu, p.precision, seq);
+    parts.mtp_comm = {last.tp.forward_s + last.cp.forward_s + parts.edges.head.forward_s,
+                      last.tp.backward_s + last.cp.backward_s + parts.edges.head.backward_s};
+    parts.mtp_ep = last.ep;
+    parts.mtp_parameters = last.parameters + mtp_extra_parameters(m) / d(p.tensor);
+    parts.mtp_expert_parameters = last.expert_parameters;
+  }
   // Scatter-gather optimisation (Narayanan et al. 2021 §4.1): each TP rank sends 1/t.
   parts.activation_bytes =
       tokens_per_micro_batch(scenario) * m.hidden_size * kActivationBytes / p.tensor;

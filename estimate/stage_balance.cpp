@@ -52,11 +52,15 @@ bool same_chunk(const ChunkCosts& a, const ChunkCosts& b) {
          a.backward_cp_comm_s == b.backward_cp_comm_s && a.recompute_s == b.recompute_s &&
          a.recompute_tp_comm_s == b.recompute_tp_comm_s &&
          a.activation_bytes == b.activation_bytes && a.parameter_count == b.parameter_count &&
-         a.layer_parameter_count == b.layer_parameter_count;
+         a.layer_parameter_count == b.layer_parameter_count &&
+         a.forward_ep_comm_s == b.forward_ep_comm_s &&
+         a.backward_ep_comm_s == b.backward_ep_comm_s &&
+         a.expert_parameter_count == b.expert_parameter_count;
 }
 
 bool same_stage(const StageCosts& a, const StageCosts& b) {
   return a.parameter_count == b.parameter_count && a.optimizer_s == b.optimizer_s &&
+         a.expert_dp_s == b.expert_dp_s &&
          std::equal(a.chunks.begin(), a.chunks.end(), b.chunks.begin(), b.chunks.end(), same_chunk);
 }
 

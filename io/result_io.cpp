@@ -60,7 +60,7 @@ nlohmann::json result_to_json(const SimulationResult& r) {
                       {"reserve_gib", g(s.reserve_bytes / kGiB)},
                       {"micro_batches_in_flight", s.micro_batches_in_flight}});
   }
-  return json{{"engine", r.engine},
+  json result{{"engine", r.engine},
               {"scenario", r.scenario_name},
               {"profile", r.profile_name},
               {"software_efficiency", g(r.software_efficiency)},
@@ -90,6 +90,10 @@ nlohmann::json result_to_json(const SimulationResult& r) {
                 {"stage", b.stage},
                 {"stage_busy_s", stage_busy}}},
               {"notes", r.notes}};
+  // Only MoE models exchange tokens between expert-parallel ranks.
+  if (b.ep_comm_exposed_s > 0.0)
+    result["breakdown"]["ep_comm_exposed_s"] = g(b.ep_comm_exposed_s);
+  return result;
 }
 
 std::string result_table(const SimulationResult& r) {
@@ -116,6 +120,8 @@ std::string result_table(const SimulationResult& r) {
   out += line("  compute", seconds_with_share(b.compute_s, t));
   out += line("  TP communication (exposed)", seconds_with_share(b.tp_comm_exposed_s, t));
   out += line("  CP communication (exposed)", seconds_with_share(b.cp_comm_exposed_s, t));
+  if (b.ep_comm_exposed_s > 0.0)
+    out += line("  EP communication (exposed)", seconds_with_share(b.ep_comm_exposed_s, t));
   out += line("  PP communication (exposed)", seconds_with_share(b.pp_comm_exposed_s, t));
   out += line("  DP communication (exposed)", seconds_with_share(b.dp_comm_exposed_s, t));
   out += line("  pipeline bubble", seconds_with_share(b.bubble_s, t));

@@ -38,14 +38,27 @@ struct ChunkCosts {
   double backward_cp_comm_s = 0.0;
   double recompute_s = 0.0;  // forward recomputation done before the backward pass
   double recompute_tp_comm_s = 0.0;
-  double activation_bytes = 0.0;       // sent to the next stage per micro-batch (same size back)
-  double parameter_count = 0.0;        // parameters of this chunk held by one GPU (per TP shard)
-  double layer_parameter_count = 0.0;  // of one of its layers (the rest: embedding, head)
+  // Expert-parallel token exchanges of its MoE layers (dispatch and combine all-to-alls, ETP
+  // gathers) not hidden behind compute.
+  double forward_ep_comm_s = 0.0;
+  double backward_ep_comm_s = 0.0;  // including a full recompute's replayed forward exchanges
+  double activation_bytes = 0.0;    // sent to the next stage per micro-batch (same size back)
+  double parameter_count = 0.0;     // parameters of this chunk held by one GPU (per TP shard)
+  // Of one of its layers, without routed experts, averaged over its layers (the rest: routed
+  // experts, embedding, head, MTP modules).
+  double layer_parameter_count = 0.0;
+  // The routed experts' parameters among parameter_count (reduced over expert data parallelism,
+  // not the DP group).
+  double expert_parameter_count = 0.0;
 
   // The embedding, final norm and output layer this chunk holds: under ZeRO-3 FSDP's root
   // unit, gathered once per micro-batch and kept through the backward.
   [[nodiscard]] double root_parameter_count() const {
-    return parameter_count - num_layers * layer_parameter_count;
+    return parameter_count - expert_parameter_count - num_layers * layer_parameter_count;
+  }
+  // Parameters whose gradients the DP (x CP) group reduces: all but the routed experts'.
+  [[nodiscard]] double dense_parameter_count() const {
+    return parameter_count - expert_parameter_count;
   }
   [[nodiscard]] bool has_root_unit() const { return root_parameter_count() >= 1.0; }
 };
@@ -54,6 +67,10 @@ struct StageCosts {
   std::vector<ChunkCosts> chunks;  // one per virtual stage, in model order
   double parameter_count = 0.0;    // sum over chunks, per GPU
   double optimizer_s = 0.0;        // Adam step over the local shard (memory bound)
+  // The routed experts' gradient reduction (all-reduce, or reduce-scatter with a distributed
+  // optimizer) and parameter gather over the expert-data-parallel group, after the stage's last
+  // backward and before its optimizer step (uncontended collective times).
+  double expert_dp_s = 0.0;
 };
 
 // Everything both engines need about one iteration, computed once from a scenario and profile.
@@ -63,6 +80,8 @@ struct IterationCosts {
   GroupShape tp_group;
   GroupShape dp_group;           // data-parallel replicas of one shard (x context)
   GroupShape pp_link;            // ranks_per_node = 1 hop; nodes = 2 when PP crosses nodes
+  GroupShape ep_group;           // expert parallelism (MoE models)
+  GroupShape expert_dp_group;    // expert data parallelism (MoE models)
   double dp_bucket_bytes = 0.0;  // Parallelism::dp_bucket_bytes_or_default
   // Megatron-Core's bucket layout (Parallelism::dp_buckets_every_chunk false): dp_bucket_count.
   bool megatron_core_buckets = true;
@@ -92,7 +111,7 @@ struct IterationCosts {
 // Bytes a DP gradient reduction of all of `chunk`'s gradients moves.
 [[nodiscard]] inline double chunk_gradient_bytes(const IterationCosts& costs,
                                                  const ChunkCosts& chunk) {
-  return chunk.parameter_count * costs.grad_bytes_per_element;
+  return chunk.dense_parameter_count() * costs.grad_bytes_per_element;
 }
 
 // At most this many buckets per chunk: beyond it the replay merges buckets (a 64 KiB bucket on a
@@ -113,7 +132,7 @@ inline constexpr double kMaxDpBucketsPerChunk = 4096.0;
   if (costs.megatron_core_buckets && (stage > 0 || chunk > 0))
     return 1;
   const double gradient_bytes =
-      costs.stages[stage].chunks[chunk].parameter_count * costs.grad_bytes_per_element;
+      costs.stages[stage].chunks[chunk].dense_parameter_count() * costs.grad_bytes_per_element;
   return static_cast<int>(
       std::clamp(std::ceil(gradient_bytes / costs.dp_bucket_bytes), 1.0, kMaxDpBucketsPerChunk));
 }
@@ -138,7 +157,7 @@ struct DpBucketSplit {
   if (count == 1)
     return {};
   const double gradient_bytes =
-      costs.stages[stage].chunks[chunk].parameter_count * costs.grad_bytes_per_element;
+      costs.stages[stage].chunks[chunk].dense_parameter_count() * costs.grad_bytes_per_element;
   const double full_share = costs.dp_bucket_bytes / gradient_bytes;
   if (gradient_bytes / costs.dp_bucket_bytes > kMaxDpBucketsPerChunk)
     return {count, 1.0 / count};

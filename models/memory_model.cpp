@@ -6,13 +6,14 @@
 
 #include "models/as_double.hpp"
 #include "models/parameter_count.hpp"
+#include "models/workload.hpp"
 
 namespace capsim {
 namespace {
 
 // Bytes of one stored activation element: fp16/bf16 use 2, fp32 uses 4. fp8 runs keep their
 // tensors in bf16 (2) except those Transformer Engine saves in fp8 (layer_activation_bytes).
-double element_bytes(Precision precision) {
+double stored_element_bytes(Precision precision) {
   return precision == Precision::kFp32 ? 4.0 : 2.0;
 }
 
@@ -44,7 +45,7 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const double f = d(model.ffn_hidden_size);
   const double kv = d(model.num_kv_heads) * d(model.head_dim());
   const double t = d(par.tensor);
-  const double e = element_bytes(par.precision);
+  const double e = stored_element_bytes(par.precision);
   const bool fp8 = par.precision == Precision::kFp8;
   const double e_te = fp8 ? 1.0 : e;  // a tensor Transformer Engine saves in fp8
   const double mask = mask_bytes(model);
@@ -65,7 +66,24 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const bool attention_keeps_its_output =
       attention == AttentionMemory::kFlash && recompute == Recompute::kNone;
   const double projection_input = !fp8 ? e * h : (attention_keeps_its_output ? e * h : 0.0) + h;
-  const double split = sb * (e * (h + 2.0 * kv) + projection_input + mlp);
+  double split = sb * (e * (h + 2.0 * kv) + projection_input + mlp);
+  if (model.mla || model.explicit_head_dim > 0) {
+    // MLA keeps the query and key-value latents (the up projections' inputs) beside Q, K (each
+    // head's qk_head_dim + rotary part) and V; the attention context is heads x v_head_dim. An
+    // explicit head_dim widens Q and the context to heads x head_dim.
+    const double heads = d(model.num_attention_heads);
+    double qkv = query_width(model) + 2.0 * kv;
+    double context = query_width(model);
+    if (model.mla) {
+      const MlaSpec& a = *model.mla;
+      qkv = d(a.q_lora_rank + a.kv_lora_rank) +
+            heads * d(2 * (a.qk_head_dim + a.qk_pos_emb_head_dim) + a.v_head_dim);
+      context = heads * d(a.v_head_dim);
+    }
+    const double context_bytes =
+        !fp8 ? e * context : (attention_keeps_its_output ? e * context : 0.0) + context;
+    split = sb * (e * qkv + context_bytes + mlp);
+  }
   double bytes = replicated / replicated_div + split / t;
   // Softmax output, its dropout mask and dropout output: 5as²b (Korthikanti §4.1; without
   // dropout only the softmax output, 2as²b). Selective
@@ -204,7 +222,59 @@ struct MemoryInputs {
   double pending_w_layer = 0.0;
   double bucket_bytes = 0.0;
   double fp8_weight_cache_per_layer = 0.0;  // bytes per layer on one TP rank, before ZeRO-3
+  // Mixture of experts: per MoE layer on one GPU, the parameters beside the routed experts, the
+  // routed experts' (over EP x ETP), and the activations a MoE layer stores beyond a dense one.
+  std::vector<int> moe_layers;  // per stage
+  double moe_dense_params = 0.0;
+  double expert_params = 0.0;
+  double expert_zero_group = 1.0;  // expert data parallelism
+  double moe_act_extra = 0.0;
+  double mtp_params = 0.0;  // the MTP modules beside their experts (last stage)
+  double mtp_expert_params = 0.0;
 };
+
+// The MoE layers of each pipeline stage, its chunks taken in Megatron's model order.
+std::vector<int> moe_layers_per_stage(const ModelSpec& model, const Parallelism& par,
+                                      const std::vector<int>& stage_layers) {
+  std::vector<int> moe(stage_layers.size(), 0);
+  int next = 0;
+  for (int k = 0; k < par.virtual_pipeline_stages; ++k) {
+    for (int s = 0; s < par.pipeline; ++s) {
+      const int n = layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, par.pipeline,
+                                    par.virtual_pipeline_stages);
+      for (int layer = next; layer < next + n; ++layer)
+        moe[static_cast<size_t>(s)] += model.is_moe_layer(layer) ? 1 : 0;
+      next += n;
+    }
+  }
+  return moe;
+}
+
+// What a MoE layer stores for its backward beyond a dense layer's MLP, per micro-batch: the
+// router's fp32 probabilities (tokens x experts), the permuted token copies (the grouped up
+// GEMM's input), the experts' gate/up output and activation output (as a dense MLP's, on the
+// routed rows, ETP-split), the un-permutation's input, and the shared expert as a dense MLP of
+// its width; minus the dense MLP it replaces. Full recompute keeps only the layer input.
+double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par) {
+  if (!model.moe || par.recompute == Recompute::kFull)
+    return 0.0;
+  const MoeSpec& moe = *model.moe;
+  const double t = d(par.tensor);
+  const double sb = d(model.seq_length) / d(par.context) * d(par.micro_batch_size);
+  const double h = d(model.hidden_size);
+  const double e = stored_element_bytes(par.precision);
+  const double e_te = par.precision == Precision::kFp8 ? 1.0 : e;
+  const bool swiglu = model.ffn_activation == FfnActivation::kSwiglu;
+  const auto mlp = [&](double rows, double f) {
+    return rows * ((swiglu ? 2.0 : 1.0) * f * e + f * e_te);
+  };
+  const double rows = routed_rows(model, par);
+  const double expert_ffn = d(moe.ffn_hidden_size) / d(par.expert_tensor_or_default());
+  double bytes = sb / t * d(moe.num_experts) * 4.0 + 2.0 * rows * h * e + mlp(rows, expert_ffn);
+  if (moe.shared_expert_ffn_hidden_size > 0)
+    bytes += mlp(sb, d(moe.shared_expert_ffn_hidden_size) / t);
+  return bytes - mlp(sb, d(model.ffn_hidden_size) / t);
+}
 
 // Bytes Transformer Engine keeps per GEMM weight element beside the stored weight, through the
 // iteration, when fp8 trains bf16 parameters: the fp8 weight (1 B) and its fp8 transpose (1 B,
@@ -254,7 +324,7 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
       parallelism.zero_stage >= 3 &&
       (parallelism.precision == Precision::kBf16 || parallelism.precision == Precision::kFp8) &&
       parallelism.master_weights_or_default() == MasterWeights::kFp32;
-  in.e = element_bytes(parallelism.precision);
+  in.e = stored_element_bytes(parallelism.precision);
   in.sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
   in.vocab = padded_vocab_size(model, parallelism.tensor);
   in.replicated_div = parallelism.sequence_parallel ? in.t : 1.0;
@@ -282,6 +352,17 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   // buffer counted above, so only NCCL's staging is extra.
   in.bucket_bytes = parallelism.dp_buckets_every_chunk ? parallelism.dp_bucket_bytes_or_default()
                                                        : kBucketStagingBytes;
+  if (model.moe) {
+    in.moe_layers = moe_layers_per_stage(model, parallelism, in.layers);
+    in.moe_dense_params = moe_layer_dense_parameters_per_rank(model, parallelism.tensor);
+    in.expert_params = expert_parameters_per_rank(model, parallelism);
+    in.expert_zero_group = d(std::max(parallelism.expert_data(), 1));
+    in.moe_act_extra = moe_activation_extra_bytes(model, parallelism);
+    const bool last_moe = model.is_moe_layer(model.num_layers - 1);
+    in.mtp_params = d(model.mtp_layers) * ((last_moe ? in.moe_dense_params : in.layer_params) +
+                                           mtp_extra_parameters(model) / in.t);
+    in.mtp_expert_params = d(model.mtp_layers) * (last_moe ? in.expert_params : 0.0);
+  }
   return in;
 }
 
@@ -380,7 +461,28 @@ StageMemory stage_memory(const MemoryInputs& in, int stage) {
     params += in.word + in.positions;
   if (stage == p - 1)
     params += in.final_norm + (in.last_has_word ? in.word : 0.0);
+  double moe_layers = 0.0;
+  double experts = 0.0;
+  if (!in.moe_layers.empty()) {
+    moe_layers = d(in.moe_layers[static_cast<size_t>(stage)]);
+    params += moe_layers * (in.moe_dense_params - in.layer_params);
+    experts = moe_layers * in.expert_params;
+    if (stage == p - 1) {
+      params += in.mtp_params;
+      experts += in.mtp_expert_params;
+    }
+  }
   add_model_states(s, in, params);
+  if (experts > 0.0) {
+    // The routed experts' gradients and optimizer state shard over expert data parallelism.
+    const int zero = par.zero_stage;
+    s.parameters += experts;
+    s.weights_bytes += experts * in.bpp.weights_bytes;
+    s.gradients_bytes +=
+        experts * in.bpp.gradients_bytes / (zero >= 2 ? in.expert_zero_group : 1.0);
+    s.optimizer_bytes +=
+        experts * in.bpp.optimizer_bytes / (zero >= 1 ? in.expert_zero_group : 1.0);
+  }
   // TE's fp8 weight caches count with the weights; under ZeRO-3 TE keeps them sharded over the
   // FSDP group between uses (v1.8 linear.py, _fsdp_scatter_tensors of the workspace).
   if (in.fp8_weight_cache_per_layer > 0.0) {
@@ -395,6 +497,8 @@ StageMemory stage_memory(const MemoryInputs& in, int stage) {
   // (Korthikanti §4.3; Chen et al. 2016), and what the deferred W passes keep.
   s.activations_bytes =
       stage_layers * (in_flight * in.layer_act + pending_w * in.pending_w_layer) + in.live_layer;
+  if (moe_layers > 0.0)
+    s.activations_bytes += moe_layers * (in_flight + pending_w) * in.moe_act_extra;
   s.embedding_logits_bytes = edge_activation_bytes(in, stage, in_flight);
   s.communication_bytes = communication_bytes(in, stage);
   s.reserve_bytes = kFrameworkReserveBytes +

@@ -34,7 +34,7 @@ double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gp
   double t = 0.0;
   switch (op.kind) {
     case KernelKind::kGemm:
-      t = gemm_time_s(profile.gemm, gpu, op_precision(op, precision), op.gemm);
+      t = op.rounds * gemm_time_s(profile.gemm, gpu, op_precision(op, precision), op.gemm);
       break;
     case KernelKind::kAttention: {
       const bool backward = op.pass != Pass::kForward;

@@ -1,5 +1,6 @@
 #include "models/parameter_count.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/as_double.hpp"
@@ -7,19 +8,101 @@
 namespace capsim {
 namespace {
 
-// Weights of the attention block: Q and O are h x h, K and V are h x (kv_heads x head_dim).
+// Weights of the attention block. GQA: Q and O are h x (heads x head_dim), K and V are h x
+// (kv_heads x head_dim). MLA (DeepSeek-V2 §2.1): the query and key-value down and up
+// projections, the decoupled rotary key, and O from heads x v_head_dim.
 double attention_weights(const ModelSpec& m) {
   const double h = d(m.hidden_size);
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    const double heads = d(m.num_attention_heads);
+    const double q_width = heads * d(a.qk_head_dim + a.qk_pos_emb_head_dim);
+    const double q = a.q_lora_rank > 0 ? d(a.q_lora_rank) * (h + q_width) : h * q_width;
+    const double kv = h * d(a.kv_lora_rank + a.qk_pos_emb_head_dim) +
+                      d(a.kv_lora_rank) * heads * d(a.qk_head_dim + a.v_head_dim);
+    return q + kv + heads * d(a.v_head_dim) * h;
+  }
   const double kv = d(m.num_kv_heads) * d(m.head_dim());
-  return 2.0 * h * h + 2.0 * h * kv;
+  const double q = query_width(m);
+  return 2.0 * h * q + 2.0 * h * kv;
+}
+
+// The latent norms of MLA (the query latent's when it has one, and the key-value latent's).
+double attention_norm_weights(const ModelSpec& m) {
+  if (!m.mla)
+    return 0.0;
+  return d(m.mla->q_lora_rank) + d(m.mla->kv_lora_rank);
+}
+
+double gated_matrices(const ModelSpec& m) {
+  return m.ffn_activation == FfnActivation::kSwiglu ? 3.0 : 2.0;
 }
 
 double mlp_weights(const ModelSpec& m) {
-  const double matrices = m.ffn_activation == FfnActivation::kSwiglu ? 3.0 : 2.0;
-  return matrices * d(m.hidden_size) * d(m.ffn_hidden_size);
+  return gated_matrices(m) * d(m.hidden_size) * d(m.ffn_hidden_size);
+}
+
+// One expert of `ffn` width: up (and gate) and down projections.
+double expert_weights(const ModelSpec& m, int ffn) {
+  return gated_matrices(m) * d(m.hidden_size) * d(ffn);
+}
+
+// A mixture-of-experts FFN's weights outside the routed experts: the router (h x experts) and
+// the shared expert.
+double moe_dense_weights(const ModelSpec& m) {
+  const MoeSpec& e = *m.moe;
+  return d(m.hidden_size) * d(e.num_experts) + expert_weights(m, e.shared_expert_ffn_hidden_size);
+}
+
+// A MoE layer without its routed experts (attention, router, shared expert, norms).
+double moe_layer_dense_parameters(const ModelSpec& m) {
+  return attention_weights(m) + attention_norm_weights(m) + moe_dense_weights(m) +
+         2.0 * d(m.hidden_size);
+}
+
+double num_moe_layers(const ModelSpec& m) {
+  return m.moe ? d(m.num_layers - std::min(m.moe->first_dense_layers, m.num_layers)) : 0.0;
 }
 
 }  // namespace
+
+double query_width(const ModelSpec& m) {
+  return m.explicit_head_dim > 0 ? d(m.num_attention_heads) * d(m.explicit_head_dim)
+                                 : d(m.hidden_size);
+}
+
+double expert_parameters(const ModelSpec& m) {
+  if (!m.moe)
+    return 0.0;
+  return d(m.moe->num_experts) * expert_weights(m, m.moe->ffn_hidden_size);
+}
+
+double moe_layer_parameters(const ModelSpec& m) {
+  return moe_layer_dense_parameters(m) + expert_parameters(m);
+}
+
+double moe_layer_dense_parameters_per_rank(const ModelSpec& m, int tensor) {
+  const double replicated = 2.0 * d(m.hidden_size) + attention_norm_weights(m);
+  return (moe_layer_dense_parameters(m) - replicated) / d(tensor) + replicated;
+}
+
+double expert_parameters_per_rank(const ModelSpec& m, const Parallelism& p) {
+  return expert_parameters(m) / d(p.expert * p.expert_tensor_or_default());
+}
+
+double mtp_extra_parameters(const ModelSpec& m) {
+  // Per MTP module (DeepSeek-V3 §2.2): two RMSNorms on its inputs and the 2h x h projection;
+  // the embedding and the output head are shared with the main model.
+  const double h = d(m.hidden_size);
+  return 2.0 * h + 2.0 * h * h;
+}
+
+double active_parameters(const ModelSpec& m) {
+  if (!m.moe)
+    return total_parameters(m);
+  const double routed = d(m.moe->top_k) * expert_weights(m, m.moe->ffn_hidden_size);
+  return total_parameters(m) - num_moe_layers(m) * (expert_parameters(m) - routed);
+}
 
 bool is_gpt_family(const ModelSpec& model) {
   return model.ffn_activation == FfnActivation::kGelu;
@@ -31,7 +114,7 @@ bool has_dropout(const ModelSpec& model) {
 
 double layer_parameters(const ModelSpec& m) {
   const double h = d(m.hidden_size);
-  double params = attention_weights(m) + mlp_weights(m);
+  double params = attention_weights(m) + attention_norm_weights(m) + mlp_weights(m);
   if (is_gpt_family(m)) {
     const double kv = d(m.num_kv_heads) * d(m.head_dim());
     params += (h + 2.0 * kv) + h;        // QKV and output-projection biases
@@ -52,7 +135,8 @@ double layer_parameters_per_rank(const ModelSpec& m, int tensor) {
   // Replicated on every rank: GPT's two LayerNorms (weight and bias) and the biases of the
   // row-parallel output projection and MLP down projection; Llama's two RMSNorms.
   const double h = d(m.hidden_size);
-  const double replicated = is_gpt_family(m) ? 4.0 * h + 2.0 * h : 2.0 * h;
+  const double replicated =
+      (is_gpt_family(m) ? 4.0 * h + 2.0 * h : 2.0 * h) + attention_norm_weights(m);
   return (layer_parameters(m) - replicated) / d(tensor) + replicated;
 }
 
@@ -88,13 +172,21 @@ double head_parameters(const ModelSpec& m) {
 }
 
 double total_parameters(const ModelSpec& m) {
-  return d(m.num_layers) * layer_parameters(m) + input_embedding_parameters(m) + head_parameters(m);
+  const double moe_layers = num_moe_layers(m);
+  const double layers = (d(m.num_layers) - moe_layers) * layer_parameters(m) +
+                        (moe_layers > 0.0 ? moe_layers * moe_layer_parameters(m) : 0.0);
+  return layers + input_embedding_parameters(m) + head_parameters(m);
 }
 
 double matmul_parameters(const ModelSpec& m) {
   // The logits GEMM uses V x h weights whether or not they are tied to the input embedding.
-  return d(m.num_layers) * (attention_weights(m) + mlp_weights(m)) +
-         d(m.vocab_size) * d(m.hidden_size);
+  const double moe_layers = num_moe_layers(m);
+  double layers = (d(m.num_layers) - moe_layers) * (attention_weights(m) + mlp_weights(m));
+  if (moe_layers > 0.0) {
+    const double routed = d(m.moe->top_k) * expert_weights(m, m.moe->ffn_hidden_size);
+    layers += moe_layers * (attention_weights(m) + moe_dense_weights(m) + routed);
+  }
+  return layers + d(m.vocab_size) * d(m.hidden_size);
 }
 
 }  // namespace capsim

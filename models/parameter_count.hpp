@@ -18,7 +18,8 @@ namespace capsim {
 // Returns the whole model's parameters.
 [[nodiscard]] double total_parameters(const ModelSpec& model);
 // Returns the parameters that take part in matmuls per token (no positions, no norms, no
-// biases), the N of the 6N FLOPs rule (Kaplan et al. 2020; PaLM appendix B).
+// biases), the N of the 6N FLOPs rule (Kaplan et al. 2020; PaLM appendix B); for MoE layers the
+// router, the shared expert and top_k routed experts.
 [[nodiscard]] double matmul_parameters(const ModelSpec& model);
 // Megatron pads the vocabulary so that each tensor-parallel rank's slice is a multiple of 128
 // rows (--make-vocab-size-divisible-by 128, _vocab_size_with_padding): GPT-2's 50257 becomes
@@ -39,6 +40,29 @@ inline constexpr int kVocabPaddingMultiple = 128;
 [[nodiscard]] double input_embedding_parameters_per_rank(const ModelSpec& model, int tensor);
 // Per rank: the replicated final norm plus, when untied, the output layer's slice.
 [[nodiscard]] double head_parameters_per_rank(const ModelSpec& model, int tensor);
+// Mixture-of-experts (MoeSpec): a MoE layer's routed experts are sharded over expert x
+// expert-tensor parallelism; everything else of the layer (attention, router, shared expert,
+// norms) is split over TP like a dense layer. DeepSeek-V3: 671B total, 37B active; Mixtral
+// 8x7B: 46.7B / 12.9B; Qwen3-235B-A22B: 235B / 22B (tests pin these).
+
+// Returns the width of the query projection: heads x explicit head_dim, else hidden_size.
+[[nodiscard]] double query_width(const ModelSpec& model);
+// Returns the routed experts' parameters of one MoE layer (0 for a dense model).
+[[nodiscard]] double expert_parameters(const ModelSpec& model);
+// Returns one MoE layer's parameters, unsharded.
+[[nodiscard]] double moe_layer_parameters(const ModelSpec& model);
+// Per tensor-parallel rank: one MoE layer without its routed experts.
+[[nodiscard]] double moe_layer_dense_parameters_per_rank(const ModelSpec& model, int tensor);
+// Per rank: one MoE layer's routed experts over expert x expert-tensor parallelism.
+[[nodiscard]] double expert_parameters_per_rank(const ModelSpec& model,
+                                                const Parallelism& parallelism);
+// Returns what one multi-token-prediction module adds to its transformer layer: the norms of
+// its two inputs and their 2h x h projection (its embedding and head are the model's).
+[[nodiscard]] double mtp_extra_parameters(const ModelSpec& model);
+// Returns the parameters one token passes through: every layer with only its top_k routed
+// experts (plus shared ones), and the embeddings (as DeepSeek and Mixtral count "active").
+// Both totals leave out MTP modules (DeepSeek-V3's 671B excludes its 14B MTP module).
+[[nodiscard]] double active_parameters(const ModelSpec& model);
 // Returns true when the model uses GPT conventions (biases, LayerNorm, learned positions).
 [[nodiscard]] bool is_gpt_family(const ModelSpec& model);
 // Returns whether the model trains with dropout: as the scenario says, else the family's

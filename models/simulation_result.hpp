@@ -14,6 +14,7 @@ struct TimeBreakdown {
   double compute_s = 0.0;
   double tp_comm_exposed_s = 0.0;
   double cp_comm_exposed_s = 0.0;
+  double ep_comm_exposed_s = 0.0;  // expert-parallel token exchanges (MoE models)
   double pp_comm_exposed_s = 0.0;
   double dp_comm_exposed_s = 0.0;
   double bubble_s = 0.0;

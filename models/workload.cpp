@@ -1,5 +1,8 @@
 #include "models/workload.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "models/as_double.hpp"
 #include "models/parameter_count.hpp"
 
@@ -121,14 +124,118 @@ void add_cross_entropy(std::vector<Op>& ops, CrossEntropyKernel kernel, double l
       {"cross_entropy", KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, logits * bwd, 0});
 }
 
+// Transformer Engine's grouped linear layers on Hopper run one cuBLAS GEMM per expert, issued
+// round-robin on its compute streams (transformer_engine/common/gemm/cublaslt_gemm.cpp,
+// multi_stream_cublas_gemm; the CUTLASS grouped GEMM is opt-in, NVTE_USE_CUTLASS_GROUPED_GEMM):
+// kGroupedGemmStreams GEMMs share the GPU at a time.
+constexpr double kGroupedGemmStreams = 4.0;
+
+// Appends a grouped GEMM of `experts` equal GEMMs (rows tokens each, in x out weights) and its
+// two backward grouped GEMMs: rounds of kGroupedGemmStreams concurrent GEMMs (the last round
+// costed full when the streams do not divide the experts).
+void add_grouped_linear(std::vector<Op>& ops, const char* name, double experts, double rows,
+                        double in, double out) {
+  const double concurrent = std::min(experts, kGroupedGemmStreams);
+  const double rounds = std::ceil(experts / concurrent);
+  Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, concurrent}, 0.0, 0.0, 0};
+  Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, concurrent}, 0.0, 0.0, 0};
+  Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, concurrent}, 0.0, 0.0,
+           0};
+  for (Op* op : {&fwd, &dgrad, &wgrad}) {
+    op->rounds = rounds;
+    op->flop = op->gemm.flop() / concurrent * experts;
+    ops.push_back(*op);
+  }
+}
+
+// A memory-bound op whose backward moves as much as its forward (a permutation's inverse).
+void add_copy(std::vector<Op>& ops, const char* name, double bytes) {
+  ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, bytes, 0});
+  ops.push_back({name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bytes, 0});
+}
+
+// MLA's projections (DeepSeek-V2 §2.1; Megatron-Core MLASelfAttention): the query through its
+// latent (down, norm, up) or one projection; the key-value latent plus the shared rotary key
+// (down), its norm, and the up projection to heads x (qk_head_dim + v_head_dim); rotary
+// embeddings on the rotary parts. Heads split over TP; the down projections are small and
+// costed split too.
+void add_mla_projections(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
+                         double tokens, double e) {
+  const MlaSpec& a = *m.mla;
+  const double t = p.tensor;
+  const double h = m.hidden_size;
+  const double heads = m.num_attention_heads;
+  const double q_width = heads * d(a.qk_head_dim + a.qk_pos_emb_head_dim);
+  if (a.q_lora_rank > 0) {
+    add_linear(ops, "q_down", tokens, h, d(a.q_lora_rank) / t);
+    add_elementwise(ops, "q_norm", 2.0 * tokens * d(a.q_lora_rank) * e);
+    add_linear(ops, "q_up", tokens, d(a.q_lora_rank), q_width / t);
+  } else {
+    add_linear(ops, "q_proj", tokens, h, q_width / t);
+  }
+  add_linear(ops, "kv_down", tokens, h, d(a.kv_lora_rank + a.qk_pos_emb_head_dim) / t);
+  add_elementwise(ops, "kv_norm", 2.0 * tokens * d(a.kv_lora_rank) * e);
+  add_linear(ops, "kv_up", tokens, d(a.kv_lora_rank), heads * d(a.qk_head_dim + a.v_head_dim) / t);
+  add_elementwise(ops, "rope", 2.0 * tokens * (heads + 1.0) * d(a.qk_pos_emb_head_dim) / t * e);
+}
+
+// A mixture-of-experts FFN on one GPU (Megatron-Core MoELayer): the router GEMM (h x experts)
+// and its score and top-k (fp32 logits, memory bound); the permutation of top_k copies of the
+// tokens into expert order and its inverse with the probability weighting; the grouped GEMMs of
+// the rank's num_experts / EP experts on the routed rows (routed_rows: the busiest rank's, the
+// FFN split over ETP as TP splits an MLP); the shared expert as a dense MLP. With TP the layer
+// runs on the rank's sequence-parallel share of the tokens.
+void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p, double tokens,
+                 double e) {
+  const MoeSpec& moe = *m.moe;
+  const bool swiglu = m.ffn_activation == FfnActivation::kSwiglu;
+  const bool fp8 = p.precision == Precision::kFp8;
+  const double h = m.hidden_size;
+  const double local = tokens / d(p.tensor);
+  const double experts = d(moe.num_experts);
+  add_linear(ops, "router", local, h, experts);
+  // Score function, top-k and the auxiliary statistics over fp32 logits: about three passes.
+  add_elementwise(ops, "router_topk", 3.0 * local * experts * 4.0);
+  const double rows = routed_rows(m, p);
+  const double copies = local * d(moe.top_k);
+  // Permute: read the tokens, write top_k copies; un-permute: read the copies and their
+  // probabilities, write the weighted sum.
+  add_copy(ops, "permute", (local + copies) * h * e);
+  const double local_experts = experts / d(p.expert);
+  const double rows_per_expert = rows / local_experts;
+  const double ffn = d(moe.ffn_hidden_size) / d(p.expert_tensor_or_default());
+  add_grouped_linear(ops, "expert_up", local_experts, rows_per_expert, h,
+                     (swiglu ? 2.0 : 1.0) * ffn);
+  add_elementwise(ops, "expert_activation", (swiglu ? 3.0 : 2.0) * rows * ffn * e);
+  add_grouped_linear(ops, "expert_down", local_experts, rows_per_expert, ffn, h);
+  if (fp8) {
+    // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
+    add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (swiglu ? 2.0 : 1.0) * ffn,
+                  CastBy::kOwnKernel, CastBy::kProducer);
+    add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel);
+  }
+  add_copy(ops, "unpermute", (copies + local) * h * e + copies * 4.0);
+  if (moe.shared_expert_ffn_hidden_size > 0) {
+    const double shared = d(moe.shared_expert_ffn_hidden_size) / d(p.tensor);
+    add_linear(ops, "shared_up", tokens, h, (swiglu ? 2.0 : 1.0) * shared);
+    add_elementwise(ops, "shared_activation", (swiglu ? 3.0 : 2.0) * tokens * shared * e);
+    add_linear(ops, "shared_down", tokens, shared, h);
+  }
+}
+
 }  // namespace
 
 std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
+  return lower_layer(m, p, LayerKind{});
+}
+
+std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind kind) {
   const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
   const double t = p.tensor;
   const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
   const double h = m.hidden_size;
   const double kv_width = d(m.num_kv_heads) * d(m.head_dim());
+  const double q_width = query_width(m);
   const double ffn = m.ffn_hidden_size;
   const bool swiglu = m.ffn_activation == FfnActivation::kSwiglu;
   // With sequence parallelism, norms, dropout and residuals run on tokens / t.
@@ -136,7 +243,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
 
   const bool fp8 = p.precision == Precision::kFp8;
   std::vector<Op> ops;
-  ops.reserve(40);
+  ops.reserve(48);
   // fp8 casts of the input and of the output gradient: by their own kernel or by the kernel
   // that produces the tensor (add_fp8_casts).
   const auto linear = [&](const char* name, const char* cast, double in, double out, CastBy input,
@@ -147,50 +254,97 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
   };
   // Pre-attention norm: read and write tokens x h.
   add_elementwise(ops, "norm1", 2.0 * norm_tokens * h * e);
-  linear("qkv", "qkv_fp8_cast", h, (h + 2.0 * kv_width) / t, CastBy::kProducer, CastBy::kOwnKernel);
-  if (!is_gpt_family(m)) {
-    // Rotary embeddings on Q and K: read and write.
-    add_elementwise(ops, "rope", 2.0 * tokens * (h + kv_width) / t * e);
+  // The attention's query/key width (the QK^T contraction) and value width, summed over heads.
+  double qk_width = q_width;
+  double v_width = q_width;
+  int attention_head_dim = m.head_dim();
+  if (m.mla) {
+    add_mla_projections(ops, m, p, tokens, e);
+    const MlaSpec& a = *m.mla;
+    qk_width = d(m.num_attention_heads) * d(a.qk_head_dim + a.qk_pos_emb_head_dim);
+    v_width = d(m.num_attention_heads) * d(a.v_head_dim);
+    attention_head_dim = a.qk_head_dim + a.qk_pos_emb_head_dim;
+  } else {
+    linear("qkv", "qkv_fp8_cast", h, (q_width + 2.0 * kv_width) / t, CastBy::kProducer,
+           CastBy::kOwnKernel);
+    if (!is_gpt_family(m)) {
+      // Rotary embeddings on Q and K: read and write.
+      add_elementwise(ops, "rope", 2.0 * tokens * (q_width + kv_width) / t * e);
+    }
   }
   if (m.attention == AttentionKernel::kFlash) {
     // Causal FlashAttention: QK^T and PV over the lower triangle (half of 4·b·s²·h), each rank
     // holding heads/t and, with CP, s/c queries against all s keys. Backward recomputes the
     // scores and runs 5 matmuls where forward runs 2 (Dao 2023, §3.1): 2.5x forward FLOPs.
-    const double attn_fwd_flop = 0.5 * 4.0 * tokens * m.seq_length * h / t;
-    const double qkv_bytes = tokens * (h + 2.0 * kv_width) / t * e;
-    const double out_bytes = tokens * h / t * e;
+    // A causal window of w keys leaves w - w²/2s of the s/2 keys a query sees on average.
+    double attn_fwd_flop = 0.5 * 4.0 * tokens * m.seq_length * q_width / t;
+    if (m.mla)
+      attn_fwd_flop = 2.0 * tokens * (0.5 * m.seq_length) * (qk_width + v_width) / t;
+    if (kind.windowed)
+      attn_fwd_flop *= windowed_keys(m) / (0.5 * m.seq_length);
+    const double kv_bytes_width = m.mla ? qk_width + v_width : 2.0 * kv_width;
+    const double qkv_bytes = tokens * (qk_width + kv_bytes_width) / t * e;
+    const double out_bytes = tokens * v_width / t * e;
     ops.push_back({"attention",
                    KernelKind::kAttention,
                    Pass::kForward,
                    {},
                    attn_fwd_flop,
                    qkv_bytes + out_bytes,
-                   m.head_dim()});
+                   attention_head_dim});
     ops.push_back({"attention",
                    KernelKind::kAttention,
                    Pass::kBackwardInput,
                    {},
                    2.5 * attn_fwd_flop,
                    2.0 * (qkv_bytes + out_bytes),
-                   m.head_dim()});
+                   attention_head_dim});
     ops[ops.size() - 2].attention_core = true;
     ops[ops.size() - 1].attention_core = true;
   } else {
     add_materialized_attention(ops, m, p, tokens, e);
   }
-  linear("attn_proj", "attn_proj_fp8_cast", h / t, h, CastBy::kOwnKernel, CastBy::kOwnKernel);
+  linear("attn_proj", "attn_proj_fp8_cast", v_width / t, h, CastBy::kOwnKernel, CastBy::kOwnKernel);
   // Dropout + residual add (GPT: bias-dropout-add fused; without dropout a residual add): read
   // two tensors, write one, plus a 1-byte mask for dropout.
   const double residual_bytes = norm_tokens * h * (3.0 * e + (has_dropout(m) ? 1.0 : 0.0));
   add_elementwise(ops, "residual1", residual_bytes);
   add_elementwise(ops, "norm2", 2.0 * norm_tokens * h * e);
-  linear("mlp_up", "mlp_up_fp8_cast", h, (swiglu ? 2.0 : 1.0) * ffn / t, CastBy::kProducer,
-         CastBy::kProducer);
-  // GeLU: read f, write f. SwiGLU: read gate and up, write f.
-  add_elementwise(ops, "activation", (swiglu ? 3.0 : 2.0) * tokens * ffn / t * e);
-  linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h, CastBy::kProducer, CastBy::kOwnKernel);
+  if (kind.moe) {
+    add_moe_ffn(ops, m, p, tokens, e);
+  } else {
+    linear("mlp_up", "mlp_up_fp8_cast", h, (swiglu ? 2.0 : 1.0) * ffn / t, CastBy::kProducer,
+           CastBy::kProducer);
+    // GeLU: read f, write f. SwiGLU: read gate and up, write f.
+    add_elementwise(ops, "activation", (swiglu ? 3.0 : 2.0) * tokens * ffn / t * e);
+    linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h, CastBy::kProducer, CastBy::kOwnKernel);
+  }
   add_elementwise(ops, "residual2", residual_bytes);
   return ops;
+}
+
+LayerKind layer_kind(const ModelSpec& m, int layer) {
+  LayerKind kind;
+  kind.moe = m.is_moe_layer(layer);
+  kind.windowed = m.window_attention.has_value() && m.window_attention->size > 0 &&
+                  m.window_attention->size < m.seq_length &&
+                  layer % std::max(m.window_attention->every, 1) == 0;
+  return kind;
+}
+
+double windowed_keys(const ModelSpec& m) {
+  const double s = m.seq_length;
+  const double w = std::min<double>(m.window_attention ? m.window_attention->size : s, s);
+  return w - w * w / (2.0 * s);
+}
+
+double routed_rows(const ModelSpec& m, const Parallelism& p) {
+  const MoeSpec& e = *m.moe;
+  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context) / d(p.tensor);
+  const double balanced = tokens * d(e.top_k) * d(p.expert_tensor_or_default());
+  const double busiest = balanced * std::max(e.load_imbalance, 1.0);
+  return e.rank_capacity_factor > 0.0 ? std::max(busiest, balanced * e.rank_capacity_factor)
+                                      : busiest;
 }
 
 std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {
@@ -230,7 +384,79 @@ std::vector<Op> lower_head(const ModelSpec& m, const Parallelism& p) {
   return ops;
 }
 
+std::vector<Op> lower_mtp_module(const ModelSpec& m, const Parallelism& p) {
+  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
+  const double h = m.hidden_size;
+  std::vector<Op> ops;
+  // The two input norms (the hidden state and the next token's embedding) and their 2h x h
+  // projection, column-parallel over TP (Megatron-Core MultiTokenPredictionLayer).
+  add_elementwise(ops, "mtp_norms", 4.0 * tokens * h * e);
+  add_linear(ops, "mtp_proj", tokens, 2.0 * h, h / d(p.tensor));
+  std::vector<Op> layer = lower_layer(m, p, layer_kind(m, m.num_layers - 1));
+  ops.insert(ops.end(), layer.begin(), layer.end());
+  std::vector<Op> head = lower_head(m, p);
+  ops.insert(ops.end(), head.begin(), head.end());
+  return ops;
+}
+
+namespace {
+
+// Megatron-LM's model FLOPs per token for MoE and MLA models (megatron/training/training.py,
+// num_floating_point_operations, which Megatron-Bridge's performance tables print as model
+// TFLOP/s): 6 x the GEMM weights a token passes through (attention, the dense FFN on dense
+// layers, top_k routed experts and the shared expert on MoE layers; not the router), causal
+// attention as s/2 keys per query (a window's layers fewer), each MTP module as one more layer
+// of the last layer's kind with its projection and norms, and one logits GEMM per head on the
+// padded vocabulary.
+double megatron_flop_per_token(const ModelSpec& m) {
+  const double h = m.hidden_size;
+  const double s = m.seq_length;
+  const double heads = m.num_attention_heads;
+  const double gated = m.ffn_activation == FfnActivation::kSwiglu ? 1.5 : 1.0;
+  const double mtp = m.mtp_layers;
+  const double layers = d(m.num_layers) + mtp;
+  double moe_layers = 0.0;
+  double windowed = 0.0;
+  for (int layer = 0; layer < m.num_layers; ++layer) {
+    const LayerKind kind = layer_kind(m, layer);
+    moe_layers += kind.moe ? 1.0 : 0.0;
+    windowed += kind.windowed ? 1.0 : 0.0;
+  }
+  if (m.is_moe_layer(m.num_layers - 1))
+    moe_layers += mtp;
+  const double dense_layers = layers - moe_layers;
+  // Keys per query over s, averaged over the layers.
+  const double ratio = (windowed * windowed_keys(m) / s + (layers - windowed) * 0.5) / layers;
+  double ffn = d(m.ffn_hidden_size) * gated * dense_layers;
+  if (m.moe) {
+    ffn += (d(m.moe->ffn_hidden_size) * d(m.moe->top_k) + d(m.moe->shared_expert_ffn_hidden_size)) *
+           gated * moe_layers;
+  }
+  double attention = 0.0;
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    const double qk = d(a.qk_head_dim + a.qk_pos_emb_head_dim);
+    const double q = a.q_lora_rank > 0 ? d(a.q_lora_rank) * (h + heads * qk + 1.0) : h * heads * qk;
+    attention = 6.0 * layers *
+                (q + d(a.kv_lora_rank) * (h + heads * d(a.qk_head_dim + a.v_head_dim) + 1.0) +
+                 h * d(a.qk_pos_emb_head_dim) + heads * d(a.v_head_dim) * h +
+                 s * heads * qk * ratio + s * heads * d(a.v_head_dim) * ratio);
+  } else {
+    const double q_ratio = query_width(m) / h;
+    attention =
+        12.0 * layers * h * h * ((1.0 + d(m.num_kv_heads) / heads + s / h * ratio) * q_ratio);
+  }
+  const double mtp_extra = 6.0 * mtp * (3.0 * h + 2.0 * h * h);
+  const double logits = 6.0 * h * padded_vocab_size(m, 1) * (mtp + 1.0);
+  return 12.0 * h * ffn + attention + mtp_extra + logits;
+}
+
+}  // namespace
+
 double model_flop_per_token(const ModelSpec& m) {
+  if (m.moe || m.mla)
+    return megatron_flop_per_token(m);
   return 6.0 * matmul_parameters(m) + 12.0 * d(m.num_layers) * d(m.hidden_size) * d(m.seq_length);
 }
 

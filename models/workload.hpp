@@ -25,6 +25,9 @@ struct Op {
   double bytes = 0.0;  // HBM traffic of memory-bound ops and attention
   int head_dim = 0;
   bool attention_core = false;  // replayed by selective recompute (Korthikanti et al. §5)
+  // GEMMs: how many times `gemm` runs one after another (a grouped GEMM's rounds); `flop`
+  // counts them all.
+  double rounds = 1.0;
 };
 
 // Whether `op` is the GEMM `name` (lower_layer's "qkv", "mlp_up", ...) of `pass`.
@@ -39,6 +42,33 @@ struct Op {
 // data-gradient and a weight-gradient GEMM.
 [[nodiscard]] std::vector<Op> lower_layer(const ModelSpec& model, const Parallelism& parallelism);
 
+// Which kind of layer a layer is: its FFN a mixture of experts (ModelSpec::is_moe_layer), its
+// attention a causal window (ModelSpec::window_attention: every `every`-th layer, from layer 0).
+struct LayerKind {
+  bool moe = false;
+  bool windowed = false;
+  [[nodiscard]] bool operator==(const LayerKind& other) const = default;
+};
+
+// Returns the kind of layer `layer` (0-based) of `model`.
+[[nodiscard]] LayerKind layer_kind(const ModelSpec& model, int layer);
+
+// Same as lower_layer above for a layer of `kind`: a MoE layer's FFN is the router, the token
+// permutation, the grouped GEMMs of the rank's experts and the shared expert (workload.cpp,
+// add_moe_ffn); MLA replaces the QKV projection (add_mla_projections); a windowed layer's
+// attention sees at most window_attention.size keys.
+[[nodiscard]] std::vector<Op> lower_layer(const ModelSpec& model, const Parallelism& parallelism,
+                                          LayerKind kind);
+
+// Keys a query of a causal window attends on average: w - w²/2s (s/2 without a window).
+[[nodiscard]] double windowed_keys(const ModelSpec& model);
+
+// Rows the busiest expert-parallel rank's grouped GEMMs run per micro-batch: its
+// sequence-parallel share of the tokens x top_k (x ETP, which gathers its group's tokens), times
+// load_imbalance, padded to rank_capacity_factor x the balanced count when that is set.
+// REQUIRES: model.moe
+[[nodiscard]] double routed_rows(const ModelSpec& model, const Parallelism& parallelism);
+
 // Returns the input-embedding kernels (first stage): lookup and its gradient scatter.
 [[nodiscard]] std::vector<Op> lower_embedding(const ModelSpec& model,
                                               const Parallelism& parallelism);
@@ -46,8 +76,16 @@ struct Op {
 // Returns the head kernels (last stage): final norm, vocab-parallel logits GEMM, cross-entropy.
 [[nodiscard]] std::vector<Op> lower_head(const ModelSpec& model, const Parallelism& parallelism);
 
+// Returns the kernels of one multi-token-prediction module (DeepSeek-V3 §2.2; Megatron-Core's
+// MTP block): its input norms and projection, a transformer layer of the last layer's kind, and
+// another logits GEMM and loss.
+[[nodiscard]] std::vector<Op> lower_mtp_module(const ModelSpec& model,
+                                               const Parallelism& parallelism);
+
 // Model FLOPs per token: 6N + 12·l·h·s (PaLM appendix B; Korthikanti et al. 2022 §6), with N
-// the matmul parameters (non-causal attention, as the convention counts it).
+// the matmul parameters (non-causal attention, as the convention counts it). MoE and MLA models:
+// Megatron-LM's num_floating_point_operations (active experts, causal and window-aware
+// attention, MTP modules), the figure Megatron-Bridge's tables print as model TFLOP/s.
 [[nodiscard]] double model_flop_per_token(const ModelSpec& model);
 
 // Hardware FLOPs per token including recomputation: full recompute reproduces Megatron's

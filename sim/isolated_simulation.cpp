@@ -20,9 +20,9 @@ namespace {
 std::string encode_simulated(const SimulationResult& r) {
   const TimeBreakdown& b = r.breakdown;
   ReportWriter out;
-  for (const double v :
-       {r.iteration_time_s, b.compute_s, b.tp_comm_exposed_s, b.cp_comm_exposed_s,
-        b.pp_comm_exposed_s, b.dp_comm_exposed_s, b.bubble_s, b.optimizer_s, b.other_s})
+  for (const double v : {r.iteration_time_s, b.compute_s, b.tp_comm_exposed_s, b.cp_comm_exposed_s,
+                         b.ep_comm_exposed_s, b.pp_comm_exposed_s, b.dp_comm_exposed_s, b.bubble_s,
+                         b.optimizer_s, b.other_s})
     out.put_double(v);
   out.put_int(b.stage);
   out.put_int(static_cast<std::int64_t>(b.stage_busy_s.size()));
@@ -47,9 +47,9 @@ SimulationResult decode_simulated(const std::string& bytes) {
   ReportReader in(bytes);
   SimulationResult r;
   TimeBreakdown& b = r.breakdown;
-  for (double* v :
-       {&r.iteration_time_s, &b.compute_s, &b.tp_comm_exposed_s, &b.cp_comm_exposed_s,
-        &b.pp_comm_exposed_s, &b.dp_comm_exposed_s, &b.bubble_s, &b.optimizer_s, &b.other_s})
+  for (double* v : {&r.iteration_time_s, &b.compute_s, &b.tp_comm_exposed_s, &b.cp_comm_exposed_s,
+                    &b.ep_comm_exposed_s, &b.pp_comm_exposed_s, &b.dp_comm_exposed_s, &b.bubble_s,
+                    &b.optimizer_s, &b.other_s})
     *v = in.get_double();
   b.stage = static_cast<int>(in.get_int());
   for (std::size_t i = get_count(in); i > 0; --i)

@@ -393,7 +393,7 @@ std::string every_gpu_hint(const Parallelism& par) {
 
 // The busy time of a GPU: its own work, the waits (bubble, exposed PP and DP) left out.
 double busy_s(const detail::Accounts& a) {
-  return a.compute + a.other + a.tp + a.cp;
+  return a.compute + a.other + a.tp + a.cp + a.ep;
 }
 
 // The breakdown, split as the analytic engine splits its step (docs/simulator.md):
@@ -431,11 +431,12 @@ TimeBreakdown breakdown_of(const Sim& sim, double end_s) {
   b.other_s = a.other;
   b.tp_comm_exposed_s = a.tp;
   b.cp_comm_exposed_s = a.cp;
+  b.ep_comm_exposed_s = a.ep;
   b.pp_comm_exposed_s = a.pp;
   const double tail_s = end_s - pipeline_end_s;
   b.optimizer_s = std::clamp(last->optimizer_end_s - pipeline_end_s, 0.0, last->acc.optimizer);
   b.dp_comm_exposed_s = a.dp + std::max(0.0, tail_s - b.optimizer_s);
-  b.bubble_s = std::max(0.0, end_s - (a.compute + a.other + a.tp + a.cp + a.pp +
+  b.bubble_s = std::max(0.0, end_s - (a.compute + a.other + a.tp + a.cp + a.ep + a.pp +
                                       b.dp_comm_exposed_s + b.optimizer_s));
   return b;
 }

@@ -239,6 +239,21 @@ std::string op_label(const Sim& sim, const char* kind, const estimate::PipelineO
   return kind + std::to_string(op.micro_batch) + suffix;
 }
 
+// The trace slices of an op's exposed communication, which ends now: TP/CP first, then the
+// expert-parallel exchanges (`ep_s` of it) as their own slice.
+void comm_slices(Sim& sim, Rank& rank, const char* pass, int micro_batch, double comm_start,
+                 double ep_s) {
+  const double ep_start = now() - ep_s;
+  const std::string suffix = pass + std::to_string(micro_batch);
+  if (ep_s <= 0.0) {
+    sim.slice(rank, kCommStream, "TP/CP " + suffix, "tp", comm_start, now());
+    return;
+  }
+  if (ep_start > comm_start)
+    sim.slice(rank, kCommStream, "TP/CP " + suffix, "tp", comm_start, ep_start);
+  sim.slice(rank, kCommStream, "EP all-to-all " + suffix, "ep", ep_start, now());
+}
+
 void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
   const auto c = static_cast<size_t>(op.chunk);
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
@@ -249,7 +264,7 @@ void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
     rank.first_forward_start_s = t0;
   const double extra = op.chunk == 0 ? sim.profile->per_microbatch_overhead_s : 0.0;
   const double busy = cc.forward_compute_s;
-  const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s;
+  const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s + cc.forward_ep_comm_s;
   sleep(sim, extra);
   if (sim.zero3) {
     compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false, true, cc.has_root_unit());
@@ -261,9 +276,10 @@ void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
   rank.acc.other += extra;
   rank.acc.tp += cc.forward_tp_comm_s;
   rank.acc.cp += cc.forward_cp_comm_s;
+  rank.acc.ep += cc.forward_ep_comm_s;
   const double comm_start = now() - comm;
   sim.slice(rank, kComputeStream, op_label(sim, "F", op), "compute", t0, comm_start);
-  sim.slice(rank, kCommStream, "TP/CP F" + std::to_string(op.micro_batch), "tp", comm_start, now());
+  comm_slices(sim, rank, "F", op.micro_batch, comm_start, cc.forward_ep_comm_s);
   if (rank.fwd_to[c] >= 0)
     send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
 }
@@ -300,7 +316,7 @@ void run_backward(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
   carry.grad_received = false;
   const bool full = op.kind == estimate::OpKind::kBackward;
   const double busy = cc.backward_input_s + (full ? cc.backward_weight_s : 0.0);
-  const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s;
+  const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s + cc.backward_ep_comm_s;
   const double t0 = now();
   if (sim.zero3) {
     compute_zero3(sim, rank, busy + carry.pending_recompute_s,
@@ -314,9 +330,10 @@ void run_backward(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
   rank.acc.compute += busy;
   rank.acc.tp += cc.backward_tp_comm_s;
   rank.acc.cp += cc.backward_cp_comm_s;
+  rank.acc.ep += cc.backward_ep_comm_s;
   const double comm_start = now() - comm;
   sim.slice(rank, kComputeStream, op_label(sim, full ? "B" : "Bi", op), "compute", t0, comm_start);
-  sim.slice(rank, kCommStream, "TP/CP B" + std::to_string(op.micro_batch), "tp", comm_start, now());
+  comm_slices(sim, rank, "B", op.micro_batch, comm_start, cc.backward_ep_comm_s);
   if (rank.bwd_to[c] >= 0)
     send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
 }
@@ -347,6 +364,15 @@ void wait_for_collectives(Rank& rank) {
 }
 
 void run_optimizer(Sim& sim, Rank& rank) {
+  // The routed experts' gradients reduce (and their parameters gather) over expert data
+  // parallelism before the step, a timed wait (StageCosts::expert_dp_s).
+  const double expert_dp_s = sim.costs->stages[static_cast<size_t>(rank.s)].expert_dp_s;
+  if (expert_dp_s > 0.0) {
+    const double t0 = now();
+    sleep(sim, expert_dp_s);
+    rank.acc.dp += expert_dp_s;
+    sim.slice(rank, kDpStream, "expert-DP gradients", "dp", t0, now());
+  }
   const double opt_start = now();
   const double optimizer_s = sim.costs->stages[static_cast<size_t>(rank.s)].optimizer_s;
   sleep(sim, optimizer_s);

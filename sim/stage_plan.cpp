@@ -127,8 +127,8 @@ void plan_stages(Sim& sim) {
         plan_zero3_op(costs, stage.chunks[static_cast<size_t>(op.chunk)], op.kind, has_dp, plan);
     }
     const ChunkCosts& first = stage.chunks.front();
-    plan.first_forward_s =
-        first.forward_compute_s + first.forward_tp_comm_s + first.forward_cp_comm_s;
+    plan.first_forward_s = first.forward_compute_s + first.forward_tp_comm_s +
+                           first.forward_cp_comm_s + first.forward_ep_comm_s;
   }
 }
 

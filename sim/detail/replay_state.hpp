@@ -42,6 +42,7 @@ struct Accounts {
   double other = 0.0;  // per-micro-batch framework overhead
   double tp = 0.0;
   double cp = 0.0;
+  double ep = 0.0;  // expert-parallel token exchanges
   double pp = 0.0;
   double bubble = 0.0;
   double dp = 0.0;

@@ -226,6 +226,37 @@ TEST(EventEngineTest, TraceHasOneTrackPerSimulatedGpu) {
   EXPECT_EQ(forwards, 8 * 4);
 }
 
+// Expert-parallel exchanges are exposed communication of their ops, reported as EP and shown
+// as their own trace slices; the expert-DP reduction precedes the optimizer step. The analytic
+// engine charges the same.
+TEST(EventEngineTest, ExpertParallelExchangesAreTheirOwnSlices) {
+  const Scenario sc = make_scenario(8, 1, 1, 4, Schedule::kOneFOneB);
+  IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.1 * kMs, 1e6, 1e8);
+  for (ChunkCosts& ch : costs.stages.front().chunks) {
+    ch.forward_ep_comm_s = 0.25 * kMs;
+    ch.backward_ep_comm_s = 0.5 * kMs;
+  }
+  costs.stages.front().expert_dp_s = 0.2 * kMs;
+  traces::ChromeTrace trace;
+  SimOptions opt;
+  opt.trace = &trace;
+  const SimulationResult r = simulate_iteration(sc, costs, make_profile(), opt);
+  const double m = costs.micro_batches;
+  EXPECT_NEAR(r.breakdown.ep_comm_exposed_s, m * 0.75 * kMs, 1e-12);
+  EXPECT_NEAR(r.iteration_time_s, m * 3.75 * kMs + 0.2 * kMs + 0.1 * kMs, 1e-9);
+  int exchanges = 0;
+  int expert_reductions = 0;
+  for (const auto& slice : trace.slices) {
+    exchanges += slice.category == "ep" ? 1 : 0;
+    expert_reductions += slice.name == "expert-DP gradients" ? 1 : 0;
+  }
+  EXPECT_EQ(exchanges, 2 * costs.micro_batches);
+  EXPECT_EQ(expert_reductions, 1);
+  const SimulationResult a = estimate::estimate_iteration(sc, costs, make_profile(), nullptr);
+  EXPECT_NEAR(a.iteration_time_s, r.iteration_time_s, 1e-9);
+  EXPECT_NEAR(a.breakdown.ep_comm_exposed_s, r.breakdown.ep_comm_exposed_s, 1e-12);
+}
+
 // Every GPU of 16,384 simulated (TP8 PP2 DP1024): beyond ~32k actors the stacks' guard pages
 // exceed Linux's vm.max_map_count and SimGrid aborts ("Failed to protect stack"); the replay
 // drops them for large runs. The result equals the reduced run's (the layout is symmetric).

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Converts the Hopper (H100, H800) MoE rows of data/validation/moe_dev_runs.json into
+capsim.validation/v1 cases (scenarios/validation/moe-hopper.json).
+
+Iteration time = global batch x sequence length / (tokens/s/GPU x GPUs). A row that prints only
+model TFLOP/s gets its tokens/s from Megatron-LM's num_floating_point_operations (the formula
+Megatron-Bridge's tables use; capsim's model_flop_per_token for MoE models); a row that prints a
+step time keeps it. Rows capsim cannot express are skipped with the reason printed.
+
+Usage: scripts/convert-moe-runs.py [RUNS.json] [OUT.json]
+"""
+import json
+import math
+import sys
+
+GPUS = {"H100": "H100-SXM5-80GB", "H800": "H100-SXM5-80GB"}
+PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8", "FP8-blockwise": "fp8"}
+DISPATCHERS = {None: "alltoall", "alltoall": "alltoall", "flex": "deepep"}
+
+
+def flops_per_token(arch, seq, mtp):
+    """Megatron-LM num_floating_point_operations / (batch x seq), causal attention."""
+    h = arch["hidden_size"]
+    heads = arch["num_attention_heads"]
+    layers = arch["num_layers"] + mtp
+    dense_first = arch.get("num_dense_leading_layers") or 0
+    moe_layers = arch["num_layers"] - dense_first + mtp
+    dense_layers = layers - moe_layers
+    ffn = (arch.get("dense_ffn_hidden_size") or 0) * 1.5 * dense_layers
+    ffn += (arch["moe_ffn_hidden_size"] * arch["top_k"]
+            + (arch.get("shared_expert_ffn_hidden_size") or 0)) * 1.5 * moe_layers
+    ratio = 0.5
+    if arch.get("attention_type") == "MLA":
+        qk = arch["qk_nope_head_dim"] + arch["qk_rope_head_dim"]
+        q = arch["q_lora_rank"] * (h + heads * qk + 1)
+        attn = 6 * layers * (q + arch["kv_lora_rank"] * (h + heads * (arch["qk_nope_head_dim"] + arch["v_head_dim"]) + 1)
+                             + h * arch["qk_rope_head_dim"] + heads * arch["v_head_dim"] * h
+                             + seq * heads * qk * ratio + seq * heads * arch["v_head_dim"] * ratio)
+    else:
+        q_ratio = arch["head_dim"] * heads / h
+        attn = 12 * layers * h * h * ((1 + arch["num_kv_heads"] / heads + seq / h * ratio) * q_ratio)
+    vocab = math.ceil(arch["vocab_size"] / 128) * 128
+    return 12 * h * ffn + attn + 6 * mtp * (3 * h + 2 * h * h) + 6 * h * vocab * (mtp + 1)
+
+
+def skip_reason(run):
+    hw, lay, arch = run["hardware"], run["layout"], run["arch"]
+    if hw["gpu"] not in GPUS:
+        return None  # not a Hopper row: not this file's
+    meas = run["measured"]
+    if not (meas.get("tokens_per_sec_per_gpu") or meas.get("step_time_s") or meas.get("model_tflops_per_gpu")):
+        return "no measured throughput or step time"
+    if lay["precision"] not in PRECISIONS:
+        return "precision %s has no capsim equivalent" % lay["precision"]
+    if run.get("routing_forced_balanced") is False:
+        return "routing not forced balanced and its load imbalance unpublished"
+    if "FSDP" in json.dumps(lay.get("other_flags", {})):
+        return "PyTorch FSDP2 with expert parallelism (capsim's ZeRO-3 does not shard experts over expert-DP)"
+    if lay["token_dispatcher"] not in DISPATCHERS:
+        return "token dispatcher %r" % lay["token_dispatcher"]
+    if arch.get("attention_type") == "GQA, alternating sliding-window (128) / full attention, learnable softmax sinks, linear biases" and False:
+        return "window attention"
+    return ""
+
+
+def model_of(run):
+    arch = run["arch"]
+    mtp = run["layout"].get("mtp_layers_used")
+    mtp = arch.get("mtp_layers", 0) if mtp is None else mtp
+    model = {
+        "name": run["model"],
+        "num_layers": run.get("num_layers_run") or arch["num_layers"],
+        "hidden_size": arch["hidden_size"],
+        "num_attention_heads": arch["num_attention_heads"],
+        "num_kv_heads": arch["num_kv_heads"],
+        "ffn_hidden_size": arch.get("dense_ffn_hidden_size") or arch["moe_ffn_hidden_size"],
+        "ffn_activation": "swiglu",
+        "seq_length": run["layout"]["seq_len"],
+        "vocab_size": arch["vocab_size"],
+    }
+    if arch.get("head_dim") and arch["head_dim"] * arch["num_attention_heads"] != arch["hidden_size"]:
+        model["head_dim"] = arch["head_dim"]
+    if arch.get("attention_type") == "MLA":
+        model["mla"] = {"q_lora_rank": arch["q_lora_rank"], "kv_lora_rank": arch["kv_lora_rank"],
+                        "qk_head_dim": arch["qk_nope_head_dim"],
+                        "qk_pos_emb_head_dim": arch["qk_rope_head_dim"],
+                        "v_head_dim": arch["v_head_dim"]}
+    moe = {"num_experts": arch["num_experts"], "top_k": arch["top_k"],
+           "ffn_hidden_size": arch["moe_ffn_hidden_size"],
+           "first_dense_layers": arch.get("num_dense_leading_layers") or 0,
+           "load_imbalance": 1.0}
+    if arch.get("shared_expert_ffn_hidden_size"):
+        moe["shared_expert_ffn_hidden_size"] = arch["shared_expert_ffn_hidden_size"]
+    if "sigmoid" in (arch.get("router") or ""):
+        moe["router_score"] = "sigmoid"
+    factor = (run["layout"].get("other_flags") or {}).get("moe_expert_rank_capacity_factor")
+    if factor:
+        moe["rank_capacity_factor"] = factor
+    model["moe"] = moe
+    if mtp:
+        model["mtp_layers"] = mtp
+    if "sliding-window (128)" in (arch.get("attention_type") or ""):
+        model["window_attention"] = {"size": 128, "every": 2}
+    return model, mtp
+
+
+def stage_layers(layers, pp, vp):
+    """An even split, the remainder taken from the last stage (its head is the heaviest part)."""
+    per = math.ceil(layers / pp)
+    split = [per] * pp
+    split[-1] = layers - per * (pp - 1)
+    return split if split[-1] > 0 else None
+
+
+def case_of(run):
+    lay, hw, meas = run["layout"], run["hardware"], run["measured"]
+    model, mtp = model_of(run)
+    gpus = hw["num_gpus"]
+    tp, pp, cp = lay["tp"], lay["pp"], lay["cp"] or 1
+    vp = lay["vp"] or 1
+    par = {
+        "tensor": tp, "pipeline": pp, "data": gpus // (tp * pp * cp), "context": cp,
+        "micro_batch_size": lay["mbs"], "global_batch_size": lay["gbs"],
+        "virtual_pipeline_stages": vp,
+        "schedule": "interleaved-1f1b" if vp > 1 else "1f1b",
+        "recompute": "selective" if str(lay.get("recompute") or "").startswith("selective") else "none",
+        "sequence_parallel": tp > 1, "zero_stage": 1,
+        "precision": PRECISIONS[lay["precision"]],
+        "expert": lay["ep"], "expert_tensor": lay["etp"] or 1,
+        "token_dispatcher": DISPATCHERS[lay["token_dispatcher"]],
+        "moe_a2a_overlap": bool(lay.get("moe_a2a_overlap")),
+    }
+    if model["num_layers"] % (pp * vp):
+        split = stage_layers(model["num_layers"], pp, vp)
+        if split is None or any(n < vp for n in split):
+            return None, "%d layers do not split over %d x %d chunks" % (model["num_layers"], pp, vp)
+        par["stage_layers"] = split
+    seq = lay["seq_len"]
+    tokens = lay["gbs"] * seq
+    if meas.get("step_time_s"):
+        time_s = meas["step_time_s"]
+        tok = tokens / time_s / gpus
+        how = "step time as published"
+    else:
+        tok = meas.get("tokens_per_sec_per_gpu")
+        how = "tokens/s/GPU as published"
+        if not tok:
+            tok = meas["model_tflops_per_gpu"] * 1e12 / flops_per_token(run["arch"], seq, mtp)
+            how = "tokens/s/GPU from the published model TFLOP/s (Megatron-LM FLOPs formula)"
+        time_s = tokens / (tok * gpus)
+    src = run["source"]
+    source = "%s %s @ %s, %s: %s (%s)" % (src.get("repo") or src.get("kind"), src.get("path") or "",
+                                        src.get("commit") or src.get("version") or "",
+                                        src.get("table") or "", src.get("row_text") or "", how)
+    scenario = {
+        "name": run["id"], "model": model,
+        "cluster": {"gpu": GPUS[hw["gpu"]], "gpus_per_node": hw["gpus_per_node"],
+                    "num_nodes": gpus // hw["gpus_per_node"],
+                    "inter_node": {"fabric": "infiniband", "nics_per_node": 8,
+                                   "nic_bandwidth": "400Gbps", "topology": "rail-optimized"}},
+        "parallelism": par,
+    }
+    return {"id": run["id"], "group": "MoE Hopper (%s)" % run["model"], "scenario": scenario,
+            "measured": {"iteration_time_s": round(time_s, 4), "tokens_per_s_per_gpu": round(tok, 2),
+                         "source": source.strip(), "confidence": "medium"}}, ""
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else "data/validation/moe_dev_runs.json"
+    out = sys.argv[2] if len(sys.argv) > 2 else "scenarios/validation/moe-hopper.json"
+    runs = json.load(open(src))["runs"]
+    cases = []
+    for run in runs:
+        reason = skip_reason(run)
+        if reason is None:
+            continue
+        if not reason:
+            case, reason = case_of(run)
+            if case:
+                cases.append(case)
+                continue
+        print("skipped %s: %s" % (run["id"], reason))
+    doc = {"schema": "capsim.validation/v1",
+           "note": "Generated by scripts/convert-moe-runs.py from data/validation/moe_dev_runs.json "
+                   "(Hopper MoE rows). Do not edit by hand.",
+           "cases": cases}
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print("wrote %d cases to %s" % (len(cases), out))
+
+
+if __name__ == "__main__":
+    main()

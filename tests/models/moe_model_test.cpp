@@ -1,0 +1,153 @@
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "models/all_to_all_cost.hpp"
+#include "models/memory_model.hpp"
+#include "models/parameter_count.hpp"
+#include "models/workload.hpp"
+
+namespace capsim {
+namespace {
+
+ModelSpec deepseek_v3() {
+  ModelSpec m;
+  m.name = "DeepSeek-V3";
+  m.num_layers = 61;
+  m.hidden_size = 7168;
+  m.num_attention_heads = 128;
+  m.num_kv_heads = 128;
+  m.ffn_hidden_size = 18432;
+  m.ffn_activation = FfnActivation::kSwiglu;
+  m.seq_length = 4096;
+  m.vocab_size = 129280;
+  m.mla = MlaSpec{1536, 512, 128, 64, 128};
+  m.moe = MoeSpec{256, 8, 2048, 2048, 3, 1.0, RouterScore::kSigmoid, 0.0};
+  m.mtp_layers = 1;
+  return m;
+}
+
+ModelSpec qwen3_235b() {
+  ModelSpec m;
+  m.name = "Qwen3-235B-A22B";
+  m.num_layers = 94;
+  m.hidden_size = 4096;
+  m.num_attention_heads = 64;
+  m.num_kv_heads = 4;
+  m.explicit_head_dim = 128;
+  m.ffn_hidden_size = 12288;
+  m.ffn_activation = FfnActivation::kSwiglu;
+  m.seq_length = 4096;
+  m.vocab_size = 151936;
+  m.moe = MoeSpec{128, 8, 1536, 0, 0, 1.0, RouterScore::kSoftmax, 0.0};
+  return m;
+}
+
+ModelSpec mixtral_8x7b() {
+  ModelSpec m;
+  m.name = "Mixtral-8x7B";
+  m.num_layers = 32;
+  m.hidden_size = 4096;
+  m.num_attention_heads = 32;
+  m.num_kv_heads = 8;
+  m.ffn_hidden_size = 14336;
+  m.ffn_activation = FfnActivation::kSwiglu;
+  m.seq_length = 4096;
+  m.vocab_size = 32000;
+  m.moe = MoeSpec{8, 2, 14336, 0, 0, 1.0, RouterScore::kSoftmax, 0.0};
+  return m;
+}
+
+// DeepSeek-V3 report: 671B total parameters, 37B activated per token (MTP module excluded).
+TEST(MoeParameters, DeepSeekV3TotalAndActive) {
+  EXPECT_NEAR(total_parameters(deepseek_v3()) / 1e9, 671.0, 1.0);
+  EXPECT_NEAR(active_parameters(deepseek_v3()) / 1e9, 37.5, 1.0);
+}
+
+// Qwen3-235B-A22B model card: 235B total, 22B activated.
+TEST(MoeParameters, Qwen3TotalAndActive) {
+  EXPECT_NEAR(total_parameters(qwen3_235b()) / 1e9, 235.1, 0.5);
+  EXPECT_NEAR(active_parameters(qwen3_235b()) / 1e9, 22.2, 0.3);
+}
+
+// Mistral's Mixtral 8x7B: 46.7B total, 12.9B active.
+TEST(MoeParameters, MixtralTotalAndActive) {
+  EXPECT_NEAR(total_parameters(mixtral_8x7b()) / 1e9, 46.7, 0.05);
+  EXPECT_NEAR(active_parameters(mixtral_8x7b()) / 1e9, 12.9, 0.05);
+}
+
+// Megatron-Bridge's performance summary (26.02.01 container, Qwen3-235B-A22B on 256 H100, FP8
+// current scaling) prints 1611 tokens/s/GPU and 238 model TFLOP/s/GPU; its DeepSeek-V3 row on
+// 1024 H100 (25.09) 1297 tokens/s/GPU and 338 TFLOP/s/GPU. The model FLOPs per token recompute
+// the printed TFLOP/s from the printed tokens/s to the table's rounding.
+TEST(MoeFlops, RecomputesPublishedModelTflops) {
+  EXPECT_NEAR(1611.0 * model_flop_per_token(qwen3_235b()) / 1e12, 238.0, 1.0);
+  EXPECT_NEAR(1297.0 * model_flop_per_token(deepseek_v3()) / 1e12, 338.0, 1.0);
+}
+
+TEST(MoeLowering, GroupedGemmsRunTheRoutedTokensOfTheLocalExperts) {
+  const ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.tensor = 2;
+  p.sequence_parallel = true;
+  p.expert = 32;
+  p.expert_tensor = 1;
+  const std::vector<Op> ops = lower_layer(m, p, LayerKind{true, false});
+  double expert_flop = 0.0;
+  for (const Op& op : ops) {
+    if (is_gemm(op, "expert_up", Pass::kForward) || is_gemm(op, "expert_down", Pass::kForward))
+      expert_flop += op.flop;
+  }
+  // 4096 tokens / TP 2 on this rank, each routed to 8 experts of 3 x h x 1536 weights.
+  EXPECT_DOUBLE_EQ(expert_flop, 2.0 * 2048.0 * 8.0 * 3.0 * 4096.0 * 1536.0);
+  EXPECT_DOUBLE_EQ(routed_rows(m, p), 2048.0 * 8.0);
+  p.expert_tensor = 2;
+  EXPECT_DOUBLE_EQ(routed_rows(m, p), 2048.0 * 8.0 * 2.0);
+}
+
+TEST(MoeLowering, WindowedLayersAttendFewerKeys) {
+  ModelSpec m = qwen3_235b();
+  m.window_attention = WindowAttention{128, 2};
+  Parallelism p;
+  const auto attention_flop = [&](LayerKind kind) {
+    for (const Op& op : lower_layer(m, p, kind)) {
+      if (op.kind == KernelKind::kAttention && op.pass == Pass::kForward)
+        return op.flop;
+    }
+    return 0.0;
+  };
+  EXPECT_TRUE(layer_kind(m, 0).windowed);
+  EXPECT_FALSE(layer_kind(m, 1).windowed);
+  const double ratio = attention_flop({true, true}) / attention_flop({true, false});
+  EXPECT_NEAR(ratio, (128.0 - 128.0 * 128.0 / 8192.0) / 2048.0, 1e-12);
+}
+
+// Routed experts' weights shard over EP x ETP; their optimizer state over expert data
+// parallelism (the distributed optimizer), not over the DP group.
+TEST(MoeMemory, ExpertStatesShardOverExpertParallelismAndExpertData) {
+  const ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.data = 16;
+  p.expert = 8;
+  p.zero_stage = 1;
+  p.global_batch_size = 16;
+  const GpuSpec gpu{};
+  const StageMemory ep8 = estimate_memory(m, p, gpu).stages.front();
+  p.expert = 16;
+  const StageMemory ep16 = estimate_memory(m, p, gpu).stages.front();
+  const double experts = 94.0 * expert_parameters(m);
+  EXPECT_NEAR(ep8.weights_bytes - ep16.weights_bytes, experts * (1.0 / 8 - 1.0 / 16) * 2.0,
+              1e-6 * ep8.weights_bytes);
+  // Expert data parallelism: 16 / 8 = 2 ranks, then 1; Adam's 12 B per parameter.
+  EXPECT_NEAR(ep8.optimizer_bytes - ep16.optimizer_bytes, experts * (1.0 / 8 / 2 - 1.0 / 16) * 12.0,
+              1e-6 * ep8.optimizer_bytes);
+}
+
+TEST(AllToAll, DeepEpSendsEachTokenOncePerRemoteNode) {
+  EXPECT_DOUBLE_EQ(deepep_remote_node_share(1, 8), 1.0);
+  // 8 nodes, top-8: 7 x (1 - (7/8)^8) distinct remote nodes of 7 remote copies.
+  EXPECT_NEAR(deepep_remote_node_share(8, 8), (1.0 - std::pow(7.0 / 8.0, 8.0)), 1e-12);
+}
+
+}  // namespace
+}  // namespace capsim

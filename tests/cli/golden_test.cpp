@@ -72,6 +72,15 @@ TEST(GoldenTest, Llama3_70bP5Analytic) {
 TEST(GoldenTest, Llama3_70bB200Analytic) {
   run_golden("llama3-70b-b200", "analytic");
 }
+TEST(GoldenTest, DeepseekV3H100Analytic) {
+  run_golden("deepseek-v3-h100", "analytic");
+}
+TEST(GoldenTest, Qwen3_235bH100Analytic) {
+  run_golden("qwen3-235b-h100", "analytic");
+}
+TEST(GoldenTest, Mixtral8x7bH100Analytic) {
+  run_golden("mixtral-8x7b-h100", "analytic");
+}
 TEST(GoldenTest, Gpt3175bSeleneEvent) {
   run_golden("gpt3-175b-selene-1024", "event");
 }
@@ -84,6 +93,15 @@ TEST(GoldenTest, Llama3_70bP5Event) {
 
 TEST(GoldenTest, Llama3_70bB200Event) {
   run_golden("llama3-70b-b200", "event");
+}
+TEST(GoldenTest, DeepseekV3H100Event) {
+  run_golden("deepseek-v3-h100", "event");
+}
+TEST(GoldenTest, Qwen3_235bH100Event) {
+  run_golden("qwen3-235b-h100", "event");
+}
+TEST(GoldenTest, Mixtral8x7bH100Event) {
+  run_golden("mixtral-8x7b-h100", "event");
 }
 
 }  // namespace

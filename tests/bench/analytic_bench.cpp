@@ -53,6 +53,8 @@ BENCHMARK_CAPTURE(BM_AnalyticEstimate, gpt3_175b_selene, "gpt3-175b-selene-1024"
 BENCHMARK(BM_AnalyticEstimateOversubscribed);
 BENCHMARK_CAPTURE(BM_AnalyticEstimate, gpt_30b_p4d, "gpt-30b-p4d");
 BENCHMARK_CAPTURE(BM_AnalyticEstimate, llama3_70b_p5, "llama3-70b-p5");
+BENCHMARK_CAPTURE(BM_AnalyticEstimate, deepseek_v3_h100, "deepseek-v3-h100");
+BENCHMARK_CAPTURE(BM_AnalyticEstimate, qwen3_235b_h100, "qwen3-235b-h100");
 BENCHMARK(BM_AnalyticScreenSweep);
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "sim/isolated_simulation.hpp"
 
 #include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 #include <sys/resource.h>
 
 namespace {
@@ -82,6 +83,21 @@ void run(benchmark::State& state, const Scenario& scenario, bool symmetry = true
   state.SetItemsProcessed(state.iterations());
 }
 
+// The shipped DeepSeek-V3 scenario (MLA, 256 experts top-8, MTP) grown to 2,048 H100: TP2,
+// PP16 (61 layers as 3 + 14 x 4 + 2), DP64, EP64.
+Scenario deepseek_v3_2048() {
+  Scenario s = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                 "/scenarios/deepseek-v3-h100/scenario.json");
+  s.cluster.num_nodes = 256;
+  s.parallelism.pipeline = 16;
+  s.parallelism.virtual_pipeline_stages = 1;
+  s.parallelism.schedule = Schedule::kOneFOneB;
+  s.parallelism.data = 64;
+  s.parallelism.expert = 64;
+  s.parallelism.stage_layers = {3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2};
+  return s;
+}
+
 void BM_Gpt3_175B_1024_A100(benchmark::State& state) {
   run(state, gpt3_175b(8, 8, 16, 1536));
 }
@@ -91,6 +107,11 @@ void BM_Llama3_405B_16384_H100(benchmark::State& state) {
   run(state, llama3_405b(128, 2048));
 }
 BENCHMARK(BM_Llama3_405B_16384_H100)->Unit(benchmark::kMillisecond);
+
+void BM_DeepSeekV3_2048_H100(benchmark::State& state) {
+  run(state, deepseek_v3_2048());
+}
+BENCHMARK(BM_DeepSeekV3_2048_H100)->Unit(benchmark::kMillisecond);
 
 // Scaling with GPUs: Llama-3 405B layout, DP from 1 to 128 (128 to 16,384 GPUs), 16
 // micro-batches per pipeline; plus GPT-3 on 8 GPUs (TP8 only, 64 micro-batches).

@@ -34,9 +34,8 @@ Errors validate(bool event) {
                                      : estimate::estimate_iteration(scenario, profile);
     const double measured = c.measured_iteration_time_s;
     const double error = 100.0 * (r.iteration_time_s - measured) / measured;
-    std::printf("%-55s %s measured %9.3f s predicted %9.3f s error %+6.1f%%\n",
-                c.id.c_str(), event ? "event" : "analytic", measured,
-                r.iteration_time_s, error);
+    std::printf("%-55s %s measured %9.3f s predicted %9.3f s error %+6.1f%%\n", c.id.c_str(),
+                event ? "event" : "analytic", measured, r.iteration_time_s, error);
     e.mean_abs_pct += std::abs(error);
     e.max_abs_pct = std::max(e.max_abs_pct, std::abs(error));
     n += 1.0;

@@ -19,11 +19,17 @@ double g(double v) {
   return io::round_significant(v);
 }
 
-// TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages.
+// TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages. Expert
+// parallelism follows when there is any (" EP64", and " ETP2" when the experts' TP differs).
 std::string layout_text(const Parallelism& p) {
-  return io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
-                           p.stage_layers.empty() ? "" : "*", p.data, p.context,
-                           p.virtual_pipeline_stages);
+  std::string text = io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
+                                       p.stage_layers.empty() ? "" : "*", p.data, p.context,
+                                       p.virtual_pipeline_stages);
+  if (p.expert > 1)
+    text += io::printf_string(" EP%d", p.expert);
+  if (p.expert_tensor_or_default() != p.tensor)
+    text += io::printf_string(" ETP%d", p.expert_tensor_or_default());
+  return text;
 }
 
 double disagreement_pct(const ScreenedCandidate& c) {
@@ -92,6 +98,10 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
                       {"meets_target", r.meets_target}};
   if (!p.stage_layers.empty())
     j["layout"]["stage_layers"] = p.stage_layers;
+  if (plan.model.moe) {  // the expert layout of mixture-of-experts plans only
+    j["layout"]["expert"] = p.expert;
+    j["layout"]["expert_tensor"] = p.expert_tensor_or_default();
+  }
   if (r.checkpoint_interval_s > 0.0) {
     j["checkpoint_interval_s"] = g(r.checkpoint_interval_s);
     j["failure_overhead_pct"] = g(100.0 * r.failure_overhead_fraction);

@@ -76,8 +76,9 @@ TEST(PlannerEventTest, FindsTheOptimumOfExhaustiveEventSimulation) {
               r.confirmations, best_name.c_str(), best_cost);
 }
 
-TEST(GoldenTest, DefaultPlan) {
-  const PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");
+// Runs `plan` with two confirmation children and compares its best entry with `golden`
+// (scenarios/plans/expected/), which CAPSIM_UPDATE_GOLDEN=1 rewrites.
+void expect_best_as_golden(const PlanSpec& plan, const std::string& golden) {
   PlanOptions opts;
   opts.jobs = 2;
   opts.confirm = forked_confirmer(2);
@@ -85,7 +86,6 @@ TEST(GoldenTest, DefaultPlan) {
   const nlohmann::json out = plan_to_json(plan, r, 3, false);
   ASSERT_FALSE(out.at("best").is_null());
   nlohmann::json best = out.at("best");
-  const std::string golden = kSourceDir + "/scenarios/plans/expected/default.json";
   if (std::getenv("CAPSIM_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(golden) << nlohmann::json{{"best", best}}.dump(2) << "\n";
     GTEST_SKIP() << "golden file rewritten: " << golden;
@@ -100,6 +100,16 @@ TEST(GoldenTest, DefaultPlan) {
     const double want = expected.at(key).get<double>();
     EXPECT_NEAR(best.at(key).get<double>(), want, 0.02 * std::fabs(want)) << key;
   }
+}
+
+TEST(GoldenTest, DefaultPlan) {
+  expect_best_as_golden(read_plan_text(default_plan_text(), "<default plan>"),
+                        kSourceDir + "/scenarios/plans/expected/default.json");
+}
+
+TEST(GoldenTest, DeepSeekV3Plan) {
+  expect_best_as_golden(load_plan(kSourceDir + "/scenarios/plans/deepseek-v3-h100.json"),
+                        kSourceDir + "/scenarios/plans/expected/deepseek-v3-h100.json");
 }
 
 }  // namespace

@@ -22,9 +22,9 @@ double g(double v) {
 // TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages. Expert
 // parallelism follows when there is any (" EP64", and " ETP2" when the experts' TP differs).
 std::string layout_text(const Parallelism& p) {
-  std::string text = io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline,
-                                       p.stage_layers.empty() ? "" : "*", p.data, p.context,
-                                       p.virtual_pipeline_stages);
+  std::string text =
+      io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline, p.stage_layers.empty() ? "" : "*",
+                        p.data, p.context, p.virtual_pipeline_stages);
   if (p.expert > 1)
     text += io::printf_string(" EP%d", p.expert);
   if (p.expert_tensor_or_default() != p.tensor)

@@ -19,6 +19,49 @@ struct Finding {
   std::string message;
 };
 
+// The preconditions of moe_a2a_overlap (Megatron-Core transformer_config.py,
+// overlap_moe_expert_parallel_comm).
+template <class Report>
+void check_a2a_overlap_rules(const ModelSpec& m, const Parallelism& p, Report&& report) {
+  if (p.expert == 1) {
+    report(LayoutRule::kA2aOverlapNeedsExpert, [] {
+      return Finding{"moe_a2a_overlap",
+                     "moe_a2a_overlap hides the expert-parallel all-to-alls; it needs expert > 1"};
+    });
+  }
+  if (p.token_dispatcher == TokenDispatcher::kAllGather) {
+    report(LayoutRule::kA2aOverlapDispatcher, [] {
+      return Finding{"token_dispatcher",
+                     "moe_a2a_overlap needs token_dispatcher \"alltoall\" or \"deepep\", not "
+                     "\"allgather\""};
+    });
+  }
+  if (p.recompute == Recompute::kFull) {
+    report(LayoutRule::kA2aOverlapRecompute, [] {
+      return Finding{"recompute",
+                     "moe_a2a_overlap does not run with recompute \"full\" (Megatron-Core: "
+                     "\"disable full recomputation when enabling "
+                     "overlap_moe_expert_parallel_comm\")"};
+    });
+  }
+  if (p.pipeline > 1 && p.virtual_pipeline_stages < 2) {
+    report(LayoutRule::kA2aOverlapNeedsInterleaving, [&] {
+      return Finding{"virtual_pipeline_stages",
+                     "moe_a2a_overlap with pipeline (" + num(p.pipeline) +
+                         ") overlaps the micro-batches of interleaved virtual stages; it needs "
+                         "virtual_pipeline_stages > 1"};
+    });
+  }
+  if (m.mtp_layers > 1) {
+    report(LayoutRule::kA2aOverlapMtp, [&] {
+      return Finding{"moe_a2a_overlap",
+                     "moe_a2a_overlap runs with at most one MTP layer, "
+                     "and mtp_layers is " +
+                         num(m.mtp_layers)};
+    });
+  }
+}
+
 // The mixture-of-experts rules of check_rules, in their order. The expert layers fold onto each
 // stage's tensor x context x data GPUs as expert x expert_tensor x expert data (Megatron-Core
 // parallel_state.py: "world_size ... is not divisible by expert_tensor_model_pipeline_parallel
@@ -87,46 +130,8 @@ void check_expert_rules(const ModelSpec& m, const ClusterSpec& c, const Parallel
                      "requires TPxEP > 1\")"};
     });
   }
-  if (!p.moe_a2a_overlap)
-    return;
-  // Megatron-Core transformer_config.py, overlap_moe_expert_parallel_comm.
-  if (p.expert == 1) {
-    report(LayoutRule::kA2aOverlapNeedsExpert, [] {
-      return Finding{"moe_a2a_overlap",
-                     "moe_a2a_overlap hides the expert-parallel all-to-alls; it needs expert > 1"};
-    });
-  }
-  if (p.token_dispatcher == TokenDispatcher::kAllGather) {
-    report(LayoutRule::kA2aOverlapDispatcher, [] {
-      return Finding{"token_dispatcher",
-                     "moe_a2a_overlap needs token_dispatcher \"alltoall\" or \"deepep\", not "
-                     "\"allgather\""};
-    });
-  }
-  if (p.recompute == Recompute::kFull) {
-    report(LayoutRule::kA2aOverlapRecompute, [] {
-      return Finding{"recompute",
-                     "moe_a2a_overlap does not run with recompute \"full\" (Megatron-Core: "
-                     "\"disable full recomputation when enabling "
-                     "overlap_moe_expert_parallel_comm\")"};
-    });
-  }
-  if (p.pipeline > 1 && p.virtual_pipeline_stages < 2) {
-    report(LayoutRule::kA2aOverlapNeedsInterleaving, [&] {
-      return Finding{"virtual_pipeline_stages",
-                     "moe_a2a_overlap with pipeline (" + num(p.pipeline) +
-                         ") overlaps the micro-batches of interleaved virtual stages; it needs "
-                         "virtual_pipeline_stages > 1"};
-    });
-  }
-  if (m.mtp_layers > 1) {
-    report(LayoutRule::kA2aOverlapMtp, [&] {
-      return Finding{"moe_a2a_overlap",
-                     "moe_a2a_overlap runs with at most one MTP layer, "
-                     "and mtp_layers is " +
-                         num(m.mtp_layers)};
-    });
-  }
+  if (p.moe_a2a_overlap)
+    check_a2a_overlap_rules(m, p, report);
 }
 
 // Calls `report(rule, describe)` for every rule the layout breaks, in the rules' order, where
@@ -312,6 +317,13 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
 }
 
 }  // namespace
+
+bool moe_a2a_overlap_possible(const ModelSpec& model, const Parallelism& parallelism) {
+  bool possible = true;
+  check_a2a_overlap_rules(model, parallelism,
+                          [&possible](LayoutRule, const auto&) { possible = false; });
+  return possible;
+}
 
 std::vector<LayoutProblem> layout_problems(const ModelSpec& model, const ClusterSpec& cluster,
                                            const Parallelism& parallelism) {

@@ -77,4 +77,9 @@ class BrokenLayoutRules {
                                                     const ClusterSpec& cluster,
                                                     const Parallelism& parallelism);
 
+// Whether `parallelism` meets every precondition of moe_a2a_overlap (expert > 1, a dispatcher
+// that exchanges, no full recompute, virtual stages when pipelined, at most one MTP layer),
+// whatever its own moe_a2a_overlap says: a plan's stack turns the overlap on where it runs.
+[[nodiscard]] bool moe_a2a_overlap_possible(const ModelSpec& model, const Parallelism& parallelism);
+
 }  // namespace capsim::estimate

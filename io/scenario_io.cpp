@@ -153,20 +153,23 @@ void check_overlap_for_zero_stage(JsonReader& r, const Parallelism& p) {
   }
 }
 
-// The keys that lay out mixture-of-experts layers (docs/scenario.md, "Mixture of experts").
-void read_expert_layout(JsonReader& r, bool has_moe, Parallelism& p) {
-  for (const char* key : {"expert", "expert_tensor", "token_dispatcher", "moe_a2a_overlap"}) {
+// Rejects `keys` present without model.moe: they lay out mixture-of-experts layers.
+void reject_without_moe(JsonReader& r, bool has_moe, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
     if (!has_moe && r.has(key)) {
       throw r.error(key, std::string("\"") + key +
                              "\" lays out mixture-of-experts layers; it needs model.moe");
     }
   }
+}
+
+// The keys that lay out mixture-of-experts layers (docs/scenario.md, "Mixture of experts").
+void read_expert_layout(JsonReader& r, bool has_moe, Parallelism& p) {
+  reject_without_moe(r, has_moe, {"expert", "expert_tensor"});
+  read_expert_exchange(r, has_moe, p);
   p.expert = to_int(r.optional_int("expert", 1, 1, kMaxGpus));
   if (r.has("expert_tensor"))
     p.expert_tensor = to_int(r.optional_int("expert_tensor", 1, 1, kMaxGpus));
-  p.token_dispatcher = *token_dispatcher_from_string(
-      r.optional_enum("token_dispatcher", "alltoall", {"alltoall", "allgather", "deepep"}));
-  p.moe_a2a_overlap = r.optional_bool("moe_a2a_overlap", false);
 }
 
 Parallelism read_parallelism(JsonReader& r, bool has_moe) {
@@ -208,6 +211,13 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe) {
 }
 
 }  // namespace
+
+void read_expert_exchange(JsonReader& reader, bool has_moe, Parallelism& parallelism) {
+  reject_without_moe(reader, has_moe, {"token_dispatcher", "moe_a2a_overlap"});
+  parallelism.token_dispatcher = *token_dispatcher_from_string(
+      reader.optional_enum("token_dispatcher", "alltoall", {"alltoall", "allgather", "deepep"}));
+  parallelism.moe_a2a_overlap = reader.optional_bool("moe_a2a_overlap", false);
+}
 
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
   read_gradient_reduction(reader, parallelism);

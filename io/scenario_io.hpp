@@ -56,6 +56,11 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
 // parallelism are checked by the caller.
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
 
+// Reads the expert-parallel exchange keys into `parallelism`: token_dispatcher (default
+// "alltoall") and moe_a2a_overlap (default false), both rejected without model.moe
+// (`has_moe` false). A scenario's parallelism and a plan's stack share them.
+void read_expert_exchange(JsonReader& reader, bool has_moe, Parallelism& parallelism);
+
 // Returns why `master_weights` cannot update weights trained in `precision` (fp8 tensors when
 // `fp8_params`), or nullopt.
 [[nodiscard]] std::optional<std::string> master_weights_conflict(MasterWeights master_weights,

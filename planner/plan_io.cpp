@@ -344,6 +344,7 @@ void read_failure(io::JsonReader& r, PlanSpec& plan) {
 // precision the search may pick.
 void read_stack(io::JsonReader& r, PlanSpec& plan) {
   io::read_stack_keys(r, plan.stack);
+  io::read_expert_exchange(r, plan.model.moe.has_value(), plan.stack);
   const auto& precisions = plan.space.precision;
   if (plan.stack.fp8_params &&
       std::find(precisions.begin(), precisions.end(), Precision::kFp8) == precisions.end()) {

@@ -18,6 +18,7 @@
 
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
+#include "estimate/layout_rules.hpp"
 #include "estimate/stage_balance.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
@@ -94,8 +95,10 @@ bool set_schedule(Parallelism& p, const std::vector<std::pair<Schedule, int>>& p
 // The overlap flags and fp8 parameters apply where they exist, as a scenario states them: ZeRO-3
 // reduce-scatters each layer's gradients as the backward produces them, only ZeRO-1/2 gather
 // parameters after the step, only fp8 candidates have fp8 parameters, and only
-// sequence-parallel candidates overlap their TP collectives with the GEMMs.
-void apply_stack(const Parallelism& stack, Parallelism& p) {
+// sequence-parallel candidates overlap their TP collectives with the GEMMs. A mixture-of-experts
+// candidate takes the dispatcher where it has expert ranks to exchange between (else the
+// all-to-all, which then moves nothing) and the all-to-all overlap where its preconditions hold.
+void apply_stack(const ModelSpec& model, const Parallelism& stack, Parallelism& p) {
   p.grad_reduce_precision = stack.grad_reduce_precision;
   p.optimizer_state_precision = stack.optimizer_state_precision;
   p.master_weights = stack.master_weights;
@@ -107,6 +110,9 @@ void apply_stack(const Parallelism& stack, Parallelism& p) {
   p.fp8_params = stack.fp8_params && p.precision == Precision::kFp8;
   p.tp_comm_overlap = stack.tp_comm_overlap && p.sequence_parallel;
   p.tp_backward_overlap = stack.tp_backward_overlap;
+  const bool exchanges = p.expert * p.expert_tensor_or_default() > 1;
+  p.token_dispatcher = exchanges ? stack.token_dispatcher : TokenDispatcher::kAllToAll;
+  p.moe_a2a_overlap = stack.moe_a2a_overlap && estimate::moe_a2a_overlap_possible(model, p);
 }
 
 // Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,
@@ -131,7 +137,7 @@ void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit)
           p.sequence_parallel = sp;
           for (Precision prec : s.precision) {
             p.precision = prec;
-            apply_stack(plan.stack, p);
+            apply_stack(plan.model, plan.stack, p);
             for (int gbs : plan.global_batch_sizes) {
               p.global_batch_size = gbs;
               visit();

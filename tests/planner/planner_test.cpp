@@ -319,6 +319,29 @@ TEST(PlannerTest, ExpertDegreesAreSearchedAndPruned) {
                    .contains("expert_divisibility"));
 }
 
+// A plan's stack gives every mixture-of-experts candidate its dispatcher, and the all-to-all
+// overlap to those that can run it (not with full recompute).
+TEST(PlannerTest, StackExpertExchangeReachesTheCandidatesThatRunIt) {
+  for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+    PlanSpec plan = hand_plan();
+    plan.model.moe = MoeSpec{.num_experts = 8, .top_k = 2, .ffn_hidden_size = 2048};
+    plan.space.tensor = {2};
+    plan.space.pipeline = {1};
+    plan.space.sequence_parallel = {true};
+    plan.space.recompute = {recompute};
+    plan.space.expert = {4};
+    plan.stack.token_dispatcher = TokenDispatcher::kDeepEp;
+    plan.stack.moe_a2a_overlap = true;
+    const PlanResult r = run_plan(plan, {});
+    ASSERT_FALSE(r.candidates.empty());
+    for (const ScreenedCandidate& c : r.candidates) {
+      const Parallelism& p = c.candidate.parallelism;
+      EXPECT_EQ(p.token_dispatcher, TokenDispatcher::kDeepEp);  // TP 2: expert ranks to exchange
+      EXPECT_EQ(p.moe_a2a_overlap, recompute != Recompute::kFull);
+    }
+  }
+}
+
 // An expert tensor degree above a node's GPUs is pruned as tensor above the node would be.
 TEST(CheckStructureTest, ExpertTensorBeyondTheNode) {
   ModelSpec m = small_model();

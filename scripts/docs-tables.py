@@ -393,7 +393,7 @@ def block_validation_transfer(r):
 # ---- docs/performance.md -----------------------------------------------------------------------
 
 ANALYTIC_ARGS = "--benchmark_repetitions=5 --benchmark_report_aggregates_only=true"
-SIM_HEAD_ARGS = "--benchmark_filter='BM_Gpt3_175B|BM_Llama3_405B_16384' --benchmark_min_time=0.5"
+SIM_HEAD_ARGS = "--benchmark_filter='BM_Gpt3_175B|BM_Llama3_405B_16384|BM_DeepSeekV3' --benchmark_min_time=0.5"
 SIM_SCALE_ARGS = "--benchmark_filter='BM_Scale_|BM_Gpt3_8_Gpus|BM_Full_' --benchmark_min_time=0.2"
 PLANNER_ARGS = ("--benchmark_min_time=1 --benchmark_repetitions=5 "
                 "--benchmark_report_aggregates_only=true")
@@ -434,6 +434,10 @@ ANALYTIC_LABELS = {
     "BM_AnalyticEstimate/gpt_30b_p4d": "GPT 30B on 16 × p4d (TP8 PP2 DP8)",
     "BM_AnalyticEstimate/llama3_70b_p5": "Llama-3 70B on 8 × p5 (TP4 PP4 CP2 DP2, interleaved v=5)",
     "BM_AnalyticScreenSweep": "layout sweep (micro-batch varies each call)",
+    "BM_AnalyticEstimate/deepseek_v3_h100":
+        "DeepSeek-V3 on 1,024 H100 (TP2 PP8 EP64, interleaved v=4; MLA, 256 experts)",
+    "BM_AnalyticEstimate/qwen3_235b_h100":
+        "Qwen3-235B-A22B on 256 H100 (TP2 PP8 EP32, interleaved v=4; 128 experts)",
 }
 
 
@@ -469,12 +473,16 @@ def block_perf_sim(r):
     runs = by_name(r.bench("sim_bench", SIM_HEAD_ARGS))
     gpt3, llama = runs["BM_Gpt3_175B_1024_A100"], runs["BM_Llama3_405B_16384_H100"]
     wall, rss, every_wall, every_rss = perf_sim_process(r)
+    deepseek = runs["BM_DeepSeekV3_2048_H100"]
     rows = [
         ["**GPT-3 175B, 1,024 A100** (TP8 PP8 DP16)", "1,024", int(gpt3["micro_batches"]), 8,
          f"**{sig(in_unit(gpt3, 'ms'), 3)} ms**", f"{gpt3['simulated_iteration_s']:.4f} s"],
         ["**Llama-3 405B, 16,384 H100** (TP8 PP16 DP128, stages 7 + 14×8 + 7)", "16,384",
          int(llama["micro_batches"]), 16, f"**{sig(in_unit(llama, 'ms'), 3)} ms**",
          f"{llama['simulated_iteration_s']:.4f} s"],
+        ["**DeepSeek-V3, 2,048 H100** (TP2 PP16 DP64 EP64, stages 3 + 14×4 + 2)", "2,048",
+         int(deepseek["micro_batches"]), 16, f"**{sig(in_unit(deepseek, 'ms'), 3)} ms**",
+         f"{deepseek['simulated_iteration_s']:.4f} s"],
         [f"`capsim simulate {LLAMA_405B}`, whole process", "16,384", int(llama["micro_batches"]),
          16, f"{sig(wall)} s, **{rss:.0f} MB max RSS**", ""],
         [f"`capsim simulate {GPT3_SCENARIO} --every-gpu`, whole process", "1,024",

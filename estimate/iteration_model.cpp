@@ -601,10 +601,11 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
   used[0] = used[0] || m.num_layers == 0;
   const LayerKind first = layer_kind(m, 0);
   const std::vector<Op> first_ops = lower_layer(m, p, first);
+  const PassTimes first_compute = cost_ops(first_ops, profile, gpu, p.precision, seq);
   if (profile.collective_sms > 0) {
     const GpuSpec shared = without_sms(gpu, profile.collective_sms);
     parts.compute_rate_during_comm =
-        pass_total_s(cost_ops(first_ops, profile, gpu, p.precision, seq)) /
+        pass_total_s(first_compute) /
         pass_total_s(cost_ops(first_ops, profile, shared, p.precision, seq));
   }
   const double rate = parts.compute_rate_during_comm;
@@ -618,7 +619,7 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
     const std::vector<Op> ops = kind == first ? first_ops : lower_layer(m, p, kind);
     KindCosts& kc = parts.kinds[k];
     kc.used = true;
-    kc.compute = cost_ops(ops, profile, gpu, p.precision, seq);
+    kc.compute = kind == first ? first_compute : cost_ops(ops, profile, gpu, p.precision, seq);
     kc.tp = layer_tensor_parallel_comm(scenario, ops, kind, profile, gpu, tp, rate);
     kc.cp = context_parallel_costs(scenario, profile, kc.compute, rate);
     if (kind.moe) {

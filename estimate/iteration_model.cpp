@@ -37,16 +37,26 @@ struct PassTimes {
   double backward_weight_s = 0.0;
   double attention_forward_s = 0.0;
   double attention_backward_s = 0.0;
+  double replayed_forward_s = 0.0;  // the forward ops selective recompute replays
+  // The MoE block's share (ops of the moe recompute module): router to un-permute, shared
+  // expert included; the rest of the layer is its attention block.
+  double moe_forward_s = 0.0;
+  double moe_backward_s = 0.0;
 };
 
+// `replayed`: the recompute modules (Parallelism::replayed_modules) whose forward ops run again.
 PassTimes cost_ops(const std::vector<Op>& ops, const HardwareProfile& profile, const GpuSpec& gpu,
-                   Precision precision, double seq_length) {
+                   Precision precision, double seq_length, unsigned replayed = 0) {
   PassTimes out;
   for (const Op& op : ops) {
     const double t = op_time_s(op, profile, gpu, precision, seq_length);
     if (op.attention_core) {
       (op.pass == Pass::kForward ? out.attention_forward_s : out.attention_backward_s) += t;
     }
+    if (op.pass == Pass::kForward && (op.recompute_modules & replayed) != 0)
+      out.replayed_forward_s += t;
+    if ((op.recompute_modules & kRecomputeMoe) != 0)
+      (op.pass == Pass::kForward ? out.moe_forward_s : out.moe_backward_s) += t;
     switch (op.pass) {
       case Pass::kForward:
         out.forward_s += t;
@@ -414,15 +424,18 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
       put(ch.recompute_tp_comm_s, n * kc.tp.forward_s);
       ch.backward_cp_comm_s += n * kc.cp.forward_s;  // the replayed forward's K/V ring
     } else if (p.recompute == Recompute::kSelective) {
-      put(ch.recompute_s, n * kc.compute.attention_forward_s);
+      put(ch.recompute_s, n * kc.compute.replayed_forward_s);
       // The recomputed attention core is Transformer Engine's attention with its CP ring
       // (Megatron-Core checkpoints core_attention): the K/V exchange runs again too.
-      ch.backward_cp_comm_s += n * kc.cp.forward_s;
+      if ((p.recompute_modules & kRecomputeCoreAttention) != 0)
+        ch.backward_cp_comm_s += n * kc.cp.forward_s;
     }
     if (kc.expert_parameters > 0.0 || kc.ep.forward_s > 0.0 || kc.ep.backward_s > 0.0) {
       ch.forward_ep_comm_s += n * kc.ep.forward_s;
       ch.backward_ep_comm_s += n * kc.ep.backward_s;
-      if (p.recompute == Recompute::kFull)
+      // Replaying the whole MoE layer (full recompute, or the moe module) dispatches and
+      // combines its tokens again.
+      if (p.recompute == Recompute::kFull || (p.replayed_modules() & kRecomputeMoe) != 0)
         ch.backward_ep_comm_s += n * kc.ep_replayed.forward_s;
       ch.expert_parameter_count += n * kc.expert_parameters;
     }
@@ -575,16 +588,28 @@ LayerComm expert_parallel_exchanges(const Scenario& scenario, const HardwareProf
 }
 
 // What the exchanges `raw` of a MoE layer whose compute is `layer` expose. With
-// moe_a2a_overlap (Megatron-Core's 1F1B all-to-all overlap) a micro-batch's forward exchanges
-// run beside another micro-batch's backward of the same layer and its backward exchanges beside
-// that one's forward, slowed by the SMs they hold (overlap.hpp); without, all of it.
+// moe_a2a_overlap (Megatron-Core's combined 1F1B, pipeline_parallel/combined_1f1b.py: "EP A2A
+// in forward step is hidden by the attention/mlp computation in the backward step, and vice
+// versa") one micro-batch's forward and another's backward of the same layer run as
+// paired sub-blocks, each exchange beside one block of the other pass: the forward dispatch
+// beside the backward MoE block, the forward combine beside the backward attention block, the
+// backward combine beside the forward attention block and the backward dispatch beside the
+// forward MoE block; each is slowed by the SMs the exchange holds (overlap.hpp). Dispatch and
+// combine move the same bytes, half of each pass's exchanges. Without overlap, all of it.
 LayerComm expert_parallel_exposed(const LayerComm& raw, const PassTimes& layer, bool overlap,
                                   double rate) {
   if (!overlap)
     return raw;
-  return {
-      overlapped_exposed_s(raw.forward_s, layer.backward_input_s + layer.backward_weight_s, rate),
-      overlapped_exposed_s(raw.backward_s, layer.forward_s, rate)};
+  const double backward_s = layer.backward_input_s + layer.backward_weight_s;
+  const double attention_forward_s = layer.forward_s - layer.moe_forward_s;
+  const double attention_backward_s = backward_s - layer.moe_backward_s;
+  const auto beside = [rate](double comm_s, double compute_s) {
+    return overlapped_exposed_s(comm_s, compute_s, rate);
+  };
+  return {beside(0.5 * raw.forward_s, layer.moe_backward_s) +
+              beside(0.5 * raw.forward_s, attention_backward_s),
+          beside(0.5 * raw.backward_s, attention_forward_s) +
+              beside(0.5 * raw.backward_s, layer.moe_forward_s)};
 }
 
 // The costs of each kind of layer, the embedding and the head of `scenario`, whose TP group is
@@ -601,7 +626,8 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
   used[0] = used[0] || m.num_layers == 0;
   const LayerKind first = layer_kind(m, 0);
   const std::vector<Op> first_ops = lower_layer(m, p, first);
-  const PassTimes first_compute = cost_ops(first_ops, profile, gpu, p.precision, seq);
+  const unsigned replayed = p.replayed_modules();
+  const PassTimes first_compute = cost_ops(first_ops, profile, gpu, p.precision, seq, replayed);
   if (profile.collective_sms > 0) {
     const GpuSpec shared = without_sms(gpu, profile.collective_sms);
     parts.compute_rate_during_comm =
@@ -619,7 +645,8 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
     const std::vector<Op> ops = kind == first ? first_ops : lower_layer(m, p, kind);
     KindCosts& kc = parts.kinds[k];
     kc.used = true;
-    kc.compute = kind == first ? first_compute : cost_ops(ops, profile, gpu, p.precision, seq);
+    kc.compute =
+        kind == first ? first_compute : cost_ops(ops, profile, gpu, p.precision, seq, replayed);
     kc.tp = layer_tensor_parallel_comm(scenario, ops, kind, profile, gpu, tp, rate);
     kc.cp = context_parallel_costs(scenario, profile, kc.compute, rate);
     if (kind.moe) {

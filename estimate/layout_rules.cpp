@@ -134,6 +134,18 @@ void check_expert_rules(const ModelSpec& m, const ClusterSpec& c, const Parallel
     check_a2a_overlap_rules(m, p, report);
 }
 
+// Selective recompute replays parts of a layer; each module named must exist in the model
+// (Megatron-Core's TransformerLayer and MoELayer ignore the others silently, which capsim does
+// not).
+template <class Report>
+void check_recompute_modules(const ModelSpec& m, const Parallelism& p, Report&& report) {
+  if (auto problem = recompute_module_problem(m, p.replayed_modules())) {
+    report(LayoutRule::kRecomputeModulePresent, [&] {
+      return Finding{"recompute_modules", *problem};
+    });
+  }
+}
+
 // Calls `report(rule, describe)` for every rule the layout breaks, in the rules' order, where
 // `describe()` returns the Finding; callers that only need the rules never build the messages.
 // Each rule guards its own arithmetic (64-bit products), as it runs whatever the others found.
@@ -314,9 +326,31 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
   }
   if (m.moe)
     check_expert_rules(m, c, p, report);
+  check_recompute_modules(m, p, report);
 }
 
 }  // namespace
+
+std::optional<std::string> recompute_module_problem(const ModelSpec& m, unsigned modules) {
+  const bool shared = m.moe && m.moe->shared_expert_ffn_hidden_size > 0;
+  const std::pair<RecomputeModule, const char*> lacking[] = {
+      {kRecomputeMoeActivation, m.moe ? nullptr : "no mixture-of-experts layers (model.moe)"},
+      {kRecomputeMlaUpProjection, m.mla ? nullptr : "no latent attention (model.mla)"},
+      {kRecomputeMlp, !m.moe || m.moe->first_dense_layers > 0
+                          ? nullptr
+                          : "no dense MLP layers (every layer is a mixture of experts)"},
+      {kRecomputeMoe, m.moe ? nullptr : "no mixture-of-experts layers (model.moe)"},
+      {kRecomputeSharedExperts,
+       shared ? nullptr : "no shared expert (moe.shared_expert_ffn_hidden_size)"},
+  };
+  for (const auto& [module, what] : lacking) {
+    if ((modules & module) != 0 && what != nullptr) {
+      return std::string("recompute_modules names \"") + to_string(module) +
+             "\", but the model has " + what;
+    }
+  }
+  return std::nullopt;
+}
 
 bool moe_a2a_overlap_possible(const ModelSpec& model, const Parallelism& parallelism) {
   bool possible = true;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <bitset>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ enum class LayoutRule {
   kA2aOverlapRecompute,          // moe_a2a_overlap does not run with full recompute
   kA2aOverlapNeedsInterleaving,  // moe_a2a_overlap with pipeline > 1 needs virtual stages
   kA2aOverlapMtp,                // moe_a2a_overlap runs with at most one MTP layer
+  kRecomputeModulePresent,       // recompute_modules names only parts the model has
 };
-inline constexpr int kNumLayoutRules = 25;
+inline constexpr int kNumLayoutRules = 26;
 
 // One broken rule: where in the scenario it points (a JSON pointer relative to the scenario
 // object, e.g. "/parallelism/data") and what is wrong, naming the fields and their values.
@@ -81,5 +83,11 @@ class BrokenLayoutRules {
 // that exchanges, no full recompute, virtual stages when pipelined, at most one MTP layer),
 // whatever its own moe_a2a_overlap says: a plan's stack turns the overlap on where it runs.
 [[nodiscard]] bool moe_a2a_overlap_possible(const ModelSpec& model, const Parallelism& parallelism);
+
+// Why selective recompute of `modules` (RecomputeModule bits) cannot run on `model`: the first
+// module it names that the model lacks, as the kRecomputeModulePresent rule words it; nothing
+// when every module is present.
+[[nodiscard]] std::optional<std::string> recompute_module_problem(const ModelSpec& model,
+                                                                  unsigned modules);
 
 }  // namespace capsim::estimate

@@ -1,6 +1,8 @@
 #include "io/kernel_table_io.hpp"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 #include "io/rounding.hpp"
 #include "io/text_format.hpp"
@@ -69,7 +71,8 @@ std::string kernel_table_text(const KernelTable& table) {
                     " times per micro-batch on the busiest stage):\n";
   out += printf_string("  %-9s %-20s %-15s %-28s %10s %10s %15s %7s\n", "part", "kernel", "pass",
                        "M x N x K (x batch)", "GFLOP | MB", "time us", "achieved", "% peak");
-  std::array<std::array<double, 3>, 3> totals{};  // [part][pass]
+  std::array<std::array<double, 3>, 7> totals{};  // [part][pass]
+  std::vector<ModelPart> parts;                   // in the order they are listed
   for (const KernelRow& row : table.rows) {
     // FLOP-bound rows against the tensor-core peak, memory-bound rows against HBM bandwidth.
     const bool flops = has_flops(row);
@@ -82,8 +85,10 @@ std::string kernel_table_text(const KernelTable& table) {
                          row.op.name, to_string(row.op.pass), shape_text(row.op).c_str(), work,
                          row.time_s * 1e6, achieved.c_str(), 100.0 * rate / peak);
     totals[static_cast<size_t>(row.part)][static_cast<size_t>(row.op.pass)] += row.time_s;
+    if (std::find(parts.begin(), parts.end(), row.part) == parts.end())
+      parts.push_back(row.part);
   }
-  for (ModelPart part : {ModelPart::kLayer, ModelPart::kEmbedding, ModelPart::kHead}) {
+  for (ModelPart part : parts) {
     const auto& t = totals[static_cast<size_t>(part)];
     out += printf_string(
         "  %-9s total: forward %.3f ms, backward input %.3f ms, weight gradients %.3f ms\n",

@@ -172,6 +172,48 @@ void read_expert_layout(JsonReader& r, bool has_moe, Parallelism& p) {
     p.expert_tensor = to_int(r.optional_int("expert_tensor", 1, 1, kMaxGpus));
 }
 
+// The scenario's recompute_modules, only with selective recompute; absent, the default.
+void read_recompute_modules(JsonReader& r, Parallelism& p) {
+  if (!r.has("recompute_modules"))
+    return;
+  if (p.recompute != Recompute::kSelective) {
+    throw r.error("recompute_modules",
+                  std::string("recompute_modules chooses what selective recompute replays; it "
+                              "needs recompute \"selective\", got \"") +
+                      to_string(p.recompute) + "\"");
+  }
+  p.recompute_modules = read_recompute_module_list(r);
+}
+
+}  // namespace
+
+unsigned read_recompute_module_list(JsonReader& r) {
+  std::vector<std::string> names;
+  for (const RecomputeModule module : kAllRecomputeModules)
+    names.emplace_back(to_string(module));
+  const std::vector<nlohmann::json> items = r.array("recompute_modules", 1);
+  unsigned modules = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string where = r.pointer_to("recompute_modules") + "/" + std::to_string(i);
+    const std::optional<RecomputeModule> module =
+        items[i].is_string() ? recompute_module_from_string(items[i].get<std::string>())
+                             : std::nullopt;
+    if (!module) {
+      throw r.with_key_problems(
+          InputError(r.file(), where,
+                     "expected one of " + join_names(names) + ", got " + describe_json(items[i])));
+    }
+    if ((modules & *module) != 0) {
+      throw r.with_key_problems(InputError(
+          r.file(), where, std::string("\"") + to_string(*module) + "\" is listed twice"));
+    }
+    modules |= *module;
+  }
+  return modules;
+}
+
+namespace {
+
 Parallelism read_parallelism(JsonReader& r, bool has_moe) {
   Parallelism p;
   p.tensor = to_int(r.required_int("tensor", 1, kMaxGpus));
@@ -186,6 +228,7 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe) {
                       {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"}));
   p.recompute =
       *recompute_from_string(r.optional_enum("recompute", "none", {"none", "selective", "full"}));
+  read_recompute_modules(r, p);
   p.sequence_parallel = r.optional_bool("sequence_parallel", false);
   p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
   p.precision =
@@ -615,6 +658,14 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
               {"sequence_parallel", p.sequence_parallel},
               {"zero_stage", p.zero_stage},
               {"precision", to_string(p.precision)}};
+  if (p.recompute == Recompute::kSelective && p.recompute_modules != kDefaultRecomputeModules) {
+    json modules = json::array();
+    for (const RecomputeModule module : kAllRecomputeModules) {
+      if ((p.recompute_modules & module) != 0)
+        modules.push_back(to_string(module));
+    }
+    par["recompute_modules"] = modules;
+  }
   if (!p.stage_layers.empty())
     par["stage_layers"] = p.stage_layers;
   if (p.fp8_params)

@@ -56,6 +56,10 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
 // parallelism are checked by the caller.
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
 
+// Reads "recompute_modules" (present): Megatron-Core's --recompute-modules, a non-empty list of
+// distinct module names (models/recompute_modules.hpp). Returns their RecomputeModule bits.
+[[nodiscard]] unsigned read_recompute_module_list(JsonReader& reader);
+
 // Reads the expert-parallel exchange keys into `parallelism`: token_dispatcher (default
 // "alltoall") and moe_a2a_overlap (default false), both rejected without model.moe
 // (`has_moe` false). A scenario's parallelism and a plan's stack share them.

@@ -26,10 +26,30 @@ KernelTable kernel_table(const Scenario& scenario, const HardwareProfile& profil
       table.rows.push_back(row);
     }
   };
-  add(ModelPart::kLayer, lower_layer(m, p));
+  std::vector<LayerKind> kinds;
+  for (int layer = 0; layer < m.num_layers; ++layer) {
+    const LayerKind kind = layer_kind(m, layer);
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+      kinds.push_back(kind);
+  }
+  for (const LayerKind& kind : kinds)
+    add(layer_part(kind), lower_layer(m, p, kind));
   add(ModelPart::kEmbedding, lower_embedding(m, p));
   add(ModelPart::kHead, lower_head(m, p));
+  if (m.mtp_layers > 0)
+    add(ModelPart::kMtpModule, lower_mtp_module(m, p));
   return table;
+}
+
+ModelPart layer_part(LayerKind kind) {
+  if (kind.moe)
+    return kind.windowed ? ModelPart::kWindowedMoeLayer : ModelPart::kMoeLayer;
+  return kind.windowed ? ModelPart::kWindowedLayer : ModelPart::kLayer;
+}
+
+bool is_layer_part(ModelPart part) {
+  return part == ModelPart::kLayer || part == ModelPart::kMoeLayer ||
+         part == ModelPart::kWindowedLayer || part == ModelPart::kWindowedMoeLayer;
 }
 
 const char* to_string(ModelPart part) {
@@ -40,6 +60,14 @@ const char* to_string(ModelPart part) {
       return "embedding";
     case ModelPart::kHead:
       return "head";
+    case ModelPart::kMoeLayer:
+      return "moe_layer";
+    case ModelPart::kWindowedLayer:
+      return "win_layer";
+    case ModelPart::kWindowedMoeLayer:
+      return "win_moe_layer";
+    case ModelPart::kMtpModule:
+      return "mtp";
   }
   return "layer";
 }

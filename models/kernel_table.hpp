@@ -8,9 +8,24 @@
 
 namespace capsim {
 
-// Where in the model a kernel runs: every transformer layer, the input embedding (first stage)
-// or the head (last stage: final norm, logits, loss).
-enum class ModelPart { kLayer, kEmbedding, kHead };
+// Where in the model a kernel runs: a transformer layer of one kind (dense, mixture-of-experts,
+// windowed attention), the input embedding (first stage), the head (last stage: final norm,
+// logits, loss) or a multi-token-prediction module (last stage).
+enum class ModelPart {
+  kLayer,
+  kEmbedding,
+  kHead,
+  kMoeLayer,
+  kWindowedLayer,
+  kWindowedMoeLayer,
+  kMtpModule
+};
+
+// Returns the part a layer of `kind` is listed under.
+[[nodiscard]] ModelPart layer_part(LayerKind kind);
+
+// Whether `part` is a transformer layer's (it runs once per layer of its kind).
+[[nodiscard]] bool is_layer_part(ModelPart part);
 
 // One kernel of one micro-batch on one GPU with its modelled time.
 struct KernelRow {
@@ -25,7 +40,9 @@ struct KernelRow {
 // collective, compute slows by IterationCosts::compute_rate_during_comm): what to compare
 // with a profiler trace or with `capsim-calibrate gemm --scenario` measurements.
 struct KernelTable {
-  std::vector<KernelRow> rows;   // layer kernels, then embedding, then head, in execution order
+  // Each layer kind's kernels (in the order the kinds first occur), then embedding, head and
+  // MTP module, each in execution order.
+  std::vector<KernelRow> rows;
   int max_layers_per_stage = 0;  // how often the layer kernels run on the busiest stage
   double hbm_bytes_per_s = 0.0;  // the GPU's HBM bandwidth, to read memory-bound rows against
 };

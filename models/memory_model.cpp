@@ -56,15 +56,23 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   // bf16 residual stream even under fp8.
   if (recompute == Recompute::kFull)
     return e * sb * h / replicated_div;
+  // Selective recompute drops what its modules produce inside them (Megatron-Core checkpoints
+  // each module, or discards its output after use: CheckpointWithoutOutput for layernorm and
+  // moe_act), keeping their inputs, which the layer stores anyway.
+  const unsigned replayed = recompute == Recompute::kSelective ? par.recompute_modules : 0u;
+  const bool attention_replayed = (replayed & kRecomputeCoreAttention) != 0;
+  const bool norms_replayed = (replayed & kRecomputeLayernorm) != 0;
+  const bool mlp_replayed = (replayed & kRecomputeMlp) != 0;
 
   // Replicated under TP: two norm inputs, two norm outputs (the QKV and FC1 inputs), the
   // attention-output and MLP dropout masks: 10sbh for e = 2.
-  const double replicated = sb * (2.0 * e * h + 2.0 * e_te * h + 2.0 * mask * h);
+  const double replicated =
+      sb * (2.0 * e * h + (norms_replayed ? 0.0 : 2.0 * e_te * h) + 2.0 * mask * h);
   // Split by TP: Q, K, V, the attention context (out-projection input) and the MLP: 24sbh.
   const double mlp_input = model.ffn_activation == FfnActivation::kSwiglu ? 2.0 * f : f;
-  const double mlp = e * mlp_input + e_te * f;
+  const double mlp = mlp_replayed ? 0.0 : e * mlp_input + e_te * f;
   const bool attention_keeps_its_output =
-      attention == AttentionMemory::kFlash && recompute == Recompute::kNone;
+      attention == AttentionMemory::kFlash && !attention_replayed;
   const double projection_input = !fp8 ? e * h : (attention_keeps_its_output ? e * h : 0.0) + h;
   double split = sb * (e * (h + 2.0 * kv) + projection_input + mlp);
   if (model.mla || model.explicit_head_dim > 0) {
@@ -75,9 +83,12 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
     double qkv = query_width(model) + 2.0 * kv;
     double context = query_width(model);
     if (model.mla) {
+      // Replaying the up projections keeps only the latents.
       const MlaSpec& a = *model.mla;
+      const bool up_replayed = (replayed & kRecomputeMlaUpProjection) != 0;
       qkv = d(a.q_lora_rank + a.kv_lora_rank) +
-            heads * d(2 * (a.qk_head_dim + a.qk_pos_emb_head_dim) + a.v_head_dim);
+            (up_replayed ? 0.0
+                         : heads * d(2 * (a.qk_head_dim + a.qk_pos_emb_head_dim) + a.v_head_dim));
       context = heads * d(a.v_head_dim);
     }
     const double context_bytes =
@@ -89,7 +100,7 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   // dropout only the softmax output, 2as²b). Selective
   // recompute drops it (§4.2.3); FlashAttention never stores it (Dao et al. 2022 §3.1), so the
   // default drops it always. With context parallelism the local queries see all s keys.
-  if (attention == AttentionMemory::kMaterialized && recompute == Recompute::kNone) {
+  if (attention == AttentionMemory::kMaterialized && !attention_replayed) {
     const double a = d(model.num_attention_heads);
     bytes += a * sb * d(model.seq_length) * (e + mask * (e + 1.0)) / t;
   }
@@ -252,12 +263,14 @@ std::vector<int> moe_layers_per_stage(const ModelSpec& model, const Parallelism&
 
 // What a MoE layer stores for its backward beyond a dense layer's MLP, per micro-batch: the
 // router's fp32 probabilities (tokens x experts), the permuted token copies (the grouped up
-// GEMM's input), the experts' gate/up output and activation output (as a dense MLP's, on the
+// GEMM's input, which Transformer Engine's GroupedLinear saves in fp8 under fp8 as Linear does
+// its input), the experts' gate/up output and activation output (as a dense MLP's, on the
 // routed rows, ETP-split), the un-permutation's input, and the shared expert as a dense MLP of
 // its width; minus the dense MLP it replaces. Full recompute keeps only the layer input.
 double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par) {
   if (!model.moe || par.recompute == Recompute::kFull)
     return 0.0;
+  const unsigned replayed = par.replayed_modules();
   const MoeSpec& moe = *model.moe;
   const double t = d(par.tensor);
   const double sb = d(model.seq_length) / d(par.context) * d(par.micro_batch_size);
@@ -268,12 +281,23 @@ double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par
   const auto mlp = [&](double rows, double f) {
     return rows * ((swiglu ? 2.0 : 1.0) * f * e + f * e_te);
   };
+  // The dense MLP this layer does not have (counted in layer_activation_bytes), unless the mlp
+  // module's recompute already dropped it there.
+  const double dense_mlp =
+      (replayed & kRecomputeMlp) != 0 ? 0.0 : mlp(sb, d(model.ffn_hidden_size) / t);
+  // Replaying the whole MoE layer keeps only its input (the norm output, stored anyway).
+  if ((replayed & kRecomputeMoe) != 0)
+    return -dense_mlp;
   const double rows = routed_rows(model, par);
   const double expert_ffn = d(moe.ffn_hidden_size) / d(par.expert_tensor_or_default());
-  double bytes = sb / t * d(moe.num_experts) * 4.0 + 2.0 * rows * h * e + mlp(rows, expert_ffn);
-  if (moe.shared_expert_ffn_hidden_size > 0)
+  // Replaying the experts' activation drops its output (the down GEMM's input).
+  const double expert_activation_output =
+      (replayed & kRecomputeMoeActivation) != 0 ? rows * expert_ffn * e_te : 0.0;
+  double bytes = sb / t * d(moe.num_experts) * 4.0 + rows * h * (e_te + e) + mlp(rows, expert_ffn) -
+                 expert_activation_output;
+  if (moe.shared_expert_ffn_hidden_size > 0 && (replayed & kRecomputeSharedExperts) == 0)
     bytes += mlp(sb, d(moe.shared_expert_ffn_hidden_size) / t);
-  return bytes - mlp(sb, d(model.ffn_hidden_size) / t);
+  return bytes - dense_mlp;
 }
 
 // Bytes Transformer Engine keeps per GEMM weight element beside the stored weight, through the

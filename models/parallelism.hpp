@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/gpu_catalog.hpp"
+#include "models/recompute_modules.hpp"
 
 namespace capsim {
 
@@ -33,6 +34,8 @@ struct Parallelism {
   int virtual_pipeline_stages = 1;
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
+  // Under selective recompute, the modules replayed (a RecomputeModule bit set).
+  unsigned recompute_modules = kDefaultRecomputeModules;
   bool sequence_parallel = false;
   int zero_stage = 0;
   Precision precision = Precision::kBf16;
@@ -79,6 +82,11 @@ struct Parallelism {
   bool moe_a2a_overlap = false;
 
   [[nodiscard]] int expert_tensor_or_default() const { return expert_tensor.value_or(tensor); }
+  // The modules selective recompute replays: none without it (full recompute replays every
+  // layer whole and is handled on its own).
+  [[nodiscard]] unsigned replayed_modules() const {
+    return recompute == Recompute::kSelective ? recompute_modules : 0u;
+  }
   // Expert data parallelism: a stage's GPUs over expert x expert_tensor.
   [[nodiscard]] int expert_data() const {
     return tensor * context * data / (expert * expert_tensor_or_default());

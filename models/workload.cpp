@@ -22,6 +22,12 @@ void add_linear(std::vector<Op>& ops, const char* name, double rows, double in, 
   }
 }
 
+// Marks ops[first..] as replayed by the recompute `module`.
+void tag_recompute(std::vector<Op>& ops, size_t first, RecomputeModule module) {
+  for (size_t i = first; i < ops.size(); ++i)
+    ops[i].recompute_modules |= module;
+}
+
 // Appends a memory-bound op with `fwd_bytes` of forward traffic; its backward moves about
 // twice as much (reads the saved input and the incoming gradient, writes one gradient).
 void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
@@ -90,6 +96,7 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
   add_batched("attention_values", queries, keys, hd);
   for (size_t i = first; i < ops.size(); ++i)
     ops[i].attention_core = true;
+  tag_recompute(ops, first, kRecomputeCoreAttention);
 }
 
 // The cross-entropy's HBM traffic per logit, e bytes per 16-bit element.
@@ -169,14 +176,19 @@ void add_mla_projections(std::vector<Op>& ops, const ModelSpec& m, const Paralle
   if (a.q_lora_rank > 0) {
     add_linear(ops, "q_down", tokens, h, d(a.q_lora_rank) / t);
     add_elementwise(ops, "q_norm", 2.0 * tokens * d(a.q_lora_rank) * e);
+    const size_t up = ops.size();
     add_linear(ops, "q_up", tokens, d(a.q_lora_rank), q_width / t);
+    tag_recompute(ops, up, kRecomputeMlaUpProjection);
   } else {
     add_linear(ops, "q_proj", tokens, h, q_width / t);
   }
   add_linear(ops, "kv_down", tokens, h, d(a.kv_lora_rank + a.qk_pos_emb_head_dim) / t);
   add_elementwise(ops, "kv_norm", 2.0 * tokens * d(a.kv_lora_rank) * e);
+  // Megatron-Core's mla_up_proj recompute replays the up projections and the rotary embedding.
+  const size_t up = ops.size();
   add_linear(ops, "kv_up", tokens, d(a.kv_lora_rank), heads * d(a.qk_head_dim + a.v_head_dim) / t);
   add_elementwise(ops, "rope", 2.0 * tokens * (heads + 1.0) * d(a.qk_pos_emb_head_dim) / t * e);
+  tag_recompute(ops, up, kRecomputeMlaUpProjection);
 }
 
 // A mixture-of-experts FFN on one GPU (Megatron-Core MoELayer): the router GEMM (h x experts)
@@ -193,6 +205,7 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   const double h = m.hidden_size;
   const double local = tokens / d(p.tensor);
   const double experts = d(moe.num_experts);
+  const size_t first = ops.size();
   add_linear(ops, "router", local, h, experts);
   // Score function, top-k and the auxiliary statistics over fp32 logits: about three passes.
   add_elementwise(ops, "router_topk", 3.0 * local * experts * 4.0);
@@ -207,6 +220,7 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   add_grouped_linear(ops, "expert_up", local_experts, rows_per_expert, h,
                      (swiglu ? 2.0 : 1.0) * ffn);
   add_elementwise(ops, "expert_activation", (swiglu ? 3.0 : 2.0) * rows * ffn * e);
+  tag_recompute(ops, ops.size() - 2, kRecomputeMoeActivation);
   add_grouped_linear(ops, "expert_down", local_experts, rows_per_expert, ffn, h);
   if (fp8) {
     // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
@@ -217,10 +231,13 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   add_copy(ops, "unpermute", (copies + local) * h * e + copies * 4.0);
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const double shared = d(moe.shared_expert_ffn_hidden_size) / d(p.tensor);
+    const size_t shared_first = ops.size();
     add_linear(ops, "shared_up", tokens, h, (swiglu ? 2.0 : 1.0) * shared);
     add_elementwise(ops, "shared_activation", (swiglu ? 3.0 : 2.0) * tokens * shared * e);
     add_linear(ops, "shared_down", tokens, shared, h);
+    tag_recompute(ops, shared_first, kRecomputeSharedExperts);
   }
+  tag_recompute(ops, first, kRecomputeMoe);
 }
 
 }  // namespace
@@ -254,6 +271,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
   };
   // Pre-attention norm: read and write tokens x h.
   add_elementwise(ops, "norm1", 2.0 * norm_tokens * h * e);
+  tag_recompute(ops, 0, kRecomputeLayernorm);
   // The attention's query/key width (the QK^T contraction) and value width, summed over heads.
   double qk_width = q_width;
   double v_width = q_width;
@@ -301,6 +319,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
                    attention_head_dim});
     ops[ops.size() - 2].attention_core = true;
     ops[ops.size() - 1].attention_core = true;
+    tag_recompute(ops, ops.size() - 2, kRecomputeCoreAttention);
   } else {
     add_materialized_attention(ops, m, p, tokens, e);
   }
@@ -310,6 +329,8 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
   const double residual_bytes = norm_tokens * h * (3.0 * e + (has_dropout(m) ? 1.0 : 0.0));
   add_elementwise(ops, "residual1", residual_bytes);
   add_elementwise(ops, "norm2", 2.0 * norm_tokens * h * e);
+  tag_recompute(ops, ops.size() - 2, kRecomputeLayernorm);
+  const size_t ffn_first = ops.size();
   if (kind.moe) {
     add_moe_ffn(ops, m, p, tokens, e);
   } else {
@@ -318,6 +339,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
     // GeLU: read f, write f. SwiGLU: read gate and up, write f.
     add_elementwise(ops, "activation", (swiglu ? 3.0 : 2.0) * tokens * ffn / t * e);
     linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h, CastBy::kProducer, CastBy::kOwnKernel);
+    tag_recompute(ops, ffn_first, kRecomputeMlp);
   }
   add_elementwise(ops, "residual2", residual_bytes);
   return ops;

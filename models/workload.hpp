@@ -25,6 +25,8 @@ struct Op {
   double bytes = 0.0;  // HBM traffic of memory-bound ops and attention
   int head_dim = 0;
   bool attention_core = false;  // replayed by selective recompute (Korthikanti et al. §5)
+  // The recompute modules (RecomputeModule bits) whose selective recompute replays this op.
+  unsigned recompute_modules = 0;
   // GEMMs: how many times `gemm` runs one after another (a grouped GEMM's rounds); `flop`
   // counts them all.
   double rounds = 1.0;

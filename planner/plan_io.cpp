@@ -10,6 +10,7 @@
 #include "models/memory_model.hpp"
 #include "planner/plan_instances.hpp"
 
+#include "estimate/layout_rules.hpp"
 #include "io/json_reader.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
@@ -345,6 +346,17 @@ void read_failure(io::JsonReader& r, PlanSpec& plan) {
 void read_stack(io::JsonReader& r, PlanSpec& plan) {
   io::read_stack_keys(r, plan.stack);
   io::read_expert_exchange(r, plan.model.moe.has_value(), plan.stack);
+  if (r.has("recompute_modules")) {
+    const auto& recompute = plan.space.recompute;
+    if (std::find(recompute.begin(), recompute.end(), Recompute::kSelective) == recompute.end()) {
+      throw r.error("recompute_modules",
+                    "recompute_modules applies to the selective-recompute candidates, and "
+                    "search.recompute has no \"selective\"");
+    }
+    plan.stack.recompute_modules = io::read_recompute_module_list(r);
+    if (auto problem = estimate::recompute_module_problem(plan.model, plan.stack.recompute_modules))
+      throw r.error("recompute_modules", *problem);
+  }
   const auto& precisions = plan.space.precision;
   if (plan.stack.fp8_params &&
       std::find(precisions.begin(), precisions.end(), Precision::kFp8) == precisions.end()) {

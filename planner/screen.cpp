@@ -110,6 +110,7 @@ void apply_stack(const ModelSpec& model, const Parallelism& stack, Parallelism& 
   p.fp8_params = stack.fp8_params && p.precision == Precision::kFp8;
   p.tp_comm_overlap = stack.tp_comm_overlap && p.sequence_parallel;
   p.tp_backward_overlap = stack.tp_backward_overlap;
+  p.recompute_modules = stack.recompute_modules;
   const bool exchanges = p.expert * p.expert_tensor_or_default() > 1;
   p.token_dispatcher = exchanges ? stack.token_dispatcher : TokenDispatcher::kAllToAll;
   p.moe_a2a_overlap = stack.moe_a2a_overlap && estimate::moe_a2a_overlap_possible(model, p);

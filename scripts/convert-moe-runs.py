@@ -17,6 +17,26 @@ GPUS = {"H100": "H100-SXM5-80GB", "H800": "H100-SXM5-80GB"}
 PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8", "FP8-blockwise": "fp8"}
 DISPATCHERS = {None: "alltoall", "alltoall": "alltoall", "flex": "deepep"}
 
+# Layout fields a row leaves unstated, taken from the benchmark script of the release that measured
+# it (keyed by the row's source version and model). Applied only where the row's field is null.
+RECIPES = {
+    ("25.09 NeMo container", "DeepSeek-V3"): {
+        "fields": {"token_dispatcher": "flex", "moe_a2a_overlap": True,
+                   # pipeline layout "Et|(tt|)*30mL" over PP 8 x VP 4: the embedding and one layer,
+                   # thirty chunks of two layers, then the MTP module and the loss.
+                   "stage_layers": [7, 8, 8, 8, 8, 8, 8, 6]},
+        "recompute_modules": ["mla_up_proj", "mlp"],
+        "source": "NVIDIA-NeMo/Megatron-Bridge scripts/performance/run_script.py @ v0.1.0rc3 and "
+                  "v0.1.0rc4 (H100: enable_deepep, A2A_1F1B overlap, layout Et|(tt|)*30mL, "
+                  "recompute_modules mla_up_proj and mlp)",
+    },
+}
+
+
+def recipe_of(run):
+    version = (run["source"].get("version") or "")
+    return RECIPES.get((version, run["model"]))
+
 
 def flops_per_token(arch, seq, mtp):
     """Megatron-LM num_floating_point_operations / (batch x seq), causal attention."""
@@ -104,6 +124,18 @@ def model_of(run):
     return model, mtp
 
 
+def recompute_of(lay, recipe):
+    """capsim's recompute and recompute_modules for a row: a list of Megatron-Core modules is
+    selective recompute of those; "selective" without its modules takes the recipe's, else
+    Megatron-Core's default (core_attn)."""
+    value = lay.get("recompute")
+    if isinstance(value, list):
+        return "selective", value
+    if str(value or "").startswith("selective"):
+        return "selective", (recipe or {}).get("recompute_modules")
+    return "none", None
+
+
 def stage_layers(layers, pp, vp):
     """An even split, the remainder taken from the last stage (its head is the heaviest part)."""
     per = math.ceil(layers / pp)
@@ -113,7 +145,12 @@ def stage_layers(layers, pp, vp):
 
 
 def case_of(run):
-    lay, hw, meas = run["layout"], run["hardware"], run["measured"]
+    lay, hw, meas = dict(run["layout"]), run["hardware"], run["measured"]
+    recipe = recipe_of(run)
+    if recipe:
+        for key, value in recipe["fields"].items():
+            if lay.get(key) is None:
+                lay[key] = value
     model, mtp = model_of(run)
     gpus = hw["num_gpus"]
     tp, pp, cp = lay["tp"], lay["pp"], lay["cp"] or 1
@@ -123,14 +160,19 @@ def case_of(run):
         "micro_batch_size": lay["mbs"], "global_batch_size": lay["gbs"],
         "virtual_pipeline_stages": vp,
         "schedule": "interleaved-1f1b" if vp > 1 else "1f1b",
-        "recompute": "selective" if str(lay.get("recompute") or "").startswith("selective") else "none",
+        "recompute": recompute_of(lay, recipe)[0],
         "sequence_parallel": tp > 1, "zero_stage": 1,
         "precision": PRECISIONS[lay["precision"]],
         "expert": lay["ep"], "expert_tensor": lay["etp"] or 1,
         "token_dispatcher": DISPATCHERS[lay["token_dispatcher"]],
         "moe_a2a_overlap": bool(lay.get("moe_a2a_overlap")),
     }
-    if model["num_layers"] % (pp * vp):
+    modules = recompute_of(lay, recipe)[1]
+    if modules and modules != ["core_attn"]:
+        par["recompute_modules"] = modules
+    if lay.get("stage_layers"):
+        par["stage_layers"] = lay["stage_layers"]
+    elif model["num_layers"] % (pp * vp):
         split = stage_layers(model["num_layers"], pp, vp)
         if split is None or any(n < vp for n in split):
             return None, "%d layers do not split over %d x %d chunks" % (model["num_layers"], pp, vp)
@@ -152,6 +194,8 @@ def case_of(run):
     source = "%s %s @ %s, %s: %s (%s)" % (src.get("repo") or src.get("kind"), src.get("path") or "",
                                         src.get("commit") or src.get("version") or "",
                                         src.get("table") or "", src.get("row_text") or "", how)
+    if recipe:
+        source += "; unstated layout fields from " + recipe["source"]
     scenario = {
         "name": run["id"], "model": model,
         "cluster": {"gpu": GPUS[hw["gpu"]], "gpus_per_node": hw["gpus_per_node"],

@@ -106,6 +106,34 @@ std::vector<RuleCase> moe_rule_cases() {
     out.push_back(c);
   };
   add(
+      "RecomputeModuleMla", moe_valid(),
+      [](Parallelism& p, ModelSpec&) {
+        p.recompute = Recompute::kSelective;
+        p.recompute_modules = kRecomputeCoreAttention | kRecomputeMlaUpProjection;
+      },
+      LayoutRule::kRecomputeModulePresent, "/parallelism/recompute_modules",
+      "recompute_modules names \"mla_up_proj\", but the model has no latent attention "
+      "(model.mla)");
+  add(
+      "RecomputeModuleSharedExperts", moe_valid(),
+      [](Parallelism& p, ModelSpec&) {
+        p.recompute = Recompute::kSelective;
+        p.recompute_modules = kRecomputeSharedExperts;
+      },
+      LayoutRule::kRecomputeModulePresent, "/parallelism/recompute_modules",
+      "recompute_modules names \"shared_experts\", but the model has no shared expert "
+      "(moe.shared_expert_ffn_hidden_size)");
+  add(
+      "RecomputeModuleMlpWithoutDenseLayers", moe_valid(),
+      [](Parallelism& p, ModelSpec& m) {
+        m.moe->first_dense_layers = 0;
+        p.recompute = Recompute::kSelective;
+        p.recompute_modules = kRecomputeMlp;
+      },
+      LayoutRule::kRecomputeModulePresent, "/parallelism/recompute_modules",
+      "recompute_modules names \"mlp\", but the model has no dense MLP layers (every layer is a "
+      "mixture of experts)");
+  add(
       "SharedExpertTensor", moe_valid(),
       [](Parallelism&, ModelSpec& m) { m.moe->shared_expert_ffn_hidden_size = 1025; },
       LayoutRule::kTensorSplit, "/parallelism/tensor",

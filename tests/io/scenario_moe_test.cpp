@@ -198,6 +198,41 @@ nlohmann::json random_doc(std::mt19937_64& rnd) {
   return doc;
 }
 
+// Every non-empty set of recompute modules round-trips; the default (core_attn alone) is not
+// written back.
+TEST(ScenarioMoeTest, RecomputeModulesRoundTrip) {
+  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  doc["parallelism"]["tensor"] = 2;
+  doc["parallelism"]["data"] = 8;
+  doc["parallelism"]["recompute"] = "selective";
+  doc["model"].erase("num_kv_heads");
+  doc["model"]["mla"] = {{"q_lora_rank", 1536},
+                         {"kv_lora_rank", 512},
+                         {"qk_head_dim", 128},
+                         {"qk_pos_emb_head_dim", 64},
+                         {"v_head_dim", 128}};
+  doc["model"]["moe"] = {{"num_experts", 8},
+                         {"top_k", 2},
+                         {"ffn_hidden_size", 2048},
+                         {"shared_expert_ffn_hidden_size", 2048},
+                         {"first_dense_layers", 1}};
+  for (unsigned set = 1; set < (1u << 7); ++set) {
+    nlohmann::json modules = nlohmann::json::array();
+    for (const RecomputeModule module : kAllRecomputeModules) {
+      if ((set & module) != 0)
+        modules.push_back(to_string(module));
+    }
+    doc["parallelism"]["recompute_modules"] = modules;
+    SCOPED_TRACE(modules.dump());
+    const Scenario s = read_doc(doc);
+    EXPECT_EQ(s.parallelism.recompute_modules, set);
+    const nlohmann::json written = io::scenario_to_json(s);
+    EXPECT_EQ(written["parallelism"].contains("recompute_modules"),
+              set != kDefaultRecomputeModules);
+    EXPECT_EQ(read_doc(written).parallelism, s.parallelism);
+  }
+}
+
 // read(write(x)) == x for random scenarios with every new key, and write(read(write(x))) is the
 // same JSON.
 TEST(ScenarioMoeTest, WriteReadRoundTripsRandomScenarios) {

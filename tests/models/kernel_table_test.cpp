@@ -1,6 +1,8 @@
 #include "models/kernel_table.hpp"
 
+#include <algorithm>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -132,6 +134,40 @@ TEST(KernelTableTest, JsonRowsCarryRatesAndTheTextTotals) {
   const std::string text = io::kernel_table_text(table);
   EXPECT_NE(text.find("layer     total: forward"), std::string::npos);
   EXPECT_NE(text.find("cross_entropy"), std::string::npos);
+}
+
+// A mixture-of-experts model lists each layer kind it has once, in the order the kinds first
+// occur: dense leading layers, then MoE layers, then the MTP module; rows of a kind run once per
+// layer of that kind.
+TEST(KernelTableTest, ListsEveryLayerKindOfAMixtureOfExperts) {
+  Scenario s = one_stage();
+  s.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
+  s.model.moe = MoeSpec{.num_experts = 8, .top_k = 2, .ffn_hidden_size = 512};
+  s.model.moe->first_dense_layers = 1;
+  s.model.mtp_layers = 1;
+  const KernelTable table = kernel_table(s, profile_for(s));
+  std::vector<ModelPart> parts;
+  for (const KernelRow& row : table.rows) {
+    if (parts.empty() || parts.back() != row.part)
+      parts.push_back(row.part);
+  }
+  EXPECT_EQ(parts,
+            (std::vector<ModelPart>{ModelPart::kLayer, ModelPart::kMoeLayer, ModelPart::kEmbedding,
+                                    ModelPart::kHead, ModelPart::kMtpModule}));
+  const auto has = [&](ModelPart part, std::string_view name) {
+    return std::any_of(table.rows.begin(), table.rows.end(), [&](const KernelRow& row) {
+      return row.part == part && name == row.op.name;
+    });
+  };
+  EXPECT_TRUE(has(ModelPart::kLayer, "mlp_up"));
+  EXPECT_FALSE(has(ModelPart::kLayer, "router"));
+  EXPECT_TRUE(has(ModelPart::kMoeLayer, "router"));
+  EXPECT_FALSE(has(ModelPart::kMoeLayer, "mlp_up"));
+  EXPECT_TRUE(is_layer_part(ModelPart::kMoeLayer));
+  EXPECT_FALSE(is_layer_part(ModelPart::kMtpModule));
+  const std::string text = io::kernel_table_text(table);
+  EXPECT_NE(text.find("moe_layer total: forward"), std::string::npos);
+  EXPECT_NE(text.find("mtp       total: forward"), std::string::npos);
 }
 
 }  // namespace

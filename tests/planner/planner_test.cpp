@@ -342,6 +342,27 @@ TEST(PlannerTest, StackExpertExchangeReachesTheCandidatesThatRunIt) {
   }
 }
 
+// A plan's stack gives its recompute modules to the selective-recompute candidates, whose
+// winning scenario writes them back.
+TEST(PlannerTest, StackRecomputeModulesReachTheSelectiveCandidates) {
+  PlanSpec plan = hand_plan();
+  plan.model.moe = MoeSpec{.num_experts = 8, .top_k = 2, .ffn_hidden_size = 2048};
+  plan.space.tensor = {2};
+  plan.space.pipeline = {1};
+  plan.space.sequence_parallel = {true};
+  plan.space.recompute = {Recompute::kSelective};
+  plan.space.expert = {4};
+  plan.stack.recompute_modules = kRecomputeLayernorm | kRecomputeMoeActivation;
+  const PlanResult r = run_plan(plan, {});
+  ASSERT_FALSE(r.candidates.empty());
+  for (const ScreenedCandidate& c : r.candidates) {
+    EXPECT_EQ(c.candidate.parallelism.recompute_modules, plan.stack.recompute_modules);
+    const nlohmann::json written = io::scenario_to_json(candidate_scenario(plan, c.candidate));
+    EXPECT_EQ(written.at("parallelism").at("recompute_modules"),
+              (nlohmann::json{"layernorm", "moe_act"}));
+  }
+}
+
 // An expert tensor degree above a node's GPUs is pruned as tensor above the node would be.
 TEST(CheckStructureTest, ExpertTensorBeyondTheNode) {
   ModelSpec m = small_model();

@@ -42,6 +42,15 @@ TEST(CliTest, BadScenarioExitsTwoWithFileAndPointer) {
       << r.out;
 }
 
+TEST(CliTest, NvlinkDomainBeyondNvl72ExitsTwoWithFileAndPointer) {
+  const std::string file = kData + "/bad/scenario_nvlink_domain_above_nvl72.json";
+  const auto r = run_capsim("simulate " + file + " --engine analytic", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(file + ":/cluster/nvlink_domain: nvlink_domain (80) exceeds 72"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliTest, MissingFileExitsTwo) {
   EXPECT_EQ(run_capsim("simulate /nonexistent.json --engine analytic").exit_code, 2);
   EXPECT_EQ(run_capsim("validate /nonexistent.json --engine analytic").exit_code, 2);

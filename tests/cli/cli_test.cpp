@@ -563,6 +563,26 @@ TEST(CliTest, SeventyTwoGpuNvlinkDomainsSimulate) {
   EXPECT_EQ(nlohmann::json::parse(event.out).at("num_gpus"), 576);
 }
 
+// The same racks as they are built: 144 trays of 4 GPUs, each with its own NICs, joined by
+// nvlink_domain 72. TP 8 and each stage's DP 9 stay inside a rack and the PP hops cross racks at
+// one GPU's NIC, as with racks as nodes: both engines agree, and the analytic times match.
+TEST(CliTest, NvlinkDomainsOfTraysSimulateOnBothEngines) {
+  const std::string base = "simulate " + kData + "/scenarios/gb200-nvl72-trays.json --json";
+  const auto event = run_capsim(base);
+  const auto analytic = run_capsim(base + " --engine analytic");
+  const auto racks =
+      run_capsim("simulate " + kData + "/scenarios/gb200-nvl72.json --json --engine analytic");
+  ASSERT_EQ(event.exit_code, 0) << event.out;
+  ASSERT_EQ(analytic.exit_code, 0) << analytic.out;
+  ASSERT_EQ(racks.exit_code, 0) << racks.out;
+  const double e = nlohmann::json::parse(event.out).at("iteration_time_s").get<double>();
+  const double a = nlohmann::json::parse(analytic.out).at("iteration_time_s").get<double>();
+  const double r = nlohmann::json::parse(racks.out).at("iteration_time_s").get<double>();
+  EXPECT_NEAR(e, a, 0.01 * a);
+  EXPECT_NEAR(a, r, 1e-6 * r);
+  EXPECT_EQ(nlohmann::json::parse(event.out).at("num_gpus"), 576);
+}
+
 // The datasheet check of new hardware (GB200 described inline in every case) runs whole.
 TEST(CliTest, NewHardwareCheckRunsEveryCase) {
   const auto r = run_capsim("validate " + kSource +

@@ -14,9 +14,9 @@ enum class Topology { kFatTree, kRailOptimized, kOversubscribed };
 // The most GPUs one NVLink domain ("node") may hold: rack-scale domains put 72 (GB200 NVL72) and
 // more behind one set of NVSwitches; beyond 576 a value is a slip.
 inline constexpr int kMaxGpusPerNode = 576;
-// The most GPUs an NVLink domain spanning several nodes may hold: NVIDIA's NVLink Switch trays
-// join at most 72 GPUs in one rack (GB200/GB300 NVL72 datasheet: "72 Blackwell GPUs ... in a
-// single NVLink domain").
+// The most GPUs an NVLink domain spanning several nodes may hold: a GB200/GB300 NVL72 rack's
+// NVLink switch trays join its 72 GPUs into one domain (NVIDIA GB200 NVL72 datasheet), the
+// largest NVLink domain NVIDIA ships.
 inline constexpr int kMaxNvlinkDomain = 72;
 
 // Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s. A node is a

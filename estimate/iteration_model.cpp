@@ -12,6 +12,7 @@
 #include "models/all_to_all_cost.hpp"
 #include "models/as_double.hpp"
 #include "models/collective_cost.hpp"
+#include "models/domain_span.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/memory_model.hpp"
@@ -79,13 +80,23 @@ double pass_total_s(const PassTimes& t) {
 // Megatron orders ranks tensor (fastest), context, data, pipeline; a node holds
 // gpus_per_node consecutive ranks. Returns the shape of a group whose members are `stride`
 // ranks apart, and the NIC bandwidth one such group gets per node while all groups of its
-// kind communicate at once.
+// kind communicate at once. With an NVLink domain spanning nodes the shape's "node" is the
+// domain: the worst-placed group's domains and its fewest ranks in one (the slowest hop), each
+// rank with its own server's NIC share.
 GroupShape group_shape(int size, int stride, const ClusterSpec& cluster) {
   GroupShape g;
   g.ranks = size;
-  const int per_node = std::max(1, cluster.gpus_per_node / std::max(stride, 1));
-  g.ranks_per_node = std::min(size, per_node);
-  g.nodes = (size + g.ranks_per_node - 1) / g.ranks_per_node;
+  if (cluster.nvlink_domain > 0) {
+    const DomainSpan span =
+        worst_domain_span(size, std::max(stride, 1), cluster.nvlink_domain, cluster.num_gpus());
+    g.nodes = span.domains;
+    g.ranks_per_node = span.domains > 1 ? span.min_ranks_per_domain : size;
+    g.multi_node_nvlink = cluster.nvlink_domain > cluster.gpus_per_node;
+  } else {
+    const int per_node = std::max(1, cluster.gpus_per_node / std::max(stride, 1));
+    g.ranks_per_node = std::min(size, per_node);
+    g.nodes = (size + g.ranks_per_node - 1) / g.ranks_per_node;
+  }
   g.nic_bandwidth_per_node_bytes_per_s =
       cluster.node_nic_bandwidth_bytes_per_s() * g.ranks_per_node / d(cluster.gpus_per_node);
   return g;
@@ -222,7 +233,7 @@ IterationCosts iteration_frame(const Scenario& scenario) {
   costs.dp_group = group_shape(p.data * p.context, p.tensor, c);
   costs.pp_link.ranks = 2;
   const int pp_stride = p.tensor * p.context * p.data;
-  costs.pp_link.nodes = pp_stride >= c.gpus_per_node ? 2 : 1;
+  costs.pp_link.nodes = pp_stride >= c.nvlink_domain_gpus() ? 2 : 1;
   costs.pp_link.ranks_per_node = 1;
   // Every GPU of a node sends its slice at once in steady state: one GPU's share of the NICs.
   costs.pp_link.nic_bandwidth_per_node_bytes_per_s =

@@ -34,10 +34,11 @@ LeafSummary summarise(const RankLayout& l, int nodes_per_leaf, bool dp_through_n
 // Counting crossings walks every GPU; the planner's screen asks for the same few hundred
 // layouts thousands of times, so each thread keeps the summaries it has made.
 const LeafSummary& summary_of(const RankLayout& l, int nodes_per_leaf, bool dp_through_nics) {
-  using Key = std::tuple<int, int, int, int, int, int, bool>;
+  using Key = std::tuple<int, int, int, int, int, int, int, bool>;
   thread_local std::map<Key, LeafSummary> seen;
   constexpr size_t kMaxRemembered = 4096;
-  const Key key{l.tp, l.dpc, l.pp, l.chunks, l.gpus_per_node, nodes_per_leaf, dp_through_nics};
+  const Key key{l.tp,           l.dpc,          l.pp, l.chunks, l.gpus_per_node, l.nvlink_domain,
+                nodes_per_leaf, dp_through_nics};
   auto it = seen.find(key);
   if (it == seen.end()) {
     if (seen.size() >= kMaxRemembered)
@@ -69,13 +70,18 @@ LeafLimitedGroups leaf_limited_groups(const Scenario& scenario, const IterationC
   const bool oversubscribed = c.topology == Topology::kOversubscribed || c.oversubscription > 1.0;
   if (c.num_nodes <= 1 || node_nic <= 0.0)
     return out;
-  const RankLayout layout{p.tensor, p.data * p.context, p.pipeline, p.virtual_pipeline_stages,
-                          c.gpus_per_node};
+  const RankLayout layout{p.tensor,        p.data * p.context,
+                          p.pipeline,      p.virtual_pipeline_stages,
+                          c.gpus_per_node, c.nvlink_domain};
   const bool dp_through_nics = costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1;
   if (!oversubscribed) {
-    // No leaf uplinks, but a hop between stages on different nodes still goes through the
-    // NICs while pp_link prices the common hop on NVLink: count the nodes as one-node leaves.
-    const LeafSummary& nodes = summary_of(layout, 1, dp_through_nics);
+    // No leaf uplinks, but a hop between stages in different NVLink domains (nodes) still goes
+    // through the NICs while pp_link prices the common hop on NVLink: count the domains as
+    // one-domain leaves.
+    RankLayout domains = layout;
+    domains.gpus_per_node = c.nvlink_domain_gpus();
+    domains.nvlink_domain = 0;
+    const LeafSummary& nodes = summary_of(domains, 1, dp_through_nics);
     out.forward_hop_crosses = nodes.forward_hop_crosses;
     out.backward_hop_crosses = nodes.backward_hop_crosses;
     return out;
@@ -105,16 +111,18 @@ double cp_leaf_uplink_share(const Scenario& scenario) {
   if (p.context <= 1 || uplink <= 0.0)
     return 0.0;
   // The planner's screen asks for the same layouts many times: remembered per thread.
-  using Key = std::tuple<int, int, int, int, int, int>;
+  using Key = std::tuple<int, int, int, int, int, int, int>;
   thread_local std::map<Key, int> seen;
   constexpr size_t kMaxRemembered = 4096;
-  const Key key{p.tensor, p.data, p.context, p.pipeline, c.gpus_per_node, c.nodes_per_leaf};
+  const Key key{p.tensor,        p.data,          p.context,       p.pipeline,
+                c.gpus_per_node, c.nvlink_domain, c.nodes_per_leaf};
   auto it = seen.find(key);
   if (it == seen.end()) {
     if (seen.size() >= kMaxRemembered)
       seen.clear();
-    const RankLayout layout{p.tensor, p.data * p.context, p.pipeline, p.virtual_pipeline_stages,
-                            c.gpus_per_node};
+    const RankLayout layout{p.tensor,        p.data * p.context,
+                            p.pipeline,      p.virtual_pipeline_stages,
+                            c.gpus_per_node, c.nvlink_domain};
     it =
         seen.emplace(key, max_cp_crossing_gpus_per_leaf(layout, p.context, c.nodes_per_leaf)).first;
   }

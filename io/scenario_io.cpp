@@ -38,6 +38,16 @@ void apply_gpu_network_defaults(const GpuSpec& gpu, ClusterSpec& cluster) {
   cluster.topology = Topology::kRailOptimized;
 }
 
+// Reads cluster.nvlink_domain (docs/scenario.md) into `c`, checking nvlink_domain_problem.
+void read_nvlink_domain(JsonReader& r, ClusterSpec& c) {
+  if (!r.has("nvlink_domain"))
+    return;
+  const int domain = to_int(r.optional_int("nvlink_domain", 0, 1, kMaxGpus));
+  if (auto problem = nvlink_domain_problem(domain, c.gpus_per_node, c.num_gpus()))
+    throw r.error("nvlink_domain", *problem);
+  c.nvlink_domain = domain;
+}
+
 ClusterSpec read_cluster(JsonReader& r, Catalog& catalog) {
   ClusterSpec c;
   if (r.has("instance")) {
@@ -97,7 +107,7 @@ ClusterSpec read_cluster(JsonReader& r, Catalog& catalog) {
     inter->finish();
   }
   c.has_inter_node = c.num_nodes > 1;
-  r.note_unsupported({{"nvlink_domain", "NVLink domains that span several nodes"}});
+  read_nvlink_domain(r, c);
   r.finish();
   return c;
 }
@@ -254,6 +264,26 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe) {
 }
 
 }  // namespace
+
+std::optional<std::string> nvlink_domain_problem(int domain, int gpus_per_node, int num_gpus) {
+  const std::string named = "nvlink_domain (" + std::to_string(domain) + ")";
+  if (domain % gpus_per_node != 0) {
+    return named + " must be a multiple of gpus_per_node (" + std::to_string(gpus_per_node) +
+           "): an NVLink domain joins whole nodes";
+  }
+  if (domain > kMaxNvlinkDomain) {
+    return named + " exceeds " + std::to_string(kMaxNvlinkDomain) +
+           ", the GPUs NVLink switches join in one domain (GB200/GB300 NVL72); larger systems "
+           "are several domains joined by the inter-node fabric";
+  }
+  if (num_gpus > domain && num_gpus % domain != 0) {
+    return named + " does not divide the job's GPUs (gpus_per_node (" +
+           std::to_string(gpus_per_node) + ") x num_nodes (" +
+           std::to_string(num_gpus / gpus_per_node) + ") = " + std::to_string(num_gpus) +
+           "): every domain holds the same number of the job's GPUs";
+  }
+  return std::nullopt;
+}
 
 void read_expert_exchange(JsonReader& reader, bool has_moe, Parallelism& parallelism) {
   reject_without_moe(reader, has_moe, {"token_dispatcher", "moe_a2a_overlap"});
@@ -627,6 +657,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     cluster["gpus_per_node"] = c.gpus_per_node;
   }
   cluster["num_nodes"] = c.num_nodes;
+  if (c.nvlink_domain > 0)
+    cluster["nvlink_domain"] = c.nvlink_domain;
   const auto as_gigabits_per_s = [](double bytes_per_s) {
     return printf_string("%.6gGbps", bytes_per_s * 8.0 / 1e9);
   };

@@ -65,6 +65,12 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
 // (`has_moe` false). A scenario's parallelism and a plan's stack share them.
 void read_expert_exchange(JsonReader& reader, bool has_moe, Parallelism& parallelism);
 
+// Returns why an NVLink domain of `domain` GPUs cannot join nodes of `gpus_per_node` for a job
+// of `num_gpus` (not whole nodes, beyond NVL72's 72 GPUs, or splitting the job into unequal
+// domains), or nullopt. A scenario's cluster and a plan's instances share it.
+[[nodiscard]] std::optional<std::string> nvlink_domain_problem(int domain, int gpus_per_node,
+                                                               int num_gpus);
+
 // Returns why `master_weights` cannot update weights trained in `precision` (fp8 tensors when
 // `fp8_params`), or nullopt.
 [[nodiscard]] std::optional<std::string> master_weights_conflict(MasterWeights master_weights,

@@ -14,9 +14,14 @@ enum class Topology { kFatTree, kRailOptimized, kOversubscribed };
 // The most GPUs one NVLink domain ("node") may hold: rack-scale domains put 72 (GB200 NVL72) and
 // more behind one set of NVSwitches; beyond 576 a value is a slip.
 inline constexpr int kMaxGpusPerNode = 576;
+// The most GPUs an NVLink domain spanning several nodes may hold: a GB200/GB300 NVL72 rack's
+// NVLink switch trays join its 72 GPUs into one domain (NVIDIA GB200 NVL72 datasheet), the
+// largest NVLink domain NVIDIA ships.
+inline constexpr int kMaxNvlinkDomain = 72;
 
-// Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s. A node is one
-// NVLink/NVSwitch domain with its NICs (8 GPUs on HGX/DGX, 72 on GB200 NVL72).
+// Nodes, GPUs and links. Bandwidths per direction in bytes/s, latencies in s. A node is a
+// server with its NICs; it is also the NVLink/NVSwitch domain (8 GPUs on HGX/DGX) unless
+// nvlink_domain joins several nodes into one.
 struct ClusterSpec {
   GpuSpec gpu{};
   std::string instance;  // empty unless the scenario named a catalog instance
@@ -30,8 +35,15 @@ struct ClusterSpec {
   Topology topology = Topology::kRailOptimized;
   double oversubscription = 1.0;
   int nodes_per_leaf = 1;  // oversubscribed fabrics: nodes under one leaf switch
+  // GPUs sharing one NVLink domain when it spans several nodes (GB200 NVL72: trays of 4 GPUs
+  // behind one rack's NVLink switches); 0: the node is the domain.
+  int nvlink_domain = 0;
 
   [[nodiscard]] int num_gpus() const { return gpus_per_node * num_nodes; }
+  // GPUs that reach each other over NVLink: consecutive ranks [k*D, (k+1)*D).
+  [[nodiscard]] int nvlink_domain_gpus() const {
+    return nvlink_domain > 0 ? nvlink_domain : gpus_per_node;
+  }
   [[nodiscard]] double node_nic_bandwidth_bytes_per_s() const {
     return nics_per_node * nic_bandwidth_bytes_per_s;
   }

@@ -191,10 +191,17 @@ double collective_time_s(const HardwareProfile& profile, CollectiveKind kind, do
   const double scale = inter ? nic_share_scale(profile, group) : 1.0;
   // A ring through the NICs cannot beat the NVLink ring inside the node it also crosses.
   const double nic = profile.reference_node_nic_bandwidth_bytes_per_s;
-  const double best = fastest_regime_time_s(*fit, kind, bytes, group, scale, nic);
-  if (std::isfinite(best))
-    return best;
-  return regimes_as_rings_time_s(*fit, kind, bytes, group, scale, nic);
+  double best = fastest_regime_time_s(*fit, kind, bytes, group, scale, nic);
+  if (!std::isfinite(best))
+    best = regimes_as_rings_time_s(*fit, kind, bytes, group, scale, nic);
+  if (inter && group.multi_node_nvlink) {
+    // The slowest hop: the NICs between domains, or the NVLink every rank also crosses.
+    GroupShape one_domain = group;
+    one_domain.nodes = 1;
+    one_domain.ranks_per_node = group.ranks;
+    best = std::max(best, collective_time_s(profile, kind, bytes, one_domain));
+  }
+  return best;
 }
 
 }  // namespace capsim

@@ -8,7 +8,9 @@ namespace capsim {
 // Returns the uncontended time (s) of one collective over `group`, NCCL-style: every fitted
 // algorithm is costed and the fastest wins (nccl src/graph/tuning.cc, ncclTopoGetAlgoTime).
 // `bytes` follows nccl-tests' "size": the full buffer (all-reduce input, all-gather output,
-// reduce-scatter input; per-peer message for send/recv).
+// reduce-scatter input; per-peer message for send/recv). A group across multi-node NVLink
+// domains (group.multi_node_nvlink) takes the slower of its NIC cost and its cost inside one
+// domain.
 [[nodiscard]] double collective_time_s(const HardwareProfile& profile, CollectiveKind kind,
                                        double bytes, const GroupShape& group);
 

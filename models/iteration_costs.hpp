@@ -18,6 +18,10 @@ struct GroupShape {
   // NIC bandwidth (bytes/s, per direction) available to this group's ranks on one node when all
   // concurrent groups of the same kind run at once (e.g. 8 DP groups share a node's NICs).
   double nic_bandwidth_per_node_bytes_per_s = 0.0;
+  // A "node" here is an NVLink domain that spans several servers (ClusterSpec::nvlink_domain):
+  // a ring or tree between domains also runs through each domain's NVLink, so it is no faster
+  // than the same collective inside one domain.
+  bool multi_node_nvlink = false;
 
   [[nodiscard]] bool operator==(const GroupShape& other) const = default;
 };

@@ -23,6 +23,7 @@ struct InstanceChoice {
   std::string name;                 // InstanceSpec::name in PlanSpec::catalog
   std::vector<PriceOption> prices;  // in the order of the plan's "pricing" list
   std::string profile_path = {};    // resolved; empty: the shipped profile of the instance
+  int nvlink_domain = 0;            // GPUs of an NVLink domain spanning nodes; 0: the node
 };
 
 // Hardware failures: exponential with the given per-GPU MTBF; checkpoints cost `save` seconds

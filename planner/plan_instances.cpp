@@ -10,6 +10,7 @@
 #include "io/instance_io.hpp"
 #include "io/profile_io.hpp"
 #include "io/profile_reference.hpp"
+#include "io/scenario_io.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -56,6 +57,8 @@ InstanceChoice read_instance_object(const nlohmann::json& value, const io::JsonR
     }
   }
   overrides = read_price_overrides(item);
+  if (item.has("nvlink_domain"))
+    choice.nvlink_domain = static_cast<int>(item.optional_int("nvlink_domain", 0, 1, 1 << 20));
   if (item.has("profile")) {
     const std::string profile = item.optional_string("profile", "");
     if (profile.empty())
@@ -155,6 +158,11 @@ void read_instances(io::JsonReader& r, PlanSpec& plan, const std::vector<std::st
     InstanceChoice choice = read_instance_choice(items[i], r, where, overrides, plan.catalog);
     const InstanceSpec& inst = *plan.catalog.find_instance(choice.name);
     check_profile_matches_instance(choice, inst, r.file(), where);
+    if (choice.nvlink_domain > 0) {
+      // Whole nodes and at most NVL72; the node counts are checked against it once read.
+      if (auto problem = io::nvlink_domain_problem(choice.nvlink_domain, inst.gpus_per_node, 0))
+        throw io::InputError(r.file(), where + "/nvlink_domain", *problem);
+    }
     if (!seen.insert(choice.name).second) {
       throw io::InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");
     }

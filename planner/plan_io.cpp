@@ -426,6 +426,18 @@ PlanSpec read_plan(io::JsonReader& r) {
     read_nodes(nodes, plan);
   }
   for (size_t i = 0; i < plan.instances.size(); ++i) {
+    // Every node count must fill whole NVLink domains (or stay inside one).
+    const InstanceChoice& choice = plan.instances[i];
+    const int gpus_per_node = plan.catalog.find_instance(choice.name)->gpus_per_node;
+    for (const int nodes : plan.node_counts) {
+      if (choice.nvlink_domain == 0)
+        break;
+      if (auto problem =
+              io::nvlink_domain_problem(choice.nvlink_domain, gpus_per_node, nodes * gpus_per_node))
+        throw io::InputError(file, "/instances/" + std::to_string(i) + "/nvlink_domain", *problem);
+    }
+  }
+  for (size_t i = 0; i < plan.instances.size(); ++i) {
     // Without inter-node fits, a multi-node candidate's collectives could not be timed.
     const InstanceChoice& choice = plan.instances[i];
     if (choice.profile_path.empty() || plan.node_counts.back() <= 1)
@@ -444,10 +456,11 @@ PlanSpec read_plan(io::JsonReader& r) {
     auto batch = r.object("global_batch");
     read_global_batch(batch, plan);
   }
+  // Tensor parallelism may fill an NVLink domain, a node or one spanning several.
   int max_gpus_per_node = 1;
   for (const auto& inst : plan.instances) {
-    max_gpus_per_node =
-        std::max(max_gpus_per_node, plan.catalog.find_instance(inst.name)->gpus_per_node);
+    max_gpus_per_node = std::max({max_gpus_per_node, inst.nvlink_domain,
+                                  plan.catalog.find_instance(inst.name)->gpus_per_node});
   }
   plan.space = default_space(plan.model, max_gpus_per_node);
   if (auto search = r.optional_object("search"))

@@ -354,7 +354,8 @@ Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
       *plan.catalog.find_instance(plan.instances[static_cast<size_t>(c.instance)].name);
   Scenario sc;
   sc.model = plan.model;
-  sc.cluster = cluster_for_instance(inst, c.num_nodes);
+  sc.cluster = cluster_for_instance(inst, c.num_nodes,
+                                    plan.instances[static_cast<size_t>(c.instance)].nvlink_domain);
   sc.parallelism = c.parallelism;
   sc.profile_path = plan.instances[static_cast<size_t>(c.instance)].profile_path;
   const Parallelism& p = c.parallelism;

@@ -265,7 +265,8 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
                         .bounds = bounds};
   Scenario sc;
   sc.model = plan.model;
-  sc.cluster = cluster_for_instance(inst, ctx.nodes);
+  sc.cluster = cluster_for_instance(
+      inst, ctx.nodes, plan.instances[static_cast<size_t>(item.instance)].nvlink_domain);
   const auto pairs = schedule_pairs(plan.space);
   const Schedule single_stage = single_stage_schedule(pairs);
   long long order = item_index << 32;
@@ -410,7 +411,8 @@ ScreenWork enumerate_work(const PlanSpec& plan) {
       if (work.profiles.count(key) == 0) {
         Scenario probe;
         probe.model = plan.model;
-        probe.cluster = cluster_for_instance(inst, plan.node_counts[n]);
+        probe.cluster =
+            cluster_for_instance(inst, plan.node_counts[n], plan.instances[i].nvlink_domain);
         probe.profile_path = plan.instances[i].profile_path;
         work.profiles.emplace(key, io::resolve_profile(probe));
       }

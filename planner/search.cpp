@@ -94,7 +94,10 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
 
 std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec& c,
                                            const Parallelism& p) {
-  if (p.tensor > c.gpus_per_node || p.expert_tensor_or_default() > c.gpus_per_node)
+  // TP and ETP stay inside an NVLink domain; one that straddles two domains of a rack
+  // (TP 16 on NVL72: ranks 64-79) is priced at its NIC-crossing cost (estimate::group_shape).
+  const int domain = c.nvlink_domain_gpus();
+  if (p.tensor > domain || p.expert_tensor_or_default() > domain)
     return PruneReason::kTensorExceedsNode;
   // A zero degree (the search's data where the model-parallel GPUs do not divide the cluster)
   // fills no GPU; the layout rules need every degree at least 1.
@@ -141,8 +144,9 @@ std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stage
   return out;
 }
 
-ClusterSpec cluster_for_instance(const InstanceSpec& inst, int num_nodes) {
+ClusterSpec cluster_for_instance(const InstanceSpec& inst, int num_nodes, int nvlink_domain) {
   ClusterSpec c;
+  c.nvlink_domain = nvlink_domain;
   c.gpu = inst.gpu;
   c.instance = inst.name;
   c.gpus_per_node = inst.gpus_per_node;

@@ -66,7 +66,9 @@ struct PruneCounts {
 [[nodiscard]] std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages);
 
 // Returns the cluster of `num_nodes` catalog instances, exactly as a scenario naming the
-// instance reads it (rail-optimized fabric, the GPU's NVLink bandwidth inside a node).
-[[nodiscard]] ClusterSpec cluster_for_instance(const InstanceSpec& instance, int num_nodes);
+// instance reads it (rail-optimized fabric, the GPU's NVLink bandwidth inside a node), with
+// NVLink domains of `nvlink_domain` GPUs (0: the node).
+[[nodiscard]] ClusterSpec cluster_for_instance(const InstanceSpec& instance, int num_nodes,
+                                               int nvlink_domain = 0);
 
 }  // namespace capsim::planner

@@ -83,6 +83,7 @@ void set_up_replay(Sim& sim, const Scenario& scenario, const IterationCosts& cos
   sim.layout.pp = static_cast<int>(costs.stages.size());
   sim.layout.chunks = static_cast<int>(costs.stages.front().chunks.size());
   sim.layout.gpus_per_node = cl.gpus_per_node;
+  sim.layout.nvlink_domain = cl.nvlink_domain;
   sim.zero3 = par.zero_stage == 3;
   sim.blocking_p2p = par.schedule == Schedule::kOneFOneB || par.schedule == Schedule::kGpipe;
   sim.zero12 = par.zero_stage == 1 || par.zero_stage == 2;
@@ -123,6 +124,7 @@ Fabric build_platform_spec(Sim& sim, const SimOptions& options) {
   // latency (split over the two ends of a route).
   detail::PlatformSpec& ps = fabric.spec;
   ps.gpus_per_node = g;
+  ps.gpus_per_domain = cl.nvlink_domain_gpus();
   ps.nvlink_bytes_per_s = cl.intra_node_bandwidth_bytes_per_s;
   sim.pp_intra_latency_s = collective_time_s(profile, CollectiveKind::kSendRecv, kLatencyProbeBytes,
                                              detail::pp_shape(sim, false));
@@ -196,7 +198,7 @@ StageChunk prev_chunk(const RankLayout& lay, int s, int c) {
 // Returns the flow bytes of one PP message between `gpu` and `peer` carrying the activations
 // of chunk `chunk` of stage `stage` (or their gradients).
 double pp_message_wire_bytes(const Sim& sim, int gpu, int peer, int stage, int chunk) {
-  const bool inter = sim.layout.node(peer) != sim.layout.node(gpu);
+  const bool inter = sim.layout.domain(peer) != sim.layout.domain(gpu);
   const double bw = inter ? sim.nic_share_bytes_per_s : sim.nvlink_bytes_per_s;
   return detail::pp_wire_bytes(sim, detail::chunk_costs(sim, stage, chunk).activation_bytes, inter,
                                bw);

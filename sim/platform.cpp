@@ -119,14 +119,14 @@ void Platform::add_nic_mirror_route(int gpu, int mirror, bool via_uplinks) {
                   false);
 }
 
-// A route between two GPUs, both directions: over NVLink inside a node, else NIC to NIC
-// (through the leaves' uplinks when it leaves its leaf).
+// A route between two GPUs, both directions: over NVLink inside an NVLink domain, else NIC to
+// NIC (through the leaves' uplinks when it leaves its leaf).
 void Platform::add_gpu_route(int a, int b, bool via_uplinks) {
   auto* zone = static_cast<sg4::NetZone*>(zone_);
   if (!hosts_.contains(b))
     throw std::logic_error("platform: route to unknown GPU");
   std::vector<sg4::LinkInRoute> links;
-  if (node_of(a) == node_of(b)) {
+  if (domain_of(a) == domain_of(b)) {
     links = {up(nvlinks_.at(a)), down(nvlinks_.at(b))};
   } else {
     if (spec_.nic_links_per_node <= 0)

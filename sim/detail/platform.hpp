@@ -16,6 +16,7 @@ namespace capsim::sim::detail {
 // The links of a training cluster, per direction, in bytes/s and seconds.
 struct PlatformSpec {
   int gpus_per_node = 8;
+  int gpus_per_domain = 8;          // GPUs behind one NVLink switch fabric (a node or a rack)
   double nvlink_bytes_per_s = 0.0;  // per GPU into the NVSwitch
   double nvlink_latency_s = 0.0;
   int nic_links_per_node = 0;  // 0: single node, no fabric
@@ -36,11 +37,12 @@ struct PlatformSpec {
 };
 
 // A SimGrid platform built in C++: one host per simulated GPU, one split-duplex NVLink port per
-// GPU into its node's NVSwitch, NIC links per GPU as the node's NICs dictate, an optional
-// uplink per leaf switch for oversubscribed fabrics, "mirror" hosts (a GPU's ring peer folded back
-// onto itself, for the reduced DP ring through the NICs) and "NVLink mirrors" (the same for DP
-// rings inside a node, through the GPU's NVSwitch port). Routes are explicit (a full zone), only
-// for the pairs that communicate. Build once per process, inside a live simgrid::s4u::Engine.
+// GPU into its NVLink domain's switches (the node's NVSwitch, or a rack's NVLink switch trays), NIC
+// links per GPU as the node's NICs dictate, an optional uplink per leaf switch for oversubscribed
+// fabrics, "mirror" hosts (a GPU's ring peer folded back onto itself, for the reduced DP ring
+// through the NICs) and "NVLink mirrors" (the same for DP rings inside a node, through the GPU's
+// NVSwitch port). Routes are explicit (a full zone), only for the pairs that communicate. Build
+// once per process, inside a live simgrid::s4u::Engine.
 class Platform {
  public:
   explicit Platform(const PlatformSpec& spec) : spec_(spec) {}
@@ -73,6 +75,7 @@ class Platform {
   // Returns the latency (s) of the route from `from` to `to`.
   [[nodiscard]] double route_latency_s(int from, int to) const;
   [[nodiscard]] int node_of(int gpu) const { return gpu / spec_.gpus_per_node; }
+  [[nodiscard]] int domain_of(int gpu) const { return gpu / spec_.gpus_per_domain; }
   [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
 
  private:

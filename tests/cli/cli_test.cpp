@@ -42,6 +42,15 @@ TEST(CliTest, BadScenarioExitsTwoWithFileAndPointer) {
       << r.out;
 }
 
+TEST(CliTest, NvlinkDomainBeyondNvl72ExitsTwoWithFileAndPointer) {
+  const std::string file = kData + "/bad/scenario_nvlink_domain_above_nvl72.json";
+  const auto r = run_capsim("simulate " + file + " --engine analytic", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(file + ":/cluster/nvlink_domain: nvlink_domain (80) exceeds 72"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliTest, MissingFileExitsTwo) {
   EXPECT_EQ(run_capsim("simulate /nonexistent.json --engine analytic").exit_code, 2);
   EXPECT_EQ(run_capsim("validate /nonexistent.json --engine analytic").exit_code, 2);
@@ -551,6 +560,26 @@ TEST(CliTest, SeventyTwoGpuNvlinkDomainsSimulate) {
   const double e = nlohmann::json::parse(event.out).at("iteration_time_s").get<double>();
   const double a = nlohmann::json::parse(analytic.out).at("iteration_time_s").get<double>();
   EXPECT_NEAR(e, a, 0.01 * a);
+  EXPECT_EQ(nlohmann::json::parse(event.out).at("num_gpus"), 576);
+}
+
+// The same racks as they are built: 144 trays of 4 GPUs, each with its own NICs, joined by
+// nvlink_domain 72. TP 8 and each stage's DP 9 stay inside a rack and the PP hops cross racks at
+// one GPU's NIC, as with racks as nodes: both engines agree, and the analytic times match.
+TEST(CliTest, NvlinkDomainsOfTraysSimulateOnBothEngines) {
+  const std::string base = "simulate " + kData + "/scenarios/gb200-nvl72-trays.json --json";
+  const auto event = run_capsim(base);
+  const auto analytic = run_capsim(base + " --engine analytic");
+  const auto racks =
+      run_capsim("simulate " + kData + "/scenarios/gb200-nvl72.json --json --engine analytic");
+  ASSERT_EQ(event.exit_code, 0) << event.out;
+  ASSERT_EQ(analytic.exit_code, 0) << analytic.out;
+  ASSERT_EQ(racks.exit_code, 0) << racks.out;
+  const double e = nlohmann::json::parse(event.out).at("iteration_time_s").get<double>();
+  const double a = nlohmann::json::parse(analytic.out).at("iteration_time_s").get<double>();
+  const double r = nlohmann::json::parse(racks.out).at("iteration_time_s").get<double>();
+  EXPECT_NEAR(e, a, 0.01 * a);
+  EXPECT_NEAR(a, r, 1e-6 * r);
   EXPECT_EQ(nlohmann::json::parse(event.out).at("num_gpus"), 576);
 }
 

@@ -364,7 +364,7 @@ TEST(ScenarioValidationTest, EveryKeyProblemIsReportedAtOnce) {
               "doc.json:/model/num_atention_heads: unknown key \"num_atention_heads\"; did you "
               "mean \"num_attention_heads\"?\n"
               "doc.json:/cluster/colour: unknown key \"colour\"; allowed keys: gpu, "
-              "gpus_per_node, instance, inter_node, intra_node, num_nodes\n"
+              "gpus_per_node, instance, inter_node, intra_node, num_nodes, nvlink_domain\n"
               "doc.json:/parallelism/data: missing required key\n"
               "doc.json:/parallelism/expret: unknown key \"expret\"; did you mean \"expert\"?");
     ASSERT_EQ(e.problems().size(), 4u);

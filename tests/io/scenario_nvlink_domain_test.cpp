@@ -1,0 +1,66 @@
+// cluster.nvlink_domain: its default, what it accepts, and that it is written back only when set.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "io/input_error.hpp"
+#include "io/scenario_io.hpp"
+
+namespace capsim {
+namespace {
+
+const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+
+Scenario read_doc(const nlohmann::json& doc) {
+  io::JsonReader r(doc, "doc.json");
+  return io::read_scenario(r, true);
+}
+
+// valid.json: 4 nodes of 8 GPUs, TP 4 x PP 2 x DP 4.
+nlohmann::json valid_doc() {
+  return io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+}
+
+TEST(ScenarioNvlinkDomainTest, DefaultsToTheNodeAndIsNotWritten) {
+  const Scenario s = read_doc(valid_doc());
+  EXPECT_EQ(s.cluster.nvlink_domain, 0);
+  EXPECT_EQ(s.cluster.nvlink_domain_gpus(), 8);
+  EXPECT_FALSE(io::scenario_to_json(s).at("cluster").contains("nvlink_domain"));
+}
+
+TEST(ScenarioNvlinkDomainTest, DomainOfWholeNodesReadsAndRoundTrips) {
+  nlohmann::json doc = valid_doc();
+  doc["cluster"]["nvlink_domain"] = 16;
+  const Scenario s = read_doc(doc);
+  EXPECT_EQ(s.cluster.nvlink_domain, 16);
+  EXPECT_EQ(s.cluster.nvlink_domain_gpus(), 16);
+  const nlohmann::json written = io::scenario_to_json(s);
+  EXPECT_EQ(written.at("cluster").at("nvlink_domain"), 16);
+  EXPECT_EQ(read_doc(written).cluster, s.cluster);
+}
+
+// A job of 64 GPUs on trays of 4 inside one NVL72 rack: the job fits in one domain.
+TEST(ScenarioNvlinkDomainTest, JobInsideOneDomainNeedNotFillIt) {
+  nlohmann::json doc = valid_doc();
+  doc["cluster"]["gpus_per_node"] = 4;
+  doc["cluster"]["num_nodes"] = 8;
+  doc["cluster"]["inter_node"]["nics_per_node"] = 4;
+  doc["cluster"]["nvlink_domain"] = 72;
+  EXPECT_EQ(read_doc(doc).cluster.nvlink_domain_gpus(), 72);
+}
+
+TEST(ScenarioNvlinkDomainTest, NonPositiveDomainIsRejectedAtItsPointer) {
+  nlohmann::json doc = valid_doc();
+  doc["cluster"]["nvlink_domain"] = 0;
+  try {
+    (void)read_doc(doc);
+    FAIL() << "nvlink_domain 0 was accepted";
+  } catch (const io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("doc.json:/cluster/nvlink_domain:"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace capsim

@@ -172,5 +172,60 @@ TEST(PlanCliTest, ACatalogGpuOnAnUnmeasuredNetworkKeepsItsFamilysKernels) {
   EXPECT_EQ(one_node.at("roce-h100-node"), one_node.at("dgx-h100"));
 }
 
+// Every key of `before` is in `after` with the same bytes; `after` may add keys of its own.
+void expect_contains(const nlohmann::json& before, const nlohmann::json& after,
+                     const std::string& where) {
+  if (before.is_object() && after.is_object()) {
+    for (const auto& [key, value] : before.items()) {
+      ASSERT_TRUE(after.contains(key)) << where << "/" << key;
+      expect_contains(value, after.at(key), where + "/" + key);
+    }
+  } else if (before.is_array() && after.is_array()) {
+    ASSERT_EQ(before.size(), after.size()) << where;
+    for (size_t i = 0; i < before.size(); ++i)
+      expect_contains(before[i], after[i], where + "/" + std::to_string(i));
+  } else {
+    EXPECT_EQ(before.dump(), after.dump()) << where;
+  }
+}
+
+// "failure_model": "none" gives the steady-state plan: every key and number of the plan's JSON
+// as it was before the goodput model existed (tests/data/plans/expected/, written then) is
+// there byte for byte.
+TEST(PlanCliTest, FailureModelNoneGivesTheSteadyStateNumbers) {
+  const CliRun r = run("plan " + kDataDir + "/plans/small-no-goodput.json --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto now = io::JsonReader::parse_text(r.out, "stdout");
+  const auto before =
+      io::JsonReader::parse_file(kDataDir + "/plans/expected/small-json-before-goodput.json");
+  expect_contains(before, now, "");
+  EXPECT_FALSE(now.at("best").contains("goodput"));
+  EXPECT_EQ(now.at("best").at("time_to_train_days"), now.at("best").at("failure_free_days"));
+}
+
+// By default the plan is all-in: its days, cost and GPU-hours include the goodput model's
+// losses, which the JSON breaks down and the table lists for the winner.
+TEST(PlanCliTest, DefaultPlanIsAllIn) {
+  const CliRun r = run("plan " + kDataDir + "/plans/small.json --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
+  const double steady = best.at("steady_days").get<double>();
+  const double all_in = best.at("all_in_days").get<double>();
+  EXPECT_GT(all_in, steady);
+  EXPECT_EQ(best.at("time_to_train_days"), best.at("all_in_days"));
+  EXPECT_GT(best.at("cost_usd").get<double>(), best.at("steady_cost_usd").get<double>());
+  EXPECT_GT(best.at("gpu_hours").get<double>(), best.at("steady_gpu_hours").get<double>());
+  const auto& g = best.at("goodput");
+  double parts = 0.0;
+  for (const char* key : {"steady_h", "stragglers_h", "batch_ramp_h", "startup_h", "evaluation_h",
+                          "checkpoint_writes_h", "lost_work_h", "restarts_h"})
+    parts += g.at(key).get<double>();
+  EXPECT_NEAR(parts, g.at("all_in_h").get<double>(), 1e-4 * parts);
+  EXPECT_NEAR(g.at("all_in_h").get<double>() / 24.0, all_in, 1e-4 * all_in);
+  const CliRun table = run("plan " + kDataDir + "/plans/small.json");
+  EXPECT_NE(table.out.find("goodput of the best: "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("all-in (steady state: "), std::string::npos) << table.out;
+}
+
 }  // namespace
 }  // namespace capsim

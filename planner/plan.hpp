@@ -55,6 +55,13 @@ struct FailureModel {
   double checkpoint_bytes_per_parameter = 0.0;
 };
 
+// A pricing option the plan asked for that an instance does not offer, and why.
+struct SkippedPrice {
+  std::string instance;
+  Pricing pricing = Pricing::kOnDemand;
+  std::string reason;
+};
+
 // Every value each parallelism dimension may take; the cross product is the search space.
 // Non-interleaved schedules run only with virtual stages 1 and sequence parallelism only with
 // tensor > 1 (those pairs are not distinct layouts and are skipped, not counted as pruned).
@@ -105,6 +112,9 @@ struct PlanSpec {
   // HBM a candidate must leave free: it fits when its peak is at most the GPU's capacity minus
   // this (allocator fragmentation the memory model's 5% does not cover, other processes).
   double memory_headroom_bytes = 0.0;
+  // Free HBM below which the winner gets a warning (the memory model's estimate is not exact).
+  double memory_warning_bytes = 4.0 * 1024.0 * 1024.0 * 1024.0;
+  std::vector<SkippedPrice> skipped_prices;  // in instance order, then the pricing list's
 };
 
 // Canonical names used in plan JSON and reports.

@@ -530,6 +530,8 @@ PlanSpec read_plan(io::JsonReader& r) {
   read_failure(r, plan);
   plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 1 << 20));
   plan.memory_headroom_bytes = read_memory_headroom(r, plan);
+  if (auto warn = r.optional_size("memory_warning_headroom"))
+    plan.memory_warning_bytes = *warn;
   r.finish();
   return plan;
 }

@@ -6,6 +6,7 @@
 
 #include "models/byte_units.hpp"
 #include "models/pricing.hpp"
+#include "planner/megatron_args.hpp"
 
 #include "io/rounding.hpp"
 #include "io/scenario_io.hpp"
@@ -18,19 +19,6 @@ constexpr double kDay = 86400.0;
 
 double g(double v) {
   return io::round_significant(v);
-}
-
-// TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages. Expert
-// parallelism follows when there is any (" EP64", and " ETP2" when the experts' TP differs).
-std::string layout_text(const Parallelism& p) {
-  std::string text =
-      io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline, p.stage_layers.empty() ? "" : "*",
-                        p.data, p.context, p.virtual_pipeline_stages);
-  if (p.expert > 1)
-    text += io::printf_string(" EP%d", p.expert);
-  if (p.expert_tensor_or_default() != p.tensor)
-    text += io::printf_string(" ETP%d", p.expert_tensor_or_default());
-  return text;
 }
 
 double disagreement_pct(const ScreenedCandidate& c) {
@@ -145,6 +133,34 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
 
 }  // namespace
 
+// TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages. Expert
+// parallelism follows when there is any (" EP64", and " ETP2" when the experts' TP differs).
+std::string layout_label(const Parallelism& p) {
+  std::string text =
+      io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline, p.stage_layers.empty() ? "" : "*",
+                        p.data, p.context, p.virtual_pipeline_stages);
+  if (p.expert > 1)
+    text += io::printf_string(" EP%d", p.expert);
+  if (p.expert_tensor_or_default() != p.tensor)
+    text += io::printf_string(" ETP%d", p.expert_tensor_or_default());
+  return text;
+}
+
+std::vector<std::string> memory_warnings(const PlanSpec& plan, const PlanResult& result) {
+  if (result.ranked.empty() || !result.ranked.front().meets_target)
+    return {};
+  const Evaluation& e = result.candidates[result.ranked.front().candidate].final_evaluation();
+  const double free_bytes = e.capacity_bytes - e.peak_memory_bytes;
+  if (free_bytes >= plan.memory_warning_bytes)
+    return {};
+  return {io::printf_string(
+      "the winner leaves %.1f GiB of its GPUs' %.1f GiB free, less than the %.4g GiB "
+      "memory_warning_headroom: the memory model's estimate is not exact, and a run that "
+      "fragments more than it allows would not fit (memory_headroom in the plan keeps such "
+      "layouts out)",
+      free_bytes / kGiB, e.capacity_bytes / kGiB, plan.memory_warning_bytes / kGiB)};
+}
+
 std::string no_best_reason(const PlanSpec& plan, const PlanResult& result) {
   const int most_nodes = *std::max_element(plan.node_counts.begin(), plan.node_counts.end());
   if (result.ranked.empty()) {
@@ -212,6 +228,9 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   out["memory_headroom_gib"] = g(plan.memory_headroom_bytes / kGiB);
   if (!result.ranked.empty() && result.ranked.front().meets_target) {
     out["best"] = entry_json(plan, result, result.ranked.front());
+    out["best"]["megatron_arguments"] = megatron_arguments(
+        candidate_scenario(plan, result.candidates[result.ranked.front().candidate].candidate));
+    out["warnings"] = memory_warnings(plan, result);
   } else {
     out["best"] = nullptr;
     out["no_best_reason"] = no_best_reason(plan, result);
@@ -232,6 +251,11 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
       pruned[to_string(reason)] = result.pruned.counts[static_cast<size_t>(i)];
   }
   out["pruned"] = pruned;
+  json skipped = json::array();
+  for (const SkippedPrice& k : plan.skipped_prices)
+    skipped.push_back(
+        {{"instance", k.instance}, {"pricing", to_string(k.pricing)}, {"reason", k.reason}});
+  out["skipped_prices"] = skipped;
   out["search"] = {{"enumerated", result.enumerated},
                    {"screened", result.screened},
                    {"confirmed_candidates", result.candidates.size()},
@@ -295,7 +319,7 @@ void append_row(std::string& out, const PlanSpec& plan, const PlanResult& result
       "%6.1f %5.1f  %8.2f  %8.2f%s %10.0f  %s\n",
       rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
       to_string(r.price.pricing), c.candidate.num_nodes, p.num_gpus(), r.price.usd_per_node_hour,
-      layout_text(p).c_str(), mbg.c_str(), to_string(p.schedule), to_string(p.recompute),
+      layout_label(p).c_str(), mbg.c_str(), to_string(p.schedule), to_string(p.recompute),
       p.zero_stage, p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s,
       100.0 * e.mfu, e.peak_memory_bytes / kGiB, (e.capacity_bytes - e.peak_memory_bytes) / kGiB,
       r.time_to_train_s / kDay, r.wall_time_s / kDay, r.meets_target ? " " : "!", r.cost_usd,
@@ -326,12 +350,17 @@ void append_rankings(std::string& out, const PlanSpec& plan, const PlanResult& r
     append_row(out, plan, result, i + 1, result.pareto[i]);
 }
 
-void append_pruned(std::string& out, const PlanResult& result) {
+void append_pruned(std::string& out, const PlanSpec& plan, const PlanResult& result) {
   out += "\npruned candidates:\n";
   for (int i = 0; i < kNumPruneReasons; ++i) {
     const long long n = result.pruned.counts[static_cast<size_t>(i)];
     if (n != 0)
       out += io::printf_string("  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
+  }
+  if (!plan.skipped_prices.empty()) {
+    out += "\npricing options skipped:\n";
+    for (const SkippedPrice& k : plan.skipped_prices)
+      out += "  " + k.instance + " " + to_string(k.pricing) + ": " + k.reason + "\n";
   }
 }
 
@@ -447,12 +476,20 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                              plan.memory_headroom_bytes / kGiB);
   }
   append_rankings(out, plan, result, top);
-  append_pruned(out, result);
+  append_pruned(out, plan, result);
   append_screen_vs_event(out, plan, result);
   append_failures(out, plan, result);
   for (const auto& n : result.notes)
     out += "note: " + n + "\n";
   append_best(out, plan, result);
+  for (const std::string& w : memory_warnings(plan, result))
+    out += "warning: " + w + "\n";
+  if (!result.ranked.empty() && result.ranked.front().meets_target) {
+    out += "run it with Megatron-LM: " +
+           megatron_arguments(candidate_scenario(
+               plan, result.candidates[result.ranked.front().candidate].candidate)) +
+           "\n";
+  }
   append_goodput(out, plan, result);
   return out;
 }

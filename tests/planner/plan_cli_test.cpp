@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -19,8 +21,16 @@ namespace {
 
 const std::string kBinary = CAPSIM_BINARY;
 const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+const std::string kSourceDir = CAPSIM_SOURCE_DIR;
 
 using CliRun = testing::CommandResult;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // Runs `capsim ARGS` with stderr discarded and returns its exit code and stdout.
 CliRun run(const std::string& args) {
@@ -225,6 +235,74 @@ TEST(PlanCliTest, DefaultPlanIsAllIn) {
   const CliRun table = run("plan " + kDataDir + "/plans/small.json");
   EXPECT_NE(table.out.find("goodput of the best: "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("all-in (steady state: "), std::string::npos) << table.out;
+}
+
+// Every (instance, pricing) pair the plan asked for and could not price is listed with why.
+TEST(PlanCliTest, SkippedPricingPairsSayWhy) {
+  const CliRun r = run("plan " + kSourceDir +
+                       "/scenarios/plans/llama70b-pareto.json --engine "
+                       "analytic --json --top 1");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto skipped = io::JsonReader::parse_text(r.out, "stdout").at("skipped_prices");
+  ASSERT_FALSE(skipped.empty());
+  bool p5_reserved = false;
+  for (const auto& k : skipped) {
+    if (k.at("instance") == "p5.48xlarge" && k.at("pricing") == "reserved") {
+      p5_reserved = true;
+      EXPECT_NE(k.at("reason").get<std::string>().find("no reserved price in the catalog (AWS"),
+                std::string::npos);
+    }
+  }
+  EXPECT_TRUE(p5_reserved) << skipped.dump();
+  const CliRun table = run("plan " + kSourceDir +
+                           "/scenarios/plans/llama70b-pareto.json "
+                           "--engine analytic --top 1");
+  EXPECT_NE(table.out.find("pricing options skipped:\n"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\n  p4de.24xlarge capacity-block: no capacity-block price in the "
+                           "catalog"),
+            std::string::npos)
+      << table.out;
+}
+
+// A winner with less free HBM than memory_warning_headroom gets a warning; one with more none.
+TEST(PlanCliTest, WarnsWhenTheWinnerLeavesLittleMemoryFree) {
+  std::string plan = read_file(kDataDir + "/plans/small.json");
+  const std::string path = ::testing::TempDir() + "small-warn.json";
+  std::ofstream(path) << plan.insert(plan.rfind('}'), R"(, "memory_warning_headroom": "79GiB")");
+  const CliRun r = run("plan " + path + " --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto warnings = io::JsonReader::parse_text(r.out, "stdout").at("warnings");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].get<std::string>().find("less than the 79 GiB memory_warning_headroom"),
+            std::string::npos);
+  EXPECT_NE(run("plan " + path + " --engine analytic").out.find("warning: the winner leaves"),
+            std::string::npos);
+  // The default (4 GiB): the small plan's winner leaves far more free.
+  const CliRun fine = run("plan " + kDataDir + "/plans/small.json --engine analytic --json");
+  EXPECT_TRUE(io::JsonReader::parse_text(fine.out, "stdout").at("warnings").empty());
+}
+
+// The catalog with its prices and their source and date, without running a plan.
+TEST(PlanCliTest, ListInstancesShowsPricesAndTheirSource) {
+  const CliRun r = run("plan --list-instances");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("p5.48xlarge    H100-SXM5-80GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$55.04/h"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AWS us-east-1 on-demand after 2025-06 cut"), std::string::npos) << r.out;
+}
+
+// The winner's Megatron-LM arguments are in the JSON and the table.
+TEST(PlanCliTest, WinnerHasMegatronArguments) {
+  const CliRun r = run("plan " + kDataDir + "/plans/small.json --engine analytic --json");
+  const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
+  const std::string args = best.at("megatron_arguments").get<std::string>();
+  EXPECT_NE(args.find("--tensor-model-parallel-size " +
+                      std::to_string(best.at("layout").at("tensor").get<int>())),
+            std::string::npos)
+      << args;
+  EXPECT_NE(run("plan " + kDataDir + "/plans/small.json --engine analytic")
+                .out.find("run it with Megatron-LM: --num-layers 24"),
+            std::string::npos);
 }
 
 }  // namespace

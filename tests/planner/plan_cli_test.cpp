@@ -199,15 +199,15 @@ void expect_contains(const nlohmann::json& before, const nlohmann::json& after,
   }
 }
 
-// "failure_model": "none" gives the steady-state plan: every key and number of the plan's JSON
-// as it was before the goodput model existed (tests/data/plans/expected/, written then) is
-// there byte for byte.
+// "failure_model": "none" gives the steady-state plan: every key and number of the steady-state
+// JSON recorded in tests/data/plans/expected/small-steady-state.json is there byte for byte
+// (the goodput model only adds keys).
 TEST(PlanCliTest, FailureModelNoneGivesTheSteadyStateNumbers) {
   const CliRun r = run("plan " + kDataDir + "/plans/small-no-goodput.json --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto now = io::JsonReader::parse_text(r.out, "stdout");
   const auto before =
-      io::JsonReader::parse_file(kDataDir + "/plans/expected/small-json-before-goodput.json");
+      io::JsonReader::parse_file(kDataDir + "/plans/expected/small-steady-state.json");
   expect_contains(before, now, "");
   EXPECT_FALSE(now.at("best").contains("goodput"));
   EXPECT_EQ(now.at("best").at("time_to_train_days"), now.at("best").at("failure_free_days"));

@@ -1,12 +1,14 @@
 // capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
-// [--out-scenario PATH] [--timing]
+// [--out-scenario PATH] [--report PATH.html] [--timing] [--list-instances]
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <thread>
 
+#include "models/catalog.hpp"
 #include "planner/mpi_shard.hpp"
+#include "planner/plan_html.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/planner.hpp"
@@ -14,6 +16,8 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "io/input_error.hpp"
+#include "io/output_files.hpp"
+#include "io/text_format.hpp"
 #include <unistd.h>
 
 namespace capsim::cli {
@@ -49,7 +53,12 @@ cxxopts::Options plan_options() {
       cxxopts::value<std::string>()->default_value("event"))(
       "out-scenario", "write the winner as a capsim.scenario/v1 file",
       cxxopts::value<std::string>())(
-      "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
+      "report", "write a self-contained HTML report (tables, Pareto chart, breakdowns)",
+      cxxopts::value<std::string>())(
+      "list-instances",
+      "list the catalog's instance types with their prices and the prices' "
+      "source, then exit")("timing",
+                           "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
   options.parse_positional({"plan"});
   return options;
 }
@@ -63,8 +72,13 @@ void check_plan_args(const cxxopts::ParseResult& args) {
     throw io::InputError("--top", "", "must be at least 0, got " + std::to_string(top));
   check_jobs(jobs);
   const std::string engine = engine_option(args);
-  if (args.count("out-scenario") > 0) {
-    io::check_outputs({{"--out-scenario", args["out-scenario"].as<std::string>()}},
+  std::vector<io::NamedPath> outputs;
+  for (const char* option : {"out-scenario", "report"}) {
+    if (args.count(option) > 0)
+      outputs.push_back({std::string("--") + option, args[option].as<std::string>()});
+  }
+  if (!outputs.empty()) {
+    io::check_outputs(outputs,
                       {{"the plan", args.count("plan") > 0 ? args["plan"].as<std::string>() : ""}});
   }
 }
@@ -82,6 +96,29 @@ void print_search_summary(const planner::PlanResult& result) {
                    ? static_cast<double>(result.enumerated) / result.screen_wall_s
                    : 0.0,
                result.bounded, result.confirmations, result.confirm_wall_s);
+}
+
+// The catalog's instance types, their hardware, prices and where the prices come from.
+void print_instances() {
+  const Catalog& catalog = builtin_catalog();
+  std::printf("%-14s %-16s %4s  %-10s %-12s %10s %10s %10s  %s\n", "instance", "GPU", "GPUs",
+              "fabric", "NICs", "on-demand", "cap-block", "reserved", "price source (date)");
+  for (const std::string& name : catalog.instance_names()) {
+    const InstanceSpec& i = *catalog.find_instance(name);
+    auto price = [](double usd) {
+      return usd > 0.0 ? io::printf_string("$%.2f/h", usd) : std::string("-");
+    };
+    std::printf(
+        "%-14s %-16s %4d  %-10s %-12s %10s %10s %10s  %s\n", i.name.c_str(), i.gpu.name.c_str(),
+        i.gpus_per_node, i.fabric.c_str(),
+        io::printf_string("%d x %.0fGbps", i.nics_per_node, i.nic_bandwidth_bytes_per_s * 8.0 / 1e9)
+            .c_str(),
+        price(i.on_demand_usd_per_hour).c_str(), price(i.capacity_block_usd_per_hour).c_str(),
+        price(i.reserved_usd_per_hour).c_str(), i.price_source.c_str());
+  }
+  std::printf(
+      "prices are per node-hour; spot has no catalog price (give one in the plan's "
+      "/instances/N/prices/spot)\n");
 }
 
 // Writes the winner as a scenario, or says on stderr why there is none.
@@ -110,6 +147,10 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   cxxopts::ParseResult args;
   if (!parse_or_help(options, argc, argv, args))
     return 0;
+  if (args.count("list-instances") > 0) {
+    print_instances();
+    return 0;
+  }
   check_plan_args(args);
   const int top = args["top"].as<int>();
   const int jobs = args["jobs"].as<int>();
@@ -131,6 +172,10 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   print_search_summary(result);
   if (args.count("out-scenario") > 0)
     write_best_scenario(args["out-scenario"].as<std::string>(), plan, result);
+  if (args.count("report") > 0) {
+    io::write_file_atomically(args["report"].as<std::string>(),
+                              planner::plan_html(plan, result, static_cast<size_t>(top)));
+  }
   if (args.count("json") > 0) {
     std::cout << planner::plan_to_json(plan, result, static_cast<size_t>(top),
                                        args.count("timing") > 0)

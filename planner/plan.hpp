@@ -26,12 +26,41 @@ struct InstanceChoice {
   int nvlink_domain = 0;            // GPUs of an NVLink domain spanning nodes; 0: the node
 };
 
-// Hardware failures: exponential with the given per-GPU MTBF; checkpoints cost `save` seconds
-// of stalled training and a restart costs `restore` seconds plus the lost work.
+// One step of a batch-size ramp: training runs at `batch_fraction` of the global batch until
+// `until_tokens` tokens have been trained (Llama 3 405B: 1/4 to 252M tokens, 1/2 to 2.87T).
+struct BatchRampStep {
+  double until_tokens = 0.0;
+  double batch_fraction = 1.0;
+};
+
+// The goodput model: what stretches a training run past its steady-state time (failures and
+// restarts, checkpoints, stragglers, start-up, batch ramp, evaluation pauses; docs/planner.md,
+// "Goodput"). Failures are exponential; a zero in a field the plan reader fills marks "derive it"
+// (goodput.hpp). With only the first three fields set it is Daly's checkpoint model alone.
 struct FailureModel {
-  double gpu_mtbf_s = 0.0;
-  double checkpoint_save_s = 0.0;
-  double checkpoint_restore_s = 0.0;
+  double gpu_mtbf_s = 0.0;             // mean time between unexpected interruptions, per GPU
+  double checkpoint_save_s = 0.0;      // stalled training per checkpoint
+  double checkpoint_restore_s = 0.0;   // reload after an interruption
+  double detection_s = 0.0;            // from a failure to the job noticing it
+  double restart_s = 0.0;              // relaunch: scheduling, process start, NCCL set-up
+  double checkpoint_interval_s = 0.0;  // 0: Young-Daly
+  double planned_per_gpu_hour = 0.0;   // planned stops (maintenance): a restart, no lost work
+  double straggler_sigma = 0.0;        // per-GPU speed spread (standard deviation, fraction)
+  int warmup_iterations = 0;           // slow first iterations, counted once more each
+  double evaluation_every_s = 0.0;     // 0: no evaluation pauses
+  double evaluation_s = 0.0;
+  std::vector<BatchRampStep> batch_ramp;
+  // Fields the reader derives per instance (0 in a file: default): per-node storage bandwidth
+  // and checkpoint bytes per parameter.
+  double storage_bytes_per_s_per_node = 0.0;
+  double checkpoint_bytes_per_parameter = 0.0;
+};
+
+// A pricing option the plan asked for that an instance does not offer, and why.
+struct SkippedPrice {
+  std::string instance;
+  Pricing pricing = Pricing::kOnDemand;
+  std::string reason;
 };
 
 // Every value each parallelism dimension may take; the cross product is the search space.
@@ -84,6 +113,9 @@ struct PlanSpec {
   // HBM a candidate must leave free: it fits when its peak is at most the GPU's capacity minus
   // this (allocator fragmentation the memory model's 5% does not cover, other processes).
   double memory_headroom_bytes = 0.0;
+  // Free HBM below which the winner gets a warning (the memory model's estimate is not exact).
+  double memory_warning_bytes = 4.0 * 1024.0 * 1024.0 * 1024.0;
+  std::vector<SkippedPrice> skipped_prices;  // in instance order, then the pricing list's
 };
 
 // Canonical names used in plan JSON and reports.

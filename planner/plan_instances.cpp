@@ -111,11 +111,24 @@ void check_profile_matches_instance(const InstanceChoice& choice, const Instance
   }
 }
 
+// Why an instance has no price for a pricing option: what the catalog lacks, and where to give it.
+std::string skip_reason(const InstanceSpec& inst, Pricing kind) {
+  const std::string key = std::string("/instances/N/prices/") + to_string(kind);
+  if (kind == Pricing::kSpot)
+    return "spot prices change by the hour and the catalog has none; give one in " + key;
+  if (inst.price_source.empty())
+    return std::string("the plan defines this instance without a ") + to_string(kind) +
+           " price; give one in " + key;
+  return std::string("no ") + to_string(kind) + " price in the catalog (" + inst.price_source +
+         "); give one in " + key;
+}
+
 // Adds the instance's price for each requested pricing (override, else catalog); a pricing with
 // no positive price is not offered for this instance. Counts the offers per pricing in `offered`.
 void add_offered_prices(InstanceChoice& choice, const InstanceSpec& inst,
                         const std::vector<std::optional<double>>& overrides,
-                        const std::vector<std::string>& pricing, std::vector<int>& offered) {
+                        const std::vector<std::string>& pricing, std::vector<int>& offered,
+                        std::vector<SkippedPrice>& skipped) {
   for (size_t k = 0; k < pricing.size(); ++k) {
     const auto idx =
         static_cast<size_t>(std::find(pricing_names().begin(), pricing_names().end(), pricing[k]) -
@@ -125,6 +138,8 @@ void add_offered_prices(InstanceChoice& choice, const InstanceSpec& inst,
     if (price > 0.0) {
       choice.prices.push_back({kind, price});
       ++offered[k];
+    } else {
+      skipped.push_back({choice.name, kind, skip_reason(inst, kind)});
     }
   }
 }
@@ -166,7 +181,7 @@ void read_instances(io::JsonReader& r, PlanSpec& plan, const std::vector<std::st
     if (!seen.insert(choice.name).second) {
       throw io::InputError(r.file(), where, "instance \"" + choice.name + "\" is listed twice");
     }
-    add_offered_prices(choice, inst, overrides, pricing, offered);
+    add_offered_prices(choice, inst, overrides, pricing, offered, plan.skipped_prices);
     plan.instances.push_back(choice);
   }
   check_every_pricing_offered(r, pricing, offered);

@@ -8,6 +8,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"
+#include "planner/goodput.hpp"
 #include "planner/plan_instances.hpp"
 
 #include "estimate/layout_rules.hpp"
@@ -328,17 +329,95 @@ void read_global_batch(io::JsonReader& r, PlanSpec& plan) {
   plan.global_batch_sizes = powers_of_two_between(lo, hi);
 }
 
+// A positive duration under `key`, or `dflt` when it is absent.
+double positive_duration(io::JsonReader& r, const char* key, double dflt) {
+  const std::optional<double> v = r.optional_duration(key);
+  if (v && *v <= 0.0)
+    throw r.error(key, "expected a positive duration");
+  return v.value_or(dflt);
+}
+
+// A duration of at least 0 under `key`, or `dflt` when it is absent.
+double duration_at_least_zero(io::JsonReader& r, const char* key, double dflt) {
+  const std::optional<double> v = r.optional_duration(key);
+  if (v && *v < 0.0)
+    throw r.error(key, "expected a duration of at least 0");
+  return v.value_or(dflt);
+}
+
+// The batch ramp: steps of increasing token counts, each at a fraction of the global batch.
+std::vector<BatchRampStep> read_batch_ramp(io::JsonReader& r) {
+  const auto items = r.array("batch_ramp");
+  std::vector<BatchRampStep> steps;
+  for (size_t i = 0; i < items.size(); ++i) {
+    io::JsonReader item(items[i], r, r.pointer_to("batch_ramp") + "/" + std::to_string(i));
+    BatchRampStep step;
+    step.until_tokens = item.required_count("until_tokens");
+    step.batch_fraction = item.required_number("batch_fraction", 1e-6, 1.0);
+    item.finish();
+    if (step.until_tokens <= 0.0 ||
+        (!steps.empty() && step.until_tokens <= steps.back().until_tokens)) {
+      throw item.error("until_tokens",
+                       "expected more tokens than the step before (and more than 0), got " +
+                           item.describe("until_tokens"));
+    }
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+// The goodput model: "none" turns it off; an object overrides the published defaults part by
+// part (docs/planner.md, "Goodput"); absent, every default applies.
 void read_failure(io::JsonReader& r, PlanSpec& plan) {
-  FailureModel f;
-  f.gpu_mtbf_s = r.required_duration("gpu_mtbf");
-  f.checkpoint_save_s = r.required_duration("checkpoint_save");
-  f.checkpoint_restore_s = r.optional_duration("checkpoint_restore").value_or(f.checkpoint_save_s);
-  r.finish();
-  if (f.gpu_mtbf_s <= 0.0)
-    throw r.error("gpu_mtbf", "expected a positive duration");
-  if (f.checkpoint_save_s <= 0.0)
-    throw r.error("checkpoint_save", "expected a positive duration");
-  plan.failure = f;
+  if (r.has("failure_model") && r.json().at("failure_model").is_string()) {
+    const std::string v = r.required_enum("failure_model", {"none", "default"});
+    if (v == "none")
+      plan.failure.reset();
+    return;
+  }
+  auto opt = r.optional_object("failure_model");
+  if (!opt)
+    return;
+  io::JsonReader& f = *opt;
+  FailureModel m = default_failure_model();
+  if (f.has("gpu_mtbf") && f.has("interruptions_per_gpu_hour"))
+    throw f.error("interruptions_per_gpu_hour",
+                  "give gpu_mtbf or interruptions_per_gpu_hour, not both");
+  m.gpu_mtbf_s = positive_duration(f, "gpu_mtbf", 0.0);
+  if (auto rate = f.optional_number("interruptions_per_gpu_hour", 0.0, 0.0, 1e6); rate > 0.0)
+    m.gpu_mtbf_s = 3600.0 / rate;
+  else if (f.has("interruptions_per_gpu_hour"))
+    throw f.error("interruptions_per_gpu_hour", "expected a positive rate");
+  m.checkpoint_save_s = positive_duration(f, "checkpoint_save", 0.0);
+  m.checkpoint_restore_s = positive_duration(f, "checkpoint_restore", m.checkpoint_save_s);
+  m.checkpoint_interval_s = positive_duration(f, "checkpoint_interval", 0.0);
+  m.detection_s = duration_at_least_zero(f, "detection", m.detection_s);
+  m.restart_s = duration_at_least_zero(f, "restart", m.restart_s);
+  m.planned_per_gpu_hour =
+      f.optional_number("planned_interruptions_per_gpu_hour", m.planned_per_gpu_hour, 0.0, 1e6);
+  m.straggler_sigma = f.optional_number("straggler_sigma", m.straggler_sigma, 0.0, 0.5);
+  m.warmup_iterations =
+      static_cast<int>(f.optional_int("warmup_iterations", m.warmup_iterations, 0, 1 << 24));
+  if (auto bw = f.optional_bandwidth("storage_bandwidth_per_node")) {
+    if (*bw <= 0.0)
+      throw f.error("storage_bandwidth_per_node", "expected a positive bandwidth");
+    m.storage_bytes_per_s_per_node = *bw;
+  }
+  m.checkpoint_bytes_per_parameter = f.optional_number(
+      "checkpoint_bytes_per_parameter", m.checkpoint_bytes_per_parameter, 0.5, 1024.0);
+  if (auto eval = f.optional_object("evaluation")) {
+    m.evaluation_every_s = eval->required_duration("every");
+    m.evaluation_s = eval->required_duration("duration");
+    eval->finish();
+    if (m.evaluation_every_s <= 0.0)
+      throw eval->error("every", "expected a positive duration");
+    if (m.evaluation_s < 0.0)
+      throw eval->error("duration", "expected a duration of at least 0");
+  }
+  if (f.has("batch_ramp"))
+    m.batch_ramp = read_batch_ramp(f);
+  f.finish();
+  plan.failure = m;
 }
 
 // The stack section: the scenario's stack keys (read_stack_keys), checked against every
@@ -472,10 +551,12 @@ PlanSpec read_plan(io::JsonReader& r) {
   plan.objective = objective == "min_time" ? Objective::kMinTime
                    : objective == "pareto" ? Objective::kPareto
                                            : Objective::kMinCost;
-  if (auto failure = r.optional_object("failure_model"))
-    read_failure(*failure, plan);
+  plan.failure = default_failure_model();
+  read_failure(r, plan);
   plan.confirm_top_k = static_cast<int>(r.optional_int("confirm_top_k", 2, 1, 1 << 20));
   plan.memory_headroom_bytes = read_memory_headroom(r, plan);
+  if (auto warn = r.optional_size("memory_warning_headroom"))
+    plan.memory_warning_bytes = *warn;
   r.finish();
   return plan;
 }

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "models/byte_units.hpp"
+#include "models/pricing.hpp"
+#include "planner/megatron_args.hpp"
 
 #include "io/rounding.hpp"
 #include "io/scenario_io.hpp"
@@ -17,19 +19,6 @@ constexpr double kDay = 86400.0;
 
 double g(double v) {
   return io::round_significant(v);
-}
-
-// TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages. Expert
-// parallelism follows when there is any (" EP64", and " ETP2" when the experts' TP differs).
-std::string layout_text(const Parallelism& p) {
-  std::string text =
-      io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline, p.stage_layers.empty() ? "" : "*",
-                        p.data, p.context, p.virtual_pipeline_stages);
-  if (p.expert > 1)
-    text += io::printf_string(" EP%d", p.expert);
-  if (p.expert_tensor_or_default() != p.tensor)
-    text += io::printf_string(" ETP%d", p.expert_tensor_or_default());
-  return text;
 }
 
 double disagreement_pct(const ScreenedCandidate& c) {
@@ -60,6 +49,29 @@ std::vector<const ScreenedCandidate*> failed_confirmations(const PlanResult& res
       out.push_back(&c);
   }
   return out;
+}
+
+// The cost of the steady-state time alone, billed as the all-in time is.
+double steady_cost_usd(const ScreenedCandidate& c, const RankedEntry& r) {
+  return c.candidate.num_nodes * r.price.usd_per_node_hour *
+         billed_hours(r.price.pricing, r.time_to_train_s);
+}
+
+// Where the all-in hours go, in wall-clock hours per part.
+nlohmann::json goodput_json(const GoodputBreakdown& b) {
+  return {{"steady_h", g(b.steady_s / 3600.0)},
+          {"stragglers_h", g(b.stragglers_s / 3600.0)},
+          {"batch_ramp_h", g(b.batch_ramp_s / 3600.0)},
+          {"startup_h", g(b.startup_s / 3600.0)},
+          {"evaluation_h", g(b.evaluation_s / 3600.0)},
+          {"checkpoint_writes_h", g(b.checkpoint_s / 3600.0)},
+          {"lost_work_h", g(b.lost_work_s / 3600.0)},
+          {"restarts_h", g(b.restarts_s / 3600.0)},
+          {"all_in_h", g(b.wall_s / 3600.0)},
+          {"interruptions", g(b.interruptions)},
+          {"cluster_mtbf_h", g(b.cluster_mtbf_s / 3600.0)},
+          {"checkpoint_save_s", g(b.checkpoint_save_s)},
+          {"checkpoint_interval_s", g(b.checkpoint_interval_s)}};
 }
 
 nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const RankedEntry& r) {
@@ -102,9 +114,17 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
     j["layout"]["expert"] = p.expert;
     j["layout"]["expert_tensor"] = p.expert_tensor_or_default();
   }
-  if (r.checkpoint_interval_s > 0.0) {
+  j["gpu_hours"] = g(p.num_gpus() * r.wall_time_s / 3600.0);
+  j["free_memory_gib"] = g((e.capacity_bytes - e.peak_memory_bytes) / kGiB);
+  if (plan.failure) {
     j["checkpoint_interval_s"] = g(r.checkpoint_interval_s);
     j["failure_overhead_pct"] = g(100.0 * r.failure_overhead_fraction);
+    j["steady_days"] = g(r.time_to_train_s / kDay);
+    j["all_in_days"] = g(r.wall_time_s / kDay);
+    j["steady_gpu_hours"] = g(p.num_gpus() * r.time_to_train_s / 3600.0);
+    j["steady_cost_usd"] = g(steady_cost_usd(c, r));
+    j["goodput_pct"] = g(100.0 * r.time_to_train_s / r.wall_time_s);
+    j["goodput"] = goodput_json(r.goodput);
   }
   if (!c.confirm_error.empty())
     j["confirm_error"] = c.confirm_error;
@@ -112,6 +132,34 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
 }
 
 }  // namespace
+
+// TP/PP/DP/CP/VP; a '*' after PP marks an uneven split of the layers over the stages. Expert
+// parallelism follows when there is any (" EP64", and " ETP2" when the experts' TP differs).
+std::string layout_label(const Parallelism& p) {
+  std::string text =
+      io::printf_string("%d/%d%s/%d/%d/%d", p.tensor, p.pipeline, p.stage_layers.empty() ? "" : "*",
+                        p.data, p.context, p.virtual_pipeline_stages);
+  if (p.expert > 1)
+    text += io::printf_string(" EP%d", p.expert);
+  if (p.expert_tensor_or_default() != p.tensor)
+    text += io::printf_string(" ETP%d", p.expert_tensor_or_default());
+  return text;
+}
+
+std::vector<std::string> memory_warnings(const PlanSpec& plan, const PlanResult& result) {
+  if (result.ranked.empty() || !result.ranked.front().meets_target)
+    return {};
+  const Evaluation& e = result.candidates[result.ranked.front().candidate].final_evaluation();
+  const double free_bytes = e.capacity_bytes - e.peak_memory_bytes;
+  if (free_bytes >= plan.memory_warning_bytes)
+    return {};
+  return {io::printf_string(
+      "the winner leaves %.1f GiB of its GPUs' %.1f GiB free, less than the %.4g GiB "
+      "memory_warning_headroom: the memory model's estimate is not exact, and a run that "
+      "fragments more than it allows would not fit (memory_headroom in the plan keeps such "
+      "layouts out)",
+      free_bytes / kGiB, e.capacity_bytes / kGiB, plan.memory_warning_bytes / kGiB)};
+}
 
 std::string no_best_reason(const PlanSpec& plan, const PlanResult& result) {
   const int most_nodes = *std::max_element(plan.node_counts.begin(), plan.node_counts.end());
@@ -180,6 +228,9 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   out["memory_headroom_gib"] = g(plan.memory_headroom_bytes / kGiB);
   if (!result.ranked.empty() && result.ranked.front().meets_target) {
     out["best"] = entry_json(plan, result, result.ranked.front());
+    out["best"]["megatron_arguments"] = megatron_arguments(
+        candidate_scenario(plan, result.candidates[result.ranked.front().candidate].candidate));
+    out["warnings"] = memory_warnings(plan, result);
   } else {
     out["best"] = nullptr;
     out["no_best_reason"] = no_best_reason(plan, result);
@@ -200,6 +251,11 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
       pruned[to_string(reason)] = result.pruned.counts[static_cast<size_t>(i)];
   }
   out["pruned"] = pruned;
+  json skipped = json::array();
+  for (const SkippedPrice& k : plan.skipped_prices)
+    skipped.push_back(
+        {{"instance", k.instance}, {"pricing", to_string(k.pricing)}, {"reason", k.reason}});
+  out["skipped_prices"] = skipped;
   out["search"] = {{"enumerated", result.enumerated},
                    {"screened", result.screened},
                    {"confirmed_candidates", result.candidates.size()},
@@ -245,10 +301,12 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
 namespace {
 
 constexpr const char* kRowHeader =
-    "  # instance       pricing         nodes  TP/PP/DP/CP/VP  mb/gbs     schedule          "
-    "recompute  ZeRO SP  prec iter s   MFU    mem GiB  days    cost $       eng\n";
+    "  # instance       pricing         nodes  GPUs  $/node-h  TP/PP/DP/CP/VP  mb/gbs     "
+    "schedule          recompute  ZeRO SP  prec iter s   MFU    mem GiB  free  steady d  "
+    "all-in d    cost $       eng\n";
 
-// One row of the ranked or Pareto table.
+// One row of the ranked or Pareto table: days steady and all-in (equal without a goodput
+// model), the cost of the all-in days.
 void append_row(std::string& out, const PlanSpec& plan, const PlanResult& result, size_t rank,
                 const RankedEntry& r) {
   const ScreenedCandidate& c = result.candidates[r.candidate];
@@ -257,13 +315,14 @@ void append_row(std::string& out, const PlanSpec& plan, const PlanResult& result
   const std::string mbg =
       std::to_string(p.micro_batch_size) + "/" + std::to_string(p.global_batch_size);
   out += io::printf_string(
-      "%3zu %-14s %-14s %5d  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
-      "%6.1f  %6.2f%s %12.0f  %s\n",
+      "%3zu %-14s %-14s %5d %5d %9.2f  %-14s  %-9s  %-16s  %-9s  %4d %-3s %-4s %7.3f  %5.1f%%  "
+      "%6.1f %5.1f  %8.2f  %8.2f%s %10.0f  %s\n",
       rank, plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-      to_string(r.price.pricing), c.candidate.num_nodes, layout_text(p).c_str(), mbg.c_str(),
-      to_string(p.schedule), to_string(p.recompute), p.zero_stage,
-      p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s, 100.0 * e.mfu,
-      e.peak_memory_bytes / kGiB, r.wall_time_s / kDay, r.meets_target ? " " : "!", r.cost_usd,
+      to_string(r.price.pricing), c.candidate.num_nodes, p.num_gpus(), r.price.usd_per_node_hour,
+      layout_label(p).c_str(), mbg.c_str(), to_string(p.schedule), to_string(p.recompute),
+      p.zero_stage, p.sequence_parallel ? "yes" : "no", to_string(p.precision), e.iteration_time_s,
+      100.0 * e.mfu, e.peak_memory_bytes / kGiB, (e.capacity_bytes - e.peak_memory_bytes) / kGiB,
+      r.time_to_train_s / kDay, r.wall_time_s / kDay, r.meets_target ? " " : "!", r.cost_usd,
       c.confirmed               ? "event"
       : c.confirm_error.empty() ? "analytic"
                                 : "analytic (event run failed)");
@@ -291,12 +350,17 @@ void append_rankings(std::string& out, const PlanSpec& plan, const PlanResult& r
     append_row(out, plan, result, i + 1, result.pareto[i]);
 }
 
-void append_pruned(std::string& out, const PlanResult& result) {
+void append_pruned(std::string& out, const PlanSpec& plan, const PlanResult& result) {
   out += "\npruned candidates:\n";
   for (int i = 0; i < kNumPruneReasons; ++i) {
     const long long n = result.pruned.counts[static_cast<size_t>(i)];
     if (n != 0)
       out += io::printf_string("  %-26s %lld\n", to_string(static_cast<PruneReason>(i)), n);
+  }
+  if (!plan.skipped_prices.empty()) {
+    out += "\npricing options skipped:\n";
+    for (const SkippedPrice& k : plan.skipped_prices)
+      out += "  " + k.instance + " " + to_string(k.pricing) + ": " + k.reason + "\n";
   }
 }
 
@@ -358,10 +422,40 @@ void append_best(std::string& out, const PlanSpec& plan, const PlanResult& resul
   }
   const RankedEntry& b = result.ranked.front();
   const ScreenedCandidate& c = result.candidates[b.candidate];
-  out += io::printf_string("\nbest: %d x %s (%s), %.2f days, $%.0f%s\n", c.candidate.num_nodes,
-                           plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
-                           to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd,
-                           c.confirm_error.empty() ? "" : " (not confirmed: its event run failed)");
+  const int gpus = c.candidate.parallelism.num_gpus();
+  const std::string steady =
+      plan.failure ? io::printf_string(" all-in (steady state: %.2f days, $%.0f, %.0f GPU-hours)",
+                                       b.time_to_train_s / kDay, steady_cost_usd(c, b),
+                                       gpus * b.time_to_train_s / 3600.0)
+                   : std::string();
+  out += io::printf_string(
+      "\nbest: %d x %s (%s), %.2f days, $%.0f, %.0f GPU-hours%s%s\n", c.candidate.num_nodes,
+      plan.instances[static_cast<size_t>(c.candidate.instance)].name.c_str(),
+      to_string(b.price.pricing), b.wall_time_s / kDay, b.cost_usd, gpus * b.wall_time_s / 3600.0,
+      steady.c_str(), c.confirm_error.empty() ? "" : " (not confirmed: its event run failed)");
+}
+
+// Where the best candidate's all-in hours go, part by part.
+void append_goodput(std::string& out, const PlanSpec& plan, const PlanResult& result) {
+  if (!plan.failure || result.ranked.empty() || !result.ranked.front().meets_target)
+    return;
+  const GoodputBreakdown& b = result.ranked.front().goodput;
+  out += io::printf_string(
+      "\ngoodput of the best: %.1f%% (steady %.1f h of %.1f h all-in; %.1f interruptions "
+      "expected, cluster MTBF %.2f h, checkpoint %.0f s every %.2f h)\n",
+      100.0 * b.steady_s / b.wall_s, b.steady_s / 3600.0, b.wall_s / 3600.0, b.interruptions,
+      b.cluster_mtbf_s / 3600.0, b.checkpoint_save_s, b.checkpoint_interval_s / 3600.0);
+  const std::pair<const char*, double> parts[] = {{"stragglers", b.stragglers_s},
+                                                  {"batch ramp", b.batch_ramp_s},
+                                                  {"start-up", b.startup_s},
+                                                  {"evaluation", b.evaluation_s},
+                                                  {"checkpoint writes", b.checkpoint_s},
+                                                  {"lost work", b.lost_work_s},
+                                                  {"restarts", b.restarts_s}};
+  for (const auto& [name, seconds] : parts) {
+    out += io::printf_string("  %-18s %10.1f h  %5.2f%%\n", name, seconds / 3600.0,
+                             100.0 * seconds / b.wall_s);
+  }
 }
 
 }  // namespace
@@ -382,12 +476,21 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                              plan.memory_headroom_bytes / kGiB);
   }
   append_rankings(out, plan, result, top);
-  append_pruned(out, result);
+  append_pruned(out, plan, result);
   append_screen_vs_event(out, plan, result);
   append_failures(out, plan, result);
   for (const auto& n : result.notes)
     out += "note: " + n + "\n";
   append_best(out, plan, result);
+  for (const std::string& w : memory_warnings(plan, result))
+    out += "warning: " + w + "\n";
+  if (!result.ranked.empty() && result.ranked.front().meets_target) {
+    out += "run it with Megatron-LM: " +
+           megatron_arguments(candidate_scenario(
+               plan, result.candidates[result.ranked.front().candidate].candidate)) +
+           "\n";
+  }
+  append_goodput(out, plan, result);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,16 @@ inline constexpr double kDisagreementPct = 5.0;
 // except the wall-clock timings under "timing" (omitted when `with_timing` is false).
 [[nodiscard]] nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result,
                                           size_t top, bool with_timing);
+
+// Returns a layout as the tables show it: TP/PP/DP/CP/VP, a '*' after PP for an uneven split
+// of the layers, then " EPn" (and " ETPn" when the experts' tensor degree differs).
+[[nodiscard]] std::string layout_label(const Parallelism& p);
+
+// Returns the warnings about the winner: free HBM below the plan's memory_warning_headroom
+// (the memory model's estimate is not exact; a caching allocator may need more). Empty when
+// there is no winner or none applies.
+[[nodiscard]] std::vector<std::string> memory_warnings(const PlanSpec& plan,
+                                                       const PlanResult& result);
 
 // Returns the readable report: ranked table, Pareto front, pruned counts, disagreements.
 [[nodiscard]] std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t top);

@@ -11,6 +11,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
 #include "planner/failure_model.hpp"
+#include "planner/goodput.hpp"
 #include "planner/screen.hpp"
 #include "planner/stage_split.hpp"
 
@@ -129,11 +130,22 @@ std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& re
       r.time_to_train_s = time_to_train_s(plan, c.candidate.parallelism, e);
       r.wall_time_s = r.time_to_train_s;
       if (plan.failure) {
-        const FailureOverhead f =
-            failure_overhead(*plan.failure, c.candidate.parallelism.num_gpus(), r.time_to_train_s);
-        r.wall_time_s = f.expected_wall_s;
-        r.checkpoint_interval_s = f.checkpoint_interval_s;
-        r.failure_overhead_fraction = f.overhead_fraction;
+        const Parallelism& p = c.candidate.parallelism;
+        const FailureModel model =
+            resolve_for_plan(plan, plan.instances[static_cast<size_t>(c.candidate.instance)].name,
+                             c.candidate.num_nodes);
+        const GoodputRun run{.num_gpus = p.num_gpus(),
+                             .steady_s = r.time_to_train_s,
+                             .iteration_time_s = e.iteration_time_s,
+                             .tokens = plan.tokens,
+                             .pipeline = p.pipeline,
+                             .virtual_stages = p.virtual_pipeline_stages,
+                             .micro_batches = static_cast<double>(p.global_batch_size) /
+                                              static_cast<double>(p.data * p.micro_batch_size)};
+        r.goodput = goodput_breakdown(model, run);
+        r.wall_time_s = r.goodput.wall_s;
+        r.checkpoint_interval_s = r.goodput.checkpoint_interval_s;
+        r.failure_overhead_fraction = 1.0 - r.time_to_train_s / r.wall_time_s;
       }
       r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour *
                    billed_hours(r.price.pricing, r.wall_time_s);

@@ -5,6 +5,7 @@
 
 #include "models/scenario.hpp"
 #include "planner/confirm.hpp"
+#include "planner/goodput.hpp"
 #include "planner/plan.hpp"
 #include "planner/search.hpp"
 
@@ -33,11 +34,12 @@ struct ScreenedCandidate {
 struct RankedEntry {
   size_t candidate = 0;  // index into PlanResult::candidates
   PriceOption price;
-  double time_to_train_s = 0.0;  // failure-free: tokens / throughput
-  double wall_time_s = 0.0;      // with expected failure overhead when a failure model is given
-  double checkpoint_interval_s = 0.0;  // Young-Daly; 0 without a failure model
-  double failure_overhead_fraction = 0.0;
-  double cost_usd = 0.0;  // nodes x price x wall time
+  double time_to_train_s = 0.0;            // steady state: whole iterations at the throughput
+  double wall_time_s = 0.0;                // all-in: with the goodput model's losses when it is on
+  double checkpoint_interval_s = 0.0;      // 0 without a goodput model
+  double failure_overhead_fraction = 0.0;  // 1 - steady / all-in
+  GoodputBreakdown goodput;                // zero without a goodput model
+  double cost_usd = 0.0;                   // nodes x price x wall time
   bool meets_target = false;
 };
 

@@ -15,6 +15,7 @@
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"
 #include "planner/failure_model.hpp"
+#include "planner/goodput.hpp"
 
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
@@ -251,8 +252,8 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
       *plan.catalog.find_instance(plan.instances[static_cast<size_t>(item.instance)].name);
   const int nodes = plan.node_counts[static_cast<size_t>(item.nodes_index)];
   const bool outpaced =
-      plan.failure &&
-      !(failure_slowdown(*plan.failure, nodes * inst.gpus_per_node) <= kMaxFailureSlowdown);
+      plan.failure && !(failure_slowdown(resolve_for_plan(plan, inst.name, nodes),
+                                         nodes * inst.gpus_per_node) <= kMaxFailureSlowdown);
   const ItemContext ctx{.plan = &plan,
                         .item = &item,
                         .profile = &profile,

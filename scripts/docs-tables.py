@@ -964,6 +964,14 @@ def block_calibration_step(r):
     return commands, table(header, rows)
 
 
+def block_validation_time_to_train(r):
+    out = r.run([sys.executable, "scripts/time-to-train.py", r.capsim])
+    if out.returncode != 0:
+        sys.exit(f"docs-tables: scripts/time-to-train.py exited {out.returncode}: {out.stderr}")
+    return ["`scripts/time-to-train.py CAPSIM` (each case: `capsim plan PLAN --engine analytic "
+            "--json`)"], out.stdout.rstrip("\n").split("\n")
+
+
 BLOCKS = {
     "validation-dev": block_validation_dev,
     "validation-subsets": subsets_block(DEV_SUBSETS, "subset"),
@@ -978,6 +986,7 @@ BLOCKS = {
     "validation-dev-oom": block_validation_dev_oom,
     "validation-gb200": block_validation_gb200,
     "validation-moe-hopper": block_validation_moe_hopper,
+    "validation-time-to-train": block_validation_time_to_train,
     "sim-oversubscribed": block_sim_oversubscribed,
     "calibration-step": block_calibration_step,
     "planner-exhaustive": block_planner_exhaustive,

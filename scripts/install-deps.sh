@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config ccache libsimgrid-dev libeigen3-dev
           nlohmann-json3-dev libcxxopts-dev googletest libgtest-dev libbenchmark-dev
           clang-format
+          chromium  # tests: the plan report renders in a headless browser
           libopenmpi-dev)  # MPI: `mpirun -np N capsim plan` sharding (pulls in openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do

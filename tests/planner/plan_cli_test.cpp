@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -19,8 +21,16 @@ namespace {
 
 const std::string kBinary = CAPSIM_BINARY;
 const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+const std::string kSourceDir = CAPSIM_SOURCE_DIR;
 
 using CliRun = testing::CommandResult;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // Runs `capsim ARGS` with stderr discarded and returns its exit code and stdout.
 CliRun run(const std::string& args) {
@@ -170,6 +180,129 @@ TEST(PlanCliTest, ACatalogGpuOnAnUnmeasuredNetworkKeepsItsFamilysKernels) {
   }
   ASSERT_EQ(one_node.size(), 2U);
   EXPECT_EQ(one_node.at("roce-h100-node"), one_node.at("dgx-h100"));
+}
+
+// Every key of `before` is in `after` with the same bytes; `after` may add keys of its own.
+void expect_contains(const nlohmann::json& before, const nlohmann::json& after,
+                     const std::string& where) {
+  if (before.is_object() && after.is_object()) {
+    for (const auto& [key, value] : before.items()) {
+      ASSERT_TRUE(after.contains(key)) << where << "/" << key;
+      expect_contains(value, after.at(key), where + "/" + key);
+    }
+  } else if (before.is_array() && after.is_array()) {
+    ASSERT_EQ(before.size(), after.size()) << where;
+    for (size_t i = 0; i < before.size(); ++i)
+      expect_contains(before[i], after[i], where + "/" + std::to_string(i));
+  } else {
+    EXPECT_EQ(before.dump(), after.dump()) << where;
+  }
+}
+
+// "failure_model": "none" gives the steady-state plan: every key and number of the steady-state
+// JSON recorded in tests/data/plans/expected/small-steady-state.json is there byte for byte
+// (the goodput model only adds keys).
+TEST(PlanCliTest, FailureModelNoneGivesTheSteadyStateNumbers) {
+  const CliRun r = run("plan " + kDataDir + "/plans/small-no-goodput.json --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto now = io::JsonReader::parse_text(r.out, "stdout");
+  const auto before =
+      io::JsonReader::parse_file(kDataDir + "/plans/expected/small-steady-state.json");
+  expect_contains(before, now, "");
+  EXPECT_FALSE(now.at("best").contains("goodput"));
+  EXPECT_EQ(now.at("best").at("time_to_train_days"), now.at("best").at("failure_free_days"));
+}
+
+// By default the plan is all-in: its days, cost and GPU-hours include the goodput model's
+// losses, which the JSON breaks down and the table lists for the winner.
+TEST(PlanCliTest, DefaultPlanIsAllIn) {
+  const CliRun r = run("plan " + kDataDir + "/plans/small.json --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
+  const double steady = best.at("steady_days").get<double>();
+  const double all_in = best.at("all_in_days").get<double>();
+  EXPECT_GT(all_in, steady);
+  EXPECT_EQ(best.at("time_to_train_days"), best.at("all_in_days"));
+  EXPECT_GT(best.at("cost_usd").get<double>(), best.at("steady_cost_usd").get<double>());
+  EXPECT_GT(best.at("gpu_hours").get<double>(), best.at("steady_gpu_hours").get<double>());
+  const auto& g = best.at("goodput");
+  double parts = 0.0;
+  for (const char* key : {"steady_h", "stragglers_h", "batch_ramp_h", "startup_h", "evaluation_h",
+                          "checkpoint_writes_h", "lost_work_h", "restarts_h"})
+    parts += g.at(key).get<double>();
+  EXPECT_NEAR(parts, g.at("all_in_h").get<double>(), 1e-4 * parts);
+  EXPECT_NEAR(g.at("all_in_h").get<double>() / 24.0, all_in, 1e-4 * all_in);
+  const CliRun table = run("plan " + kDataDir + "/plans/small.json");
+  EXPECT_NE(table.out.find("goodput of the best: "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("all-in (steady state: "), std::string::npos) << table.out;
+}
+
+// Every (instance, pricing) pair the plan asked for and could not price is listed with why.
+TEST(PlanCliTest, SkippedPricingPairsSayWhy) {
+  const CliRun r = run("plan " + kSourceDir +
+                       "/scenarios/plans/llama70b-pareto.json --engine "
+                       "analytic --json --top 1");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto skipped = io::JsonReader::parse_text(r.out, "stdout").at("skipped_prices");
+  ASSERT_FALSE(skipped.empty());
+  bool p5_reserved = false;
+  for (const auto& k : skipped) {
+    if (k.at("instance") == "p5.48xlarge" && k.at("pricing") == "reserved") {
+      p5_reserved = true;
+      EXPECT_NE(k.at("reason").get<std::string>().find("no reserved price in the catalog (AWS"),
+                std::string::npos);
+    }
+  }
+  EXPECT_TRUE(p5_reserved) << skipped.dump();
+  const CliRun table = run("plan " + kSourceDir +
+                           "/scenarios/plans/llama70b-pareto.json "
+                           "--engine analytic --top 1");
+  EXPECT_NE(table.out.find("pricing options skipped:\n"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\n  p4de.24xlarge capacity-block: no capacity-block price in the "
+                           "catalog"),
+            std::string::npos)
+      << table.out;
+}
+
+// A winner with less free HBM than memory_warning_headroom gets a warning; one with more none.
+TEST(PlanCliTest, WarnsWhenTheWinnerLeavesLittleMemoryFree) {
+  std::string plan = read_file(kDataDir + "/plans/small.json");
+  const std::string path = ::testing::TempDir() + "small-warn.json";
+  std::ofstream(path) << plan.insert(plan.rfind('}'), R"(, "memory_warning_headroom": "79GiB")");
+  const CliRun r = run("plan " + path + " --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto warnings = io::JsonReader::parse_text(r.out, "stdout").at("warnings");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].get<std::string>().find("less than the 79 GiB memory_warning_headroom"),
+            std::string::npos);
+  EXPECT_NE(run("plan " + path + " --engine analytic").out.find("warning: the winner leaves"),
+            std::string::npos);
+  // The default (4 GiB): the small plan's winner leaves far more free.
+  const CliRun fine = run("plan " + kDataDir + "/plans/small.json --engine analytic --json");
+  EXPECT_TRUE(io::JsonReader::parse_text(fine.out, "stdout").at("warnings").empty());
+}
+
+// The catalog with its prices and their source and date, without running a plan.
+TEST(PlanCliTest, ListInstancesShowsPricesAndTheirSource) {
+  const CliRun r = run("plan --list-instances");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("p5.48xlarge    H100-SXM5-80GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$55.04/h"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AWS us-east-1 on-demand after 2025-06 cut"), std::string::npos) << r.out;
+}
+
+// The winner's Megatron-LM arguments are in the JSON and the table.
+TEST(PlanCliTest, WinnerHasMegatronArguments) {
+  const CliRun r = run("plan " + kDataDir + "/plans/small.json --engine analytic --json");
+  const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
+  const std::string args = best.at("megatron_arguments").get<std::string>();
+  EXPECT_NE(args.find("--tensor-model-parallel-size " +
+                      std::to_string(best.at("layout").at("tensor").get<int>())),
+            std::string::npos)
+      << args;
+  EXPECT_NE(run("plan " + kDataDir + "/plans/small.json --engine analytic")
+                .out.find("run it with Megatron-LM: --num-layers 24"),
+            std::string::npos);
 }
 
 }  // namespace

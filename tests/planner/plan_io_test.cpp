@@ -12,6 +12,7 @@
 
 #include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "planner/goodput.hpp"
 
 #include "io/input_error.hpp"
 #include "io/json_reader.hpp"
@@ -99,7 +100,43 @@ TEST(PlanIoTest, DefaultPlanReadsWithUnitsAndDefaults) {
   EXPECT_EQ(plan.space.recompute.size(), 3u);
   EXPECT_EQ(plan.space.precision, std::vector<Precision>{Precision::kBf16});
   EXPECT_EQ(plan.objective, Objective::kMinCost);
-  EXPECT_FALSE(plan.failure.has_value());
+  // The goodput model is on with its published defaults; the cluster-dependent parts are
+  // derived per candidate.
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->gpu_mtbf_s, 0.0);
+  EXPECT_EQ(plan.failure->checkpoint_save_s, 0.0);
+  EXPECT_EQ(plan.failure->detection_s, kDetectionS);
+  EXPECT_EQ(plan.failure->straggler_sigma, kStragglerSigma);
+}
+
+TEST(PlanIoTest, FailureModelNoneTurnsTheGoodputModelOff) {
+  std::string text(default_plan_text());
+  text.insert(text.rfind('}'), R"(, "failure_model": "none")");
+  EXPECT_FALSE(read_plan_text(text, "t.json").failure.has_value());
+}
+
+TEST(PlanIoTest, FailureModelOverridesPartByPart) {
+  std::string text(default_plan_text());
+  text.insert(text.rfind('}'), R"(, "failure_model": {"interruptions_per_gpu_hour": 1e-4,
+      "detection": "2min", "restart": "0s", "straggler_sigma": 0, "checkpoint_interval": "1h",
+      "storage_bandwidth_per_node": "4GBps", "evaluation": {"every": "12h", "duration": "10min"},
+      "batch_ramp": [{"until_tokens": "1B", "batch_fraction": 0.25},
+                     {"until_tokens": "10B", "batch_fraction": 0.5}]})");
+  const FailureModel f = *read_plan_text(text, "t.json").failure;
+  EXPECT_DOUBLE_EQ(f.gpu_mtbf_s, 3600.0 / 1e-4);
+  EXPECT_EQ(f.detection_s, 120.0);
+  EXPECT_EQ(f.restart_s, 0.0);
+  EXPECT_EQ(f.straggler_sigma, 0.0);
+  EXPECT_EQ(f.checkpoint_interval_s, 3600.0);
+  EXPECT_EQ(f.storage_bytes_per_s_per_node, 4e9);
+  EXPECT_EQ(f.evaluation_every_s, 12 * 3600.0);
+  EXPECT_EQ(f.evaluation_s, 600.0);
+  ASSERT_EQ(f.batch_ramp.size(), 2u);
+  EXPECT_EQ(f.batch_ramp[1].until_tokens, 1e10);
+  EXPECT_EQ(f.batch_ramp[0].batch_fraction, 0.25);
+  // What the file does not override keeps its published default.
+  EXPECT_EQ(f.planned_per_gpu_hour, kPlannedInterruptionsPerGpuHour);
+  EXPECT_EQ(f.checkpoint_bytes_per_parameter, kCheckpointBytesPerParameter);
 }
 
 TEST(PlanIoTest, PriceOverridesAndPricingOptions) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "models/byte_units.hpp"
+#include "planner/failure_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
 
@@ -152,7 +153,7 @@ TEST_P(PlannerLawTest, ASmallerModelNeverCostsMore) {
 
 TEST_P(PlannerLawTest, RarerFailuresNeverCostMore) {
   const auto plans = variations({2e3, 1e4, 5e4, 2.5e5}, [](PlanSpec& plan, double mtbf_hours) {
-    plan.failure = FailureModel{mtbf_hours * 3600.0, 60.0, 600.0};
+    plan.failure = daly_failure_model(mtbf_hours * 3600.0, 60.0, 600.0);
   });
   EXPECT_GE(expect_never_worse(plans, GetParam(), cost), 3u);
 }

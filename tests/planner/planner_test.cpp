@@ -708,7 +708,7 @@ TEST(FailureModelTest, ExpectedWallTimeFollowsDaly) {
 TEST(FailureModelTest, PlanChargesFailureOverhead) {
   PlanSpec plan = hand_plan();
   const PlanResult base = run_plan(plan, {});
-  plan.failure = FailureModel{1000.0 * 3600.0, 120.0, 600.0};
+  plan.failure = daly_failure_model(1000.0 * 3600.0, 120.0, 600.0);
   const PlanResult with = run_plan(plan, {});
   ASSERT_FALSE(base.ranked.empty());
   ASSERT_EQ(base.ranked.size(), with.ranked.size());
@@ -722,14 +722,14 @@ TEST(FailureModelTest, PlanChargesFailureOverhead) {
 // (e^{R/M} with R/M in the millions). Its candidates are pruned, not ranked with infinite costs.
 TEST(FailureModelTest, ClustersThatFailFasterThanTheyRestartArePruned) {
   PlanSpec plan = hand_plan();
-  plan.failure = FailureModel{1.0, 120.0, 600.0};  // every GPU fails once a second
+  plan.failure = daly_failure_model(1.0, 120.0, 600.0);  // every GPU fails once a second
   EXPECT_FALSE(failure_slowdown(*plan.failure, 8) <= kMaxFailureSlowdown);
   const PlanResult r = run_plan(plan, {});
   EXPECT_TRUE(r.ranked.empty());
   EXPECT_GT(r.pruned.of(PruneReason::kFailures), 0);
   EXPECT_EQ(r.screened, 0);
   // A realistic MTBF prunes nothing for failures.
-  plan.failure = FailureModel{50000.0 * 3600.0, 120.0, 600.0};
+  plan.failure = daly_failure_model(50000.0 * 3600.0, 120.0, 600.0);
   const PlanResult ok = run_plan(plan, {});
   EXPECT_FALSE(ok.ranked.empty());
   EXPECT_EQ(ok.pruned.of(PruneReason::kFailures), 0);
@@ -1034,7 +1034,7 @@ TEST(PlannerTest, DeadlineMissedOnlyThroughFailuresSaysSo) {
   for (const RankedEntry& e : free_run.ranked)
     fastest_s = std::min(fastest_s, e.time_to_train_s);
   plan.deadline_s = 1.01 * fastest_s;
-  plan.failure = FailureModel{8 * 3600.0, 60.0, 60.0};
+  plan.failure = daly_failure_model(8 * 3600.0, 60.0, 60.0);
   const PlanResult r = run_plan(plan, {});
   ASSERT_FALSE(r.ranked.empty());
   ASSERT_FALSE(r.ranked.front().meets_target);

@@ -1,11 +1,12 @@
 // capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
-// [--out-scenario PATH] [--timing]
+// [--out-scenario PATH] [--timing] | capsim plan --list-instances [--json]
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <thread>
 
+#include "planner/instance_list.hpp"
 #include "planner/mpi_shard.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
@@ -49,7 +50,8 @@ cxxopts::Options plan_options() {
       cxxopts::value<std::string>()->default_value("event"))(
       "out-scenario", "write the winner as a capsim.scenario/v1 file",
       cxxopts::value<std::string>())(
-      "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
+      "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)")(
+      "list-instances", "list the built-in instance types with their GPUs and prices, and exit");
   options.parse_positional({"plan"});
   return options;
 }
@@ -111,6 +113,18 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   check_plan_args(args);
+  if (args.count("list-instances") > 0) {
+    if (mpi.rank() != 0)
+      return 0;
+    if (args.count("plan") > 0)
+      throw io::InputError("--list-instances", "", "lists the built-in catalog; give no plan file");
+    const Catalog& catalog = builtin_catalog();
+    if (args.count("json") > 0)
+      std::cout << planner::instance_list_json(catalog).dump(2) << "\n";
+    else
+      std::cout << planner::instance_list_table(catalog);
+    return 0;
+  }
   const int top = args["top"].as<int>();
   const int jobs = args["jobs"].as<int>();
   const planner::PlanSpec plan =

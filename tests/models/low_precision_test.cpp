@@ -3,13 +3,16 @@
 #include "models/low_precision.hpp"
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "models/byte_units.hpp"
 #include "models/catalog.hpp"
 #include "models/gemm_cost.hpp"
+#include "models/memory_model.hpp"
 #include "models/parallelism.hpp"
+#include "models/workload.hpp"
 
 namespace capsim {
 namespace {
@@ -111,6 +114,69 @@ TEST(LowPrecisionTest, CastBytesPerElement) {
   EXPECT_DOUBLE_EQ(cast_bytes_per_element(Precision::kMxfp8, kProducer, kInput), 1.09375);
   EXPECT_DOUBLE_EQ(cast_bytes_per_element(Precision::kMxfp8, kProducer, kGradient), 0.0625);
   EXPECT_DOUBLE_EQ(cast_bytes_per_element(Precision::kFp8Blockwise, kOwnKernel, kGradient), 4.0625);
+}
+
+// A Llama-like layer on one GPU, to read the cast kernels and stored bytes off.
+ModelSpec llama_layer() {
+  ModelSpec m;
+  m.name = "cast-test";
+  m.num_layers = 4;
+  m.hidden_size = 4096;
+  m.num_attention_heads = 32;
+  m.num_kv_heads = 8;
+  m.ffn_hidden_size = 14336;
+  m.ffn_activation = FfnActivation::kSwiglu;
+  m.seq_length = 4096;
+  m.vocab_size = 128256;
+  return m;
+}
+
+double op_bytes(const std::vector<Op>& ops, const std::string& name, Pass pass) {
+  for (const Op& op : ops) {
+    if (op.name == name && op.pass == pass)
+      return op.bytes;
+  }
+  return -1.0;
+}
+
+// Each recipe's cast kernels move its bytes per element of the cast tensor: the projection's
+// input (tokens x h, own kernel) forward and its output gradient backward.
+TEST(LowPrecisionTest, LayerCastKernelsMoveTheRecipesBytes) {
+  const ModelSpec m = llama_layer();
+  const double elements = 4096.0 * 4096.0;  // tokens x h, TP 1
+  for (Precision p : kRecipes) {
+    Parallelism par;
+    par.precision = p;
+    const std::vector<Op> ops = lower_layer(m, par);
+    EXPECT_DOUBLE_EQ(op_bytes(ops, "attn_proj_fp8_cast", Pass::kForward),
+                     elements * cast_bytes_per_element(p, CastBy::kOwnKernel, CastOf::kInput))
+        << to_string(p);
+    EXPECT_DOUBLE_EQ(op_bytes(ops, "attn_proj_fp8_cast", Pass::kBackwardInput),
+                     elements * cast_bytes_per_element(p, CastBy::kOwnKernel, CastOf::kGradient))
+        << to_string(p);
+    // The 16-bit kernels around the GEMMs do not change with the recipe.
+    Parallelism bf16;
+    EXPECT_DOUBLE_EQ(op_bytes(ops, "norm1", Pass::kForward),
+                     op_bytes(lower_layer(m, bf16), "norm1", Pass::kForward));
+  }
+  Parallelism bf16;
+  EXPECT_LT(op_bytes(lower_layer(m, bf16), "attn_proj_fp8_cast", Pass::kForward), 0.0);
+}
+
+// Saved activations: the recipes that store more per quantized element store more, never more
+// than bf16.
+TEST(LowPrecisionTest, StoredActivationsFollowTheQuantizedSize) {
+  const ModelSpec m = llama_layer();
+  const auto bytes = [&](Precision p) {
+    Parallelism par;
+    par.precision = p;
+    return activation_bytes_per_layer(m, par);
+  };
+  EXPECT_DOUBLE_EQ(bytes(Precision::kFp8Cs), bytes(Precision::kFp8));
+  EXPECT_GT(bytes(Precision::kMxfp8), bytes(Precision::kFp8));
+  EXPECT_DOUBLE_EQ(bytes(Precision::kMxfp8), bytes(Precision::kFp8Blockwise));
+  EXPECT_LT(bytes(Precision::kNvfp4), bytes(Precision::kFp8));
+  EXPECT_LT(bytes(Precision::kMxfp8), bytes(Precision::kBf16));
 }
 
 TEST(LowPrecisionTest, BlockwiseIsSlowerOnHopperOnly) {

@@ -60,7 +60,9 @@ def case_of(run, with_domain):
     per_node = hw["gpus_per_node"]
     cluster = {"gpu": GPUS[hw["gpu"]], "gpus_per_node": per_node, "num_nodes": gpus // per_node}
     if hw["gpu"] == "GB200":
-        cluster["nvlink_domain"] = min(72, gpus)
+        # A job takes whole trays of a rack: all its GPUs up to 64, else 64 per rack (16 of the
+        # 18 trays), so that the domains divide a power-of-two job.
+        cluster["nvlink_domain"] = min(64, gpus)
     if gpus > per_node:
         cluster["inter_node"] = {"fabric": "infiniband", "nics_per_node": per_node,
                                  "nic_bandwidth": "400Gbps", "topology": "rail-optimized"}

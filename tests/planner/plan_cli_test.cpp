@@ -48,8 +48,9 @@ TEST(PlanCliTest, ListInstances) {
       EXPECT_EQ(i.at("nvlink_domain"), 72);
       EXPECT_EQ(i.at("nic_bandwidth"), "800Gbps");
     }
-    if (i.at("name") == "p5.48xlarge")
+    if (i.at("name") == "p5.48xlarge") {
       EXPECT_EQ(i.at("nvlink_domain"), 8);
+    }
   }
   EXPECT_EQ(
       run("plan --list-instances " + kDataDir + "/plans/small-defined-instance.json").exit_code, 2);

@@ -1,5 +1,5 @@
 // capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
-// [--out-scenario PATH] [--report PATH.html] [--timing] [--list-instances]
+// [--out-scenario PATH] [--report PATH.html] [--timing] | capsim plan --list-instances [--json]
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "models/catalog.hpp"
+#include "planner/instance_list.hpp"
 #include "planner/mpi_shard.hpp"
 #include "planner/plan_html.hpp"
 #include "planner/plan_io.hpp"
@@ -55,10 +56,9 @@ cxxopts::Options plan_options() {
       cxxopts::value<std::string>())(
       "report", "write a self-contained HTML report (tables, Pareto chart, breakdowns)",
       cxxopts::value<std::string>())(
+      "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)")(
       "list-instances",
-      "list the catalog's instance types with their prices and the prices' "
-      "source, then exit")("timing",
-                           "add wall-clock timings (screen rate) to the JSON (not byte-stable)");
+      "list the built-in instance types with their GPUs, prices and the prices' source, and exit");
   options.parse_positional({"plan"});
   return options;
 }
@@ -98,29 +98,6 @@ void print_search_summary(const planner::PlanResult& result) {
                result.bounded, result.confirmations, result.confirm_wall_s);
 }
 
-// The catalog's instance types, their hardware, prices and where the prices come from.
-void print_instances() {
-  const Catalog& catalog = builtin_catalog();
-  std::printf("%-14s %-16s %4s  %-10s %-12s %10s %10s %10s  %s\n", "instance", "GPU", "GPUs",
-              "fabric", "NICs", "on-demand", "cap-block", "reserved", "price source (date)");
-  for (const std::string& name : catalog.instance_names()) {
-    const InstanceSpec& i = *catalog.find_instance(name);
-    auto price = [](double usd) {
-      return usd > 0.0 ? io::printf_string("$%.2f/h", usd) : std::string("-");
-    };
-    std::printf(
-        "%-14s %-16s %4d  %-10s %-12s %10s %10s %10s  %s\n", i.name.c_str(), i.gpu.name.c_str(),
-        i.gpus_per_node, i.fabric.c_str(),
-        io::printf_string("%d x %.0fGbps", i.nics_per_node, i.nic_bandwidth_bytes_per_s * 8.0 / 1e9)
-            .c_str(),
-        price(i.on_demand_usd_per_hour).c_str(), price(i.capacity_block_usd_per_hour).c_str(),
-        price(i.reserved_usd_per_hour).c_str(), i.price_source.c_str());
-  }
-  std::printf(
-      "prices are per node-hour; spot has no catalog price (give one in the plan's "
-      "/instances/N/prices/spot)\n");
-}
-
 // Writes the winner as a scenario, or says on stderr why there is none.
 void write_best_scenario(const std::string& path, const planner::PlanSpec& plan,
                          const planner::PlanResult& result) {
@@ -147,11 +124,19 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   cxxopts::ParseResult args;
   if (!parse_or_help(options, argc, argv, args))
     return 0;
+  check_plan_args(args);
   if (args.count("list-instances") > 0) {
-    print_instances();
+    if (mpi.rank() != 0)
+      return 0;
+    if (args.count("plan") > 0)
+      throw io::InputError("--list-instances", "", "lists the built-in catalog; give no plan file");
+    const Catalog& catalog = builtin_catalog();
+    if (args.count("json") > 0)
+      std::cout << planner::instance_list_json(catalog).dump(2) << "\n";
+    else
+      std::cout << planner::instance_list_table(catalog);
     return 0;
   }
-  check_plan_args(args);
   const int top = args["top"].as<int>();
   const int jobs = args["jobs"].as<int>();
   const planner::PlanSpec plan =

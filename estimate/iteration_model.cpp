@@ -15,6 +15,7 @@
 #include "models/domain_span.hpp"
 #include "models/gemm_cost.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/low_precision.hpp"
 #include "models/memory_model.hpp"
 #include "models/op_cost.hpp"
 #include "models/overlap.hpp"
@@ -181,9 +182,11 @@ double column_parallel_backward_s(const std::vector<Op>& ops, const Scenario& sc
 // re-gather (LayerNormLinear/LayerNormMLP gather the uint8 `ln_out`), and the output gradient
 // before the projection's and MLP-down's data gradient (grad_output_preprocess casts, then
 // gathers). Reduce-scatters carry the GEMMs' 16-bit outputs, and the head's logits input, a
-// Megatron ColumnParallelLinear in 16 bits, is gathered in 16 bits.
+// Megatron ColumnParallelLinear in 16 bits, is gathered in 16 bits. The other recipes gather
+// their quantized copy with its block scales.
 double sp_gather_bytes(double elements, Precision precision) {
-  return elements * (precision == Precision::kFp8 ? 1.0 : kActivationBytes);
+  return elements *
+         (is_low_precision(precision) ? quantized_activation_bytes(precision) : kActivationBytes);
 }
 
 struct EdgeComm {

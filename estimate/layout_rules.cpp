@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "models/low_precision.hpp"
+
 namespace capsim::estimate {
 namespace {
 
@@ -318,11 +320,8 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
     }
   }
 
-  if (p.precision == Precision::kFp8 && c.gpu.peak_fp8_flop_per_s <= 0.0) {
-    report(LayoutRule::kFp8Support, [&] {
-      return Finding{"precision", "precision \"fp8\" needs a GPU with fp8 tensor cores; " +
-                                      c.gpu.name + " has none"};
-    });
+  if (const std::string problem = precision_support_problem(p.precision, c.gpu); !problem.empty()) {
+    report(LayoutRule::kFp8Support, [&] { return Finding{"precision", problem}; });
   }
   if (m.moe)
     check_expert_rules(m, c, p, report);

@@ -25,7 +25,7 @@ enum class LayoutRule {
   kScheduleStages,           // interleaving <=> virtual stages > 1, and it needs pipeline > 1
   kInterleavedMicroBatches,  // interleaving needs micro-batches a multiple of pipeline
   kLayerSplit,               // the layers split over the stages and their chunks
-  kFp8Support,               // fp8 needs a GPU with fp8 tensor cores
+  kFp8Support,               // the recipe needs fp8 (mxfp8/nvfp4: block-scaled) cores
   // Mixture-of-experts layouts (Megatron-Core's MoE parallel folding; docs/scenario.md).
   kExpertSplit,                  // num_experts divisible by expert
   kExpertTensorSplit,            // the experts' FFN width divisible by expert_tensor

@@ -83,6 +83,7 @@ GpuSpec read_gpu_spec(JsonReader& r) {
   g.peak_bf16_flop_per_s = r.required_flop_rate("peak_bf16");
   g.peak_fp16_flop_per_s = r.optional_flop_rate("peak_fp16").value_or(g.peak_bf16_flop_per_s);
   g.peak_fp8_flop_per_s = r.optional_flop_rate("peak_fp8").value_or(0.0);
+  g.peak_fp4_flop_per_s = r.optional_flop_rate("peak_fp4").value_or(0.0);
   // Datasheets give TF32 at half the 16-bit rate (A100, H100, B200); it only costs fp32 GEMMs.
   g.peak_tf32_flop_per_s = r.optional_flop_rate("peak_tf32").value_or(g.peak_bf16_flop_per_s / 2.0);
   g.hbm_capacity_bytes = r.required_size("hbm_capacity");
@@ -149,6 +150,8 @@ nlohmann::json gpu_spec_to_json(const GpuSpec& g) {
                       {"nvls", g.has_nvls}};
   if (g.peak_fp8_flop_per_s > 0.0)
     j["peak_fp8"] = flop_rate_text(g.peak_fp8_flop_per_s);
+  if (g.peak_fp4_flop_per_s > 0.0)
+    j["peak_fp4"] = flop_rate_text(g.peak_fp4_flop_per_s);
   return j;
 }
 

@@ -11,6 +11,7 @@
 #include "models/catalog.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "models/low_precision.hpp"
 
 #include "estimate/layout_rules.hpp"
 #include "io/gpu_spec_io.hpp"
@@ -241,17 +242,18 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe) {
   read_recompute_modules(r, p);
   p.sequence_parallel = r.optional_bool("sequence_parallel", false);
   p.zero_stage = to_int(r.optional_int("zero_stage", 0, 0, 3));
-  p.precision =
-      *precision_from_string(r.optional_enum("precision", "bf16", {"fp16", "bf16", "fp8"}));
+  p.precision = *precision_from_string(r.optional_enum(
+      "precision", "bf16", {"fp16", "bf16", "fp8", "fp8-cs", "fp8-blockwise", "mxfp8", "nvfp4"}));
   if (r.has("stage_layers")) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
   }
   check_overlap_for_zero_stage(r, p);
   read_stack_keys(r, p);
-  if (p.fp8_params && p.precision != Precision::kFp8) {
+  if (p.fp8_params && !is_fp8_recipe(p.precision)) {
     throw r.error("fp8_params", std::string("fp8_params stores the weights as Transformer Engine "
-                                            "fp8 tensors; it needs precision \"fp8\", got \"") +
+                                            "fp8 tensors; it needs an fp8 precision (\"fp8\", "
+                                            "\"fp8-cs\", \"fp8-blockwise\" or \"mxfp8\"), got \"") +
                                     to_string(p.precision) + "\"");
   }
   if (p.master_weights) {

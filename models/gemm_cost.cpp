@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "models/low_precision.hpp"
+
 namespace capsim {
 namespace {
 
@@ -106,7 +108,12 @@ double kept_best_tile(double m, double n, double batch, double sms) {
 double element_bytes(Precision precision) {
   switch (precision) {
     case Precision::kFp8:
+    case Precision::kFp8Cs:
+    case Precision::kFp8Blockwise:
+    case Precision::kMxfp8:
       return 1.0;
+    case Precision::kNvfp4:
+      return 0.5;
     case Precision::kFp32:
       return 4.0;
     case Precision::kFp16:
@@ -122,9 +129,10 @@ double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, Precision p
     return 0.0;
   const double best = kept_best_tile(s.m, s.n, s.batch, gpu.num_sms);
   const double k_efficiency = s.k / (s.k + params.k_half);
-  const bool fp8_ceiling = precision == Precision::kFp8 && params.fp8_max_efficiency > 0.0;
+  const bool fp8_ceiling = is_low_precision(precision) && params.fp8_max_efficiency > 0.0;
   const double ceiling = fp8_ceiling ? params.fp8_max_efficiency : params.max_efficiency;
-  return ceiling * best * k_efficiency * alignment_factor(params, precision, s);
+  return ceiling * best * k_efficiency * alignment_factor(params, precision, s) *
+         scaling_rate_factor(precision, gpu);
 }
 
 double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,

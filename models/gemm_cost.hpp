@@ -16,7 +16,8 @@ struct GemmShape {
 
 // Returns the fraction of the GPU's dense peak at `precision` a GEMM reaches (before launch
 // overhead and the memory-bound limit): ceiling x best tile/wave utilisation x K/(K + k_half) x
-// alignment, the ceiling being max_efficiency (fp8: fp8_max_efficiency when set). Tile and wave
+// alignment x the recipe's scaling_rate_factor, the ceiling being max_efficiency (the
+// low-precision recipes: fp8_max_efficiency when set). Tile and wave
 // quantization per NVIDIA's "Matrix Multiplication Background" guide. Each thread keeps the
 // tile utilisation of the shapes it saw last (values unchanged), so calls are thread-safe.
 [[nodiscard]] double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu,
@@ -32,7 +33,8 @@ struct GemmShape {
 [[nodiscard]] double memory_bound_time_s(const GemmParams& params, const GpuSpec& gpu,
                                          double bytes);
 
-// Returns the element size in bytes of GEMM operands at a precision (fp8: 1, fp32: 4, else 2).
+// Returns the element size in bytes of GEMM operands at a precision (fp8 recipes: 1, nvfp4:
+// 0.5, fp32: 4, else 2), scale factors aside.
 [[nodiscard]] double element_bytes(Precision precision);
 
 }  // namespace capsim

@@ -22,8 +22,17 @@ const GpuSpec& gpu(const std::string& name) {
 // DGX prices are an amortisation assumption, not a quote: list price (DGX A100 $199k, May 2020
 // launch; DGX H100 ~$373k reported 2023) over 36 months plus power at 1.5 PUE and $0.12/kWh
 // (6.5 kW and 10.2 kW max draw). Users override them in plans.
-const std::array<InstanceSpec, 6>& catalog() {
-  static const std::array<InstanceSpec, 6> kInstances{{
+// Blackwell: AWS p6-b200 and p6-b300 on-demand from the vantage files updated 2026-08-26
+// (https://instances.vantage.sh); AWS sells P6e-GB200 UltraServers only as capacity blocks at
+// unpublished rates, so they are not listed. CoreWeave on-demand per instance from
+// https://www.coreweave.com/pricing, read 2026-09-27 (HGX B200 8 GPUs $68.80/h; GB200 NVL72 4
+// GPUs $42.00/h, sold as whole racks of 18). On-premises Blackwell as the DGX entries: DGX B200
+// $515k (reported list price, 2025) and 14.3 kW; GB200 NVL72 rack $3.1M (SemiAnalysis, August
+// 2025) and 132 kW; GB300 NVL72 rack $3.5M (the middle of the $3-4M reported in 2025) and 135
+// kW; a rack's price and power are split over its 18 trays. NICs: 400 Gb/s ConnectX-7 per GPU
+// (DGX B200, GB200 NVL72, p6-b200 EFAv4), 800 Gb/s ConnectX-8 per GPU (GB300 NVL72, p6-b300).
+const std::array<InstanceSpec, 13>& catalog() {
+  static const std::array<InstanceSpec, 13> kInstances{{
       {"p4d.24xlarge", gpu("A100-SXM4-40GB"), 8, "efa", 4, 100 * kGbit, 21.957642, 14.75, 13.92,
        "AWS us-east-1 on-demand after 2025-06 cut (vantage via tsaol/aws-gpu); capacity block "
        "AWS pricing page 2024"},
@@ -38,6 +47,27 @@ const std::array<InstanceSpec, 6>& catalog() {
        "amortisation assumption: $199k over 36 months + 6.5 kW at 1.5 PUE, $0.12/kWh"},
       {"dgx-h100", gpu("H100-SXM5-80GB"), 8, "infiniband", 8, 400 * kGbit, 16.03, 0.0, 0.0,
        "amortisation assumption: $373k over 36 months + 10.2 kW at 1.5 PUE, $0.12/kWh"},
+      {"p6-b200.48xlarge", gpu("B200-SXM-180GB"), 8, "efa", 8, 400 * kGbit, 113.9328, 0.0, 0.0,
+       "AWS us-east-1 on-demand (instances.vantage.sh via tsaol/aws-gpu, updated 2026-08-26)"},
+      {"p6-b300.48xlarge", gpu("B300-SXM-288GB"), 8, "efa", 8, 800 * kGbit, 142.416, 0.0, 0.0,
+       "AWS us-east-1 on-demand (instances.vantage.sh via tsaol/aws-gpu, updated 2026-08-26)"},
+      {"coreweave-b200", gpu("B200-SXM-180GB"), 8, "infiniband", 8, 400 * kGbit, 68.80, 0.0, 0.0,
+       "CoreWeave on-demand, https://www.coreweave.com/pricing (read 2026-09-27)"},
+      {"coreweave-gb200-4x", gpu("GB200-NVL-186GB"), 4, "infiniband", 4, 400 * kGbit, 42.00, 0.0,
+       0.0,
+       "CoreWeave on-demand per 4-GPU tray, whole racks of 18, "
+       "https://www.coreweave.com/pricing (read 2026-09-27)",
+       72},
+      {"dgx-b200", gpu("B200-SXM-180GB"), 8, "infiniband", 8, 400 * kGbit, 22.17, 0.0, 0.0,
+       "amortisation assumption: $515k over 36 months + 14.3 kW at 1.5 PUE, $0.12/kWh"},
+      {"gb200-nvl72", gpu("GB200-NVL-186GB"), 4, "infiniband", 4, 400 * kGbit, 7.87, 0.0, 0.0,
+       "amortisation assumption per tray: a $3.1M rack over 36 months + 132 kW at 1.5 PUE, "
+       "$0.12/kWh, over 18 trays",
+       72},
+      {"gb300-nvl72", gpu("GB300-NVL-288GB"), 4, "infiniband", 4, 800 * kGbit, 8.75, 0.0, 0.0,
+       "amortisation assumption per tray: a $3.5M rack over 36 months + 135 kW at 1.5 PUE, "
+       "$0.12/kWh, over 18 trays",
+       72},
   }};
   return kInstances;
 }

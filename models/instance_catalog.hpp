@@ -20,6 +20,10 @@ struct InstanceSpec {
   double capacity_block_usd_per_hour;
   double reserved_usd_per_hour;
   std::string price_source;  // provenance of the prices, with date
+  // GPUs that share one NVLink domain across nodes (cluster.nvlink_domain); 0: one node's.
+  // Rack-scale systems (GB200/GB300 NVL72) are 18 trays of 4 GPUs: gpus_per_node 4 (a tray and
+  // its NICs, priced per tray) and nvlink_domain 72.
+  int nvlink_domain = 0;
 
   [[nodiscard]] bool operator==(const InstanceSpec& other) const = default;
 };

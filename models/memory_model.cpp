@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/as_double.hpp"
+#include "models/low_precision.hpp"
 #include "models/parameter_count.hpp"
 #include "models/workload.hpp"
 
@@ -46,8 +47,9 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const double kv = d(model.num_kv_heads) * d(model.head_dim());
   const double t = d(par.tensor);
   const double e = stored_element_bytes(par.precision);
-  const bool fp8 = par.precision == Precision::kFp8;
-  const double e_te = fp8 ? 1.0 : e;  // a tensor Transformer Engine saves in fp8
+  const bool fp8 = is_low_precision(par.precision);
+  // A tensor Transformer Engine saves quantized (fp8: 1 B; block scales add their share).
+  const double e_te = fp8 ? quantized_activation_bytes(par.precision) : e;
   const double mask = mask_bytes(model);
   // Sequence parallelism shards the parts that TP alone replicates (Korthikanti §4.2.2).
   const double replicated_div = par.sequence_parallel ? t : 1.0;
@@ -115,6 +117,10 @@ BytesPerParameter bytes_per_parameter(Precision precision) {
       return {2.0, 2.0, 12.0};  // ZeRO paper §3.1: 2Ψ + 2Ψ + KΨ with K = 12
     case Precision::kBf16:
     case Precision::kFp8:
+    case Precision::kFp8Cs:
+    case Precision::kFp8Blockwise:
+    case Precision::kMxfp8:
+    case Precision::kNvfp4:
       return {2.0, 4.0, 12.0};  // Megatron: fp32 main grads for bf16 (arguments.py), 18 B/param
     case Precision::kFp32:
       return {4.0, 4.0, 8.0};  // weights are the master copy; Adam m and v
@@ -276,7 +282,8 @@ double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par
   const double sb = d(model.seq_length) / d(par.context) * d(par.micro_batch_size);
   const double h = d(model.hidden_size);
   const double e = stored_element_bytes(par.precision);
-  const double e_te = par.precision == Precision::kFp8 ? 1.0 : e;
+  const double e_te =
+      is_low_precision(par.precision) ? quantized_activation_bytes(par.precision) : e;
   const bool swiglu = model.ffn_activation == FfnActivation::kSwiglu;
   const auto mlp = [&](double rows, double f) {
     return rows * ((swiglu ? 2.0 : 1.0) * f * e + f * e_te);
@@ -302,7 +309,8 @@ double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par
 
 // Bytes Transformer Engine keeps per GEMM weight element beside the stored weight, through the
 // iteration, when fp8 trains bf16 parameters: the fp8 weight (1 B) and its fp8 transpose (1 B,
-// the dgrad GEMM's operand on Hopper). TE v1.5-v1.7 allocate them in
+// the dgrad GEMM's operand on Hopper); the other recipes keep the two quantized copies
+// (rowwise and columnwise) with their block scales. TE v1.5-v1.7 allocate them in
 // TransformerEngineBaseModule.set_fp8_weights (module/base.py, `weight{i}_fp8` and
 // `weight{i}_t_fp8`); v1.8-v1.13 cache one Float8Tensor per weight in `_fp8_workspaces` through
 // get_fp8_workspace(cache_name="weight", with_transpose=True) (module/linear.py forward) and
@@ -314,9 +322,9 @@ double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par
 // output layer is Megatron's ColumnParallelLinear (bf16, no cache); embeddings, norms and
 // biases are not cached.
 double fp8_weight_cache_bytes_per_element(const Parallelism& parallelism) {
-  if (parallelism.precision != Precision::kFp8 || parallelism.fp8_params)
+  if (!is_low_precision(parallelism.precision) || parallelism.fp8_params)
     return 0.0;
-  return 1.0 + 1.0;
+  return 2.0 * quantized_weight_bytes(parallelism.precision);
 }
 
 MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelism,
@@ -346,7 +354,7 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   // kept.
   in.fsdp_mixed_precision =
       parallelism.zero_stage >= 3 &&
-      (parallelism.precision == Precision::kBf16 || parallelism.precision == Precision::kFp8) &&
+      (parallelism.precision == Precision::kBf16 || is_low_precision(parallelism.precision)) &&
       parallelism.master_weights_or_default() == MasterWeights::kFp32;
   in.e = stored_element_bytes(parallelism.precision);
   in.sb = d(model.seq_length) / d(parallelism.context) * d(parallelism.micro_batch_size);
@@ -441,7 +449,9 @@ double edge_activation_bytes(const MemoryInputs& in, int stage, double in_flight
 double userbuffer_bytes(const MemoryInputs& in) {
   if (!in.parallelism->tp_comm_overlap)
     return 0.0;
-  const double gather_element = in.parallelism->precision == Precision::kFp8 ? 1.0 : 2.0;
+  const double gather_element = is_low_precision(in.parallelism->precision)
+                                    ? quantized_activation_bytes(in.parallelism->precision)
+                                    : 2.0;
   return in.sb * d(in.model->hidden_size) * (6.0 * gather_element + 4.0 * 2.0);
 }
 

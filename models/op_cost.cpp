@@ -4,14 +4,15 @@
 #include <string_view>
 
 #include "models/gemm_cost.hpp"
+#include "models/low_precision.hpp"
 
 namespace capsim {
 
 Precision op_precision(const Op& op, Precision precision) {
-  if (precision != Precision::kFp8)
+  if (!is_low_precision(precision))
     return precision;
-  // Transformer Engine runs fp8 only in its linear layers: attention (fused or the
-  // materialised score and value batched GEMMs) and the output layer stay 16-bit.
+  // Transformer Engine runs its low-precision recipes only in its linear layers: attention
+  // (fused or the materialised score and value batched GEMMs) and the output layer stay 16-bit.
   const bool is_logits = op.kind == KernelKind::kGemm && std::string_view(op.name) == "logits";
   return (op.attention_core || op.kind == KernelKind::kAttention || is_logits) ? Precision::kBf16
                                                                                : precision;

@@ -112,6 +112,14 @@ const char* to_string(Precision precision) {
       return "fp8";
     case Precision::kFp32:
       return "fp32";
+    case Precision::kFp8Cs:
+      return "fp8-cs";
+    case Precision::kFp8Blockwise:
+      return "fp8-blockwise";
+    case Precision::kMxfp8:
+      return "mxfp8";
+    case Precision::kNvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -222,8 +230,9 @@ std::optional<Recompute> recompute_from_string(std::string_view name) {
 }
 
 std::optional<Precision> precision_from_string(std::string_view name) {
-  static constexpr std::array kAll{Precision::kFp16, Precision::kBf16, Precision::kFp8,
-                                   Precision::kFp32};
+  static constexpr std::array kAll{Precision::kFp16,  Precision::kBf16,  Precision::kFp8,
+                                   Precision::kFp32,  Precision::kFp8Cs, Precision::kFp8Blockwise,
+                                   Precision::kMxfp8, Precision::kNvfp4};
   return from_string(name, kAll);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/as_double.hpp"
+#include "models/low_precision.hpp"
 #include "models/parameter_count.hpp"
 
 namespace capsim {
@@ -43,13 +44,13 @@ void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
 // /SwiGLU write fp8, and the activation's backward is fused with the cast-transpose of the up
 // projection's output gradient (fp8_cast_transpose_bgrad_dgelu_fused). A fused producer writes
 // 1 B less and the transpose reads and writes 1 B: 1 B per element extra. Weight casts are cached
-// across micro-batches (once per iteration): neglected.
-enum class CastBy { kOwnKernel, kProducer };
-
+// across micro-batches (once per iteration): neglected. The other low-precision recipes move
+// the bytes cast_bytes_per_element gives (scale factors, amax passes).
 void add_fp8_casts(std::vector<Op>& ops, const char* name, double rows, double in, double out,
-                   CastBy input, CastBy gradient) {
-  const double fwd_bytes_per_element = input == CastBy::kProducer ? 1.0 : 4.0;
-  const double bwd_bytes_per_element = gradient == CastBy::kProducer ? 0.0 : 4.0;
+                   CastBy input, CastBy gradient, Precision precision) {
+  const double fwd_bytes_per_element = cast_bytes_per_element(precision, input, CastOf::kInput);
+  const double bwd_bytes_per_element =
+      cast_bytes_per_element(precision, gradient, CastOf::kGradient);
   ops.push_back({name,
                  KernelKind::kMemoryBound,
                  Pass::kForward,
@@ -201,7 +202,7 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
                  double e) {
   const MoeSpec& moe = *m.moe;
   const bool swiglu = m.ffn_activation == FfnActivation::kSwiglu;
-  const bool fp8 = p.precision == Precision::kFp8;
+  const bool fp8 = is_low_precision(p.precision);
   const double h = m.hidden_size;
   const double local = tokens / d(p.tensor);
   const double experts = d(moe.num_experts);
@@ -225,8 +226,9 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   if (fp8) {
     // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
     add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (swiglu ? 2.0 : 1.0) * ffn,
-                  CastBy::kOwnKernel, CastBy::kProducer);
-    add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel);
+                  CastBy::kOwnKernel, CastBy::kProducer, p.precision);
+    add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel,
+                  p.precision);
   }
   add_copy(ops, "unpermute", (copies + local) * h * e + copies * 4.0);
   if (moe.shared_expert_ffn_hidden_size > 0) {
@@ -247,7 +249,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p) {
 }
 
 std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind kind) {
-  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double e = element_bytes(is_low_precision(p.precision) ? Precision::kBf16 : p.precision);
   const double t = p.tensor;
   const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
   const double h = m.hidden_size;
@@ -258,7 +260,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
   // With sequence parallelism, norms, dropout and residuals run on tokens / t.
   const double norm_tokens = p.sequence_parallel ? tokens / t : tokens;
 
-  const bool fp8 = p.precision == Precision::kFp8;
+  const bool fp8 = is_low_precision(p.precision);
   std::vector<Op> ops;
   ops.reserve(48);
   // fp8 casts of the input and of the output gradient: by their own kernel or by the kernel
@@ -267,7 +269,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
                           CastBy gradient) {
     add_linear(ops, name, tokens, in, out);
     if (fp8)
-      add_fp8_casts(ops, cast, tokens, in, out, input, gradient);
+      add_fp8_casts(ops, cast, tokens, in, out, input, gradient, p.precision);
   };
   // Pre-attention norm: read and write tokens x h.
   add_elementwise(ops, "norm1", 2.0 * norm_tokens * h * e);
@@ -370,7 +372,7 @@ double routed_rows(const ModelSpec& m, const Parallelism& p) {
 }
 
 std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {
-  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double e = element_bytes(is_low_precision(p.precision) ? Precision::kBf16 : p.precision);
   const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
   std::vector<Op> ops;
   // Lookup writes tokens x h (plus positions for GPT); the backward scatters gradients into the
@@ -392,7 +394,7 @@ std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {
 }
 
 std::vector<Op> lower_head(const ModelSpec& m, const Parallelism& p) {
-  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double e = element_bytes(is_low_precision(p.precision) ? Precision::kBf16 : p.precision);
   const double t = p.tensor;
   const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
   const double norm_tokens = p.sequence_parallel ? tokens / t : tokens;
@@ -407,7 +409,7 @@ std::vector<Op> lower_head(const ModelSpec& m, const Parallelism& p) {
 }
 
 std::vector<Op> lower_mtp_module(const ModelSpec& m, const Parallelism& p) {
-  const double e = element_bytes(p.precision == Precision::kFp8 ? Precision::kBf16 : p.precision);
+  const double e = element_bytes(is_low_precision(p.precision) ? Precision::kBf16 : p.precision);
   const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context);
   const double h = m.hidden_size;
   std::vector<Op> ops;

@@ -7,6 +7,7 @@
 #include "models/byte_units.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "models/low_precision.hpp"
 #include "models/memory_model.hpp"
 #include "planner/goodput.hpp"
 #include "planner/plan_instances.hpp"
@@ -198,7 +199,9 @@ void read_search(io::JsonReader& r, SearchSpace& s, const ModelSpec& model) {
   }
   if (r.has("precision")) {
     s.precision.clear();
-    for (const auto& v : enum_values(r, "precision", {"fp16", "bf16", "fp8"})) {
+    for (const auto& v :
+         enum_values(r, "precision",
+                     {"fp16", "bf16", "fp8", "fp8-cs", "fp8-blockwise", "mxfp8", "nvfp4"})) {
       s.precision.push_back(*precision_from_string(v));
     }
   }
@@ -437,8 +440,7 @@ void read_stack(io::JsonReader& r, PlanSpec& plan) {
       throw r.error("recompute_modules", *problem);
   }
   const auto& precisions = plan.space.precision;
-  if (plan.stack.fp8_params &&
-      std::find(precisions.begin(), precisions.end(), Precision::kFp8) == precisions.end()) {
+  if (plan.stack.fp8_params && std::none_of(precisions.begin(), precisions.end(), is_fp8_recipe)) {
     throw r.error("fp8_params",
                   "fp8_params applies to the fp8 candidates, and search.precision has no \"fp8\"");
   }
@@ -450,7 +452,7 @@ void read_stack(io::JsonReader& r, PlanSpec& plan) {
   }
   if (plan.stack.master_weights) {
     for (Precision precision : precisions) {
-      const bool fp8_params = plan.stack.fp8_params && precision == Precision::kFp8;
+      const bool fp8_params = plan.stack.fp8_params && is_fp8_recipe(precision);
       if (auto conflict =
               io::master_weights_conflict(*plan.stack.master_weights, precision, fp8_params)) {
         throw r.error("master_weights",

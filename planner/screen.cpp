@@ -13,6 +13,7 @@
 
 #include "models/gpu_catalog.hpp"
 #include "models/instance_catalog.hpp"
+#include "models/low_precision.hpp"
 #include "models/memory_model.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/goodput.hpp"
@@ -108,7 +109,7 @@ void apply_stack(const ModelSpec& model, const Parallelism& stack, Parallelism& 
   p.overlap_grad_reduce = stack.overlap_grad_reduce || p.zero_stage == 3;
   const bool gathers_parameters = p.zero_stage == 1 || p.zero_stage == 2;
   p.overlap_param_gather = gathers_parameters ? stack.overlap_param_gather : p.overlap_grad_reduce;
-  p.fp8_params = stack.fp8_params && p.precision == Precision::kFp8;
+  p.fp8_params = stack.fp8_params && is_fp8_recipe(p.precision);
   p.tp_comm_overlap = stack.tp_comm_overlap && p.sequence_parallel;
   p.tp_backward_overlap = stack.tp_backward_overlap;
   p.recompute_modules = stack.recompute_modules;

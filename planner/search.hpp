@@ -22,7 +22,7 @@ enum class PruneReason {
   kBatchDivisibility,        // global batch not divisible by micro batch x data
   kInterleavedMicroBatches,  // interleaved 1F1B needs micro-batches to be a multiple of pipeline
   kZeroWithPipeline,         // ZeRO-2/3 with pipeline parallelism (unsupported by Megatron/DS)
-  kFp8Unsupported,           // fp8 on a GPU without fp8 tensor cores
+  kFp8Unsupported,           // a low-precision recipe the GPU's tensor cores do not run
   kInvalidLayout,            // breaks a layout rule none of the reasons above names
   kFailures,                 // so many GPUs that failures outpace checkpoints (failure_model)
   kMemory,                   // peak memory above the GPU's HBM

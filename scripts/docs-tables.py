@@ -35,6 +35,11 @@ CALIBRATION = "scenarios/validation/published-extra.json"
 GB200 = "scenarios/validation/gb200-datasheet-check.json"
 MOE_HOPPER = "scenarios/validation/moe-hopper.json"
 MATERIALIZED = "scenarios/validation/megatron-sc21-materialized.json"
+DENSE_BLACKWELL = "scenarios/validation/dense-blackwell.json"
+# The dense Blackwell runs by training stack: (label, id prefix after "fit-"/"judged-").
+BLACKWELL_STACKS = [("Megatron-Bridge (NeMo containers 25.09, 25.11)", "mbridge"),
+                    ("SimuMax B200 release v1.2", "simumax"),
+                    ("both stacks, one factor", "")]
 
 # What each dev.json group holds (the table labels read "GROUP (WHAT)").
 DEV_GROUPS = {
@@ -388,6 +393,53 @@ def block_validation_transfer(r):
                 " --cases PREFIX --profile scenarios/profiles/PROFILE.json -o /tmp/f.json",
                 "capsim validate FILE --cases PREFIX --set profile=/tmp/f.json --json"]
     return commands, table(header, rows)
+
+
+def block_validation_dense_blackwell(r):
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, stack in BLACKWELL_STACKS:
+            out = f"{tmp}/{stack or 'all'}.json"
+            argv = [r.capsim, "calibrate", "step", DENSE_BLACKWELL, "--cases", "fit-" + stack,
+                    "-o", out]
+            done = r.run(argv)
+            if done.returncode != 0:
+                sys.exit(f"docs-tables: {' '.join(argv)} exited {done.returncode}: {done.stderr}")
+            factor = json.loads(Path(out).read_text())["software_efficiency"]
+            fit = r.validate(DENSE_BLACKWELL, f"--cases fit-{stack}")["summary"]
+            before = r.validate(DENSE_BLACKWELL, f"--cases judged-{stack}")["summary"]
+            args = f"--cases judged-{stack} --set profile={out}"
+            event = r.validate(DENSE_BLACKWELL, args)["summary"]
+            analytic = r.validate(DENSE_BLACKWELL, args, "analytic")["summary"]
+            worst_group = max(g["mape_pct"] for g in event["by_group"].values())
+            rows.append([label, fit["n"], fixed(factor, 4), event["n"], mape(before),
+                         f"**{mape(event)}** / {bias(event)}", mape(analytic),
+                         fixed(worst_group, 1) + "%", f"{event['within_10_pct']}/{event['n']}"])
+            for engine in ("event", "analytic"):
+                del r.cache[(DENSE_BLACKWELL, args, engine)]
+    header = ["stack", "fit runs", "fitted `software_efficiency`", "judged runs",
+              "judged MAPE at the prior (0.891)", "judged event MAPE / mean signed error",
+              "judged analytic MAPE", "worst group (event)", "judged within ±10%"]
+    commands = [f"capsim calibrate step {DENSE_BLACKWELL} --cases fit-STACK -o /tmp/f.json",
+                validate_cmd(DENSE_BLACKWELL, "--cases judged-STACK --set profile=/tmp/f.json"),
+                validate_cmd(DENSE_BLACKWELL, "--cases judged-STACK --set profile=/tmp/f.json",
+                             "analytic")]
+    return commands, table(header, rows)
+
+
+def block_validation_dense_blackwell_cases(r):
+    event, analytic = r.validate(DENSE_BLACKWELL), r.validate(DENSE_BLACKWELL, engine="analytic")
+    errors = {c["id"]: c["error_pct"] for c in analytic["cases"]}
+    rows = [[f"`{c['id']}`", c["group"], fixed(c["measured_iteration_time_s"], 3),
+             signed(c["error_pct"], 1) + "%", signed(errors[c["id"]], 1) + "%",
+             fixed(c["predicted_peak_memory_gib"], 1) + ("" if c["fits_in_memory"] else " (!)")]
+            for c in event["cases"]]
+    s, a = event["summary"], analytic["summary"]
+    rows.append(["**all** (MAPE)", "", "", f"**{mape(s)}**", mape(a), ""])
+    header = ["case", "group", "measured s", "event error", "analytic error",
+              "predicted peak GiB (! = over)"]
+    return [validate_cmd(DENSE_BLACKWELL), validate_cmd(DENSE_BLACKWELL, engine="analytic")], \
+        table(header, rows)
 
 
 # ---- docs/performance.md -----------------------------------------------------------------------
@@ -987,6 +1039,8 @@ BLOCKS = {
     "validation-gb200": block_validation_gb200,
     "validation-moe-hopper": block_validation_moe_hopper,
     "validation-time-to-train": block_validation_time_to_train,
+    "validation-dense-blackwell": block_validation_dense_blackwell,
+    "validation-dense-blackwell-cases": block_validation_dense_blackwell_cases,
     "sim-oversubscribed": block_sim_oversubscribed,
     "calibration-step": block_calibration_step,
     "planner-exhaustive": block_planner_exhaustive,

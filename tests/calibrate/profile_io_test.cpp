@@ -121,7 +121,8 @@ const Rule kRules[] = {
      "software_efficiency"},
     {"gpu", [](nlohmann::json& j) { j["gpu"] = "V100"; },
      "p.json:/gpu: unknown GPU \"V100\"; known GPUs: A100-SXM4-40GB, A100-SXM4-80GB, "
-     "H100-SXM5-80GB, H200-SXM-141GB (or describe new hardware with an object, docs/scenario.md)"},
+     "B200-SXM-180GB, B300-SXM-288GB, GB200-NVL-186GB, GB300-NVL-288GB, H100-SXM5-80GB, "
+     "H200-SXM-141GB (or describe new hardware with an object, docs/scenario.md)"},
     {"fabric", [](nlohmann::json& j) { j["fabric"] = "myrinet"; },
      "p.json:/fabric: expected one of infiniband, roce, efa, nvswitch, ethernet, got "
      "\"myrinet\""},

@@ -51,6 +51,20 @@ TEST(CliTest, NvlinkDomainBeyondNvl72ExitsTwoWithFileAndPointer) {
       << r.out;
 }
 
+// A low-precision recipe the GPU cannot run is bad input that points at the precision.
+TEST(CliTest, UnsupportedPrecisionExitsTwoWithPointer) {
+  for (const char* name : {"scenario_mxfp8_on_h100", "scenario_nvfp4_on_h100"}) {
+    const std::string file = kData + "/bad/" + name + ".json";
+    for (const char* engine : {"event", "analytic"}) {
+      const auto r = run_capsim("simulate " + file + " --engine " + engine, true);
+      EXPECT_EQ(r.exit_code, 2) << name;
+      EXPECT_NE(r.out.find(file + ":/parallelism/precision: precision \""), std::string::npos)
+          << r.out;
+      EXPECT_NE(r.out.find("hardware block scaling (Blackwell)"), std::string::npos) << r.out;
+    }
+  }
+}
+
 TEST(CliTest, MissingFileExitsTwo) {
   EXPECT_EQ(run_capsim("simulate /nonexistent.json --engine analytic").exit_code, 2);
   EXPECT_EQ(run_capsim("validate /nonexistent.json --engine analytic").exit_code, 2);

@@ -86,12 +86,25 @@ TEST(GpuSpecIoTest, WriteReadIsExact) {
     g.peak_fp16_flop_per_s = x * 3e14;
     g.peak_tf32_flop_per_s = x * 1e14;
     g.peak_fp8_flop_per_s = x * 2e15;
+    g.peak_fp4_flop_per_s = x * 4e15;
     g.hbm_capacity_bytes = x * 1e11;
     g.hbm_bandwidth_bytes_per_s = x * 1e13;
     g.nvlink_bandwidth_bytes_per_s = x * 1e12;
     EXPECT_EQ(read(io::gpu_spec_to_json(g)), g) << x;
   }
   EXPECT_EQ(io::gpu_spec_to_json(read(b200_like("RoundTrip-GPU"))).at("peak_bf16"), "2250TFLOPS");
+}
+
+// peak_fp4 is read when given and written only when the GPU has fp4 tensor cores.
+TEST(GpuSpecIoTest, Fp4PeakIsOptional) {
+  nlohmann::json doc = b200_like("Fp4-GPU");
+  EXPECT_EQ(read(doc).peak_fp4_flop_per_s, 0.0);
+  EXPECT_FALSE(io::gpu_spec_to_json(read(doc)).contains("peak_fp4"));
+  doc["peak_fp4"] = "9PFLOPS";
+  const GpuSpec g = read(doc);
+  EXPECT_DOUBLE_EQ(g.peak_fp4_flop_per_s, 9e15);
+  EXPECT_DOUBLE_EQ(g.peak_flop_per_s(Precision::kNvfp4), 9e15);
+  EXPECT_EQ(io::gpu_spec_to_json(g).at("peak_fp4"), "9000TFLOPS");
 }
 
 // A "gpu" value may be a catalog name or a definition; a definition that clashes is an

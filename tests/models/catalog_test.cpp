@@ -112,3 +112,38 @@ TEST(CatalogTest, TakesManyDefinitionsAndKeepsTheirAddresses) {
 
 }  // namespace
 }  // namespace capsim
+
+namespace capsim {
+namespace {
+
+// Every built-in instance is priced with its source; the rack-scale ones are trays of a 72-GPU
+// NVLink domain.
+TEST(CatalogTest, BlackwellInstances) {
+  for (const InstanceSpec& i : builtin_instances()) {
+    EXPECT_GT(i.on_demand_usd_per_hour, 0.0) << i.name;
+    EXPECT_FALSE(i.price_source.empty()) << i.name;
+    EXPECT_EQ(i.nics_per_node % i.gpus_per_node == 0 || i.gpus_per_node % i.nics_per_node == 0,
+              true)
+        << i.name;
+  }
+  const Catalog& c = builtin_catalog();
+  ASSERT_NE(c.find_instance("p6-b200.48xlarge"), nullptr);
+  EXPECT_EQ(c.find_instance("p6-b200.48xlarge")->gpu.name, "B200-SXM-180GB");
+  EXPECT_DOUBLE_EQ(c.find_instance("p6-b200.48xlarge")->on_demand_usd_per_hour, 113.9328);
+  EXPECT_EQ(c.find_instance("p6-b300.48xlarge")->gpu.name, "B300-SXM-288GB");
+  EXPECT_DOUBLE_EQ(c.find_instance("coreweave-gb200-4x")->on_demand_usd_per_hour, 42.00);
+  for (const char* rack : {"gb200-nvl72", "gb300-nvl72", "coreweave-gb200-4x"}) {
+    const InstanceSpec& i = *c.find_instance(rack);
+    EXPECT_EQ(i.gpus_per_node, 4) << rack;
+    EXPECT_EQ(i.nvlink_domain, 72) << rack;
+    EXPECT_EQ(i.nics_per_node, 4) << rack;
+  }
+  EXPECT_EQ(c.find_instance("gb300-nvl72")->gpu.name, "GB300-NVL-288GB");
+  EXPECT_EQ(c.find_instance("dgx-b200")->nvlink_domain, 0);  // one node's NVSwitch
+  // The amortised rack: ($3.1M / 36 months + 132 kW x 1.5 x $0.12/kWh) / 18 trays.
+  EXPECT_NEAR(c.find_instance("gb200-nvl72")->on_demand_usd_per_hour,
+              (3.1e6 / (36.0 * 730.0) + 132.0 * 1.5 * 0.12) / 18.0, 0.005);
+}
+
+}  // namespace
+}  // namespace capsim

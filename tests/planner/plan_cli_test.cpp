@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "models/catalog.hpp"
+
 #include "io/json_reader.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
@@ -35,6 +37,33 @@ std::string read_file(const std::string& path) {
 // Runs `capsim ARGS` with stderr discarded and returns its exit code and stdout.
 CliRun run(const std::string& args) {
   return testing::run_capsim(args);
+}
+
+// --list-instances prints the catalog's instances with their prices and sources, and exits.
+TEST(PlanCliTest, ListInstances) {
+  const CliRun table = run("plan --list-instances");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  for (const char* name : {"p5.48xlarge", "p6-b200.48xlarge", "gb200-nvl72", "coreweave-b200"})
+    EXPECT_NE(table.out.find(name), std::string::npos) << name;
+  EXPECT_NE(table.out.find("$113.93"), std::string::npos) << table.out;
+  const CliRun json = run("plan --list-instances --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json& list = j.at("instances");
+  ASSERT_EQ(list.size(), builtin_catalog().instance_names().size());
+  for (const nlohmann::json& i : list) {
+    if (i.at("name") == "gb300-nvl72") {
+      EXPECT_EQ(i.at("gpu"), "GB300-NVL-288GB");
+      EXPECT_EQ(i.at("gpus_per_node"), 4);
+      EXPECT_EQ(i.at("nvlink_domain"), 72);
+      EXPECT_EQ(i.at("nic_bandwidth"), "800Gbps");
+    }
+    if (i.at("name") == "p5.48xlarge") {
+      EXPECT_EQ(i.at("nvlink_domain"), 8);
+    }
+  }
+  EXPECT_EQ(
+      run("plan --list-instances " + kDataDir + "/plans/small-defined-instance.json").exit_code, 2);
 }
 
 TEST(PlanCliTest, JsonAndWinningScenario) {

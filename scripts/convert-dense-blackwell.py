@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Converts the dense (Llama 3) Blackwell rows of data/validation/moe_dev_runs.json into
+capsim.validation/v1 cases (scenarios/validation/dense-blackwell.json).
+
+Iteration time = global batch x sequence length / (tokens/s/GPU x GPUs) where a row prints its
+throughput; a row that prints a step time keeps it. SimuMax's B200 runs cut the model to the depth
+they ran (num_layers_run). GB200 rows need the NVLink domain of their NVL72 rack
+(cluster.nvlink_domain) and are converted only with --nvlink-domain (the scenario key must exist
+in the capsim that reads them); without it they are skipped with the reason printed.
+
+Each case is marked "fit" or "judged" by a rule fixed before any error was seen: the dense
+Blackwell rows (B200 and GB200) sorted by id, every third one (the 1st, 4th, 7th, ...) fits the
+Blackwell in-situ factor (capsim calibrate step --cases fit-), the others judge it.
+
+Usage: scripts/convert-dense-blackwell.py [RUNS.json] [OUT.json] [--nvlink-domain]
+"""
+import json
+import sys
+
+GPUS = {"B200": "B200-SXM-180GB", "GB200": "GB200-NVL-186GB"}
+PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8-cs", "FP8_MX": "mxfp8", "NVFP4": "nvfp4"}
+
+
+def skip_reason(run, with_domain):
+    hw, lay = run["hardware"], run["layout"]
+    if run.get("is_moe") or not run["model"].lower().startswith("llama"):
+        return None  # not a dense Llama row: not this file's
+    if hw["gpu"] not in GPUS:
+        return None
+    if hw["gpu"] == "GB200" and not with_domain:
+        return "an NVL72 rack: needs cluster.nvlink_domain (--nvlink-domain)"
+    meas = run["measured"]
+    if not (meas.get("tokens_per_sec_per_gpu") or meas.get("step_time_s")):
+        return "no measured throughput or step time"
+    if lay["precision"] not in PRECISIONS:
+        return "precision %s has no capsim equivalent" % lay["precision"]
+    return ""
+
+
+def case_of(run, with_domain):
+    lay, hw, meas, arch = run["layout"], run["hardware"], run["measured"], run["arch"]
+    layers = arch.get("num_layers_run") or arch["num_layers"]
+    model = {"name": run["model"], "num_layers": layers, "hidden_size": arch["hidden_size"],
+             "num_attention_heads": arch["num_attention_heads"],
+             "num_kv_heads": arch["num_kv_heads"], "ffn_hidden_size": arch["ffn_hidden_size"],
+             "ffn_activation": "swiglu", "seq_length": lay["seq_len"],
+             "vocab_size": arch["vocab_size"]}
+    gpus = hw["num_gpus"]
+    tp, pp, cp = lay["tp"], lay["pp"], lay["cp"] or 1
+    vp = lay["vp"] or 1
+    mbridge = run["id"].startswith("mbridge")
+    par = {"tensor": tp, "pipeline": pp, "data": gpus // (tp * pp * cp), "context": cp,
+           "micro_batch_size": lay["mbs"], "global_batch_size": lay["gbs"],
+           "virtual_pipeline_stages": vp,
+           "schedule": "interleaved-1f1b" if vp > 1 else "1f1b",
+           "recompute": "none", "sequence_parallel": tp > 1, "zero_stage": 1,
+           "precision": PRECISIONS[lay["precision"]]}
+    if mbridge and tp > 1:
+        par["tp_comm_overlap"] = True  # Megatron-Bridge's Llama recipes turn it on for TP > 1
+    per_node = hw["gpus_per_node"]
+    cluster = {"gpu": GPUS[hw["gpu"]], "gpus_per_node": per_node, "num_nodes": gpus // per_node}
+    if hw["gpu"] == "GB200":
+        # A job takes whole trays of a rack: all its GPUs up to 64, else 64 per rack (16 of the
+        # 18 trays), so that the domains divide a power-of-two job.
+        cluster["nvlink_domain"] = min(64, gpus)
+    if gpus > per_node:
+        cluster["inter_node"] = {"fabric": "infiniband", "nics_per_node": per_node,
+                                 "nic_bandwidth": "400Gbps", "topology": "rail-optimized"}
+    tokens = lay["gbs"] * lay["seq_len"]
+    if meas.get("step_time_s"):
+        time_s, how = meas["step_time_s"], "step time as published"
+        tok = tokens / time_s / gpus
+    else:
+        tok, how = meas["tokens_per_sec_per_gpu"], "tokens/s/GPU as published"
+        time_s = tokens / (tok * gpus)
+    src = run["source"]
+    row = src.get("row_text") or src.get("row") or ""
+    source = "%s %s @ %s, %s: %s (%s)" % (src.get("repo") or src.get("kind"), src.get("path") or "",
+                                        src.get("commit") or src.get("version") or "",
+                                        src.get("table") or "", row, how)
+    if arch.get("num_layers_run"):
+        source += "; %d of the model's %d layers, as run" % (layers, arch["num_layers"])
+    stack = "Megatron-Bridge" if mbridge else "SimuMax B200"
+    group = "Dense %s %s (%s)" % (hw["gpu"], run["model"], stack)
+    scenario = {"name": run["id"], "model": model, "cluster": cluster, "parallelism": par}
+    return {"id": run["id"], "group": group, "scenario": scenario,
+            "measured": {"iteration_time_s": round(time_s, 4), "tokens_per_s_per_gpu": round(tok, 2),
+                         "source": source.strip(), "confidence": "medium"}}
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    with_domain = "--nvlink-domain" in sys.argv[1:]
+    src = args[0] if args else "data/validation/moe_dev_runs.json"
+    out = args[1] if len(args) > 1 else "scenarios/validation/dense-blackwell.json"
+    runs = sorted(json.load(open(src))["runs"], key=lambda r: r["id"])
+    cases = []
+    # The third is taken over every dense Blackwell row, converted or not, so that converting
+    # the GB200 rows later leaves each B200 row's role as it is.
+    dense = [run for run in runs if skip_reason(run, True) is not None]
+    for i, run in enumerate(dense):
+        reason = skip_reason(run, with_domain)
+        if reason:
+            print("skipped %s: %s" % (run["id"], reason))
+            continue
+        case = case_of(run, with_domain)
+        case["id"] = "%s-%s" % ("fit" if i % 3 == 0 else "judged", case["id"])
+        cases.append(case)
+    doc = {"schema": "capsim.validation/v1",
+           "note": "Generated by scripts/convert-dense-blackwell.py from "
+                   "data/validation/moe_dev_runs.json (dense Llama rows on Blackwell). Ids sorted; "
+                   "every third case (id prefix fit-) fits the Blackwell in-situ factor, the others "
+                   "(judged-) judge it. Do not edit by hand.",
+           "cases": cases}
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print("wrote %d cases to %s" % (len(cases), out))
+
+
+if __name__ == "__main__":
+    main()

@@ -51,6 +51,7 @@ void read_nvlink_domain(JsonReader& r, ClusterSpec& c) {
 
 ClusterSpec read_cluster(JsonReader& r, Catalog& catalog) {
   ClusterSpec c;
+  int instance_domain = 0;  // the instance's NVLink domain when it spans nodes
   if (r.has("instance")) {
     c.instance = r.required_string("instance");
     const InstanceSpec* inst = catalog.find_instance(c.instance);
@@ -70,6 +71,7 @@ ClusterSpec read_cluster(JsonReader& r, Catalog& catalog) {
     c.nics_per_node = inst->nics_per_node;
     c.nic_bandwidth_bytes_per_s = inst->nic_bandwidth_bytes_per_s;
     c.topology = Topology::kRailOptimized;
+    instance_domain = inst->nvlink_domain;
   } else {
     c.gpu = read_gpu_name_or_definition(r, "gpu", catalog);
     c.gpus_per_node = to_int(r.required_int("gpus_per_node", 1, kMaxGpusPerNode));
@@ -109,6 +111,15 @@ ClusterSpec read_cluster(JsonReader& r, Catalog& catalog) {
   }
   c.has_inter_node = c.num_nodes > 1;
   read_nvlink_domain(r, c);
+  if (!r.has("nvlink_domain") && instance_domain > 0) {
+    // An NVL72 tray instance brings its rack's domain, which the job must fill or stay inside.
+    if (auto problem = nvlink_domain_problem(instance_domain, c.gpus_per_node, c.num_gpus())) {
+      throw r.error("num_nodes", "instance \"" + c.instance + "\" has an NVLink domain of " +
+                                     std::to_string(instance_domain) + " GPUs: " + *problem +
+                                     "; give cluster.nvlink_domain");
+    }
+    c.nvlink_domain = instance_domain;
+  }
   r.finish();
   return c;
 }

@@ -92,6 +92,14 @@ std::string megatron_arguments(const Scenario& scenario) {
   add(out, "--global-batch-size", p.global_batch_size);
   if (p.recompute == Recompute::kSelective) {
     add(out, "--recompute-granularity selective");
+    if (p.recompute_modules != kDefaultRecomputeModules) {
+      std::string modules = "--recompute-modules";
+      for (const RecomputeModule module : kAllRecomputeModules) {
+        if ((p.recompute_modules & module) != 0)
+          modules += std::string(" ") + to_string(module);
+      }
+      add(out, modules);
+    }
   } else if (p.recompute == Recompute::kFull) {
     add(out, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
   }
@@ -112,6 +120,19 @@ std::string megatron_arguments(const Scenario& scenario) {
       add(out, "--bf16 --fp8-format hybrid");
       if (p.fp8_params)
         add(out, "--fp8-param-gather");
+      break;
+    // Megatron-Core's --fp8-recipe names (arguments.py): current scaling is "tensorwise".
+    case Precision::kFp8Cs:
+      add(out, "--bf16 --fp8-format hybrid --fp8-recipe tensorwise");
+      break;
+    case Precision::kFp8Blockwise:
+      add(out, "--bf16 --fp8-format e4m3 --fp8-recipe blockwise");
+      break;
+    case Precision::kMxfp8:
+      add(out, "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8");
+      break;
+    case Precision::kNvfp4:
+      add(out, "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4");
       break;
     case Precision::kFp32:  // Megatron's default without a precision flag
       break;

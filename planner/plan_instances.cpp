@@ -173,6 +173,8 @@ void read_instances(io::JsonReader& r, PlanSpec& plan, const std::vector<std::st
     InstanceChoice choice = read_instance_choice(items[i], r, where, overrides, plan.catalog);
     const InstanceSpec& inst = *plan.catalog.find_instance(choice.name);
     check_profile_matches_instance(choice, inst, r.file(), where);
+    if (choice.nvlink_domain == 0)
+      choice.nvlink_domain = inst.nvlink_domain;  // an NVL72 tray's rack, from the catalog
     if (choice.nvlink_domain > 0) {
       // Whole nodes and at most NVL72; the node counts are checked against it once read.
       if (auto problem = io::nvlink_domain_problem(choice.nvlink_domain, inst.gpus_per_node, 0))

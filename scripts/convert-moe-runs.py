@@ -14,7 +14,7 @@ import math
 import sys
 
 GPUS = {"H100": "H100-SXM5-80GB", "H800": "H100-SXM5-80GB"}
-PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8", "FP8-blockwise": "fp8"}
+PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8-cs", "FP8-blockwise": "fp8-blockwise"}
 DISPATCHERS = {None: "alltoall", "alltoall": "alltoall", "flex": "deepep"}
 
 # Layout fields a row leaves unstated, taken from the benchmark script of the release that measured

@@ -64,3 +64,36 @@ TEST(ScenarioNvlinkDomainTest, NonPositiveDomainIsRejectedAtItsPointer) {
 
 }  // namespace
 }  // namespace capsim
+
+namespace capsim {
+namespace {
+
+// valid.json's layout (TP 4 x PP 2 x DP 4, 32 GPUs) on a catalog NVL72 tray instance.
+nlohmann::json tray_doc(int trays) {
+  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  doc["cluster"] = {{"instance", "gb200-nvl72"}, {"num_nodes", trays}};
+  doc["parallelism"]["data"] = trays * 4 / 8;
+  doc["parallelism"]["global_batch_size"] = trays * 4 / 8 * 8;
+  return doc;
+}
+
+// An NVL72 tray instance brings its rack's domain; a job that neither fits in one rack nor
+// fills whole racks must say which domain it has.
+TEST(ScenarioNvlinkDomainTest, TrayInstanceBringsItsRacksDomain) {
+  EXPECT_EQ(read_doc(tray_doc(8)).cluster.nvlink_domain, 72);
+  EXPECT_EQ(read_doc(tray_doc(36)).cluster.nvlink_domain, 72);
+  try {
+    (void)read_doc(tray_doc(20));
+    FAIL() << "80 GPUs on 72-GPU racks";
+  } catch (const io::InputError& e) {
+    EXPECT_EQ(e.pointer(), "/cluster/num_nodes");
+    EXPECT_NE(std::string(e.what()).find("give cluster.nvlink_domain"), std::string::npos)
+        << e.what();
+  }
+  nlohmann::json explicit_domain = tray_doc(20);
+  explicit_domain["cluster"]["nvlink_domain"] = 16;
+  EXPECT_EQ(read_doc(explicit_domain).cluster.nvlink_domain, 16);
+}
+
+}  // namespace
+}  // namespace capsim

@@ -9,6 +9,7 @@
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
 
+#include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
 
 namespace capsim::planner {
@@ -79,6 +80,22 @@ TEST(PlannerNvlinkDomainTest, PlanInstanceObjectReadsTheDomain) {
   EXPECT_EQ(plan.instances.at(0).nvlink_domain, 16);
   // The default tensor degrees reach the domain: 16 on nodes of 8.
   EXPECT_EQ(plan.space.tensor, (std::vector<int>{1, 2, 4, 8, 16}));
+}
+
+// A catalog NVL72 tray instance brings its rack's domain to the plan, and node counts that
+// neither stay in one rack nor fill whole racks are bad input.
+TEST(PlannerNvlinkDomainTest, CatalogTrayInstanceBringsItsDomain) {
+  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/plans/small.json");
+  doc["instances"] = {"gb200-nvl72"};
+  doc["num_nodes"] = {{"values", {2, 18, 36}}};
+  EXPECT_EQ(read_plan_text(doc.dump(), "plan.json").instances.at(0).nvlink_domain, 72);
+  doc["num_nodes"] = {{"values", {2, 20}}};
+  try {
+    (void)read_plan_text(doc.dump(), "plan.json");
+    FAIL() << "20 trays on 72-GPU racks";
+  } catch (const io::InputError& e) {
+    EXPECT_EQ(e.pointer(), "/instances/0/nvlink_domain");
+  }
 }
 
 }  // namespace

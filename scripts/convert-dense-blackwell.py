@@ -55,6 +55,8 @@ def case_of(run, with_domain):
            "schedule": "interleaved-1f1b" if vp > 1 else "1f1b",
            "recompute": "none", "sequence_parallel": tp > 1, "zero_stage": 1,
            "precision": PRECISIONS[lay["precision"]]}
+    if (lay.get("fsdp") or 0) > 1:
+        par["zero_stage"] = 3  # Megatron FSDP shards weights, gradients and optimizer states
     if mbridge and tp > 1:
         par["tp_comm_overlap"] = True  # Megatron-Bridge's Llama recipes turn it on for TP > 1
     per_node = hw["gpus_per_node"]

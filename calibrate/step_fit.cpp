@@ -159,6 +159,13 @@ StepFit fit_software_efficiency(const std::vector<io::ValidationCase>& runs,
   return fit;
 }
 
+bool one_factor_serves(const HardwareProfile& base, const HardwareProfile& other) {
+  if (other.name == base.name)
+    return true;
+  return base.is_datasheet_default && other.is_datasheet_default &&
+         base.gpu.architecture == other.gpu.architecture && base.fabric == other.fabric;
+}
+
 void set_software_efficiency(HardwareProfile& profile, double efficiency,
                              const std::string& provenance) {
   profile.software_efficiency = efficiency;

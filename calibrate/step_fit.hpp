@@ -30,6 +30,11 @@ struct StepFit {
                                               const HardwareProfile& base, const std::string& file,
                                               bool fit_attention = false);
 
+// Whether the factor fitted on `base` serves a run resolving to `other`: the same profile, or
+// datasheet profiles of one architecture on one fabric (B200 and GB200 runs fit one Blackwell
+// factor; a profile serves every GPU of its architecture).
+[[nodiscard]] bool one_factor_serves(const HardwareProfile& base, const HardwareProfile& other);
+
 // Sets `profile.software_efficiency` and replaces the provenance line that states where it came
 // from (every such line starts "software_efficiency "), so a profile never claims two origins.
 void set_software_efficiency(HardwareProfile& profile, double efficiency,

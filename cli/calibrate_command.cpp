@@ -295,10 +295,10 @@ int run_step(int argc, char** argv) {
   } else {
     base = io::resolve_profile(runs.front().scenario);
     for (size_t i = 1; i < runs.size(); ++i) {
-      const std::string other = io::resolve_profile(runs[i].scenario).name;
-      if (other != base.name) {
+      const HardwareProfile other = io::resolve_profile(runs[i].scenario);
+      if (!calibrate::one_factor_serves(base, other)) {
         throw io::InputError(runs_path, runs[i].pointer + "/scenario",
-                             "run \"" + runs[i].id + "\" resolves to profile \"" + other +
+                             "run \"" + runs[i].id + "\" resolves to profile \"" + other.name +
                                  "\", the first run to \"" + base.name + "\"; pass --profile");
       }
     }

@@ -26,13 +26,15 @@ const GpuSpec& gpu(const std::string& name) {
 // (https://instances.vantage.sh); AWS sells P6e-GB200 UltraServers only as capacity blocks at
 // unpublished rates, so they are not listed. CoreWeave on-demand per instance from
 // https://www.coreweave.com/pricing, read 2026-09-27 (HGX B200 8 GPUs $68.80/h; GB200 NVL72 4
-// GPUs $42.00/h, sold as whole racks of 18). On-premises Blackwell as the DGX entries: DGX B200
-// $515k (reported list price, 2025) and 14.3 kW; GB200 NVL72 rack $3.1M (SemiAnalysis, August
-// 2025) and 132 kW; GB300 NVL72 rack $3.5M (the middle of the $3-4M reported in 2025) and 135
-// kW; a rack's price and power are split over its 18 trays. NICs: 400 Gb/s ConnectX-7 per GPU
-// (DGX B200, GB200 NVL72, p6-b200 EFAv4), 800 Gb/s ConnectX-8 per GPU (GB300 NVL72, p6-b300).
-const std::array<InstanceSpec, 13>& catalog() {
-  static const std::array<InstanceSpec, 13> kInstances{{
+// GPUs $42.00/h, sold as whole racks of 18; HGX H200 8 GPUs $50.44/h, the same list as quoted in
+// February 2026 by kaelresearch.com/blog/gpu-economics-real-inference-costs). On-premises Blackwell
+// as the DGX entries: DGX B200 $515k (reported list price, 2025) and 14.3 kW; GB200 NVL72 rack
+// $3.1M (SemiAnalysis, August 2025) and 132 kW; GB300 NVL72 rack $3.5M (the middle of the $3-4M
+// reported in 2025) and 135 kW; a rack's price and power are split over its 18 trays. NICs: 400
+// Gb/s ConnectX-7 per GPU (DGX B200, GB200 NVL72, p6-b200 EFAv4), 800 Gb/s ConnectX-8 per GPU
+// (GB300 NVL72, p6-b300).
+const std::array<InstanceSpec, 14>& catalog() {
+  static const std::array<InstanceSpec, 14> kInstances{{
       {"p4d.24xlarge", gpu("A100-SXM4-40GB"), 8, "efa", 4, 100 * kGbit, 21.957642, 14.75, 13.92,
        "AWS us-east-1 on-demand after 2025-06 cut (vantage via tsaol/aws-gpu); capacity block "
        "AWS pricing page 2024"},
@@ -51,6 +53,8 @@ const std::array<InstanceSpec, 13>& catalog() {
        "AWS us-east-1 on-demand (instances.vantage.sh via tsaol/aws-gpu, updated 2026-08-26)"},
       {"p6-b300.48xlarge", gpu("B300-SXM-288GB"), 8, "efa", 8, 800 * kGbit, 142.416, 0.0, 0.0,
        "AWS us-east-1 on-demand (instances.vantage.sh via tsaol/aws-gpu, updated 2026-08-26)"},
+      {"coreweave-h200", gpu("H200-SXM-141GB"), 8, "infiniband", 8, 400 * kGbit, 50.44, 0.0, 0.0,
+       "CoreWeave on-demand, https://www.coreweave.com/pricing (HGX H200 list of February 2026)"},
       {"coreweave-b200", gpu("B200-SXM-180GB"), 8, "infiniband", 8, 400 * kGbit, 68.80, 0.0, 0.0,
        "CoreWeave on-demand, https://www.coreweave.com/pricing (read 2026-09-27)"},
       {"coreweave-gb200-4x", gpu("GB200-NVL-186GB"), 4, "infiniband", 4, 400 * kGbit, 42.00, 0.0,

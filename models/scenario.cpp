@@ -46,8 +46,7 @@ double Parallelism::master_weight_bytes() const {
 }
 
 bool is_megatron_embedding_loss_split(int layers, int virtual_stages) {
-  return virtual_stages > 1 && layers % virtual_stages != 0 && (layers + 2) % virtual_stages == 0 &&
-         (layers + 2) / virtual_stages >= 2;
+  return virtual_stages > 1 && layers % virtual_stages != 0 && (layers + 2) % virtual_stages == 0;
 }
 
 std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& parallelism) {

@@ -20,8 +20,8 @@ struct Scenario {
 
 // Whether `layers` split over `virtual_stages` (pipeline × virtual chunks) as Megatron-Core
 // does with --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split:
-// the embedding and the loss count as one layer each, so layers + 2 divide evenly (at least two
-// per virtual stage) while layers do not; the first and last virtual stage hold one layer less.
+// embedding and loss count as a layer each: layers + 2 divide evenly, layers do not; the first and
+// last virtual stage hold one layer less (none at one per stage: 405B's 126 layers on 16 x 8).
 [[nodiscard]] bool is_megatron_embedding_loss_split(int layers, int virtual_stages);
 
 // Layers held by each pipeline stage: stage_layers, an even split, or Megatron's split that

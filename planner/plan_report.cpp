@@ -6,6 +6,7 @@
 
 #include "models/byte_units.hpp"
 #include "models/pricing.hpp"
+#include "planner/instance_comparison.hpp"
 #include "planner/megatron_args.hpp"
 
 #include "io/rounding.hpp"
@@ -244,6 +245,20 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   for (const auto& r : result.pareto)
     pareto.push_back(entry_json(plan, result, r));
   out["pareto"] = pareto;
+  if (plan.instances.size() > 1) {
+    json by_instance = json::array();
+    for (const InstanceOption& o : compare_instances(plan, result)) {
+      json row = {{"instance", plan.instances[o.instance].name},
+                  {"pricing", to_string(o.price.pricing)},
+                  {"usd_per_gpu_hour", g(o.usd_per_gpu_hour)}};
+      row["cheapest"] = o.cheapest ? entry_json(plan, result, result.ranked[*o.cheapest]) : json();
+      row["fastest"] = o.fastest ? entry_json(plan, result, result.ranked[*o.fastest]) : json();
+      row["tokens_per_s_per_gpu"] = g(o.tokens_per_s_per_gpu);
+      row["usd_per_million_tokens"] = g(o.usd_per_million_tokens);
+      by_instance.push_back(row);
+    }
+    out["by_instance"] = by_instance;
+  }
   json pruned = json::object();
   for (int i = 0; i < kNumPruneReasons; ++i) {
     const auto reason = static_cast<PruneReason>(i);
@@ -476,6 +491,7 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
                              plan.memory_headroom_bytes / kGiB);
   }
   append_rankings(out, plan, result, top);
+  out += instance_comparison_table(plan, result);
   append_pruned(out, plan, result);
   append_screen_vs_event(out, plan, result);
   append_failures(out, plan, result);

@@ -363,6 +363,20 @@ TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
       << bad.out;
   bad = run_capsim("calibrate step /nonexistent.json -o " + temp_path("x.json"), true);
   EXPECT_EQ(bad.exit_code, 2);
+  // Runs on B200 nodes and GB200 trays (datasheet profiles of one family) fit one factor.
+  const std::string blackwell = temp_path("blackwell.json");
+  const auto family = run_capsim("calibrate step " + std::string(CAPSIM_SOURCE_DIR) +
+                                     "/scenarios/validation/dense-blackwell.json --cases "
+                                     "fit-mbridge -o " +
+                                     blackwell,
+                                 true);
+  ASSERT_EQ(family.exit_code, 0) << family.out;
+  EXPECT_NE(family.out.find("-B200-"), std::string::npos) << family.out;
+  EXPECT_NE(family.out.find("-GB200-"), std::string::npos) << family.out;
+  const double factor =
+      nlohmann::json::parse(read(blackwell)).at("software_efficiency").get<double>();
+  EXPECT_GT(factor, 0.1);
+  EXPECT_LT(factor, 0.8912);  // the borrowed prior: every one of these runs is slower
   // Runs that resolve to different shipped profiles need an explicit --profile.
   bad = run_capsim("calibrate step " + std::string(CAPSIM_DATA_DIR) + "/validation/dev.json -o " +
                        temp_path("x.json"),

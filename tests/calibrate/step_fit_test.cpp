@@ -159,5 +159,26 @@ TEST(StepFitTest, RejectsOtherArchitecturesAndNoRuns) {
   }
 }
 
+// One factor serves datasheet profiles of one architecture on one fabric (a B200 node and a
+// GB200 tray), not another fabric or architecture, nor two measured profiles of different names.
+TEST(StepFitTest, OneFactorServesAFamilyOnOneFabric) {
+  Scenario b200 = base_scenario();
+  b200.cluster.gpu = *builtin_catalog().find_gpu("B200-SXM-180GB");
+  Scenario gb200 = b200;
+  gb200.cluster.gpu = *builtin_catalog().find_gpu("GB200-NVL-186GB");
+  Scenario h100 = b200;
+  h100.cluster.gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
+  EXPECT_TRUE(one_factor_serves(profile_for(b200), profile_for(gb200)));
+  EXPECT_FALSE(one_factor_serves(profile_for(b200), profile_for(h100)));
+  Scenario efa = gb200;
+  efa.cluster.inter_node_fabric = Fabric::kEfa;
+  EXPECT_FALSE(one_factor_serves(profile_for(b200), profile_for(efa)));
+  HardwareProfile measured = profile_for(gb200);
+  measured.is_datasheet_default = false;
+  measured.name = "gb200-fitted";
+  EXPECT_FALSE(one_factor_serves(profile_for(b200), measured));
+  EXPECT_TRUE(one_factor_serves(measured, measured));
+}
+
 }  // namespace
 }  // namespace capsim::calibrate

@@ -222,6 +222,19 @@ TEST(ScenarioValidationTest, MegatronEmbeddingLossSplitAndUnevenChunksLoad) {
   nlohmann::json neither = j;
   neither["model"]["num_layers"] = 125;
   EXPECT_THROW((void)read_doc(neither), io::InputError);
+  // At one layer per chunk (126 + 2 over 16 stages of 8), stage 0's first chunk holds the
+  // embedding alone and the last stage's last chunk the loss alone.
+  nlohmann::json single = j;
+  single["parallelism"]["pipeline"] = 16;
+  single["parallelism"]["data"] = 2;
+  const Scenario one_per_chunk = read_doc(single);
+  std::vector<int> expected(16, 8);
+  expected.front() = 7;
+  expected.back() = 7;
+  EXPECT_EQ(layers_per_stage(one_per_chunk.model, one_per_chunk.parallelism), expected);
+  EXPECT_EQ(layers_in_chunk(7, 0, 0, 16, 8), 0);
+  EXPECT_EQ(layers_in_chunk(7, 15, 7, 16, 8), 0);
+  EXPECT_EQ(layers_in_chunk(8, 5, 0, 16, 8), 1);
 }
 
 // DP buckets: unset, Megatron-Core's max(40M, 1M x DP) parameters with DP the data-parallel size

@@ -107,6 +107,17 @@ TEST(GoldenTest, DefaultPlan) {
                         kSourceDir + "/scenarios/plans/expected/default.json");
 }
 
+// The shipped comparisons of H200, B200 and GB200 NVL72 capacity, dense and mixture-of-experts.
+TEST(GoldenTest, Llama405BHardwareComparisonPlan) {
+  expect_best_as_golden(load_plan(kSourceDir + "/scenarios/plans/llama405b-h200-b200-gb200.json"),
+                        kSourceDir + "/scenarios/plans/expected/llama405b-h200-b200-gb200.json");
+}
+
+TEST(GoldenTest, Qwen3MoeHardwareComparisonPlan) {
+  expect_best_as_golden(load_plan(kSourceDir + "/scenarios/plans/qwen3-235b-h200-b200-gb200.json"),
+                        kSourceDir + "/scenarios/plans/expected/qwen3-235b-h200-b200-gb200.json");
+}
+
 TEST(GoldenTest, DeepSeekV3Plan) {
   expect_best_as_golden(load_plan(kSourceDir + "/scenarios/plans/deepseek-v3-h100.json"),
                         kSourceDir + "/scenarios/plans/expected/deepseek-v3-h100.json");

@@ -234,10 +234,9 @@ int run_fit(int argc, char** argv) {
                  "in-situ factor with --software-efficiency-from (docs/calibration.md)\n");
   } else if (args.count("software-efficiency-from") == 0) {
     std::fprintf(stderr,
-                 "note: software_efficiency %.6g, borrowed from the shipped profiles (no step was "
-                 "measured on this GPU); fit it to measured steps of your stack with `capsim "
-                 "calibrate step` (docs/calibration.md)\n",
-                 result->profile.software_efficiency);
+                 "note: %s; fit it to measured steps of your stack with `capsim calibrate step` "
+                 "(docs/calibration.md)\n",
+                 io::in_situ_prior(result->profile.gpu.architecture).source.c_str());
   }
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
 #include "estimate/stage_balance.hpp"
+#include "io/in_situ_prior.hpp"
 #include "io/input_error.hpp"
 #include "io/kernel_table_io.hpp"
 #include "io/result_io.hpp"
@@ -107,7 +108,8 @@ void add_input_notes(const cxxopts::ParseResult& args, const HardwareProfile& pr
     result.notes.push_back(
         "profile " + profile.name +
         ": kernels and collectives from the GPU's datasheet figures, not fitted to measurements "
-        "of it and not validated; the in-situ factor is borrowed from the shipped profiles");
+        "of it; " +
+        io::in_situ_prior(profile.gpu.architecture).source);
   } else if (profile.has_datasheet_network) {
     result.notes.push_back("profile " + profile.name +
                            ": inter-node collectives from the datasheet model (no measurement "

@@ -39,6 +39,21 @@ const std::vector<ShippedFamily>& shipped_families() {
   return kFamilies;
 }
 
+// Families capsim ships no measured kernel profile for, whose factor was fitted to published
+// runs on them with `capsim calibrate step`: Blackwell (B200 nodes and GB200 trays, one factor
+// over the Megatron-Bridge and SimuMax runs; docs/validation.md, "Dense models on Blackwell").
+// CalibrateCommandTest.BlackwellPriorIsTheFitOfItsRuns refits it: rerun the command when the
+// cost model moves.
+struct FittedFamily {
+  const char* architecture;
+  double factor;
+  const char* runs;  // the command that fits it
+};
+constexpr FittedFamily kFittedFamilies[] = {
+    {"blackwell", 0.637212,
+     "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-"},
+};
+
 std::string factor_text(double factor) {
   return printf_string("%.6g", factor);
 }
@@ -57,6 +72,13 @@ InSituPrior in_situ_prior(const std::string& architecture) {
     }
     log_sum += std::log(family.factor);
     names += (names.empty() ? "" : ", ") + family.file + " " + factor_text(family.factor);
+  }
+  for (const FittedFamily& family : kFittedFamilies) {
+    if (architecture == family.architecture) {
+      return {family.factor, "software_efficiency " + factor_text(family.factor) + ": the " +
+                                 architecture + " family's, fitted to published runs on it (" +
+                                 family.runs + "); no step of your stack was measured"};
+    }
   }
   // Rounded as a profile file holds it, so that a written profile reads back the same factor.
   const double factor = std::strtod(

@@ -14,10 +14,11 @@ struct InSituPrior {
 };
 
 // Returns the factor a GPU of `architecture` borrows until a profile is fitted on it: its
-// family's shipped factor when capsim ships a profile for the architecture, else the geometric
-// mean of the shipped families' (A100 and H100 today). Each was fitted to published runs of several
-// training stacks (docs/validation.md, "The in-situ factor"): the loss is the stacks', so it is
-// the best prior for a GPU they have not been measured on yet.
+// family's shipped factor when capsim ships a profile for the architecture; the family's factor
+// fitted to published runs when capsim has one (Blackwell); else the geometric mean of the
+// shipped families' (A100 and H100). Each was fitted to published runs of several training
+// stacks (docs/validation.md, "The in-situ factor"): the loss is the stacks', so it is the best
+// prior for a GPU they have not been measured on yet.
 [[nodiscard]] InSituPrior in_situ_prior(const std::string& architecture);
 
 // Returns `profile` (a datasheet profile) with the prior of its GPU's architecture.

@@ -467,8 +467,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
       result.notes.push_back(
           "instance " + choice.name +
           ": its GPU is defined in the plan and costed from its datasheet figures (not "
-          "validated; kernels at the in-situ factor borrowed from the shipped profiles, " +
-          io::printf_string("%.3g", io::in_situ_prior(instance.gpu.architecture).factor) +
+          "validated; " +
+          io::in_situ_prior(instance.gpu.architecture).source +
           "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
           "comparison with shipped ones on measurements");
     } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {

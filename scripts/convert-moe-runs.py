@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Converts the Hopper (H100, H800) MoE rows of data/validation/moe_dev_runs.json into
-capsim.validation/v1 cases (scenarios/validation/moe-hopper.json).
+capsim.validation/v1 cases (scenarios/validation/moe-hopper.json), or with --blackwell its B200,
+B300, GB200 and GB300 MoE rows (scenarios/validation/moe-blackwell.json): NVL72 trays of 4 GPUs
+with the rack's NVLink domain (all their GPUs up to 64, else 64 per rack, as the dense GB200 rows),
+one NIC per GPU (ConnectX-7 400 Gb/s on B200 and GB200, ConnectX-8 800 Gb/s on B300 and GB300).
 
 Iteration time = global batch x sequence length / (tokens/s/GPU x GPUs). A row that prints only
 model TFLOP/s gets its tokens/s from Megatron-LM's num_floating_point_operations (the formula
 Megatron-Bridge's tables use; capsim's model_flop_per_token for MoE models); a row that prints a
 step time keeps it. Rows capsim cannot express are skipped with the reason printed.
 
-Usage: scripts/convert-moe-runs.py [RUNS.json] [OUT.json]
+Usage: scripts/convert-moe-runs.py [--blackwell] [RUNS.json] [OUT.json]
 """
 import json
 import math
@@ -15,8 +18,12 @@ import sys
 
 from published_runs import source_text, write_cases
 
-GPUS = {"H100": "H100-SXM5-80GB", "H800": "H100-SXM5-80GB"}
-PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8-cs", "FP8-blockwise": "fp8-blockwise"}
+HOPPER = {"H100": "H100-SXM5-80GB", "H800": "H100-SXM5-80GB"}
+BLACKWELL = {"B200": "B200-SXM-180GB", "B300": "B300-SXM-288GB", "GB200": "GB200-NVL-186GB",
+             "GB300": "GB300-NVL-288GB"}
+GPUS = BLACKWELL if "--blackwell" in sys.argv[1:] else HOPPER
+PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8-cs", "FP8-blockwise": "fp8-blockwise",
+              "FP8_MX": "mxfp8"}
 DISPATCHERS = {None: "alltoall", "alltoall": "alltoall", "flex": "deepep"}
 
 # Layout fields a row leaves unstated, taken from the benchmark script of the release that measured
@@ -36,6 +43,8 @@ RECIPES = {
 
 
 def recipe_of(run):
+    if run["hardware"]["gpu"] not in HOPPER:
+        return None  # the recipes below are the H100 ones
     version = (run["source"].get("version") or "")
     return RECIPES.get((version, run["model"]))
 
@@ -67,8 +76,8 @@ def flops_per_token(arch, seq, mtp):
 
 def skip_reason(run):
     hw, lay, arch = run["hardware"], run["layout"], run["arch"]
-    if hw["gpu"] not in GPUS:
-        return None  # not a Hopper row: not this file's
+    if hw["gpu"] not in GPUS or not run.get("is_moe"):
+        return None  # another family's row, or a dense one: not this file's
     meas = run["measured"]
     if not (meas.get("tokens_per_sec_per_gpu") or meas.get("step_time_s") or meas.get("model_tflops_per_gpu")):
         return "no measured throughput or step time"
@@ -91,7 +100,7 @@ def model_of(run):
     mtp = arch.get("mtp_layers", 0) if mtp is None else mtp
     model = {
         "name": run["model"],
-        "num_layers": run.get("num_layers_run") or arch["num_layers"],
+        "num_layers": run.get("num_layers_run") or arch.get("num_layers_run") or arch["num_layers"],
         "hidden_size": arch["hidden_size"],
         "num_attention_heads": arch["num_attention_heads"],
         "num_kv_heads": arch["num_kv_heads"],
@@ -146,6 +155,20 @@ def stage_layers(layers, pp, vp):
     return split if split[-1] > 0 else None
 
 
+def cluster_of(hw):
+    gpus, per_node = hw["num_gpus"], hw["gpus_per_node"]
+    if hw["gpu"] in HOPPER:
+        nics, nic = 8, "400Gbps"
+    else:
+        nics, nic = per_node, "800Gbps" if hw["gpu"] in ("B300", "GB300") else "400Gbps"
+    cluster = {"gpu": GPUS[hw["gpu"]], "gpus_per_node": per_node, "num_nodes": gpus // per_node,
+               "inter_node": {"fabric": "infiniband", "nics_per_node": nics, "nic_bandwidth": nic,
+                              "topology": "rail-optimized"}}
+    if hw["gpu"].startswith("GB"):
+        cluster["nvlink_domain"] = min(64, gpus)
+    return cluster
+
+
 def case_of(run):
     lay, hw, meas = dict(run["layout"]), run["hardware"], run["measured"]
     recipe = recipe_of(run)
@@ -196,22 +219,19 @@ def case_of(run):
     source = source_text(src, how)
     if recipe:
         source += "; unstated layout fields from " + recipe["source"]
-    scenario = {
-        "name": run["id"], "model": model,
-        "cluster": {"gpu": GPUS[hw["gpu"]], "gpus_per_node": hw["gpus_per_node"],
-                    "num_nodes": gpus // hw["gpus_per_node"],
-                    "inter_node": {"fabric": "infiniband", "nics_per_node": 8,
-                                   "nic_bandwidth": "400Gbps", "topology": "rail-optimized"}},
-        "parallelism": par,
-    }
-    return {"id": run["id"], "group": "MoE Hopper (%s)" % run["model"], "scenario": scenario,
+    scenario = {"name": run["id"], "model": model, "cluster": cluster_of(hw), "parallelism": par}
+    family = "Hopper" if hw["gpu"] in HOPPER else hw["gpu"]
+    return {"id": run["id"], "group": "MoE %s (%s)" % (family, run["model"]), "scenario": scenario,
             "measured": {"iteration_time_s": round(time_s, 4), "tokens_per_s_per_gpu": round(tok, 2),
                          "source": source.strip(), "confidence": "medium"}}, ""
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "data/validation/moe_dev_runs.json"
-    out = sys.argv[2] if len(sys.argv) > 2 else "scenarios/validation/moe-hopper.json"
+    args = [a for a in sys.argv[1:] if a != "--blackwell"]
+    blackwell = GPUS is BLACKWELL
+    src = args[0] if args else "data/validation/moe_dev_runs.json"
+    out = args[1] if len(args) > 1 else "scenarios/validation/moe-%s.json" % (
+        "blackwell" if blackwell else "hopper")
     runs = json.load(open(src))["runs"]
     cases = []
     for run in runs:
@@ -224,8 +244,10 @@ def main():
                 cases.append(case)
                 continue
         print("skipped %s: %s" % (run["id"], reason))
-    write_cases(out, "Generated by scripts/convert-moe-runs.py from data/validation/moe_dev_runs.json "
-                   "(Hopper MoE rows). Do not edit by hand.", cases)
+    write_cases(out, "Generated by scripts/convert-moe-runs.py%s from "
+                   "data/validation/moe_dev_runs.json (%s MoE rows). Do not edit by hand."
+                % (" --blackwell" if blackwell else "", "Blackwell" if blackwell else "Hopper"),
+                cases)
 
 
 if __name__ == "__main__":

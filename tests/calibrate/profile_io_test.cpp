@@ -323,16 +323,27 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
             std::string::npos)
       << own_family.provenance.back();
 
+  // Blackwell has no shipped kernel profile but a factor fitted to published runs on it.
   GpuSpec blackwell = hopper;
   blackwell.name = "prior-test-blackwell";
   blackwell.architecture = "blackwell";
-  const HardwareProfile other =
+  const HardwareProfile fitted =
       io::resolve_profile(scenario_on(blackwell, true, Fabric::kInfiniband));
+  EXPECT_EQ(fitted.software_efficiency, io::in_situ_prior("blackwell").factor);
+  EXPECT_NE(fitted.provenance.back().find("the blackwell family's, fitted to published runs"),
+            std::string::npos)
+      << fitted.provenance.back();
+
+  GpuSpec unknown = hopper;
+  unknown.name = "prior-test-next";
+  unknown.architecture = "next-generation";
+  const HardwareProfile other =
+      io::resolve_profile(scenario_on(unknown, true, Fabric::kInfiniband));
   EXPECT_NEAR(other.software_efficiency, std::sqrt(a100 * h100), 5e-7);
   EXPECT_EQ(other.software_efficiency,
             std::stod(io::printf_string("%.6g", other.software_efficiency)))
       << "rounded as a profile file holds it";
-  EXPECT_EQ(io::in_situ_prior("blackwell").factor, other.software_efficiency);
+  EXPECT_EQ(io::in_situ_prior("next-generation").factor, other.software_efficiency);
   EXPECT_TRUE(other.provenance.back().starts_with("software_efficiency ")) << "step replaces it";
   EXPECT_NE(other.provenance.back().find("geometric mean"), std::string::npos);
   EXPECT_NE(other.provenance.back().find("a100-ib.json"), std::string::npos);

@@ -299,7 +299,14 @@ TEST(AnalyticEstimatorTest, MegatronSplitCountsTheEmbeddingAndLossAsLayers) {
   // 125 layers split neither evenly nor Megatron's way.
   EXPECT_FALSE(is_megatron_embedding_loss_split(125, 64));
   EXPECT_FALSE(is_megatron_embedding_loss_split(128, 64));  // even: no need
-  EXPECT_FALSE(is_megatron_embedding_loss_split(62, 64));   // one layer per chunk would leave none
+  // One layer per chunk: the first chunk holds the embedding alone, the last the loss alone.
+  EXPECT_TRUE(is_megatron_embedding_loss_split(62, 64));
+  ModelSpec shallow;
+  shallow.num_layers = 62;
+  Parallelism eight_by_eight;
+  eight_by_eight.pipeline = 8;
+  eight_by_eight.virtual_pipeline_stages = 8;
+  EXPECT_EQ(layers_per_stage(shallow, eight_by_eight), (std::vector<int>{7, 8, 8, 8, 8, 8, 8, 7}));
 }
 
 // The vocab-parallel loss all-reduces per-token fp32 values over TP: three in Megatron-Core's

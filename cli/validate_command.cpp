@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "estimate/analytic_estimator.hpp"
 #include "io/input_error.hpp"
+#include "io/layout_ranking.hpp"
 #include "io/profile_io.hpp"
 #include "io/rounding.hpp"
 #include "io/validation_io.hpp"
@@ -52,6 +53,27 @@ struct GroupStats {
   }
 };
 
+// The groups of runs that differ only in layout, and how well the predictions order them.
+nlohmann::json layout_ranking_json(const std::vector<CaseOutcome>& outcomes) {
+  std::vector<const io::ValidationCase*> cases;
+  std::vector<double> predicted;
+  for (const auto& o : outcomes) {
+    cases.push_back(o.vc);
+    predicted.push_back(o.predicted_s);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const io::LayoutRanking& g : io::rank_layouts(cases, predicted)) {
+    out.push_back({{"label", g.label},
+                   {"n", g.cases.size()},
+                   {"layouts", g.layouts},
+                   {"spearman", io::round_significant(g.spearman, 4)},
+                   {"pick", cases[g.pick]->id},
+                   {"best", cases[g.best]->id},
+                   {"pick_cost_pct", io::round_significant(g.pick_cost_pct, 4)}});
+  }
+  return out;
+}
+
 nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::string& engine) {
   using nlohmann::json;
   json cases = json::array();
@@ -80,6 +102,7 @@ nlohmann::json to_json(const std::vector<CaseOutcome>& outcomes, const std::stri
   summary["max_abs_error_pct"] = io::round_significant(max_abs, 4);
   summary["predicted_out_of_memory"] = memory_misses;
   summary["by_group"] = by_group;
+  summary["layout_ranking"] = layout_ranking_json(outcomes);
   return {{"engine", engine}, {"cases", cases}, {"summary", summary}};
 }
 
@@ -109,6 +132,17 @@ void print_table(const nlohmann::json& report) {
     std::printf("  %-*s n=%-4d MAPE %6.2f%%  mean error %+6.1f%%  within 10%%: %d\n", width,
                 group.c_str(), g.at("n").get<int>(), g.at("mape_pct").get<double>(),
                 g.at("mean_error_pct").get<double>(), g.at("within_10_pct").get<int>());
+  }
+  if (!s.at("layout_ranking").empty()) {
+    std::printf(
+        "layout ranking (runs of one model on one cluster, by throughput: Spearman's rank "
+        "correlation of predicted and measured; what capsim's pick measured over the best):\n");
+  }
+  for (const auto& g : s.at("layout_ranking")) {
+    std::printf("  %-*s %3d layouts  Spearman %+.2f  pick costs %4.1f%% (%s; best %s)\n", width,
+                g.at("label").get<std::string>().c_str(), g.at("layouts").get<int>(),
+                g.at("spearman").get<double>(), g.at("pick_cost_pct").get<double>(),
+                g.at("pick").get<std::string>().c_str(), g.at("best").get<std::string>().c_str());
   }
   if (report.contains("overrides")) {
     std::printf("  every scenario changed by --set");

@@ -343,6 +343,23 @@ def block_validation_moe_blackwell(r):
             validate_cmd(MOE_BLACKWELL, args, "analytic")], table(header, rows)
 
 
+RANKED_FILES = ["data/validation/dev.json", "scenarios/validation/published-extra.json",
+                "scenarios/validation/dense-blackwell.json", "scenarios/validation/moe-hopper.json",
+                "scenarios/validation/moe-blackwell.json"]
+
+
+def block_validation_ranking(r):
+    rows, commands = [], []
+    for path in RANKED_FILES:
+        ranking = r.validate(path, engine="analytic")["summary"]["layout_ranking"]
+        commands.append(validate_cmd(path, engine="analytic"))
+        for g in ranking:
+            rows.append([f"`{path}`", g["label"], g["n"], g["layouts"], signed(g["spearman"], 2),
+                         fixed(g["pick_cost_pct"], 1) + "%"])
+    header = ["file", "group", "runs", "layouts", "Spearman", "pick costs"]
+    return commands, table(header, rows)
+
+
 def block_validation_gb200(r):
     event, analytic = r.validate(GB200), r.validate(GB200, engine="analytic")
     errors = {c["id"]: c["error_pct"] for c in analytic["cases"]}
@@ -1074,6 +1091,7 @@ BLOCKS = {
     "validation-gb200": block_validation_gb200,
     "validation-moe-hopper": block_validation_moe_hopper,
     "validation-moe-blackwell": block_validation_moe_blackwell,
+    "validation-ranking": block_validation_ranking,
     "validation-time-to-train": block_validation_time_to_train,
     "validation-dense-blackwell": block_validation_dense_blackwell,
     "validation-dense-blackwell-cases": block_validation_dense_blackwell_cases,

@@ -686,6 +686,46 @@ TEST(CliTest, ValidateRejectsBadCasesAndSetArguments) {
   }
 }
 
+// The layout ranking of dev.json: the PTD-P and ZeRO-3 runs of GPT-175B on one cluster each are
+// groups of two; its pick is the layout predicted fastest, its cost follows from the measured
+// times, and the table prints each group.
+TEST(CliTest, ValidateRanksRunsThatDifferOnlyInLayout) {
+  const std::string file = kSource + "/data/validation/dev.json";
+  const auto r = run_capsim("validate " + file + " --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& c : j.at("cases"))
+    by_id[c.at("id").get<std::string>()] = c;
+  const auto& ranking = j.at("summary").at("layout_ranking");
+  ASSERT_FALSE(ranking.empty());
+  bool saw_175b = false;
+  for (const auto& g : ranking) {
+    EXPECT_GE(g.at("layouts").get<int>(), 2);
+    const double rho = g.at("spearman").get<double>();
+    EXPECT_TRUE(rho >= -1.0 && rho <= 1.0) << g;
+    const auto& pick = by_id.at(g.at("pick").get<std::string>());
+    const auto& best = by_id.at(g.at("best").get<std::string>());
+    EXPECT_GE(g.at("pick_cost_pct").get<double>(), 0.0);
+    if (g.at("pick") == g.at("best")) {
+      EXPECT_EQ(g.at("pick_cost_pct").get<double>(), 0.0);
+    }
+    // One GPU count and, in these groups, one global batch: time per token is iteration time.
+    if (g.at("label").get<std::string>() == "GPT-175B on 768 x A100-SXM4-80GB") {
+      saw_175b = true;
+      EXPECT_NEAR(g.at("pick_cost_pct").get<double>(),
+                  100.0 * (pick.at("measured_iteration_time_s").get<double>() /
+                               best.at("measured_iteration_time_s").get<double>() -
+                           1.0),
+                  0.01);
+    }
+  }
+  EXPECT_TRUE(saw_175b);
+  const auto table = run_capsim("validate " + file + " --engine analytic");
+  EXPECT_NE(table.out.find("layout ranking (runs of one model on one cluster"), std::string::npos);
+  EXPECT_NE(table.out.find("GPT-175B on 768 x A100-SXM4-80GB"), std::string::npos);
+}
+
 TEST(CliTest, ValidateAnalyticRunsEveryCase) {
   const auto r =
       run_capsim("validate " + kSource + "/data/validation/dev.json --engine analytic --json");

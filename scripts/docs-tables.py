@@ -694,6 +694,20 @@ def screen_line(stderr):
     return match, confirm
 
 
+MOE_PLAN = "tests/bench/qwen3-235b-ep-plan.json"
+
+
+def block_perf_moe_plan(r):
+    wall, rss, err = r.timed([r.capsim, "plan", MOE_PLAN, "--timing", "--json"])
+    screen, confirm = screen_line(err)
+    rows = [[f"`capsim plan {MOE_PLAN}` (2 threads, event confirmations)", f"{sig(wall, 3)} s",
+             f"{rss:.0f} MB", f"{int(screen.group(2)):,}", f"{int(screen.group(1)):,}",
+             f"{screen.group(3)} s", f"{confirm.group(1)} in {confirm.group(2)} s"]]
+    header = ["command", "wall", "max RSS", "candidates", "screened", "screen", "event confirmations"]
+    return [f'/usr/bin/time -f "%e s %M KB" capsim plan {MOE_PLAN} --timing --json'], \
+        table(header, rows)
+
+
 def block_perf_default_plan(r):
     (wall, rss, err), (wall1, rss1, err1) = default_plan(r)
     screen, confirm = screen_line(err)
@@ -1113,6 +1127,7 @@ BLOCKS = {
     "perf-sim-full": block_perf_sim_full,
     "perf-planner": block_perf_planner,
     "perf-default-plan": block_perf_default_plan,
+    "perf-moe-plan": block_perf_moe_plan,
     "perf-whatif": block_perf_whatif,
     "perf-calibration": block_perf_calibration,
 }

@@ -727,13 +727,28 @@ def block_perf_default_plan(r):
     return commands, table(header, rows)
 
 
+WHATIF_ARGS = "--benchmark_filter='BM_WhatIf/|BM_WhatIfHeavy/'"
+WHATIF_SCALE_ARGS = "--benchmark_filter=BM_WhatIfTraceLength"
+
+
+def block_perf_whatif_scale(r):
+    runs = r.bench("whatif_bench", WHATIF_SCALE_ARGS)
+    rows = []
+    for b in runs:
+        jobs = int(re.search(r"jobs:(\d+)", b["name"]).group(1))
+        rows.append([f"{jobs:,}", sig(in_unit(b, "s"), 3) + " s",
+                     f"{in_unit(b, 'us') / jobs:.0f} µs", f"{int(b['jobs_finished']):,}"])
+    return [bench_cmd("whatif_bench", WHATIF_SCALE_ARGS)], \
+        table(["jobs (60 days, up to 2,000 nodes)", "wall", "per job", "finished"], rows)
+
+
 def block_perf_whatif(r):
-    runs = r.bench("whatif_bench", "")
+    runs = r.bench("whatif_bench", WHATIF_ARGS)
     light = {b["label"]: b for b in runs if b["name"].startswith("BM_WhatIf/")}
     heavy = {b["label"]: b for b in runs if b["name"].startswith("BM_WhatIfHeavy/")}
     rows = [[preset, sig(in_unit(b, "s")) + " s", sig(in_unit(heavy[preset], "s")) + " s"]
             for preset, b in light.items()]
-    return [bench_cmd("whatif_bench", "")], table(["preset", "`BM_WhatIf`", "`BM_WhatIfHeavy`"], rows)
+    return [bench_cmd("whatif_bench", WHATIF_ARGS)], table(["preset", "`BM_WhatIf`", "`BM_WhatIfHeavy`"], rows)
 
 
 def calibration_times(r):
@@ -1129,6 +1144,7 @@ BLOCKS = {
     "perf-default-plan": block_perf_default_plan,
     "perf-moe-plan": block_perf_moe_plan,
     "perf-whatif": block_perf_whatif,
+    "perf-whatif-scale": block_perf_whatif_scale,
     "perf-calibration": block_perf_calibration,
 }
 

@@ -20,7 +20,8 @@ using capsim::whatif::WhatIf;
 // 10,000 jobs, Poisson arrivals over 30 days, sizes 1-128 GPUs (Philly/Helios-like mix),
 // log-normal durations (median 2 h): on average ~590 GPUs (74 nodes) of work, 14 % of the
 // 512-node maximum, with bursts well above.
-WhatIf workload(double median_duration_s) {
+WhatIf workload(double median_duration_s, int num_jobs = 10000, double days = 30.0,
+                int max_nodes = 512) {
   WhatIf w;
   w.file = "whatif_bench";
   w.name = "bench-10k-30d-512";
@@ -28,20 +29,20 @@ WhatIf workload(double median_duration_s) {
   p.name = "p4d";
   p.instance = *capsim::builtin_catalog().find_instance("p4d.24xlarge");
   p.price_usd_per_hour = p.instance.on_demand_usd_per_hour;
-  p.max_nodes = 512;
+  p.max_nodes = max_nodes;
   p.boot = {360, 720};
   p.image_pull = {240, 480};
   p.init = {60, 180};
   p.ice_probability = 0.02;
   w.pools.push_back(p);
   std::mt19937_64 rng(301);
-  const double horizon = 30 * 86400.0;
-  std::exponential_distribution<double> gap(10000 / horizon);
+  const double horizon = days * 86400.0;
+  std::exponential_distribution<double> gap(num_jobs / horizon);
   std::discrete_distribution<int> size({30, 10, 10, 25, 10, 8, 5, 2});
   const int sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
   std::lognormal_distribution<double> dur(std::log(median_duration_s), 1.0);
   double t = 0;
-  for (int i = 0; i < 10000; ++i) {
+  for (int i = 0; i < num_jobs; ++i) {
     t += gap(rng);
     capsim::traces::JobRecord j;
     j.id = "j" + std::to_string(i);
@@ -93,7 +94,32 @@ void BM_WhatIfHeavy(benchmark::State& state) {
   run(state, w);
 }
 
+// How the replay grows with the trace: state.range(0) jobs over 60 days on up to 2,000 nodes,
+// median job 30 min, the static policy (the what-if scale target is 10^6 jobs under 60 s).
+void BM_WhatIfTraceLength(benchmark::State& state) {
+  const WhatIf w = workload(1800.0, static_cast<int>(state.range(0)), 60.0, 2000);
+  const auto policy =
+      capsim::whatif::make_policy("static", "static", nlohmann::json::object(), "bench", "/");
+  double finished = 0;
+  for (auto _ : state) {
+    const auto runs = capsim::whatif::run_all(w, {policy}, 1, 1);
+    finished = runs.front().runs.front().jobs_finished;
+    benchmark::DoNotOptimize(finished);
+  }
+  state.counters["jobs_finished"] = finished;
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+
 BENCHMARK(BM_WhatIf)->DenseRange(0, 6)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_WhatIfHeavy)->DenseRange(0, 6)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_WhatIfTraceLength)
+    ->ArgName("jobs")
+    ->Arg(25000)
+    ->Arg(50000)
+    ->Arg(100000)
+    ->Arg(200000)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace

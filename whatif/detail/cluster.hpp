@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "whatif/whatif_config.hpp"
@@ -123,6 +124,9 @@ struct Cluster {
   std::vector<Node> nodes;
   std::vector<PoolRuntime> pools;
   std::vector<Job> jobs;
+  // The jobs in JobState::kRunning: a timeline sample counts them without walking every job of
+  // the trace (which made a run quadratic in the trace's length).
+  std::set<int> running_jobs;
 };
 
 }  // namespace capsim::whatif::detail

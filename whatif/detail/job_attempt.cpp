@@ -48,6 +48,7 @@ void finish_job(RunState& run, int j) {
   run.world.forget_actor(j);
   run.release(j);
   job.state = JobState::kDone;
+  run.cluster.running_jobs.erase(j);
   job.end = run.now();
   ++run.finished;
   run.world.notify();

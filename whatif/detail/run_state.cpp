@@ -55,6 +55,7 @@ void RunState::release(int j) {
 void RunState::enqueue(int j) {
   Job& job = cluster.job(j);
   job.state = JobState::kQueued;
+  cluster.running_jobs.erase(j);
   job.queued_at = now();
   queue.add(j, job);
   changed();

@@ -72,6 +72,7 @@ void schedule(Cluster& c, JobQueue& queue, double now, const std::function<void(
     }
     it = queue.remove(it, job);
     job.state = JobState::kRunning;
+    c.running_jobs.insert(j);
     ++job.attempts;
     if (job.first_start < 0)
       job.first_start = now;

@@ -72,11 +72,9 @@ void record_sample(traces::Timeline& timeline, const Cluster& c, int jobs_queued
         break;
     }
   }
-  for (const auto& j : c.jobs) {
-    if (j.state == JobState::kRunning) {
-      ++s.jobs_running;
-      s.gpus_busy += j.gpus;
-    }
+  for (const int j : c.running_jobs) {
+    ++s.jobs_running;
+    s.gpus_busy += c.job(j).gpus;
   }
   s.jobs_queued = jobs_queued;
   timeline.samples.push_back(s);

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/rank_correlation.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/planner.hpp"
 
@@ -25,49 +26,9 @@ namespace {
 const std::string kSourceDir = CAPSIM_SOURCE_DIR;
 const std::string kDataDir = CAPSIM_DATA_DIR;
 
-std::vector<double> ranks(const std::vector<double>& v) {
-  std::vector<size_t> idx(v.size());
-  for (size_t i = 0; i < idx.size(); ++i)
-    idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-  std::vector<double> r(v.size());
-  for (size_t i = 0; i < idx.size();) {
-    size_t j = i;
-    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]])
-      ++j;
-    for (size_t k = i; k <= j; ++k)
-      r[idx[k]] = 0.5 * static_cast<double>(i + j) + 1.0;
-    i = j + 1;
-  }
-  return r;
-}
-
-// Spearman's rank correlation: Pearson's correlation of the ranks (ties get average ranks).
+// Spearman's rank correlation (models/rank_correlation.hpp).
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  const auto ra = ranks(a);
-  const auto rb = ranks(b);
-  const double n = static_cast<double>(a.size());
-  double ma = 0.0;
-  double mb = 0.0;
-  for (size_t i = 0; i < ra.size(); ++i) {
-    ma += ra[i] / n;
-    mb += rb[i] / n;
-  }
-  double sab = 0.0;
-  double saa = 0.0;
-  double sbb = 0.0;
-  for (size_t i = 0; i < ra.size(); ++i) {
-    sab += (ra[i] - ma) * (rb[i] - mb);
-    saa += (ra[i] - ma) * (ra[i] - ma);
-    sbb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return sab / std::sqrt(saa * sbb);
-}
-
-TEST(SpearmanTest, KnownValues) {
-  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
-  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
-  EXPECT_NEAR(spearman({1, 2, 3, 4, 5}, {2, 1, 4, 3, 5}), 0.8, 1e-12);
+  return spearman_rank_correlation(a, b);
 }
 
 // Megatron's published GPT-3 mesh (Narayanan et al. 2021) should be among the best layouts the

@@ -58,6 +58,51 @@ std::vector<InstanceOption> compare_instances(const PlanSpec& plan, const PlanRe
   return out;
 }
 
+std::vector<std::string> instance_verdicts(const PlanSpec& plan, const PlanResult& result,
+                                           const std::vector<InstanceOption>& options) {
+  const InstanceOption* by_cost = nullptr;
+  const InstanceOption* by_time = nullptr;
+  for (const InstanceOption& o : options) {
+    if (!o.cheapest)
+      continue;
+    if (by_cost == nullptr ||
+        result.ranked[*o.cheapest].cost_usd < result.ranked[*by_cost->cheapest].cost_usd)
+      by_cost = &o;
+    if (by_time == nullptr ||
+        result.ranked[*o.fastest].wall_time_s < result.ranked[*by_time->fastest].wall_time_s)
+      by_time = &o;
+  }
+  if (by_cost == nullptr)
+    return {};
+  // Why the cheapest wins: its price per GPU-hour over the tokens a GPU trains, against the best
+  // other instance's (cost = GPU-hours x price, and GPU-hours = tokens / tokens per GPU-hour).
+  const InstanceOption* runner_up = nullptr;
+  for (const InstanceOption& o : options) {
+    if (o.instance != by_cost->instance && o.cheapest &&
+        (runner_up == nullptr ||
+         result.ranked[*o.cheapest].cost_usd < result.ranked[*runner_up->cheapest].cost_usd))
+      runner_up = &o;
+  }
+  std::string cheapest =
+      "cheapest: " + option_name(plan, *by_cost) +
+      io::printf_string(", $%.3f per million tokens", by_cost->usd_per_million_tokens);
+  if (runner_up != nullptr) {
+    cheapest += io::printf_string(
+        " against $%.3f on %s: %.2fx the tokens per GPU-second for %.2fx the GPU-hour price",
+        runner_up->usd_per_million_tokens, option_name(plan, *runner_up).c_str(),
+        by_cost->tokens_per_s_per_gpu / runner_up->tokens_per_s_per_gpu,
+        by_cost->usd_per_gpu_hour / runner_up->usd_per_gpu_hour);
+  }
+  // Why the fastest wins: how many GPUs it could use and what each trains at that size.
+  const RankedEntry& fastest = result.ranked[*by_time->fastest];
+  const ScreenedCandidate& fast = result.candidates[fastest.candidate];
+  const int gpus = fast.candidate.parallelism.num_gpus();
+  return {cheapest, "fastest: " + option_name(plan, *by_time) +
+                        io::printf_string(", %.2f days all-in on %d GPUs at %.0f tokens/s per GPU",
+                                          fastest.wall_time_s / kDay, gpus,
+                                          fast.final_evaluation().tokens_per_s / gpus)};
+}
+
 std::string instance_comparison_table(const PlanSpec& plan, const PlanResult& result) {
   if (plan.instances.size() < 2)
     return {};
@@ -66,8 +111,6 @@ std::string instance_comparison_table(const PlanSpec& plan, const PlanResult& re
       "\nby instance (the cheapest and the fastest configuration of each that meet the target):\n"
       "  instance            pricing         $/GPU-h  cheapest: GPUs  tokens/s/GPU  $/M tokens  "
       "all-in d      cost $   fastest: GPUs  all-in d      cost $\n";
-  const InstanceOption* by_cost = nullptr;
-  const InstanceOption* by_time = nullptr;
   for (const InstanceOption& o : options) {
     out += io::printf_string("  %-19s %-14s %8.2f", plan.instances[o.instance].name.c_str(),
                              to_string(o.price.pricing), o.usd_per_gpu_hour);
@@ -83,39 +126,9 @@ std::string instance_comparison_table(const PlanSpec& plan, const PlanResult& re
                              cheap.wall_time_s / kDay, cheap.cost_usd,
                              result.candidates[fast.candidate].candidate.parallelism.num_gpus(),
                              fast.wall_time_s / kDay, fast.cost_usd);
-    if (by_cost == nullptr || cheap.cost_usd < result.ranked[*by_cost->cheapest].cost_usd)
-      by_cost = &o;
-    if (by_time == nullptr || fast.wall_time_s < result.ranked[*by_time->fastest].wall_time_s)
-      by_time = &o;
   }
-  if (by_cost == nullptr)
-    return out;
-  // Why the cheapest wins: its price per GPU-hour over the tokens a GPU trains, against the best
-  // other instance's (cost = GPU-hours x price, and GPU-hours = tokens / tokens per GPU-hour).
-  const InstanceOption* runner_up = nullptr;
-  for (const InstanceOption& o : options) {
-    if (o.instance != by_cost->instance && o.cheapest &&
-        (runner_up == nullptr ||
-         result.ranked[*o.cheapest].cost_usd < result.ranked[*runner_up->cheapest].cost_usd))
-      runner_up = &o;
-  }
-  out += "  cheapest: " + option_name(plan, *by_cost) +
-         io::printf_string(", $%.3f per million tokens", by_cost->usd_per_million_tokens);
-  if (runner_up != nullptr) {
-    out += io::printf_string(
-        " against $%.3f on %s: %.2fx the tokens per GPU-second for %.2fx the GPU-hour price",
-        runner_up->usd_per_million_tokens, option_name(plan, *runner_up).c_str(),
-        by_cost->tokens_per_s_per_gpu / runner_up->tokens_per_s_per_gpu,
-        by_cost->usd_per_gpu_hour / runner_up->usd_per_gpu_hour);
-  }
-  // Why the fastest wins: how many GPUs it could use and what each trains at that size.
-  const RankedEntry& fastest = result.ranked[*by_time->fastest];
-  const ScreenedCandidate& fast = result.candidates[fastest.candidate];
-  const int gpus = fast.candidate.parallelism.num_gpus();
-  out += "\n  fastest: " + option_name(plan, *by_time) +
-         io::printf_string(", %.2f days all-in on %d GPUs at %.0f tokens/s per GPU\n",
-                           fastest.wall_time_s / kDay, gpus,
-                           fast.final_evaluation().tokens_per_s / gpus);
+  for (const std::string& verdict : instance_verdicts(plan, result, options))
+    out += "  " + verdict + "\n";
   return out;
 }
 

@@ -26,6 +26,11 @@ struct InstanceOption {
 [[nodiscard]] std::vector<InstanceOption> compare_instances(const PlanSpec& plan,
                                                             const PlanResult& result);
 
+// The two lines that say which option wins on cost (with its tokens per GPU-second and GPU-hour
+// price against the best other instance's) and which on time; empty when none meets the target.
+[[nodiscard]] std::vector<std::string> instance_verdicts(
+    const PlanSpec& plan, const PlanResult& result, const std::vector<InstanceOption>& options);
+
 // The comparison as the plan's table prints it ("by instance"), with a line saying which option
 // wins on cost and which on time, and why; empty when the plan offers a single instance.
 [[nodiscard]] std::string instance_comparison_table(const PlanSpec& plan, const PlanResult& result);

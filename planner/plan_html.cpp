@@ -7,6 +7,7 @@
 
 #include "models/byte_units.hpp"
 #include "models/pricing.hpp"
+#include "planner/instance_comparison.hpp"
 #include "planner/megatron_args.hpp"
 #include "planner/plan_report.hpp"
 
@@ -365,6 +366,42 @@ std::string memory_section(const PlanSpec& plan, const PlanResult& result) {
   return s;
 }
 
+// A plan over several instances: each one's cheapest and fastest configuration, and which wins
+// on cost and on time and why (planner/instance_comparison.hpp).
+std::string instance_section(const PlanSpec& plan, const PlanResult& result) {
+  if (plan.instances.size() < 2)
+    return {};
+  const std::vector<InstanceOption> options = compare_instances(plan, result);
+  std::string s =
+      "<h2>Which hardware: by instance</h2>\n<div class=\"scroll\"><table id=\"by-instance\">"
+      "<tr><th>instance</th><th>pricing</th><th>$/GPU-h</th><th>cheapest: GPUs</th>"
+      "<th>tokens/s/GPU</th><th>$/M tokens</th><th>all-in days</th><th>cost</th>"
+      "<th>fastest: GPUs</th><th>all-in days</th><th>cost</th></tr>\n";
+  for (const InstanceOption& o : options) {
+    s += "<tr><td style=\"text-align:left\">" + html_escape(plan.instances[o.instance].name) +
+         "</td><td>" + to_string(o.price.pricing) +
+         printf_string("</td><td>%.2f</td>", o.usd_per_gpu_hour);
+    if (!o.cheapest) {
+      s += "<td colspan=\"8\">none meets the target</td></tr>\n";
+      continue;
+    }
+    const RankedEntry& cheap = result.ranked[*o.cheapest];
+    const RankedEntry& fast = result.ranked[*o.fastest];
+    s += printf_string(
+        "<td>%d</td><td>%.0f</td><td>%.3f</td><td>%.2f</td><td>$%s</td><td>%d</td><td>%.2f</td>"
+        "<td>$%s</td></tr>\n",
+        result.candidates[cheap.candidate].candidate.parallelism.num_gpus(), o.tokens_per_s_per_gpu,
+        o.usd_per_million_tokens, cheap.wall_time_s / kDay,
+        thousands(static_cast<long long>(std::llround(cheap.cost_usd))).c_str(),
+        result.candidates[fast.candidate].candidate.parallelism.num_gpus(), fast.wall_time_s / kDay,
+        thousands(static_cast<long long>(std::llround(fast.cost_usd))).c_str());
+  }
+  s += "</table></div>\n";
+  for (const std::string& verdict : instance_verdicts(plan, result, options))
+    s += "<p class=\"verdict\">" + html_escape(verdict) + "</p>\n";
+  return s;
+}
+
 std::string left_out_section(const PlanSpec& plan, const PlanResult& result) {
   std::string s =
       "<h2>What the search left out, and why</h2>\n<div class=\"scroll\"><table "
@@ -448,6 +485,7 @@ std::string plan_html(const PlanSpec& plan, const PlanResult& result, size_t top
     s += "<p>Blue: the front (no entry is both cheaper and faster); grey: the ranked entries "
          "above.</p>\n";
   }
+  s += instance_section(plan, result);
   if (has_best) {
     s += time_section(plan, result);
     s += memory_section(plan, result);

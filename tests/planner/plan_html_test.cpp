@@ -61,6 +61,10 @@ TEST(PlanHtmlTest, ReportHasEveryPart) {
         "id=\"megatron\"",
         "--tensor-model-parallel-size",
         "<table id=\"pruned\">",
+        "<table id=\"by-instance\">",
+        "<p class=\"verdict\">cheapest: p5.48xlarge (spot), $",
+        "x the tokens per GPU-second for ",
+        "<p class=\"verdict\">fastest: p5.48xlarge",
         "p4de.24xlarge, capacity-block: no capacity-block price in the catalog"}) {
     EXPECT_NE(html.find(part), std::string::npos) << part;
   }

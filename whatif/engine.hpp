@@ -39,9 +39,15 @@ struct PolicyResult {
   double queue_wait_p50_s = 0.0;
   double queue_wait_p95_s = 0.0;
   double queue_wait_max_s = 0.0;
-  // Job completion time percentiles of the jobs that finished; none when no job did.
+  double queue_wait_mean_s = 0.0;
+  double queue_wait_p99_s = 0.0;
+  // Job completion time percentiles and the longest, of the jobs that finished; none when no
+  // job did.
   std::optional<double> jct_p50_s;
   std::optional<double> jct_p95_s;
+  std::optional<double> jct_max_s;
+  // Cost over the GPU-hours of work that counted (busy less every loss); none without any.
+  std::optional<double> cost_per_useful_gpu_hour_usd;
   int jobs_total = 0;
   int jobs_finished = 0;
   GoodputLoss lost;

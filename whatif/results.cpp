@@ -32,8 +32,13 @@ const std::vector<Metric>& metrics() {
       {"queue_wait_p50_s", [](const PolicyResult& r) { return r.queue_wait_p50_s; }},
       {"queue_wait_p95_s", [](const PolicyResult& r) { return r.queue_wait_p95_s; }},
       {"queue_wait_max_s", [](const PolicyResult& r) { return r.queue_wait_max_s; }},
+      {"queue_wait_mean_s", [](const PolicyResult& r) { return r.queue_wait_mean_s; }},
+      {"queue_wait_p99_s", [](const PolicyResult& r) { return r.queue_wait_p99_s; }},
       {"jct_p50_s", [](const PolicyResult& r) { return r.jct_p50_s; }},
       {"jct_p95_s", [](const PolicyResult& r) { return r.jct_p95_s; }},
+      {"jct_max_s", [](const PolicyResult& r) { return r.jct_max_s; }},
+      {"cost_per_useful_gpu_hour_usd",
+       [](const PolicyResult& r) { return r.cost_per_useful_gpu_hour_usd; }},
       {"jobs_finished", [](const PolicyResult& r) { return r.jobs_finished; }},
       {"goodput_lost_gpu_hours", [](const PolicyResult& r) { return r.lost.total(); }},
       {"scale_ups", [](const PolicyResult& r) { return r.scale_ups; }},
@@ -116,8 +121,12 @@ nlohmann::json run_to_json(const PolicyResult& r) {
   j["queue_wait_p50_s"] = r.queue_wait_p50_s;
   j["queue_wait_p95_s"] = r.queue_wait_p95_s;
   j["queue_wait_max_s"] = r.queue_wait_max_s;
+  j["queue_wait_mean_s"] = r.queue_wait_mean_s;
+  j["queue_wait_p99_s"] = r.queue_wait_p99_s;
   j["jct_p50_s"] = optional_json(r.jct_p50_s);
   j["jct_p95_s"] = optional_json(r.jct_p95_s);
+  j["jct_max_s"] = optional_json(r.jct_max_s);
+  j["cost_per_useful_gpu_hour_usd"] = optional_json(r.cost_per_useful_gpu_hour_usd);
   j["jobs_total"] = r.jobs_total;
   j["jobs_finished"] = r.jobs_finished;
   j["lost"] = {r.lost.failure_gpu_hours, r.lost.preemption_gpu_hours, r.lost.disruption_gpu_hours,
@@ -147,8 +156,12 @@ PolicyResult run_from_json(const nlohmann::json& j) {
   r.queue_wait_p50_s = j.at("queue_wait_p50_s").get<double>();
   r.queue_wait_p95_s = j.at("queue_wait_p95_s").get<double>();
   r.queue_wait_max_s = j.at("queue_wait_max_s").get<double>();
+  r.queue_wait_mean_s = j.at("queue_wait_mean_s").get<double>();
+  r.queue_wait_p99_s = j.at("queue_wait_p99_s").get<double>();
   r.jct_p50_s = optional_from_json(j.at("jct_p50_s"));
   r.jct_p95_s = optional_from_json(j.at("jct_p95_s"));
+  r.jct_max_s = optional_from_json(j.at("jct_max_s"));
+  r.cost_per_useful_gpu_hour_usd = optional_from_json(j.at("cost_per_useful_gpu_hour_usd"));
   r.jobs_total = j.at("jobs_total").get<int>();
   r.jobs_finished = j.at("jobs_finished").get<int>();
   const auto& l = j.at("lost");
@@ -265,9 +278,11 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
   const std::size_t n = policies.empty() ? 0 : policies.front().runs.size();
   os << "what-if \"" << whatif.name << "\": " << whatif.jobs.size() << " jobs, " << n
      << (n == 1 ? " replica" : " replicas (means)") << "\n\n";
-  os << io::printf_string("%-34s %11s %9s %9s %6s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n", "policy",
-                          "cost $", "GPU-h bil", "GPU-h bsy", "util", "wait p50", "wait p95",
-                          "wait max", "JCT p50", "JCT p95", "lost GPUh", "done", "up", "down");
+  os << io::printf_string(
+      "%-34s %11s %9s %9s %6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n", "policy",
+      "cost $", "GPU-h bil", "GPU-h bsy", "util", "$/usefulGh", "wait mean", "wait p50", "wait p95",
+      "wait p99", "wait max", "JCT p50", "JCT p95", "JCT max", "end", "lost GPUh", "done", "up",
+      "down");
   for (const auto& p : policies) {
     auto m = [&](const std::function<double(const PolicyResult&)>& f) {
       return mean_of(p.runs, f);
@@ -275,16 +290,23 @@ std::string comparison_table(const WhatIf& whatif, const std::vector<PolicyRuns>
     auto jct_mean = [&](std::optional<double> PolicyResult::*field) {
       return mean_of(p.runs, Metric{"", [field](const PolicyResult& r) { return r.*field; }});
     };
+    const std::optional<double> per_useful = jct_mean(&PolicyResult::cost_per_useful_gpu_hour_usd);
+    const std::string per_useful_text = per_useful ? io::printf_string("%.2f", *per_useful) : "-";
     os << io::printf_string(
-        "%-34s %11.0f %9.1f %9.1f %5.1f%% %9s %9s %9s %9s %9s %9.1f %3.0f/%-3zu %5.0f %5.0f\n",
+        "%-34s %11.0f %9.1f %9.1f %5.1f%% %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9.1f "
+        "%3.0f/%-3zu %5.0f %5.0f\n",
         p.name.substr(0, 34).c_str(), m([](auto& r) { return r.cost_usd; }),
         m([](auto& r) { return r.gpu_hours_billed; }), m([](auto& r) { return r.gpu_hours_busy; }),
-        100 * m([](auto& r) { return r.utilization; }),
+        100 * m([](auto& r) { return r.utilization; }), per_useful_text.c_str(),
+        hours(m([](auto& r) { return r.queue_wait_mean_s; })).c_str(),
         hours(m([](auto& r) { return r.queue_wait_p50_s; })).c_str(),
         hours(m([](auto& r) { return r.queue_wait_p95_s; })).c_str(),
+        hours(m([](auto& r) { return r.queue_wait_p99_s; })).c_str(),
         hours(m([](auto& r) { return r.queue_wait_max_s; })).c_str(),
         hours(jct_mean(&PolicyResult::jct_p50_s)).c_str(),
         hours(jct_mean(&PolicyResult::jct_p95_s)).c_str(),
+        hours(jct_mean(&PolicyResult::jct_max_s)).c_str(),
+        hours(m([](auto& r) { return r.end_time_s; })).c_str(),
         m([](auto& r) { return r.lost.total(); }), m([](auto& r) { return r.jobs_finished; }),
         whatif.jobs.size(), m([](auto& r) { return r.scale_ups; }),
         m([](auto& r) { return r.scale_downs; }));

@@ -28,8 +28,12 @@ TEST(EngineTest, StaticClusterQueuesTheThirdJob) {
   EXPECT_DOUBLE_EQ(r.queue_wait_p50_s, 0.0);
   EXPECT_DOUBLE_EQ(r.queue_wait_p95_s, 3600.0);
   EXPECT_DOUBLE_EQ(r.queue_wait_max_s, 3600.0);
+  EXPECT_DOUBLE_EQ(r.queue_wait_p99_s, 3600.0);
+  EXPECT_DOUBLE_EQ(r.queue_wait_mean_s, 1200.0);  // (0 + 0 + 3600) / 3
   EXPECT_DOUBLE_EQ(r.jct_p50_s.value(), 7200.0);
   EXPECT_DOUBLE_EQ(r.jct_p95_s.value(), 7200.0);
+  EXPECT_DOUBLE_EQ(r.jct_max_s.value(), 7200.0);
+  EXPECT_NEAR(r.cost_per_useful_gpu_hour_usd.value(), 40.0 / 32.0, 1e-12);  // nothing lost
   EXPECT_EQ(r.jobs_finished, 3);
   EXPECT_EQ(r.scale_ups, 0);
   EXPECT_EQ(r.scale_downs, 0);
@@ -44,6 +48,8 @@ TEST(EngineTest, NoJobFinishedMeansNoCompletionTimes) {
   EXPECT_EQ(r.jobs_finished, 0);
   EXPECT_FALSE(r.jct_p50_s.has_value());
   EXPECT_FALSE(r.jct_p95_s.has_value());
+  EXPECT_FALSE(r.jct_max_s.has_value());
+  EXPECT_FALSE(r.cost_per_useful_gpu_hour_usd.has_value());  // no GPU was ever busy
 }
 
 TEST(EngineTest, AutoscalerWaitsForTheBoot) {

@@ -40,9 +40,15 @@ void time_jobs(PolicyResult& r, const Cluster& c, double end_time_s) {
   r.queue_wait_p50_s = percentile(waits, 0.50);
   r.queue_wait_p95_s = percentile(waits, 0.95);
   r.queue_wait_max_s = waits.empty() ? 0.0 : *std::max_element(waits.begin(), waits.end());
+  r.queue_wait_p99_s = percentile(waits, 0.99);
+  double wait_sum = 0.0;
+  for (const double w : waits)
+    wait_sum += w;
+  r.queue_wait_mean_s = waits.empty() ? 0.0 : wait_sum / static_cast<double>(waits.size());
   if (!jcts.empty()) {
     r.jct_p50_s = percentile(jcts, 0.50);
     r.jct_p95_s = percentile(jcts, 0.95);
+    r.jct_max_s = *std::max_element(jcts.begin(), jcts.end());
   }
 }
 
@@ -99,6 +105,9 @@ PolicyResult summarize(PolicyResult counts, const Cluster& c, const GpuLedger& l
   time_jobs(r, c, end_time_s);
   r.jobs_finished = jobs_finished;
   r.lost = ledger.lost();
+  const double useful_gpu_hours = r.gpu_hours_busy - r.lost.total();
+  if (useful_gpu_hours > 0.0)
+    r.cost_per_useful_gpu_hour_usd = r.cost_usd / useful_gpu_hours;
   return r;
 }
 

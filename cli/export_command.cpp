@@ -59,14 +59,15 @@ int export_megatron_main(int argc, char** argv) {
 }  // namespace
 
 int run_export(int argc, char** argv) {
-  return guarded("capsim export", [&] {
+  // Errors name the subcommand and its format: "capsim export megatron: error: ...".
+  std::string name = std::string("capsim export") + (argc >= 2 ? std::string(" ") + argv[1] : "");
+  return guarded(name.c_str(), [&] {
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
       std::printf(
           "usage: capsim export megatron SCENARIO.json [--set PATH=VALUE]...\n"
           "  megatron  a scenario's Megatron-LM arguments (an argument file)\n");
       return argc < 2 ? 2 : 0;
     }
-    std::string name = std::string("capsim export ") + argv[1];
     const std::string format = argv[1];
     argv[1] = name.data();
     if (format == "megatron")

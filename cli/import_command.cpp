@@ -153,7 +153,9 @@ int import_hf_main(int argc, char** argv) {
 }  // namespace
 
 int run_import(int argc, char** argv) {
-  return guarded("capsim import", [&] {
+  // Errors name the subcommand and its format: "capsim import megatron: error: ...".
+  std::string name = std::string("capsim import") + (argc >= 2 ? std::string(" ") + argv[1] : "");
+  return guarded(name.c_str(), [&] {
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
       std::printf(
           "usage: capsim import megatron FILE ... | capsim import hf CONFIG.json ...\n"
@@ -161,7 +163,6 @@ int run_import(int argc, char** argv) {
           "  hf        a Hugging Face config.json -> a scenario's model object\n");
       return argc < 2 ? 2 : 0;
     }
-    std::string name = std::string("capsim import ") + argv[1];
     const std::string format = argv[1];
     argv[1] = name.data();
     if (format == "megatron")

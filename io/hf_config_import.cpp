@@ -75,11 +75,15 @@ void read_window(JsonReader& r, const std::string& arch, json& m) {
 int qwen_dense_prefix(JsonReader& r, int num_layers) {
   if (!r.has("mlp_only_layers"))
     return 0;
-  const std::vector<std::int64_t> dense = r.int_array("mlp_only_layers", 0, num_layers - 1);
+  const std::vector<json> dense = r.array("mlp_only_layers");
   for (size_t i = 0; i < dense.size(); ++i) {
-    if (dense[i] != static_cast<std::int64_t>(i)) {
-      throw r.error("mlp_only_layers",
-                    "capsim models dense layers first (0, 1, ...), then expert layers");
+    if (!dense[i].is_number_integer() ||
+        dense[i].get<std::int64_t>() != static_cast<std::int64_t>(i) ||
+        static_cast<int>(i) + 1 >= num_layers) {
+      throw InputError(r.file(), r.pointer_to("mlp_only_layers") + "/" + std::to_string(i),
+                       "capsim models dense layers first (0, 1, ...), then expert layers; "
+                       "expected " +
+                           std::to_string(i) + ", got " + describe_json(dense[i]));
     }
   }
   return static_cast<int>(dense.size());

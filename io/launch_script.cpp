@@ -326,7 +326,7 @@ class Expander {
   int line_ = 0;
 };
 
-// The name of an assignment word (`NAME=value`), or "".
+// The name of an assignment word (`NAME=value`, or `NAME+=value` that appends), or "".
 std::string assigned_name(const Item& word) {
   if (word.segments.empty() || word.segments.front().quoting != Quoting::kBare)
     return "";
@@ -334,11 +334,18 @@ std::string assigned_name(const Item& word) {
   const size_t eq = t.find('=');
   if (eq == std::string::npos || eq == 0 || !is_name_start(t[0]))
     return "";
-  for (size_t i = 1; i < eq; ++i) {
+  const size_t end = t[eq - 1] == '+' ? eq - 1 : eq;
+  for (size_t i = 1; i < end; ++i) {
     if (!is_name_char(t[i]))
       return "";
   }
-  return t.substr(0, eq);
+  return t.substr(0, end);
+}
+
+bool appends(const Item& word) {
+  const std::string& t = word.segments.front().text;
+  const size_t eq = t.find('=');
+  return eq > 0 && t[eq - 1] == '+';
 }
 
 // The word after `NAME=`.
@@ -398,8 +405,9 @@ std::vector<ScriptWord> launch_arguments(const std::string& text, const std::str
         continue;
       }
       std::vector<ScriptWord> values;
-      if (i + 1 < items.size() && items[i + 1].kind == ItemKind::kOpen &&
-          assigned_value(item).segments.front().text.empty()) {
+      const bool is_array = i + 1 < items.size() && items[i + 1].kind == ItemKind::kOpen &&
+                            assigned_value(item).segments.front().text.empty();
+      if (is_array) {
         for (i += 2; i < items.size() && items[i].kind != ItemKind::kClose; ++i) {
           if (items[i].kind == ItemKind::kWord) {
             for (ScriptWord& w : expander.expand(items[i]))
@@ -414,7 +422,16 @@ std::vector<ScriptWord> launch_arguments(const std::string& text, const std::str
       } else {
         values.push_back(joined(expander.expand(assigned_value(item)), item.line));
       }
-      vars[name] = values;
+      if (appends(item)) {
+        std::vector<ScriptWord>& var = vars[name];
+        if (!is_array && var.size() == 1) {
+          var.front().text += values.front().text;  // X+=text extends a scalar
+        } else {
+          var.insert(var.end(), values.begin(), values.end());
+        }
+      } else {
+        vars[name] = values;
+      }
     }
     for (size_t k = 0; k < command.size(); ++k) {
       if (runs_python_program(command[k].text))

@@ -241,6 +241,8 @@ struct Findings {
 // first; returns K, or nullopt for a pattern capsim does not model.
 std::optional<int> first_dense_layers(std::string pattern, int num_layers) {
   std::erase(pattern, ' ');
+  if (!pattern.starts_with("("))  // the parentheses are optional in Python
+    pattern = "(" + pattern + ")";
   if (pattern == "1")
     return 0;
   int dense = 0;
@@ -494,6 +496,7 @@ void read_pipeline_layout(Arguments& a, Findings& f, const json& m, json& p) {
     std::vector<int> stage(static_cast<size_t>(pp), 0);
     std::vector<int> chunk_layers;
     int total = 0;
+    bool ends_elsewhere = false;  // E, L or m away from the first or last stage
     for (size_t c = 0; c < chunks.size(); ++c) {
       const auto t = static_cast<int>(std::count(chunks[c].begin(), chunks[c].end(), 't'));
       chunk_layers.push_back(t);
@@ -504,14 +507,14 @@ void read_pipeline_layout(Arguments& a, Findings& f, const json& m, json& p) {
       const bool e = chunks[c].find('E') != std::string::npos;
       const bool l = chunks[c].find('L') != std::string::npos;
       const bool mtp = chunks[c].find('m') != std::string::npos;
-      if (e != first || l != last || (mtp && !last)) {
-        f.unmodelled.push_back(a.finding("--pipeline-model-parallel-layout",
-                                         "--pipeline-model-parallel-layout: capsim places the "
-                                         "embedding (E) on the first stage and the loss (L) "
-                                         "and MTP layers (m) on the last, got \"" +
-                                             *layout + "\""));
-        break;
-      }
+      ends_elsewhere = ends_elsewhere || e != first || l != last || (mtp && !last);
+    }
+    if (ends_elsewhere) {
+      f.unmodelled.push_back(a.finding(
+          "--pipeline-model-parallel-layout",
+          "--pipeline-model-parallel-layout: capsim places the embedding (E) on the first stage "
+          "and the loss (L) and MTP layers (m) on the last, got \"" +
+              *layout + "\""));
     }
     if (total != layers) {
       throw a.error("--pipeline-model-parallel-layout",

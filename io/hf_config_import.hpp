@@ -9,6 +9,7 @@
 
 namespace capsim::io {
 
+// What a config.json does not say: the model's name and its training sequence length.
 struct HfImportOptions {
   std::string name;    // "": the config's first architecture
   int seq_length = 0;  // the training sequence length; 0: left out of the model

@@ -1,5 +1,6 @@
 #include "io/launch_script.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <string>
@@ -19,7 +20,8 @@ struct Segment {
   Quoting quoting;
 };
 
-enum class ItemKind { kWord, kEnd, kOpen, kClose };
+// kRedirect: `> FILE`, `2>> FILE`, `< FILE`; the word after it is its target, not an argument.
+enum class ItemKind { kWord, kEnd, kOpen, kClose, kRedirect };
 
 struct Item {
   ItemKind kind;
@@ -48,7 +50,10 @@ class Lexer {
         ++line_;
         continue;
       }
-      if (c == '\n' || c == ';' || c == '&' || c == '|') {
+      const char next = pos_ + 1 < text_.size() ? text_[pos_ + 1] : '\0';
+      if (c == '>' || c == '<' || (c == '&' && next == '>')) {
+        redirection();
+      } else if (c == '\n' || c == ';' || c == '&' || c == '|') {
         end_word();
         items_.push_back({ItemKind::kEnd, {}, line_});
         line_ += c == '\n' ? 1 : 0;
@@ -80,6 +85,30 @@ class Lexer {
   }
 
  private:
+  // A redirection (`2>&1`, `> log`, `&>> log`, `< in`): its file descriptor (a word of digits
+  // just before it) is dropped, and a target file becomes a kRedirect item's next word.
+  void redirection() {
+    if (in_word_ && word_.segments.size() == 1 &&
+        word_.segments.front().quoting == Quoting::kBare &&
+        std::all_of(word_.segments.front().text.begin(), word_.segments.front().text.end(),
+                    [](char d) { return std::isdigit(static_cast<unsigned char>(d)) != 0; })) {
+      in_word_ = false;
+    }
+    end_word();
+    if (text_[pos_] == '&')
+      ++pos_;
+    while (pos_ < text_.size() && (text_[pos_] == '>' || text_[pos_] == '<'))
+      ++pos_;
+    if (pos_ < text_.size() && text_[pos_] == '&') {  // >&1: onto another descriptor
+      ++pos_;
+      while (pos_ < text_.size() &&
+             (std::isdigit(static_cast<unsigned char>(text_[pos_])) != 0 || text_[pos_] == '-'))
+        ++pos_;
+      return;
+    }
+    items_.push_back({ItemKind::kRedirect, {}, line_});
+  }
+
   void start_word() {
     if (!in_word_) {
       in_word_ = true;
@@ -370,6 +399,14 @@ bool runs_python_program(const std::string& word) {
   return word.size() > 3 && word.ends_with(".py");
 }
 
+// Whether the program is a training entry point (Megatron-LM's pretrain_gpt.py,
+// pretrain_mamba.py, train.py, ...), not a data or checkpoint tool run beside it.
+bool is_training_program(const std::string& word) {
+  const size_t slash = word.find_last_of('/');
+  const std::string base = slash == std::string::npos ? word : word.substr(slash + 1);
+  return base.starts_with("pretrain") || base.starts_with("train");
+}
+
 }  // namespace
 
 std::vector<ScriptWord> launch_arguments(const std::string& text, const std::string& file) {
@@ -377,6 +414,11 @@ std::vector<ScriptWord> launch_arguments(const std::string& text, const std::str
   Variables vars;
   Expander expander(vars);
   std::vector<ScriptWord> all_words;  // every command word, for an argument file
+  // The arguments of the first training program run (pretrain*.py, train*.py), else of the
+  // last program run.
+  std::vector<ScriptWord> program_arguments;
+  bool found = false;
+  bool found_training = false;
   size_t i = 0;
   while (i < items.size()) {
     if (items[i].kind != ItemKind::kWord) {
@@ -389,6 +431,11 @@ std::vector<ScriptWord> launch_arguments(const std::string& text, const std::str
     bool after_builtin = false;  // `declare -a X=(...)`: the builtin's options
     for (; i < items.size() && items[i].kind != ItemKind::kEnd; ++i) {
       const Item& item = items[i];
+      if (item.kind == ItemKind::kRedirect && i + 1 < items.size() &&
+          items[i + 1].kind == ItemKind::kWord) {
+        ++i;  // the redirection's file
+        continue;
+      }
       if (item.kind != ItemKind::kWord)
         continue;
       const std::string name = at_start ? assigned_name(item) : "";
@@ -434,12 +481,21 @@ std::vector<ScriptWord> launch_arguments(const std::string& text, const std::str
       }
     }
     for (size_t k = 0; k < command.size(); ++k) {
-      if (runs_python_program(command[k].text))
-        return {command.begin() + static_cast<std::ptrdiff_t>(k) + 1, command.end()};
+      if (runs_python_program(command[k].text)) {
+        if (!found_training) {
+          program_arguments.assign(command.begin() + static_cast<std::ptrdiff_t>(k) + 1,
+                                   command.end());
+          found_training = is_training_program(command[k].text);
+          found = true;
+        }
+        break;
+      }
     }
     for (ScriptWord& w : command)
       all_words.push_back(std::move(w));
   }
+  if (found)
+    return program_arguments;
   return all_words;
 }
 

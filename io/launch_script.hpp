@@ -16,8 +16,10 @@ struct ScriptWord {
 
 // Returns the arguments a Megatron-LM launch script or argument file passes to the training
 // program. A script (a line running a `.py` program, e.g. `torchrun ... pretrain_gpt.py ...`)
-// gives the words after the program; any other file gives all its words. Lines continued with a
-// backslash are joined, `#` comments dropped, quotes removed, and variables the file assigns
+// gives the words after the program (the first training program, pretrain*.py or train*.py,
+// else the last program run, redirections left out); any other file gives all its words. Lines
+// continued with a backslash are joined, `#` comments dropped, quotes removed, and variables the
+// file assigns
 // (`TP=8`, `ARGS=( ... )`, `export X=...`) expanded as bash would (`$TP`, `${TP}`,
 // `${ARGS[@]}`). Throws InputError naming `file` and the line for an unterminated quote.
 [[nodiscard]] std::vector<ScriptWord> launch_arguments(const std::string& text,

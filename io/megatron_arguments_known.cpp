@@ -18,7 +18,7 @@ constexpr const char* kSmall =
     "element-wise work within capsim's per-layer costs (norms, biases, rotary embeddings)";
 constexpr const char* kRuntime = "process setup and run control";
 
-// Sorted by name (checked by the lookup's test).
+// Sorted by name: lookup is a binary search (checked below).
 constexpr Entry kIgnored[] = {
     {"--accumulate-allreduce-grads-in-fp32", "bf16 training's default gradient reduction"},
     {"--adam-beta1", kHyper},
@@ -165,6 +165,12 @@ constexpr Entry kUnmodelled[] = {
     {"--no-rope-fusion", kUnfused},
     {"--optimizer", "an optimizer other than Adam (memory and update step)"},
 };
+
+constexpr bool by_name(const Entry& a, const Entry& b) {
+  return a.first < b.first;
+}
+static_assert(std::is_sorted(std::begin(kIgnored), std::end(kIgnored), by_name));
+static_assert(std::is_sorted(std::begin(kUnmodelled), std::end(kUnmodelled), by_name));
 
 const char* lookup(const Entry* begin, const Entry* end, std::string_view name) {
   const Entry* it = std::lower_bound(

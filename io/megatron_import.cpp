@@ -406,7 +406,10 @@ void read_model_extensions(Arguments& a, Findings& f, json& m) {
   } else {
     for (const char* name :
          {"--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
-          "--moe-layer-freq", "--expert-model-parallel-size", "--moe-token-dispatcher-type"}) {
+          "--moe-layer-freq", "--moe-router-score-function", "--moe-expert-rank-capacity-factor",
+          "--expert-model-parallel-size", "--expert-tensor-parallel-size",
+          "--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend", "--moe-enable-deepep",
+          "--overlap-moe-expert-parallel-comm"}) {
       if (a.has(name))
         throw a.error(name, "needs --num-experts (the model has no expert layers)");
     }

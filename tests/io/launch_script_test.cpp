@@ -72,6 +72,25 @@ TEST(LaunchScriptTest, BareExpansionsSplitQuotedOnesDoNot) {
   EXPECT_EQ(texts(words), (std::vector<std::string>{"--x", "1", "--x 1", "--y", ""}));
 }
 
+TEST(LaunchScriptTest, RedirectionsAreNotArguments) {
+  const auto words = launch_arguments("python pretrain_gpt.py --bf16 2>&1 | tee log.txt\n", "s");
+  EXPECT_EQ(texts(words), (std::vector<std::string>{"--bf16"}));
+  EXPECT_EQ(
+      texts(launch_arguments("python train.py --a 1 > out.log 2>> err.log &> all.log\n", "s")),
+      (std::vector<std::string>{"--a", "1"}));
+}
+
+// Data preparation and checkpoint conversion run beside training in one script.
+TEST(LaunchScriptTest, TheTrainingProgramIsChosen) {
+  EXPECT_EQ(texts(launch_arguments("python tools/preprocess_data.py --input x\n"
+                                   "torchrun pretrain_gpt.py --bf16\n"
+                                   "python tools/checkpoint/convert.py --load y\n",
+                                   "s")),
+            (std::vector<std::string>{"--bf16"}));
+  EXPECT_EQ(texts(launch_arguments("python prepare.py --a\npython run.py --b\n", "s")),
+            (std::vector<std::string>{"--b"}));
+}
+
 TEST(LaunchScriptTest, UnterminatedQuotesAreNamedWithTheirLine) {
   EXPECT_EQ(testing::error_of([] { (void)launch_arguments("--a 1\n--b \"x\n", "f.args"); }),
             "f.args:line 2: unterminated double quote (its closing one is missing)");

@@ -233,6 +233,20 @@ TEST(MegatronImportTest, BadValuesAndConflictsNameTheArgument) {
   EXPECT_EQ(error_text(kModel + "--moe-router-topk 2"),
             "t.args:line 1: --moe-router-topk: needs --num-experts (the model has no expert "
             "layers)");
+  EXPECT_EQ(error_text(kModel + "--overlap-moe-expert-parallel-comm"),
+            "t.args:line 1: --overlap-moe-expert-parallel-comm: needs --num-experts (the model "
+            "has no expert layers)");
+  EXPECT_EQ(error_text(kModel + "--num-experts 8 --moe-token-dispatcher-type flex"),
+            "t.args:line 1: --moe-token-dispatcher-type: flex needs a backend: "
+            "--moe-flex-dispatcher-backend deepep or hybridep");
+  EXPECT_EQ(error_text(kModel + "--q-lora-rank 64"),
+            "t.args:line 1: --q-lora-rank: needs --multi-latent-attention");
+  EXPECT_EQ(error_text(kModel + "--recompute-num-layers 2"),
+            "t.args:line 1: --recompute-num-layers: needs --recompute-granularity full");
+  EXPECT_EQ(error_text(kModel + "--num-layers-per-virtual-pipeline-stage 3 "
+                                "--pipeline-model-parallel-size 2"),
+            "t.args:line 1: --num-layers-per-virtual-pipeline-stage: 3 layers per virtual stage "
+            "do not divide --num-layers (32) over --pipeline-model-parallel-size (2)");
   EXPECT_EQ(error_text(kModel + "--overlap-param-gather --overlap-grad-reduce"),
             "t.args:line 1: --overlap-param-gather: needs --use-distributed-optimizer");
   EXPECT_EQ(error_text("pretrain_gpt --num-layers 2"),

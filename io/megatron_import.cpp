@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -237,20 +238,39 @@ struct Findings {
   std::vector<InputProblem> unmodelled;
 };
 
+// Reads a whole non-negative integer from `text` at `i`, advancing `i`; nullopt when none.
+std::optional<int> read_count(const std::string& text, size_t& i) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+  if (ec != std::errc() || end == text.data() + i || v < 0)
+    return std::nullopt;
+  i = static_cast<size_t>(end - text.data());
+  return v;
+}
+
+// Whether `text` at `i` starts with `prefix`, advancing `i` past it.
+bool skip(const std::string& text, size_t& i, std::string_view prefix) {
+  if (text.compare(i, prefix.size(), prefix) != 0)
+    return false;
+  i += prefix.size();
+  return true;
+}
+
 // --moe-layer-freq: 1 (every layer) or Megatron's pattern "([0]*K+[1]*M)", K dense layers
 // first; returns K, or nullopt for a pattern capsim does not model.
 std::optional<int> first_dense_layers(std::string pattern, int num_layers) {
   std::erase(pattern, ' ');
-  if (!pattern.starts_with("("))  // the parentheses are optional in Python
-    pattern = "(" + pattern + ")";
   if (pattern == "1")
     return 0;
-  int dense = 0;
-  int sparse = 0;
-  if (std::sscanf(pattern.c_str(), "([0]*%d+[1]*%d)", &dense, &sparse) == 2 &&
-      printf_string("([0]*%d+[1]*%d)", dense, sparse) == pattern && dense >= 0 &&
-      dense + sparse == num_layers) {
-    return dense;
+  if (!pattern.starts_with("("))  // the parentheses are optional in Python
+    pattern = "(" + pattern + ")";
+  size_t i = 0;
+  std::optional<int> dense;
+  std::optional<int> sparse;
+  if (skip(pattern, i, "([0]*") && (dense = read_count(pattern, i)) && skip(pattern, i, "+[1]*") &&
+      (sparse = read_count(pattern, i)) && skip(pattern, i, ")") && i == pattern.size() &&
+      static_cast<long long>(*dense) + *sparse == num_layers) {
+    return *dense;
   }
   return std::nullopt;
 }
@@ -293,6 +313,9 @@ std::optional<std::string> expand_layout(const std::string& s, size_t& i, int de
         repeated += piece;
       piece = repeated;
     }
+    // Layouts hold a few thousand stages at most; a longer expansion is a typo or an attack.
+    if (out.size() + piece.size() > 1000000)
+      return std::nullopt;
     out += piece;
   }
   return out;
@@ -434,10 +457,13 @@ void read_model_extensions(Arguments& a, Findings& f, json& m) {
   if (const auto window = a.text("--window-size")) {
     std::string w = *window;
     std::erase_if(w, [](char c) { return c == '(' || c == ')' || c == ' '; });
-    int left = 0;
-    int right = -1;
-    if (std::sscanf(w.c_str(), "%d,%d", &left, &right) != 2 ||
-        printf_string("%d,%d", left, right) != w || left < 1)
+    size_t i = 0;
+    const std::optional<int> left_size = read_count(w, i);
+    const bool comma = skip(w, i, ",");
+    const std::optional<int> right_size = comma ? read_count(w, i) : std::nullopt;
+    const int left = left_size.value_or(0);
+    const int right = right_size.value_or(-1);
+    if (!left_size || !right_size || i != w.size() || left < 1)
       throw a.error(
           "--window-size",
           "expected \"LEFT,0\" (a causal window of LEFT tokens), got \"" + *window + "\"");
@@ -729,15 +755,16 @@ json read_layout(Arguments& a, Findings& f, const json& m, int gpus) {
   const int tp = a.integer("--tensor-model-parallel-size", 1, 1, 1 << 20);
   const int pp = a.integer("--pipeline-model-parallel-size", 1, 1, 1 << 20);
   const int cp = a.integer("--context-parallel-size", 1, 1, 1 << 20);
-  if (gpus % (tp * pp * cp) != 0) {
+  const long long model_parallel = static_cast<long long>(tp) * pp * cp;
+  if (gpus % model_parallel != 0) {
     throw InputError(a.file(), "",
                      printf_string("the cluster's %d GPUs do not divide into "
                                    "--tensor-model-parallel-size (%d) x "
                                    "--pipeline-model-parallel-size (%d) x --context-parallel-size "
-                                   "(%d) = %d: data parallelism is GPUs / (TP x PP x CP)",
-                                   gpus, tp, pp, cp, tp * pp * cp));
+                                   "(%d) = %lld: data parallelism is GPUs / (TP x PP x CP)",
+                                   gpus, tp, pp, cp, model_parallel));
   }
-  const int dp = gpus / (tp * pp * cp);
+  const auto dp = static_cast<int>(gpus / model_parallel);
   p["tensor"] = tp;
   p["pipeline"] = pp;
   p["context"] = cp;
@@ -752,13 +779,14 @@ json read_layout(Arguments& a, Findings& f, const json& m, int gpus) {
   }
   int vpp = chunks.value_or(1);
   if (chunk_layers) {
-    if (layers % (pp * *chunk_layers) != 0) {
+    const long long per_rank = static_cast<long long>(pp) * *chunk_layers;
+    if (layers % per_rank != 0) {
       throw a.error("--num-layers-per-virtual-pipeline-stage",
                     printf_string("%d layers per virtual stage do not divide --num-layers (%d) "
                                   "over --pipeline-model-parallel-size (%d)",
                                   *chunk_layers, layers, pp));
     }
-    vpp = layers / (pp * *chunk_layers);
+    vpp = static_cast<int>(layers / per_rank);
   }
   p["virtual_pipeline_stages"] = vpp;
   p["sequence_parallel"] = a.flag("--sequence-parallel");
@@ -769,7 +797,8 @@ json read_layout(Arguments& a, Findings& f, const json& m, int gpus) {
   const int micro = a.integer("--micro-batch-size", 1, 1, 1 << 24);
   p["micro_batch_size"] = micro;
   // Megatron-LM's default global batch is one micro-batch per data-parallel rank.
-  p["global_batch_size"] = a.integer("--global-batch-size", micro * dp, 1, 1 << 24);
+  const std::optional<int> global = a.integer("--global-batch-size", 1, 1 << 24);
+  p["global_batch_size"] = global ? json(*global) : json(static_cast<long long>(micro) * dp);
   read_pipeline_layout(a, f, m, p);
   read_recompute(a, f, p);
   read_precision(a, f, p);

@@ -264,6 +264,21 @@ TEST(MegatronImportTest, LayoutMustFitTheClusterAndTheLayers) {
             "t.args: the cluster's 8 GPUs do not divide into --tensor-model-parallel-size (3) x "
             "--pipeline-model-parallel-size (1) x --context-parallel-size (1) = 3: data "
             "parallelism is GPUs / (TP x PP x CP)");
+  // Sizes whose product overflows 32 bits are named, not wrapped.
+  EXPECT_EQ(error_text(kModel + "--tensor-model-parallel-size 1048576 "
+                                "--pipeline-model-parallel-size 1048576"),
+            "t.args: the cluster's 8 GPUs do not divide into --tensor-model-parallel-size "
+            "(1048576) x --pipeline-model-parallel-size (1048576) x --context-parallel-size (1) "
+            "= 1099511627776: data parallelism is GPUs / (TP x PP x CP)");
+  EXPECT_NE(error_text(kModel + "--pipeline-model-parallel-layout \"(((t*100000)*100)*100)\"")
+                .find("expected Megatron-Core's layout"),
+            std::string::npos);
+  EXPECT_EQ(error_text(kModel + "--window-size 128,0x"),
+            "t.args:line 1: --window-size: expected \"LEFT,0\" (a causal window of LEFT "
+            "tokens), got \"128,0x\"");
+  EXPECT_NE(error_text(kModel + "--num-experts 8 --moe-layer-freq \"([0]*3+[1]*30)\"")
+                .find("--moe-layer-freq: capsim models dense layers first"),
+            std::string::npos);
   EXPECT_EQ(error_text(kModel + "--pipeline-model-parallel-size 2 "
                                 "--pipeline-model-parallel-layout \"Et*16|t*16|L\""),
             "t.args:line 1: --pipeline-model-parallel-layout: has 3 stages; "

@@ -15,10 +15,14 @@ using nlohmann::json;
 
 constexpr std::int64_t kMaxDim = 1 << 24;
 
-const std::vector<std::string> kArchitectures = {
-    "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
-    "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
-    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM"};
+// The architectures capsim imports (config.json "architectures").
+const std::vector<std::string>& supported_architectures() {
+  static const std::vector<std::string> names = {
+      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
+      "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
+      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM"};
+  return names;
+}
 
 std::string architecture(JsonReader& r) {
   const std::vector<json> names = r.array("architectures", 1);
@@ -27,11 +31,12 @@ std::string architecture(JsonReader& r) {
     throw InputError(r.file(), where,
                      "expected an architecture name, got " + describe_json(names.front()));
   }
-  const std::string arch = names.front().get<std::string>();
-  if (std::find(kArchitectures.begin(), kArchitectures.end(), arch) == kArchitectures.end()) {
-    throw InputError(
-        r.file(), where,
-        "architectures: capsim imports " + join_names(kArchitectures) + ", got \"" + arch + "\"");
+  std::string arch = names.front().get<std::string>();
+  if (std::find(supported_architectures().begin(), supported_architectures().end(), arch) ==
+      supported_architectures().end()) {
+    throw InputError(r.file(), where,
+                     "architectures: capsim imports " + join_names(supported_architectures()) +
+                         ", got \"" + arch + "\"");
   }
   return arch;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/input_error.hpp"
@@ -64,18 +65,8 @@ class Lexer {
       } else if (c == '#' && !in_word_) {
         while (pos_ < text_.size() && text_[pos_] != '\n')
           ++pos_;
-      } else if ((c == '(' || c == ')') && !in_word_) {
-        items_.push_back({c == '(' ? ItemKind::kOpen : ItemKind::kClose, {}, line_});
-        ++pos_;
-      } else if (c == '(' && in_word_) {
-        // `ARGS=(`: the array's parenthesis ends the word.
-        end_word();
-        items_.push_back({ItemKind::kOpen, {}, line_});
-        ++pos_;
-      } else if (c == ')') {
-        end_word();
-        items_.push_back({ItemKind::kClose, {}, line_});
-        ++pos_;
+      } else if (c == '(' || c == ')') {
+        parenthesis(c);
       } else {
         word_char();
       }
@@ -85,6 +76,13 @@ class Lexer {
   }
 
  private:
+  // `(` and `)` of an array (`ARGS=(`: the parenthesis ends the word) or a subshell.
+  void parenthesis(char c) {
+    end_word();
+    items_.push_back({c == '(' ? ItemKind::kOpen : ItemKind::kClose, {}, line_});
+    ++pos_;
+  }
+
   // A redirection (`2>&1`, `> log`, `&>> log`, `< in`): its file descriptor (a word of digits
   // just before it) is dropped, and a target file becomes a kRedirect item's next word.
   void redirection() {
@@ -407,96 +405,120 @@ bool is_training_program(const std::string& word) {
   return base.starts_with("pretrain") || base.starts_with("train");
 }
 
-}  // namespace
+// Runs the statements of a script: assignments set variables, commands are expanded; keeps the
+// training program's arguments and every command word.
+class ScriptReader {
+ public:
+  ScriptReader(std::vector<Item> items, const std::string& file)
+      : items_(std::move(items)), file_(file), expander_(vars_) {}
 
-std::vector<ScriptWord> launch_arguments(const std::string& text, const std::string& file) {
-  const std::vector<Item> items = Lexer(text, file).items();
-  Variables vars;
-  Expander expander(vars);
-  std::vector<ScriptWord> all_words;  // every command word, for an argument file
-  // The arguments of the first training program run (pretrain*.py, train*.py), else of the
-  // last program run.
-  std::vector<ScriptWord> program_arguments;
-  bool found = false;
-  bool found_training = false;
-  size_t i = 0;
-  while (i < items.size()) {
-    if (items[i].kind != ItemKind::kWord) {
-      ++i;
-      continue;
+  std::vector<ScriptWord> arguments() {
+    size_t i = 0;
+    while (i < items_.size()) {
+      if (items_[i].kind == ItemKind::kWord)
+        statement(i);
+      else
+        ++i;
     }
-    // One statement: up to its end (an array's parentheses span lines).
+    return found_ ? program_arguments_ : all_words_;
+  }
+
+ private:
+  static bool is_builtin(const std::string& word) {
+    return word == "export" || word == "declare" || word == "local" || word == "readonly";
+  }
+
+  // One statement from items_[i] up to its end (an array's parentheses span lines).
+  void statement(size_t& i) {
     std::vector<ScriptWord> command;
     bool at_start = true;
     bool after_builtin = false;  // `declare -a X=(...)`: the builtin's options
-    for (; i < items.size() && items[i].kind != ItemKind::kEnd; ++i) {
-      const Item& item = items[i];
-      if (item.kind == ItemKind::kRedirect && i + 1 < items.size() &&
-          items[i + 1].kind == ItemKind::kWord) {
+    for (; i < items_.size() && items_[i].kind != ItemKind::kEnd; ++i) {
+      const Item& item = items_[i];
+      if (item.kind == ItemKind::kRedirect && i + 1 < items_.size() &&
+          items_[i + 1].kind == ItemKind::kWord) {
         ++i;  // the redirection's file
         continue;
       }
       if (item.kind != ItemKind::kWord)
         continue;
-      const std::string name = at_start ? assigned_name(item) : "";
       const std::string first = item.segments.empty() ? "" : item.segments.front().text;
-      if (at_start && (first == "export" || first == "declare" || first == "local" ||
-                       first == "readonly" || (after_builtin && first.starts_with("-")))) {
+      if (at_start && (is_builtin(first) || (after_builtin && first.starts_with("-")))) {
         after_builtin = true;
         continue;
       }
+      const std::string name = at_start ? assigned_name(item) : "";
       if (name.empty()) {
         at_start = false;
-        for (ScriptWord& w : expander.expand(item))
+        for (ScriptWord& w : expander_.expand(item))
           command.push_back(std::move(w));
         continue;
       }
-      std::vector<ScriptWord> values;
-      const bool is_array = i + 1 < items.size() && items[i + 1].kind == ItemKind::kOpen &&
-                            assigned_value(item).segments.front().text.empty();
-      if (is_array) {
-        for (i += 2; i < items.size() && items[i].kind != ItemKind::kClose; ++i) {
-          if (items[i].kind == ItemKind::kWord) {
-            for (ScriptWord& w : expander.expand(items[i]))
-              values.push_back(std::move(w));
-          }
-        }
-        if (i == items.size()) {
-          throw InputError(
-              file, "line " + std::to_string(item.line),
-              "unterminated array " + name + "=( (its closing parenthesis is missing)");
-        }
-      } else {
-        values.push_back(joined(expander.expand(assigned_value(item)), item.line));
-      }
-      if (appends(item)) {
-        std::vector<ScriptWord>& var = vars[name];
-        if (!is_array && var.size() == 1) {
-          var.front().text += values.front().text;  // X+=text extends a scalar
-        } else {
-          var.insert(var.end(), values.begin(), values.end());
-        }
-      } else {
-        vars[name] = values;
-      }
+      assignment(i, name);
     }
-    for (size_t k = 0; k < command.size(); ++k) {
-      if (runs_python_program(command[k].text)) {
-        if (!found_training) {
-          program_arguments.assign(command.begin() + static_cast<std::ptrdiff_t>(k) + 1,
-                                   command.end());
-          found_training = is_training_program(command[k].text);
-          found = true;
-        }
-        break;
+    keep_command(std::move(command));
+  }
+
+  // `NAME=value`, `NAME=( ... )` or `NAME+=...` at items_[i]; leaves `i` on its last item.
+  void assignment(size_t& i, const std::string& name) {
+    const Item& item = items_[i];
+    std::vector<ScriptWord> values;
+    const bool is_array = i + 1 < items_.size() && items_[i + 1].kind == ItemKind::kOpen &&
+                          assigned_value(item).segments.front().text.empty();
+    if (is_array) {
+      for (i += 2; i < items_.size() && items_[i].kind != ItemKind::kClose; ++i) {
+        if (items_[i].kind != ItemKind::kWord)
+          continue;
+        for (ScriptWord& w : expander_.expand(items_[i]))
+          values.push_back(std::move(w));
       }
+      if (i == items_.size()) {
+        throw InputError(file_, "line " + std::to_string(item.line),
+                         "unterminated array " + name + "=( (its closing parenthesis is missing)");
+      }
+    } else {
+      values.push_back(joined(expander_.expand(assigned_value(item)), item.line));
+    }
+    if (!appends(item)) {
+      vars_[name] = std::move(values);
+      return;
+    }
+    std::vector<ScriptWord>& var = vars_[name];
+    if (!is_array && var.size() == 1)
+      var.front().text += values.front().text;  // X+=text extends a scalar
+    else
+      var.insert(var.end(), values.begin(), values.end());
+  }
+
+  // The first training program run (pretrain*.py, train*.py) gives the arguments, else the
+  // last program run.
+  void keep_command(std::vector<ScriptWord> command) {
+    const auto program = std::find_if(command.begin(), command.end(), [](const ScriptWord& w) {
+      return runs_python_program(w.text);
+    });
+    if (program != command.end() && !found_training_) {
+      program_arguments_.assign(program + 1, command.end());
+      found_training_ = is_training_program(program->text);
+      found_ = true;
     }
     for (ScriptWord& w : command)
-      all_words.push_back(std::move(w));
+      all_words_.push_back(std::move(w));
   }
-  if (found)
-    return program_arguments;
-  return all_words;
+
+  std::vector<Item> items_;
+  const std::string& file_;
+  Variables vars_;
+  Expander expander_;
+  std::vector<ScriptWord> all_words_;  // every command word, for an argument file
+  std::vector<ScriptWord> program_arguments_;
+  bool found_ = false;
+  bool found_training_ = false;
+};
+
+}  // namespace
+
+std::vector<ScriptWord> launch_arguments(const std::string& text, const std::string& file) {
+  return ScriptReader(Lexer(text, file).items(), file).arguments();
 }
 
 }  // namespace capsim::io

@@ -1,7 +1,8 @@
 #include "io/megatron_arguments_known.hpp"
 
 #include <algorithm>
-#include <iterator>
+#include <array>
+#include <cstddef>
 #include <string_view>
 #include <utility>
 
@@ -19,7 +20,7 @@ constexpr const char* kSmall =
 constexpr const char* kRuntime = "process setup and run control";
 
 // Sorted by name: lookup is a binary search (checked below).
-constexpr Entry kIgnored[] = {
+constexpr auto kIgnored = std::to_array<Entry>({
     {"--accumulate-allreduce-grads-in-fp32", "bf16 training's default gradient reduction"},
     {"--adam-beta1", kHyper},
     {"--adam-beta2", kHyper},
@@ -139,13 +140,13 @@ constexpr Entry kIgnored[] = {
     {"--wandb-save-dir", kLogging},
     {"--weight-decay", kHyper},
     {"--weight-decay-incr-style", kHyper},
-};
+});
 
 constexpr const char* kUnfused = "an unfused kernel that capsim models fused";
 constexpr const char* kDropping = "expert capacity and token dropping (capsim models dropless MoE)";
 
 // Sorted by name.
-constexpr Entry kUnmodelled[] = {
+constexpr auto kUnmodelled = std::to_array<Entry>({
     {"--cpu-offloading", "activations and weights offloaded to the host"},
     {"--cuda-graph-impl", "CUDA graphs (fewer kernel launches)"},
     {"--cuda-graph-scope", "CUDA graphs (fewer kernel launches)"},
@@ -164,28 +165,29 @@ constexpr Entry kUnmodelled[] = {
     {"--no-persist-layer-norm", kUnfused},
     {"--no-rope-fusion", kUnfused},
     {"--optimizer", "an optimizer other than Adam (memory and update step)"},
-};
+});
 
 constexpr bool by_name(const Entry& a, const Entry& b) {
   return a.first < b.first;
 }
-static_assert(std::is_sorted(std::begin(kIgnored), std::end(kIgnored), by_name));
-static_assert(std::is_sorted(std::begin(kUnmodelled), std::end(kUnmodelled), by_name));
+static_assert(std::is_sorted(kIgnored.begin(), kIgnored.end(), by_name));
+static_assert(std::is_sorted(kUnmodelled.begin(), kUnmodelled.end(), by_name));
 
-const char* lookup(const Entry* begin, const Entry* end, std::string_view name) {
-  const Entry* it = std::lower_bound(
-      begin, end, name, [](const Entry& e, std::string_view n) { return e.first < n; });
-  return it != end && it->first == name ? it->second : nullptr;
+template <size_t N>
+const char* lookup(const std::array<Entry, N>& entries, std::string_view name) {
+  const auto it = std::lower_bound(entries.begin(), entries.end(), name,
+                                   [](const Entry& e, std::string_view n) { return e.first < n; });
+  return it != entries.end() && it->first == name ? it->second : nullptr;
 }
 
 }  // namespace
 
 const char* ignored_megatron_argument(std::string_view name) {
-  return lookup(std::begin(kIgnored), std::end(kIgnored), name);
+  return lookup(kIgnored, name);
 }
 
 const char* unmodelled_megatron_argument(std::string_view name) {
-  return lookup(std::begin(kUnmodelled), std::end(kUnmodelled), name);
+  return lookup(kUnmodelled, name);
 }
 
 }  // namespace capsim::io

@@ -144,7 +144,7 @@ class Arguments {
   // One of `allowed`.
   std::optional<std::string> choice(const std::string& name,
                                     const std::vector<std::string>& allowed) {
-    const std::optional<std::string> t = text(name);
+    std::optional<std::string> t = text(name);
     if (t && std::find(allowed.begin(), allowed.end(), *t) == allowed.end())
       throw error(*find(name), "expected one of " + join_names(allowed) + ", got \"" + *t + "\"");
     return t;
@@ -155,8 +155,9 @@ class Arguments {
   }
   [[nodiscard]] InputError error(const std::string& name, const std::string& message) const {
     const auto it = index_.find(name);
-    return it == index_.end() ? InputError(file_, "", name + ": " + message)
-                              : error(given_[it->second], message);
+    if (it == index_.end())
+      return {file_, "", name + ": " + message};
+    return error(given_[it->second], message);
   }
   [[nodiscard]] InputError error_at(int line, const std::string& message) const {
     return InputError(file_, "line " + std::to_string(line), message);
@@ -399,8 +400,8 @@ json read_model_arguments(Arguments& a, Findings& f) {
   return m;
 }
 
-// Reads MoE, MLA, multi-token prediction and window attention into the model `m`.
-void read_model_extensions(Arguments& a, Findings& f, json& m) {
+// Reads the mixture-of-experts arguments into the model `m`.
+void read_moe_arguments(Arguments& a, Findings& f, json& m) {
   const int layers = m.at("num_layers").get<int>();
   if (const std::optional<int> experts = a.integer("--num-experts", 1, 1 << 16)) {
     json moe = {{"num_experts", *experts},
@@ -437,6 +438,10 @@ void read_model_extensions(Arguments& a, Findings& f, json& m) {
         throw a.error(name, "needs --num-experts (the model has no expert layers)");
     }
   }
+}
+
+// Reads multi-head latent attention's arguments into the model `m`.
+void read_mla_arguments(Arguments& a, json& m) {
   if (a.has("--multi-latent-attention")) {
     json mla = {{"kv_lora_rank", a.integer("--kv-lora-rank", 32, 1, 1 << 24)},
                 {"qk_head_dim", a.integer("--qk-head-dim", 128, 1, 1 << 24)},
@@ -452,8 +457,10 @@ void read_model_extensions(Arguments& a, Findings& f, json& m) {
         throw a.error(name, "needs --multi-latent-attention");
     }
   }
-  if (const std::optional<int> mtp = a.integer("--mtp-num-layers", 0, layers); mtp && *mtp > 0)
-    m["mtp_layers"] = *mtp;
+}
+
+// Reads window attention's arguments into the model `m`.
+void read_window_arguments(Arguments& a, Findings& f, json& m) {
   if (const auto window = a.text("--window-size")) {
     std::string w = *window;
     std::erase_if(w, [](char c) { return c == '(' || c == ')' || c == ' '; });
@@ -490,7 +497,115 @@ void read_model_extensions(Arguments& a, Findings& f, json& m) {
   }
 }
 
-// The number of pipeline chunks of each rank and each chunk's layers, from the layout argument.
+// Reads MoE, MLA, multi-token prediction and window attention into the model `m`.
+void read_model_extensions(Arguments& a, Findings& f, json& m) {
+  read_moe_arguments(a, f, m);
+  read_mla_arguments(a, m);
+  const int layers = m.at("num_layers").get<int>();
+  if (const std::optional<int> mtp = a.integer("--mtp-num-layers", 0, layers); mtp && *mtp > 0)
+    m["mtp_layers"] = *mtp;
+  read_window_arguments(a, f, m);
+}
+
+// The stages of an expanded layout: what is between the "|"s.
+std::vector<std::string> layout_stages(const std::string& plain) {
+  std::vector<std::string> chunks(1);
+  for (char c : plain) {
+    if (c == '|')
+      chunks.emplace_back();
+    else
+      chunks.back() += c;
+  }
+  return chunks;
+}
+
+// Each pipeline rank's layers from --pipeline-model-parallel-layout `layout` (virtual stage j
+// of rank i is stage j·pp + i), noting placements capsim does not model.
+std::vector<int> layout_stage_layers(Arguments& a, Findings& f, const std::string& layout, int pp,
+                                     int vpp, int layers) {
+  const char* name = "--pipeline-model-parallel-layout";
+  size_t i = 0;
+  const std::optional<std::string> plain = expand_layout(layout, i, 0);
+  if (!plain || i != layout.size()) {
+    throw a.error(name,
+                  "expected Megatron-Core's layout (\"E\", \"t\", \"m\", \"L\", \"|\", \"x*N\", "
+                  "\"(...)*N\"), got \"" +
+                      layout + "\"");
+  }
+  const std::vector<std::string> chunks = layout_stages(*plain);
+  const auto upp = static_cast<size_t>(pp);
+  if (chunks.size() != upp * static_cast<size_t>(vpp)) {
+    throw a.error(name, printf_string("has %zu stages; --pipeline-model-parallel-size (%d) x "
+                                      "virtual stages (%d) = %d",
+                                      chunks.size(), pp, vpp, pp * vpp));
+  }
+  std::vector<int> stage(upp, 0);
+  std::vector<int> chunk_layers;
+  int total = 0;
+  bool ends_elsewhere = false;  // E, L or m away from the first or last stage
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const auto t = static_cast<int>(std::count(chunks[c].begin(), chunks[c].end(), 't'));
+    chunk_layers.push_back(t);
+    stage[c % upp] += t;
+    total += t;
+    const bool first = c == 0;
+    const bool last = c + 1 == chunks.size();
+    ends_elsewhere = ends_elsewhere || (chunks[c].find('E') != std::string::npos) != first ||
+                     (chunks[c].find('L') != std::string::npos) != last ||
+                     (chunks[c].find('m') != std::string::npos && !last);
+  }
+  if (ends_elsewhere) {
+    f.unmodelled.push_back(a.finding(
+        name, std::string(name) +
+                  ": capsim places the embedding (E) on the first stage and the loss (L) and MTP "
+                  "layers (m) on the last, got \"" +
+                  layout + "\""));
+  }
+  if (total != layers)
+    throw a.error(name, printf_string("places %d layers (t); --num-layers is %d", total, layers));
+  for (size_t c = 0; c < chunk_layers.size(); ++c) {
+    const auto rank = static_cast<int>(c % upp);
+    if (layers_in_chunk(stage[c % upp], rank, static_cast<int>(c / upp), pp, vpp) !=
+        chunk_layers[c]) {
+      f.unmodelled.push_back(a.finding(
+          name, std::string(name) +
+                    ": capsim deals each pipeline rank's layers evenly over its virtual stages, "
+                    "got \"" +
+                    layout + "\""));
+      break;
+    }
+  }
+  return stage;
+}
+
+// Each pipeline rank's layers from --decoder-first- and --decoder-last-pipeline-num-layers,
+// the other layers split evenly over the other ranks; empty when neither is given.
+std::vector<int> first_last_stage_layers(Arguments& a, int pp, int layers) {
+  const std::optional<int> first = a.integer("--decoder-first-pipeline-num-layers", 0, layers);
+  const std::optional<int> last = a.integer("--decoder-last-pipeline-num-layers", 0, layers);
+  if (!first && !last)
+    return {};
+  const char* name =
+      first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers";
+  if (pp < 2)
+    throw a.error(name, "needs --pipeline-model-parallel-size > 1");
+  const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
+  const int rest = layers - first.value_or(0) - last.value_or(0);
+  if (rest < 0 || (middle_stages == 0 && rest != 0) ||
+      (middle_stages > 0 && rest % middle_stages != 0)) {
+    throw a.error(name, printf_string("the other %d layers do not split evenly over the other %d "
+                                      "stages",
+                                      rest, middle_stages));
+  }
+  std::vector<int> stage(static_cast<size_t>(pp), middle_stages > 0 ? rest / middle_stages : 0);
+  if (first)
+    stage.front() = *first;
+  if (last)
+    stage.back() = *last;
+  return stage;
+}
+
+// The split of the layers over the pipeline stages into `p` (stage_layers), when given.
 void read_pipeline_layout(Arguments& a, Findings& f, const json& m, json& p) {
   const int pp = p.at("pipeline").get<int>();
   const int vpp = p.at("virtual_pipeline_stages").get<int>();
@@ -501,94 +616,11 @@ void read_pipeline_layout(Arguments& a, Findings& f, const json& m, json& p) {
       if (a.has(other))
         throw a.error(other, "conflicts with --pipeline-model-parallel-layout");
     }
-    size_t i = 0;
-    const std::optional<std::string> plain = expand_layout(*layout, i, 0);
-    if (!plain || i != layout->size()) {
-      throw a.error("--pipeline-model-parallel-layout",
-                    "expected Megatron-Core's layout (\"E\", \"t\", \"m\", \"L\", \"|\", \"x*N\", "
-                    "\"(...)*N\"), got \"" +
-                        *layout + "\"");
-    }
-    std::vector<std::string> chunks(1);
-    for (char c : *plain) {
-      if (c == '|')
-        chunks.emplace_back();
-      else
-        chunks.back() += c;
-    }
-    if (chunks.size() != static_cast<size_t>(pp * vpp)) {
-      throw a.error("--pipeline-model-parallel-layout",
-                    printf_string("has %zu stages; --pipeline-model-parallel-size (%d) x virtual "
-                                  "stages (%d) = %d",
-                                  chunks.size(), pp, vpp, pp * vpp));
-    }
-    std::vector<int> stage(static_cast<size_t>(pp), 0);
-    std::vector<int> chunk_layers;
-    int total = 0;
-    bool ends_elsewhere = false;  // E, L or m away from the first or last stage
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      const auto t = static_cast<int>(std::count(chunks[c].begin(), chunks[c].end(), 't'));
-      chunk_layers.push_back(t);
-      stage[c % static_cast<size_t>(pp)] += t;
-      total += t;
-      const bool first = c == 0;
-      const bool last = c + 1 == chunks.size();
-      const bool e = chunks[c].find('E') != std::string::npos;
-      const bool l = chunks[c].find('L') != std::string::npos;
-      const bool mtp = chunks[c].find('m') != std::string::npos;
-      ends_elsewhere = ends_elsewhere || e != first || l != last || (mtp && !last);
-    }
-    if (ends_elsewhere) {
-      f.unmodelled.push_back(a.finding(
-          "--pipeline-model-parallel-layout",
-          "--pipeline-model-parallel-layout: capsim places the embedding (E) on the first stage "
-          "and the loss (L) and MTP layers (m) on the last, got \"" +
-              *layout + "\""));
-    }
-    if (total != layers) {
-      throw a.error("--pipeline-model-parallel-layout",
-                    printf_string("places %d layers (t); --num-layers is %d", total, layers));
-    }
-    for (size_t c = 0; c < chunk_layers.size(); ++c) {
-      const int rank = static_cast<int>(c % static_cast<size_t>(pp));
-      const int chunk = static_cast<int>(c / static_cast<size_t>(pp));
-      if (layers_in_chunk(stage[static_cast<size_t>(rank)], rank, chunk, pp, vpp) !=
-          chunk_layers[c]) {
-        f.unmodelled.push_back(a.finding("--pipeline-model-parallel-layout",
-                                         "--pipeline-model-parallel-layout: capsim deals each "
-                                         "pipeline rank's layers evenly over its virtual "
-                                         "stages, got \"" +
-                                             *layout + "\""));
-        break;
-      }
-    }
+    p["stage_layers"] = layout_stage_layers(a, f, *layout, pp, vpp, layers);
+    return;
+  }
+  if (std::vector<int> stage = first_last_stage_layers(a, pp, layers); !stage.empty())
     p["stage_layers"] = stage;
-    return;
-  }
-  const std::optional<int> first = a.integer("--decoder-first-pipeline-num-layers", 0, layers);
-  const std::optional<int> last = a.integer("--decoder-last-pipeline-num-layers", 0, layers);
-  if (!first && !last)
-    return;
-  if (pp < 2) {
-    throw a.error(
-        first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
-        "needs --pipeline-model-parallel-size > 1");
-  }
-  const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
-  const int rest = layers - first.value_or(0) - last.value_or(0);
-  if (rest < 0 || (middle_stages == 0 && rest != 0) ||
-      (middle_stages > 0 && rest % middle_stages != 0)) {
-    throw a.error(
-        first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
-        printf_string("the other %d layers do not split evenly over the other %d stages", rest,
-                      middle_stages));
-  }
-  std::vector<int> stage(static_cast<size_t>(pp), middle_stages > 0 ? rest / middle_stages : 0);
-  if (first)
-    stage.front() = *first;
-  if (last)
-    stage.back() = *last;
-  p["stage_layers"] = stage;
 }
 
 // Recompute arguments into the parallelism `p`.

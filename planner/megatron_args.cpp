@@ -162,6 +162,73 @@ void add_stack_details(std::string& out, const Scenario& s) {
     add(out, "--overlap-moe-expert-parallel-comm");
 }
 
+// How the layers split over the stages: an uneven split as --pipeline-model-parallel-layout
+// (the layout set only when each rank's layers divide over its chunks), and in the complete
+// set Megatron's split that counts the embedding and loss as layers.
+void add_pipeline_split(std::string& out, const Scenario& s, bool complete) {
+  const Parallelism& p = s.parallelism;
+  if (complete && !p.stage_layers.empty()) {
+    add(out, complete_layout_argument(s));
+  } else if (!p.stage_layers.empty()) {
+    const std::string layout = layout_argument(p);
+    if (!layout.empty())
+      add(out, layout);
+  } else if (complete && is_megatron_embedding_loss_split(s.model.num_layers,
+                                                          p.pipeline * p.virtual_pipeline_stages)) {
+    add(out, "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
+  }
+}
+
+void add_recompute(std::string& out, const Parallelism& p) {
+  if (p.recompute == Recompute::kSelective) {
+    add(out, "--recompute-granularity selective");
+    if (p.recompute_modules != kDefaultRecomputeModules) {
+      std::string modules = "--recompute-modules";
+      for (const RecomputeModule module : kAllRecomputeModules) {
+        if ((p.recompute_modules & module) != 0)
+          modules += std::string(" ") + to_string(module);
+      }
+      add(out, modules);
+    }
+  } else if (p.recompute == Recompute::kFull) {
+    add(out, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  }
+}
+
+// The precision flags; the complete set also gives fp8 parameters of every fp8 recipe.
+void add_precision(std::string& out, const Parallelism& p, bool complete) {
+  switch (p.precision) {
+    case Precision::kBf16:
+      add(out, "--bf16");
+      break;
+    case Precision::kFp16:
+      add(out, "--fp16");
+      break;
+    case Precision::kFp8:
+      add(out, "--bf16 --fp8-format hybrid");
+      if (p.fp8_params)
+        add(out, "--fp8-param-gather");
+      break;
+    // Megatron-Core's --fp8-recipe names (arguments.py): current scaling is "tensorwise".
+    case Precision::kFp8Cs:
+      add(out, "--bf16 --fp8-format hybrid --fp8-recipe tensorwise");
+      break;
+    case Precision::kFp8Blockwise:
+      add(out, "--bf16 --fp8-format e4m3 --fp8-recipe blockwise");
+      break;
+    case Precision::kMxfp8:
+      add(out, "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8");
+      break;
+    case Precision::kNvfp4:
+      add(out, "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4");
+      break;
+    case Precision::kFp32:  // Megatron's default without a precision flag
+      break;
+  }
+  if (complete && p.fp8_params && p.precision != Precision::kFp8)
+    add(out, "--fp8-param-gather");
+}
+
 }  // namespace
 
 std::string megatron_arguments(const Scenario& scenario, MegatronArgumentSet set) {
@@ -195,67 +262,19 @@ std::string megatron_arguments(const Scenario& scenario, MegatronArgumentSet set
     add(out, "--expert-tensor-parallel-size", *p.expert_tensor);
   if (p.virtual_pipeline_stages > 1)
     add(out, "--num-virtual-stages-per-pipeline-rank", p.virtual_pipeline_stages);
-  if (complete && !p.stage_layers.empty()) {
-    add(out, complete_layout_argument(scenario));
-  } else if (!p.stage_layers.empty()) {
-    const std::string layout = layout_argument(p);
-    if (!layout.empty())
-      add(out, layout);
-  } else if (complete && is_megatron_embedding_loss_split(m.num_layers,
-                                                          p.pipeline * p.virtual_pipeline_stages)) {
-    add(out, "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
-  }
+  add_pipeline_split(out, scenario, complete);
   if (p.sequence_parallel)
     add(out, "--sequence-parallel");
   add(out, "--micro-batch-size", p.micro_batch_size);
   add(out, "--global-batch-size", p.global_batch_size);
-  if (p.recompute == Recompute::kSelective) {
-    add(out, "--recompute-granularity selective");
-    if (p.recompute_modules != kDefaultRecomputeModules) {
-      std::string modules = "--recompute-modules";
-      for (const RecomputeModule module : kAllRecomputeModules) {
-        if ((p.recompute_modules & module) != 0)
-          modules += std::string(" ") + to_string(module);
-      }
-      add(out, modules);
-    }
-  } else if (p.recompute == Recompute::kFull) {
-    add(out, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
-  }
+  add_recompute(out, p);
   // Megatron's distributed optimizer shards the optimizer states and reduce-scatters the
   // gradients (ZeRO-1 and ZeRO-2's communication); ZeRO-3 is its FSDP.
   if (p.zero_stage == 1 || p.zero_stage == 2)
     add(out, "--use-distributed-optimizer");
   else if (p.zero_stage == 3)
     add(out, "--use-torch-fsdp2");
-  switch (p.precision) {
-    case Precision::kBf16:
-      add(out, "--bf16");
-      break;
-    case Precision::kFp16:
-      add(out, "--fp16");
-      break;
-    case Precision::kFp8:
-      add(out, "--bf16 --fp8-format hybrid");
-      if (p.fp8_params)
-        add(out, "--fp8-param-gather");
-      break;
-    // Megatron-Core's --fp8-recipe names (arguments.py): current scaling is "tensorwise".
-    case Precision::kFp8Cs:
-      add(out, "--bf16 --fp8-format hybrid --fp8-recipe tensorwise");
-      break;
-    case Precision::kFp8Blockwise:
-      add(out, "--bf16 --fp8-format e4m3 --fp8-recipe blockwise");
-      break;
-    case Precision::kMxfp8:
-      add(out, "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8");
-      break;
-    case Precision::kNvfp4:
-      add(out, "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4");
-      break;
-    case Precision::kFp32:  // Megatron's default without a precision flag
-      break;
-  }
+  add_precision(out, p, complete);
   if (complete)
     add_stack_details(out, scenario);
   return out;

@@ -133,7 +133,7 @@ Scenario random_scenario(std::mt19937_64& rng) {
   const Precision precisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp8,
                                   Precision::kFp8Cs, Precision::kMxfp8};
   p.precision = precisions[pick(0, 4)];
-  p.fp8_params = p.precision == Precision::kFp8 && coin();
+  p.fp8_params = p.precision != Precision::kBf16 && p.precision != Precision::kFp16 && coin();
   if (p.zero_stage != 3) {
     p.overlap_grad_reduce = coin();
     p.overlap_param_gather =

@@ -17,11 +17,11 @@ constexpr std::int64_t kMaxDim = 1 << 24;
 
 // The architectures capsim imports (config.json "architectures").
 const std::vector<std::string>& supported_architectures() {
-  static const std::vector<std::string> names = {
+  static const std::vector<std::string> kNames = {
       "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
       "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
       "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM"};
-  return names;
+  return kNames;
 }
 
 std::string architecture(JsonReader& r) {
@@ -182,6 +182,17 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
                          "or add model.seq_length"});
   }
   read_window(r, arch, m);
+  if (const auto window = m.find("window_attention");
+      window != m.end() && options.seq_length > 0 &&
+      window->at("size").get<std::int64_t>() >= options.seq_length) {
+    notes.push_back({r.file(), r.pointer_to("sliding_window"),
+                     "the window (" + std::to_string(window->at("size").get<std::int64_t>()) +
+                         " tokens) is not below --seq-length (" +
+                         std::to_string(options.seq_length) +
+                         "): every layer attends its whole sequence, so the model has no "
+                         "window_attention"});
+    m.erase("window_attention");
+  }
   read_moe(r, arch, static_cast<int>(layers), m);
   if (arch.starts_with("Deepseek")) {
     read_mla(r, m);

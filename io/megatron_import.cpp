@@ -160,7 +160,7 @@ class Arguments {
     return error(given_[it->second], message);
   }
   [[nodiscard]] InputError error_at(int line, const std::string& message) const {
-    return InputError(file_, "line " + std::to_string(line), message);
+    return {file_, "line " + std::to_string(line), message};
   }
   [[nodiscard]] InputProblem problem(const Given& g, const std::string& message) const {
     return {file_, "line " + std::to_string(g.line), g.name + ": " + message};

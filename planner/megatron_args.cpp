@@ -31,7 +31,8 @@ std::vector<int> chunk_layers(const Parallelism& p) {
     if (layers % v != 0)
       return {};
     for (int j = 0; j < v; ++j)
-      chunks[static_cast<size_t>(j * p.pipeline + rank)] = layers / v;
+      chunks[static_cast<size_t>(j) * static_cast<size_t>(p.pipeline) + static_cast<size_t>(rank)] =
+          layers / v;
   }
   return chunks;
 }

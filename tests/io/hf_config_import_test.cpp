@@ -88,6 +88,24 @@ TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
             "sequence; give --seq-length or add model.seq_length");
 }
 
+// Mistral 7B v0.1 windows every layer at 4096 tokens: at 4096-token sequences, no window.
+TEST(HfConfigImportTest, WindowsAtLeastTheSequenceAreDropped) {
+  nlohmann::json c = config("mixtral-8x7b.json");
+  c["architectures"] = {"MistralForCausalLM"};
+  c["sliding_window"] = 4096;
+  HfImportOptions o;
+  o.seq_length = 8192;
+  EXPECT_EQ(import_hf_config(c, "c.json", o).model.at("window_attention"),
+            (nlohmann::json{{"size", 4096}, {"every", 1}}));
+  o.seq_length = 4096;
+  const HfImport at_window = import_hf_config(c, "c.json", o);
+  EXPECT_FALSE(at_window.model.contains("window_attention"));
+  ASSERT_EQ(at_window.notes.size(), 1u);
+  EXPECT_EQ(describe_problem(at_window.notes.front()),
+            "c.json:/sliding_window: the window (4096 tokens) is not below --seq-length (4096): "
+            "every layer attends its whole sequence, so the model has no window_attention");
+}
+
 TEST(HfConfigImportTest, BadConfigsAreNamed) {
   nlohmann::json c = config("llama-3.1-8b.json");
   c["architectures"] = {"BertModel"};

@@ -10,6 +10,8 @@ const std::vector<Command>& commands() {
        run_calibrate},
       {"plan", "find the cheapest cluster and layout that meets a training target", run_plan},
       {"whatif", "replay a job trace on an autoscaled cluster under each policy", run_whatif},
+      {"import", "read a Megatron-LM launch script or a Hugging Face config.json", run_import},
+      {"export", "write a scenario as Megatron-LM arguments", run_export},
   };
   return kCommands;
 }

@@ -18,6 +18,8 @@ int run_validate(int argc, char** argv);
 int run_calibrate(int argc, char** argv);
 int run_plan(int argc, char** argv);
 int run_whatif(int argc, char** argv);
+int run_import(int argc, char** argv);
+int run_export(int argc, char** argv);
 
 // Every subcommand, in the order `capsim --help` lists them.
 [[nodiscard]] const std::vector<Command>& commands();

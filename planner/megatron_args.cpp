@@ -1,6 +1,9 @@
 #include "planner/megatron_args.hpp"
 
+#include <cmath>
 #include <vector>
+
+#include "models/parameter_count.hpp"
 
 #include "io/text_format.hpp"
 
@@ -28,7 +31,8 @@ std::vector<int> chunk_layers(const Parallelism& p) {
     if (layers % v != 0)
       return {};
     for (int j = 0; j < v; ++j)
-      chunks[static_cast<size_t>(j * p.pipeline + rank)] = layers / v;
+      chunks[static_cast<size_t>(j) * static_cast<size_t>(p.pipeline) + static_cast<size_t>(rank)] =
+          layers / v;
   }
   return chunks;
 }
@@ -53,43 +57,130 @@ std::string layout_argument(const Parallelism& p) {
   return "--pipeline-model-parallel-layout \"" + layout + "\"";
 }
 
-}  // namespace
-
-std::string megatron_arguments(const Scenario& scenario) {
-  const ModelSpec& m = scenario.model;
-  const Parallelism& p = scenario.parallelism;
-  std::string out;
-  add(out, "--num-layers", m.num_layers);
-  add(out, "--hidden-size", m.hidden_size);
-  add(out, "--num-attention-heads", m.num_attention_heads);
-  if (m.num_kv_heads > 0 && m.num_kv_heads != m.num_attention_heads) {
-    add(out, "--group-query-attention");
-    add(out, "--num-query-groups", m.num_kv_heads);
+// --pipeline-model-parallel-layout for any split: each chunk's layers as capsim deals them
+// (layers_in_chunk), the multi-token-prediction layers before the loss.
+std::string complete_layout_argument(const Scenario& s) {
+  const Parallelism& p = s.parallelism;
+  const int chunks = p.pipeline * p.virtual_pipeline_stages;
+  std::string layout;
+  for (int c = 0; c < chunks; ++c) {
+    const int rank = c % p.pipeline;
+    const int layers = layers_in_chunk(p.stage_layers[static_cast<size_t>(rank)], rank,
+                                       c / p.pipeline, p.pipeline, p.virtual_pipeline_stages);
+    if (c > 0)
+      layout += '|';
+    if (c == 0)
+      layout += 'E';
+    if (layers > 0)
+      layout += io::printf_string("t*%d", layers);
+    if (c + 1 == chunks) {
+      for (int k = 0; k < s.model.mtp_layers; ++k)
+        layout += 'm';
+      layout += 'L';
+    }
   }
-  if (m.ffn_hidden_size > 0)
-    add(out, "--ffn-hidden-size", m.ffn_hidden_size);
-  if (m.ffn_activation == FfnActivation::kSwiglu)
-    add(out, "--swiglu");
-  add(out, "--seq-length", m.seq_length);
-  add(out, "--tensor-model-parallel-size", p.tensor);
-  add(out, "--pipeline-model-parallel-size", p.pipeline);
-  if (p.context > 1)
-    add(out, "--context-parallel-size", p.context);
-  if (p.expert > 1)
-    add(out, "--expert-model-parallel-size", p.expert);
-  if (m.moe && p.expert_tensor_or_default() != p.tensor)
-    add(out, "--expert-tensor-parallel-size", p.expert_tensor_or_default());
-  if (p.virtual_pipeline_stages > 1)
-    add(out, "--num-virtual-stages-per-pipeline-rank", p.virtual_pipeline_stages);
-  if (!p.stage_layers.empty()) {
+  return "--pipeline-model-parallel-layout \"" + layout + "\"";
+}
+
+// The model keys beyond the layout writer's: vocabulary, embeddings, head size, MLA, MoE, MTP,
+// windows, kernels and dropout.
+void add_model_details(std::string& out, const ModelSpec& m) {
+  add(out, "--vocab-size", m.vocab_size);
+  if (!m.tied_embeddings)
+    add(out, "--untie-embeddings-and-output-weights");
+  if (m.explicit_head_dim > 0)
+    add(out, "--kv-channels", m.explicit_head_dim);
+  if (m.mla) {
+    add(out, "--multi-latent-attention");
+    if (m.mla->q_lora_rank > 0)
+      add(out, "--q-lora-rank", m.mla->q_lora_rank);
+    add(out, "--kv-lora-rank", m.mla->kv_lora_rank);
+    add(out, "--qk-head-dim", m.mla->qk_head_dim);
+    add(out, "--qk-pos-emb-head-dim", m.mla->qk_pos_emb_head_dim);
+    add(out, "--v-head-dim", m.mla->v_head_dim);
+  }
+  if (m.moe) {
+    add(out, "--num-experts", m.moe->num_experts);
+    add(out, "--moe-router-topk", m.moe->top_k);
+    add(out, "--moe-ffn-hidden-size", m.moe->ffn_hidden_size);
+    if (m.moe->shared_expert_ffn_hidden_size > 0)
+      add(out, "--moe-shared-expert-intermediate-size", m.moe->shared_expert_ffn_hidden_size);
+    if (m.moe->first_dense_layers > 0) {
+      add(out, io::printf_string("--moe-layer-freq \"([0]*%d+[1]*%d)\"", m.moe->first_dense_layers,
+                                 m.num_layers - m.moe->first_dense_layers));
+    }
+    if (m.moe->router_score == RouterScore::kSigmoid)
+      add(out, "--moe-router-score-function sigmoid");
+    if (m.moe->rank_capacity_factor > 0.0) {
+      add(out, io::printf_string("--moe-expert-rank-capacity-factor %.17g",
+                                 m.moe->rank_capacity_factor));
+    }
+  }
+  if (m.mtp_layers > 0)
+    add(out, "--mtp-num-layers", m.mtp_layers);
+  if (m.window_attention) {
+    add(out, io::printf_string("--window-size %d,0", m.window_attention->size));
+    if (m.window_attention->every == 2)
+      add(out, "--window-attn-skip-freq 2");
+  }
+  if (m.attention == AttentionKernel::kMaterialized)
+    add(out, "--attention-backend unfused");
+  if (m.cross_entropy == CrossEntropyKernel::kFused)
+    add(out, "--cross-entropy-loss-fusion");
+  // Megatron-LM's dropout defaults to 0.1 on attention and hidden states.
+  if (!has_dropout(m))
+    add(out, "--attention-dropout 0 --hidden-dropout 0");
+}
+
+// The training stack's keys: DDP overlap, reduction and optimizer precisions, dispatch.
+void add_stack_details(std::string& out, const Scenario& s) {
+  const Parallelism& p = s.parallelism;
+  if (p.zero_stage != 3 && p.overlap_grad_reduce)
+    add(out, "--overlap-grad-reduce");
+  if ((p.zero_stage == 1 || p.zero_stage == 2) && p.overlap_grad_reduce && p.overlap_param_gather)
+    add(out, "--overlap-param-gather");
+  if (p.tp_comm_overlap)
+    add(out, "--tp-comm-overlap");
+  if (p.grad_reduce_precision == Precision::kBf16)
+    add(out, "--grad-reduce-in-bf16");
+  if (p.optimizer_state_precision && *p.optimizer_state_precision != Precision::kFp32) {
+    const char* dtype = to_string(*p.optimizer_state_precision);
+    add(out, io::printf_string(
+                 "--use-precision-aware-optimizer --exp-avg-dtype %s --exp-avg-sq-dtype %s", dtype,
+                 dtype));
+  }
+  if (p.master_weights == MasterWeights::kFp16)
+    add(out, "--main-params-dtype fp16");
+  if (p.dp_bucket_bytes > 0.0) {
+    add(out, io::printf_string("--ddp-bucket-size %.0f",
+                               p.dp_bucket_bytes / p.grad_reduce_bytes_per_element()));
+  }
+  if (p.token_dispatcher == TokenDispatcher::kAllGather)
+    add(out, "--moe-token-dispatcher-type allgather");
+  else if (p.token_dispatcher == TokenDispatcher::kDeepEp)
+    add(out, "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep");
+  if (p.moe_a2a_overlap)
+    add(out, "--overlap-moe-expert-parallel-comm");
+}
+
+// How the layers split over the stages: an uneven split as --pipeline-model-parallel-layout
+// (the layout set only when each rank's layers divide over its chunks), and in the complete
+// set Megatron's split that counts the embedding and loss as layers.
+void add_pipeline_split(std::string& out, const Scenario& s, bool complete) {
+  const Parallelism& p = s.parallelism;
+  if (complete && !p.stage_layers.empty()) {
+    add(out, complete_layout_argument(s));
+  } else if (!p.stage_layers.empty()) {
     const std::string layout = layout_argument(p);
     if (!layout.empty())
       add(out, layout);
+  } else if (complete && is_megatron_embedding_loss_split(s.model.num_layers,
+                                                          p.pipeline * p.virtual_pipeline_stages)) {
+    add(out, "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
   }
-  if (p.sequence_parallel)
-    add(out, "--sequence-parallel");
-  add(out, "--micro-batch-size", p.micro_batch_size);
-  add(out, "--global-batch-size", p.global_batch_size);
+}
+
+void add_recompute(std::string& out, const Parallelism& p) {
   if (p.recompute == Recompute::kSelective) {
     add(out, "--recompute-granularity selective");
     if (p.recompute_modules != kDefaultRecomputeModules) {
@@ -103,12 +194,10 @@ std::string megatron_arguments(const Scenario& scenario) {
   } else if (p.recompute == Recompute::kFull) {
     add(out, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
   }
-  // Megatron's distributed optimizer shards the optimizer states and reduce-scatters the
-  // gradients (ZeRO-1 and ZeRO-2's communication); ZeRO-3 is its FSDP.
-  if (p.zero_stage == 1 || p.zero_stage == 2)
-    add(out, "--use-distributed-optimizer");
-  else if (p.zero_stage == 3)
-    add(out, "--use-torch-fsdp2");
+}
+
+// The precision flags; the complete set also gives fp8 parameters of every fp8 recipe.
+void add_precision(std::string& out, const Parallelism& p, bool complete) {
   switch (p.precision) {
     case Precision::kBf16:
       add(out, "--bf16");
@@ -136,6 +225,102 @@ std::string megatron_arguments(const Scenario& scenario) {
       break;
     case Precision::kFp32:  // Megatron's default without a precision flag
       break;
+  }
+  if (complete && p.fp8_params && p.precision != Precision::kFp8)
+    add(out, "--fp8-param-gather");
+}
+
+}  // namespace
+
+std::string megatron_arguments(const Scenario& scenario, MegatronArgumentSet set) {
+  const bool complete = set == MegatronArgumentSet::kComplete;
+  const ModelSpec& m = scenario.model;
+  const Parallelism& p = scenario.parallelism;
+  std::string out;
+  add(out, "--num-layers", m.num_layers);
+  add(out, "--hidden-size", m.hidden_size);
+  add(out, "--num-attention-heads", m.num_attention_heads);
+  if (m.num_kv_heads > 0 && m.num_kv_heads != m.num_attention_heads) {
+    add(out, "--group-query-attention");
+    add(out, "--num-query-groups", m.num_kv_heads);
+  }
+  if (m.ffn_hidden_size > 0)
+    add(out, "--ffn-hidden-size", m.ffn_hidden_size);
+  if (m.ffn_activation == FfnActivation::kSwiglu)
+    add(out, "--swiglu");
+  add(out, "--seq-length", m.seq_length);
+  if (complete)
+    add_model_details(out, m);
+  add(out, "--tensor-model-parallel-size", p.tensor);
+  add(out, "--pipeline-model-parallel-size", p.pipeline);
+  if (p.context > 1)
+    add(out, "--context-parallel-size", p.context);
+  if (p.expert > 1)
+    add(out, "--expert-model-parallel-size", p.expert);
+  if (m.moe && p.expert_tensor_or_default() != p.tensor)
+    add(out, "--expert-tensor-parallel-size", p.expert_tensor_or_default());
+  else if (complete && m.moe && p.expert_tensor)
+    add(out, "--expert-tensor-parallel-size", *p.expert_tensor);
+  if (p.virtual_pipeline_stages > 1)
+    add(out, "--num-virtual-stages-per-pipeline-rank", p.virtual_pipeline_stages);
+  add_pipeline_split(out, scenario, complete);
+  if (p.sequence_parallel)
+    add(out, "--sequence-parallel");
+  add(out, "--micro-batch-size", p.micro_batch_size);
+  add(out, "--global-batch-size", p.global_batch_size);
+  add_recompute(out, p);
+  // Megatron's distributed optimizer shards the optimizer states and reduce-scatters the
+  // gradients (ZeRO-1 and ZeRO-2's communication); ZeRO-3 is its FSDP.
+  if (p.zero_stage == 1 || p.zero_stage == 2)
+    add(out, "--use-distributed-optimizer");
+  else if (p.zero_stage == 3)
+    add(out, "--use-torch-fsdp2");
+  add_precision(out, p, complete);
+  if (complete)
+    add_stack_details(out, scenario);
+  return out;
+}
+
+std::vector<std::string> megatron_unexpressed(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.parallelism;
+  std::vector<std::string> out;
+  const Schedule megatron_schedule =
+      p.virtual_pipeline_stages > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+  if (p.schedule != megatron_schedule)
+    out.push_back(std::string("parallelism.schedule \"") + to_string(p.schedule) + "\"");
+  if (p.zero_stage == 2)
+    out.emplace_back("parallelism.zero_stage 2 (written as the distributed optimizer, ZeRO-1)");
+  if (m.moe && m.moe->load_imbalance != 1.0)
+    out.push_back(io::printf_string("model.moe.load_imbalance %g", m.moe->load_imbalance));
+  if (m.cross_entropy == CrossEntropyKernel::kSingleKernel)
+    out.emplace_back("model.cross_entropy \"single-kernel\"");
+  if (m.dropout.has_value()) {
+    ModelSpec family = m;
+    family.dropout.reset();
+    if (*m.dropout == has_dropout(family))
+      out.emplace_back("model.dropout given as the family's default");
+  }
+  if (m.window_attention && m.window_attention->every > 2)
+    out.push_back(io::printf_string("model.window_attention.every %d", m.window_attention->every));
+  if (!p.tp_backward_overlap)
+    out.emplace_back("parallelism.tp_backward_overlap false");
+  if (p.dp_buckets_every_chunk)
+    out.emplace_back("parallelism.dp_bucket_layout \"every-chunk\"");
+  if (p.grad_reduce_precision && *p.grad_reduce_precision != Precision::kBf16) {
+    out.push_back(std::string("parallelism.grad_reduce_precision \"") +
+                  to_string(*p.grad_reduce_precision) + "\"");
+  }
+  if (p.optimizer_state_precision == Precision::kFp32)
+    out.emplace_back("parallelism.optimizer_state_precision \"fp32\" (the default, given)");
+  if (p.master_weights && *p.master_weights != MasterWeights::kFp16) {
+    out.push_back(std::string("parallelism.master_weights \"") + to_string(*p.master_weights) +
+                  "\"");
+  }
+  if (p.dp_bucket_bytes > 0.0) {
+    const double params = p.dp_bucket_bytes / p.grad_reduce_bytes_per_element();
+    if (params != std::floor(params))
+      out.emplace_back("parallelism.dp_bucket_size (not a whole number of parameters)");
   }
   return out;
 }

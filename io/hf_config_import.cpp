@@ -1,0 +1,225 @@
+#include "io/hf_config_import.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/json_reader.hpp"
+#include "io/scenario_io.hpp"
+
+namespace capsim::io {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kMaxDim = 1 << 24;
+
+// The architectures capsim imports (config.json "architectures").
+const std::vector<std::string>& supported_architectures() {
+  static const std::vector<std::string> kNames = {
+      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
+      "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
+      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM"};
+  return kNames;
+}
+
+std::string architecture(JsonReader& r) {
+  const std::vector<json> names = r.array("architectures", 1);
+  const std::string where = r.pointer_to("architectures") + "/0";
+  if (!names.front().is_string()) {
+    throw InputError(r.file(), where,
+                     "expected an architecture name, got " + describe_json(names.front()));
+  }
+  std::string arch = names.front().get<std::string>();
+  if (std::find(supported_architectures().begin(), supported_architectures().end(), arch) ==
+      supported_architectures().end()) {
+    throw InputError(r.file(), where,
+                     "architectures: capsim imports " + join_names(supported_architectures()) +
+                         ", got \"" + arch + "\"");
+  }
+  return arch;
+}
+
+// Sliding windows: Mistral and Mixtral window every layer (sliding_window, null for none);
+// GPT-OSS alternates windowed and full layers (layer_types); Qwen's use_sliding_window windows
+// the layers from max_window_layers on, which capsim does not model.
+void read_window(JsonReader& r, const std::string& arch, json& m) {
+  if (arch == "MistralForCausalLM" || arch == "MixtralForCausalLM") {
+    if (r.has("sliding_window") && !r.take_null("sliding_window"))
+      m["window_attention"] = {{"size", r.required_int("sliding_window", 1, kMaxDim)},
+                               {"every", 1}};
+    return;
+  }
+  if (arch.starts_with("Qwen")) {
+    if (r.optional_bool("use_sliding_window", false)) {
+      throw r.error("use_sliding_window",
+                    "windows the layers from max_window_layers on; capsim "
+                    "models windows on every layer or every other layer");
+    }
+    return;
+  }
+  if (arch != "GptOssForCausalLM")
+    return;
+  const std::int64_t size = r.required_int("sliding_window", 1, kMaxDim);
+  const std::vector<json> types = r.array("layer_types", 1);
+  for (size_t i = 0; i < types.size(); ++i) {
+    const char* want = i % 2 == 0 ? "sliding_attention" : "full_attention";
+    if (!types[i].is_string() || types[i].get<std::string>() != want) {
+      throw InputError(
+          r.file(), r.pointer_to("layer_types") + "/" + std::to_string(i),
+          std::string("capsim models GPT-OSS's alternating windowed and full layers "
+                      "(\"sliding_attention\", \"full_attention\", ...); expected \"") +
+              want + "\", got " + describe_json(types[i]));
+    }
+  }
+  m["window_attention"] = {{"size", size}, {"every", 2}};
+}
+
+// Layers listed in Qwen3-MoE's mlp_only_layers as a count of dense layers first.
+int qwen_dense_prefix(JsonReader& r, int num_layers) {
+  if (!r.has("mlp_only_layers"))
+    return 0;
+  const std::vector<json> dense = r.array("mlp_only_layers");
+  for (size_t i = 0; i < dense.size(); ++i) {
+    if (!dense[i].is_number_integer() ||
+        dense[i].get<std::int64_t>() != static_cast<std::int64_t>(i) ||
+        static_cast<int>(i) + 1 >= num_layers) {
+      throw InputError(r.file(), r.pointer_to("mlp_only_layers") + "/" + std::to_string(i),
+                       "capsim models dense layers first (0, 1, ...), then expert layers; "
+                       "expected " +
+                           std::to_string(i) + ", got " + describe_json(dense[i]));
+    }
+  }
+  return static_cast<int>(dense.size());
+}
+
+void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
+  json moe = json::object();
+  if (arch == "MixtralForCausalLM" || arch == "GptOssForCausalLM") {
+    moe["num_experts"] = r.required_int("num_local_experts", 1, kMaxDim);
+    moe["ffn_hidden_size"] = m.at("ffn_hidden_size");  // every layer's FFN is the experts
+  } else if (arch == "Qwen3MoeForCausalLM") {
+    moe["num_experts"] = r.required_int("num_experts", 1, kMaxDim);
+    moe["ffn_hidden_size"] = r.required_int("moe_intermediate_size", 1, kMaxDim);
+    if (r.optional_int("decoder_sparse_step", 1, 1, num_layers) != 1)
+      throw r.error("decoder_sparse_step", "capsim models experts on every layer (1)");
+    if (const int dense = qwen_dense_prefix(r, num_layers); dense > 0)
+      moe["first_dense_layers"] = dense;
+  } else if (arch.starts_with("Deepseek")) {
+    moe["num_experts"] = r.required_int("n_routed_experts", 1, kMaxDim);
+    const std::int64_t expert_ffn = r.required_int("moe_intermediate_size", 1, kMaxDim);
+    moe["ffn_hidden_size"] = expert_ffn;
+    // DeepSeek's shared experts are n_shared_experts experts of the routed size, run as one.
+    const std::int64_t shared = r.optional_int("n_shared_experts", 0, 0, 64);
+    if (shared > 0)
+      moe["shared_expert_ffn_hidden_size"] = shared * expert_ffn;
+    if (const std::int64_t dense = r.optional_int("first_k_dense_replace", 0, 0, num_layers - 1);
+        dense > 0)
+      moe["first_dense_layers"] = dense;
+    if (r.optional_int("moe_layer_freq", 1, 1, num_layers) != 1)
+      throw r.error("moe_layer_freq",
+                    "capsim models experts on every layer after the dense ones (1)");
+    if (r.optional_enum("scoring_func", "softmax", {"softmax", "sigmoid"}) == "sigmoid")
+      moe["router_score"] = "sigmoid";
+  } else {
+    return;
+  }
+  const std::string top_k_key = arch == "GptOssForCausalLM" && !r.has("num_experts_per_tok")
+                                    ? "experts_per_token"
+                                    : "num_experts_per_tok";
+  moe["top_k"] = r.required_int(top_k_key, 1, kMaxDim);
+  m["moe"] = moe;
+}
+
+void read_mla(JsonReader& r, json& m) {
+  json mla = json::object();
+  mla["q_lora_rank"] =
+      r.take_null("q_lora_rank") ? json(nullptr) : json(r.required_int("q_lora_rank", 1, kMaxDim));
+  mla["kv_lora_rank"] = r.required_int("kv_lora_rank", 1, kMaxDim);
+  mla["qk_head_dim"] = r.required_int("qk_nope_head_dim", 1, kMaxDim);
+  mla["qk_pos_emb_head_dim"] = r.required_int("qk_rope_head_dim", 0, kMaxDim);
+  mla["v_head_dim"] = r.required_int("v_head_dim", 1, kMaxDim);
+  m["mla"] = mla;
+  m.erase("num_kv_heads");  // every MLA head has its own keys and values
+  m.erase("head_dim");
+}
+
+json read_config(JsonReader& r, const HfImportOptions& options, std::vector<InputProblem>& notes) {
+  const std::string arch = architecture(r);
+  json m = json::object();
+  m["name"] = options.name.empty() ? arch : options.name;
+  const auto layers = r.required_int("num_hidden_layers", 1, 100000);
+  const auto hidden = r.required_int("hidden_size", 1, kMaxDim);
+  const auto heads = r.required_int("num_attention_heads", 1, kMaxDim);
+  m["num_layers"] = layers;
+  m["hidden_size"] = hidden;
+  m["num_attention_heads"] = heads;
+  m["num_kv_heads"] = r.optional_int("num_key_value_heads", heads, 1, kMaxDim);
+  m["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxDim);
+  // Every supported family gates its FFN with SiLU (SwiGLU); GPT-OSS's clamped variant too.
+  const std::string act = r.optional_string("hidden_act", "silu");
+  if (act != "silu" && act != "swiglu")
+    throw r.error("hidden_act", "capsim imports SiLU-gated FFNs (\"silu\"), got \"" + act + "\"");
+  m["ffn_activation"] = "swiglu";
+  m["vocab_size"] = r.required_int("vocab_size", 1, kMaxDim);
+  m["tied_embeddings"] = r.optional_bool("tie_word_embeddings", false);
+  if (r.has("head_dim") && !r.take_null("head_dim")) {
+    const auto head_dim = r.required_int("head_dim", 1, kMaxDim);
+    if (head_dim * heads != hidden)
+      m["head_dim"] = head_dim;
+  }
+  if (r.has("attention_dropout") && r.optional_number("attention_dropout", 0.0, 0.0, 1.0) > 0.0)
+    m["dropout"] = true;
+  const std::int64_t max_positions = r.optional_int("max_position_embeddings", 0, 0, 1LL << 40);
+  if (options.seq_length > 0) {
+    m["seq_length"] = options.seq_length;
+  } else {
+    notes.push_back({r.file(), r.pointer_to("max_position_embeddings"),
+                     "the model has no seq_length: max_position_embeddings (" +
+                         std::to_string(max_positions) +
+                         ") is the longest context, not the training sequence; give --seq-length "
+                         "or add model.seq_length"});
+  }
+  read_window(r, arch, m);
+  if (const auto window = m.find("window_attention");
+      window != m.end() && options.seq_length > 0 &&
+      window->at("size").get<std::int64_t>() >= options.seq_length) {
+    notes.push_back({r.file(), r.pointer_to("sliding_window"),
+                     "the window (" + std::to_string(window->at("size").get<std::int64_t>()) +
+                         " tokens) is not below --seq-length (" +
+                         std::to_string(options.seq_length) +
+                         "): every layer attends its whole sequence, so the model has no "
+                         "window_attention"});
+    m.erase("window_attention");
+  }
+  read_moe(r, arch, static_cast<int>(layers), m);
+  if (arch.starts_with("Deepseek")) {
+    read_mla(r, m);
+    if (const auto mtp = r.optional_int("num_nextn_predict_layers", 0, 0, layers); mtp > 0)
+      m["mtp_layers"] = mtp;
+  }
+  r.throw_key_problems();
+  return m;
+}
+
+}  // namespace
+
+HfImport import_hf_config(const json& config, const std::string& file,
+                          const HfImportOptions& options) {
+  HfImport out;
+  JsonReader reader(config, file);
+  out.model = read_config(reader, options, out.notes);
+  // Checked as a scenario's model; without a sequence length, against the longest window or
+  // context (the user's --seq-length is checked when given).
+  json checked = out.model;
+  if (!checked.contains("seq_length")) {
+    const auto window = checked.find("window_attention");
+    checked["seq_length"] = window != checked.end() ? window->at("size").get<int>() + 1 : 1;
+  }
+  (void)JsonReader::read_document(checked, file + " (as a model)",
+                                  [](JsonReader& r) { return read_model(r); });
+  return out;
+}
+
+}  // namespace capsim::io

@@ -1,0 +1,153 @@
+// Hugging Face config.json files (the published ones, tests/data/import/hf/README.md) read as
+// models, checked against the models of the shipped scenarios and validation cases.
+#include "io/hf_config_import.hpp"
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "io/json_reader.hpp"
+#include "io/scenario_io.hpp"
+#include "tests/io/error_of.hpp"
+
+namespace capsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kData = fs::path(CAPSIM_TEST_DATA_DIR) / "import" / "hf";
+const fs::path kSource = fs::path(CAPSIM_SOURCE_DIR);
+
+nlohmann::json config(const std::string& name) {
+  return JsonReader::parse_file((kData / name).string());
+}
+
+// The model a config gives at the shipped scenarios' 4096-token sequences, named `name`.
+ModelSpec imported(const std::string& file, const std::string& name) {
+  HfImportOptions o;
+  o.name = name;
+  o.seq_length = 4096;
+  const nlohmann::json model = import_hf_config(config(file), file, o).model;
+  return JsonReader::read_document(model, file, [](JsonReader& r) { return read_model(r); });
+}
+
+ModelSpec scenario_model(const std::string& scenario) {
+  return load_scenario((kSource / "scenarios" / scenario / "scenario.json").string()).model;
+}
+
+// The model of the first case of scenarios/validation/moe-hopper.json whose model is `name`.
+ModelSpec validation_model(const std::string& name) {
+  const nlohmann::json cases =
+      JsonReader::parse_file((kSource / "scenarios" / "validation" / "moe-hopper.json").string());
+  for (const nlohmann::json& c : cases.at("cases")) {
+    const nlohmann::json& model = c.at("scenario").at("model");
+    if (model.at("name").get<std::string>() == name)
+      return JsonReader::read_document(model, "moe-hopper.json",
+                                       [](JsonReader& r) { return read_model(r); });
+  }
+  ADD_FAILURE() << "no validation case of " << name;
+  return {};
+}
+
+TEST(HfConfigImportTest, DeepSeekV3IsTheShippedScenariosModel) {
+  EXPECT_TRUE(imported("deepseek-v3.json", "DeepSeek-V3") == scenario_model("deepseek-v3-h100"));
+  EXPECT_TRUE(imported("deepseek-v3.json", "DeepSeek-V3") == validation_model("DeepSeek-V3"));
+}
+
+TEST(HfConfigImportTest, MixtralIsTheShippedScenariosModel) {
+  EXPECT_TRUE(imported("mixtral-8x7b.json", "Mixtral 8x7B") == scenario_model("mixtral-8x7b-h100"));
+}
+
+TEST(HfConfigImportTest, Qwen3MoeAndGptOssAreTheValidationCasesModels) {
+  EXPECT_TRUE(imported("qwen3-30b-a3b.json", "Qwen3-30B-A3B") == validation_model("Qwen3-30B-A3B"));
+  EXPECT_TRUE(imported("gpt-oss-120b.json", "GPT-OSS-120B") == validation_model("GPT-OSS-120B"));
+}
+
+TEST(HfConfigImportTest, Llama31_8B) {
+  const ModelSpec m = imported("llama-3.1-8b.json", "Llama-3.1-8B");
+  EXPECT_EQ(m.num_layers, 32);
+  EXPECT_EQ(m.hidden_size, 4096);
+  EXPECT_EQ(m.num_attention_heads, 32);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.ffn_hidden_size, 14336);
+  EXPECT_EQ(m.ffn_activation, FfnActivation::kSwiglu);
+  EXPECT_EQ(m.vocab_size, 128256);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_EQ(m.explicit_head_dim, 0);
+  EXPECT_FALSE(m.moe.has_value());
+}
+
+TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
+  const HfImport m = import_hf_config(config("llama-3.1-8b.json"), "c.json", {});
+  EXPECT_FALSE(m.model.contains("seq_length"));
+  EXPECT_EQ(m.model.at("name"), "LlamaForCausalLM");
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_EQ(describe_problem(m.notes.front()),
+            "c.json:/max_position_embeddings: the model has no seq_length: "
+            "max_position_embeddings (131072) is the longest context, not the training "
+            "sequence; give --seq-length or add model.seq_length");
+}
+
+// Mistral 7B v0.1 windows every layer at 4096 tokens: at 4096-token sequences, no window.
+TEST(HfConfigImportTest, WindowsAtLeastTheSequenceAreDropped) {
+  nlohmann::json c = config("mixtral-8x7b.json");
+  c["architectures"] = {"MistralForCausalLM"};
+  c["sliding_window"] = 4096;
+  HfImportOptions o;
+  o.seq_length = 8192;
+  EXPECT_EQ(import_hf_config(c, "c.json", o).model.at("window_attention"),
+            (nlohmann::json{{"size", 4096}, {"every", 1}}));
+  o.seq_length = 4096;
+  const HfImport at_window = import_hf_config(c, "c.json", o);
+  EXPECT_FALSE(at_window.model.contains("window_attention"));
+  ASSERT_EQ(at_window.notes.size(), 1u);
+  EXPECT_EQ(describe_problem(at_window.notes.front()),
+            "c.json:/sliding_window: the window (4096 tokens) is not below --seq-length (4096): "
+            "every layer attends its whole sequence, so the model has no window_attention");
+}
+
+TEST(HfConfigImportTest, BadConfigsAreNamed) {
+  nlohmann::json c = config("llama-3.1-8b.json");
+  c["architectures"] = {"BertModel"};
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", {}); }),
+            "c.json:/architectures/0: architectures: capsim imports LlamaForCausalLM, "
+            "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+            "Qwen3MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
+            "GptOssForCausalLM, got \"BertModel\"");
+  c = config("llama-3.1-8b.json");
+  c.erase("hidden_size");
+  EXPECT_NE(testing::error_of([&] {
+              (void)import_hf_config(c, "c.json", {});
+            }).find("c.json:/hidden_size: missing"),
+            std::string::npos);
+  c = config("llama-3.1-8b.json");
+  c["hidden_act"] = "gelu";
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", {}); }),
+            "c.json:/hidden_act: capsim imports SiLU-gated FFNs (\"silu\"), got \"gelu\"");
+  c = config("qwen3-30b-a3b.json");
+  c["use_sliding_window"] = true;
+  EXPECT_NE(testing::error_of([&] {
+              (void)import_hf_config(c, "c.json", {});
+            }).find("c.json:/use_sliding_window: windows the layers from max_window_layers"),
+            std::string::npos);
+  c = config("qwen3-30b-a3b.json");
+  c["mlp_only_layers"] = {0, 2};
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", {}); }),
+            "c.json:/mlp_only_layers/1: capsim models dense layers first (0, 1, ...), then "
+            "expert layers; expected 1, got 2");
+  c = config("gpt-oss-120b.json");
+  c["layer_types"][3] = "sliding_attention";
+  EXPECT_NE(testing::error_of([&] {
+              (void)import_hf_config(c, "c.json", {});
+            }).find("c.json:/layer_types/3: capsim models GPT-OSS's alternating"),
+            std::string::npos);
+  c = config("deepseek-v3.json");
+  c["num_attention_heads"] = "128";
+  EXPECT_NE(testing::error_of([&] {
+              (void)import_hf_config(c, "c.json", {});
+            }).find("c.json:/num_attention_heads: expected an integer"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace capsim::io

@@ -48,7 +48,7 @@ void read_job_workload(JsonReader& j, const std::string& base_dir, Catalog& cata
                                  : (fs::path(base_dir) / named).lexically_normal().string();
     std::error_code ec;
     if (named.empty() || !fs::is_regular_file(path, ec))
-      throw j.error("scenario", "no scenario file \"" + named + "\" (looked for " + path + ")");
+      throw j.error("scenario", "no scenario file \"" + named + "\" beside the cluster file");
     const Scenario sc = load_scenario(path, catalog);
     entry.from_scenario = true;
     entry.scenario_file = path;
@@ -297,7 +297,9 @@ bool is_cluster_document(const nlohmann::json& doc) {
   if (!doc.is_object())
     return false;
   const auto schema = doc.find("schema");
-  return schema != doc.end() && schema->is_string() && schema->get<std::string>() == kClusterSchema;
+  // Any version: the reader then names the one it knows.
+  return schema != doc.end() && schema->is_string() &&
+         schema->get<std::string>().starts_with("capsim.cluster/");
 }
 
 SharedCluster read_shared_cluster(JsonReader& r, const std::string& base_dir, Catalog& catalog) {

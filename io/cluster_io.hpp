@@ -13,8 +13,8 @@ namespace capsim::io {
 
 inline constexpr const char* kClusterSchema = "capsim.cluster/v1";
 
-// Returns whether the parsed document `doc` declares itself a cluster file (its "schema" is
-// kClusterSchema), so that `capsim simulate` can tell it from a scenario.
+// Returns whether the parsed document `doc` declares itself a cluster file (a "schema" of
+// "capsim.cluster/" and any version), so that `capsim simulate` can tell it from a scenario.
 [[nodiscard]] bool is_cluster_document(const nlohmann::json& doc);
 
 // Reads a `capsim.cluster/v1` file (docs/cluster.md): the fabric, each job's model and layout

@@ -67,6 +67,17 @@ double exposed_network_s(const SimulationResult& r) {
   return r.breakdown.pp_comm_exposed_s + r.breakdown.dp_comm_exposed_s;
 }
 
+// A job's nodes for the table: sorted ranges, or their count and runs when that is long.
+std::string nodes_cell(std::vector<int> nodes) {
+  constexpr std::size_t kWidth = 18;
+  std::sort(nodes.begin(), nodes.end());
+  const std::string ranges = node_ranges(nodes);
+  if (ranges.size() <= kWidth)
+    return ranges;
+  const auto runs = static_cast<std::size_t>(std::count(ranges.begin(), ranges.end(), ',')) + 1;
+  return printf_string("%zu in %zu runs", nodes.size(), runs);
+}
+
 }  // namespace
 
 std::string node_ranges(const std::vector<int>& nodes) {
@@ -107,7 +118,7 @@ std::string fabric_contention_table(const FabricContention& c) {
                        "alone (s)", "shared (s)", "slowdown", "net alone (s)", "net shared (s)");
   for (const JobContention& job : c.jobs) {
     out += printf_string("  %-16s %-18s %6d %11.4f %11.4f %8.3fx %14.4f %14.4f\n", job.name.c_str(),
-                         node_ranges(job.nodes).c_str(), job.shared.num_gpus,
+                         nodes_cell(job.nodes).c_str(), job.shared.num_gpus,
                          job.alone.iteration_time_s, job.shared.iteration_time_s, job.slowdown(),
                          exposed_network_s(job.alone), exposed_network_s(job.shared));
   }

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +23,7 @@ inline constexpr std::size_t kHottestLinks = 8;
 // with the jobs that share them.
 [[nodiscard]] std::string fabric_contention_table(const FabricContention& contention);
 
-// Returns a node list in ranges: "0-3, 8, 10-11".
+// Returns a node list in ranges, in its own order: "0-3, 8, 10-11".
 [[nodiscard]] std::string node_ranges(const std::vector<int>& nodes);
 
 }  // namespace capsim::io

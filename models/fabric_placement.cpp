@@ -128,11 +128,17 @@ PlacementOutcome place_jobs(const ClusterSpec& fabric,
     }
     const auto need = static_cast<std::size_t>((request.num_nodes + unit_nodes - 1) / unit_nodes);
     if (need > free_units.size()) {
+      const std::string free_nodes =
+          std::to_string(free_units.size() * static_cast<std::size_t>(unit_nodes));
       out.problems.emplace_back(
-          i, "needs " + std::to_string(request.num_nodes) + " nodes; " +
-                 std::to_string(free_units.size() * static_cast<std::size_t>(unit_nodes)) +
-                 " of the fabric's " + std::to_string(fabric.num_nodes) +
-                 " are left after the jobs placed before it");
+          i, unit_nodes == 1
+                 ? "needs " + std::to_string(request.num_nodes) + " node(s); " + free_nodes +
+                       " of the fabric's " + std::to_string(fabric.num_nodes) +
+                       " are left after the jobs placed before it"
+                 : "needs " + std::to_string(request.num_nodes) + " node(s) in NVLink domains of " +
+                       std::to_string(unit_nodes) + " nodes that no other job uses; " + free_nodes +
+                       " of the fabric's " + std::to_string(fabric.num_nodes) +
+                       " nodes are in such domains after the jobs placed before it");
       continue;
     }
     for (const int unit : choose_units(request, free_units, need, unit_nodes, leaf_nodes)) {

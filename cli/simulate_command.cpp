@@ -1,4 +1,5 @@
-// capsim simulate SCENARIO.json [--engine event|analytic] [--profile P.json] [--trace OUT.json]
+// capsim simulate SCENARIO.json|CLUSTER.json [--engine event|analytic] [--profile P.json] [--trace
+// OUT.json]
 // [--every-gpu] [--kernels] [--json] [--set PATH=VALUE]...
 #include <iostream>
 #include <optional>
@@ -12,9 +13,11 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/simulate_cluster.hpp"
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
 #include "estimate/stage_balance.hpp"
+#include "io/cluster_io.hpp"
 #include "io/in_situ_prior.hpp"
 #include "io/input_error.hpp"
 #include "io/kernel_table_io.hpp"
@@ -38,10 +41,23 @@ void check_every_gpu_size(const Scenario& scenario) {
   }
 }
 
+// Whether `path` is a capsim.cluster/v1 file; a file that does not parse is left to the
+// scenario reader, whose messages name what is wrong with it.
+bool names_cluster_file(const std::string& path) {
+  try {
+    return io::is_cluster_document(io::JsonReader::parse_file(path));
+  } catch (const io::InputError&) {
+    return false;
+  }
+}
+
 cxxopts::Options simulate_options() {
-  cxxopts::Options options("capsim simulate", "Simulate one training iteration of a scenario");
-  options.positional_help("SCENARIO.json");
-  options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
+  cxxopts::Options options("capsim simulate",
+                           "Simulate one training iteration of a scenario, or of every job of a "
+                           "cluster file on its shared fabric");
+  options.positional_help("SCENARIO.json | CLUSTER.json");
+  options.add_options()("scenario", "capsim.scenario/v1 or capsim.cluster/v1 file",
+                        cxxopts::value<std::string>())(
       "engine", "event (SimGrid replay) or analytic (closed form)",
       cxxopts::value<std::string>()->default_value("event"))(
       "profile", "capsim.profile/v1 file (overrides the scenario's)",
@@ -214,6 +230,8 @@ int simulate_main(int argc, char** argv) {
     return 0;
   if (args.count("scenario") == 0)
     throw io::InputError("SCENARIO.json", "", "missing argument; see --help");
+  if (names_cluster_file(args["scenario"].as<std::string>()))
+    return simulate_cluster(args);
   const std::vector<io::ScenarioOverride> overrides = overrides_option(args);
   const std::optional<std::string> profile_path =
       args.count("profile") > 0 ? std::optional(args["profile"].as<std::string>()) : std::nullopt;

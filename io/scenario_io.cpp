@@ -49,7 +49,7 @@ void read_nvlink_domain(JsonReader& r, ClusterSpec& c) {
   c.nvlink_domain = domain;
 }
 
-ClusterSpec read_cluster(JsonReader& r, Catalog& catalog) {
+ClusterSpec read_cluster_keys(JsonReader& r, Catalog& catalog) {
   ClusterSpec c;
   int instance_domain = 0;  // the instance's NVLink domain when it spans nodes
   if (r.has("instance")) {
@@ -234,7 +234,9 @@ unsigned read_recompute_module_list(JsonReader& r) {
   return modules;
 }
 
-namespace {
+ClusterSpec read_cluster(JsonReader& reader, Catalog& catalog) {
+  return read_cluster_keys(reader, catalog);
+}
 
 Parallelism read_parallelism(JsonReader& r, bool has_moe) {
   Parallelism p;
@@ -275,8 +277,6 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe) {
   r.finish();
   return p;
 }
-
-}  // namespace
 
 std::optional<std::string> nvlink_domain_problem(int domain, int gpus_per_node, int num_gpus) {
   const std::string named = "nvlink_domain (" + std::to_string(domain) + ")";

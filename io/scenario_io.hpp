@@ -48,6 +48,14 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
 // Reads only the model section (shared with plans).
 [[nodiscard]] ModelSpec read_model(JsonReader& reader);
 
+// Reads a scenario's "cluster" object (docs/scenario.md), its GPU and instance looked up in
+// `catalog` (shared with the fabric of cluster files).
+[[nodiscard]] ClusterSpec read_cluster(JsonReader& reader, Catalog& catalog);
+
+// Reads a scenario's "parallelism" object with the rules of each key and of the keys together;
+// `has_moe`: the model has experts (shared with the jobs of cluster files).
+[[nodiscard]] Parallelism read_parallelism(JsonReader& reader, bool has_moe);
+
 // Reads the parallelism keys that describe the training stack rather than the layout
 // (grad_reduce_precision, dp_bucket_layout, dp_bucket_size, overlap_grad_reduce,
 // overlap_param_gather, optimizer_state_precision, master_weights, fp8_params, tp_comm_overlap,

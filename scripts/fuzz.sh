@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-all}
 runs=${2:-1000000}
-targets=(scenario set_override profile validation gpu_spec plan whatif nccl_log nccl_fit gemm_csv
+targets=(scenario set_override profile validation gpu_spec plan whatif cluster nccl_log nccl_fit gemm_csv
          gemm_fit measurements job_trace_capsim job_trace_philly job_trace_alibaba job_trace_pollux
          job_trace_helios megatron_import hf_config)
 if [ "$target" != all ]; then

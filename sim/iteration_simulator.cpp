@@ -16,6 +16,7 @@
 
 #include "models/collective_cost.hpp"
 #include "models/leaf_crossings.hpp"
+#include "sim/detail/job_replay.hpp"
 #include "sim/detail/platform.hpp"
 #include "sim/detail/rank_actors.hpp"
 #include "sim/detail/replay_state.hpp"
@@ -27,19 +28,9 @@
 
 namespace capsim::sim {
 namespace sg4 = simgrid::s4u;
-namespace {
-
-using detail::Rank;
-using detail::Sim;
+namespace detail {
 
 std::atomic<bool> g_engine_used{false};
-
-// The platform to build, and the leaf crossings that decide which of its routes take the
-// leaf uplinks.
-struct Fabric {
-  detail::PlatformSpec spec;
-  std::optional<LeafCrossings> leaves;
-};
 
 // Throws unless this is the process's first simulation (docs/design/simgrid-notes.md trap 16: a
 // second Engine silently keeps the old clock).
@@ -93,7 +84,7 @@ void set_up_replay(Sim& sim, const Scenario& scenario, const IterationCosts& cos
 }
 
 // Which flows leave their leaf switch (only oversubscribed fabrics have leaf uplinks).
-void add_leaf_crossings(const Sim& sim, Fabric& fabric) {
+void add_leaf_crossings(const Sim& sim, PlatformPlan& fabric) {
   detail::PlatformSpec& ps = fabric.spec;
   if (ps.uplink_bytes_per_s_per_node > 0.0) {
     fabric.leaves.emplace(sim.layout, ps.nodes_per_leaf, sim.dp_inter_node);
@@ -114,12 +105,12 @@ bool stages_share_a_leaf(int pipeline, int stage_gpus, int leaf_gpus) {
 
 // Returns the platform's links and leaf crossings; records in `sim` the PP latencies and
 // whether the DP group's flows go through the NICs or the NVLink ports.
-Fabric build_platform_spec(Sim& sim, const SimOptions& options) {
+PlatformPlan build_platform_spec(Sim& sim, const SimOptions& options) {
   const ClusterSpec& cl = sim.scenario->cluster;
   const IterationCosts& costs = *sim.costs;
   const HardwareProfile& profile = *sim.profile;
   const int g = cl.gpus_per_node;
-  Fabric fabric;
+  PlatformPlan fabric;
   // Platform: NIC links as the node's NICs dictate, latencies from the profile's send/recv
   // latency (split over the two ends of a route).
   detail::PlatformSpec& ps = fabric.spec;
@@ -163,7 +154,7 @@ void create_ranks(Sim& sim, const SimOptions& options) {
     for (int r = 0; r < r_count; ++r) {
       for (int t = 0; t < t_count; ++t) {
         auto rank = std::make_unique<Rank>();
-        rank->gpu = lay.rank(t, r, s);
+        rank->gpu = sim.fabric_gpu(lay.rank(t, r, s));
         rank->t = t;
         rank->r = r;
         rank->s = s;
@@ -205,12 +196,12 @@ double pp_message_wire_bytes(const Sim& sim, int gpu, int peer, int stage, int c
 }
 
 // Chunk c sends its activations to the next stage's GPU; returns false when that is none.
-bool wire_to_next_stage(Sim& sim, Rank& rank, int c, const Fabric& fabric,
+bool wire_to_next_stage(Sim& sim, Rank& rank, int c, const PlatformPlan& fabric,
                         const SimOptions& options) {
   const StageChunk next = next_chunk(sim.layout, rank.s, c);
   if (next.c >= sim.layout.chunks)
     return false;
-  const int to = sim.layout.rank(rank.t, rank.r, next.s);
+  const int to = sim.fabric_gpu(sim.layout.rank(rank.t, rank.r, next.s));
   if (to == rank.gpu)
     return false;
   const auto ci = static_cast<size_t>(c);
@@ -233,7 +224,7 @@ void wire_to_previous_stage(Sim& sim, Rank& rank, int c) {
   const StageChunk prev = prev_chunk(sim.layout, rank.s, c);
   if (prev.c < 0)
     return;
-  const int from = sim.layout.rank(rank.t, rank.r, prev.s);
+  const int from = sim.fabric_gpu(sim.layout.rank(rank.t, rank.r, prev.s));
   if (from == rank.gpu)
     return;
   const auto ci = static_cast<size_t>(c);
@@ -245,7 +236,7 @@ void wire_to_previous_stage(Sim& sim, Rank& rank, int c) {
 
 // PP neighbours per chunk: their mailboxes, the flow bytes of each message and the routes to
 // them.
-void wire_pipeline_neighbours(Sim& sim, Rank& rank, const Fabric& fabric,
+void wire_pipeline_neighbours(Sim& sim, Rank& rank, const PlatformPlan& fabric,
                               const SimOptions& options) {
   const auto nc = static_cast<size_t>(sim.layout.chunks);
   rank.fwd_to.assign(nc, -1);
@@ -266,7 +257,7 @@ void wire_pipeline_neighbours(Sim& sim, Rank& rank, const Fabric& fabric,
 
 // The DP ring peer: the same local GPU on the next node of the DP group (rail-aligned, as NCCL
 // builds its rings), or in the reduced run the GPU's own mirror.
-void wire_dp_peer(Sim& sim, Rank& rank, const Fabric& fabric, const SimOptions& options) {
+void wire_dp_peer(Sim& sim, Rank& rank, const PlatformPlan& fabric, const SimOptions& options) {
   const std::optional<LeafCrossings>& leaves = fabric.leaves;
   if (sim.dp_inter_node) {
     bool via_uplinks = false;
@@ -274,7 +265,7 @@ void wire_dp_peer(Sim& sim, Rank& rank, const Fabric& fabric, const SimOptions& 
       rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
       via_uplinks = leaves && leaves->dp_ring_crosses(rank.s);
     } else {
-      rank.dp_peer = sim.layout.dp_ring_peer(rank.t, rank.r, rank.s);
+      rank.dp_peer = sim.fabric_gpu(sim.layout.dp_ring_peer(rank.t, rank.r, rank.s));
       via_uplinks = leaves && leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(rank.dp_peer);
       if (rank.dp_peer == rank.gpu)
         rank.dp_peer = detail::Platform::mirror_id(rank.gpu);
@@ -297,7 +288,7 @@ void reserve_outbox(Rank& rank) {
 }
 
 // Gives every rank its PP neighbours and DP peer; the platform gets the routes between them.
-void wire_ranks(Sim& sim, const Fabric& fabric, const SimOptions& options) {
+void wire_ranks(Sim& sim, const PlatformPlan& fabric, const SimOptions& options) {
   for (auto& rp : sim.ranks) {
     wire_pipeline_neighbours(sim, *rp, fabric, options);
     wire_dp_peer(sim, *rp, fabric, options);
@@ -305,10 +296,9 @@ void wire_ranks(Sim& sim, const Fabric& fabric, const SimOptions& options) {
   }
 }
 
-// Creates the platform's hosts, links and routes; DP collectives pay their route's latency as
-// part of the collective's (run_collective).
-void build_platform(Sim& sim) {
-  sim.platform->build();
+// Records the latency of the rank's DP route, which DP collectives pay as part of the
+// collective's (run_collective). REQUIRES: the platform is built.
+void set_dp_route_latency(Sim& sim) {
   if (sim.dp_inter_node || sim.dp_intra_node) {
     const Rank& r0 = *sim.ranks.front();
     sim.dp_route_latency_s = sim.platform->route_latency_s(r0.gpu, r0.dp_peer);
@@ -364,16 +354,15 @@ void launch_rank_actors(Sim& sim, Rank& rank) {
 // memory small. Each stack's guard page costs a second memory mapping, so beyond ~32k actors
 // Linux's vm.max_map_count (65530) stops SimGrid ("Failed to protect stack", an abort;
 // docs/design/simgrid-notes.md trap 11): large every-GPU runs go without guard pages.
-void configure_actor_stacks(const Sim& sim) {
+void configure_actor_stacks(size_t ranks) {
   constexpr size_t kGuardedRanksMax = 4096;
   sg4::Engine::set_config("contexts/stack-size:512");
-  if (sim.ranks.size() > kGuardedRanksMax)
+  if (ranks > kGuardedRanksMax)
     sg4::Engine::set_config("contexts/guard-size:0");
 }
 
 // Actors: a compute stream per simulated GPU, plus the communication streams it drives.
 void launch_actors(Sim& sim) {
-  configure_actor_stacks(sim);
   if (sim.trace != nullptr) {
     sim.trace->streams = {"compute", "TP/CP/PP communication", "DP buckets", "ZeRO-3 all-gathers",
                           "ZeRO-3 reduce-scatters"};
@@ -444,7 +433,8 @@ TimeBreakdown breakdown_of(const Sim& sim, double end_s) {
 }
 
 // The iteration ends when the slowest rank finishes.
-SimulationResult collect_result(const Sim& sim, const Fabric& fabric, const SimOptions& options) {
+SimulationResult collect_result(const Sim& sim, const PlatformPlan& fabric,
+                                const SimOptions& options) {
   double end_s = 0.0;
   for (const auto& r : sim.ranks)
     end_s = std::max(end_s, r->stage_end_s);
@@ -512,11 +502,13 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
 
   Sim sim;
   set_up_replay(sim, scenario, costs, profile, options);
-  const Fabric fabric = build_platform_spec(sim, options);
-  sim.platform = std::make_unique<detail::Platform>(fabric.spec);
+  const PlatformPlan fabric = build_platform_spec(sim, options);
+  sim.platform = std::make_shared<detail::Platform>(fabric.spec);
   create_ranks(sim, options);
   wire_ranks(sim, fabric, options);
-  build_platform(sim);
+  sim.platform->build();
+  set_dp_route_latency(sim);
+  configure_actor_stacks(sim.ranks.size());
   launch_actors(sim);
 
   const auto wall1 = std::chrono::steady_clock::now();
@@ -537,7 +529,7 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
   return result;
 }
 
-}  // namespace
+}  // namespace detail
 
 SimulationResult simulate_iteration(const Scenario& scenario, const HardwareProfile& profile,
                                     const SimOptions& options, SimStats* stats) {
@@ -551,7 +543,7 @@ SimulationResult simulate_iteration(const Scenario& scenario, const IterationCos
   if (costs.stages.empty() || costs.stages.front().chunks.empty()) {
     throw std::invalid_argument("simulate_iteration: costs have no stages");
   }
-  return run(scenario, costs, profile, options, stats);
+  return detail::run(scenario, costs, profile, options, stats);
 }
 
 }  // namespace capsim::sim

@@ -1,6 +1,7 @@
 #include "sim/detail/rank_actors.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -98,6 +99,7 @@ void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label
         std::max(0.0, total_s - std::max(latency_s, sim.dp_route_latency_s)) * link_bytes_per_s;
     if (wire >= 1.0) {
       ++sim.activities;
+      sim.count_flow(rank.gpu, rank.dp_peer, std::floor(wire));
       sg4::Comm::sendto(sim.platform->host(rank.gpu), sim.platform->host(rank.dp_peer),
                         static_cast<uint64_t>(wire));
     } else {
@@ -132,10 +134,11 @@ void receive(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, int micro_batch) {
     sim.slice(rank, kCommStream, "wait PP", "pp", t0, t1);
 }
 
-void send(Sim& sim, Rank& rank, sg4::Mailbox* mailbox, double wire, int micro_batch) {
+void send(Sim& sim, Rank& rank, int to, sg4::Mailbox* mailbox, double wire, int micro_batch) {
   rank.outbox.push_back({micro_batch, now()});
   ++sim.activities;
   const auto bytes = static_cast<uint64_t>(std::max(wire, 0.0));
+  sim.count_flow(rank.gpu, to, static_cast<double>(bytes));
   if (!sim.blocking_p2p) {
     mailbox->put_init(&rank.outbox.back(), bytes)->detach();
     return;
@@ -281,7 +284,7 @@ void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
   sim.slice(rank, kComputeStream, op_label(sim, "F", op), "compute", t0, comm_start);
   comm_slices(sim, rank, "F", op.micro_batch, comm_start, cc.forward_ep_comm_s);
   if (rank.fwd_to[c] >= 0)
-    send(sim, rank, rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
+    send(sim, rank, rank.fwd_to[c], rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
 }
 
 void run_recompute(Sim& sim, Rank& rank, const estimate::PipelineOp& op, OpCarry& carry) {
@@ -335,7 +338,7 @@ void run_backward(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
   sim.slice(rank, kComputeStream, op_label(sim, full ? "B" : "Bi", op), "compute", t0, comm_start);
   comm_slices(sim, rank, "B", op.micro_batch, comm_start, cc.backward_ep_comm_s);
   if (rank.bwd_to[c] >= 0)
-    send(sim, rank, rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
+    send(sim, rank, rank.bwd_to[c], rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
 }
 
 // ZB-H1's weight-gradient half; `releases` gradient buckets fill during it.

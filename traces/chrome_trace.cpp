@@ -74,4 +74,47 @@ void write_chrome_trace(std::ostream& out, const ChromeTrace& trace) {
   out << "\n]}\n";
 }
 
+void write_job_traces(std::ostream& out, const std::vector<JobTrace>& jobs) {
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  bool first = true;
+  auto sep = [&] {
+    if (!first)
+      out << ",\n";
+    first = false;
+  };
+  for (size_t p = 0; p < jobs.size(); ++p) {
+    const ChromeTrace& trace = *jobs[p].trace;
+    sep();
+    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p << ",\"args\":{\"name\":\""
+        << escape(jobs[p].job) << "\"}}";
+    sep();
+    out << "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p
+        << ",\"args\":{\"sort_index\":" << p << "}}";
+    for (size_t k = 0; k < trace.tracks.size(); ++k) {
+      for (size_t t = 0; t < trace.streams.size(); ++t) {
+        const size_t tid = k * trace.streams.size() + t;
+        sep();
+        out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << p << ",\"tid\":" << tid
+            << ",\"args\":{\"name\":\"" << escape(trace.tracks[k] + ": " + trace.streams[t])
+            << "\"}}";
+        sep();
+        out << "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":" << p << ",\"tid\":" << tid
+            << ",\"args\":{\"sort_index\":" << tid << "}}";
+      }
+    }
+  }
+  for (size_t p = 0; p < jobs.size(); ++p) {
+    const ChromeTrace& trace = *jobs[p].trace;
+    for (const TraceSlice& s : trace.slices) {
+      const size_t tid =
+          static_cast<size_t>(s.track) * trace.streams.size() + static_cast<size_t>(s.stream);
+      sep();
+      out << "{\"ph\":\"X\",\"pid\":" << p << ",\"tid\":" << tid << ",\"name\":\"" << escape(s.name)
+          << "\",\"cat\":\"" << escape(s.category) << "\",\"ts\":" << micros(s.start_s)
+          << ",\"dur\":" << micros(s.duration_s) << "}";
+    }
+  }
+  out << "\n]}\n";
+}
+
 }  // namespace capsim::traces

@@ -29,4 +29,14 @@ struct ChromeTrace {
 // complete ("X") events in microseconds. Output is byte-identical for identical input.
 void write_chrome_trace(std::ostream& out, const ChromeTrace& trace);
 
+// A timeline of several jobs' iterations on one fabric, one ChromeTrace per job.
+struct JobTrace {
+  std::string job;
+  const ChromeTrace* trace = nullptr;
+};
+
+// Writes `jobs` as one Chrome trace: one process per job, one thread per GPU track and stream
+// of that job ("stage 0 tp 0 dp 1 (gpu 9): compute"). Byte-identical for identical input.
+void write_job_traces(std::ostream& out, const std::vector<JobTrace>& jobs);
+
 }  // namespace capsim::traces

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -105,7 +106,12 @@ struct Sim {
   const IterationCosts* costs = nullptr;
   const HardwareProfile* profile = nullptr;
   RankLayout layout;
-  std::unique_ptr<Platform> platform;
+  // The platform; on a shared fabric every job's Sim points at the same one.
+  std::shared_ptr<Platform> platform;
+  // On a shared fabric, job node k runs on fabric node fabric_nodes[k] (empty: node k).
+  std::vector<int> fabric_nodes;
+  // On a shared fabric, the bytes this job's flows put on each route (from, to host ids).
+  std::map<std::pair<int, int>, double>* flow_bytes = nullptr;
   bool zero3 = false;
   bool zero12 = false;
   bool dp_inter_node = false;
@@ -125,6 +131,20 @@ struct Sim {
   long long activities = 0;
   std::vector<StagePlan> plans;
   std::vector<std::unique_ptr<Rank>> ranks;
+
+  // Returns the platform's id of the job's GPU `gpu` (RankLayout numbering).
+  [[nodiscard]] int fabric_gpu(int gpu) const {
+    if (fabric_nodes.empty())
+      return gpu;
+    const int g = layout.gpus_per_node;
+    return fabric_nodes[static_cast<std::size_t>(gpu / g)] * g + gpu % g;
+  }
+
+  // Counts `bytes` sent from host `from` to host `to` (shared fabrics only).
+  void count_flow(int from, int to, double bytes) const {
+    if (flow_bytes != nullptr)
+      (*flow_bytes)[{from, to}] += bytes;
+  }
 
   void slice(const Rank& rank, int stream, std::string name, const char* category, double start,
              double end) const {

@@ -43,6 +43,23 @@ void expect_same(const nlohmann::json& expected, const nlohmann::json& actual,
   }
 }
 
+// The shipped cluster files' outputs: scenarios/cluster/expected/<name>.json.
+void run_golden_cluster(const std::string& name) {
+  const fs::path dir = kScenarios / "cluster";
+  const auto result =
+      testing::run_capsim("simulate " + (dir / (name + ".json")).string() + " --json");
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const nlohmann::json actual = nlohmann::json::parse(result.out);
+  const fs::path golden = dir / "expected" / (name + ".json");
+  if (std::getenv("CAPSIM_UPDATE_GOLDEN") != nullptr) {
+    fs::create_directories(golden.parent_path());
+    std::ofstream(golden) << actual.dump(2) << "\n";
+  }
+  std::ifstream in(golden);
+  ASSERT_TRUE(in.good()) << "missing " << golden << "; run with CAPSIM_UPDATE_GOLDEN=1";
+  expect_same(nlohmann::json::parse(in), actual, name);
+}
+
 void run_golden(const std::string& scenario, const std::string& engine) {
   const fs::path dir = kScenarios / scenario;
   const auto result = testing::run_capsim("simulate " + (dir / "scenario.json").string() +
@@ -102,6 +119,10 @@ TEST(GoldenTest, Qwen3_235bH100Event) {
 }
 TEST(GoldenTest, Mixtral8x7bH100Event) {
   run_golden("mixtral-8x7b-h100", "event");
+}
+
+TEST(GoldenTest, ClusterTwoJobsOversubscribed) {
+  run_golden_cluster("two-jobs-oversubscribed");
 }
 
 }  // namespace

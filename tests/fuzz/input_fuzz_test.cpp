@@ -30,6 +30,7 @@
 #include "traces/job_trace.hpp"
 
 #include "estimate/analytic_estimator.hpp"
+#include "io/cluster_io.hpp"
 #include "io/input_error.hpp"
 #include "io/json_reader.hpp"
 #include "io/profile_io.hpp"
@@ -141,6 +142,31 @@ TEST(InputFuzzTest, ValidationCasesAndStepRuns) {
     });
   }
   report("validation/step runs", tally);
+}
+
+// Cluster files (`capsim simulate CLUSTER.json`): read, placed, every job estimated. The shipped
+// example without its profile (which would not resolve from the scratch folder) and a one-job
+// file naming a scenario by its absolute path.
+TEST(InputFuzzTest, Clusters) {
+  const fuzz::ScratchDir dir;
+  Tally tally;
+  json example = read_json(kSource + "/scenarios/cluster/two-jobs-oversubscribed.json");
+  example.erase("profile");
+  json one_job = read_json(kTestData + "/clusters/one-job.json");
+  one_job["jobs"][0]["scenario"] = kTestData + "/scenarios/valid.json";
+  std::uint32_t seed = 51;
+  for (const json& source : {example, one_job}) {
+    for (const Mutant& m : mutants(source, 400, seed++)) {
+      const std::string path = dir.write("cluster.json", m.doc.dump(2));
+      run_mutant(m.label, path, tally, [&] {
+        Catalog catalog;
+        const SharedCluster c = io::load_shared_cluster(path, catalog);
+        for (const FabricJob& job : c.jobs)
+          check_scenario_outputs(job.scenario, io::resolve_profile(job.scenario), m.label);
+      });
+    }
+  }
+  report("clusters", tally);
 }
 
 TEST(InputFuzzTest, Plans) {

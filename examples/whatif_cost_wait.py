@@ -27,10 +27,11 @@ def main(out_dir, whatif=None):
     print(f"cheapest {cheapest['name']} cost_usd={cheapest['cost_usd']:.6g}")
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for p in policies:
-        ax.scatter(p["queue_wait_p95_s"] / 60, p["cost_usd"], s=50)
-        ax.annotate(p["name"], (p["queue_wait_p95_s"] / 60, p["cost_usd"]),
-                    textcoords="offset points", xytext=(5, 3), fontsize=8)
+    markers = "osD^vP*Xh"
+    for i, p in enumerate(policies):  # a legend, since policies often land on the same spot
+        ax.scatter(p["queue_wait_p95_s"] / 60, p["cost_usd"], s=50, marker=markers[i % 9],
+                   label=p["name"])
+    ax.legend(fontsize=7)
     ax.set_xlabel("queue wait, 95th percentile (min)")
     ax.set_ylabel("cost (USD)")
     ax.set_title(f"{result['name']}: cost against queue wait per policy")

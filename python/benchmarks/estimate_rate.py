@@ -2,7 +2,7 @@
 
 Compare with the C++ planner screen (build/tests/bench/planner_bench, docs/performance.md).
 
-    PYTHONPATH=build/python python3 python/bench_estimate.py [COUNT]
+    PYTHONPATH=build/python python3 python/benchmarks/estimate_rate.py [COUNT]
 """
 
 import itertools

@@ -254,8 +254,9 @@ py::list estimate(const py::handle& scenarios, const py::object& parallelism,
       return estimate_figures(io::read_simulation_input(to_json(item, name, ""), name));
     });
   }
-  // A base and layouts: the base is read once; each layout replaces keys of its parallelism.
-  // A base read from a file keeps its name (its profile path resolves against its folder).
+  // A base and layouts: the base is parsed once; each layout replaces keys of its parallelism
+  // and the result is checked in full. A base read from a file keeps its name (its profile path
+  // resolves against its folder).
   nlohmann::json base;
   const std::optional<std::string> base_path = as_path(scenarios);
   if (base_path)

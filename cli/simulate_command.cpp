@@ -22,6 +22,7 @@
 #include "io/input_error.hpp"
 #include "io/kernel_table_io.hpp"
 #include "io/result_io.hpp"
+#include "io/simulate_output.hpp"
 #include "io/simulation_input.hpp"
 #include "io/text_format.hpp"
 
@@ -115,22 +116,12 @@ SimulationResult simulate_event(const cxxopts::ParseResult& args, const Scenario
   return result;
 }
 
-// Notes on what the profile rests on, when it is not a measured one (docs/calibration.md, "Which
-// profile a scenario gets"), and on the --set changes: a what-if on the command line says so in
-// its own output.
+// Notes on what the profile rests on, when it is not a measured one, and on the --set changes: a
+// what-if on the command line says so in its own output.
 void add_input_notes(const cxxopts::ParseResult& args, const HardwareProfile& profile,
                      SimulationResult& result) {
-  if (profile.is_datasheet_default) {
-    result.notes.push_back(
-        "profile " + profile.name +
-        ": kernels and collectives from the GPU's datasheet figures, not fitted to measurements "
-        "of it; " +
-        io::in_situ_prior(profile.gpu.architecture).source);
-  } else if (profile.has_datasheet_network) {
-    result.notes.push_back("profile " + profile.name +
-                           ": inter-node collectives from the datasheet model (no measurement "
-                           "of this network ships); kernels as the GPU family's shipped profile");
-  }
+  if (const std::optional<std::string> note = io::profile_note(profile))
+    result.notes.push_back(*note);
   if (args.count("set") > 0) {
     std::string changed;
     for (const auto& argument : args["set"].as<std::vector<std::string>>())
@@ -146,18 +137,6 @@ std::string stage_layers_setting(const std::vector<int>& stage_layers) {
   for (const int layers : stage_layers)
     list += (list.empty() ? "" : ",") + std::to_string(layers);
   return "'parallelism.stage_layers=[" + list + "]'";
-}
-
-nlohmann::json stage_balance_json(const estimate::StageBalance& balance) {
-  nlohmann::json j = {{"stage_layers", balance.stage_layers},
-                      {"iteration_time_s", io::round_significant(balance.iteration_time_s)},
-                      {"current_iteration_time_s", io::round_significant(balance.current_time_s)},
-                      {"peak_gib_per_gpu", io::round_significant(balance.peak_bytes / kGiB)},
-                      {"fits", balance.fits},
-                      {"engine", "analytic"}};
-  if (balance.search_capped)
-    j["search_capped"] = true;
-  return j;
 }
 
 std::string stage_balance_text(const estimate::StageBalance& balance) {
@@ -183,44 +162,20 @@ std::string stage_balance_text(const estimate::StageBalance& balance) {
   return text + ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
 }
 
-// The split the analytic estimator finds faster (or fitting) for a pipelined scenario. The
-// search starts from the analytic estimate of the scenario's own split: the analytic engine's
-// `result`, or for the event engine one estimate from the `costs` it replayed.
-std::optional<estimate::StageBalance> stage_balance(const Scenario& scenario,
-                                                    const IterationCosts& costs,
-                                                    const HardwareProfile& profile,
-                                                    const SimulationResult& result) {
-  if (scenario.parallelism.pipeline <= 1)
-    return std::nullopt;
-  if (result.engine == "analytic") {
-    return estimate::balance_stage_layers(scenario, profile, std::nullopt,
-                                          estimate::kMaxBalanceWork, &result);
-  }
-  const SimulationResult current = estimate::estimate_iteration(scenario, costs, profile);
-  return estimate::balance_stage_layers(scenario, profile, std::nullopt, estimate::kMaxBalanceWork,
-                                        &current);
-}
-
 void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,
                   const Scenario& scenario, const IterationCosts& costs,
                   const HardwareProfile& profile) {
-  const std::optional<estimate::StageBalance> balance =
-      stage_balance(scenario, costs, profile, result);
   const bool kernels = args.count("kernels") > 0;
   if (args.count("json") > 0) {
-    nlohmann::json out = io::result_to_json(result);
-    if (balance)
-      out["stage_balance"] = stage_balance_json(*balance);
-    if (kernels)
-      out["kernels"] = io::kernel_table_to_json(kernel_table(scenario, profile));
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << io::result_table(result);
-    if (balance)
-      std::cout << stage_balance_text(*balance);
-    if (kernels)
-      std::cout << io::kernel_table_text(kernel_table(scenario, profile));
+    std::cout << io::simulate_output_json(result, scenario, costs, profile, kernels).dump(2)
+              << "\n";
+    return;
   }
+  std::cout << io::result_table(result);
+  if (const auto balance = io::suggested_stage_balance(scenario, costs, profile, result))
+    std::cout << stage_balance_text(*balance);
+  if (kernels)
+    std::cout << io::kernel_table_text(kernel_table(scenario, profile));
 }
 
 int simulate_main(int argc, char** argv) {

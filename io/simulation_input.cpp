@@ -44,4 +44,14 @@ SimulationInput load_simulation_input(const std::string& scenario_path,
   return {std::move(scenario), std::move(profile)};
 }
 
+SimulationInput read_simulation_input(const nlohmann::json& scenario_doc, const std::string& file) {
+  Catalog catalog;  // the built-ins, and the GPU the scenario or its profile defines
+  Scenario scenario = JsonReader::read_document(scenario_doc, file, [&catalog](JsonReader& reader) {
+    return read_scenario(reader, true, catalog);
+  });
+  scenario.profile_path = resolve_profile_path(scenario.profile_path, file, "/profile");
+  HardwareProfile profile = resolve_profile(scenario);
+  return {std::move(scenario), std::move(profile)};
+}
+
 }  // namespace capsim::io

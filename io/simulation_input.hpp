@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/hardware_profile.hpp"
 #include "models/scenario.hpp"
 
@@ -26,5 +28,10 @@ struct SimulationInput {
 [[nodiscard]] SimulationInput load_simulation_input(const std::string& scenario_path,
                                                     const std::vector<ScenarioOverride>& overrides,
                                                     const std::optional<std::string>& profile_path);
+
+// Same, from a scenario document already parsed, attributed to `file` in errors; its profile
+// path is resolved against the folder of `file` (an empty folder: the working one).
+[[nodiscard]] SimulationInput read_simulation_input(const nlohmann::json& scenario_doc,
+                                                    const std::string& file);
 
 }  // namespace capsim::io

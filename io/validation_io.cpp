@@ -58,7 +58,11 @@ bool id_has_prefix(const std::string& id, const std::vector<std::string>& prefix
 
 ValidationFile load_validation_file(const std::string& path,
                                     const std::vector<ScenarioOverride>& overrides) {
-  const nlohmann::json doc = JsonReader::parse_file(path);
+  return read_validation_file(JsonReader::parse_file(path), path, overrides);
+}
+
+ValidationFile read_validation_file(const nlohmann::json& doc, const std::string& path,
+                                    const std::vector<ScenarioOverride>& overrides) {
   const auto cases = JsonReader::read_document(doc, path, [](JsonReader& root) {
     root.expect_schema(kValidationSchema);
     (void)root.optional_string("note", "");

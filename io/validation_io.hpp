@@ -47,6 +47,10 @@ struct ValidationFile {
 // cannot change (a pointer through a value that is not an object) is rejected too.
 [[nodiscard]] ValidationFile load_validation_file(
     const std::string& path, const std::vector<ScenarioOverride>& overrides = {});
+// Same, from a validation document already parsed, attributed to `path` in errors.
+[[nodiscard]] ValidationFile read_validation_file(
+    const nlohmann::json& doc, const std::string& path,
+    const std::vector<ScenarioOverride>& overrides = {});
 
 // Reads and checks every case of a validation file (each scenario fully validated); throws the
 // first case's InputError.

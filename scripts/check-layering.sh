@@ -15,6 +15,7 @@ declare -A allowed=(
   [whatif]="whatif sim estimate traces io models"
   [planner]="planner sim estimate traces io models"
   [cli]="cli planner whatif calibrate sim estimate traces io models"
+  [python]="planner whatif calibrate sim estimate traces io models"
 )
 status=0
 for f in $(scripts/list-sources.sh); do

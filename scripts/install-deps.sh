@@ -5,7 +5,10 @@ packages=(build-essential cmake ninja-build pkg-config ccache libsimgrid-dev lib
           nlohmann-json3-dev libcxxopts-dev googletest libgtest-dev libbenchmark-dev
           clang-format
           chromium  # tests: the plan report renders in a headless browser
-          libopenmpi-dev)  # MPI: `mpirun -np N capsim plan` sharding (pulls in openmpi-bin)
+          libopenmpi-dev  # MPI: `mpirun -np N capsim plan` sharding (pulls in openmpi-bin)
+          # `import capsim` (python/): pybind11 builds the module, pytest runs its tests and
+          # matplotlib draws the examples' plots (docs/python.md)
+          python3-dev python3-pybind11 python3-pytest python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -118,5 +118,30 @@ TEST(SimulationInputTest, ErrorsInOrder) {
           "scenario's GPUs are A100-SXM4-80GB");
 }
 
+// A parsed document reads as its file does; its profile path resolves against the folder of the
+// name it is given, and errors carry that name.
+TEST(SimulationInputTest, ADocumentReadsAsItsFile) {
+  const fs::path dir = folder("document");
+  nlohmann::json scenario = one_node_scenario("A100-SXM4-80GB");
+  fs::copy_file(kProfiles + "a100-efa.json", dir / "mine.json");
+  scenario["profile"] = "mine.json";
+  const std::string path = write(dir / "s.json", scenario);
+  const io::SimulationInput from_file = io::load_simulation_input(path, {}, std::nullopt);
+  const io::SimulationInput from_doc = io::read_simulation_input(scenario, path);
+  EXPECT_EQ(io::scenario_to_json(from_doc.scenario), io::scenario_to_json(from_file.scenario));
+  EXPECT_EQ(io::profile_to_json(from_doc.profile), io::profile_to_json(from_file.profile));
+  EXPECT_EQ(from_doc.profile.name, "a100-efa");
+
+  scenario["parallelism"]["data"] = 3;
+  EXPECT_EQ(error_of([&] {
+              (void)io::read_simulation_input(scenario, "<scenario>");
+            }).rfind("<scenario>:/parallelism/data: ", 0),
+            0u);
+  EXPECT_EQ(error_of([&] {
+              (void)io::read_simulation_input(nlohmann::json::array(), "<s>");
+            }).rfind("<s>", 0),
+            0u);
+}
+
 }  // namespace
 }  // namespace capsim

@@ -1,0 +1,109 @@
+"""capsim.estimate: many scenarios in one call, agreeing with simulate(engine="analytic")."""
+
+import json
+
+import pytest
+
+import capsim
+from conftest import SCENARIOS
+
+BASE = "scenarios/llama3-70b-p5/scenario.json"
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_agrees_with_simulate_analytic():
+    figures = capsim.estimate(SCENARIOS)
+    assert len(figures) == len(SCENARIOS)
+    for path, got in zip(SCENARIOS, figures):
+        full = capsim.simulate(path, engine="analytic")
+        assert got["scenario"] == full["scenario"], path
+        assert got["num_gpus"] == full["num_gpus"], path
+        assert got["iteration_time_s"] == full["iteration_time_s"], path
+        assert got["tokens_per_s"] == full["tokens_per_s"], path
+        assert got["mfu"] == full["mfu"], path
+        assert got["peak_gib_per_gpu"] == full["memory"]["peak_gib_per_gpu"], path
+        assert got["capacity_gib"] == full["memory"]["capacity_gib"], path
+        assert got["fits"] == full["memory"]["fits"], path
+
+
+def layouts():
+    return [{"tensor": t, "pipeline": p, "data": 64 // (t * p), "context": 1,
+             "virtual_pipeline_stages": 1, "schedule": "1f1b"}
+            for t in (1, 2, 4, 8) for p in (1, 2, 4, 8)]
+
+
+def without_file(figures):
+    """The figures with each error's file left out: it names the input's form."""
+    return [{"error": {k: v for k, v in f["error"].items() if k not in ("file", "text")}}
+            if "error" in f else f for f in figures]
+
+
+def test_base_and_parallelism_equal_whole_scenarios():
+    base = load(BASE)
+    scenarios = []
+    for layout in layouts():
+        scenario = load(BASE)
+        scenario["parallelism"].update(layout)
+        scenarios.append(scenario)
+    by_layout = capsim.estimate(base, parallelism=layouts(), errors="record")
+    assert without_file(by_layout) == without_file(capsim.estimate(scenarios, errors="record"))
+    assert without_file(by_layout) == without_file(
+        capsim.estimate(BASE, parallelism=layouts(), errors="record"))
+    assert sum("error" not in f for f in by_layout) > 3
+    assert any("error" in f for f in by_layout)
+
+
+def test_layouts_change_the_estimate():
+    times = {f["iteration_time_s"] for f in capsim.estimate(BASE, parallelism=layouts(),
+                                                             errors="record") if "error" not in f}
+    assert len(times) > 3
+
+
+def test_deterministic():
+    assert capsim.estimate(SCENARIOS) == capsim.estimate(SCENARIOS)
+
+
+def test_bad_layout_raises_with_its_pointer():
+    with pytest.raises(capsim.InputError) as raised:
+        capsim.estimate(BASE, parallelism=[{"tensor": 3}])
+    assert raised.value.file == BASE
+    assert raised.value.pointer.startswith("/parallelism")
+    with pytest.raises(capsim.InputError) as raised:
+        capsim.estimate(load(BASE), parallelism=[{}, {"tensor": 3}])
+    assert raised.value.file == "<scenario with parallelism[1]>"
+
+
+def test_bad_layout_recorded():
+    figures = capsim.estimate(BASE, parallelism=[{"tensor": 3}, {}], errors="record")
+    assert set(figures[0]) == {"error"}
+    error = figures[0]["error"]
+    assert error["pointer"].startswith("/parallelism") and error["message"] in error["text"]
+    assert figures[1] == capsim.estimate([BASE])[0]
+
+
+def test_layout_that_is_not_an_object():
+    with pytest.raises(capsim.InputError) as raised:
+        capsim.estimate(BASE, parallelism=[4])
+    assert (raised.value.file, raised.value.pointer) == ("<parallelism>", "/0")
+
+
+def test_bad_item_names_its_index():
+    scenario = load(BASE)
+    scenario["model"]["hidden_size"] = "big"
+    with pytest.raises(capsim.InputError) as raised:
+        capsim.estimate([BASE, scenario])
+    assert (raised.value.file, raised.value.pointer) == ("<scenarios[1]>", "/model/hidden_size")
+
+
+def test_one_scenario_without_layouts_is_an_error():
+    with pytest.raises(capsim.InputError):
+        capsim.estimate(BASE)
+
+
+def test_bad_errors_argument():
+    with pytest.raises(capsim.InputError):
+        capsim.estimate([BASE], errors="ignore")

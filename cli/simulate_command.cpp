@@ -18,7 +18,6 @@
 #include "estimate/iteration_model.hpp"
 #include "estimate/stage_balance.hpp"
 #include "io/cluster_io.hpp"
-#include "io/in_situ_prior.hpp"
 #include "io/input_error.hpp"
 #include "io/kernel_table_io.hpp"
 #include "io/result_io.hpp"

@@ -111,10 +111,8 @@ FabricRun simulate_fabric(const ClusterSpec& fabric, const std::vector<FabricJob
     throw std::invalid_argument("simulate_fabric: no jobs");
   detail::claim_engine();
   const auto wall0 = std::chrono::steady_clock::now();
-  static int argc = 1;
-  static std::string name = "capsim";
-  static std::array<char*, 2> argv{name.data(), nullptr};
-  sg4::Engine engine(&argc, argv.data());
+  const detail::EngineArguments arguments = detail::engine_arguments();
+  sg4::Engine engine(arguments.argc, arguments.argv);
   bool deadlock = false;
   detail::configure_engine(deadlock);
 

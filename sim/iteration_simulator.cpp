@@ -42,6 +42,13 @@ void claim_engine() {
   }
 }
 
+EngineArguments engine_arguments() {
+  static int argc = 1;
+  static std::string name = "capsim";
+  static std::array<char*, 2> argv{name.data(), nullptr};
+  return {&argc, argv.data()};
+}
+
 // Selects the network model and has `deadlock` set if the replay deadlocks.
 void configure_engine(bool& deadlock) {
   xbt_log_control_set("root.thres:critical");
@@ -493,10 +500,8 @@ SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
                      const HardwareProfile& profile, const SimOptions& options, SimStats* stats) {
   claim_engine();
   const auto wall0 = std::chrono::steady_clock::now();
-  static int argc = 1;
-  static std::string name = "capsim";
-  static std::array<char*, 2> argv{name.data(), nullptr};
-  sg4::Engine engine(&argc, argv.data());
+  const EngineArguments arguments = engine_arguments();
+  sg4::Engine engine(arguments.argc, arguments.argv);
   bool deadlock = false;
   configure_engine(deadlock);
 

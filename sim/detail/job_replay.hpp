@@ -26,6 +26,13 @@ struct PlatformPlan {
 
 // Throws std::logic_error unless this is the process's first simulation.
 void claim_engine();
+// The arguments SimGrid's Engine takes in place of the process's: capsim's name alone, kept for
+// the engine's lifetime.
+struct EngineArguments {
+  int* argc;
+  char** argv;
+};
+[[nodiscard]] EngineArguments engine_arguments();
 // Selects the flow-exact network model; `deadlock` is set if the replay deadlocks.
 void configure_engine(bool& deadlock);
 // Fills the replay's inputs, layout and switches, and plans every stage.

@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config ccache libsimgrid-dev libeigen3-dev
           nlohmann-json3-dev libcxxopts-dev googletest libgtest-dev libbenchmark-dev
           clang-format
+          libyaml-cpp-dev  # Kubernetes, autoscaler and recipe YAML (io/yaml_document.hpp)
           chromium  # tests: the plan report renders in a headless browser
           libopenmpi-dev  # MPI: `mpirun -np N capsim plan` sharding (pulls in openmpi-bin)
           # `import capsim` (python/): pybind11 builds the module, pytest runs its tests and

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace capsim::io {
+
+// Most values one YAML file may expand to: aliases are copied out, and a chain of aliases to
+// aliases ("billion laughs") would otherwise grow exponentially.
+inline constexpr std::size_t kMaxYamlValues = std::size_t{1} << 20;
+
+// Reads the YAML file at `path` (read_input_file, InputKind::kJson's limit) as JSON, so that the
+// readers of Kubernetes manifests, autoscaler configurations and training recipes check it with
+// JsonReader's pointers and key rules. A stream of several documents (`---`) becomes an array of
+// them; one document stays itself. Plain scalars resolve by YAML 1.2's core schema (null, true,
+// false, integers, floats); quoted and `!!str` scalars stay strings; .inf and .nan stay strings
+// since JSON has no such numbers. Throws InputError naming the file for a syntax error (with its
+// line and column), a NUL byte or invalid UTF-8, a duplicate key (with its JSON pointer), a key
+// that is not a scalar, nesting deeper than kMaxJsonDepth or more than kMaxYamlValues values.
+[[nodiscard]] nlohmann::json parse_yaml_file(const std::string& path);
+// The same for text attributed to `name`.
+[[nodiscard]] nlohmann::json parse_yaml_text(std::string_view text, const std::string& name);
+
+}  // namespace capsim::io

@@ -9,12 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "io/input_error.hpp"
 #include "io/input_file.hpp"
 #include "io/json_reader.hpp"
 #include "io/text_check.hpp"
+#include <yaml-cpp/yaml.h>
 
 namespace capsim::io {
 
@@ -42,8 +41,12 @@ std::string at_mark(const YAML::Mark& mark) {
 bool all_of_class(std::string_view text, bool (*in_class)(char)) {
   return !text.empty() && std::all_of(text.begin(), text.end(), in_class);
 }
-bool is_decimal_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_octal_digit(char c) { return c >= '0' && c <= '7'; }
+bool is_decimal_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_octal_digit(char c) {
+  return c >= '0' && c <= '7';
+}
 bool is_hex_digit(char c) {
   return is_decimal_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -116,9 +119,9 @@ class Converter {
 
   nlohmann::json convert(const YAML::Node& node, const std::string& pointer, int depth) {
     if (++values_ > kMaxYamlValues) {
-      throw InputError(file_, pointer,
-                       "more than " + std::to_string(kMaxYamlValues) +
-                           " values once aliases are expanded");
+      throw InputError(
+          file_, pointer,
+          "more than " + std::to_string(kMaxYamlValues) + " values once aliases are expanded");
     }
     if (depth > kMaxJsonDepth) {
       throw InputError(file_, pointer,

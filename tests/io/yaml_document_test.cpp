@@ -1,10 +1,11 @@
 // YAML inputs read as JSON: core-schema scalars, multi-document streams, and every way a file is
 // rejected (syntax, duplicate keys, alias bombs, deep nesting) with the file and the pointer.
+#include "io/yaml_document.hpp"
+
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "io/yaml_document.hpp"
 #include "tests/io/error_of.hpp"
 
 namespace capsim::io {
@@ -75,8 +76,9 @@ TEST(YamlDocumentTest, AliasBombsStopAtTheValueCap) {
             ", " + prev + ", " + prev + ", " + prev + ", " + prev + ", " + prev + ", " + prev +
             ", " + prev + ", " + prev + "]\n";
   }
-  EXPECT_NE(error_of([&] { (void)parse_yaml_text(text, "x.yaml"); })
-                .find("values once aliases are expanded"),
+  EXPECT_NE(error_of([&] {
+              (void)parse_yaml_text(text, "x.yaml");
+            }).find("values once aliases are expanded"),
             std::string::npos);
 }
 
@@ -87,8 +89,9 @@ TEST(YamlDocumentTest, DeepNestingIsRejected) {
 }
 
 TEST(YamlDocumentTest, NulBytesAndInvalidUtf8AreRejected) {
-  EXPECT_NE(error_of([] { (void)parse_yaml_text(std::string("a: 1\n\0b", 7), "x.yaml"); })
-                .find("a NUL byte at line 2"),
+  EXPECT_NE(error_of([] {
+              (void)parse_yaml_text(std::string("a: 1\n\0b", 7), "x.yaml");
+            }).find("a NUL byte at line 2"),
             std::string::npos);
   EXPECT_NE(error_of([] { (void)parse_yaml_text("a: \xff\n", "x.yaml"); }).find("invalid UTF-8"),
             std::string::npos);

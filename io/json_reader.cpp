@@ -738,11 +738,14 @@ void JsonReader::settle_misspellings() {
 void JsonReader::finish() {
   if (!is_absent_) {
     settle_misspellings();
-    std::set<std::string> names = used_;
-    names.insert(known_.begin(), known_.end());
+    std::set<std::string> names;  // the allowed keys, gathered at the first key outside them
     for (const auto& [key, value] : value_->items()) {
       if (used_.count(key) > 0 || misspelt_.count(key) > 0)
         continue;
+      if (names.empty()) {
+        names = used_;
+        names.insert(known_.begin(), known_.end());
+      }
       const auto feature = unsupported_.find(key);
       if (feature != unsupported_.end()) {
         problems_->add({file_, pointer_to(key),

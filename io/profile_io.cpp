@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -402,15 +403,31 @@ std::string profile_to_text(const HardwareProfile& profile) {
   return profile_to_json(profile).dump(2) + "\n";
 }
 
-HardwareProfile embedded_profile(const std::string& file) {
-  for (const auto& e : embedded_profiles()) {
-    if (e.file == file) {
-      const std::string name = "<embedded>/scenarios/profiles/" + file;
+namespace {
+
+// The shipped profiles, each parsed once per process: they are compiled in and never change,
+// and parsing one costs far more than an estimate (capsim.estimate() resolves one per scenario).
+const std::map<std::string, HardwareProfile, std::less<>>& parsed_embedded_profiles() {
+  static const auto kParsed = [] {
+    std::map<std::string, HardwareProfile, std::less<>> parsed;
+    for (const auto& e : embedded_profiles()) {
+      const std::string name = "<embedded>/scenarios/profiles/" + std::string(e.file);
       const nlohmann::json doc = JsonReader::parse_text(e.text, name);
-      return JsonReader::read_document(doc, name,
-                                       [](JsonReader& reader) { return read_profile(reader); });
+      parsed.emplace(std::string(e.file),
+                     JsonReader::read_document(
+                         doc, name, [](JsonReader& reader) { return read_profile(reader); }));
     }
-  }
+    return parsed;
+  }();
+  return kParsed;
+}
+
+}  // namespace
+
+HardwareProfile embedded_profile(const std::string& file) {
+  const auto& parsed = parsed_embedded_profiles();
+  if (const auto it = parsed.find(file); it != parsed.end())
+    return it->second;
   throw InputError("<embedded>/scenarios/profiles/" + file, "", "no such shipped profile");
 }
 

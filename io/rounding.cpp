@@ -1,9 +1,8 @@
 #include "io/rounding.hpp"
 
+#include <array>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
-
-#include "io/text_format.hpp"
 
 namespace capsim::io {
 
@@ -18,7 +17,14 @@ double round_significant(double value, int digits) {
   const double rounded = std::round(value * scale) / scale;
   // When 10^k is inexact (k < 0 or k > 22) the quotient misses the nearest double by an ulp or
   // two (64783399999.999992 for 6.47834e10); its own digits, read back, give the nearest one.
-  return std::strtod(printf_string("%.*g", digits, rounded).c_str(), nullptr);
+  // to_chars with a precision prints as printf's %.*g does, and both conversions round
+  // correctly (C++17 [charconv.to.chars]), without printf's and strtod's locale machinery.
+  std::array<char, 64> text{};
+  const auto printed = std::to_chars(text.data(), text.data() + text.size(), rounded,
+                                     std::chars_format::general, digits);
+  double read_back = rounded;
+  (void)std::from_chars(text.data(), printed.ptr, read_back);
+  return read_back;
 }
 
 double round_decimals(double value, int decimals) {

@@ -524,6 +524,20 @@ Scenario read_scenario(JsonReader& r, bool require_schema, Catalog& catalog) {
   return sc;
 }
 
+Scenario with_parallelism_document(const Scenario& base, const nlohmann::json& parallelism_doc,
+                                   const std::string& file) {
+  Scenario sc = base;
+  sc.parallelism = JsonReader::read_document(
+      parallelism_doc, file,
+      [&base](JsonReader& r) { return read_parallelism(r, base.model.moe.has_value()); },
+      "/parallelism");
+  const std::vector<estimate::LayoutProblem> problems =
+      estimate::layout_problems(sc.model, sc.cluster, sc.parallelism);
+  if (!problems.empty())
+    throw InputError(file, problems.front().pointer, problems.front().message);
+  return sc;
+}
+
 namespace {
 
 // Rejects an array index on the path of `target` beyond the array's end: nlohmann would fill the

@@ -195,9 +195,13 @@ py::object simulate(const py::handle& scenario_input, const std::string& engine,
   return to_python(io::simulate_output_json(result, input.scenario, costs, input.profile, kernels));
 }
 
-// The figures estimate() returns for one scenario, rounded as the CLI's JSON rounds them.
-py::dict estimate_figures(const io::SimulationInput& input) {
-  const SimulationResult r = estimate::estimate_iteration(input.scenario, input.profile,
+// The figures estimate() returns for one scenario, rounded as the CLI's JSON rounds them. With
+// `memo`, layer costs of an earlier layout of the same model, cluster and profile are reused
+// (bit-identical: estimate/iteration_model.hpp).
+py::dict estimate_figures(const Scenario& scenario, const HardwareProfile& profile,
+                          estimate::PartCostMemo* memo = nullptr) {
+  const IterationCosts costs = estimate::compute_iteration_costs(scenario, profile, memo);
+  const SimulationResult r = estimate::estimate_iteration(scenario, costs, profile, nullptr,
                                                           estimate::EstimateDetail::kTimeOnly);
   py::dict figures;
   figures["scenario"] = r.scenario_name;
@@ -209,6 +213,10 @@ py::dict estimate_figures(const io::SimulationInput& input) {
   figures["capacity_gib"] = io::round_significant(r.memory.capacity_bytes / kGiB);
   figures["fits"] = r.memory.fits;
   return figures;
+}
+
+py::dict estimate_figures(const io::SimulationInput& input) {
+  return estimate_figures(input.scenario, input.profile);
 }
 
 // One entry of estimate()'s answer for a scenario that failed its checks (errors="record").
@@ -254,9 +262,11 @@ py::list estimate(const py::handle& scenarios, const py::object& parallelism,
       return estimate_figures(io::read_simulation_input(to_json(item, name, ""), name));
     });
   }
-  // A base and layouts: the base is parsed once; each layout replaces keys of its parallelism
-  // and the result is checked in full. A base read from a file keeps its name (its profile path
-  // resolves against its folder).
+  // A base and layouts: each layout replaces keys of the base's parallelism object. The first
+  // layout that reads cleanly is read in full; its model, cluster and profile do not depend on
+  // the layout, so each later layout reads only its parallelism object, by the scenario
+  // reader's own rules and messages (io::with_parallelism_document). A base read from a file
+  // keeps its name (its profile path resolves against its folder).
   nlohmann::json base;
   const std::optional<std::string> base_path = as_path(scenarios);
   if (base_path)
@@ -268,16 +278,26 @@ py::list estimate(const py::handle& scenarios, const py::object& parallelism,
     throw io::InputError(name, "/parallelism", "expected the base scenario's parallelism object");
   const std::string layouts_name = object_name("parallelism");
   const py::sequence layouts = py::reinterpret_borrow<py::sequence>(parallelism);
+  std::optional<io::SimulationInput> read_once;
+  estimate::PartCostMemo memo;  // for read_once's profile, which stays at one address
   return estimate_each(py::len(layouts), record, [&](size_t i) {
     const std::string pointer = "/" + std::to_string(i);
     const nlohmann::json layout = to_json(layouts[i], layouts_name, pointer);
     if (!layout.is_object())
       throw io::InputError(layouts_name, pointer, "expected an object of parallelism keys");
-    nlohmann::json doc = base;
+    nlohmann::json doc = base.at("parallelism");
     for (const auto& [key, value] : layout.items())
-      doc.at("parallelism")[key] = value;
-    return estimate_figures(io::read_simulation_input(
-        doc, base_path ? *base_path : "<scenario with parallelism[" + std::to_string(i) + "]>"));
+      doc[key] = value;
+    const std::string file =
+        base_path ? *base_path : "<scenario with parallelism[" + std::to_string(i) + "]>";
+    if (read_once) {
+      return estimate_figures(io::with_parallelism_document(read_once->scenario, doc, file),
+                              read_once->profile, &memo);
+    }
+    nlohmann::json whole = base;
+    whole.at("parallelism") = std::move(doc);
+    read_once = io::read_simulation_input(whole, file);
+    return estimate_figures(read_once->scenario, read_once->profile, &memo);
   });
 }
 

@@ -57,6 +57,30 @@ def test_base_and_parallelism_equal_whole_scenarios():
     assert any("error" in f for f in by_layout)
 
 
+def test_layouts_after_the_first_are_checked_as_whole_scenarios_are():
+    # After one layout reads cleanly, later ones are read by their parallelism alone: their
+    # key problems and rule breaks must read as a whole scenario's do.
+    sweep = [{"tensor": 2, "pipeline": 1, "data": 16, "schedule": "1f1b",
+              "virtual_pipeline_stages": 1}, {"tensr": 2}, {"tensor": 3},
+             {"zero_stage": 9}, {"colour": "red"}, {"tensor": 4, "pipeline": 2, "data": 4},
+             {"pipeline": 2, "data": 4, "virtual_pipeline_stages": 7}]
+    scenarios = []
+    for layout in sweep:
+        scenario = load(BASE)
+        scenario["parallelism"].update(layout)
+        scenarios.append(scenario)
+    by_layout = capsim.estimate(BASE, parallelism=sweep, errors="record")
+    assert without_file(by_layout) == without_file(capsim.estimate(scenarios, errors="record"))
+    assert [("error" in f) for f in by_layout] == [False, True, True, True, True, False, True]
+
+
+def test_a_broken_base_fails_every_layout():
+    base = load(BASE)
+    base["model"]["hidden_size"] = "big"
+    figures = capsim.estimate(base, parallelism=layouts()[:3], errors="record")
+    assert [f["error"]["pointer"] for f in figures] == ["/model/hidden_size"] * 3
+
+
 def test_layouts_change_the_estimate():
     times = {f["iteration_time_s"] for f in capsim.estimate(BASE, parallelism=layouts(),
                                                              errors="record") if "error" not in f}

@@ -1,7 +1,10 @@
 #include "io/rounding.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <random>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +24,26 @@ TEST(RoundSignificantTest, KeepsTheGivenSignificantDigits) {
   EXPECT_EQ(round_significant(0.000123456789), 0.000123457);
   EXPECT_EQ(round_significant(-2.718281828, 4), -2.718);
   EXPECT_EQ(round_significant(4519798.0), 4519800.0);
+}
+
+// The digits read back are printf's %.*g digits, whatever the magnitude and digit count.
+TEST(RoundSignificantTest, AgreesWithPrintfAndStrtodOnRandomValues) {
+  std::mt19937_64 rng(20261129);
+  std::uniform_real_distribution<double> mantissa(-10.0, 10.0);
+  std::uniform_int_distribution<int> exponent(-300, 300);
+  std::uniform_int_distribution<int> digits(1, 17);
+  for (int i = 0; i < 20000; ++i) {
+    const double value = mantissa(rng) * std::pow(10.0, exponent(rng));
+    const int d = digits(rng);
+    const double magnitude = std::floor(std::log10(std::fabs(value))) + 1.0;
+    const double scale = std::pow(10.0, d - magnitude);
+    if (!std::isfinite(scale))
+      continue;
+    const double rounded = std::round(value * scale) / scale;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*g", d, rounded);
+    ASSERT_EQ(round_significant(value, d), std::strtod(text, nullptr)) << value << " " << d;
+  }
 }
 
 // Large and tiny magnitudes give the double nearest the decimal, so JSON shows no noise digits

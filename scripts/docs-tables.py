@@ -736,10 +736,13 @@ def block_perf_whatif_scale(r):
     rows = []
     for b in runs:
         jobs = int(re.search(r"jobs:(\d+)", b["name"]).group(1))
-        rows.append([f"{jobs:,}", sig(in_unit(b, "s"), 3) + " s",
-                     f"{in_unit(b, 'us') / jobs:.0f} µs", f"{int(b['jobs_finished']):,}"])
+        nodes = int(re.search(r"nodes:(\d+)", b["name"]).group(1))
+        rows.append([f"{jobs:,}", f"{nodes:,}", sig(in_unit(b, "s"), 3) + " s",
+                     f"{in_unit(b, 'us') / jobs:.0f} µs", f"{b['child_max_rss_mb']:.0f} MB",
+                     f"{int(b['jobs_finished']):,}"])
     return [bench_cmd("whatif_bench", WHATIF_SCALE_ARGS)], \
-        table(["jobs (60 days, up to 2,000 nodes)", "wall", "per job", "finished"], rows)
+        table(["jobs (60 days)", "nodes (at most)", "wall", "per job", "peak memory", "finished"],
+              rows)
 
 
 def block_perf_whatif(r):

@@ -32,12 +32,9 @@ std::vector<sim::HostSpec> node_slots(const WhatIf& whatif, detail::Cluster& clu
   cluster.pools.resize(whatif.pools.size());
   for (std::size_t p = 0; p < whatif.pools.size(); ++p) {
     for (int i = 0; i < whatif.pools[p].max_nodes; ++i) {
-      detail::Node n;
-      n.pool = static_cast<int>(p);
       hosts.push_back(
           {whatif.pools[p].name + "-" + std::to_string(i), whatif.pools[p].gpus_per_node()});
-      cluster.pools[p].nodes.push_back(static_cast<int>(cluster.nodes.size()));
-      cluster.nodes.push_back(std::move(n));
+      (void)cluster.add_node(static_cast<int>(p));
     }
   }
   return hosts;

@@ -12,6 +12,7 @@
 
 #include "whatif/policy.hpp"
 #include "whatif/runner.hpp"
+#include <sys/resource.h>
 
 namespace {
 
@@ -94,10 +95,13 @@ void BM_WhatIfHeavy(benchmark::State& state) {
   run(state, w);
 }
 
-// How the replay grows with the trace: state.range(0) jobs over 60 days on up to 2,000 nodes,
-// median job 30 min, the static policy (the what-if scale target is 10^6 jobs under 60 s).
+// How the replay grows with the trace and the cluster: state.range(0) jobs over 60 days on up
+// to state.range(1) nodes, median job 30 min, the static policy (the what-if scale target is
+// 10^6 jobs on 2,000 nodes under 60 s and 4 GiB). `child_max_rss_mb` is the largest forked
+// child's peak memory (getrusage of the reaped children), which the run itself is.
 void BM_WhatIfTraceLength(benchmark::State& state) {
-  const WhatIf w = workload(1800.0, static_cast<int>(state.range(0)), 60.0, 2000);
+  const WhatIf w =
+      workload(1800.0, static_cast<int>(state.range(0)), 60.0, static_cast<int>(state.range(1)));
   const auto policy =
       capsim::whatif::make_policy("static", "static", nlohmann::json::object(), "bench", "/");
   double finished = 0;
@@ -106,18 +110,24 @@ void BM_WhatIfTraceLength(benchmark::State& state) {
     finished = runs.front().runs.front().jobs_finished;
     benchmark::DoNotOptimize(finished);
   }
+  rusage children{};
+  getrusage(RUSAGE_CHILDREN, &children);
   state.counters["jobs_finished"] = finished;
+  state.counters["child_max_rss_mb"] = static_cast<double>(children.ru_maxrss) / 1024.0;
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
 }
 
 BENCHMARK(BM_WhatIf)->DenseRange(0, 6)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_WhatIfHeavy)->DenseRange(0, 6)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_WhatIfTraceLength)
-    ->ArgName("jobs")
-    ->Arg(25000)
-    ->Arg(50000)
-    ->Arg(100000)
-    ->Arg(200000)
+    ->ArgNames({"jobs", "nodes"})
+    ->Args({25000, 2000})
+    ->Args({100000, 2000})
+    ->Args({250000, 2000})
+    ->Args({1000000, 2000})
+    ->Args({100000, 500})
+    ->Args({100000, 1000})
+    ->Args({100000, 4000})
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
     ->UseRealTime();

@@ -35,7 +35,7 @@ namespace {
 bool pack(std::vector<int>& slots, int g, int gpn, const std::vector<int>* mark, Cluster& c) {
   auto nominate = [&](std::size_t k) {
     if (mark != nullptr)
-      c.node((*mark)[k]).nominated = true;
+      c.nominate((*mark)[k]);
   };
   if (g <= gpn) {
     int best = -1;
@@ -84,8 +84,7 @@ std::vector<std::size_t> expander_order(const Cluster& c, Expander expander) {
 
 double Autoscaler::scale_up(double now) {
   double wake = launch_to_minimum(now);
-  for (auto& n : c_.nodes)
-    n.nominated = false;
+  c_.clear_nominations();
   if (!loop_.autoscale || queue_.empty())
     return wake;
   auto demand = capacity();
@@ -200,7 +199,7 @@ int Autoscaler::plan_new_nodes(const Job& job, std::vector<PoolDemand>& demand,
       continue;
     for (std::size_t k : have) {
       d.free[k] = 0;
-      c_.node(d.ids[k]).nominated = true;
+      c_.nominate(d.ids[k]);
     }
     nodes_needed -= static_cast<int>(have.size());
     if (s.front() <= gpn) {

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "whatif/whatif_config.hpp"
@@ -19,10 +21,14 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kEps = 1e-9;
 
 enum class NodeState { kOff, kBooting, kReady, kDraining, kShutdown, kFailed };
+inline constexpr std::size_t kNodeStates = 6;
 enum class OffReason { kNone, kFailure, kSpot, kScaleDown };
 
+// A node slot. `state` and `free_gpus` change only through Cluster::set_state and
+// Cluster::set_free_gpus, which keep the pool's counts and indexes in step.
 struct Node {
   int pool = 0;
+  int slot = 0;  // position in its pool's `nodes`
   NodeState state = NodeState::kOff;
   OffReason reason = OffReason::kNone;
   std::uint64_t gen = 0;  // bumped at every launch and power-off; stale events are ignored
@@ -71,6 +77,13 @@ struct Job {
 
 struct PoolRuntime {
   std::vector<int> nodes;
+  // Kept by Cluster's setters, so that a wake of the engine costs no walk over every node
+  // (10^6-job traces on thousands of nodes): nodes per state, the slots of the nodes that are
+  // off, and the ready nodes ordered by free GPUs, then slot (the best-fit order).
+  std::array<int, kNodeStates> in_state{};
+  std::set<int> off_slots;
+  std::set<std::pair<int, int>> ready_by_free;
+  int ready_free_gpus = 0;
   double backoff_until = 0.0;
   double backoff_s = 0.0;
   double last_failure = -kInf;
@@ -106,6 +119,17 @@ struct Cluster {
   [[nodiscard]] const PoolRuntime& pool(int p) const { return pools[static_cast<std::size_t>(p)]; }
   [[nodiscard]] const NodePool& spec(int p) const { return w.pools[static_cast<std::size_t>(p)]; }
 
+  // Adds an off node slot at the end of `pool`'s nodes; returns its id.
+  int add_node(int pool);
+  // The only ways a node's state and free GPUs change (they keep PoolRuntime's indexes).
+  void set_state(int id, NodeState state);
+  void set_free_gpus(int id, int free_gpus);
+
+  // Nominates a node for pending jobs this tick (Node::nominated); clear_nominations() clears
+  // the nominated nodes alone.
+  void nominate(int id);
+  void clear_nominations();
+
   // Returns the pool's nodes that are booting or ready, plus draining and shutting down ones
   // when `include_draining`.
   [[nodiscard]] int count(int pool, bool include_draining) const;
@@ -114,6 +138,8 @@ struct Cluster {
   [[nodiscard]] int off_slots(int pool) const;
   // Returns the first off slot of the pool, or -1.
   [[nodiscard]] int off_slot(int pool) const;
+  // Returns the free GPUs of the pool's ready nodes.
+  [[nodiscard]] int ready_free_gpus(int pool) const { return this->pool(pool).ready_free_gpus; }
   // Returns the free GPUs of each node of the pool, in the pool's node order.
   [[nodiscard]] std::vector<int> free_vector(int pool) const;
   // Returns the GPUs the job holds on nodes still up. Pieces on a node that went away were
@@ -127,6 +153,7 @@ struct Cluster {
   // The jobs in JobState::kRunning: a timeline sample counts them without walking every job of
   // the trace (which made a run quadratic in the trace's length).
   std::set<int> running_jobs;
+  std::vector<int> nominated_nodes;  // the nodes nominate() marked since the last clear
 };
 
 }  // namespace capsim::whatif::detail

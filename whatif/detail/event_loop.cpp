@@ -39,7 +39,7 @@ void end_run(RunState& run) {
     if (n.state == NodeState::kBooting || n.state == NodeState::kReady ||
         n.state == NodeState::kDraining || n.state == NodeState::kShutdown) {
       run.cluster.pool(n.pool).billed_s += run.end_time_s - n.billed_since;
-      n.state = NodeState::kOff;
+      run.cluster.set_state(static_cast<int>(i), NodeState::kOff);
     }
     run.world.turn_off(static_cast<int>(i));
   }

@@ -30,7 +30,7 @@ void on_spot_notice(RunState& run, int id, bool correlated) {
   ++run.result.spot_interruptions;
   n.reason = OffReason::kSpot;
   n.notice_s = spec.notice_s;
-  n.state = NodeState::kDraining;
+  run.cluster.set_state(id, NodeState::kDraining);
   run.schedule_node_event(run.now() + spec.notice_s, EventType::kKill, id);
   if (run.loop.replace_on_notice && !n.jobs.empty())
     (void)launch_node(run, n.pool, false);
@@ -87,7 +87,7 @@ void handle_timed_event(RunState& run, const TimedEvent& ev) {
       break;
     case EventType::kRepaired:
       if (n.state == NodeState::kFailed) {
-        n.state = NodeState::kOff;
+        run.cluster.set_state(ev.node, NodeState::kOff);
         run.changed();
       }
       break;
@@ -100,7 +100,7 @@ void handle_timed_event(RunState& run, const TimedEvent& ev) {
     case EventType::kShutdownDone:
       if (n.state == NodeState::kShutdown) {
         stop_billing(run, n);
-        n.state = NodeState::kOff;
+        run.cluster.set_state(ev.node, NodeState::kOff);
         run.changed();
       }
       break;

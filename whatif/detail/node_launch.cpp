@@ -38,9 +38,9 @@ bool launch_node(RunState& run, int pool, bool instant) {
   }
   ++n.gen;
   run.world.turn_on(id);
-  n.state = NodeState::kBooting;
+  run.cluster.set_state(id, NodeState::kBooting);
   n.reason = OffReason::kNone;
-  n.free_gpus = 0;
+  run.cluster.set_free_gpus(id, 0);
   n.jobs.clear();
   n.unneeded_since = -1.0;
   const double start = run.now() + (instant ? 0.0 : loop.actuation_delay_s);
@@ -65,9 +65,9 @@ void become_ready(RunState& run, int id) {
   Node& n = run.cluster.node(id);
   const auto& spec = run.cluster.spec(n.pool);
   const auto& f = run.w.failures;
-  n.state = NodeState::kReady;
+  run.cluster.set_free_gpus(id, spec.gpus_per_node());
+  run.cluster.set_state(id, NodeState::kReady);
   n.ready_at = run.now();
-  n.free_gpus = spec.gpus_per_node();
   run.autoscaler.note_ready(n.pool, run.now());
   if (f.gpu_mtbf_s > 0) {
     std::exponential_distribution<double> ttf(spec.gpus_per_node() / f.gpu_mtbf_s);

@@ -14,7 +14,7 @@ void remove_node(RunState& run, int id, OffReason why, double grace_s) {
   if (n.jobs.empty()) {
     shut_down(run, id);
   } else {
-    n.state = NodeState::kDraining;
+    run.cluster.set_state(id, NodeState::kDraining);
     run.schedule_node_event(run.now() + grace_s, EventType::kKill, id);
   }
   run.autoscaler.note_removal(run.now());
@@ -34,9 +34,9 @@ void power_off(RunState& run, int id, OffReason why, NodeState next) {
   run.ledger.count_node_lost(run.cluster, id, run.now());
   if (n.state != NodeState::kShutdown)
     stop_billing(run, n);
-  n.state = next;
+  run.cluster.set_free_gpus(id, 0);
+  run.cluster.set_state(id, next);
   ++n.gen;
-  n.free_gpus = 0;
   run.world.turn_off(id);
   run.changed();
 }
@@ -47,8 +47,8 @@ void shut_down(RunState& run, int id) {
   interrupt_jobs_on(run, id);
   run.ledger.count_node_lost(run.cluster, id, run.now());
   ++n.gen;
-  n.state = NodeState::kShutdown;
-  n.free_gpus = 0;
+  run.cluster.set_free_gpus(id, 0);
+  run.cluster.set_state(id, NodeState::kShutdown);
   n.reason = why;
   run.world.turn_off(id);
   run.schedule_node_event(run.now() + run.loop.termination_s, EventType::kShutdownDone, id);

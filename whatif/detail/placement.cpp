@@ -85,6 +85,27 @@ bool find_place(const Cluster& c, int pool, int gpus, const std::vector<int>& fr
   return rest <= 0;
 }
 
+bool find_ready_place(const Cluster& c, int pool, int gpus, std::vector<Piece>& out) {
+  const PoolRuntime& runtime = c.pool(pool);
+  const int gpn = c.spec(pool).gpus_per_node();
+  out.clear();
+  if (gpus <= gpn) {
+    // Ordered by free GPUs, then slot: the first with room is find_place's best fit.
+    const auto best = runtime.ready_by_free.lower_bound({gpus, -1});
+    if (best == runtime.ready_by_free.end())
+      return false;
+    out.push_back({runtime.nodes[static_cast<std::size_t>(best->second)], gpus, 0});
+    return true;
+  }
+  int rest = gpus;
+  for (auto it = runtime.ready_by_free.lower_bound({gpn, -1});
+       it != runtime.ready_by_free.end() && it->first == gpn && rest > 0; ++it) {
+    out.push_back({runtime.nodes[static_cast<std::size_t>(it->second)], std::min(gpn, rest), 0});
+    rest -= gpn;
+  }
+  return rest <= 0;
+}
+
 void take(Cluster& c, int j, int pool, const std::vector<Piece>& pieces, double now) {
   Job& job = c.job(j);
   job.pool = pool;
@@ -92,7 +113,7 @@ void take(Cluster& c, int j, int pool, const std::vector<Piece>& pieces, double 
   job.pieces.clear();
   for (auto p : pieces) {
     Node& n = c.node(p.node);
-    n.free_gpus -= p.gpus;
+    c.set_free_gpus(p.node, n.free_gpus - p.gpus);
     n.jobs.push_back(j);
     n.unneeded_since = -1.0;
     p.gen = n.gen;
@@ -111,7 +132,7 @@ void release_pieces(Cluster& c, int j) {
     Node& n = c.node(p.node);
     if (n.gen != p.gen)
       continue;  // the node went away meanwhile
-    n.free_gpus += p.gpus;
+    c.set_free_gpus(p.node, n.free_gpus + p.gpus);
     n.jobs.erase(std::find(n.jobs.begin(), n.jobs.end(), j));
   }
   job.pieces.clear();

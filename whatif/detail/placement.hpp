@@ -19,6 +19,10 @@ namespace capsim::whatif::detail {
 [[nodiscard]] bool find_place(const Cluster& c, int pool, int gpus, const std::vector<int>& free,
                               std::vector<Piece>& out);
 
+// Same as find_place with the pool's nodes' own free GPUs, from the pool's index of ready
+// nodes by free GPUs: the scheduler's placement, which runs at every wake of the engine.
+[[nodiscard]] bool find_ready_place(const Cluster& c, int pool, int gpus, std::vector<Piece>& out);
+
 // Gives job `j` the `pieces` of `pool`, allocated from `now`.
 void take(Cluster& c, int j, int pool, const std::vector<Piece>& pieces, double now);
 

@@ -10,10 +10,10 @@
 namespace capsim::whatif::detail {
 namespace {
 
-// Places the job on the first pool and size that fits; updates that pool's `free` GPUs.
-// `failed_size` gets the smallest size tried that did not fit: an elastic job held back from
-// its smaller sizes while capacity boots says nothing about them.
-bool place(Cluster& c, int j, double now, std::vector<std::vector<int>>& free, int& failed_size) {
+// Places the job on the first pool and size that fits. `failed_size` gets the smallest size
+// tried that did not fit: an elastic job held back from its smaller sizes while capacity boots
+// says nothing about them.
+bool place(Cluster& c, int j, double now, int& failed_size) {
   std::vector<Piece> pieces;
   for (std::size_t p = 0; p < c.pools.size(); ++p) {
     const auto options = sizes(c, c.job(j), static_cast<int>(p));
@@ -21,9 +21,8 @@ bool place(Cluster& c, int j, double now, std::vector<std::vector<int>>& free, i
       // An elastic job starts below its request only when no capacity is on its way.
       if (g != options.front() && c.booting(static_cast<int>(p)) > 0)
         break;
-      if (find_place(c, static_cast<int>(p), g, free[p], pieces)) {
+      if (find_ready_place(c, static_cast<int>(p), g, pieces)) {
         take(c, j, static_cast<int>(p), pieces, now);
-        free[p] = c.free_vector(static_cast<int>(p));
         return true;
       }
       failed_size = std::min(failed_size, g);
@@ -37,15 +36,9 @@ bool place(Cluster& c, int j, double now, std::vector<std::vector<int>>& free, i
 void schedule(Cluster& c, JobQueue& queue, double now, const std::function<void(int)>& start) {
   if (queue.empty())
     return;
-  std::vector<std::vector<int>> free(c.pools.size());
   int total_free = 0;
-  for (std::size_t p = 0; p < c.pools.size(); ++p) {
-    free[p] = c.free_vector(static_cast<int>(p));
-    for (std::size_t k = 0; k < free[p].size(); ++k) {
-      if (usable(c.node(c.pools[p].nodes[k])))
-        total_free += free[p][k];
-    }
-  }
+  for (std::size_t p = 0; p < c.pools.size(); ++p)
+    total_free += c.ready_free_gpus(static_cast<int>(p));
   if (total_free == 0)
     return;
   // Fits are monotone in size within a pass (free capacity only shrinks), so a job no
@@ -62,7 +55,7 @@ void schedule(Cluster& c, JobQueue& queue, double now, const std::function<void(
       continue;
     }
     int failed_size = std::numeric_limits<int>::max();
-    if (!place(c, j, now, free, failed_size)) {
+    if (!place(c, j, now, failed_size)) {
       if (job.rec->scenario_path.empty())
         smallest_failed = std::min(smallest_failed, failed_size);
       if (fifo || smallest_failed <= queue.min_start_gpus())

@@ -97,14 +97,25 @@ void BM_WhatIfHeavy(benchmark::State& state) {
 
 // How the replay grows with the trace and the cluster: state.range(0) jobs over 60 days on up
 // to state.range(1) nodes, median job 30 min, the static policy (the what-if scale target is
-// 10^6 jobs on 2,000 nodes under 60 s and 4 GiB). `child_max_rss_mb` is the largest forked
-// child's peak memory (getrusage of the reaped children), which the run itself is.
+// 10^6 jobs on 2,000 nodes under 60 s and 4 GiB on one core). The run happens in a forked
+// child: `child_cpu_s` is its CPU time (user + system), which a loaded machine skews far less
+// than wall time, and `child_max_rss_mb` the largest reaped child's peak memory (getrusage
+// keeps a maximum over every child, so run one configuration per process to read it).
 void BM_WhatIfTraceLength(benchmark::State& state) {
   const WhatIf w =
       workload(1800.0, static_cast<int>(state.range(0)), 60.0, static_cast<int>(state.range(1)));
   const auto policy =
       capsim::whatif::make_policy("static", "static", nlohmann::json::object(), "bench", "/");
+  const auto cpu_s = [] {
+    rusage children{};
+    getrusage(RUSAGE_CHILDREN, &children);
+    const auto seconds = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+    };
+    return seconds(children.ru_utime) + seconds(children.ru_stime);
+  };
   double finished = 0;
+  const double cpu_before = cpu_s();
   for (auto _ : state) {
     const auto runs = capsim::whatif::run_all(w, {policy}, 1, 1);
     finished = runs.front().runs.front().jobs_finished;
@@ -112,6 +123,7 @@ void BM_WhatIfTraceLength(benchmark::State& state) {
   }
   rusage children{};
   getrusage(RUSAGE_CHILDREN, &children);
+  state.counters["child_cpu_s"] = (cpu_s() - cpu_before) / static_cast<double>(state.iterations());
   state.counters["jobs_finished"] = finished;
   state.counters["child_max_rss_mb"] = static_cast<double>(children.ru_maxrss) / 1024.0;
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <set>
 
 namespace capsim::whatif::detail {
 namespace {
@@ -28,6 +29,33 @@ std::vector<int> grow_sizes(const Cluster& c, const Job& job) {
     }
   }
   return out;
+}
+
+// The what-if fabric's choice of `need` whole free nodes (their positions in the pool, leaf =
+// position / nodes_per_leaf): the shared-fabric placement policies (models/fabric_placement.hpp).
+std::vector<int> fabric_choice(const WhatIfFabric& fabric, const std::vector<int>& free_positions,
+                               int need) {
+  PlacementRequest request;
+  request.policy = fabric.placement;
+  return choose_free_units(request, free_positions, static_cast<std::size_t>(need), 1,
+                           fabric.nodes_per_leaf);
+}
+
+// The job's placement slowdown on the what-if fabric: its shape's (fabric_slowdown.hpp).
+double placement_slowdown(const Cluster& c, const Job& job, int pool) {
+  if (!c.w.fabric || job.rec->scenario_path.empty() || job.pieces.size() < 2)
+    return 1.0;
+  const auto& nodes = c.pool(pool).nodes;
+  std::set<std::ptrdiff_t> leaves;
+  for (const Piece& p : job.pieces) {
+    const auto k = std::find(nodes.begin(), nodes.end(), p.node) - nodes.begin();
+    leaves.insert(k / c.w.fabric->nodes_per_leaf);
+  }
+  const int count = static_cast<int>(job.pieces.size());
+  const int held = std::min(nodes_per_leaf_of(count, static_cast<int>(leaves.size())),
+                            c.w.fabric->nodes_per_leaf);
+  return c.w.fabric_slowdowns.at(
+      {job.rec->scenario_path, c.spec(pool).instance.name, job.gpus, held});
 }
 
 }  // namespace
@@ -75,6 +103,22 @@ bool find_place(const Cluster& c, int pool, int gpus, const std::vector<int>& fr
     out.push_back({nodes[static_cast<std::size_t>(best)], gpus, 0});
     return true;
   }
+  if (c.w.fabric) {
+    std::vector<int> free_positions;
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      if (usable(c.node(nodes[k])) && free[k] == gpn)
+        free_positions.push_back(static_cast<int>(k));
+    }
+    const int need = (gpus + gpn - 1) / gpn;
+    if (need > static_cast<int>(free_positions.size()))
+      return false;
+    int rest = gpus;
+    for (const int k : fabric_choice(*c.w.fabric, free_positions, need)) {
+      out.push_back({nodes[static_cast<std::size_t>(k)], std::min(gpn, rest), 0});
+      rest -= gpn;
+    }
+    return true;
+  }
   int rest = gpus;
   for (std::size_t k = 0; k < nodes.size() && rest > 0; ++k) {
     if (!usable(c.node(nodes[k])) || free[k] != gpn)
@@ -103,6 +147,7 @@ void take(Cluster& c, int j, int pool, const std::vector<Piece>& pieces, double 
   job.rates = nullptr;
   if (!job.rec->scenario_path.empty())
     job.rates = &scenario_rates(c, job, pool);
+  job.fabric_slowdown = placement_slowdown(c, job, pool);
 }
 
 void release_pieces(Cluster& c, int j) {

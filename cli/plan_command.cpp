@@ -151,9 +151,10 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   }
   if (isatty(STDERR_FILENO) != 0 && mpi.rank() == 0)
     opts.progress = draw_progress;
-  const planner::PlanResult result = planner::run_plan(plan, opts);
+  planner::PlanResult result = planner::run_plan(plan, opts);
   if (mpi.rank() != 0)
     return 0;
+  result.shared_fabric = planner::assess_shared_fabric(plan, result);
   print_search_summary(result);
   if (args.count("out-scenario") > 0)
     write_best_scenario(args["out-scenario"].as<std::string>(), plan, result);

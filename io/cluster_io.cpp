@@ -92,8 +92,9 @@ void read_job_placement(JsonReader& j, JobEntry& entry) {
       throw j.error("nodes", "expected at least one node");
     return;
   }
-  req.policy = *placement_policy_from_string(j.optional_enum(
-      "placement", "packed", {"packed", "spread", "leaf-aligned", "random-fragmented"}));
+  req.policy = *placement_policy_from_string(
+      j.optional_enum("placement", "packed",
+                      {"packed", "spread", "leaf-aligned", "rail-aligned", "random-fragmented"}));
   if (j.has("seed") && req.policy != PlacementPolicy::kRandomFragmented) {
     throw j.error("seed", std::string("\"seed\" drives the \"random-fragmented\" placement; this "
                                       "job's placement is \"") +
@@ -302,6 +303,23 @@ void finish_with(JsonReader& r, const std::vector<InputProblem>& problems) {
   throw InputError(std::move(all));
 }
 
+// The shared run's iterations per job (docs/cluster.md, "Steady state"); the most iterations
+// keep a run of every GPU of several jobs within a few times one iteration's cost.
+FabricSchedule read_schedule(JsonReader& r) {
+  FabricSchedule out;
+  auto schedule = r.optional_object("schedule");
+  if (!schedule)
+    return out;
+  constexpr int kMaxIterations = 16;
+  out.warmup_iterations = static_cast<int>(
+      schedule->optional_int("warmup_iterations", out.warmup_iterations, 0, kMaxIterations));
+  out.measured_iterations = static_cast<int>(
+      schedule->optional_int("measured_iterations", out.measured_iterations, 1, kMaxIterations));
+  out.staggered = schedule->optional_bool("staggered", out.staggered);
+  schedule->finish();
+  return out;
+}
+
 }  // namespace
 
 bool is_cluster_document(const nlohmann::json& doc) {
@@ -329,6 +347,11 @@ SharedCluster read_shared_cluster(JsonReader& r, const std::string& base_dir, Ca
     auto fabric = r.object("fabric");
     out.fabric = read_cluster(fabric, catalog);
     fabric_read = true;
+  } catch (const InputError& e) {
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+  }
+  try {
+    out.schedule = read_schedule(r);
   } catch (const InputError& e) {
     problems.insert(problems.end(), e.problems().begin(), e.problems().end());
   }

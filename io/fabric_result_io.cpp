@@ -107,13 +107,21 @@ nlohmann::json fabric_contention_to_json(const FabricContention& c) {
                    {"utilization", g(c.links[i].utilization)},
                    {"jobs", jobs_on(c, c.links[i])}});
   }
-  return {{"name", c.name}, {"engine", "event"}, {"makespan_s", g(c.makespan_s)},
-          {"jobs", jobs},   {"links", links},    {"hottest_links", hot}};
+  const nlohmann::json schedule = {{"warmup_iterations", c.schedule.warmup_iterations},
+                                   {"measured_iterations", c.schedule.measured_iterations},
+                                   {"staggered", c.schedule.staggered}};
+  return {{"name", c.name},       {"engine", "event"}, {"makespan_s", g(c.makespan_s)},
+          {"schedule", schedule}, {"jobs", jobs},      {"links", links},
+          {"hottest_links", hot}};
 }
 
 std::string fabric_contention_table(const FabricContention& c) {
-  std::string out = printf_string("cluster %s: %zu job(s), shared iteration makespan %.4g s\n",
-                                  c.name.c_str(), c.jobs.size(), c.makespan_s);
+  const FabricSchedule& s = c.schedule;
+  std::string out = printf_string(
+      "cluster %s: %zu job(s), shared run %.4g s (per job %d warm-up + %d measured "
+      "iteration(s), %s starts)\n",
+      c.name.c_str(), c.jobs.size(), c.makespan_s, s.warmup_iterations, s.measured_iterations,
+      s.staggered ? "staggered" : "aligned");
   out += printf_string("  %-16s %-18s %6s %11s %11s %9s %14s %14s\n", "job", "nodes", "GPUs",
                        "alone (s)", "shared (s)", "slowdown", "net alone (s)", "net shared (s)");
   for (const JobContention& job : c.jobs) {

@@ -97,14 +97,20 @@ ClusterSpec read_cluster_keys(JsonReader& r, Catalog& catalog) {
       throw inter->error("oversubscription",
                          "topology \"oversubscribed\" needs an oversubscription factor > 1");
     }
-    if (c.topology != Topology::kOversubscribed && c.oversubscription > 1.0) {
+    // A rail-optimized fabric may be oversubscribed too: its leaves are rail groups, the
+    // nodes_per_leaf nodes whose NIC i all reach rail switch i (docs/scenario.md).
+    const bool has_leaves =
+        c.topology == Topology::kOversubscribed || c.topology == Topology::kRailOptimized;
+    if (!has_leaves && c.oversubscription > 1.0) {
       throw inter->error("oversubscription",
-                         "an oversubscription factor > 1 needs topology \"oversubscribed\"");
+                         "an oversubscription factor > 1 needs topology \"oversubscribed\" or "
+                         "\"rail-optimized\"");
     }
-    if (inter->has("nodes_per_leaf") && c.topology != Topology::kOversubscribed) {
+    if (inter->has("nodes_per_leaf") && !(has_leaves && c.oversubscription > 1.0)) {
       throw inter->error("nodes_per_leaf",
                          "nodes_per_leaf describes the leaf switches of an oversubscribed fabric; "
-                         "it needs topology \"oversubscribed\"");
+                         "it needs topology \"oversubscribed\", or \"rail-optimized\" with an "
+                         "oversubscription factor > 1");
     }
     c.nodes_per_leaf = to_int(inter->optional_int("nodes_per_leaf", 1, 1, kMaxGpus));
     inter->finish();

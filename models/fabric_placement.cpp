@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -62,6 +63,59 @@ std::vector<int> leaf_aligned_units(const std::map<int, std::vector<int>>& by_le
   return chosen;
 }
 
+// Rail groups kept whole: a job that fits one group takes the fullest group that holds it (best
+// fit); a larger one takes wholly free groups for all but its remainder, which then goes to the
+// fullest group that holds it. So its rings leave a rail switch as seldom as possible and the
+// groups it does not need stay whole for the jobs after it (NVIDIA DGX SuperPOD reference
+// architecture: a job's nodes in as few scalable units as possible).
+std::vector<int> rail_aligned_units(const std::map<int, std::vector<int>>& by_leaf,
+                                    std::size_t need, std::size_t group_units) {
+  std::vector<int> chosen;
+  std::vector<bool> taken;
+  std::vector<const std::vector<int>*> groups;
+  for (const auto& [leaf, units] : by_leaf)
+    groups.push_back(&units);
+  taken.assign(groups.size(), false);
+  for (std::size_t g = 0; g < groups.size() && need - chosen.size() >= group_units; ++g) {
+    if (groups[g]->size() == group_units) {
+      chosen.insert(chosen.end(), groups[g]->begin(), groups[g]->end());
+      taken[g] = true;
+    }
+  }
+  const std::size_t rest = need - chosen.size();
+  if (rest == 0)
+    return chosen;
+  std::optional<std::size_t> best;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (!taken[g] && groups[g]->size() >= rest &&
+        (!best || groups[g]->size() < groups[*best]->size()))
+      best = g;
+  }
+  if (best) {
+    chosen.insert(chosen.end(), groups[*best]->begin(),
+                  groups[*best]->begin() + static_cast<std::ptrdiff_t>(rest));
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  }
+  // No group holds the remainder: the groups with the most free units first.
+  std::vector<std::size_t> order;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (!taken[g])
+      order.push_back(g);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return groups[a]->size() > groups[b]->size();
+  });
+  for (const std::size_t g : order) {
+    for (const int unit : *groups[g]) {
+      if (chosen.size() < need)
+        chosen.push_back(unit);
+    }
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
 // A seeded uniform choice of `need` free units (a partial Fisher-Yates shuffle driven by
 // mt19937_64, whose output the standard fixes), in ascending order.
 std::vector<int> random_units(std::vector<int> free_units, std::size_t need, std::uint64_t seed) {
@@ -83,6 +137,9 @@ std::vector<int> choose_units(const PlacementRequest& request, const std::vector
       return spread_units(free_units_by_leaf(free_units, unit_nodes, leaf_nodes), need);
     case PlacementPolicy::kLeafAligned:
       return leaf_aligned_units(free_units_by_leaf(free_units, unit_nodes, leaf_nodes), need);
+    case PlacementPolicy::kRailAligned:
+      return rail_aligned_units(free_units_by_leaf(free_units, unit_nodes, leaf_nodes), need,
+                                static_cast<std::size_t>(std::max(leaf_nodes / unit_nodes, 1)));
     case PlacementPolicy::kRandomFragmented:
       return random_units(free_units, need, request.seed);
     case PlacementPolicy::kPacked:
@@ -93,6 +150,12 @@ std::vector<int> choose_units(const PlacementRequest& request, const std::vector
 }
 
 }  // namespace
+
+std::vector<int> choose_free_units(const PlacementRequest& request,
+                                   const std::vector<int>& free_units, std::size_t need,
+                                   int unit_nodes, int leaf_nodes) {
+  return choose_units(request, free_units, need, unit_nodes, leaf_nodes);
+}
 
 int nodes_per_leaf(const ClusterSpec& fabric) {
   const bool has_leaves =
@@ -161,6 +224,8 @@ const char* to_string(PlacementPolicy policy) {
       return "spread";
     case PlacementPolicy::kLeafAligned:
       return "leaf-aligned";
+    case PlacementPolicy::kRailAligned:
+      return "rail-aligned";
     case PlacementPolicy::kRandomFragmented:
       return "random-fragmented";
   }
@@ -170,7 +235,7 @@ const char* to_string(PlacementPolicy policy) {
 std::optional<PlacementPolicy> placement_policy_from_string(std::string_view name) {
   for (const PlacementPolicy p :
        {PlacementPolicy::kPacked, PlacementPolicy::kSpread, PlacementPolicy::kLeafAligned,
-        PlacementPolicy::kRandomFragmented}) {
+        PlacementPolicy::kRailAligned, PlacementPolicy::kRandomFragmented}) {
     if (name == to_string(p))
       return p;
   }

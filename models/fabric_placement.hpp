@@ -11,7 +11,14 @@
 namespace capsim {
 
 // How a job of a shared fabric gets its nodes (docs/cluster.md, "Placement").
-enum class PlacementPolicy { kExplicit, kPacked, kSpread, kLeafAligned, kRandomFragmented };
+enum class PlacementPolicy {
+  kExplicit,
+  kPacked,
+  kSpread,
+  kLeafAligned,
+  kRailAligned,
+  kRandomFragmented
+};
 
 // What one job asks of the fabric: its own node list, or a node count and a policy.
 struct PlacementRequest {
@@ -36,10 +43,18 @@ struct PlacementOutcome {
 [[nodiscard]] PlacementOutcome place_jobs(const ClusterSpec& fabric,
                                           const std::vector<PlacementRequest>& requests);
 
+// Returns `need` of `free_units` (ascending unit ids; a unit is `unit_nodes` nodes, unit u under
+// leaf u * unit_nodes / leaf_nodes) as `request`'s policy picks them: the choice place_jobs makes.
+// REQUIRES: need <= free_units.size(); request.policy is not kExplicit.
+[[nodiscard]] std::vector<int> choose_free_units(const PlacementRequest& request,
+                                                 const std::vector<int>& free_units,
+                                                 std::size_t need, int unit_nodes, int leaf_nodes);
+
 // The nodes under one leaf switch of `fabric` (1 unless the fabric is oversubscribed).
 [[nodiscard]] int nodes_per_leaf(const ClusterSpec& fabric);
 
-// Canonical names ("packed", "spread", "leaf-aligned", "random-fragmented") and the inverse
+// Canonical names ("packed", "spread", "leaf-aligned", "rail-aligned", "random-fragmented") and
+// the inverse
 // (nullopt for an unknown name; "explicit" is not a policy one names).
 [[nodiscard]] const char* to_string(PlacementPolicy policy);
 [[nodiscard]] std::optional<PlacementPolicy> placement_policy_from_string(std::string_view name);

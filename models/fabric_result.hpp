@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "models/fabric_schedule.hpp"
 #include "models/simulation_result.hpp"
 
 namespace capsim {
@@ -19,7 +20,7 @@ struct LinkLoad {
 };
 
 // One job of a shared fabric: its iteration simulated alone (the same placement, the other
-// jobs' nodes idle) and together with every other job.
+// jobs' nodes idle) and together with every other job (the mean of its measured iterations).
 struct JobContention {
   std::string name;
   std::vector<int> nodes;
@@ -37,7 +38,8 @@ struct FabricContention {
   std::string name;
   std::vector<JobContention> jobs;
   std::vector<LinkLoad> links;
-  double makespan_s = 0.0;  // the shared run: when its last job's iteration ends
+  double makespan_s = 0.0;  // the shared run: when its last iteration ends
+  FabricSchedule schedule;  // how the shared run measured each job
 };
 
 }  // namespace capsim

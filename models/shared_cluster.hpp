@@ -5,6 +5,7 @@
 
 #include "models/cluster_spec.hpp"
 #include "models/fabric_placement.hpp"
+#include "models/fabric_schedule.hpp"
 #include "models/scenario.hpp"
 
 namespace capsim {
@@ -25,6 +26,7 @@ struct SharedCluster {
   ClusterSpec fabric;
   std::string profile_path;  // resolved; empty: the fabric's default profile
   std::vector<FabricJob> jobs;
+  FabricSchedule schedule;  // how the shared run measures each job
 };
 
 }  // namespace capsim

@@ -7,6 +7,7 @@
 #include "models/catalog.hpp"
 #include "models/pricing.hpp"
 #include "models/scenario.hpp"
+#include "planner/shared_fabric.hpp"
 
 namespace capsim::planner {
 
@@ -115,7 +116,8 @@ struct PlanSpec {
   double memory_headroom_bytes = 0.0;
   // Free HBM below which the winner gets a warning (the memory model's estimate is not exact).
   double memory_warning_bytes = 4.0 * 1024.0 * 1024.0 * 1024.0;
-  std::vector<SkippedPrice> skipped_prices;  // in instance order, then the pricing list's
+  std::vector<SkippedPrice> skipped_prices;   // in instance order, then the pricing list's
+  std::optional<SharedFabric> shared_fabric;  // opt-in: what a shared fabric does to the winner
 };
 
 // Canonical names used in plan JSON and reports.

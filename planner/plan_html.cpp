@@ -459,6 +459,10 @@ std::string plan_html(const PlanSpec& plan, const PlanResult& result, size_t top
         thousands(static_cast<long long>(std::llround(gpus * b.wall_time_s / 3600.0))).c_str());
     for (const std::string& w : memory_warnings(plan, result))
       s += "<p class=\"warn\">" + html_escape(w) + "</p>\n";
+    if (plan.shared_fabric && result.shared_fabric) {
+      s += "<p id=\"shared-fabric\">" +
+           html_escape(shared_fabric_line(*plan.shared_fabric, *result.shared_fabric)) + "</p>\n";
+    }
   } else {
     s += "<p class=\"headline\" id=\"headline\">No configuration meets the target: " +
          html_escape(no_best_reason(plan, result)) + "</p>\n";

@@ -559,6 +559,8 @@ PlanSpec read_plan(io::JsonReader& r) {
   plan.memory_headroom_bytes = read_memory_headroom(r, plan);
   if (auto warn = r.optional_size("memory_warning_headroom"))
     plan.memory_warning_bytes = *warn;
+  if (auto fabric = r.optional_object("shared_fabric"))
+    plan.shared_fabric = read_shared_fabric(*fabric);
   r.finish();
   return plan;
 }

@@ -232,6 +232,8 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
     out["best"]["megatron_arguments"] = megatron_arguments(
         candidate_scenario(plan, result.candidates[result.ranked.front().candidate].candidate));
     out["warnings"] = memory_warnings(plan, result);
+    if (plan.shared_fabric && result.shared_fabric)
+      out["shared_fabric"] = shared_fabric_json(*plan.shared_fabric, *result.shared_fabric);
   } else {
     out["best"] = nullptr;
     out["no_best_reason"] = no_best_reason(plan, result);
@@ -500,6 +502,8 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   append_best(out, plan, result);
   for (const std::string& w : memory_warnings(plan, result))
     out += "warning: " + w + "\n";
+  if (plan.shared_fabric && result.shared_fabric)
+    out += shared_fabric_line(*plan.shared_fabric, *result.shared_fabric);
   if (!result.ranked.empty() && result.ranked.front().meets_target) {
     out += "run it with Megatron-LM: " +
            megatron_arguments(candidate_scenario(

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,8 @@ struct PlanResult {
   size_t screen_winner = 0;
   bool screen_winner_changed = false;
   std::vector<std::string> notes;
+  // With the plan's shared_fabric: its effect on the winner (assess_shared_fabric).
+  std::optional<SharedFabricEffect> shared_fabric;
 };
 
 // Options of one planner run. `confirm` may be empty: then nothing is confirmed.

@@ -69,14 +69,23 @@ FabricContention measure_fabric_contention(const SharedCluster& cluster,
     alone = simulate_alone(cluster, costs, profile);
   if (traces != nullptr)
     traces->assign(cluster.jobs.size(), {});
+  // A job alone has no neighbour to reach a steady state with: one iteration is every one.
+  const FabricSchedule schedule =
+      cluster.jobs.size() > 1 ? cluster.schedule : FabricSchedule::aligned();
+  const auto job_count = static_cast<double>(cluster.jobs.size());
   std::vector<FabricJobInput> inputs;
-  for (std::size_t i = 0; i < cluster.jobs.size(); ++i)
-    inputs.push_back({&cluster.jobs[i], &costs[i], traces != nullptr ? &(*traces)[i] : nullptr});
-  FabricRun shared = simulate_fabric(cluster.fabric, inputs, profile, stats);
+  for (std::size_t i = 0; i < cluster.jobs.size(); ++i) {
+    const double start_s =
+        schedule.staggered ? static_cast<double>(i) / job_count * alone[i].iteration_time_s : 0.0;
+    inputs.push_back(
+        {&cluster.jobs[i], &costs[i], traces != nullptr ? &(*traces)[i] : nullptr, start_s});
+  }
+  FabricRun shared = simulate_fabric(cluster.fabric, inputs, profile, schedule, stats);
 
   FabricContention out;
   out.name = cluster.name;
   out.makespan_s = shared.makespan_s;
+  out.schedule = schedule;
   out.links = std::move(shared.links);
   for (std::size_t i = 0; i < cluster.jobs.size(); ++i) {
     JobContention job;

@@ -140,6 +140,7 @@ PlatformPlan build_platform_spec(Sim& sim, const SimOptions& options) {
       ps.uplink_bytes_per_s_per_node =
           cl.node_nic_bandwidth_bytes_per_s() / std::max(cl.oversubscription, 1.0);
       ps.nodes_per_leaf = cl.nodes_per_leaf;
+      ps.rail_uplinks = cl.topology == Topology::kRailOptimized;
     }
   }
   ps.reduced = options.exploit_symmetry;
@@ -381,6 +382,35 @@ void launch_actors(Sim& sim) {
   }
 }
 
+void relaunch_actors(Sim& sim) {
+  sim.iteration_start_s = sg4::Engine::get_clock();
+  for (auto& rp : sim.ranks) {
+    Rank& rank = *rp;
+    rank.outbox.clear();
+    rank.scatters_in_flight = 0;
+    rank.collectives_running = 0;
+    rank.sm_occupancy = nullptr;
+    rank.acc = {};
+    rank.acc_at_last_op = {};
+    rank.last_op_end_s = 0.0;
+    rank.optimizer_end_s = 0.0;
+    rank.stage_end_s = 0.0;
+    rank.first_forward_start_s = -1.0;
+    launch_rank_actors(sim, rank);
+  }
+}
+
+std::vector<ActorPtr> rank_actors(const Sim& sim) {
+  std::vector<ActorPtr> out;
+  for (const auto& rp : sim.ranks) {
+    for (const ActorPtr& actor : {rp->compute_actor, rp->dp_actor, rp->ag_actor, rp->rs_actor}) {
+      if (actor)
+        out.push_back(actor);
+    }
+  }
+  return out;
+}
+
 // How a note on the reduced run's assumptions ends: the exact alternative where it exists.
 std::string every_gpu_hint(const Parallelism& par) {
   return par.num_gpus() <= kMaxEveryGpuRanks
@@ -408,7 +438,7 @@ TimeBreakdown breakdown_of(const Sim& sim, double end_s) {
   const Rank* last = sim.ranks.front().get();
   const Rank* busiest = last;
   for (const auto& r : sim.ranks) {
-    pipeline_end_s = std::max(pipeline_end_s, r->last_op_end_s);
+    pipeline_end_s = std::max(pipeline_end_s, r->last_op_end_s - sim.iteration_start_s);
     if (r->stage_end_s > last->stage_end_s)
       last = r.get();
     const double busy = busy_s(r->acc);
@@ -432,7 +462,8 @@ TimeBreakdown breakdown_of(const Sim& sim, double end_s) {
   b.ep_comm_exposed_s = a.ep;
   b.pp_comm_exposed_s = a.pp;
   const double tail_s = end_s - pipeline_end_s;
-  b.optimizer_s = std::clamp(last->optimizer_end_s - pipeline_end_s, 0.0, last->acc.optimizer);
+  b.optimizer_s = std::clamp(last->optimizer_end_s - sim.iteration_start_s - pipeline_end_s, 0.0,
+                             last->acc.optimizer);
   b.dp_comm_exposed_s = a.dp + std::max(0.0, tail_s - b.optimizer_s);
   b.bubble_s = std::max(0.0, end_s - (a.compute + a.other + a.tp + a.cp + a.ep + a.pp +
                                       b.dp_comm_exposed_s + b.optimizer_s));
@@ -444,7 +475,7 @@ SimulationResult collect_result(const Sim& sim, const PlatformPlan& fabric,
                                 const SimOptions& options) {
   double end_s = 0.0;
   for (const auto& r : sim.ranks)
-    end_s = std::max(end_s, r->stage_end_s);
+    end_s = std::max(end_s, r->stage_end_s - sim.iteration_start_s);
   SimulationResult result;
   result.engine = "event";
   result.set_profile(*sim.profile);

@@ -62,8 +62,15 @@ sg4::Link* Platform::uplink(int gpu, bool dp_ring) {
     return nullptr;
   // A leaf's uplinks do not depend on how many of its ports are populated.
   const double leaf_bw = spec_.uplink_bytes_per_s_per_node * std::max(spec_.nodes_per_leaf, 1);
+  const int leaf = node_of(gpu) / std::max(spec_.nodes_per_leaf, 1);
+  if (!spec_.reduced && spec_.rail_uplinks) {
+    // A flow leaves on its GPU's rail: the rail switch its NIC link is cabled to.
+    const int links = std::max(spec_.nic_links_per_node, 1);
+    const int rail = (gpu % spec_.gpus_per_node) * links / spec_.gpus_per_node;
+    return uplink_link({leaf, rail}, leaf_bw / links);
+  }
   if (!spec_.reduced)
-    return uplink_link({node_of(gpu) / std::max(spec_.nodes_per_leaf, 1), 0}, leaf_bw);
+    return uplink_link({leaf, 0}, leaf_bw);
   // Reduced run: the simulated GPU stands for the GPUs of its leaf whose flows of its class
   // leave the leaf (PP sends: Cp of them; DP ring flows: Cd), so each class gets leaf / C. When
   // the same GPUs send both classes (e.g. one node per leaf) the two share one link, exactly as

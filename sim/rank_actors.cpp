@@ -398,7 +398,7 @@ void gather_updated_parameters(Sim& sim, Rank& rank) {
     run_collective(sim, rank, gather, "param all-gather", kDpStream);
     gather_end_s.push_back(now() - opt_end);
   }
-  const double slack_s = std::max(0.0, rank.first_forward_start_s);
+  const double slack_s = std::max(0.0, rank.first_forward_start_s - sim.iteration_start_s);
   // Without overlap_param_gather the step waits for the whole gather; the stage would start
   // its next forward `slack_s` after stage 0 anyway.
   double exposed_s = std::max(0.0, now() - opt_end - slack_s);

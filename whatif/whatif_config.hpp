@@ -14,6 +14,8 @@
 #include "models/scenario.hpp"
 #include "traces/job_trace.hpp"
 
+#include "whatif/fabric_slowdown.hpp"
+
 namespace capsim::whatif {
 
 // Node pools buy on-demand, spot or capacity-block nodes (capsim::Pricing; reserved is a
@@ -141,6 +143,10 @@ struct WhatIf {
   FailureModel failures;
   std::vector<PolicySpec> policies;
   std::optional<Sweep> sweep;
+  // Opt-in: leaves and placement of multi-node scenario jobs, and each placement shape's
+  // slowdown (whatif/fabric_slowdown.hpp).
+  std::optional<WhatIfFabric> fabric;
+  std::map<FabricShape, double> fabric_slowdowns;
 };
 
 }  // namespace capsim::whatif

@@ -365,9 +365,13 @@ WhatIf read(io::JsonReader& r, const std::string& base_dir, const std::string* e
   w.policies = read_policies(r, file);
   if (auto s = r.optional_object("sweep"))
     w.sweep = read_sweep(*s, w.policies, file);
+  if (auto f = r.optional_object("fabric"))
+    w.fabric = read_whatif_fabric(*f);
   r.finish();
   check_jobs_fit_largest_pool(w, file);
   fill_scenario_models(w, default_throughput());
+  if (w.fabric)
+    fill_fabric_slowdowns(w);
   return w;
 }
 

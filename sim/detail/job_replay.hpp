@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
@@ -51,6 +52,11 @@ void set_dp_route_latency(Sim& sim);
 void configure_actor_stacks(std::size_t ranks);
 // Starts every rank's actors.
 void launch_actors(Sim& sim);
+// Starts the job's next iteration now: clears every rank's accounts and times and starts its
+// actors again. REQUIRES: the previous iteration's actors all ended.
+void relaunch_actors(Sim& sim);
+// Returns every actor of the job's ranks (to join the iteration's end).
+[[nodiscard]] std::vector<ActorPtr> rank_actors(const Sim& sim);
 // Returns the job's result once the simulation ran.
 [[nodiscard]] SimulationResult collect_result(const Sim& sim, const PlatformPlan& fabric,
                                               const SimOptions& options);

@@ -26,6 +26,9 @@ struct PlatformSpec {
   // and the nodes under one leaf; a leaf's uplinks carry nodes_per_leaf x this share.
   double uplink_bytes_per_s_per_node = 0.0;
   int nodes_per_leaf = 1;
+  // Rail-optimized leaves (rail groups): NIC link l of every node of a leaf reaches rail switch
+  // l, whose uplinks carry 1 / nic_links_per_node of the leaf's; else one bundle per leaf.
+  bool rail_uplinks = false;
   // Reduced (symmetric) platform: every simulated GPU gets its own share of the links it would
   // share with GPUs that are not simulated (a NIC serving k GPUs; a leaf's uplinks, shared by
   // the GPUs of the full cluster whose PP sends, respectively DP ring flows, leave the leaf;
@@ -97,7 +100,8 @@ class Platform {
   std::map<int, simgrid::s4u::Host*> hosts_;
   std::map<int, simgrid::s4u::Link*> nvlinks_;
   std::map<int, simgrid::s4u::Link*> nics_;  // key: node * links + link (full) or gpu (reduced)
-  // Key: (leaf, 0) in the full run; (gpu, 0 PP or both / 1 DP ring) in the reduced run.
+  // Key: (leaf, 0), or (leaf, rail) with rail_uplinks, in the full run; (gpu, 0 PP or both /
+  // 1 DP ring) in the reduced run.
   std::map<std::pair<int, int>, simgrid::s4u::Link*> uplinks_;
   void* zone_ = nullptr;  // simgrid::s4u::NetZone*
 };

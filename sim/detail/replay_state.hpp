@@ -129,6 +129,9 @@ struct Sim {
   double dp_route_latency_s = 0.0;
   traces::ChromeTrace* trace = nullptr;
   long long activities = 0;
+  // When the current iteration started (a shared fabric runs several per job, back to back);
+  // the ranks' times are the simulation clock's, the result's are relative to this.
+  double iteration_start_s = 0.0;
   std::vector<StagePlan> plans;
   std::vector<std::unique_ptr<Rank>> ranks;
 

@@ -81,7 +81,8 @@ void BM_FourJobs_4096_A100(benchmark::State& state) {
           for (std::size_t i = 0; i < cluster.jobs.size(); ++i)
             inputs.push_back({&cluster.jobs[i], &costs[i], nullptr});
           sim::SimStats stats;
-          const sim::FabricRun run = sim::simulate_fabric(cluster.fabric, inputs, profile, &stats);
+          const sim::FabricRun run = sim::simulate_fabric(cluster.fabric, inputs, profile,
+                                                          FabricSchedule::aligned(), &stats);
           sim::ReportWriter out;
           out.put_double(run.makespan_s);
           out.put_int(stats.simulated_gpus);

@@ -109,6 +109,28 @@ TEST(ClusterIoTest, JobTakesModelAndLayoutFromItsScenarioFile) {
   EXPECT_EQ(c.jobs[0].scenario.cluster.num_nodes, 4);
 }
 
+// A rail-optimized fabric with oversubscribed rail groups, a rail-aligned job and a schedule.
+TEST(ClusterIoTest, ReadsRailGroupsRailAlignedAndTheSchedule) {
+  const nlohmann::json doc = nlohmann::json::parse(R"({
+    "schema": "capsim.cluster/v1",
+    "fabric": { "gpu": "A100-SXM4-80GB", "gpus_per_node": 8, "num_nodes": 8,
+                "inter_node": { "fabric": "infiniband", "nics_per_node": 8,
+                                "nic_bandwidth": "200Gbps", "topology": "rail-optimized",
+                                "oversubscription": 4, "nodes_per_leaf": 4 } },
+    "schedule": { "warmup_iterations": 2, "measured_iterations": 3, "staggered": false },
+    "jobs": [ { "name": "first", "scenario": "valid.json", "nodes": [0, 4, 5, 6] },
+              { "name": "aligned", "scenario": "valid.json", "placement": "rail-aligned" } ] })");
+  io::JsonReader reader(doc, "cluster.json");
+  Catalog catalog;
+  const SharedCluster c = io::read_shared_cluster(reader, kDataDir + "/scenarios", catalog);
+  EXPECT_EQ(c.fabric.topology, Topology::kRailOptimized);
+  EXPECT_EQ(c.fabric.nodes_per_leaf, 4);
+  EXPECT_EQ(c.schedule, (FabricSchedule{2, 3, false}));
+  EXPECT_EQ(c.jobs[1].policy, PlacementPolicy::kRailAligned);
+  // No rail group is whole or holds the job's 4 nodes: the groups with the most free first.
+  EXPECT_EQ(c.jobs[1].nodes, (std::vector<int>{1, 2, 3, 7}));
+}
+
 TEST(ClusterIoTest, TellsClusterFilesFromScenarios) {
   EXPECT_TRUE(io::is_cluster_document(nlohmann::json{{"schema", "capsim.cluster/v1"}}));
   EXPECT_TRUE(io::is_cluster_document(nlohmann::json{{"schema", "capsim.cluster/v2"}}));

@@ -60,6 +60,41 @@ TEST(FabricPlacementTest, LeafAlignedPicksTheFullestLeafThatHoldsTheJob) {
   EXPECT_EQ(out.nodes[2], (std::vector<int>{8, 9, 10, 11, 12, 13}));
 }
 
+// Rail groups 0 and 1 keep 3 and 1 free nodes, groups 2 and 3 all 4. A 5-node job takes the
+// whole group 2 and its last node from group 1 (the fullest that holds it), so group 3 stays
+// whole for a 4-node job; leaf-aligned (most free first) would split group 3 instead.
+TEST(FabricPlacementTest, RailAlignedKeepsRailGroupsWhole) {
+  ClusterSpec rails = four_leaves();
+  rails.topology = Topology::kRailOptimized;
+  PlacementRequest fixed;
+  fixed.policy = PlacementPolicy::kExplicit;
+  fixed.nodes = {0, 4, 5, 6};
+  const PlacementOutcome out = place_jobs(
+      rails, {fixed, asking(PlacementPolicy::kRailAligned, 5),
+              asking(PlacementPolicy::kRailAligned, 4), asking(PlacementPolicy::kRailAligned, 2)});
+  ASSERT_TRUE(out.problems.empty());
+  EXPECT_EQ(out.nodes[1], (std::vector<int>{7, 8, 9, 10, 11}));
+  EXPECT_EQ(out.nodes[2], (std::vector<int>{12, 13, 14, 15}));
+  EXPECT_EQ(out.nodes[3], (std::vector<int>{1, 2}));  // a job that fits one group: best fit
+  const PlacementOutcome leaf = place_jobs(rails, {fixed, asking(PlacementPolicy::kLeafAligned, 5),
+                                                   asking(PlacementPolicy::kLeafAligned, 4)});
+  EXPECT_EQ(leaf.nodes[1], (std::vector<int>{8, 9, 10, 11, 12}));
+  std::set<int> groups;
+  for (const int node : leaf.nodes[2])
+    groups.insert(node / 4);
+  EXPECT_GT(groups.size(), 1u) << "no group is left whole for the 4-node job";
+}
+
+// Without rail groups (a non-blocking fabric) rail-aligned is packed.
+TEST(FabricPlacementTest, RailAlignedOnANonBlockingFabricIsPacked) {
+  ClusterSpec flat = four_leaves();
+  flat.topology = Topology::kFatTree;
+  flat.oversubscription = 1.0;
+  const PlacementOutcome out = place_jobs(flat, {asking(PlacementPolicy::kRailAligned, 3)});
+  ASSERT_TRUE(out.problems.empty());
+  EXPECT_EQ(out.nodes[0], (std::vector<int>{0, 1, 2}));
+}
+
 TEST(FabricPlacementTest, RandomFragmentedIsSeededAndDistinct) {
   const auto place = [](std::uint64_t seed) {
     return place_jobs(four_leaves(), {asking(PlacementPolicy::kRandomFragmented, 5, seed)})
@@ -94,7 +129,7 @@ TEST(FabricPlacementTest, JobsTakeWholeNvlinkDomains) {
 TEST(FabricPlacementTest, PolicyNamesRoundTrip) {
   for (const PlacementPolicy p :
        {PlacementPolicy::kPacked, PlacementPolicy::kSpread, PlacementPolicy::kLeafAligned,
-        PlacementPolicy::kRandomFragmented})
+        PlacementPolicy::kRailAligned, PlacementPolicy::kRandomFragmented})
     EXPECT_EQ(placement_policy_from_string(to_string(p)), p);
   EXPECT_FALSE(placement_policy_from_string("explicit").has_value());
 }

@@ -314,6 +314,63 @@ TEST(PlanCliTest, WarnsWhenTheWinnerLeavesLittleMemoryFree) {
   EXPECT_TRUE(io::JsonReader::parse_text(fine.out, "stdout").at("warnings").empty());
 }
 
+// The small plan on exactly 4 nodes, with a shared fabric of 2-node leaves, 8:1 oversubscribed.
+std::string shared_fabric_plan(const std::string& fabric) {
+  std::string plan = read_file(kDataDir + "/plans/small.json");
+  plan.replace(plan.find("\"min\": 1"), 8, "\"min\": 4");
+  const std::string path = ::testing::TempDir() + "small-shared-fabric.json";
+  std::ofstream(path) << plan.insert(plan.rfind('}'), ", \"shared_fabric\": " + fabric);
+  return path;
+}
+
+// The winner's 4 nodes packed two per leaf, or fragmented one per leaf: its DP flows between
+// leaves get 2, respectively 1, nodes' share of uplinks 8 times thinner than its NICs, so the
+// fragmented placement is slower and costs more than the packed one, which is slower than on a
+// non-blocking fabric. The table and the HTML report say it in one line.
+TEST(PlanCliTest, SharedFabricStatesWhatItDoesToTheWinner) {
+  const std::string path = shared_fabric_plan(R"({"nodes_per_leaf": 2, "oversubscription": 8})");
+  const CliRun r = run("plan " + path + " --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = io::JsonReader::parse_text(r.out, "stdout");
+  ASSERT_EQ(j.at("best").at("num_nodes").get<int>(), 4);
+  const nlohmann::json& f = j.at("shared_fabric");
+  EXPECT_EQ(f.at("nodes_per_leaf"), 2);
+  const nlohmann::json& packed = f.at("packed");
+  const nlohmann::json& fragmented = f.at("fragmented");
+  EXPECT_EQ(packed.at("nodes_per_leaf"), 2);
+  EXPECT_EQ(fragmented.at("nodes_per_leaf"), 1);
+  EXPECT_GT(packed.at("slowdown").get<double>(), 1.0);
+  EXPECT_GT(fragmented.at("slowdown").get<double>(), packed.at("slowdown").get<double>() * 1.01);
+  EXPECT_GT(fragmented.at("cost_usd").get<double>(), packed.at("cost_usd").get<double>());
+  EXPECT_GT(packed.at("cost_usd").get<double>(), j.at("best").at("cost_usd").get<double>());
+  const CliRun table = run("plan " + path + " --engine analytic");
+  EXPECT_NE(table.out.find("shared fabric (leaves of 2 nodes, 8:1 oversubscribed): the winner "
+                           "packed (2 node(s) per leaf)"),
+            std::string::npos)
+      << table.out;
+  const std::string html = ::testing::TempDir() + "small-shared-fabric.html";
+  ASSERT_EQ(run("plan " + path + " --engine analytic --report " + html).exit_code, 0);
+  EXPECT_NE(read_file(html).find("id=\"shared-fabric\""), std::string::npos);
+  // Without the key there is no such line.
+  EXPECT_FALSE(
+      io::JsonReader::parse_text(
+          run("plan " + kDataDir + "/plans/small.json --engine analytic --json").out, "stdout")
+          .contains("shared_fabric"));
+}
+
+TEST(PlanCliTest, BadSharedFabricExitsTwoWithItsPointer) {
+  const CliRun missing =
+      testing::run_capsim("plan " + shared_fabric_plan(R"({"nodes_per_leaf": 2})"), true);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("small-shared-fabric.json:/shared_fabric/oversubscription: "),
+            std::string::npos)
+      << missing.out;
+  const CliRun zero = testing::run_capsim(
+      "plan " + shared_fabric_plan(R"({"nodes_per_leaf": 0, "oversubscription": 2})"), true);
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.out.find("/shared_fabric/nodes_per_leaf: "), std::string::npos) << zero.out;
+}
+
 // The winner's Megatron-LM arguments are in the JSON and the table.
 TEST(PlanCliTest, WinnerHasMegatronArguments) {
   const CliRun r = run("plan " + kDataDir + "/plans/small.json --engine analytic --json");

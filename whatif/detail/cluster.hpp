@@ -73,6 +73,8 @@ struct Job {
   bool recovering = false;  // failed, holding its other nodes until it notices
   double failed_at = 0.0;
   std::uint64_t epoch = 0;  // bumped at every interruption
+  // Its placement's iteration time over a non-blocking fabric's (what-if fabric only).
+  double fabric_slowdown = 1.0;
 };
 
 struct PoolRuntime {
@@ -103,7 +105,7 @@ struct PoolRuntime {
 // Returns the work units per second a job makes at its current allocation.
 [[nodiscard]] inline double rate(const Job& job) {
   if (job.rates != nullptr)
-    return job.rates->at(job.gpus);
+    return job.rates->at(job.gpus) / job.fabric_slowdown;
   return static_cast<double>(job.gpus) / job.rec->gpus;  // linear in GPUs for rigid-work jobs
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <set>
 
 namespace capsim::whatif::detail {
 namespace {
@@ -28,6 +29,51 @@ std::vector<int> grow_sizes(const Cluster& c, const Job& job) {
     }
   }
   return out;
+}
+
+// The what-if fabric's choice of `need` whole free nodes (their positions in the pool, leaf =
+// position / nodes_per_leaf): the shared-fabric placement policies (models/fabric_placement.hpp).
+std::vector<int> fabric_choice(const WhatIfFabric& fabric, const std::vector<int>& free_positions,
+                               int need) {
+  PlacementRequest request;
+  request.policy = fabric.placement;
+  return choose_free_units(request, free_positions, static_cast<std::size_t>(need), 1,
+                           fabric.nodes_per_leaf);
+}
+
+// The job's placement slowdown on the what-if fabric: its shape's (fabric_slowdown.hpp).
+double placement_slowdown(const Cluster& c, const Job& job, int pool) {
+  if (!c.w.fabric || job.rec->scenario_path.empty() || job.pieces.size() < 2)
+    return 1.0;
+  std::set<int> leaves;
+  for (const Piece& p : job.pieces)
+    leaves.insert(c.node(p.node).slot / c.w.fabric->nodes_per_leaf);
+  const int count = static_cast<int>(job.pieces.size());
+  const int held = std::min(nodes_per_leaf_of(count, static_cast<int>(leaves.size())),
+                            c.w.fabric->nodes_per_leaf);
+  return c.w.fabric_slowdowns.at(
+      {job.rec->scenario_path, c.spec(pool).instance.name, job.gpus, held});
+}
+
+// Places a gang of `gpus` GPUs on whole free nodes of `pool`, given the slots of its ready
+// nodes with every GPU free, ascending (all of them on a what-if fabric, whose placement policy
+// chooses among them; otherwise at least the first ones needed, which are taken in order).
+bool place_on_whole_nodes(const Cluster& c, int pool, int gpus, const std::vector<int>& free_slots,
+                          std::vector<Piece>& out) {
+  const auto& nodes = c.pool(pool).nodes;
+  const int gpn = c.spec(pool).gpus_per_node();
+  const int need = (gpus + gpn - 1) / gpn;
+  if (need > static_cast<int>(free_slots.size()))
+    return false;
+  const std::vector<int> chosen =
+      c.w.fabric ? fabric_choice(*c.w.fabric, free_slots, need)
+                 : std::vector<int>(free_slots.begin(), free_slots.begin() + need);
+  int rest = gpus;
+  for (const int k : chosen) {
+    out.push_back({nodes[static_cast<std::size_t>(k)], std::min(gpn, rest), 0});
+    rest -= gpn;
+  }
+  return true;
 }
 
 }  // namespace
@@ -75,14 +121,12 @@ bool find_place(const Cluster& c, int pool, int gpus, const std::vector<int>& fr
     out.push_back({nodes[static_cast<std::size_t>(best)], gpus, 0});
     return true;
   }
-  int rest = gpus;
-  for (std::size_t k = 0; k < nodes.size() && rest > 0; ++k) {
-    if (!usable(c.node(nodes[k])) || free[k] != gpn)
-      continue;
-    out.push_back({nodes[k], std::min(gpn, rest), 0});
-    rest -= gpn;
+  std::vector<int> free_slots;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    if (usable(c.node(nodes[k])) && free[k] == gpn)
+      free_slots.push_back(static_cast<int>(k));
   }
-  return rest <= 0;
+  return place_on_whole_nodes(c, pool, gpus, free_slots, out);
 }
 
 bool find_ready_place(const Cluster& c, int pool, int gpus, std::vector<Piece>& out) {
@@ -97,13 +141,15 @@ bool find_ready_place(const Cluster& c, int pool, int gpus, std::vector<Piece>& 
     out.push_back({runtime.nodes[static_cast<std::size_t>(best->second)], gpus, 0});
     return true;
   }
-  int rest = gpus;
+  const int need = (gpus + gpn - 1) / gpn;
+  std::vector<int> free_slots;  // ascending: the index orders equal free counts by slot
   for (auto it = runtime.ready_by_free.lower_bound({gpn, -1});
-       it != runtime.ready_by_free.end() && it->first == gpn && rest > 0; ++it) {
-    out.push_back({runtime.nodes[static_cast<std::size_t>(it->second)], std::min(gpn, rest), 0});
-    rest -= gpn;
+       it != runtime.ready_by_free.end() && it->first == gpn &&
+       (c.w.fabric || static_cast<int>(free_slots.size()) < need);
+       ++it) {
+    free_slots.push_back(it->second);
   }
-  return rest <= 0;
+  return place_on_whole_nodes(c, pool, gpus, free_slots, out);
 }
 
 void take(Cluster& c, int j, int pool, const std::vector<Piece>& pieces, double now) {
@@ -124,6 +170,7 @@ void take(Cluster& c, int j, int pool, const std::vector<Piece>& pieces, double 
   job.rates = nullptr;
   if (!job.rec->scenario_path.empty())
     job.rates = &scenario_rates(c, job, pool);
+  job.fabric_slowdown = placement_slowdown(c, job, pool);
 }
 
 void release_pieces(Cluster& c, int j) {

@@ -1,11 +1,13 @@
-// capsim export megatron SCENARIO.json [--set PATH=VALUE]...
+// capsim export megatron|bridge|sbatch SCENARIO.json [--set PATH=VALUE]...
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "planner/bridge_overrides.hpp"
 #include "planner/megatron_args.hpp"
+#include "planner/sbatch_script.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
@@ -29,9 +31,22 @@ std::string one_per_line(const std::string& arguments) {
   return out;
 }
 
-int export_megatron_main(int argc, char** argv) {
-  cxxopts::Options options("capsim export megatron",
-                           "Print a scenario's Megatron-LM arguments, one per line");
+// What each format writes of a scenario.
+std::string exported_text(const std::string& format, const Scenario& scenario) {
+  if (format == "bridge")
+    return planner::bridge_overrides_yaml(scenario);
+  if (format == "sbatch")
+    return planner::sbatch_script(scenario);
+  return one_per_line(
+      planner::megatron_arguments(scenario, planner::MegatronArgumentSet::kComplete));
+}
+
+int export_main(const std::string& format, int argc, char** argv) {
+  const char* description =
+      format == "bridge"   ? "Print a scenario as Megatron-Bridge recipe overrides (YAML)"
+      : format == "sbatch" ? "Print a Slurm batch script that runs a scenario with Megatron-LM"
+                           : "Print a scenario's Megatron-LM arguments, one per line";
+  cxxopts::Options options("capsim export " + format, description);
   options.positional_help("SCENARIO.json");
   options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
       "set",
@@ -46,13 +61,14 @@ int export_megatron_main(int argc, char** argv) {
     throw io::InputError("SCENARIO.json", "", "missing argument");
   const std::string path = args["scenario"].as<std::string>();
   const Scenario scenario = io::load_scenario(path, overrides_option(args));
-  for (const std::string& setting : planner::megatron_unexpressed(scenario)) {
-    std::fprintf(stderr, "capsim export megatron: note: %s: no Megatron-LM argument carries %s\n",
-                 path.c_str(), setting.c_str());
+  const bool bridge = format == "bridge";
+  for (const std::string& setting :
+       bridge ? planner::bridge_unexpressed(scenario) : planner::megatron_unexpressed(scenario)) {
+    std::fprintf(stderr, "capsim export %s: note: %s: no %s carries %s\n", format.c_str(),
+                 path.c_str(), bridge ? "Megatron-Bridge key" : "Megatron-LM argument",
+                 setting.c_str());
   }
-  std::cout << one_per_line(
-                   planner::megatron_arguments(scenario, planner::MegatronArgumentSet::kComplete))
-            << std::flush;
+  std::cout << exported_text(format, scenario) << std::flush;
   return 0;
 }
 
@@ -64,15 +80,19 @@ int run_export(int argc, char** argv) {
   return guarded(name.c_str(), [&] {
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
       std::printf(
-          "usage: capsim export megatron SCENARIO.json [--set PATH=VALUE]...\n"
-          "  megatron  a scenario's Megatron-LM arguments (an argument file)\n");
+          "usage: capsim export megatron|bridge|sbatch SCENARIO.json [--set PATH=VALUE]...\n"
+          "  megatron  a scenario's Megatron-LM arguments (an argument file)\n"
+          "  bridge    its Megatron-Bridge recipe overrides (YAML)\n"
+          "  sbatch    a Slurm batch script running it with Megatron-LM\n");
       return argc < 2 ? 2 : 0;
     }
     const std::string format = argv[1];
     argv[1] = name.data();
-    if (format == "megatron")
-      return export_megatron_main(argc - 1, argv + 1);
-    throw io::InputError(format, "", "unknown format; capsim exports \"megatron\"");
+    if (format == "megatron" || format == "bridge" || format == "sbatch")
+      return export_main(format, argc - 1, argv + 1);
+    throw io::InputError(format, "",
+                         "unknown format; capsim exports \"megatron\", \"bridge\" and "
+                         "\"sbatch\"");
   });
 }
 

@@ -5,9 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/bridge_overrides.hpp"
-#include "planner/megatron_args.hpp"
-#include "planner/sbatch_script.hpp"
+#include "planner/launch_files.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
@@ -17,35 +15,12 @@
 namespace capsim::cli {
 namespace {
 
-// One argument and its values per line: an argument file `capsim import megatron` reads.
-std::string one_per_line(const std::string& arguments) {
-  std::string out;
-  size_t start = 0;
-  while (start < arguments.size()) {
-    size_t next = arguments.find(" --", start);
-    if (next == std::string::npos)
-      next = arguments.size();
-    out += arguments.substr(start, next - start) + "\n";
-    start = next + 1;
-  }
-  return out;
-}
-
-// What each format writes of a scenario.
-std::string exported_text(const std::string& format, const Scenario& scenario) {
-  if (format == "bridge")
-    return planner::bridge_overrides_yaml(scenario);
-  if (format == "sbatch")
-    return planner::sbatch_script(scenario);
-  return one_per_line(
-      planner::megatron_arguments(scenario, planner::MegatronArgumentSet::kComplete));
-}
-
-int export_main(const std::string& format, int argc, char** argv) {
-  const char* description =
-      format == "bridge"   ? "Print a scenario as Megatron-Bridge recipe overrides (YAML)"
-      : format == "sbatch" ? "Print a Slurm batch script that runs a scenario with Megatron-LM"
-                           : "Print a scenario's Megatron-LM arguments, one per line";
+int export_main(const std::string& format, planner::LaunchFormat launch, int argc, char** argv) {
+  const char* description = launch == planner::LaunchFormat::kBridge
+                                ? "Print a scenario as Megatron-Bridge recipe overrides (YAML)"
+                            : launch == planner::LaunchFormat::kSbatch
+                                ? "Print a Slurm batch script that runs a scenario with Megatron-LM"
+                                : "Print a scenario's Megatron-LM arguments, one per line";
   cxxopts::Options options("capsim export " + format, description);
   options.positional_help("SCENARIO.json");
   options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
@@ -61,14 +36,13 @@ int export_main(const std::string& format, int argc, char** argv) {
     throw io::InputError("SCENARIO.json", "", "missing argument");
   const std::string path = args["scenario"].as<std::string>();
   const Scenario scenario = io::load_scenario(path, overrides_option(args));
-  const bool bridge = format == "bridge";
-  for (const std::string& setting :
-       bridge ? planner::bridge_unexpressed(scenario) : planner::megatron_unexpressed(scenario)) {
+  const bool bridge = launch == planner::LaunchFormat::kBridge;
+  for (const std::string& setting : planner::launch_file_unexpressed(launch, scenario)) {
     std::fprintf(stderr, "capsim export %s: note: %s: no %s carries %s\n", format.c_str(),
                  path.c_str(), bridge ? "Megatron-Bridge key" : "Megatron-LM argument",
                  setting.c_str());
   }
-  std::cout << exported_text(format, scenario) << std::flush;
+  std::cout << planner::launch_file_text(launch, scenario) << std::flush;
   return 0;
 }
 
@@ -88,8 +62,8 @@ int run_export(int argc, char** argv) {
     }
     const std::string format = argv[1];
     argv[1] = name.data();
-    if (format == "megatron" || format == "bridge" || format == "sbatch")
-      return export_main(format, argc - 1, argv + 1);
+    if (const auto launch = planner::launch_format_from_string(format))
+      return export_main(format, *launch, argc - 1, argv + 1);
     throw io::InputError(format, "",
                          "unknown format; capsim exports \"megatron\", \"bridge\" and "
                          "\"sbatch\"");

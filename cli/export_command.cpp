@@ -1,11 +1,11 @@
-// capsim export megatron SCENARIO.json [--set PATH=VALUE]...
+// capsim export megatron|bridge|sbatch SCENARIO.json [--set PATH=VALUE]...
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "planner/megatron_args.hpp"
+#include "planner/launch_files.hpp"
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
@@ -15,23 +15,13 @@
 namespace capsim::cli {
 namespace {
 
-// One argument and its values per line: an argument file `capsim import megatron` reads.
-std::string one_per_line(const std::string& arguments) {
-  std::string out;
-  size_t start = 0;
-  while (start < arguments.size()) {
-    size_t next = arguments.find(" --", start);
-    if (next == std::string::npos)
-      next = arguments.size();
-    out += arguments.substr(start, next - start) + "\n";
-    start = next + 1;
-  }
-  return out;
-}
-
-int export_megatron_main(int argc, char** argv) {
-  cxxopts::Options options("capsim export megatron",
-                           "Print a scenario's Megatron-LM arguments, one per line");
+int export_main(const std::string& format, planner::LaunchFormat launch, int argc, char** argv) {
+  const char* description = launch == planner::LaunchFormat::kBridge
+                                ? "Print a scenario as Megatron-Bridge recipe overrides (YAML)"
+                            : launch == planner::LaunchFormat::kSbatch
+                                ? "Print a Slurm batch script that runs a scenario with Megatron-LM"
+                                : "Print a scenario's Megatron-LM arguments, one per line";
+  cxxopts::Options options("capsim export " + format, description);
   options.positional_help("SCENARIO.json");
   options.add_options()("scenario", "capsim.scenario/v1 file", cxxopts::value<std::string>())(
       "set",
@@ -46,13 +36,13 @@ int export_megatron_main(int argc, char** argv) {
     throw io::InputError("SCENARIO.json", "", "missing argument");
   const std::string path = args["scenario"].as<std::string>();
   const Scenario scenario = io::load_scenario(path, overrides_option(args));
-  for (const std::string& setting : planner::megatron_unexpressed(scenario)) {
-    std::fprintf(stderr, "capsim export megatron: note: %s: no Megatron-LM argument carries %s\n",
-                 path.c_str(), setting.c_str());
+  const bool bridge = launch == planner::LaunchFormat::kBridge;
+  for (const std::string& setting : planner::launch_file_unexpressed(launch, scenario)) {
+    std::fprintf(stderr, "capsim export %s: note: %s: no %s carries %s\n", format.c_str(),
+                 path.c_str(), bridge ? "Megatron-Bridge key" : "Megatron-LM argument",
+                 setting.c_str());
   }
-  std::cout << one_per_line(
-                   planner::megatron_arguments(scenario, planner::MegatronArgumentSet::kComplete))
-            << std::flush;
+  std::cout << planner::launch_file_text(launch, scenario) << std::flush;
   return 0;
 }
 
@@ -64,15 +54,19 @@ int run_export(int argc, char** argv) {
   return guarded(name.c_str(), [&] {
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
       std::printf(
-          "usage: capsim export megatron SCENARIO.json [--set PATH=VALUE]...\n"
-          "  megatron  a scenario's Megatron-LM arguments (an argument file)\n");
+          "usage: capsim export megatron|bridge|sbatch SCENARIO.json [--set PATH=VALUE]...\n"
+          "  megatron  a scenario's Megatron-LM arguments (an argument file)\n"
+          "  bridge    its Megatron-Bridge recipe overrides (YAML)\n"
+          "  sbatch    a Slurm batch script running it with Megatron-LM\n");
       return argc < 2 ? 2 : 0;
     }
     const std::string format = argv[1];
     argv[1] = name.data();
-    if (format == "megatron")
-      return export_megatron_main(argc - 1, argv + 1);
-    throw io::InputError(format, "", "unknown format; capsim exports \"megatron\"");
+    if (const auto launch = planner::launch_format_from_string(format))
+      return export_main(format, *launch, argc - 1, argv + 1);
+    throw io::InputError(format, "",
+                         "unknown format; capsim exports \"megatron\", \"bridge\" and "
+                         "\"sbatch\"");
   });
 }
 

@@ -1,5 +1,7 @@
 // capsim import megatron FILE [-o SCENARIO.json] (--gpu NAME [--gpus-per-node N] |
 //                             --instance NAME) --nodes N [--name NAME] [--allow-unmodelled]
+// capsim import bridge RECIPE.yaml [-o SCENARIO.json] (--gpu NAME [--gpus-per-node N] |
+//                                 --instance NAME) --nodes N [--name NAME] [--allow-unmodelled]
 // capsim import hf CONFIG.json [-o MODEL.json] [--name NAME] [--seq-length N]
 #include <cstdio>
 #include <cstring>
@@ -12,12 +14,14 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "io/bridge_import.hpp"
 #include "io/hf_config_import.hpp"
 #include "io/input_error.hpp"
 #include "io/input_file.hpp"
 #include "io/json_reader.hpp"
 #include "io/megatron_import.hpp"
 #include "io/scenario_io.hpp"
+#include "io/yaml_document.hpp"
 
 namespace capsim::cli {
 namespace {
@@ -81,11 +85,11 @@ nlohmann::json cluster_option(const cxxopts::ParseResult& args, const Catalog& c
   return {{"gpu", name}, {"gpus_per_node", per_node}, {"num_nodes", nodes}};
 }
 
-int import_megatron_main(int argc, char** argv) {
-  cxxopts::Options options("capsim import megatron",
-                           "Read a Megatron-LM launch script or argument file as a scenario");
+// The options `capsim import megatron` and `capsim import bridge` share: the input, the cluster,
+// the name and --allow-unmodelled.
+void add_layout_import_options(cxxopts::Options& options, const char* file_help) {
   options.positional_help("FILE");
-  options.add_options()("file", "launch script or argument file", cxxopts::value<std::string>())(
+  options.add_options()("file", file_help, cxxopts::value<std::string>())(
       "o,output", "write the scenario here (default: stdout)", cxxopts::value<std::string>())(
       "gpu", "the cluster's GPU (catalog name)", cxxopts::value<std::string>())(
       "gpus-per-node", "GPUs per node with --gpu", cxxopts::value<int>()->default_value("8"))(
@@ -95,6 +99,22 @@ int import_megatron_main(int argc, char** argv) {
       "allow-unmodelled",
       "model the run without the arguments that change the step but capsim does not model");
   options.parse_positional({"file"});
+}
+
+io::MegatronImportOptions layout_import_options(const cxxopts::ParseResult& args,
+                                                const std::string& path, const Catalog& catalog) {
+  io::MegatronImportOptions import_options;
+  import_options.cluster = cluster_option(args, catalog);
+  import_options.name = args.count("name") > 0 ? args["name"].as<std::string>()
+                                               : std::filesystem::path(path).stem().string();
+  import_options.allow_unmodelled = args.count("allow-unmodelled") > 0;
+  return import_options;
+}
+
+int import_megatron_main(int argc, char** argv) {
+  cxxopts::Options options("capsim import megatron",
+                           "Read a Megatron-LM launch script or argument file as a scenario");
+  add_layout_import_options(options, "launch script or argument file");
   cxxopts::ParseResult args;
   if (!parse_or_help(options, argc, argv, args))
     return 0;
@@ -103,14 +123,30 @@ int import_megatron_main(int argc, char** argv) {
   const std::string path = args["file"].as<std::string>();
   check_output(args, "the launch script", path);
   Catalog catalog;
-  io::MegatronImportOptions import_options;
-  import_options.cluster = cluster_option(args, catalog);
-  import_options.name = args.count("name") > 0 ? args["name"].as<std::string>()
-                                               : std::filesystem::path(path).stem().string();
-  import_options.allow_unmodelled = args.count("allow-unmodelled") > 0;
+  const io::MegatronImportOptions import_options = layout_import_options(args, path, catalog);
   const std::string text = io::read_input_file(path, io::InputKind::kLog);
   const io::MegatronImport imported = io::import_megatron(text, path, import_options, catalog);
   print_notes("capsim import megatron", imported.notes);
+  emit(args, io::scenario_to_json(imported.scenario).dump(2) + "\n");
+  return 0;
+}
+
+int import_bridge_main(int argc, char** argv) {
+  cxxopts::Options options("capsim import bridge",
+                           "Read a Megatron-Bridge recipe's override YAML as a scenario");
+  add_layout_import_options(options, "Megatron-Bridge recipe overrides (YAML)");
+  cxxopts::ParseResult args;
+  if (!parse_or_help(options, argc, argv, args))
+    return 0;
+  if (args.count("file") == 0)
+    throw io::InputError("RECIPE.yaml", "", "missing argument: the recipe's override YAML");
+  const std::string path = args["file"].as<std::string>();
+  check_output(args, "the recipe", path);
+  Catalog catalog;
+  const io::MegatronImportOptions import_options = layout_import_options(args, path, catalog);
+  const io::MegatronImport imported =
+      io::import_bridge(io::parse_yaml_file(path), path, import_options, catalog);
+  print_notes("capsim import bridge", imported.notes);
   emit(args, io::scenario_to_json(imported.scenario).dump(2) + "\n");
   return 0;
 }
@@ -158,8 +194,10 @@ int run_import(int argc, char** argv) {
   return guarded(name.c_str(), [&] {
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
       std::printf(
-          "usage: capsim import megatron FILE ... | capsim import hf CONFIG.json ...\n"
+          "usage: capsim import megatron FILE ... | capsim import bridge RECIPE.yaml ... |\n"
+          "       capsim import hf CONFIG.json ...\n"
           "  megatron  a Megatron-LM launch script or argument file -> a scenario\n"
+          "  bridge    a Megatron-Bridge recipe's override YAML -> a scenario\n"
           "  hf        a Hugging Face config.json -> a scenario's model object\n");
       return argc < 2 ? 2 : 0;
     }
@@ -167,9 +205,12 @@ int run_import(int argc, char** argv) {
     argv[1] = name.data();
     if (format == "megatron")
       return import_megatron_main(argc - 1, argv + 1);
+    if (format == "bridge")
+      return import_bridge_main(argc - 1, argv + 1);
     if (format == "hf")
       return import_hf_main(argc - 1, argv + 1);
-    throw io::InputError(format, "", "unknown format; capsim imports \"megatron\" and \"hf\"");
+    throw io::InputError(format, "",
+                         "unknown format; capsim imports \"megatron\", \"bridge\" and \"hf\"");
   });
 }
 

@@ -1,13 +1,19 @@
 // capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
-// [--out-scenario PATH] [--report PATH.html] [--timing] | capsim plan --list-instances [--json]
+// [--out-scenario PATH] [--report PATH.html] [--emit megatron,bridge,sbatch --emit-dir DIR]
+// [--timing] | capsim plan --list-instances [--json]
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "models/catalog.hpp"
 #include "planner/instance_list.hpp"
+#include "planner/launch_files.hpp"
 #include "planner/mpi_shard.hpp"
 #include "planner/plan_html.hpp"
 #include "planner/plan_io.hpp"
@@ -17,6 +23,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "io/input_error.hpp"
+#include "io/output_directory.hpp"
 #include "io/output_files.hpp"
 #include "io/text_format.hpp"
 #include <unistd.h>
@@ -56,11 +63,84 @@ cxxopts::Options plan_options() {
       cxxopts::value<std::string>())(
       "report", "write a self-contained HTML report (tables, Pareto chart, breakdowns)",
       cxxopts::value<std::string>())(
+      "emit",
+      "write the winner's launch files into --emit-dir: megatron (megatron.args), bridge "
+      "(bridge.yaml), sbatch (train.sbatch); comma-separated or repeated",
+      cxxopts::value<std::vector<std::string>>())(
+      "emit-dir", "the folder for --emit: new, empty, or holding the same files",
+      cxxopts::value<std::string>())(
       "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)")(
       "list-instances",
       "list the built-in instance types with their GPUs, prices and the prices' source, and exit");
   options.parse_positional({"plan"});
   return options;
+}
+
+// The formats --emit names, each once, in the order given.
+std::vector<planner::LaunchFormat> emit_formats(const cxxopts::ParseResult& args) {
+  std::vector<planner::LaunchFormat> out;
+  if (args.count("emit") == 0)
+    return out;
+  std::vector<std::string> names;
+  for (const std::string& given : args["emit"].as<std::vector<std::string>>()) {
+    size_t start = 0;
+    while (start <= given.size()) {
+      const size_t comma = std::min(given.find(',', start), given.size());
+      names.push_back(given.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  for (const std::string& name : names) {
+    const auto format = planner::launch_format_from_string(name);
+    if (!format) {
+      throw io::InputError("--emit", "",
+                           "unknown format \"" + name + "\"; expected megatron, bridge or sbatch");
+    }
+    if (std::find(out.begin(), out.end(), *format) == out.end())
+      out.push_back(*format);
+  }
+  return out;
+}
+
+std::vector<std::string> emit_file_names(const std::vector<planner::LaunchFormat>& formats) {
+  std::vector<std::string> names;
+  for (const planner::LaunchFormat f : formats)
+    names.emplace_back(planner::launch_file_name(f));
+  return names;
+}
+
+// Checks --emit and --emit-dir: both or neither, known formats, a folder that can take them.
+void check_emit_args(const cxxopts::ParseResult& args) {
+  const std::vector<planner::LaunchFormat> formats = emit_formats(args);
+  const bool dir = args.count("emit-dir") > 0;
+  if (formats.empty() != !dir)
+    throw io::InputError(dir ? "--emit-dir" : "--emit", "", "give --emit and --emit-dir together");
+  if (dir) {
+    io::check_output_directory("--emit-dir", args["emit-dir"].as<std::string>(),
+                               emit_file_names(formats));
+  }
+}
+
+// Writes the winner's launch files into --emit-dir, or says on stderr why there are none.
+void write_launch_files(const cxxopts::ParseResult& args, const planner::PlanSpec& plan,
+                        const planner::PlanResult& result) {
+  const std::string dir = args["emit-dir"].as<std::string>();
+  if (result.ranked.empty() || !result.ranked.front().meets_target) {
+    std::fprintf(stderr, "capsim plan: no configuration meets the target; %s not written\n",
+                 dir.c_str());
+    return;
+  }
+  const Scenario winner = planner::candidate_scenario(
+      plan, result.candidates[result.ranked.front().candidate].candidate);
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const planner::LaunchFormat f : emit_formats(args)) {
+    for (const std::string& setting : planner::launch_file_unexpressed(f, winner)) {
+      std::fprintf(stderr, "capsim plan: note: %s/%s does not carry %s\n", dir.c_str(),
+                   planner::launch_file_name(f), setting.c_str());
+    }
+    files.emplace_back(planner::launch_file_name(f), planner::launch_file_text(f, winner));
+  }
+  io::write_output_directory(dir, files);
 }
 
 // Checks --top, --jobs, --engine and the --out-scenario path before the search, not after it,
@@ -125,6 +205,7 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   if (!parse_or_help(options, argc, argv, args))
     return 0;
   check_plan_args(args);
+  check_emit_args(args);
   if (args.count("list-instances") > 0) {
     if (mpi.rank() != 0)
       return 0;
@@ -158,6 +239,8 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   print_search_summary(result);
   if (args.count("out-scenario") > 0)
     write_best_scenario(args["out-scenario"].as<std::string>(), plan, result);
+  if (args.count("emit-dir") > 0)
+    write_launch_files(args, plan, result);
   if (args.count("report") > 0) {
     io::write_file_atomically(args["report"].as<std::string>(),
                               planner::plan_html(plan, result, static_cast<size_t>(top)));

@@ -231,14 +231,22 @@ class Expander {
         append(s.text);
         continue;
       }
-      if (s.quoting == Quoting::kDouble)
-        current();  // a quoted empty string is still a field
+      // "${EMPTY[@]}" of an empty array is no field at all (bash's rule for "$@"); any other
+      // quoted empty string is still a field.
+      if (s.quoting == Quoting::kDouble && !is_empty_array(s.text))
+        current();
       substitute(s);
     }
     return fields_;
   }
 
  private:
+  [[nodiscard]] bool is_empty_array(const std::string& text) const {
+    if (!text.starts_with("${") || !(text.ends_with("[@]}") || text.ends_with("[*]}")))
+      return false;
+    const auto it = vars_.find(text.substr(2, text.size() - 6));
+    return it != vars_.end() && it->second.empty();
+  }
   ScriptWord& current() {
     if (!open_) {
       fields_.push_back({"", line_, {}});

@@ -143,6 +143,8 @@ constexpr auto kIgnored = std::to_array<Entry>({
 });
 
 constexpr const char* kUnfused = "an unfused kernel that capsim models fused";
+constexpr const char* kBf16Ends =
+    "the first and last layers' GEMMs in bf16 (capsim runs every layer in the low precision)";
 constexpr const char* kDropping = "expert capacity and token dropping (capsim models dropless MoE)";
 
 // Sorted by name.
@@ -153,6 +155,7 @@ constexpr auto kUnmodelled = std::to_array<Entry>({
     {"--delay-wgrad-compute", "weight-gradient GEMMs deferred to overlap communication"},
     {"--enable-cuda-graph", "CUDA graphs (fewer kernel launches)"},
     {"--external-cuda-graph", "CUDA graphs (fewer kernel launches)"},
+    {"--first-last-layers-bf16", kBf16Ends},
     {"--fp8-amax-history-len", "fp8 scaling details"},
     {"--moe-expert-capacity-factor", kDropping},
     {"--moe-pad-expert-input-to-capacity", kDropping},
@@ -164,6 +167,8 @@ constexpr auto kUnmodelled = std::to_array<Entry>({
     {"--no-masked-softmax-fusion", kUnfused},
     {"--no-persist-layer-norm", kUnfused},
     {"--no-rope-fusion", kUnfused},
+    {"--num-layers-at-end-in-bf16", kBf16Ends},
+    {"--num-layers-at-start-in-bf16", kBf16Ends},
     {"--optimizer", "an optimizer other than Adam (memory and update step)"},
 });
 

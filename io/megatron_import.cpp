@@ -44,7 +44,10 @@ std::string values_text(const Given& g) {
 // The argument list, read argument by argument; remembers which ones capsim read.
 class Arguments {
  public:
-  Arguments(const std::vector<ScriptWord>& words, std::string file) : file_(std::move(file)) {
+  // `source` names where each word's `line` is (empty: "line N" of `file`).
+  Arguments(const std::vector<ScriptWord>& words, std::string file,
+            const MegatronArgumentSource* source = nullptr)
+      : file_(std::move(file)), source_(source) {
     std::optional<size_t> current;  // index of the argument taking values
     for (const ScriptWord& w : words) {
       if (w.text.starts_with("--") && w.text.size() > 2) {
@@ -156,20 +159,39 @@ class Arguments {
   [[nodiscard]] InputError error(const std::string& name, const std::string& message) const {
     const auto it = index_.find(name);
     if (it == index_.end())
-      return {file_, "", name + ": " + message};
+      return {file_, absent_location(name), name + ": " + message};
     return error(given_[it->second], message);
   }
   [[nodiscard]] InputError error_at(int line, const std::string& message) const {
-    return {file_, "line " + std::to_string(line), message};
+    return {file_, location(line), message};
   }
   [[nodiscard]] InputProblem problem(const Given& g, const std::string& message) const {
-    return {file_, "line " + std::to_string(g.line), g.name + ": " + message};
+    return {file_, location(g.line), g.name + ": " + message};
   }
   // A finding about the argument `name` (the message names it), at its line when given.
   [[nodiscard]] InputProblem finding(const std::string& name, const std::string& message) const {
     const auto it = index_.find(name);
-    return {file_, it == index_.end() ? "" : "line " + std::to_string(given_[it->second].line),
+    return {file_, it == index_.end() ? absent_location(name) : location(given_[it->second].line),
             message};
+  }
+  // Where the file gives the word of `line`: "line N", or the source's location for it.
+  [[nodiscard]] std::string location(int line) const {
+    if (source_ != nullptr && line >= 1 && static_cast<size_t>(line) <= source_->locations.size())
+      return source_->locations[static_cast<size_t>(line) - 1];
+    return "line " + std::to_string(line);
+  }
+  // Where a source other than a launch script gives `name`, given or not; empty for a script.
+  [[nodiscard]] std::string source_location(const std::string& name) const {
+    if (source_ == nullptr)
+      return "";
+    const auto it = index_.find(name);
+    return it == index_.end() ? absent_location(name) : location(given_[it->second].line);
+  }
+  // Where the file would give the absent argument `name` (empty for a launch script).
+  [[nodiscard]] std::string absent_location(const std::string& name) const {
+    if (source_ == nullptr || !source_->absent_location)
+      return "";
+    return source_->absent_location(name);
   }
 
   // The arguments no reader looked at, in the order given.
@@ -228,6 +250,7 @@ class Arguments {
   }
 
   std::string file_;
+  const MegatronArgumentSource* source_;
   std::vector<Given> given_;
   std::map<std::string, size_t> index_;  // name -> its first occurrence
   std::vector<size_t> repeats_;          // later occurrences
@@ -328,7 +351,7 @@ json read_model_arguments(Arguments& a, Findings& f) {
   const auto required = [&a](const char* name) {
     const std::optional<int> v = a.integer(name, 1, 1 << 24);
     if (!v)
-      throw InputError(a.file(), "", std::string(name) + ": missing; capsim needs it");
+      throw a.error(name, "missing; capsim needs it");
     return *v;
   };
   const int layers = required("--num-layers");
@@ -357,17 +380,16 @@ json read_model_arguments(Arguments& a, Findings& f) {
   if (!seq)
     seq = a.integer("--encoder-seq-length", 1, 1 << 24);
   if (!seq)
-    throw InputError(a.file(), "",
-                     "--seq-length: missing; capsim needs the training sequence length");
+    throw a.error("--seq-length", "missing; capsim needs the training sequence length");
   m["seq_length"] = *seq;
   std::optional<int> vocab = a.integer("--vocab-size", 1, 1 << 24);
   if (!vocab) {
     if (a.peek("--tokenizer-type") == "GPT2BPETokenizer") {
       vocab = 50257;  // GPT-2's BPE vocabulary (Radford et al. 2019)
     } else {
-      throw InputError(a.file(), "",
-                       "--vocab-size: missing; capsim needs the tokenizer's vocabulary size "
-                       "(give --vocab-size, or --tokenizer-type GPT2BPETokenizer)");
+      throw a.error("--vocab-size",
+                    "missing; capsim needs the tokenizer's vocabulary size "
+                    "(give --vocab-size, or --tokenizer-type GPT2BPETokenizer)");
     }
   }
   m["vocab_size"] = *vocab;
@@ -701,7 +723,7 @@ void read_precision(Arguments& a, Findings& f, json& p) {
                             "training; give --bf16"));
   }
   if (!bf16 && !fp16 && !fp8 && !fp4) {
-    f.unmodelled.push_back({a.file(), "",
+    f.unmodelled.push_back({a.file(), a.absent_location("--bf16"),
                             "no --bf16 or --fp16: capsim models 16-bit and lower "
                             "precision training, not fp32"});
     precision = "bf16";
@@ -789,7 +811,7 @@ json read_layout(Arguments& a, Findings& f, const json& m, int gpus) {
   const int cp = a.integer("--context-parallel-size", 1, 1, 1 << 20);
   const long long model_parallel = static_cast<long long>(tp) * pp * cp;
   if (gpus % model_parallel != 0) {
-    throw InputError(a.file(), "",
+    throw InputError(a.file(), a.source_location("--tensor-model-parallel-size"),
                      printf_string("the cluster's %d GPUs do not divide into "
                                    "--tensor-model-parallel-size (%d) x "
                                    "--pipeline-model-parallel-size (%d) x --context-parallel-size "
@@ -873,16 +895,18 @@ void classify_unread(const Arguments& a, Findings& f) {
 
 }  // namespace
 
-MegatronImport import_megatron(const std::string& text, const std::string& file,
-                               const MegatronImportOptions& options, Catalog& catalog) {
-  const std::vector<ScriptWord> words = launch_arguments(text, file);
-  if (words.empty())
-    throw InputError(file, "",
-                     "no Megatron-LM arguments found (expected a launch script running "
-                     "a .py program, or an argument file)");
-  Arguments a(words, file);
+namespace {
+
+MegatronImport import_arguments(const std::vector<ScriptWord>& words, const std::string& file,
+                                const MegatronImportOptions& options, Catalog& catalog,
+                                const MegatronArgumentSource* source) {
+  Arguments a(words, file, source);
   a.check_repeats();
   Findings f;
+  if (source != nullptr) {
+    f.notes = source->notes;
+    f.unmodelled = source->unmodelled;
+  }
   json model = read_model_arguments(a, f);
   model["name"] = options.name;
   read_model_extensions(a, f, model);
@@ -929,6 +953,24 @@ MegatronImport import_megatron(const std::string& text, const std::string& file,
   }
   out.notes = std::move(f.notes);
   return out;
+}
+
+}  // namespace
+
+MegatronImport import_megatron(const std::string& text, const std::string& file,
+                               const MegatronImportOptions& options, Catalog& catalog) {
+  const std::vector<ScriptWord> words = launch_arguments(text, file);
+  if (words.empty())
+    throw InputError(file, "",
+                     "no Megatron-LM arguments found (expected a launch script running "
+                     "a .py program, or an argument file)");
+  return import_arguments(words, file, options, catalog, nullptr);
+}
+
+MegatronImport import_megatron_arguments(const MegatronArgumentSource& source,
+                                         const std::string& file,
+                                         const MegatronImportOptions& options, Catalog& catalog) {
+  return import_arguments(source.words, file, options, catalog, &source);
 }
 
 }  // namespace capsim::io

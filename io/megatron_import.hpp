@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "models/scenario.hpp"
 
 #include "io/input_error.hpp"
+#include "io/launch_script.hpp"
 
 namespace capsim::io {
 
@@ -39,5 +41,25 @@ struct MegatronImport {
 [[nodiscard]] MegatronImport import_megatron(const std::string& text, const std::string& file,
                                              const MegatronImportOptions& options,
                                              Catalog& catalog);
+
+// Megatron-LM arguments read from a file that is not a launch script (a Megatron-Bridge recipe):
+// each word's `line` is a 1-based index into `locations`, where the file gives it (a JSON
+// pointer such as "/model/num_layers"); `absent_location` names where the file would give an
+// argument it lacks ("--num-layers" -> "/model/num_layers"). `notes` and `unmodelled` are what
+// the file's own reading found, reported with the arguments' (unmodelled ones all at once).
+struct MegatronArgumentSource {
+  std::vector<ScriptWord> words;
+  std::vector<std::string> locations;
+  std::function<std::string(const std::string&)> absent_location;
+  std::vector<InputProblem> notes;
+  std::vector<InputProblem> unmodelled;
+};
+
+// import_megatron for arguments from `source`: the same mapping and checks, its problems and
+// notes located by `source.locations` in `file`.
+[[nodiscard]] MegatronImport import_megatron_arguments(const MegatronArgumentSource& source,
+                                                       const std::string& file,
+                                                       const MegatronImportOptions& options,
+                                                       Catalog& catalog);
 
 }  // namespace capsim::io

@@ -145,5 +145,50 @@ TEST(ImportCliTest, HfConfigToModel) {
             2);
 }
 
+TEST(ImportCliTest, BridgeRecipeToScenarioWithNotesAndErrors) {
+  const auto r =
+      run_capsim("import bridge " + kImport +
+                     "/bridge/qwen3_30b_a3b_pretrain.yaml --gpu H100-SXM5-80GB --nodes 4",
+                 true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("capsim import bridge: note: " + kImport +
+                       "/bridge/qwen3_30b_a3b_pretrain.yaml:/optimizer/lr: --lr: ignored"),
+            std::string::npos)
+      << r.out;
+  const auto bad = run_capsim(
+      "import bridge " + kImport + "/bridge/bad/bad_value.yaml --gpu H100-SXM5-80GB --nodes 1",
+      true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("bad_value.yaml:/model/tensor_model_parallel_size:"), std::string::npos)
+      << bad.out;
+  EXPECT_EQ(run_capsim("import bridge " + kImport +
+                       "/bridge/missing.yaml --gpu H100-SXM5-80GB "
+                       "--nodes 1")
+                .exit_code,
+            2);
+}
+
+TEST(ImportCliTest, ExportBridgeAndSbatchReadBack) {
+  const std::string scenario = kSource + "/scenarios/mixtral-8x7b-h100/scenario.json";
+  for (const auto& [format, reader] : std::vector<std::pair<std::string, std::string>>{
+           {"bridge", "bridge"}, {"sbatch", "megatron"}}) {
+    SCOPED_TRACE(format);
+    const std::string file = scratch("mixtral." + format);
+    const auto exported = run_capsim("export " + format + " " + scenario);
+    ASSERT_EQ(exported.exit_code, 0);
+    std::ofstream(file) << exported.out;
+    const auto back = run_capsim("import " + reader + " " + file +
+                                 " --instance dgx-h100 --nodes 8 --name mixtral-8x7b-h100-64");
+    ASSERT_EQ(back.exit_code, 0) << back.out;
+    const auto shipped = run_capsim("export megatron " + scenario);
+    const std::string again = scratch("again.json");
+    std::ofstream(again) << back.out;
+    EXPECT_EQ(run_capsim("export megatron " + again).out, shipped.out);
+    fs::remove(file);
+    fs::remove(again);
+  }
+  EXPECT_EQ(run_capsim("export slurm " + scenario).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace capsim

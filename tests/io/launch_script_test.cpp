@@ -72,6 +72,12 @@ TEST(LaunchScriptTest, BareExpansionsSplitQuotedOnesDoNot) {
   EXPECT_EQ(texts(words), (std::vector<std::string>{"--x", "1", "--x 1", "--y", ""}));
 }
 
+// bash expands "${A[@]}" of an empty array to no field, unlike "" or "$S" of an empty string.
+TEST(LaunchScriptTest, QuotedEmptyArrayIsNoField) {
+  const auto words = launch_arguments("A=(\n)\nS=\npython t.py --x \"${A[@]}\" --y \"$S\"\n", "s");
+  EXPECT_EQ(texts(words), (std::vector<std::string>{"--x", "--y", ""}));
+}
+
 TEST(LaunchScriptTest, RedirectionsAreNotArguments) {
   const auto words = launch_arguments("python pretrain_gpt.py --bf16 2>&1 | tee log.txt\n", "s");
   EXPECT_EQ(texts(words), (std::vector<std::string>{"--bf16"}));

@@ -385,5 +385,55 @@ TEST(PlanCliTest, WinnerHasMegatronArguments) {
             std::string::npos);
 }
 
+// --emit writes the winner's launch files; each reads back as the winning scenario, a rerun
+// leaves identical files, and a folder with other files or other content is refused.
+TEST(PlanCliTest, EmitWritesLaunchFilesThatReadBackAsTheWinner) {
+  namespace fs = std::filesystem;
+  const std::string dir = ::testing::TempDir() + "capsim_plan_emit_" + std::to_string(getpid());
+  const std::string best = dir + ".json";
+  fs::remove_all(dir);
+  const std::string plan = "plan " + kDataDir + "/plans/small.json --engine analytic ";
+  const CliRun r = run(plan + "--out-scenario " + best +
+                       " --emit megatron,bridge --emit sbatch --emit-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Scenario winner = io::load_scenario(best);
+  ASSERT_FALSE(winner.cluster.instance.empty());
+  const std::string on_cluster = "--instance " + winner.cluster.instance + " --nodes " +
+                                 std::to_string(winner.cluster.num_nodes) + " --name " +
+                                 winner.name;
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"megatron", "megatron.args"},
+                                                        {"bridge", "bridge.yaml"},
+                                                        {"megatron", "train.sbatch"}}) {
+    SCOPED_TRACE(file);
+    const CliRun back = run("import " + format + " " + dir + "/" + file + " " + on_cluster);
+    ASSERT_EQ(back.exit_code, 0);
+    nlohmann::json a = nlohmann::json::parse(back.out);
+    nlohmann::json b = io::scenario_to_json(winner);
+    for (nlohmann::json* s : {&a, &b}) {
+      s->erase("profile");
+      s->at("model").erase("name");
+    }
+    EXPECT_EQ(a.dump(1), b.dump(1));
+  }
+  const std::string before = read_file(dir + "/bridge.yaml");
+  EXPECT_EQ(run(plan + "--emit bridge,megatron,sbatch --emit-dir " + dir).exit_code, 0);
+  EXPECT_EQ(read_file(dir + "/bridge.yaml"), before);
+  std::ofstream(dir + "/bridge.yaml", std::ios::app) << "# edited\n";
+  EXPECT_EQ(run(plan + "--emit bridge,megatron,sbatch --emit-dir " + dir).exit_code, 2);
+  EXPECT_NE(read_file(dir + "/bridge.yaml").find("# edited"), std::string::npos);
+  // A file the command does not write is refused before the search.
+  const CliRun other = testing::run_capsim(plan + "--emit bridge --emit-dir " + dir, true);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.out.find(", which this command does not write; give an empty or new folder"),
+            std::string::npos)
+      << other.out;
+  EXPECT_EQ(run(plan + "--emit slurm --emit-dir " + dir + "-new").exit_code, 2);
+  EXPECT_EQ(run(plan + "--emit bridge").exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir + "-new"));
+  fs::remove_all(dir);
+  fs::remove(best);
+}
+
 }  // namespace
 }  // namespace capsim

@@ -96,6 +96,23 @@ WHATIFS = [
      "--cases mtnlg --set parallelism.micro_batch_size=2", "event"),
 ]
 
+# Each dev.json group as stated and with the training stack its source ran (docs/scenario.md,
+# "Training stacks"): (what, file, arguments, engine).
+STACKS = [
+    ("Megatron SC'21 PTD-P rows as stated", DEV,
+     "--cases narayanan21-t1 --cases narayanan21-t2-ptdp", "event"),
+    ("the same, Megatron-LM of 2021", DEV,
+     "--cases narayanan21-t1 --cases narayanan21-t2-ptdp "
+     "--set stack.name=megatron-core --set stack.version=2021", "event"),
+    ("Megatron SC'21 ZeRO-3 rows as stated", DEV, "--cases narayanan21-t2-zero3", "event"),
+    ("the same, DeepSpeed's 2021 ZeRO-3", DEV,
+     "--cases narayanan21-t2-zero3 --set stack.name=deepspeed --set stack.version=2021", "event"),
+    ("MPT rows as stated", DEV, "--cases mpt", "event"),
+    ("the same, llm-foundry", DEV, "--cases mpt --set stack=llm-foundry", "event"),
+    ("DGXC rows as stated", DEV, "--cases dgxc", "event"),
+    ("the same, NeMo 2", DEV, "--cases dgxc --set stack=nemo", "event"),
+]
+
 
 def fixed(value, decimals):
     return f"{value:.{decimals}f}"
@@ -1109,6 +1126,7 @@ BLOCKS = {
     "validation-dev": block_validation_dev,
     "validation-subsets": subsets_block(DEV_SUBSETS, "subset"),
     "validation-whatifs": subsets_block(WHATIFS, "what-if"),
+    "validation-stacks": subsets_block(STACKS, "cases"),
     "validation-engines": block_validation_engines,
     "validation-calibration": block_validation_calibration,
     "validation-factors": block_validation_factors,

@@ -1124,7 +1124,7 @@ def block_validation_stack_calibrated(r):
                          f"{fixed(float(fit.group(2)), 1)}% → {fixed(float(fit.group(3)), 1)}%",
                          f"{fixed(float(cross.group(1)), 1)}% ({fixed(float(cross.group(2)), 1)}–"
                          f"{fixed(float(cross.group(3)), 1)}%)"])
-    header = ["stack group", "command", "n", "MAPE shipped factor → fitted to all runs",
+    header = ["stack group", "command", "n", "MAPE (analytic engine): shipped factor → fitted to all runs",
               "one run calibrates the others: median (best–worst) MAPE"]
     return ["each row's command"], table(header, rows)
 

@@ -652,7 +652,8 @@ void write_stack_keys(const Parallelism& p, const StackSettings& implied, nlohma
   apply_stack_settings(
       implied, [](std::string_view) { return false; }, unsaid);
   // The parameter gather's unsaid value follows the gradients' setting as written.
-  if (p.overlap_grad_reduce != unsaid.overlap_grad_reduce) {
+  const bool writes_grad_overlap = p.overlap_grad_reduce != unsaid.overlap_grad_reduce;
+  if (writes_grad_overlap) {
     unsaid = p;
     apply_stack_settings(
         implied, [](std::string_view key) { return key == "overlap_grad_reduce"; }, unsaid);
@@ -668,7 +669,7 @@ void write_stack_keys(const Parallelism& p, const StackSettings& implied, nlohma
     par["dp_bucket_layout"] = p.dp_buckets_every_chunk ? "every-chunk" : "megatron-core";
   if (p.dp_bucket_bytes > 0.0 && p.dp_bucket_bytes != unsaid.dp_bucket_bytes)
     par["dp_bucket_size"] = printf_string("%.0fB", p.dp_bucket_bytes);
-  if (p.overlap_grad_reduce != unsaid.overlap_grad_reduce)
+  if (writes_grad_overlap)
     par["overlap_grad_reduce"] = p.overlap_grad_reduce;
   if (p.overlap_param_gather != unsaid.overlap_param_gather)
     par["overlap_param_gather"] = p.overlap_param_gather;

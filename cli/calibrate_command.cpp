@@ -1,7 +1,7 @@
 // capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html]
 //                      [--software-efficiency-from PROFILE.json]
 // capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] [--cases PREFIX]...
-//                       [--cross-validate]
+//                       [--set PATH=VALUE]... [--cross-validate]
 // capsim calibrate run ...   (points to the capsim-calibrate harness of CUDA builds)
 #include <algorithm>
 #include <cmath>
@@ -33,7 +33,7 @@ constexpr const char* kUsage =
     "usage: capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html] "
     "[--software-efficiency-from PROFILE.json]\n"
     "       capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] "
-    "[--cases ID_PREFIX]... [--attention] [--cross-validate]\n"
+    "[--cases ID_PREFIX]... [--set PATH=VALUE]... [--attention] [--cross-validate]\n"
     "       capsim calibrate run   (the CUDA/NCCL harness: capsim-calibrate)\n";
 
 // The in-situ factor is the GPU's software stack's, not its network's: fitted once per GPU family
@@ -241,13 +241,22 @@ int run_fit(int argc, char** argv) {
   return 0;
 }
 
-// ", cases a, b" for the --cases prefixes given, else "": the provenance says which runs.
+// ", cases a, b" for the --cases prefixes given and ", set P=V, ..." for the --set changes, else
+// "": the provenance says which runs, as changed.
 std::string cases_text(const cxxopts::ParseResult& args) {
-  if (args.count("cases") == 0)
-    return "";
   std::string text;
-  for (const auto& prefix : args["cases"].as<std::vector<std::string>>())
-    text += (text.empty() ? ", cases " : ", ") + prefix + "*";
+  if (args.count("cases") > 0) {
+    std::string cases;
+    for (const auto& prefix : args["cases"].as<std::vector<std::string>>())
+      cases += (cases.empty() ? ", cases " : ", ") + prefix + "*";
+    text += cases;
+  }
+  if (args.count("set") > 0) {
+    std::string changes;
+    for (const auto& change : args["set"].as<std::vector<std::string>>())
+      changes += (changes.empty() ? ", set " : ", ") + change;
+    text += changes;
+  }
   return text;
 }
 
@@ -264,6 +273,10 @@ int run_step(int argc, char** argv) {
       "attention",
       "also fit a factor on the attention efficiencies (runs at two or more sequence lengths)")(
       "cases", "only runs whose id starts with this (repeatable)",
+      cxxopts::value<std::vector<std::string>>())(
+      "set",
+      "change every run's scenario first: PATH=VALUE, as capsim validate --set "
+      "(stack=nemo; repeatable)",
       cxxopts::value<std::vector<std::string>>())("runs", "capsim.validation/v1 file",
                                                   cxxopts::value<std::string>());
   options.parse_positional({"runs"});
@@ -279,7 +292,11 @@ int run_step(int argc, char** argv) {
   // -o may be the --profile it starts from: the profile is read whole before it is replaced,
   // and scripts/fit-profiles.sh refines the shipped profiles so.
   io::check_outputs({{"-o", args["output"].as<std::string>()}}, {{"the runs file", runs_path}});
-  std::vector<io::ValidationCase> runs = io::load_validation_cases(runs_path);
+  // Every run must read, as --set changes it: the first that does not is the error.
+  io::ValidationFile file = io::load_validation_file(runs_path, overrides_option(args));
+  if (!file.rejected.empty())
+    throw file.rejected.front().error;
+  std::vector<io::ValidationCase> runs = std::move(file.cases);
   if (args.count("cases") > 0) {
     const auto prefixes = args["cases"].as<std::vector<std::string>>();
     std::erase_if(

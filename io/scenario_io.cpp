@@ -18,6 +18,7 @@
 #include "io/instance_io.hpp"
 #include "io/profile_reference.hpp"
 #include "io/text_format.hpp"
+#include "io/training_stack_io.hpp"
 #include "io/units.hpp"
 
 namespace capsim::io {
@@ -244,7 +245,7 @@ ClusterSpec read_cluster(JsonReader& reader, Catalog& catalog) {
   return read_cluster_keys(reader, catalog);
 }
 
-Parallelism read_parallelism(JsonReader& r, bool has_moe) {
+Parallelism read_parallelism(JsonReader& r, bool has_moe, const StackSettings* stack) {
   Parallelism p;
   p.tensor = to_int(r.required_int("tensor", 1, kMaxGpus));
   p.pipeline = to_int(r.required_int("pipeline", 1, kMaxGpus));
@@ -269,6 +270,16 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe) {
   }
   check_overlap_for_zero_stage(r, p);
   read_stack_keys(r, p);
+  if (stack != nullptr) {
+    apply_stack_settings(
+        *stack, [&r](std::string_view key) { return r.has(std::string(key)); }, p);
+    if (p.overlap_param_gather && !p.overlap_grad_reduce) {
+      throw r.error("overlap_param_gather",
+                    "overlap_param_gather needs overlap_grad_reduce, which the scenario's stack "
+                    "turns off (Megatron-LM: \"Must use --overlap-param-gather with "
+                    "--overlap-grad-reduce\")");
+    }
+  }
   if (p.fp8_params && !is_fp8_recipe(p.precision)) {
     throw r.error("fp8_params", std::string("fp8_params stores the weights as Transformer Engine "
                                             "fp8 tensors; it needs an fp8 precision (\"fp8\", "
@@ -500,6 +511,8 @@ Scenario read_scenario(JsonReader& r, bool require_schema, Catalog& catalog) {
   if (require_schema || r.has("schema"))
     r.expect_schema(kScenarioSchema);
   sc.name = r.optional_string("name", "scenario");
+  if (r.has("stack"))
+    sc.stack = &read_training_stack(r, "stack");
   // A profile fitted on new hardware defines its GPU: learn it before the cluster names it
   // (only then: a validation file's cases would otherwise read the profile once each).
   if (r.has("profile") && r.json().at("profile").is_string() &&
@@ -509,6 +522,11 @@ Scenario read_scenario(JsonReader& r, bool require_schema, Catalog& catalog) {
   {
     auto model = r.object("model");
     sc.model = read_model(model);
+    if (sc.stack != nullptr) {
+      apply_stack_kernels(
+          sc.stack->settings,
+          [&model](std::string_view key) { return model.has(std::string(key)); }, sc.model);
+    }
   }
   {
     auto cluster = r.object("cluster");
@@ -516,7 +534,8 @@ Scenario read_scenario(JsonReader& r, bool require_schema, Catalog& catalog) {
   }
   {
     auto par = r.object("parallelism");
-    sc.parallelism = read_parallelism(par, sc.model.moe.has_value());
+    sc.parallelism = read_parallelism(par, sc.model.moe.has_value(),
+                                      sc.stack != nullptr ? &sc.stack->settings : nullptr);
   }
   sc.profile_path = r.optional_string("profile", "");
   if (r.has("profile") && sc.profile_path.empty())
@@ -645,6 +664,41 @@ nlohmann::json mla_to_json(const MlaSpec& mla) {
           {"v_head_dim", mla.v_head_dim}};
 }
 
+// Writes the stack keys of `p` that differ from what reading them unsaid gives: `implied`
+// applied to p's layout (a reader leaves every key unsaid that equals it). Set values only:
+// an unsaid key always reads back as its implied value.
+void write_stack_keys(const Parallelism& p, const StackSettings& implied, nlohmann::json& par) {
+  Parallelism unsaid = p;
+  apply_stack_settings(
+      implied, [](std::string_view) { return false; }, unsaid);
+  // The parameter gather's unsaid value follows the gradients' setting as written.
+  const bool writes_grad_overlap = p.overlap_grad_reduce != unsaid.overlap_grad_reduce;
+  if (writes_grad_overlap) {
+    unsaid = p;
+    apply_stack_settings(
+        implied, [](std::string_view key) { return key == "overlap_grad_reduce"; }, unsaid);
+  }
+  if (p.grad_reduce_precision && p.grad_reduce_precision != unsaid.grad_reduce_precision)
+    par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
+  if (p.optimizer_state_precision &&
+      p.optimizer_state_precision != unsaid.optimizer_state_precision)
+    par["optimizer_state_precision"] = to_string(*p.optimizer_state_precision);
+  if (p.master_weights && p.master_weights != unsaid.master_weights)
+    par["master_weights"] = to_string(*p.master_weights);
+  if (p.dp_buckets_every_chunk != unsaid.dp_buckets_every_chunk)
+    par["dp_bucket_layout"] = p.dp_buckets_every_chunk ? "every-chunk" : "megatron-core";
+  if (p.dp_bucket_bytes > 0.0 && p.dp_bucket_bytes != unsaid.dp_bucket_bytes)
+    par["dp_bucket_size"] = printf_string("%.0fB", p.dp_bucket_bytes);
+  if (writes_grad_overlap)
+    par["overlap_grad_reduce"] = p.overlap_grad_reduce;
+  if (p.overlap_param_gather != unsaid.overlap_param_gather)
+    par["overlap_param_gather"] = p.overlap_param_gather;
+  if (p.tp_comm_overlap != unsaid.tp_comm_overlap)
+    par["tp_comm_overlap"] = p.tp_comm_overlap;
+  if (p.tp_backward_overlap != unsaid.tp_backward_overlap)
+    par["tp_backward_overlap"] = p.tp_backward_overlap;
+}
+
 }  // namespace
 
 nlohmann::json scenario_to_json(const Scenario& sc) {
@@ -662,9 +716,12 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
                 {"seq_length", m.seq_length},
                 {"vocab_size", m.vocab_size}};
   model["tied_embeddings"] = m.tied_embeddings;
-  if (m.attention != AttentionKernel::kFlash)
+  // The kernels and stack keys are written where they differ from what the reader would give
+  // them unsaid: the stack's settings when the scenario names one, else the defaults.
+  const StackSettings implied = sc.stack != nullptr ? sc.stack->settings : StackSettings{};
+  if (m.attention != implied.attention)
     model["attention"] = to_string(m.attention);
-  if (m.cross_entropy != CrossEntropyKernel::kFused)
+  if (m.cross_entropy != implied.cross_entropy)
     model["cross_entropy"] = to_string(m.cross_entropy);
   if (m.dropout.has_value())
     model["dropout"] = *m.dropout;
@@ -735,25 +792,7 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["stage_layers"] = p.stage_layers;
   if (p.fp8_params)
     par["fp8_params"] = true;
-  if (p.grad_reduce_precision)
-    par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
-  if (p.optimizer_state_precision)
-    par["optimizer_state_precision"] = to_string(*p.optimizer_state_precision);
-  if (p.master_weights)
-    par["master_weights"] = to_string(*p.master_weights);
-  if (p.dp_buckets_every_chunk)
-    par["dp_bucket_layout"] = "every-chunk";
-  if (p.dp_bucket_bytes > 0.0)
-    par["dp_bucket_size"] = printf_string("%.0fB", p.dp_bucket_bytes);
-  // Written only when off; the parameter gather's default follows the gradients' setting.
-  if (!p.overlap_grad_reduce)
-    par["overlap_grad_reduce"] = false;
-  if (p.overlap_grad_reduce && !p.overlap_param_gather)
-    par["overlap_param_gather"] = false;
-  if (p.tp_comm_overlap)
-    par["tp_comm_overlap"] = true;
-  if (!p.tp_backward_overlap)
-    par["tp_backward_overlap"] = false;
+  write_stack_keys(p, implied, par);
   if (p.expert != 1)
     par["expert"] = p.expert;
   if (p.expert_tensor)
@@ -767,6 +806,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
               {"model", model},
               {"cluster", cluster},
               {"parallelism", par}};
+  if (sc.stack != nullptr)
+    out["stack"] = {{"name", sc.stack->name}, {"version", sc.stack->version}};
   if (!sc.profile_path.empty())
     out["profile"] = sc.profile_path;
   return out;

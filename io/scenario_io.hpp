@@ -60,8 +60,10 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
 [[nodiscard]] ClusterSpec read_cluster(JsonReader& reader, Catalog& catalog);
 
 // Reads a scenario's "parallelism" object with the rules of each key and of the keys together;
-// `has_moe`: the model has experts (shared with the jobs of cluster files).
-[[nodiscard]] Parallelism read_parallelism(JsonReader& reader, bool has_moe);
+// `has_moe`: the model has experts (shared with the jobs of cluster files). The stack keys it
+// leaves unsaid take `stack`'s settings when given (apply_stack_settings), else the defaults.
+[[nodiscard]] Parallelism read_parallelism(JsonReader& reader, bool has_moe,
+                                           const StackSettings* stack = nullptr);
 
 // Reads the parallelism keys that describe the training stack rather than the layout
 // (grad_reduce_precision, dp_bucket_layout, dp_bucket_size, overlap_grad_reduce,

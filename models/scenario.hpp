@@ -6,6 +6,7 @@
 #include "models/cluster_spec.hpp"
 #include "models/model_spec.hpp"
 #include "models/parallelism.hpp"
+#include "models/training_stack.hpp"
 
 namespace capsim {
 
@@ -16,6 +17,9 @@ struct Scenario {
   ClusterSpec cluster;
   Parallelism parallelism;
   std::string profile_path;  // resolved path; empty: the default profile of the cluster
+  // The training stack the scenario names (its settings already applied to the model's kernels
+  // and the parallelism's stack keys), or nullptr; points into training_stacks().
+  const TrainingStack* stack = nullptr;
 };
 
 // Whether `layers` split over `virtual_stages` (pipeline × virtual chunks) as Megatron-Core

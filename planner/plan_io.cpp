@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "models/byte_units.hpp"
@@ -17,6 +18,7 @@
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
 #include "io/text_format.hpp"
+#include "io/training_stack_io.hpp"
 
 namespace capsim::planner {
 namespace {
@@ -423,10 +425,43 @@ void read_failure(io::JsonReader& r, PlanSpec& plan) {
   plan.failure = m;
 }
 
-// The stack section: the scenario's stack keys (read_stack_keys), checked against every
-// precision the search may pick.
-void read_stack(io::JsonReader& r, PlanSpec& plan) {
+// Gives the plan's stack the settings of a named stack where its keys (`stack_has`) and model
+// (`model_has`) leave them unsaid. The settings are taken for a layout that stands for every
+// candidate: ZeRO-1 (screen.cpp's apply_stack then conditions the overlap flags per ZeRO stage),
+// sequence parallel when some candidate is, fp16 when some candidate is (no fp32 remainders
+// then), else the search's first precision (gradients reduced in the training precision).
+void apply_named_stack(const StackSettings& settings,
+                       const std::function<bool(std::string_view)>& stack_has,
+                       const std::function<bool(std::string_view)>& model_has, PlanSpec& plan) {
+  const auto& precisions = plan.space.precision;
+  const auto& sp = plan.space.sequence_parallel;
+  Parallelism& stack = plan.stack;
+  stack.zero_stage = 1;
+  stack.sequence_parallel = std::find(sp.begin(), sp.end(), true) != sp.end();
+  const bool any_fp16 =
+      std::find(precisions.begin(), precisions.end(), Precision::kFp16) != precisions.end();
+  stack.precision = any_fp16 || precisions.empty() ? Precision::kFp16 : precisions.front();
+  apply_stack_settings(settings, stack_has, stack);
+  apply_stack_kernels(settings, model_has, plan.model);
+}
+
+// The stack section: a named stack (name, version) and the scenario's stack keys
+// (read_stack_keys), checked against every precision the search may pick.
+void read_stack(io::JsonReader& r, PlanSpec& plan,
+                const std::function<bool(std::string_view)>& model_has) {
+  const TrainingStack* named = io::read_stack_name_and_version(r);
   io::read_stack_keys(r, plan.stack);
+  if (named != nullptr) {
+    apply_named_stack(
+        named->settings, [&r](std::string_view key) { return r.has(std::string(key)); }, model_has,
+        plan);
+    if (plan.stack.overlap_param_gather && !plan.stack.overlap_grad_reduce) {
+      throw r.error("overlap_param_gather",
+                    "overlap_param_gather needs overlap_grad_reduce, which the plan's stack "
+                    "turns off (Megatron-LM: \"Must use --overlap-param-gather with "
+                    "--overlap-grad-reduce\")");
+    }
+  }
   io::read_expert_exchange(r, plan.model.moe.has_value(), plan.stack);
   if (r.has("recompute_modules")) {
     const auto& recompute = plan.space.recompute;
@@ -546,8 +581,18 @@ PlanSpec read_plan(io::JsonReader& r) {
   plan.space = default_space(plan.model, max_gpus_per_node);
   if (auto search = r.optional_object("search"))
     read_search(*search, plan.space, plan.model);
-  if (auto stack = r.optional_object("stack"))
-    read_stack(*stack, plan);
+  const auto model_json = r.json().find("model");
+  const auto model_has = [&](std::string_view key) {
+    return model_json != r.json().end() && model_json->is_object() &&
+           model_json->contains(std::string(key));
+  };
+  if (r.has("stack") && r.json().at("stack").is_string()) {
+    const TrainingStack& named = io::read_training_stack(r, "stack");
+    apply_named_stack(
+        named.settings, [](std::string_view) { return false; }, model_has, plan);
+  } else if (auto stack = r.optional_object("stack")) {
+    read_stack(*stack, plan, model_has);
+  }
   const std::string objective =
       r.optional_enum("objective", "min_cost", {"min_cost", "min_time", "pareto"});
   plan.objective = objective == "min_time" ? Objective::kMinTime

@@ -96,6 +96,23 @@ WHATIFS = [
      "--cases mtnlg --set parallelism.micro_batch_size=2", "event"),
 ]
 
+# Each dev.json group as stated and with the training stack its source ran (docs/scenario.md,
+# "Training stacks"): (what, file, arguments, engine).
+STACKS = [
+    ("Megatron SC'21 PTD-P rows as stated", DEV,
+     "--cases narayanan21-t1 --cases narayanan21-t2-ptdp", "event"),
+    ("the same, Megatron-LM of 2021", DEV,
+     "--cases narayanan21-t1 --cases narayanan21-t2-ptdp "
+     "--set stack.name=megatron-core --set stack.version=2021", "event"),
+    ("Megatron SC'21 ZeRO-3 rows as stated", DEV, "--cases narayanan21-t2-zero3", "event"),
+    ("the same, DeepSpeed's 2021 ZeRO-3", DEV,
+     "--cases narayanan21-t2-zero3 --set stack.name=deepspeed --set stack.version=2021", "event"),
+    ("MPT rows as stated", DEV, "--cases mpt", "event"),
+    ("the same, llm-foundry", DEV, "--cases mpt --set stack=llm-foundry", "event"),
+    ("DGXC rows as stated", DEV, "--cases dgxc", "event"),
+    ("the same, NeMo 2", DEV, "--cases dgxc --set stack=nemo", "event"),
+]
+
 
 def fixed(value, decimals):
     return f"{value:.{decimals}f}"
@@ -1071,20 +1088,60 @@ STEP_GROUPS = [
 ]
 
 
+# Each dev.json group with its training stack named, calibrated on one run at a time:
+# (label, file, arguments, base profile).
+STACK_STEP_GROUPS = [
+    ("Megatron SC'21 PTD-P rows, Megatron-LM of 2021", DEV,
+     "--cases narayanan21-t1 --cases narayanan21-t2-ptdp --set stack.name=megatron-core "
+     "--set stack.version=2021", "a100-ib"),
+    ("MPT A100 80GB, llm-foundry", DEV, "--cases mpt-a100_80gb --set stack=llm-foundry",
+     "a100-roce"),
+    ("MPT A100 40GB, llm-foundry", DEV, "--cases mpt-a100_40gb --set stack=llm-foundry",
+     "a100-roce"),
+    ("MPT H100, llm-foundry", DEV, "--cases mpt-h100 --set stack=llm-foundry", "h100-ib"),
+    ("DGXC H100, NeMo 2", DEV, "--cases dgxc --set stack=nemo", "h100-ib"),
+    ("SC'21 ZeRO-3 rows, DeepSpeed 2021", DEV,
+     "--cases narayanan21-t2-zero3 --set stack.name=deepspeed --set stack.version=2021",
+     "a100-ib"),
+]
+
+
+def step_fit(r, cases_file, args, base, tmp):
+    """`capsim calibrate step --cross-validate`: the fit's and the cross-validation's matches."""
+    argv = [r.capsim, "calibrate", "step", cases_file, *shlex.split(args), "--profile",
+            base, "-o", f"{tmp}/s.json", "--cross-validate"]
+    out = r.run(argv)
+    if out.returncode != 0:
+        sys.exit(f"docs-tables: {' '.join(argv)} exited {out.returncode}: {out.stderr}")
+    fit = re.search(r"software_efficiency ([0-9.]+) .*MAPE ([0-9.]+)% -> ([0-9.]+)%", out.stdout)
+    cross = re.search(r"MAPE median ([0-9.]+)%, best ([0-9.]+)%, worst ([0-9.]+)%", out.stdout)
+    return fit, cross
+
+
+def block_validation_stack_calibrated(r):
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, cases_file, args, profile in STACK_STEP_GROUPS:
+            base = f"scenarios/profiles/{profile}.json"
+            fit, cross = step_fit(r, cases_file, args, base, tmp)
+            command = (f"capsim calibrate step {cases_file} {args} --profile {base} "
+                       f"-o /tmp/s.json --cross-validate")
+            n = r.validate(cases_file, args, "analytic")["summary"]["n"]
+            rows.append([label, f"`{command}`", n,
+                         f"{fixed(float(fit.group(2)), 1)}% → {fixed(float(fit.group(3)), 1)}%",
+                         f"{fixed(float(cross.group(1)), 1)}% ({fixed(float(cross.group(2)), 1)}–"
+                         f"{fixed(float(cross.group(3)), 1)}%)"])
+    header = ["stack group", "command", "n", "MAPE (analytic engine): shipped factor → fitted to all runs",
+              "one run calibrates the others: median (best–worst) MAPE"]
+    return ["each row's command"], table(header, rows)
+
+
 def block_calibration_step(r):
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for label, cases_file, args, profile in STEP_GROUPS:
             base = f"scenarios/profiles/{profile}.json"
-            argv = [r.capsim, "calibrate", "step", cases_file, *shlex.split(args), "--profile",
-                    base, "-o", f"{tmp}/s.json", "--cross-validate"]
-            out = r.run(argv)
-            if out.returncode != 0:
-                sys.exit(f"docs-tables: {' '.join(argv)} exited {out.returncode}: {out.stderr}")
-            fit = re.search(r"software_efficiency ([0-9.]+) .*MAPE ([0-9.]+)% -> ([0-9.]+)%",
-                            out.stdout)
-            cross = re.search(r"MAPE median ([0-9.]+)%, best ([0-9.]+)%, worst ([0-9.]+)%",
-                              out.stdout)
+            fit, cross = step_fit(r, cases_file, args, base, tmp)
             at_one = json.loads((ROOT / base).read_text())
             at_one["software_efficiency"] = 1.0
             Path(f"{tmp}/one.json").write_text(json.dumps(at_one))
@@ -1116,6 +1173,8 @@ BLOCKS = {
     "validation-dev": block_validation_dev,
     "validation-subsets": subsets_block(DEV_SUBSETS, "subset"),
     "validation-whatifs": subsets_block(WHATIFS, "what-if"),
+    "validation-stacks": subsets_block(STACKS, "cases"),
+    "validation-stack-calibrated": block_validation_stack_calibrated,
     "validation-engines": block_validation_engines,
     "validation-calibration": block_validation_calibration,
     "validation-factors": block_validation_factors,

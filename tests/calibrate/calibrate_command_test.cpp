@@ -318,6 +318,36 @@ TEST(CalibrateCommandTest, OverlapMeasurementSetsCollectiveSms) {
       << r.out;
 }
 
+// `calibrate step --set` fits to the runs as changed: here with the training stack they ran
+// named, which the provenance line records; a change the runs' rules reject is bad input.
+TEST(CalibrateCommandTest, StepFitsTheRunsAsSetChangesThem) {
+  const std::string runs = std::string(CAPSIM_DATA_DIR) + "/validation/dev.json";
+  const std::string base = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/a100-ib.json";
+  const std::string as_stated = temp_path("step-stated.json");
+  const std::string with_stack = temp_path("step-stack.json");
+  const std::string args = "calibrate step " + runs + " --cases narayanan21-t1 --profile " + base;
+  ASSERT_EQ(run_capsim(args + " -o " + as_stated).exit_code, 0);
+  const auto r = run_capsim(args + " --set stack.name=megatron-core --set stack.version=2021 -o " +
+                            with_stack);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto stated = nlohmann::json::parse(read(as_stated));
+  const auto stacked = nlohmann::json::parse(read(with_stack));
+  // The 2021 stack's slower kernels (materialised attention, unfused loss) leave less to the
+  // in-situ factor.
+  EXPECT_GT(stacked.at("software_efficiency").get<double>(),
+            stated.at("software_efficiency").get<double>());
+  EXPECT_NE(stacked.at("provenance")
+                .dump()
+                .find(", cases narayanan21-t1*, set stack.name=megatron-core, stack.version=2021"),
+            std::string::npos)
+      << stacked.at("provenance").dump();
+  const auto bad = run_capsim(args + " --set stack=bogus -o " + with_stack, true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find(runs + ":/cases/0/scenario/stack: unknown training stack \"bogus\""),
+            std::string::npos)
+      << bad.out;
+}
+
 // `capsim calibrate step`: measured iterations of one stack (here the Megatron SC'21 runs, all
 // A100 + HDR IB) set the profile's software_efficiency; the table shows before and after.
 TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {

@@ -65,6 +65,34 @@ TEST(CliTest, UnsupportedPrecisionExitsTwoWithPointer) {
   }
 }
 
+// A training stack changes what the scenario's unsaid stack keys are; an unknown one is bad
+// input naming the file, the pointer and the stacks (or versions) capsim knows.
+TEST(CliTest, TrainingStackSetsTheStackAndUnknownOnesExitTwo) {
+  const std::string file = kData + "/scenarios/valid.json";
+  const auto plain = run_capsim("simulate " + file + " --engine analytic --json");
+  const auto stacked =
+      run_capsim("simulate " + file + " --engine analytic --json --set stack=megatron-deepspeed");
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(stacked.exit_code, 0);
+  EXPECT_NE(plain.out, stacked.out);  // its gradients reduce after the last backward
+  const auto unknown =
+      run_capsim("simulate " + file + " --engine analytic --set stack=megatron", true);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.out.find(file + ":/stack: unknown training stack \"megatron\"; expected one "
+                                    "of megatron-core, nemo,"),
+            std::string::npos)
+      << unknown.out;
+  const std::string bad = kData + "/bad/scenario_stack_unknown_version.json";
+  for (const char* engine : {"event", "analytic"}) {
+    const auto r = run_capsim("simulate " + bad + " --engine " + engine, true);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find(bad + ":/stack/version: training stack \"deepspeed\" has no version "
+                               "\"0.3\"; expected one of 2024, 2021"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
 TEST(CliTest, MissingFileExitsTwo) {
   EXPECT_EQ(run_capsim("simulate /nonexistent.json --engine analytic").exit_code, 2);
   EXPECT_EQ(run_capsim("validate /nonexistent.json --engine analytic").exit_code, 2);

@@ -169,11 +169,30 @@ void expect_validation_tables_are_the_current_scores() {
       << "docs/validation.md lacks: " << without_zero3;
 }
 
+// docs/validation.md, "The training stack of each group": each dev.json group with the stack its
+// source ran, as `capsim validate` scores it now.
+void expect_stack_rows_are_the_current_scores() {
+  const std::string page = flat_text(kSource + "/docs/validation.md");
+  for (const std::string args :
+       {"--cases narayanan21-t1 --cases narayanan21-t2-ptdp --set stack.name=megatron-core "
+        "--set stack.version=2021",
+        "--cases narayanan21-t2-zero3 --set stack.name=deepspeed --set stack.version=2021",
+        "--cases mpt --set stack=llm-foundry", "--cases dgxc --set stack=nemo"}) {
+    const nlohmann::json& s = summary(kDev + " " + args, "event");
+    const std::string row = "`capsim validate " + kDev + " " + args + "` | " +
+                            std::to_string(s.at("n").get<int>()) + " | " + fixed(mape(s), 1) +
+                            "% | " + signed_fixed(bias(s), 1) + "% | " + std::to_string(within(s)) +
+                            " |";
+    EXPECT_NE(page.find(row), std::string::npos) << "docs/validation.md lacks: " << row;
+  }
+}
+
 // One test for every page: ctest runs each test in a process of its own, and all need the
 // same event-engine validations.
 TEST(DocsNumbersTest, ReadmeAndDocsQuoteTheCurrentScores) {
   expect_readme_quotes_the_current_scores();
   expect_validation_tables_are_the_current_scores();
+  expect_stack_rows_are_the_current_scores();
   expect_planner_page_quotes_the_current_scores();
 }
 

@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "models/catalog.hpp"
 #include "models/instance_catalog.hpp"
@@ -107,6 +109,46 @@ TEST(PlanIoTest, DefaultPlanReadsWithUnitsAndDefaults) {
   EXPECT_EQ(plan.failure->checkpoint_save_s, 0.0);
   EXPECT_EQ(plan.failure->detection_s, kDetectionS);
   EXPECT_EQ(plan.failure->straggler_sigma, kStragglerSigma);
+}
+
+// The default plan with `stack` set to `stack`, read.
+PlanSpec default_plan_with_stack(const nlohmann::json& stack) {
+  nlohmann::json plan = io::JsonReader::parse_text(default_plan_text(), "<default plan>");
+  plan["stack"] = stack;
+  return read_plan_text(plan.dump(), "t.json");
+}
+
+TEST(PlanIoTest, ANamedStackSetsWhatThePlanLeavesUnsaid) {
+  const PlanSpec deepspeed = default_plan_with_stack("megatron-deepspeed");
+  EXPECT_FALSE(deepspeed.stack.overlap_grad_reduce);
+  EXPECT_FALSE(deepspeed.stack.overlap_param_gather);
+  EXPECT_EQ(deepspeed.model.attention, AttentionKernel::kMaterialized);
+  EXPECT_EQ(deepspeed.model.cross_entropy, CrossEntropyKernel::kUnfused);
+
+  const PlanSpec nemo = default_plan_with_stack({{"name", "nemo"}, {"tp_comm_overlap", false}});
+  EXPECT_EQ(nemo.stack.grad_reduce_precision, Precision::kFp32);
+  EXPECT_FALSE(nemo.stack.tp_comm_overlap);  // the plan's own key wins
+  EXPECT_TRUE(nemo.stack.overlap_grad_reduce);
+
+  // The search's bf16 candidates reduce in bf16 under a stack that reduces in the training
+  // precision; NeMo 1's remainders apply to them.
+  EXPECT_EQ(default_plan_with_stack("pytorch-fsdp").stack.grad_reduce_precision, Precision::kBf16);
+  EXPECT_EQ(default_plan_with_stack({{"name", "nemo"}, {"version", "2023"}}).stack.master_weights,
+            MasterWeights::kFp32Remainders);
+}
+
+TEST(PlanIoTest, AnUnknownStackNamesTheKnownOnes) {
+  for (const auto& [stack, pointer] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {"fsdp", "t.json:/stack: unknown training stack \"fsdp\""},
+           {{{"name", "fsdp"}}, "t.json:/stack/name: unknown training stack \"fsdp\""},
+           {{{"version", "2024"}}, "t.json:/stack/version: a stack version needs the stack's"}}) {
+    try {
+      (void)default_plan_with_stack(stack);
+      ADD_FAILURE() << stack.dump() << " was accepted";
+    } catch (const io::InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(pointer, 0), 0u) << e.what();
+    }
+  }
 }
 
 TEST(PlanIoTest, FailureModelNoneTurnsTheGoodputModelOff) {

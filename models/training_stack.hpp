@@ -1,0 +1,68 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/model_spec.hpp"
+#include "models/parallelism.hpp"
+
+namespace capsim {
+
+// What a training stack does by itself, when a run does not say otherwise: the values of the
+// ten stack keys of docs/scenario.md and the loss kernels it ships. Sources per stack:
+// docs/scenario.md, "Training stacks".
+struct StackSettings {
+  std::optional<Precision> grad_reduce_precision;  // empty: grad_reduce_bytes_per_element()
+  double dp_bucket_bytes = 0.0;                    // 0: Megatron-Core's sizing
+  bool dp_buckets_every_chunk = false;
+  bool overlap_grad_reduce = true;   // ZeRO 0-2; ZeRO-3 always reduces layer by layer
+  bool overlap_param_gather = true;  // ZeRO 1-2, and only when gradients overlap
+  std::optional<Precision> optimizer_state_precision;
+  std::optional<MasterWeights> master_weights;  // applied where the precision allows it
+  bool tp_comm_overlap = false;                 // applied only with sequence parallelism
+  bool tp_backward_overlap = true;
+  // Gradients reduced in the training precision (fp16/bf16; DeepSpeed's communication_data_type
+  // and FSDP's reduce_dtype left unset); grad_reduce_precision, when set, wins.
+  bool grad_reduce_in_training_precision = false;
+  AttentionKernel attention = AttentionKernel::kFlash;  // materialized before FlashAttention
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::kFused;
+};
+
+// One release line of a training stack.
+struct TrainingStack {
+  std::string name;     // "megatron-deepspeed"
+  std::string version;  // "2021"
+  StackSettings settings;
+};
+
+// The stacks capsim knows; each name's first entry is its default version.
+[[nodiscard]] const std::vector<TrainingStack>& training_stacks();
+
+// The stack `name` at `version` (its default version when empty), or nullptr.
+[[nodiscard]] const TrainingStack* find_training_stack(std::string_view name,
+                                                       std::string_view version = {});
+
+// The known stack names, in catalog order, each once.
+[[nodiscard]] std::vector<std::string> training_stack_names();
+
+// The versions of stack `name` capsim knows (empty for an unknown name), the default first.
+[[nodiscard]] std::vector<std::string> training_stack_versions(std::string_view name);
+
+// Sets the stack keys of `parallelism` that the run left unsaid (`is_explicit(key)` false) to
+// what `stack` does for its layout: no gradient-overlap setting under ZeRO-3 (which reduces
+// layer by layer), no parameter-gather overlap without overlapped gradients, no comm-GEMM
+// overlap without sequence parallelism, no master-weight layout the precision cannot hold.
+void apply_stack_settings(const StackSettings& stack,
+                          const std::function<bool(std::string_view key)>& is_explicit,
+                          Parallelism& parallelism);
+
+// Sets the model's kernels the run left unsaid (`is_explicit("attention")`,
+// `is_explicit("cross_entropy")` false) to the ones `stack` ships.
+void apply_stack_kernels(const StackSettings& stack,
+                         const std::function<bool(std::string_view key)>& is_explicit,
+                         ModelSpec& model);
+
+}  // namespace capsim

@@ -465,10 +465,10 @@ std::string write_karpenter(const ImportedPolicy& policy) {
     }
     reqs.push_back({{"key", "karpenter.sh/capacity-type"}, {"operator", "In"}, {"values", types}});
     spec["template"]["spec"]["requirements"] = reqs;
-    spec["template"]["spec"]["nodeClassRef"] = {
-        {"group", "karpenter.k8s.aws"},
-        {"kind", "EC2NodeClass"},
-        {"name", g.node_class.empty() ? "default" : g.node_class}};
+    if (!g.node_class.empty()) {
+      spec["template"]["spec"]["nodeClassRef"] = {
+          {"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", g.node_class}};
+    }
     spec["template"]["spec"]["expireAfter"] = never(knob_seconds(k.at("expire_after")));
     spec["disruption"]["consolidationPolicy"] = k.at("consolidation_policy");
     spec["disruption"]["consolidateAfter"] = never(knob_seconds(k.at("consolidate_after")));

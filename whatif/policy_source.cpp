@@ -202,6 +202,7 @@ ImportedPolicy as_karpenter(const PolicySpec& policy, const std::vector<NodePool
                      ? std::vector<Pricing>{Pricing::kSpot}
                      : std::vector<Pricing>{Pricing::kCapacityBlock, Pricing::kReserved};
     g.max_gpus = p.max_nodes * p.gpus_per_node();
+    g.node_class = "default";  // Karpenter's getting-started EC2NodeClass
     out.groups.push_back(std::move(g));
   }
   return out;

@@ -472,6 +472,11 @@ WhatIf read(io::JsonReader& r, const std::string& base_dir, const std::string* e
     w.recommend = read_recommendation(*rec);
   r.finish();
   settle_unmodelled(unmodelled, w.notes, options.allow_unmodelled);
+  // Two policies read from one file note its keys once.
+  std::set<std::string> seen_notes;
+  std::erase_if(w.notes, [&](const io::InputProblem& n) {
+    return !seen_notes.insert(io::describe_problem(n)).second;
+  });
   check_jobs_fit_largest_pool(w.pools, w.jobs, file, "");
   for (const auto& p : w.policies) {
     if (!p.pools.empty())

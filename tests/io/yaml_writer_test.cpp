@@ -1,0 +1,31 @@
+// YAML written by capsim reads back as the same JSON, strings that look like numbers included.
+#include "io/yaml_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "io/yaml_document.hpp"
+
+namespace capsim::io {
+namespace {
+
+TEST(YamlWriterTest, RoundTripsThroughTheReader) {
+  const nlohmann::json doc = {
+      {"apiVersion", "karpenter.sh/v1"},
+      {"numbers", {1, -2, 0.5, 1e300, 3.0}},
+      {"strings", {"8", "10%", "true", "null", "", "0x1F", "1e3", ".inf", "~", "plain"}},
+      {"nested", {{"a", {{"b", nlohmann::json::array()}}}, {"empty", nlohmann::json::object()}}},
+      {"flag", false},
+      {"8", "a key like a number"}};
+  const std::string text = write_yaml(doc, false, "a comment\nsecond line");
+  EXPECT_EQ(text.rfind("# a comment\n# second line\n", 0), 0u) << text;
+  EXPECT_EQ(parse_yaml_text(text, "t.yaml"), doc) << text;
+}
+
+TEST(YamlWriterTest, WritesAStreamOfDocuments) {
+  const nlohmann::json docs = {{{"kind", "NodePool"}}, {{"kind", "EC2NodeClass"}}};
+  EXPECT_EQ(parse_yaml_text(write_yaml(docs, true, ""), "t.yaml"), docs);
+}
+
+}  // namespace
+}  // namespace capsim::io

@@ -167,6 +167,8 @@ TEST(WhatIfCliTest, OnlyLauncherRankZeroRunsAndPrints) {
 
 }  // namespace
 
+namespace {
+
 TEST(WhatIfCliTest, ReservedPoolIsBilledForEveryNodeAllRun) {
   const Outcome r = capsim(kDir + "/whatif/reserved.json --json");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -208,3 +210,5 @@ TEST(WhatIfCliTest, UnmodelledConfigurationKeysExitTwoUnlessAllowed) {
             std::string::npos)
       << r.out;
 }
+
+}  // namespace

@@ -144,7 +144,8 @@ std::vector<Flag> flags_of_manifest(const ConfigFile& f, ConfigReading& out) {
       throw io::InputError(f.path, ptr,
                            "expected a Kubernetes object, got " + io::describe_json(doc));
     }
-    const std::string kind = doc.value("kind", "");
+    const std::string kind =
+        doc.contains("kind") && doc.at("kind").is_string() ? doc.at("kind").get<std::string>() : "";
     const nlohmann::json* containers = nullptr;
     const std::string cptr = ptr + "/spec/template/spec/containers";
     if (kind == "Deployment") {

@@ -108,7 +108,7 @@ std::pair<const nlohmann::json*, std::string> find_raycluster(const ConfigFile& 
   std::string ptr;
   for (std::size_t i = 0; i < f.json.size(); ++i) {
     const auto& d = f.json[i];
-    if (d.is_object() && d.value("kind", "") == "RayCluster") {
+    if (d.is_object() && d.contains("kind") && d.at("kind") == "RayCluster") {
       if (found != nullptr)
         throw io::InputError(f.path, "/" + std::to_string(i),
                              "a second RayCluster; give one per file");

@@ -98,9 +98,8 @@ int gpu_count(const std::string& gres, const std::string& file, const std::strin
   for (const auto& item : split_top(gres)) {
     if (item.rfind("gpu:", 0) != 0 && item != "gpu")
       continue;
-    std::string count = item.substr(item.rfind(':') + 1);
-    const auto paren = count.find('(');
-    count = count.substr(0, paren);  // gpu:8(S:0-1)
+    const std::string bare = item.substr(0, item.find('('));  // gpu:8(S:0-1): sockets dropped
+    const std::string count = bare.substr(bare.rfind(':') + 1);
     int n = 0;
     const auto res = std::from_chars(count.data(), count.data() + count.size(), n);
     if (item == "gpu" || res.ec != std::errc() || res.ptr != count.data() + count.size() || n < 1 ||

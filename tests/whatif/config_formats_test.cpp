@@ -372,3 +372,24 @@ TEST(ConfigFormatsTest, RandomPoliciesRoundTrip) {
 
 }  // namespace
 }  // namespace capsim::whatif
+
+namespace capsim::whatif {
+namespace {
+
+TEST(ConfigFormatsTest, OddButValidInputsAreRead) {
+  // GRES with a socket binding, a manifest whose kind is not a string
+  const ConfigReading slurm =
+      read_config_text(ConfigFormat::kSlurm,
+                       "NodeName=n[1-2] Gres=gpu:a100:8(S:0-1)\nPartitionName=p Nodes=n[1-2]\n",
+                       "slurm.conf", builtin_catalog());
+  EXPECT_EQ(slurm.policy.groups.at(0).gpus_per_node, 8);
+  EXPECT_EQ(error_of([] {
+              (void)read_config_text(ConfigFormat::kClusterAutoscaler, "kind: 5\n", "ca.yaml",
+                                     builtin_catalog());
+            }),
+            "ca.yaml: no Deployment with a cluster-autoscaler container (command or args running "
+            "cluster-autoscaler) found");
+}
+
+}  // namespace
+}  // namespace capsim::whatif

@@ -1,6 +1,7 @@
 // capsim whatif [WHATIF.json] [--json] [--seed N] [--seeds N] [--jobs N] [--policy NAME]...
-//               [--timeline OUT.csv] [--report OUT.html]
+//               [--timeline OUT.csv] [--report OUT.html] [--emit DIR] [--allow-unmodelled]
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -10,6 +11,8 @@
 #include "cli/commands.hpp"
 #include "cli/launcher_rank.hpp"
 #include "io/input_error.hpp"
+#include "whatif/policy_emit.hpp"
+#include "whatif/recommendation.hpp"
 #include "whatif/results.hpp"
 #include "whatif/runner.hpp"
 #include "whatif/whatif_io.hpp"
@@ -33,15 +36,21 @@ cxxopts::Options whatif_options() {
       "timeline", "write the timeline CSV (first replica of each policy)",
       cxxopts::value<std::string>())("report", "write an HTML report with SVG plots",
                                      cxxopts::value<std::string>())(
-      "print-default", "print the embedded default what-if and exit");
+      "print-default", "print the embedded default what-if and exit")(
+      "emit", "write the recommended policy's configuration into this folder",
+      cxxopts::value<std::string>())(
+      "allow-unmodelled",
+      "model a policy's configuration without the keys capsim does not model (listed as notes)");
   options.parse_positional({"whatif"});
   return options;
 }
 
 // The what-if file (or the embedded default) with --seed applied.
 whatif::WhatIf load_with_seed(const cxxopts::ParseResult& args) {
+  whatif::WhatIfReadOptions read_options;
+  read_options.allow_unmodelled = args.count("allow-unmodelled") > 0;
   whatif::WhatIf w = args.count("whatif") > 0
-                         ? whatif::load_whatif(args["whatif"].as<std::string>())
+                         ? whatif::load_whatif(args["whatif"].as<std::string>(), read_options)
                          : whatif::default_whatif();
   if (args.count("seed") > 0) {
     const long long seed = args["seed"].as<long long>();
@@ -119,6 +128,49 @@ std::vector<std::pair<std::string, std::string>> output_files(
   return files;
 }
 
+// The --emit folder's file for the recommended policy; the recommendation is returned for the
+// output. Throws InputError when no policy qualifies.
+std::pair<std::string, std::string> emit_file(const cxxopts::ParseResult& args,
+                                              const whatif::WhatIf& w,
+                                              const std::vector<whatif::PolicySpec>& policies,
+                                              const std::vector<whatif::PolicyRuns>& runs,
+                                              whatif::RecommendedPolicy& chosen) {
+  std::string why_none;
+  const auto best = whatif::recommend(w, policies, runs, why_none);
+  if (!best)
+    throw io::InputError("--emit", "", why_none);
+  chosen = *best;
+  auto [name, text] = whatif::emitted_file(w, policies[best->index]);
+  return {(std::filesystem::path(args["emit"].as<std::string>()) / name).string(), text};
+}
+
+// Checks the --emit folder before the runs: an existing folder.
+void check_emit_folder(const cxxopts::ParseResult& args) {
+  if (args.count("emit") == 0)
+    return;
+  const std::string dir = args["emit"].as<std::string>();
+  if (!std::filesystem::is_directory(dir))
+    throw io::InputError("--emit " + dir, "", "not an existing folder");
+}
+
+// The notes on what the policies' configurations say that capsim does not model.
+std::string notes_text(const whatif::WhatIf& w) {
+  std::string out;
+  if (w.notes.empty())
+    return out;
+  out += "\nnot modelled (" + std::to_string(w.notes.size()) + " notes):\n";
+  for (const auto& n : w.notes)
+    out += "  " + io::describe_problem(n) + "\n";
+  return out;
+}
+
+nlohmann::json notes_json(const whatif::WhatIf& w) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& n : w.notes)
+    out.push_back({{"file", n.file}, {"pointer", n.pointer}, {"message", n.message}});
+  return out;
+}
+
 int whatif_main(int argc, char** argv) {
   cxxopts::Options options = whatif_options();
   cxxopts::ParseResult args;
@@ -133,15 +185,37 @@ int whatif_main(int argc, char** argv) {
   const int jobs = args["jobs"].as<int>();
   check_jobs(jobs);
   check_whatif_outputs(args, w);
+  check_emit_folder(args);
   auto policies = whatif::expand_policies(w);
   keep_selected_policies(args, policies);
   const auto runs = whatif::run_all(w, policies, replicas, jobs);
-  // Both outputs or neither.
-  io::write_files_atomically(output_files(args, w, runs));
+  auto files = output_files(args, w, runs);
+  whatif::RecommendedPolicy chosen;
+  if (args.count("emit") > 0)
+    files.push_back(emit_file(args, w, policies, runs, chosen));
+  // Every output or none.
+  io::write_files_atomically(files);
+  const bool emitted = args.count("emit") > 0;
   if (args.count("json") > 0) {
-    std::cout << whatif::summary_json(w, runs).dump(2) << "\n";
+    nlohmann::json out = whatif::summary_json(w, runs);
+    if (!w.notes.empty())
+      out["notes"] = notes_json(w);
+    if (emitted) {
+      out["recommended"] = {{"policy", policies[chosen.index].name},
+                            {"by", w.recommend.by},
+                            {"value", chosen.value},
+                            {"file", files.back().first}};
+    }
+    std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << whatif::comparison_table(w, runs);
+    std::cout << whatif::comparison_table(w, runs) << notes_text(w);
+    if (emitted) {
+      std::cout << "\nrecommended: " << policies[chosen.index].name << " (lowest " << w.recommend.by
+                << " among the policies that finish every job";
+      if (w.recommend.max_queue_wait_p95_s)
+        std::cout << " within the p95 queue-wait bound";
+      std::cout << "); wrote " << files.back().first << "\n";
+    }
   }
   return 0;
 }

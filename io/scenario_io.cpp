@@ -554,7 +554,10 @@ Scenario with_parallelism_document(const Scenario& base, const nlohmann::json& p
   Scenario sc = base;
   sc.parallelism = JsonReader::read_document(
       parallelism_doc, file,
-      [&base](JsonReader& r) { return read_parallelism(r, base.model.moe.has_value()); },
+      [&base](JsonReader& r) {
+        return read_parallelism(r, base.model.moe.has_value(),
+                                base.stack != nullptr ? &base.stack->settings : nullptr);
+      },
       "/parallelism");
   const std::vector<estimate::LayoutProblem> problems =
       estimate::layout_problems(sc.model, sc.cluster, sc.parallelism);

@@ -173,6 +173,10 @@ class Converter {
 
 }  // namespace
 
+bool plain_scalar_is_string(const std::string& text) {
+  return resolve_plain(text).is_string();
+}
+
 nlohmann::json parse_yaml_file(const std::string& path) {
   return parse_yaml_text(read_input_file(path, InputKind::kJson), path);
 }

@@ -23,4 +23,7 @@ inline constexpr std::size_t kMaxYamlValues = std::size_t{1} << 20;
 // The same for text attributed to `name`.
 [[nodiscard]] nlohmann::json parse_yaml_text(std::string_view text, const std::string& name);
 
+// Whether `text`, written as a plain (unquoted) scalar, reads back as that string.
+[[nodiscard]] bool plain_scalar_is_string(const std::string& text);
+
 }  // namespace capsim::io

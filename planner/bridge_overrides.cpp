@@ -163,9 +163,9 @@ std::vector<std::string> bridge_unexpressed(const Scenario& scenario) {
 }
 
 std::string bridge_overrides_yaml(const Scenario& scenario) {
-  return io::yaml_text(bridge_overrides(scenario),
-                       "Megatron-Bridge recipe overrides for " + scenario.name +
-                           " (capsim export bridge; read back by capsim import bridge)");
+  return io::write_yaml(bridge_overrides(scenario), false,
+                        "Megatron-Bridge recipe overrides for " + scenario.name +
+                            " (capsim export bridge; read back by capsim import bridge)");
 }
 
 }  // namespace capsim::planner

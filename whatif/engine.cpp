@@ -43,6 +43,14 @@ std::vector<sim::HostSpec> node_slots(const WhatIf& whatif, detail::Cluster& clu
 }  // namespace
 
 PolicyResult run_policy(const WhatIf& whatif, const PolicySpec& policy, std::uint64_t seed) {
+  if (!policy.pools.empty()) {
+    // A policy read from a configuration runs on its own node groups' pools.
+    WhatIf own = whatif;
+    own.pools = policy.pools;
+    PolicySpec on_own = policy;
+    on_own.pools.clear();
+    return run_policy(own, on_own, seed);
+  }
   detail::RunState run(whatif, policy, seed);
   run.world.build(node_slots(whatif, run.cluster), static_cast<int>(whatif.jobs.size()));
   run.world.start_control_loop([&run] { detail::run_control_loop(run); });

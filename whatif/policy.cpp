@@ -270,6 +270,24 @@ const std::vector<KnobInfo>& preset_knobs(const std::string& preset) {
   return kInfos.at(preset);
 }
 
+nlohmann::json complete_knobs(const std::string& preset, const nlohmann::json& knobs) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& def : registry().at(preset)) {
+    const nlohmann::json value = knobs.contains(def.info.name)
+                                     ? knobs.at(def.info.name)
+                                     : nlohmann::json::parse(def.info.default_value);
+    if (def.kind == Kind::kDuration)
+      out[def.info.name] = duration_knob(knob_seconds(value));
+    else if (def.kind == Kind::kInt)
+      out[def.info.name] = value.get<std::int64_t>();
+    else if (def.kind == Kind::kNumber)
+      out[def.info.name] = value.get<double>();
+    else
+      out[def.info.name] = value;
+  }
+  return out;
+}
+
 PolicySpec make_policy(const std::string& name, const std::string& preset,
                        const nlohmann::json& knobs, const std::string& file,
                        const std::string& pointer) {

@@ -31,4 +31,9 @@ struct KnobInfo {
                                      const nlohmann::json& knobs, const std::string& file,
                                      const std::string& pointer);
 
+// Returns every knob of `preset`: the value in `knobs` or the default, durations written as
+// seconds ("600s"), so two knob sets that configure the same loop compare equal.
+// REQUIRES: `knobs` passes make_policy for `preset`.
+[[nodiscard]] nlohmann::json complete_knobs(const std::string& preset, const nlohmann::json& knobs);
+
 }  // namespace capsim::whatif

@@ -14,13 +14,21 @@
 #include "models/scenario.hpp"
 #include "traces/job_trace.hpp"
 
+#include "io/input_error.hpp"
 #include "whatif/fabric_slowdown.hpp"
+#include "whatif/imported_policy.hpp"
 
 namespace capsim::whatif {
 
-// Node pools buy on-demand, spot or capacity-block nodes (capsim::Pricing; reserved is a
-// planner-only option).
+// Node pools buy on-demand, spot, capacity-block or reserved nodes (capsim::Pricing), as
+// `capsim plan` prices them.
 using capsim::Pricing;
+
+// Whether a pool of this pricing is paid for all its max_nodes over the whole run (a capacity
+// block or a reservation, bought upfront), rather than per second of each node's life.
+[[nodiscard]] inline bool is_committed(Pricing pricing) {
+  return pricing == Pricing::kCapacityBlock || pricing == Pricing::kReserved;
+}
 
 // A positive delay: fixed (p95 == median) or log-normal with the given median and 95th
 // percentile (lognormal fits launch tails well: docs/design/autoscaling.md §2.1).
@@ -109,6 +117,11 @@ struct PolicySpec {
   std::string preset;
   nlohmann::json knobs = nlohmann::json::object();
   ControlLoop loop;
+  // The pools this policy runs on instead of the what-if's (a configuration's node groups);
+  // empty: the what-if's.
+  std::vector<NodePool> pools;
+  // The configuration the policy was read from, for `--emit`.
+  std::optional<ImportedPolicy> imported;
 };
 
 // A sweep over one knob of one policy; each value becomes a policy variant.
@@ -119,6 +132,14 @@ struct Sweep {
 };
 
 enum class QueueOrder { kFirstFit, kFifo };
+
+// How `--emit` picks the policy to write back: the lowest mean of `by` among the policies that
+// finish every job (and keep the mean p95 queue wait within the bound, when one is set); the
+// oracle, which no autoscaler can run, is never picked.
+struct Recommendation {
+  std::string by = "cost_usd";
+  std::optional<double> max_queue_wait_p95_s;
+};
 
 // Throughput of a scenario job at each GPU count, memoised by the loader (tokens/s).
 struct ScenarioJobModel {
@@ -147,6 +168,9 @@ struct WhatIf {
   // slowdown (whatif/fabric_slowdown.hpp).
   std::optional<WhatIfFabric> fabric;
   std::map<FabricShape, double> fabric_slowdowns;
+  Recommendation recommend;
+  // What the policies' configurations say that capsim does not model (docs/whatif.md).
+  std::vector<io::InputProblem> notes;
 };
 
 }  // namespace capsim::whatif

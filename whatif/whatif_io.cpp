@@ -13,6 +13,8 @@
 #include "io/json_reader.hpp"
 #include "whatif/detail/embedded_default.hpp"
 #include "whatif/policy.hpp"
+#include "whatif/policy_source.hpp"
+#include "whatif/recommendation.hpp"
 #include "whatif/throughput.hpp"
 
 namespace capsim::whatif {
@@ -41,7 +43,8 @@ Delay read_delay(io::JsonReader& parent, const std::string& key, Delay dflt) {
 }
 
 Pricing read_pricing(io::JsonReader& r) {
-  return *pricing_from_string(r.required_enum("pricing", {"on-demand", "spot", "capacity-block"}));
+  return *pricing_from_string(
+      r.required_enum("pricing", {"on-demand", "spot", "capacity-block", "reserved"}));
 }
 
 NodePool read_pool(io::JsonReader& r, Catalog& catalog) {
@@ -77,9 +80,7 @@ NodePool read_pool(io::JsonReader& r, Catalog& catalog) {
   } else if (pool.pricing == Pricing::kSpot) {
     throw r.error("price", "a spot pool needs \"price\" (spot prices move; see docs/whatif.md)");
   } else {
-    pool.price_usd_per_hour = pool.pricing == Pricing::kCapacityBlock
-                                  ? spec->capacity_block_usd_per_hour
-                                  : spec->on_demand_usd_per_hour;
+    pool.price_usd_per_hour = catalog_price_usd_per_hour(*spec, pool.pricing);
     if (pool.price_usd_per_hour <= 0) {
       throw r.error("price", "the catalog has no " + std::string(to_string(pool.pricing)) +
                                  " price for " + instance + "; give \"price\"");
@@ -248,11 +249,10 @@ void read_run_settings(io::JsonReader& r, const std::string& file, WhatIf& w) {
 }
 
 // The /pools array, with unique pool names.
-std::vector<NodePool> read_pools(io::JsonReader& r) {
+std::vector<NodePool> read_pools(io::JsonReader& r, Catalog& catalog) {
   const auto pools = r.array("pools", 1);
   std::vector<NodePool> out;
   std::set<std::string> pool_names;
-  Catalog catalog;  // an instance one pool defines, the later ones may name
   for (std::size_t i = 0; i < pools.size(); ++i) {
     io::JsonReader pr(pools[i], r, r.pointer_to("pools") + "/" + std::to_string(i));
     out.push_back(read_pool(pr, catalog));
@@ -277,11 +277,81 @@ std::vector<traces::JobRecord> read_any_jobs(io::JsonReader& r, const std::strin
   return jobs;
 }
 
-// One /policies entry: a preset, an optional name (default: the preset) and its knobs.
+// What a /policies entry needs besides itself: the pools its configuration maps onto, the
+// catalog its instance types are checked against, and where notes and problems go.
+struct PolicyContext {
+  const std::string& base_dir;
+  const std::vector<NodePool>& pools;
+  const Catalog& catalog;
+  std::vector<io::InputProblem>& notes;
+  std::vector<io::InputProblem>& unmodelled;
+};
+
+// A /policies entry {"from": FORMAT, "file": PATH or [PATH, ...], "name", "knobs"}: the
+// configuration's preset, knobs (the entry's knobs on top) and node groups as pools.
+PolicySpec read_policy_from(io::JsonReader& pr, const std::string& ptr, PolicyContext& ctx) {
+  const std::string format_name = pr.required_enum("from", config_format_names());
+  const ConfigFormat format = *config_format_from_string(format_name);
+  std::vector<std::string> paths;
+  if (pr.has("file") && pr.json().at("file").is_array()) {
+    const auto items = pr.array("file", 1);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!items[i].is_string())
+        throw io::InputError(pr.file(), ptr + "/file/" + std::to_string(i), "expected a path");
+      paths.push_back(items[i].get<std::string>());
+    }
+  } else {
+    paths.push_back(pr.required_string("file"));
+  }
+  if (paths.size() > 1 && format != ConfigFormat::kKarpenter)
+    throw pr.error("file",
+                   "only a Karpenter policy reads several files (NodePools and EC2NodeClasses)");
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string full =
+        (std::filesystem::path(ctx.base_dir) / paths[i]).lexically_normal().string();
+    if (!std::filesystem::is_regular_file(full)) {
+      throw io::InputError(
+          pr.file(),
+          ptr + "/file" +
+              (paths.size() > 1 && pr.json().at("file").is_array() ? "/" + std::to_string(i) : ""),
+          "configuration file \"" + full + "\" does not exist or is not a file");
+    }
+    paths[i] = full;
+  }
+  ConfigReading reading = read_config(format, paths, ctx.catalog);
+  const std::string name = pr.optional_string("name", reading.policy.name);
+  nlohmann::json knobs = reading.policy.knobs;
+  if (pr.has("knobs")) {
+    (void)pr.object("knobs");
+    for (const auto& [k, v] : pr.json().at("knobs").items())
+      knobs[k] = v;
+  }
+  pr.finish();
+  PolicySpec spec = make_policy(name, reading.policy.preset, knobs, pr.file(), ptr);
+  spec.pools =
+      pools_for_groups(reading.policy, ctx.pools, pr.file(), ptr + "/file", reading.unmodelled);
+  reading.policy.knobs = spec.knobs;
+  reading.policy.name = name;
+  spec.imported = reading.policy;
+  for (auto& n : reading.notes)
+    ctx.notes.push_back(std::move(n));
+  for (auto& u : reading.unmodelled)
+    ctx.unmodelled.push_back(std::move(u));
+  return spec;
+}
+
+// One /policies entry: a preset, an optional name (default: the preset) and its knobs, or a
+// configuration to read (read_policy_from).
 PolicySpec read_policy(const nlohmann::json& value, const io::JsonReader& parent,
-                       const std::string& ptr, std::set<std::string>& names) {
+                       const std::string& ptr, std::set<std::string>& names, PolicyContext& ctx) {
   io::JsonReader pr(value, parent, ptr);
   const std::string& file = parent.file();
+  if (pr.has("from")) {
+    PolicySpec spec = read_policy_from(pr, ptr, ctx);
+    if (!names.insert(spec.name).second)
+      throw pr.error("name", "duplicate policy name \"" + spec.name + "\"");
+    return spec;
+  }
   const std::string preset = pr.required_enum("preset", preset_names());
   const std::string name = pr.optional_string("name", preset);
   if (!names.insert(name).second) {
@@ -297,17 +367,27 @@ PolicySpec read_policy(const nlohmann::json& value, const io::JsonReader& parent
 }
 
 // /policies, or every preset with its defaults when the file gives none.
-std::vector<PolicySpec> read_policies(io::JsonReader& r, const std::string& file) {
+std::vector<PolicySpec> read_policies(io::JsonReader& r, const std::string& file,
+                                      PolicyContext& ctx) {
   if (!r.has("policies"))
     return default_policies(file);
   const auto policies = r.array("policies", 1);
   std::vector<PolicySpec> out;
   std::set<std::string> names;
   for (std::size_t i = 0; i < policies.size(); ++i) {
-    out.push_back(
-        read_policy(policies[i], r, r.pointer_to("policies") + "/" + std::to_string(i), names));
+    out.push_back(read_policy(policies[i], r, r.pointer_to("policies") + "/" + std::to_string(i),
+                              names, ctx));
   }
   return out;
+}
+
+// /recommend: how --emit ranks the policies.
+Recommendation read_recommendation(io::JsonReader& r) {
+  Recommendation rec;
+  rec.by = r.optional_enum("by", "cost_usd", recommendation_metrics());
+  rec.max_queue_wait_p95_s = r.optional_duration("max_queue_wait_p95");
+  r.finish();
+  return rec;
 }
 
 // /sweep: one knob of one named policy over a list of values. Each value is checked now by
@@ -338,37 +418,72 @@ Sweep read_sweep(io::JsonReader& s, const std::vector<PolicySpec>& policies,
   return sweep;
 }
 
-// Cross-field: every job must fit the largest pool.
-void check_jobs_fit_largest_pool(const WhatIf& w, const std::string& file) {
+// Cross-field: every job must fit the largest pool (of the what-if, and of each policy that
+// brings its own pools).
+void check_jobs_fit_largest_pool(const std::vector<NodePool>& pools,
+                                 const std::vector<traces::JobRecord>& jobs,
+                                 const std::string& file, const std::string& whose) {
   int largest = 0;
-  for (const auto& p : w.pools)
+  for (const auto& p : pools)
     largest = std::max(largest, p.max_nodes * p.gpus_per_node());
-  for (const auto& j : w.jobs) {
+  for (const auto& j : jobs) {
     if (j.min_gpus > largest) {
       throw io::InputError(file, "/jobs",
                            "job " + j.id + " needs " + std::to_string(j.min_gpus) +
-                               " GPUs but the largest pool holds " + std::to_string(largest));
+                               " GPUs but the largest pool" + whose + " holds " +
+                               std::to_string(largest));
     }
   }
 }
 
-WhatIf read(io::JsonReader& r, const std::string& base_dir, const std::string* embedded_trace) {
+// Unmodelled keys of the policies' configurations: one error listing them all, or, allowed,
+// notes.
+void settle_unmodelled(std::vector<io::InputProblem>& unmodelled,
+                       std::vector<io::InputProblem>& notes, bool allow) {
+  if (unmodelled.empty())
+    return;
+  if (!allow) {
+    for (auto& p : unmodelled)
+      p.message += " (changes the result; model it without: --allow-unmodelled)";
+    throw io::InputError(unmodelled);
+  }
+  for (auto& p : unmodelled)
+    notes.push_back(p);
+}
+
+WhatIf read(io::JsonReader& r, const std::string& base_dir, const std::string* embedded_trace,
+            const WhatIfReadOptions& options) {
   const std::string& file = r.file();
   r.expect_schema(kWhatIfSchema);
   WhatIf w;
   w.file = file;
   read_run_settings(r, file, w);
-  w.pools = read_pools(r);
+  Catalog catalog;  // an instance one pool defines, the later ones (and configurations) may name
+  w.pools = read_pools(r, catalog);
   if (auto f = r.optional_object("failures"))
     w.failures = read_failures(*f);
   w.jobs = read_any_jobs(r, base_dir, embedded_trace, w.pools);
-  w.policies = read_policies(r, file);
+  std::vector<io::InputProblem> unmodelled;
+  PolicyContext ctx{base_dir, w.pools, catalog, w.notes, unmodelled};
+  w.policies = read_policies(r, file, ctx);
   if (auto s = r.optional_object("sweep"))
     w.sweep = read_sweep(*s, w.policies, file);
   if (auto f = r.optional_object("fabric"))
     w.fabric = read_whatif_fabric(*f);
+  if (auto rec = r.optional_object("recommend"))
+    w.recommend = read_recommendation(*rec);
   r.finish();
-  check_jobs_fit_largest_pool(w, file);
+  settle_unmodelled(unmodelled, w.notes, options.allow_unmodelled);
+  // Two policies read from one file note its keys once.
+  std::set<std::string> seen_notes;
+  std::erase_if(w.notes, [&](const io::InputProblem& n) {
+    return !seen_notes.insert(io::describe_problem(n)).second;
+  });
+  check_jobs_fit_largest_pool(w.pools, w.jobs, file, "");
+  for (const auto& p : w.policies) {
+    if (!p.pools.empty())
+      check_jobs_fit_largest_pool(p.pools, w.jobs, file, " of policy \"" + p.name + "\"");
+  }
   fill_scenario_models(w, default_throughput());
   if (w.fabric)
     fill_fabric_slowdowns(w);
@@ -376,22 +491,22 @@ WhatIf read(io::JsonReader& r, const std::string& base_dir, const std::string* e
 }
 
 WhatIf read(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
-            const std::string* embedded_trace) {
+            const std::string* embedded_trace, const WhatIfReadOptions& options = {}) {
   return io::JsonReader::read_document(
-      json, file, [&](io::JsonReader& r) { return read(r, base_dir, embedded_trace); });
+      json, file, [&](io::JsonReader& r) { return read(r, base_dir, embedded_trace, options); });
 }
 
 }  // namespace
 
-WhatIf load_whatif(const std::string& path) {
+WhatIf load_whatif(const std::string& path, const WhatIfReadOptions& options) {
   const nlohmann::json json = io::JsonReader::parse_file(path);
   const auto base = std::filesystem::path(path).parent_path().string();
-  return read(json, path, base, nullptr);
+  return read(json, path, base, nullptr, options);
 }
 
-WhatIf read_whatif(const nlohmann::json& json, const std::string& file,
-                   const std::string& base_dir) {
-  return read(json, file, base_dir, nullptr);
+WhatIf read_whatif(const nlohmann::json& json, const std::string& file, const std::string& base_dir,
+                   const WhatIfReadOptions& options) {
+  return read(json, file, base_dir, nullptr, options);
 }
 
 std::string_view default_whatif_text() {
@@ -419,8 +534,13 @@ std::vector<PolicySpec> expand_policies(const WhatIf& whatif) {
       nlohmann::json knobs = p.knobs;
       knobs[sweep.knob] = v;
       const std::string value = v.is_string() ? v.get<std::string>() : v.dump();
-      out.push_back(make_policy(p.name + "[" + sweep.knob + "=" + value + "]", p.preset, knobs,
-                                whatif.file, "/sweep"));
+      PolicySpec variant = make_policy(p.name + "[" + sweep.knob + "=" + value + "]", p.preset,
+                                       knobs, whatif.file, "/sweep");
+      variant.pools = p.pools;
+      variant.imported = p.imported;
+      if (variant.imported)
+        variant.imported->knobs = variant.knobs;
+      out.push_back(std::move(variant));
     }
   }
   return out;

@@ -74,6 +74,21 @@ def test_layouts_after_the_first_are_checked_as_whole_scenarios_are():
     assert [("error" in f) for f in by_layout] == [False, True, True, True, True, False, True]
 
 
+def test_a_named_stack_reaches_every_layout():
+    # The base's stack sets the unsaid stack keys of every layout, the first and the later ones.
+    base = load(BASE)
+    base["stack"] = "megatron-core"
+    sweep = layouts()[:6]
+    scenarios = []
+    for layout in sweep:
+        scenario = load(BASE)
+        scenario["stack"] = "megatron-core"
+        scenario["parallelism"].update(layout)
+        scenarios.append(scenario)
+    assert without_file(capsim.estimate(base, parallelism=sweep, errors="record")) == \
+        without_file(capsim.estimate(scenarios, errors="record"))
+
+
 def test_a_broken_base_fails_every_layout():
     base = load(BASE)
     base["model"]["hidden_size"] = "big"

@@ -12,7 +12,6 @@
 #include "io/bridge_precision.hpp"
 #include "io/scenario_io.hpp"
 #include "io/yaml_document.hpp"
-#include "io/yaml_writer.hpp"
 #include "tests/io/error_of.hpp"
 
 namespace capsim::io {
@@ -240,18 +239,6 @@ TEST(BridgeKeysTest, ArgumentsAndKeysMapBothWays) {
   EXPECT_FALSE(argument_of_bridge_key("checkpoint", "save").has_value());
   EXPECT_NE(ignored_bridge_section("logger"), nullptr);
   EXPECT_EQ(ignored_bridge_section("model"), nullptr);
-}
-
-TEST(YamlWriterTest, TextReadsBackAsTheDocument) {
-  const nlohmann::ordered_json doc = {
-      {"model", {{"num_layers", 2}, {"name", "true"}, {"dropout", 0.1}, {"ratio", 2.0}}},
-      {"list", {1, 2, 3}},
-      {"flag", false},
-      {"none", nullptr},
-      {"text", "12"}};
-  const std::string text = yaml_text(doc, "two\nlines");
-  EXPECT_EQ(text.rfind("# two\n# lines\nmodel:\n", 0), 0U) << text;
-  EXPECT_EQ(parse_yaml_text(text, "w.yaml"), nlohmann::json::parse(doc.dump()));
 }
 
 }  // namespace

@@ -166,3 +166,49 @@ TEST(WhatIfCliTest, OnlyLauncherRankZeroRunsAndPrints) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(WhatIfCliTest, ReservedPoolIsBilledForEveryNodeAllRun) {
+  const Outcome r = capsim(kDir + "/whatif/reserved.json --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto p = nlohmann::json::parse(r.out).at("policies").at(0);
+  const double end_h = p.at("end_time_s").get<double>() / 3600.0;
+  // p4d.24xlarge reserved: $13.92 per node-hour in the catalog (docs/planner.md), 3 nodes held
+  EXPECT_NEAR(p.at("cost_by_pricing_usd").at("reserved").get<double>(), 3 * end_h * 13.92, 1e-6);
+  EXPECT_NEAR(p.at("cost_usd").get<double>(), 3 * end_h * 13.92, 1e-6);
+}
+
+TEST(WhatIfCliTest, EmitWritesTheRecommendedPolicyBack) {
+  const std::string dir = ::testing::TempDir() + "/capsim_emit";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const Outcome r = capsim(kDir + "/whatif/from_ca.json --json --emit " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  // the oracle is never recommended; the file's CA keeps fewer nodes than static
+  EXPECT_EQ(j.at("recommended").at("policy"), "ca-file");
+  EXPECT_EQ(j.at("recommended").at("file"), dir + "/cluster-autoscaler.flags");
+  ASSERT_EQ(j.at("notes").size(), 1u);
+  EXPECT_EQ(j.at("notes").at(0).at("pointer"), "line 2");
+  std::ifstream in(dir + "/cluster-autoscaler.flags");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("--scale-down-unneeded-time=2m\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("--nodes=0:3:od\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("--expander=price\n"), std::string::npos) << text.str();
+  EXPECT_EQ(capsim(kDir + "/whatif/from_ca.json --emit /no/such/folder").code, 2);
+}
+
+TEST(WhatIfCliTest, UnmodelledConfigurationKeysExitTwoUnlessAllowed) {
+  const std::string file =
+      std::string(CAPSIM_TEST_DATA_DIR) + "/autoscaler/bad/whatif_unmodelled.json";
+  EXPECT_EQ(capsim(file).code, 2);
+  const Outcome r = capsim(file + " --allow-unmodelled");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("karpenter_cpu_limit.yaml:/spec/limits/cpu: not modelled"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace

@@ -84,10 +84,16 @@ TEST(WhatIfIoTest, EveryRuleHasItsMessage) {
                               0),
             0u);
   j = base();
-  j["pools"][0]["pricing"] = "reserved";
+  j["pools"][0]["pricing"] = "savings-plan";
   EXPECT_EQ(error_of(j),
             "w.json:/pools/0/pricing: expected one of on-demand, spot, "
-            "capacity-block, got \"reserved\"");
+            "capacity-block, reserved, got \"savings-plan\"");
+  j = base();
+  j["pools"][0]["instance"] = "dgx-h100";
+  j["pools"][0]["pricing"] = "reserved";
+  EXPECT_EQ(error_of(j),
+            "w.json:/pools/0/price: the catalog has no reserved price for dgx-h100; give "
+            "\"price\"");
   j = base();
   j["pools"][0]["pricing"] = "spot";
   EXPECT_EQ(error_of(j),
@@ -301,6 +307,20 @@ TEST(WhatIfIoTest, InlineJobs) {
   j["jobs"][1]["job_id"] = "a";
   j["jobs"][0]["submit"] = "3651d";
   EXPECT_EQ(error_of(j), "w.json:/jobs/0/submit: expected a submit time between 0 and 3650 days");
+}
+
+}  // namespace
+}  // namespace capsim::whatif
+
+namespace capsim::whatif {
+namespace {
+
+TEST(WhatIfIoTest, ReservedPoolTakesTheCatalogReservedPrice) {
+  nlohmann::json j = base();
+  j["pools"][0]["pricing"] = "reserved";
+  const WhatIf w = read_whatif(j, "w.json", kDir);
+  EXPECT_EQ(w.pools[0].pricing, Pricing::kReserved);
+  EXPECT_DOUBLE_EQ(w.pools[0].price_usd_per_hour, 13.92);  // p4d.24xlarge, docs/planner.md
 }
 
 }  // namespace

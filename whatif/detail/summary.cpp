@@ -15,9 +15,10 @@ double bill(PolicyResult& r, const Cluster& c, double end_time_s) {
   double billed_gpu_s = 0.0;
   for (std::size_t p = 0; p < c.pools.size(); ++p) {
     const auto& spec = c.w.pools[p];
-    // A capacity block is paid for every reserved node for the whole run, used or not.
+    // A capacity block or a reservation is paid for every node it holds for the whole run, used
+    // or not.
     const double node_s =
-        spec.pricing == Pricing::kCapacityBlock ? spec.max_nodes * end_time_s : c.pools[p].billed_s;
+        is_committed(spec.pricing) ? spec.max_nodes * end_time_s : c.pools[p].billed_s;
     const double cost = node_s / 3600.0 * spec.price_usd_per_hour;
     r.cost_by_pricing_usd[to_string(spec.pricing)] += cost;
     r.cost_usd += cost;

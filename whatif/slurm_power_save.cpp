@@ -1,0 +1,395 @@
+#include "whatif/slurm_power_save.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "io/input_error.hpp"
+#include "io/json_reader.hpp"
+#include "io/key_value_lines.hpp"
+#include "whatif/policy.hpp"
+
+namespace capsim::whatif {
+namespace {
+
+constexpr double kNeverS = 365.0 * 86400.0;
+constexpr std::size_t kMaxHosts = 100000;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Splits at commas outside brackets.
+std::vector<std::string> split_top(const std::string& s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (const char c : s) {
+    if (c == '[')
+      ++depth;
+    if (c == ']')
+      --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+void expand_one(const std::string& name, const std::string& file, const std::string& where,
+                std::vector<std::string>& out) {
+  const auto open = name.find('[');
+  if (open == std::string::npos) {
+    if (name.empty() || name.find(']') != std::string::npos)
+      throw io::InputError(file, where, "malformed hostlist \"" + name + "\"");
+    out.push_back(name);
+    return;
+  }
+  const auto close = name.find(']', open);
+  if (close == std::string::npos)
+    throw io::InputError(file, where, "hostlist \"" + name + "\": \"[\" without \"]\"");
+  const std::string prefix = name.substr(0, open);
+  const std::string suffix = name.substr(close + 1);
+  std::stringstream ranges(name.substr(open + 1, close - open - 1));
+  for (std::string range; std::getline(ranges, range, ',');) {
+    const auto dash = range.find('-');
+    const std::string lo = range.substr(0, dash);
+    const std::string hi = dash == std::string::npos ? lo : range.substr(dash + 1);
+    long a = 0;
+    long b = 0;
+    const auto r1 = std::from_chars(lo.data(), lo.data() + lo.size(), a);
+    const auto r2 = std::from_chars(hi.data(), hi.data() + hi.size(), b);
+    if (lo.empty() || hi.empty() || r1.ec != std::errc() || r1.ptr != lo.data() + lo.size() ||
+        r2.ec != std::errc() || r2.ptr != hi.data() + hi.size() || a < 0 || b < a) {
+      throw io::InputError(file, where, "hostlist \"" + name + "\": bad range \"" + range + "\"");
+    }
+    if (static_cast<std::size_t>(b - a) >= kMaxHosts)
+      throw io::InputError(file, where, "hostlist \"" + name + "\": more than 100000 hosts");
+    for (long i = a; i <= b; ++i) {
+      std::string n = std::to_string(i);
+      if (n.size() < lo.size())
+        n.insert(0, lo.size() - n.size(), '0');  // zero padding of the lower bound
+      expand_one(prefix + n + suffix, file, where, out);
+      if (out.size() > kMaxHosts)
+        throw io::InputError(file, where, "hostlist \"" + name + "\": more than 100000 hosts");
+    }
+  }
+}
+
+struct SlurmNode {
+  int gpus = 0;
+  int weight = 1;  // Slurm's default Weight
+  std::vector<std::string> features;
+  int line = 0;
+};
+
+// Gres=gpu:8 or gpu:a100:8 (other GRES noted by the caller): the GPU count, 0 without one.
+int gpu_count(const std::string& gres, const std::string& file, const std::string& where) {
+  for (const auto& item : split_top(gres)) {
+    if (item.rfind("gpu:", 0) != 0 && item != "gpu")
+      continue;
+    const std::string bare = item.substr(0, item.find('('));  // gpu:8(S:0-1): sockets dropped
+    const std::string count = bare.substr(bare.rfind(':') + 1);
+    int n = 0;
+    const auto res = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (item == "gpu" || res.ec != std::errc() || res.ptr != count.data() + count.size() || n < 1 ||
+        n > 1024)
+      throw io::InputError(file, where, "Gres \"" + item + "\": expected gpu:N or gpu:TYPE:N");
+    return n;
+  }
+  return 0;
+}
+
+double seconds_value(const io::KeyValue& kv, const std::string& file, const std::string& where,
+                     bool infinite_ok) {
+  const std::string v = lower(kv.value);
+  if (infinite_ok && (v == "infinite" || v == "-1" || v == "none"))
+    return kNeverS;
+  long n = 0;
+  const auto res = std::from_chars(kv.value.data(), kv.value.data() + kv.value.size(), n);
+  if (res.ec != std::errc() || res.ptr != kv.value.data() + kv.value.size() || n < 0 ||
+      n > static_cast<long>(kNeverS)) {
+    throw io::InputError(file, where,
+                         kv.key + ": expected whole seconds (0 to 31536000)" +
+                             std::string(infinite_ok ? " or INFINITE" : "") + ", got \"" +
+                             kv.value + "\"");
+  }
+  return static_cast<double>(n);
+}
+
+int int_value(const io::KeyValue& kv, const std::string& file, const std::string& where, int min,
+              int max) {
+  int n = 0;
+  const auto res = std::from_chars(kv.value.data(), kv.value.data() + kv.value.size(), n);
+  if (res.ec != std::errc() || res.ptr != kv.value.data() + kv.value.size() || n < min || n > max) {
+    throw io::InputError(file, where,
+                         kv.key + ": expected an integer in [" + std::to_string(min) + ", " +
+                             std::to_string(max) + "], got \"" + kv.value + "\"");
+  }
+  return n;
+}
+
+// Global keys that change scheduling or power saving in ways capsim does not model.
+const std::set<std::string>& unmodelled_keys() {
+  static const std::set<std::string> kKeys{"suspendrate",       "preempttype",      "preemptmode",
+                                           "prioritytype",      "schedulertype",    "overtimelimit",
+                                           "resumefailprogram", "suspendexcstates", "maxnodecount"};
+  return kKeys;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_hostlist(const std::string& list, const std::string& file,
+                                         const std::string& where) {
+  std::vector<std::string> out;
+  for (const auto& part : split_top(list))
+    expand_one(part, file, where, out);
+  return out;
+}
+
+ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
+  ConfigReading out;
+  out.policy.format = ConfigFormat::kSlurm;
+  out.policy.preset = "slurm-power-save";
+  const auto& path = file.path;
+  nlohmann::json knobs = nlohmann::json::object();
+  std::map<std::string, SlurmNode> nodes;  // by host name
+  std::vector<std::string> node_order;
+  SlurmNode node_default;
+  std::map<std::string, std::string> partition_default;
+  struct Partition {
+    std::string name;
+    std::vector<std::string> hosts;
+    int line = 0;
+  };
+  std::vector<Partition> partitions;
+  std::set<std::string> exc_nodes;
+  std::set<std::string> exc_parts;
+  std::set<std::string> seen;
+  std::vector<std::string> other_keys;
+  for (const auto& line : io::read_key_value_lines(file.text, path)) {
+    const std::string where = "line " + std::to_string(line.line);
+    const std::string head = lower(line.pairs.front().key);
+    if (head == "nodename") {
+      const std::string list = line.pairs.front().value;
+      SlurmNode n = node_default;
+      n.line = line.line;
+      for (std::size_t i = 1; i < line.pairs.size(); ++i) {
+        const auto& kv = line.pairs[i];
+        const std::string k = lower(kv.key);
+        if (k == "gres") {
+          n.gpus = gpu_count(kv.value, path, where);
+        } else if (k == "weight") {
+          n.weight = int_value(kv, path, where, 0, 65533);
+        } else if (k == "feature" || k == "features") {
+          n.features.clear();
+          for (const auto& f : split_top(kv.value))
+            n.features.push_back(f);
+        } else if (k == "state" || k == "cpus" || k == "realmemory" || k == "sockets" ||
+                   k == "corespersocket" || k == "threadspercore" || k == "boards" ||
+                   k == "tmpdisk" || k == "nodeaddr" || k == "nodehostname" || k == "port" ||
+                   k == "memspeclimit" || k == "corespeccount" || k == "cpuspeclist") {
+          // the node's hardware and addressing: capsim packs GPUs only
+        } else {
+          out.notes.push_back({path, where, "not modelled: NodeName " + kv.key});
+        }
+      }
+      if (lower(list) == "default") {
+        node_default = n;
+        continue;
+      }
+      for (const auto& host : expand_hostlist(list, path, where)) {
+        if (nodes.count(host) > 0)
+          throw io::InputError(path, where, "node \"" + host + "\" defined twice");
+        nodes[host] = n;
+        node_order.push_back(host);
+      }
+      continue;
+    }
+    if (head == "partitionname") {
+      std::map<std::string, std::string> attrs = partition_default;
+      for (std::size_t i = 1; i < line.pairs.size(); ++i)
+        attrs[lower(line.pairs[i].key)] = line.pairs[i].value;
+      if (lower(line.pairs.front().value) == "default") {
+        partition_default = attrs;
+        continue;
+      }
+      Partition p;
+      p.name = line.pairs.front().value;
+      p.line = line.line;
+      if (attrs.count("nodes") == 0)
+        throw io::InputError(path, where, "PartitionName " + p.name + " without Nodes=");
+      p.hosts = lower(attrs.at("nodes")) == "all" ? node_order
+                                                  : expand_hostlist(attrs.at("nodes"), path, where);
+      for (const auto& [k, v] : attrs) {
+        if (k == "nodes" || k == "state" || k == "default")
+          continue;
+        if (k == "maxtime" || k == "defaulttime" || k == "priorityjobfactor" ||
+            k == "prioritytier" || k == "maxnodes" || k == "minnodes" || k == "oversubscribe" ||
+            k == "preemptmode") {
+          out.unmodelled.push_back({path, where,
+                                    "not modelled: PartitionName " + k +
+                                        " (capsim's scheduler has no per-partition "
+                                        "limits, priorities or sharing)"});
+        } else {
+          out.notes.push_back({path, where, "not modelled: PartitionName " + k});
+        }
+      }
+      for (const auto& other : partitions) {
+        if (other.name == p.name)
+          throw io::InputError(path, where, "partition \"" + p.name + "\" defined twice");
+      }
+      partitions.push_back(std::move(p));
+      continue;
+    }
+    for (const auto& kv : line.pairs) {
+      const std::string k = lower(kv.key);
+      if (!seen.insert(k).second)
+        throw io::InputError(path, where, kv.key + " given twice");
+      if (k == "suspendtime") {
+        knobs["suspend_time"] = duration_knob(seconds_value(kv, path, where, true));
+      } else if (k == "suspendtimeout") {
+        knobs["suspend_timeout"] = duration_knob(seconds_value(kv, path, where, false));
+      } else if (k == "resumetimeout") {
+        knobs["resume_timeout"] = duration_knob(seconds_value(kv, path, where, false));
+      } else if (k == "resumerate") {
+        knobs["resume_rate"] = int_value(kv, path, where, 0, 1000000000);
+      } else if (k == "suspendexcnodes") {
+        for (const auto& h : expand_hostlist(kv.value.substr(0, kv.value.find(':')), path, where))
+          exc_nodes.insert(h);
+        if (kv.value.find(':') != std::string::npos) {
+          out.unmodelled.push_back({path, where,
+                                    "not modelled: SuspendExcNodes with a :count "
+                                    "(capsim keeps every listed node up)"});
+        }
+      } else if (k == "suspendexcparts") {
+        for (const auto& part : split_top(kv.value))
+          exc_parts.insert(part);
+      } else if (k == "slurmctldparameters") {
+        for (const auto& param : split_top(kv.value)) {
+          if (param.rfind("power_save_interval=", 0) == 0) {
+            const io::KeyValue v{"power_save_interval", param.substr(20)};
+            knobs["power_save_interval"] = duration_knob(seconds_value(v, path, where, false));
+            if (knob_seconds(knobs["power_save_interval"]) <= 0)
+              throw io::InputError(path, where, "power_save_interval must be positive");
+          } else {
+            out.notes.push_back({path, where, "not modelled: SlurmctldParameters " + param});
+          }
+        }
+      } else if (unmodelled_keys().count(k) > 0) {
+        out.unmodelled.push_back({path, where,
+                                  "not modelled: " + kv.key +
+                                      " (capsim's scheduler is first-fit without "
+                                      "preemption; power-downs are not rate-limited)"});
+      } else if (k == "resumeprogram" || k == "suspendprogram") {
+        out.notes.push_back(
+            {path, where,
+             "not modelled: " + kv.key + " (the what-if's pools give the launch delays)"});
+      } else {
+        other_keys.push_back(kv.key);
+      }
+    }
+  }
+  if (!other_keys.empty()) {
+    out.notes.push_back({path, "",
+                         "not modelled (" + io::join_names(other_keys) +
+                             "): daemons, authentication, logging and accounting do "
+                             "not change a what-if"});
+  }
+  if (partitions.empty())
+    throw io::InputError(path, "", "no PartitionName line: capsim needs the partitions to scale");
+  std::set<std::string> in_partition;
+  for (const auto& p : partitions) {
+    const std::string where = "line " + std::to_string(p.line);
+    NodeGroup g;
+    g.name = p.name;
+    int weight = -1;
+    for (const auto& h : p.hosts) {
+      const auto it = nodes.find(h);
+      if (it == nodes.end())
+        throw io::InputError(path, where,
+                             "partition " + p.name + ": node \"" + h + "\" has no NodeName line");
+      const SlurmNode& n = it->second;
+      if (it == nodes.find(p.hosts.front())) {
+        g.gpus_per_node = n.gpus;
+        weight = n.weight;
+        for (const auto& f : n.features) {
+          if (catalog.find_instance(f) != nullptr && g.instances.empty())
+            g.instances.push_back(f);
+        }
+      }
+      if (n.gpus != g.gpus_per_node) {
+        throw io::InputError(path, "line " + std::to_string(n.line),
+                             "partition " + p.name + " mixes nodes of " +
+                                 std::to_string(g.gpus_per_node) + " and " +
+                                 std::to_string(n.gpus) +
+                                 " GPUs; capsim's pool has one node type (split the partition)");
+      }
+      weight = std::min(weight, n.weight);
+      if (!in_partition.insert(h).second) {
+        out.unmodelled.push_back({path, where,
+                                  "not modelled: node " + h +
+                                      " in two partitions (capsim's pools do not "
+                                      "share nodes)"});
+      }
+      if (exc_nodes.count(h) > 0 || exc_parts.count(p.name) > 0)
+        ++g.min_nodes;
+    }
+    if (g.gpus_per_node == 0)
+      throw io::InputError(path, where, "partition " + p.name + ": its nodes have no Gres=gpu:N");
+    g.max_nodes = static_cast<int>(p.hosts.size());
+    g.weight = std::max(weight, 0);
+    out.policy.groups.push_back(std::move(g));
+  }
+  // Slurm allocates the lowest-Weight nodes first (slurm.conf, Weight).
+  std::stable_sort(out.policy.groups.begin(), out.policy.groups.end(),
+                   [](const NodeGroup& a, const NodeGroup& b) { return a.weight < b.weight; });
+  out.policy.name = out.policy.groups.front().name;
+  out.policy.knobs = complete_knobs("slurm-power-save", knobs);
+  return out;
+}
+
+std::string write_slurm_conf(const ImportedPolicy& policy) {
+  std::ostringstream os;
+  const auto& k = policy.knobs;
+  const auto secs = [&](const char* knob) {
+    return static_cast<long long>(std::llround(knob_seconds(k.at(knob))));
+  };
+  os << "# slurm.conf power saving, nodes and partitions written by capsim whatif --emit for "
+        "policy \""
+     << policy.name
+     << "\"\n# (merge into your slurm.conf; ResumeProgram and SuspendProgram stay yours)\n";
+  os << "SuspendTime=" << secs("suspend_time") << "\n";
+  os << "SuspendTimeout=" << secs("suspend_timeout") << "\n";
+  os << "ResumeTimeout=" << secs("resume_timeout") << "\n";
+  os << "ResumeRate=" << std::llround(k.at("resume_rate").get<double>()) << "\n";
+  os << "SlurmctldParameters=power_save_interval=" << secs("power_save_interval") << "\n";
+  std::string exc;
+  for (const auto& g : policy.groups) {
+    if (g.min_nodes > 0)
+      exc += (exc.empty() ? "" : ",") + g.name + "-[1-" + std::to_string(g.min_nodes) + "]";
+  }
+  if (!exc.empty())
+    os << "SuspendExcNodes=" << exc << "\n";
+  for (const auto& g : policy.groups) {
+    const std::string hosts = g.name + "-[1-" + std::to_string(g.max_nodes.value_or(1)) + "]";
+    os << "NodeName=" << hosts << " Gres=gpu:" << g.gpus_per_node
+       << " State=CLOUD Weight=" << g.weight;
+    if (!g.instances.empty())
+      os << " Feature=" << g.instances.front();
+    os << "\nPartitionName=" << g.name << " Nodes=" << hosts << " State=UP\n";
+  }
+  return os.str();
+}
+
+}  // namespace capsim::whatif

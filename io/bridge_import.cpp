@@ -26,24 +26,10 @@ constexpr auto kPrecisionDetails = std::to_array<std::string_view>(
     {"params_dtype", "pipeline_dtype", "autocast_enabled", "autocast_dtype", "fp8_margin",
      "fp8_amax_history_len", "fp8_amax_compute_algo", "reuse_grad_buf_for_mxfp8_param_ag"});
 
-// A key as a JSON pointer token (RFC 6901: "~" as "~0", "/" as "~1").
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::string pointer_of(std::string_view section, std::string_view key) {
-  std::string p = "/" + pointer_token(section);
+  std::string p = "/" + json_pointer_token(section);
   if (!key.empty())
-    p += "/" + pointer_token(key);
+    p += "/" + json_pointer_token(key);
   return p;
 }
 

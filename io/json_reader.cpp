@@ -73,20 +73,6 @@ const nlohmann::json& empty_object() {
   return kEmpty;
 }
 
-std::string escape_pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string format_number(double v) {
   std::ostringstream os;
   os << v;
@@ -185,7 +171,7 @@ class KeyTracker {
     std::string out = pointer(frames_.size() - 1);
     if (top.array)
       return out + "/" + std::to_string(top.index + 1);
-    return after_key_ ? out + "/" + escape_pointer_token(top.key) : (out.empty() ? "/" : out);
+    return after_key_ ? out + "/" + json_pointer_token(top.key) : (out.empty() ? "/" : out);
   }
 
  private:
@@ -206,7 +192,7 @@ class KeyTracker {
     std::string out;
     for (std::size_t i = 0; i < depth; ++i) {
       const Frame& f = frames_[i];
-      out += "/" + (f.array ? std::to_string(f.index) : escape_pointer_token(f.key));
+      out += "/" + (f.array ? std::to_string(f.index) : json_pointer_token(f.key));
     }
     return out;
   }
@@ -290,6 +276,20 @@ JsonReader::JsonReader(Absent /*absent*/, const JsonReader& parent, std::string 
   is_absent_ = true;
 }
 
+std::string json_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 nlohmann::json JsonReader::parse_file(const std::string& path) {
   return parse_text(read_input_file(path, InputKind::kJson), path);
 }
@@ -314,7 +314,7 @@ nlohmann::json JsonReader::parse_text(std::string_view text, const std::string& 
 }
 
 std::string JsonReader::pointer_to(const std::string& key) const {
-  return pointer_ + "/" + escape_pointer_token(key);
+  return pointer_ + "/" + json_pointer_token(key);
 }
 
 InputError JsonReader::error(const std::string& key, const std::string& message) const {

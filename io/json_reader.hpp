@@ -163,6 +163,9 @@ class JsonReader {
   std::map<std::string, std::string> unsupported_;  // key -> feature not modelled yet
 };
 
+// Escapes a key as a JSON pointer token (RFC 6901 §3: "~" as "~0", "/" as "~1").
+[[nodiscard]] std::string json_pointer_token(std::string_view key);
+
 // Describes a JSON value briefly for error messages: 200, "400", an object, an array.
 [[nodiscard]] std::string describe_json(const nlohmann::json& value);
 

@@ -19,21 +19,6 @@ namespace capsim::io {
 
 namespace {
 
-// JSON pointer token of a key (RFC 6901 §3: '~' as "~0", '/' as "~1").
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string at_mark(const YAML::Mark& mark) {
   return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
 }
@@ -155,7 +140,7 @@ class Converter {
                              "a key at " + at_mark(entry.first.Mark()) + " is not a scalar");
           }
           const std::string& key = entry.first.Scalar();
-          const std::string at = pointer + "/" + pointer_token(key);
+          const std::string at = pointer + "/" + json_pointer_token(key);
           if (out.contains(key))
             throw InputError(file_, at, "duplicate key (each key may appear once)");
           out[key] = convert(entry.second, at, depth + 1);

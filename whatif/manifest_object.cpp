@@ -10,19 +10,6 @@
 
 namespace capsim::whatif {
 
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
-
 ManifestObject::ManifestObject(const nlohmann::json& value, std::string file, std::string pointer,
                                ConfigReading& out)
     : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)), out_(&out) {
@@ -32,7 +19,7 @@ ManifestObject::ManifestObject(const nlohmann::json& value, std::string file, st
 }
 
 std::string ManifestObject::pointer_to(const std::string& key) const {
-  return pointer_ + "/" + pointer_token(key);
+  return pointer_ + "/" + io::json_pointer_token(key);
 }
 
 io::InputError ManifestObject::error(const std::string& key, const std::string& message) const {

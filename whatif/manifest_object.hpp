@@ -65,7 +65,4 @@ class ManifestObject {
   std::set<std::string> read_;
 };
 
-// Escapes a key for a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
-[[nodiscard]] std::string pointer_token(const std::string& key);
-
 }  // namespace capsim::whatif

@@ -318,7 +318,10 @@ TEST(PlanCliTest, WarnsWhenTheWinnerLeavesLittleMemoryFree) {
 std::string shared_fabric_plan(const std::string& fabric) {
   std::string plan = read_file(kDataDir + "/plans/small.json");
   plan.replace(plan.find("\"min\": 1"), 8, "\"min\": 4");
-  const std::string path = ::testing::TempDir() + "small-shared-fabric.json";
+  // Named after the test: ctest runs the tests that write such a plan at once.
+  const std::string path = ::testing::TempDir() + "small-shared-fabric-" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                           ".json";
   std::ofstream(path) << plan.insert(plan.rfind('}'), ", \"shared_fabric\": " + fabric);
   return path;
 }
@@ -362,8 +365,7 @@ TEST(PlanCliTest, BadSharedFabricExitsTwoWithItsPointer) {
   const CliRun missing =
       testing::run_capsim("plan " + shared_fabric_plan(R"({"nodes_per_leaf": 2})"), true);
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.out.find("small-shared-fabric.json:/shared_fabric/oversubscription: "),
-            std::string::npos)
+  EXPECT_NE(missing.out.find(".json:/shared_fabric/oversubscription: "), std::string::npos)
       << missing.out;
   const CliRun zero = testing::run_capsim(
       "plan " + shared_fabric_plan(R"({"nodes_per_leaf": 0, "oversubscription": 2})"), true);

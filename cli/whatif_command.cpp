@@ -164,13 +164,6 @@ std::string notes_text(const whatif::WhatIf& w) {
   return out;
 }
 
-nlohmann::json notes_json(const whatif::WhatIf& w) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& n : w.notes)
-    out.push_back({{"file", n.file}, {"pointer", n.pointer}, {"message", n.message}});
-  return out;
-}
-
 int whatif_main(int argc, char** argv) {
   cxxopts::Options options = whatif_options();
   cxxopts::ParseResult args;
@@ -198,8 +191,6 @@ int whatif_main(int argc, char** argv) {
   const bool emitted = args.count("emit") > 0;
   if (args.count("json") > 0) {
     nlohmann::json out = whatif::summary_json(w, runs);
-    if (!w.notes.empty())
-      out["notes"] = notes_json(w);
     if (emitted) {
       out["recommended"] = {{"policy", policies[chosen.index].name},
                             {"by", w.recommend.by},

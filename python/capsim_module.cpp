@@ -329,15 +329,18 @@ py::object plan(const py::handle& plan_input, const std::string& engine, int top
 }
 
 py::object whatif(const py::handle& whatif_input, const std::optional<long long>& seed,
-                  const std::optional<int>& seeds, int jobs, const std::string& base_dir) {
+                  const std::optional<int>& seeds, int jobs, const std::string& base_dir,
+                  bool allow_unmodelled) {
   whatif::WhatIf w;
+  whatif::WhatIfReadOptions options;
+  options.allow_unmodelled = allow_unmodelled;
   if (whatif_input.is_none()) {
     w = whatif::default_whatif();
   } else if (const auto path = as_path(whatif_input)) {
-    w = whatif::load_whatif(*path);
+    w = whatif::load_whatif(*path, options);
   } else {
     const std::string name = object_name("whatif");
-    w = whatif::read_whatif(to_json(whatif_input, name, ""), name, base_dir);
+    w = whatif::read_whatif(to_json(whatif_input, name, ""), name, base_dir, options);
   }
   if (seed) {
     if (*seed < 0)
@@ -485,6 +488,8 @@ PYBIND11_MODULE(_capsim, module) {
              "the GEMM CSV); returns {\"profile\": ..., \"warnings\": [...]} and writes nothing.");
   module.def("whatif", &whatif, py::arg("whatif") = py::none(), py::arg("seed") = py::none(),
              py::arg("seeds") = py::none(), py::arg("jobs") = 2, py::arg("base_dir") = ".",
+             py::arg("allow_unmodelled") = false,
              "Replays a what-if's job trace under each policy; returns the JSON of "
-             "`capsim whatif --json`.");
+             "`capsim whatif --json`. allow_unmodelled: as --allow-unmodelled, keys of a "
+             "policy's configuration file that capsim cannot model become notes.");
 }

@@ -199,6 +199,13 @@ nlohmann::json summary_json(const WhatIf& whatif, const std::vector<PolicyRuns>&
   out["name"] = whatif.name;
   out["jobs"] = whatif.jobs.size();
   out["replicas"] = policies.empty() ? 0 : policies.front().runs.size();
+  // What the policies' configuration files say that capsim does not model (allowed ones).
+  if (!whatif.notes.empty()) {
+    nlohmann::json notes = nlohmann::json::array();
+    for (const auto& n : whatif.notes)
+      notes.push_back({{"file", n.file}, {"pointer", n.pointer}, {"message", n.message}});
+    out["notes"] = notes;
+  }
   nlohmann::json seeds = nlohmann::json::array();
   if (!policies.empty()) {
     for (const auto& r : policies.front().runs)

@@ -23,7 +23,8 @@ struct PolicyRuns {
 
 // Returns the `capsim whatif --json` document: per policy the mean over replicas of every
 // metric (the keys of docs/design/json-output.md §4 and more) and, with several replicas, a
-// "spread" object {metric: {std, min, max}}. Byte-stable for the same runs.
+// "spread" object {metric: {std, min, max}}; "notes" when the policies' configuration files
+// hold keys capsim does not model (read with allow_unmodelled). Byte-stable for the same runs.
 [[nodiscard]] nlohmann::json summary_json(const WhatIf& whatif,
                                           const std::vector<PolicyRuns>& policies);
 

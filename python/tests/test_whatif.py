@@ -40,3 +40,14 @@ def test_bad_options(kwargs, file):
     with pytest.raises(capsim.InputError) as raised:
         capsim.whatif(WHATIF, **kwargs)
     assert raised.value.file == file
+
+
+def test_unmodelled_configuration_keys_raise_unless_allowed():
+    # A Karpenter NodePool with a CPU limit: capsim cannot model it, as `--allow-unmodelled`.
+    path = "tests/data/autoscaler/bad/whatif_unmodelled.json"
+    with pytest.raises(capsim.InputError) as raised:
+        capsim.whatif(path)
+    assert "/spec/limits/cpu" in str(raised.value)
+    allowed = capsim.whatif(path, allow_unmodelled=True)
+    assert allowed == cli_json("whatif", path, "--allow-unmodelled")
+    assert any(n["pointer"] == "/spec/limits/cpu" for n in allowed["notes"])

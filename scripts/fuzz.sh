@@ -12,8 +12,8 @@ target=${1:-all}
 runs=${2:-1000000}
 targets=(scenario set_override profile validation gpu_spec plan whatif cluster nccl_log nccl_fit gemm_csv
          gemm_fit measurements job_trace_capsim job_trace_philly job_trace_alibaba job_trace_pollux
-         job_trace_helios megatron_import hf_config karpenter kuberay ray_cluster cluster_autoscaler
-         slurm_conf)
+         job_trace_helios megatron_import bridge_import hf_config yaml_document karpenter kuberay ray_cluster
+         cluster_autoscaler slurm_conf)
 if [ "$target" != all ]; then
   [[ " ${targets[*]} " == *" $target "* ]] || { echo "fuzz: unknown target $target; one of ${targets[*]}" >&2; exit 2; }
   targets=("$target")

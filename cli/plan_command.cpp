@@ -1,6 +1,6 @@
 // capsim plan [PLAN.json] [--json] [--top N] [--jobs N] [--engine event|analytic]
 // [--out-scenario PATH] [--report PATH.html] [--emit megatron,bridge,sbatch --emit-dir DIR]
-// [--timing] | capsim plan --list-instances [--json]
+// [--sensitivity] [--timing] | capsim plan --list-instances [--json]
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -69,6 +69,10 @@ cxxopts::Options plan_options() {
       cxxopts::value<std::vector<std::string>>())(
       "emit-dir", "the folder for --emit: new, empty, or holding the same files",
       cxxopts::value<std::string>())(
+      "sensitivity",
+      "also show how the winner's days, cost and rank move when NIC bandwidth, kernel "
+      "efficiency, HBM bandwidth, failure rate and price move by 10% and 25%, and the robust "
+      "choice (best worst case); in the table, --json and --report")(
       "timing", "add wall-clock timings (screen rate) to the JSON (not byte-stable)")(
       "list-instances",
       "list the built-in instance types with their GPUs, prices and the prices' source, and exit");
@@ -236,6 +240,8 @@ int plan_main(int argc, char** argv, const planner::MpiSession& mpi) {
   if (mpi.rank() != 0)
     return 0;
   result.shared_fabric = planner::assess_shared_fabric(plan, result);
+  if (args.count("sensitivity") > 0)
+    result.sensitivity = planner::plan_sensitivity(plan, result);
   print_search_summary(result);
   if (args.count("out-scenario") > 0)
     write_best_scenario(args["out-scenario"].as<std::string>(), plan, result);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "planner/instance_comparison.hpp"
 #include "planner/megatron_args.hpp"
 #include "planner/plan_report.hpp"
+#include "planner/sensitivity.hpp"
 
 #include "estimate/analytic_estimator.hpp"
 #include "io/html_escape.hpp"
@@ -252,6 +254,131 @@ constexpr const char* kTableHead =
     "<th>free GiB</th><th>steady days</th><th>all-in days</th><th>cost $</th><th>engine</th>"
     "</tr>\n";
 
+// The sensitivity's tornado chart: one bar per input that moves this plan, spanning the winner's
+// objective value (cost, or days for a min_time plan) from the input's lowest move to its
+// highest, around the nominal value (the dashed line); the widest bar on top. Blue: the value
+// with the input 25% lower; orange: 25% higher.
+std::string tornado_svg(const PlanSpec& plan, const RankedEntry& winner,
+                        const Sensitivity& sensitivity) {
+  const bool by_time = plan.objective == Objective::kMinTime;
+  const double nominal = by_time ? winner.wall_time_s / kDay : winner.cost_usd;
+  struct Bar {
+    SensitivityFactor factor;
+    double at_low = 0.0;   // the value with the input at its lowest move
+    double at_high = 0.0;  // and at its highest
+  };
+  std::vector<Bar> bars;
+  double lo = nominal, hi = nominal;
+  for (const SensitivityFactor factor : kSensitivityFactors) {
+    Bar bar{factor};
+    bool applies = false;
+    for (const SensitivityCase& c : sensitivity.cases) {
+      if (c.factor != factor || !c.applies)
+        continue;
+      applies = true;
+      const double v = by_time ? c.wall_time_s / kDay : c.cost_usd;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      if (c.change == kSensitivityChanges.front())
+        bar.at_low = v;
+      if (c.change == kSensitivityChanges.back())
+        bar.at_high = v;
+    }
+    if (applies)
+      bars.push_back(bar);
+  }
+  std::stable_sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) {
+    return std::fabs(a.at_high - a.at_low) > std::fabs(b.at_high - b.at_low);
+  });
+  Frame f;
+  f.left = 150.0;
+  const double row = 34.0;
+  f.height = f.top + f.bottom + row * static_cast<double>(bars.size());
+  const Axis x = nice_axis(lo, hi);
+  auto px = [&](double v) { return f.left + (v - x.lo) / (x.hi - x.lo) * f.plot_width(); };
+  std::string s = printf_string(
+      "<svg id=\"tornado\" class=\"chart\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+      "aria-label=\"Sensitivity of the winner's %s to its inputs\">\n",
+      f.width, f.height, by_time ? "days" : "cost");
+  for (double v = x.lo; v <= x.hi + 1e-9 * x.step; v += x.step) {
+    s += printf_string(
+        "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+        "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+        px(v), f.top, px(v), f.top + f.plot_height(), px(v), f.top + f.plot_height() + 18.0,
+        tick_label(v, !by_time).c_str());
+  }
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const Bar& bar = bars[i];
+    const double y = f.top + row * static_cast<double>(i) + 6.0;
+    for (const auto& [value, css, sign] :
+         {std::tuple{bar.at_low, "c0", -1}, std::tuple{bar.at_high, "c1", +1}}) {
+      const double x0 = std::min(px(value), px(nominal));
+      s += printf_string(
+          "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%s "
+          "%+.0f%%: %s</title></rect>\n",
+          css, x0, y, std::fabs(px(value) - px(nominal)), row - 12.0, to_string(bar.factor),
+          sign * 100.0 * kSensitivityChanges.back(),
+          by_time ? printf_string("%.2f days", value).c_str()
+                  : printf_string("$%.0f", value).c_str());
+    }
+    s +=
+        printf_string("<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                      f.left - 8.0, y + (row - 12.0) / 2.0 + 4.0, to_string(bar.factor));
+  }
+  s += printf_string(
+      "<line class=\"limit\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
+      "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n"
+      "<text class=\"axis-title\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n</svg>\n",
+      px(nominal), f.top, px(nominal), f.top + f.plot_height(), f.left, f.top, f.plot_width(),
+      f.plot_height(), f.left + f.plot_width() / 2.0, f.height - 10.0,
+      by_time ? "the winner's all-in days to train" : "the winner's cost (USD)");
+  return s;
+}
+
+// The sensitivity section: the tornado chart, the moves that change the winner and the robust
+// choice beside the nominal one.
+std::string sensitivity_section(const PlanSpec& plan, const PlanResult& result,
+                                const Sensitivity& sensitivity) {
+  std::string s = "<h2>Sensitivity</h2>\n";
+  s += tornado_svg(plan, result.ranked.front(), sensitivity);
+  s += printf_string(
+      "<p>Each input moved alone by %+.0f%%, %+.0f%%, %+.0f%% and %+.0f%%; every ranked entry "
+      "re-timed and re-ranked. Blue: the input lowered; orange: raised; dashed: as planned.</p>\n",
+      100.0 * kSensitivityChanges[0], 100.0 * kSensitivityChanges[1],
+      100.0 * kSensitivityChanges[2], 100.0 * kSensitivityChanges[3]);
+  std::string changed;
+  for (const SensitivityCase& c : sensitivity.cases) {
+    if (c.applies && c.winner != 0) {
+      changed += printf_string(
+          "<li>%s %+.0f%%: %s first; the winner ranks #%d%s</li>\n", to_string(c.factor),
+          100.0 * c.change, html_escape(entry_label(plan, result, result.ranked[c.winner])).c_str(),
+          c.rank, c.meets_target ? "" : " and misses the target");
+    }
+  }
+  s += changed.empty()
+           ? "<p id=\"sensitivity-winner\">The winner stays first under every move.</p>\n"
+           : "<p id=\"sensitivity-winner\">Moves that change the winner:</p><ul>\n" + changed +
+                 "</ul>\n";
+  const bool by_time = plan.objective == Objective::kMinTime;
+  const auto worst = [&](double v) {
+    return by_time ? printf_string("%.2f days", v / kDay)
+                   : "$" + thousands(static_cast<long long>(std::llround(v)));
+  };
+  s += sensitivity.robust == 0
+           ? printf_string(
+                 "<p id=\"robust\">Robust choice: the winner itself (worst case %s, "
+                 "missing the target in %d moves).</p>\n",
+                 worst(sensitivity.robust_worst).c_str(), sensitivity.robust_misses)
+           : printf_string(
+                 "<p id=\"robust\">Robust choice: #%zu %s (worst case %s, missing the target in "
+                 "%d moves); the winner's worst case is %s, missing it in %d.</p>\n",
+                 sensitivity.robust + 1,
+                 html_escape(entry_label(plan, result, result.ranked[sensitivity.robust])).c_str(),
+                 worst(sensitivity.robust_worst).c_str(), sensitivity.robust_misses,
+                 worst(sensitivity.nominal_worst).c_str(), sensitivity.nominal_misses);
+  return s;
+}
+
 constexpr const char* kStyle =
     "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1400px;padding:0 1em;"
     "color:#1b1b1b;line-height:1.4}h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}"
@@ -493,6 +620,8 @@ std::string plan_html(const PlanSpec& plan, const PlanResult& result, size_t top
   if (has_best) {
     s += time_section(plan, result);
     s += memory_section(plan, result);
+    if (result.sensitivity)
+      s += sensitivity_section(plan, result, *result.sensitivity);
     const ScreenedCandidate& c = result.candidates[result.ranked.front().candidate];
     s += "<h2>How to run the winner</h2>\n<p>Megatron-LM arguments:</p>\n<code class=\"args\" "
          "id=\"megatron\">" +

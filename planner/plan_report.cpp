@@ -234,6 +234,8 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
     out["warnings"] = memory_warnings(plan, result);
     if (plan.shared_fabric && result.shared_fabric)
       out["shared_fabric"] = shared_fabric_json(*plan.shared_fabric, *result.shared_fabric);
+    if (result.sensitivity)
+      out["sensitivity"] = sensitivity_json(plan, result, *result.sensitivity);
   } else {
     out["best"] = nullptr;
     out["no_best_reason"] = no_best_reason(plan, result);
@@ -504,6 +506,8 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
     out += "warning: " + w + "\n";
   if (plan.shared_fabric && result.shared_fabric)
     out += shared_fabric_line(*plan.shared_fabric, *result.shared_fabric);
+  if (result.sensitivity)
+    out += sensitivity_table(plan, result, *result.sensitivity);
   if (!result.ranked.empty() && result.ranked.front().meets_target) {
     out += "run it with Megatron-LM: " +
            megatron_arguments(candidate_scenario(

@@ -113,62 +113,6 @@ bool entry_before(const RankedEntry& a, const RankedEntry& b, const PlanResult& 
   return price_a < price_b;
 }
 
-// Returns every candidate under every pricing option of its instance, sorted by the objective;
-// `confirmed` false ranks on the screen's numbers even where the event engine ran.
-std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& result,
-                                      bool confirmed) {
-  std::vector<RankedEntry> entries;
-  std::vector<size_t> price_order;
-  for (size_t i = 0; i < result.candidates.size(); ++i) {
-    const ScreenedCandidate& c = result.candidates[i];
-    const Evaluation& e = confirmed ? c.final_evaluation() : c.analytic;
-    const auto& prices = plan.instances[static_cast<size_t>(c.candidate.instance)].prices;
-    for (size_t pi = 0; pi < prices.size(); ++pi) {
-      RankedEntry r;
-      r.candidate = i;
-      r.price = prices[pi];
-      r.time_to_train_s = time_to_train_s(plan, c.candidate.parallelism, e);
-      r.wall_time_s = r.time_to_train_s;
-      if (plan.failure) {
-        const Parallelism& p = c.candidate.parallelism;
-        const FailureModel model =
-            resolve_for_plan(plan, plan.instances[static_cast<size_t>(c.candidate.instance)].name,
-                             c.candidate.num_nodes);
-        const GoodputRun run{.num_gpus = p.num_gpus(),
-                             .steady_s = r.time_to_train_s,
-                             .iteration_time_s = e.iteration_time_s,
-                             .tokens = plan.tokens,
-                             .pipeline = p.pipeline,
-                             .virtual_stages = p.virtual_pipeline_stages,
-                             .micro_batches = static_cast<double>(p.global_batch_size) /
-                                              static_cast<double>(p.data * p.micro_batch_size)};
-        r.goodput = goodput_breakdown(model, run);
-        r.wall_time_s = r.goodput.wall_s;
-        r.checkpoint_interval_s = r.goodput.checkpoint_interval_s;
-        r.failure_overhead_fraction = 1.0 - r.time_to_train_s / r.wall_time_s;
-      }
-      r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour *
-                   billed_hours(r.price.pricing, r.wall_time_s);
-      r.meets_target = (plan.deadline_s <= 0.0 || r.wall_time_s <= plan.deadline_s) &&
-                       (plan.min_tokens_per_s <= 0.0 || e.tokens_per_s >= plan.min_tokens_per_s);
-      entries.push_back(r);
-      price_order.push_back(pi);
-    }
-  }
-  std::vector<size_t> order(entries.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return entry_before(entries[a], entries[b], result, plan.objective, price_order[a],
-                        price_order[b]);
-  });
-  std::vector<RankedEntry> sorted;
-  sorted.reserve(order.size());
-  for (size_t i : order)
-    sorted.push_back(entries[i]);
-  return sorted;
-}
-
 // An (instance, node count) group's key: indices into the plan's instances and node counts.
 using GroupKey = std::pair<int, int>;
 using Groups = std::map<GroupKey, std::vector<ScreenedCandidate>>;
@@ -360,6 +304,62 @@ std::vector<RankedEntry> eligible_pareto(const std::vector<RankedEntry>& ranked)
 }
 
 }  // namespace
+
+std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& result,
+                                      bool confirmed, const RankingScales& scales) {
+  std::vector<RankedEntry> entries;
+  std::vector<size_t> price_order;
+  for (size_t i = 0; i < result.candidates.size(); ++i) {
+    const ScreenedCandidate& c = result.candidates[i];
+    const Evaluation& e = confirmed ? c.final_evaluation() : c.analytic;
+    const auto& prices = plan.instances[static_cast<size_t>(c.candidate.instance)].prices;
+    for (size_t pi = 0; pi < prices.size(); ++pi) {
+      RankedEntry r;
+      r.candidate = i;
+      r.price = prices[pi];
+      r.price.usd_per_node_hour *= scales.price;
+      r.time_to_train_s = time_to_train_s(plan, c.candidate.parallelism, e);
+      r.wall_time_s = r.time_to_train_s;
+      if (plan.failure) {
+        const Parallelism& p = c.candidate.parallelism;
+        FailureModel model =
+            resolve_for_plan(plan, plan.instances[static_cast<size_t>(c.candidate.instance)].name,
+                             c.candidate.num_nodes);
+        model.gpu_mtbf_s /= scales.failure_rate;
+        const GoodputRun run{.num_gpus = p.num_gpus(),
+                             .steady_s = r.time_to_train_s,
+                             .iteration_time_s = e.iteration_time_s,
+                             .tokens = plan.tokens,
+                             .pipeline = p.pipeline,
+                             .virtual_stages = p.virtual_pipeline_stages,
+                             .micro_batches = static_cast<double>(p.global_batch_size) /
+                                              static_cast<double>(p.data * p.micro_batch_size)};
+        r.goodput = goodput_breakdown(model, run);
+        r.wall_time_s = r.goodput.wall_s;
+        r.checkpoint_interval_s = r.goodput.checkpoint_interval_s;
+        r.failure_overhead_fraction = 1.0 - r.time_to_train_s / r.wall_time_s;
+      }
+      r.cost_usd = c.candidate.num_nodes * r.price.usd_per_node_hour *
+                   billed_hours(r.price.pricing, r.wall_time_s);
+      r.meets_target = (plan.deadline_s <= 0.0 || r.wall_time_s <= plan.deadline_s) &&
+                       (plan.min_tokens_per_s <= 0.0 || e.tokens_per_s >= plan.min_tokens_per_s);
+      entries.push_back(r);
+      price_order.push_back(pi);
+    }
+  }
+  std::vector<size_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return entry_before(entries[a], entries[b], result, plan.objective, price_order[a],
+                        price_order[b]);
+  });
+  std::vector<RankedEntry> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order)
+    sorted.push_back(entries[i]);
+  return sorted;
+}
 
 Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
   const InstanceSpec& inst =

@@ -9,6 +9,7 @@
 #include "planner/goodput.hpp"
 #include "planner/plan.hpp"
 #include "planner/search.hpp"
+#include "planner/sensitivity.hpp"
 
 namespace capsim::planner {
 
@@ -76,6 +77,8 @@ struct PlanResult {
   std::vector<std::string> notes;
   // With the plan's shared_fabric: its effect on the winner (assess_shared_fabric).
   std::optional<SharedFabricEffect> shared_fabric;
+  // With `capsim plan --sensitivity`: how the winner moves with its uncertain inputs.
+  std::optional<Sensitivity> sensitivity;
 };
 
 // Options of one planner run. `confirm` may be empty: then nothing is confirmed.
@@ -95,6 +98,20 @@ struct PlanOptions {
 // and compute the Pareto front.
 // Deterministic for a given plan and confirm function, whatever `jobs` is.
 [[nodiscard]] PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options);
+
+// Moves of the ranking's inputs that need no new estimate (the sensitivity analysis's price and
+// failure-rate moves, planner/sensitivity.hpp); 1 = as the plan has them.
+struct RankingScales {
+  double price = 1.0;         // every price option's USD per node-hour
+  double failure_rate = 1.0;  // unexpected interruptions per GPU-hour (the MTBF divided by it)
+};
+
+// Returns every candidate of `result` under every pricing option of its instance, with its time
+// to train, all-in time and cost, sorted by the plan's objective (target-meeting first);
+// `confirmed` false ranks on the screen's numbers even where the event engine ran.
+[[nodiscard]] std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& result,
+                                                    bool confirmed,
+                                                    const RankingScales& scales = {});
 
 // Returns the scenario of a candidate (named after its layout), ready for `capsim simulate`.
 [[nodiscard]] Scenario candidate_scenario(const PlanSpec& plan, const Candidate& candidate);

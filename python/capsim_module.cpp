@@ -305,7 +305,8 @@ int default_jobs() {
   return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
 }
 
-py::object plan(const py::handle& plan_input, const std::string& engine, int top, int jobs) {
+py::object plan(const py::handle& plan_input, const std::string& engine, int top, int jobs,
+                bool sensitivity) {
   check_engine(engine);
   if (top < 0)
     throw io::InputError("top", "", "must be at least 0, got " + std::to_string(top));
@@ -324,7 +325,10 @@ py::object plan(const py::handle& plan_input, const std::string& engine, int top
   options.jobs = jobs;
   if (engine == "event")
     options.confirm = planner::forked_confirmer(jobs);
-  const planner::PlanResult result = planner::run_plan(spec, options);
+  planner::PlanResult result = planner::run_plan(spec, options);
+  result.shared_fabric = planner::assess_shared_fabric(spec, result);
+  if (sensitivity)
+    result.sensitivity = planner::plan_sensitivity(spec, result);
   return to_python(planner::plan_to_json(spec, result, static_cast<size_t>(top), false));
 }
 
@@ -475,9 +479,9 @@ PYBIND11_MODULE(_capsim, module) {
              "Estimates many scenarios with the analytic estimator; returns one dict per "
              "scenario (or per parallelism override of one base scenario).");
   module.def("plan", &plan, py::arg("plan") = py::none(), py::arg("engine") = "event",
-             py::arg("top") = 10, py::arg("jobs") = default_jobs(),
+             py::arg("top") = 10, py::arg("jobs") = default_jobs(), py::arg("sensitivity") = false,
              "Runs a capacity plan (path, dict or None for the default plan); returns the JSON "
-             "of `capsim plan --json`.");
+             "of `capsim plan --json` (with sensitivity=True, of `--sensitivity --json`).");
   module.def("validate", &validate, py::arg("cases"), py::arg("engine") = "event",
              "Predicts the measured runs of a validation file (path or dict); returns the JSON "
              "of `capsim validate --json`.");

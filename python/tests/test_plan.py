@@ -20,6 +20,12 @@ def test_plan_file_equals_cli(engine):
                                                                "--top", "5")
 
 
+def test_sensitivity_equals_cli():
+    result = capsim.plan(PLAN, engine="analytic", top=3, sensitivity=True)
+    assert result == cli_json("plan", PLAN, "--engine", "analytic", "--top", "3", "--sensitivity")
+    assert len(result["sensitivity"]["cases"]) == 20
+
+
 def test_dict_input_equals_file_input():
     with open(PLAN, encoding="utf-8") as f:
         plan = json.load(f)

@@ -25,10 +25,12 @@ std::string read_text(const std::string& path) {
 }
 
 // Writes the report of `plan` (screen only, for speed) and returns its path.
-std::string write_report(const std::string& plan, const std::string& name) {
+std::string write_report(const std::string& plan, const std::string& name,
+                         const std::string& options = "") {
   const std::string out = ::testing::TempDir() + name;
   std::filesystem::remove(out);
-  const auto r = testing::run_capsim("plan " + plan + " --engine analytic --report " + out);
+  const auto r =
+      testing::run_capsim("plan " + plan + " --engine analytic --report " + out + " " + options);
   EXPECT_EQ(r.exit_code, 0);
   return out;
 }
@@ -101,7 +103,7 @@ constexpr const char* kMeasure = R"(<script>
 window.addEventListener('load', () => {
   const box = (e) => e.getBoundingClientRect();
   const out = {};
-  for (const id of ['pareto', 'time', 'memory']) {
+  for (const id of ['pareto', 'time', 'memory', 'tornado']) {
     const svg = document.getElementById(id);
     const b = box(svg);
     let outside = 0, smallest = 1e9;
@@ -128,8 +130,8 @@ TEST(PlanHtmlTest, RendersReadablyInAHeadlessBrowser) {
   const std::string browser = chromium();
   if (browser.empty())
     GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
-  std::string html =
-      read_text(write_report(kSourceDir + "/scenarios/plans/llama70b-pareto.json", "l70b.html"));
+  std::string html = read_text(write_report(kSourceDir + "/scenarios/plans/llama70b-pareto.json",
+                                            "l70b.html", "--sensitivity"));
   html.insert(html.rfind("</body>"), kMeasure);
   const std::string page = ::testing::TempDir() + "l70-measured.html";
   std::ofstream(page) << html;
@@ -144,7 +146,7 @@ TEST(PlanHtmlTest, RendersReadablyInAHeadlessBrowser) {
   const size_t from = at + std::string("<pre id=\"measured\">").size();
   const auto m =
       io::JsonReader::parse_text(r.out.substr(from, r.out.find("</pre>", from) - from), "measured");
-  for (const char* id : {"pareto", "time", "memory"}) {
+  for (const char* id : {"pareto", "time", "memory", "tornado"}) {
     const auto& c = m.at(id);
     // Wide enough to read at a normal page width, and every label inside its chart.
     EXPECT_GE(c.at("width").get<double>(), 600.0) << id;

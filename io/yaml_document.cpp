@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <optional>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "io/input_file.hpp"
 #include "io/json_reader.hpp"
 #include "io/text_check.hpp"
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace capsim::io {
@@ -21,6 +24,52 @@ namespace {
 
 std::string at_mark(const YAML::Mark& mark) {
   return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+}
+
+// yaml-cpp 0.7 (Debian 12's) loops forever, allocating, on a document that starts with a token
+// no node begins with ("," or "--- ,"; yaml-cpp issue #1040, fixed upstream by its pull request
+// #1319): the parser reports a null document without consuming the token, again and again. A
+// first pass over the parser's events stops at the first document that starts where the one
+// before it did, which no terminating stream has (each document consumes some text).
+class DocumentProgressCheck : public YAML::EventHandler {
+ public:
+  DocumentProgressCheck(std::string_view text, const std::string& name)
+      : text_(text), name_(name) {}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (previous_start_ && *previous_start_ == mark.pos) {
+      const std::size_t at = static_cast<std::size_t>(std::max(0, mark.pos));
+      const std::string token = at < text_.size() ? std::string(1, text_[at]) : "end of input";
+      throw InputError(
+          name_, "", "invalid YAML at " + at_mark(mark) + ": no node starts with '" + token + "'");
+    }
+    previous_start_ = mark.pos;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  std::string_view text_;
+  const std::string& name_;
+  std::optional<int> previous_start_;
+};
+
+// Runs the parser over every document once, events only; throws InputError at a document that
+// would make yaml-cpp loop (DocumentProgressCheck) or at the parser's own first error.
+void check_documents_progress(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentProgressCheck check(text, name);
+  while (parser.HandleNextDocument(check)) {
+  }
 }
 
 bool all_of_class(std::string_view text, bool (*in_class)(char)) {
@@ -175,7 +224,9 @@ nlohmann::json parse_yaml_text(std::string_view text, const std::string& name) {
   }
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAll(std::string(text));
+    const std::string whole(text);
+    check_documents_progress(whole, name);
+    documents = YAML::LoadAll(whole);
   } catch (const YAML::Exception& e) {
     throw InputError(name, "", "invalid YAML at " + at_mark(e.mark) + ": " + e.msg);
   }

@@ -147,6 +147,18 @@ const std::set<std::string>& unmodelled_keys() {
   return kKeys;
 }
 
+// A partition name names its nodes when written back ("NAME-[1-N]"), so it may hold none of
+// the characters a hostlist or a key=value pair gives a meaning to.
+void check_partition_name(const std::string& name, const std::string& file,
+                          const std::string& where) {
+  const std::size_t bad = name.find_first_of("=[],:");
+  if (bad != std::string::npos) {
+    throw io::InputError(
+        file, where,
+        "PartitionName \"" + name + "\": a partition name may not contain '" + name[bad] + "'");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> expand_hostlist(const std::string& list, const std::string& file,
@@ -227,6 +239,7 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
       Partition p;
       p.name = line.pairs.front().value;
       p.line = line.line;
+      check_partition_name(p.name, path, where);
       if (attrs.count("nodes") == 0)
         throw io::InputError(path, where, "PartitionName " + p.name + " without Nodes=");
       p.hosts = lower(attrs.at("nodes")) == "all" ? node_order

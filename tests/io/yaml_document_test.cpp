@@ -58,6 +58,19 @@ TEST(YamlDocumentTest, SyntaxErrorsNameTheFileLineAndColumn) {
             "x.yaml: invalid YAML at line 2, column 1: end of sequence flow not found");
 }
 
+// Documents no node can start: yaml-cpp 0.7's LoadAll would loop on them, allocating without
+// end; they are errors at the offending token.
+TEST(YamlDocumentTest, DocumentsNoNodeStartsAreErrorsNotEndlessLoops) {
+  EXPECT_EQ(error_of([] { (void)parse_yaml_text(",~", "x.yaml"); }),
+            "x.yaml: invalid YAML at line 1, column 1: no node starts with ','");
+  EXPECT_EQ(error_of([] { (void)parse_yaml_text("--- ,", "x.yaml"); }),
+            "x.yaml: invalid YAML at line 1, column 5: no node starts with ','");
+  EXPECT_EQ(error_of([] { (void)parse_yaml_text("a: 1\n---\n,,\n", "x.yaml"); }),
+            "x.yaml: invalid YAML at line 3, column 1: no node starts with ','");
+  // Empty and repeated documents still read.
+  EXPECT_EQ(parse_yaml_text("---\n---\na: 1\n", "x.yaml").size(), 2U);
+}
+
 TEST(YamlDocumentTest, DuplicateKeysNameTheirPointer) {
   EXPECT_EQ(error_of([] { (void)parse_yaml_text("spec:\n  a: 1\n  a: 2\n", "x.yaml"); }),
             "x.yaml:/spec/a: duplicate key (each key may appear once)");

@@ -189,7 +189,7 @@ TEST(ConfigFormatsTest, BadInputsNameFileAndPointer) {
     EXPECT_EQ(got.substr(0, expected.size()), expected) << got;
     ++checked;
   }
-  EXPECT_EQ(checked, 10);
+  EXPECT_EQ(checked, 11);
 }
 
 TEST(ConfigFormatsTest, UnmodelledKeysFailUnlessAllowed) {

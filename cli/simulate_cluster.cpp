@@ -26,7 +26,7 @@ void check_cluster_options(const cxxopts::ParseResult& args) {
     throw io::InputError("--engine", "",
                          "a cluster file runs on the event engine (its jobs share links)");
   }
-  for (const char* scenario_only : {"every-gpu", "kernels", "set", "profile"}) {
+  for (const char* scenario_only : {"every-gpu", "kernels", "set", "profile", "sweep"}) {
     if (args.count(scenario_only) > 0) {
       throw io::InputError(std::string("--") + scenario_only, "",
                            "is an option for scenario files; a cluster file names its profile in "

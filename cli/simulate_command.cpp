@@ -1,6 +1,6 @@
 // capsim simulate SCENARIO.json|CLUSTER.json [--engine event|analytic] [--profile P.json] [--trace
 // OUT.json]
-// [--every-gpu] [--kernels] [--json] [--set PATH=VALUE]...
+// [--every-gpu] [--kernels] [--json] [--set PATH=VALUE]... [--sweep PATH=V1,V2,... [--svg OUT.svg]]
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -14,6 +14,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/simulate_cluster.hpp"
+#include "cli/simulate_sweep.hpp"
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
 #include "estimate/stage_balance.hpp"
@@ -74,7 +75,12 @@ cxxopts::Options simulate_options() {
       "change the scenario before it is read: PATH=VALUE, PATH dot-separated from the "
       "scenario's top (cluster.inter_node.nic_bandwidth=800Gbps), VALUE JSON or else a string "
       "(repeatable)",
-      cxxopts::value<std::vector<std::string>>());
+      cxxopts::value<std::vector<std::string>>())(
+      "sweep",
+      "run the scenario once per value of one key: PATH=V1,V2,... (PATH as --set takes it; a "
+      "value may be a JSON list) and print a table (or --json) of the runs",
+      cxxopts::value<std::string>())("svg", "with --sweep: plot throughput against the value",
+                                     cxxopts::value<std::string>());
   options.parse_positional({"scenario"});
   return options;
 }
@@ -184,8 +190,12 @@ int simulate_main(int argc, char** argv) {
     return 0;
   if (args.count("scenario") == 0)
     throw io::InputError("SCENARIO.json", "", "missing argument; see --help");
+  if (args.count("svg") > 0 && args.count("sweep") == 0)
+    throw io::InputError("--svg", "", "plots a sweep; give --sweep PATH=V1,V2,...");
   if (names_cluster_file(args["scenario"].as<std::string>()))
     return simulate_cluster(args);
+  if (args.count("sweep") > 0)
+    return simulate_sweep(args);
   const std::vector<io::ScenarioOverride> overrides = overrides_option(args);
   const std::optional<std::string> profile_path =
       args.count("profile") > 0 ? std::optional(args["profile"].as<std::string>()) : std::nullopt;

@@ -14,6 +14,7 @@
 #include "planner/sensitivity.hpp"
 
 #include "estimate/analytic_estimator.hpp"
+#include "io/chart_axes.hpp"
 #include "io/html_escape.hpp"
 #include "io/profile_io.hpp"
 #include "io/text_format.hpp"
@@ -34,62 +35,10 @@ std::string thousands(long long v) {
   return v < 0 ? "-" + digits : digits;
 }
 
-// A chart's drawing area inside its SVG viewBox: the plot's box and the margins for the axes'
-// labels. The SVG scales to the page width (viewBox), so 760 units read at a normal width.
-struct Frame {
-  double width = 760.0;
-  double height = 400.0;
-  double left = 96.0;
-  double right = 24.0;
-  double top = 20.0;
-  double bottom = 56.0;
-  [[nodiscard]] double plot_width() const { return width - left - right; }
-  [[nodiscard]] double plot_height() const { return height - top - bottom; }
-};
-
-// A "nice" tick step (1, 2 or 5 times a power of ten) giving about `ticks` intervals.
-double tick_step(double span, int ticks) {
-  const double raw = span / ticks;
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (raw <= m * power)
-      return m * power;
-  }
-  return 10.0 * power;
-}
-
-// An axis from a rounded-down minimum to a rounded-up maximum on the tick step.
-struct Axis {
-  double lo = 0.0;
-  double hi = 1.0;
-  double step = 1.0;
-};
-
-Axis nice_axis(double lo, double hi) {
-  if (hi <= lo) {
-    const double pad = lo != 0.0 ? std::fabs(lo) * 0.1 : 1.0;
-    lo -= pad;
-    hi += pad;
-  }
-  Axis a;
-  a.step = tick_step(hi - lo, 5);
-  a.lo = std::floor(lo / a.step) * a.step;
-  a.hi = std::ceil(hi / a.step) * a.step;
-  if (a.lo < 0.0 && lo >= 0.0)
-    a.lo = 0.0;
-  return a;
-}
-
-// A tick label: thousands separated, dollars with k or M for large amounts.
-std::string tick_label(double v, bool dollars) {
-  if (!dollars)
-    return printf_string("%g", std::round(v * 1000.0) / 1000.0);
-  if (std::fabs(v) >= 1e6)
-    return printf_string("$%gM", std::round(v / 1e4) / 100.0);
-  if (std::fabs(v) >= 1e3)
-    return printf_string("$%gk", std::round(v / 10.0) / 100.0);
-  return printf_string("$%g", v);
-}
+using io::Axis;
+using io::Frame;
+using io::nice_axis;
+using io::tick_label;
 
 std::string instance_name(const PlanSpec& plan, const RankedEntry& r, const PlanResult& result) {
   return plan.instances[static_cast<size_t>(result.candidates[r.candidate].candidate.instance)]

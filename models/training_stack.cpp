@@ -115,11 +115,14 @@ StackSettings llm_foundry_2023() {
 }
 
 // torchtitan (FSDP2): mixed_precision_reduce defaults to float32 (torchtitan/config/job_config.py);
-// PyTorch's cross entropy.
+// PyTorch's cross entropy; FSDP2 with pipeline parallelism, parameters kept after the forward
+// pass under PP (torchtitan/models/llama3/infra/parallelize.py, apply_fsdp: reshard_after_forward
+// off when pp_enabled), i.e. ZeRO-2.
 StackSettings torchtitan_2025() {
   StackSettings s = pytorch_fsdp_2024();
   s.grad_reduce_in_training_precision = false;
   s.grad_reduce_precision = Precision::kFp32;
+  s.shards_data_parallel_with_pipeline = true;
   return s;
 }
 

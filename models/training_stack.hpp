@@ -29,6 +29,10 @@ struct StackSettings {
   bool grad_reduce_in_training_precision = false;
   AttentionKernel attention = AttentionKernel::kFlash;  // materialized before FlashAttention
   CrossEntropyKernel cross_entropy = CrossEntropyKernel::kFused;
+  // Shards gradients (ZeRO-2/FSDP) or parameters (ZeRO-3) over data parallelism in a pipelined
+  // model. Megatron's distributed optimizer is ZeRO-1 and DeepSpeed's pipeline engine refuses
+  // ZeRO-2/3; torchtitan composes FSDP2 with its pipeline schedules.
+  bool shards_data_parallel_with_pipeline = false;
 };
 
 // One release line of a training stack.

@@ -108,6 +108,9 @@ struct PlanSpec {
   // reads are used (gradient reduction, optimizer storage, fp8 parameters; docs/planner.md,
   // "stack").
   Parallelism stack;
+  // The named stack shards data parallelism (ZeRO-2/3) in pipelined layouts (torchtitan), so the
+  // search keeps such candidates.
+  bool stack_shards_with_pipeline = false;
   Objective objective = Objective::kMinCost;
   std::optional<FailureModel> failure;
   int confirm_top_k = 2;  // event confirmations per (instance, node count)

@@ -435,6 +435,7 @@ void apply_named_stack(const StackSettings& settings,
                        const std::function<bool(std::string_view)>& model_has, PlanSpec& plan) {
   const auto& precisions = plan.space.precision;
   const auto& sp = plan.space.sequence_parallel;
+  plan.stack_shards_with_pipeline = settings.shards_data_parallel_with_pipeline;
   Parallelism& stack = plan.stack;
   stack.zero_stage = 1;
   stack.sequence_parallel = std::find(sp.begin(), sp.end(), true) != sp.end();

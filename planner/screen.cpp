@@ -214,7 +214,8 @@ void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelis
 void screen_layout(ItemResult& out, Scenario& sc, const Parallelism& p, long long order,
                    const ItemContext& ctx) {
   ++out.enumerated;
-  if (auto reason = check_structure(sc.model, sc.cluster, p)) {
+  if (auto reason =
+          check_structure(sc.model, sc.cluster, p, ctx.plan->stack_shards_with_pipeline)) {
     out.pruned.add(*reason);
     return;
   }

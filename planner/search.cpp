@@ -93,7 +93,7 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
 }  // namespace
 
 std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec& c,
-                                           const Parallelism& p) {
+                                           const Parallelism& p, bool stack_shards_with_pipeline) {
   // TP and ETP stay inside an NVLink domain; one that straddles two domains of a rack
   // (TP 16 on NVL72: ranks 64-79) is priced at its NIC-crossing cost (estimate::group_shape).
   const int domain = c.nvlink_domain_gpus();
@@ -116,9 +116,9 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
       consider(prune_reason(rule));
   }
   // Megatron's distributed optimizer is ZeRO-1 and DeepSpeed refuses ZeRO-2/3 with its pipeline
-  // engine: the planner follows them (torchtitan runs FSDP with pipelines; `capsim simulate`
-  // accepts such layouts, docs/planner.md).
-  if (p.zero_stage >= 2 && p.pipeline > 1)
+  // engine: the planner follows them unless the plan's stack composes the two (torchtitan);
+  // `capsim simulate` accepts such layouts (docs/planner.md).
+  if (p.zero_stage >= 2 && p.pipeline > 1 && !stack_shards_with_pipeline)
     consider(PruneReason::kZeroWithPipeline);
   return first;
 }

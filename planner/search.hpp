@@ -53,9 +53,12 @@ struct PruneCounts {
 // layout rule of estimate/layout_rules.hpp, plus the planner's own kTensorExceedsNode and
 // kZeroWithPipeline; tensor or expert_tensor above a node is kTensorExceedsNode), or nullopt when
 // it can. Never throws: infeasible is not an error. REQUIRES: micro_batch_size >= 1.
+// ZeRO-2/3 with pipeline parallelism is kZeroWithPipeline unless `stack_shards_with_pipeline`
+// (the plan's stack composes them: StackSettings::shards_data_parallel_with_pipeline).
 [[nodiscard]] std::optional<PruneReason> check_structure(const ModelSpec& model,
                                                          const ClusterSpec& cluster,
-                                                         const Parallelism& parallelism);
+                                                         const Parallelism& parallelism,
+                                                         bool stack_shards_with_pipeline = false);
 
 // Returns an uneven split of `layers` over `pipeline` stages for when pipeline x virtual stages
 // does not divide them: units of `virtual_stages` layers, as even as possible, the lighter

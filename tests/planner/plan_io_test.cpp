@@ -135,6 +135,11 @@ TEST(PlanIoTest, ANamedStackSetsWhatThePlanLeavesUnsaid) {
   EXPECT_EQ(default_plan_with_stack("pytorch-fsdp").stack.grad_reduce_precision, Precision::kBf16);
   EXPECT_EQ(default_plan_with_stack({{"name", "nemo"}, {"version", "2023"}}).stack.master_weights,
             MasterWeights::kFp32Remainders);
+
+  // Only torchtitan composes sharded data parallelism with pipelines.
+  EXPECT_TRUE(default_plan_with_stack("torchtitan").stack_shards_with_pipeline);
+  EXPECT_FALSE(default_plan_with_stack("pytorch-fsdp").stack_shards_with_pipeline);
+  EXPECT_FALSE(read_plan_text(default_plan_text(), "<default plan>").stack_shards_with_pipeline);
 }
 
 TEST(PlanIoTest, AnUnknownStackNamesTheKnownOnes) {

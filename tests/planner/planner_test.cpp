@@ -118,6 +118,7 @@ TEST(CheckStructureTest, EachReason) {
   q = p;
   q.zero_stage = 2;
   EXPECT_EQ(check_structure(m, c, q), PruneReason::kZeroWithPipeline);
+  EXPECT_EQ(check_structure(m, c, q, /*stack_shards_with_pipeline=*/true), std::nullopt);
   q = p;
   q.precision = Precision::kFp8;
   EXPECT_EQ(check_structure(m, c, q), PruneReason::kFp8Unsupported);
@@ -379,6 +380,17 @@ TEST(CheckStructureTest, ExpertTensorBeyondTheNode) {
   EXPECT_EQ(check_structure(m, c, p), std::nullopt);
   p.expert = 3;
   EXPECT_EQ(check_structure(m, c, p), PruneReason::kExpertDivisibility);
+}
+
+// A stack that shards data parallelism in pipelines (torchtitan) keeps the ZeRO-2 candidate with
+// PP that PruningCountsByHand prunes.
+TEST(PlannerTest, AStackShardingWithPipelinesKeepsZeroTwoWithPipeline) {
+  PlanSpec plan = hand_plan();
+  plan.stack_shards_with_pipeline = true;
+  const PlanResult r = run_plan(plan, {});
+  EXPECT_EQ(r.enumerated, 24);
+  EXPECT_EQ(r.screened, 4);
+  EXPECT_EQ(r.pruned.of(PruneReason::kZeroWithPipeline), 0);
 }
 
 TEST(PlannerTest, PruningCountsByHand) {

@@ -18,6 +18,11 @@ namespace {
 
 constexpr double kNeverS = 365.0 * 86400.0;
 constexpr std::size_t kMaxHosts = 100000;
+// Host names a whole file may expand to (each node is named on its NodeName line, its
+// partitions' and SuspendExcNodes): ten lists of the largest size.
+constexpr std::size_t kMaxHostsPerFile = 10 * kMaxHosts;
+// The longest host name: a DNS name's 255 octets (RFC 1035 section 2.3.4).
+constexpr std::size_t kMaxHostNameChars = 255;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -46,8 +51,25 @@ std::vector<std::string> split_top(const std::string& s) {
   return out;
 }
 
+// The length of `name` without its bracketed ranges: what every host it expands to at least has.
+std::size_t fixed_chars(const std::string& name) {
+  std::size_t chars = 0;
+  int depth = 0;
+  for (const char c : name) {
+    depth += c == '[' ? 1 : 0;
+    chars += depth == 0 ? 1 : 0;
+    depth -= c == ']' && depth > 0 ? 1 : 0;
+  }
+  return chars;
+}
+
 void expand_one(const std::string& name, const std::string& file, const std::string& where,
                 std::vector<std::string>& out) {
+  if (fixed_chars(name) > kMaxHostNameChars) {
+    throw io::InputError(file, where,
+                         "hostlist \"" + name.substr(0, 40) + "...\": host names longer than " +
+                             std::to_string(kMaxHostNameChars) + " characters");
+  }
   const auto open = name.find('[');
   if (open == std::string::npos) {
     if (name.empty() || name.find(']') != std::string::npos)
@@ -176,6 +198,18 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
   const auto& path = file.path;
   nlohmann::json knobs = nlohmann::json::object();
   std::map<std::string, SlurmNode> nodes;  // by host name
+  std::size_t hosts_named = 0;
+  // Every hostlist of the file, expanded within the file's budget of host names.
+  const auto expand = [&](const std::string& list, const std::string& where) {
+    std::vector<std::string> hosts = expand_hostlist(list, path, where);
+    hosts_named += hosts.size();
+    if (hosts_named > kMaxHostsPerFile) {
+      throw io::InputError(
+          path, where,
+          "the file names more than " + std::to_string(kMaxHostsPerFile) + " hosts in all");
+    }
+    return hosts;
+  };
   std::vector<std::string> node_order;
   SlurmNode node_default;
   std::map<std::string, std::string> partition_default;
@@ -220,7 +254,7 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
         node_default = n;
         continue;
       }
-      for (const auto& host : expand_hostlist(list, path, where)) {
+      for (const auto& host : expand(list, where)) {
         if (nodes.count(host) > 0)
           throw io::InputError(path, where, "node \"" + host + "\" defined twice");
         nodes[host] = n;
@@ -242,8 +276,7 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
       check_partition_name(p.name, path, where);
       if (attrs.count("nodes") == 0)
         throw io::InputError(path, where, "PartitionName " + p.name + " without Nodes=");
-      p.hosts = lower(attrs.at("nodes")) == "all" ? node_order
-                                                  : expand_hostlist(attrs.at("nodes"), path, where);
+      p.hosts = lower(attrs.at("nodes")) == "all" ? node_order : expand(attrs.at("nodes"), where);
       for (const auto& [k, v] : attrs) {
         if (k == "nodes" || k == "state" || k == "default")
           continue;
@@ -278,7 +311,7 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
       } else if (k == "resumerate") {
         knobs["resume_rate"] = int_value(kv, path, where, 0, 1000000000);
       } else if (k == "suspendexcnodes") {
-        for (const auto& h : expand_hostlist(kv.value.substr(0, kv.value.find(':')), path, where))
+        for (const auto& h : expand(kv.value.substr(0, kv.value.find(':')), where))
           exc_nodes.insert(h);
         if (kv.value.find(':') != std::string::npos) {
           out.unmodelled.push_back({path, where,

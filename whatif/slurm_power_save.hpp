@@ -24,7 +24,8 @@ namespace capsim::whatif {
 [[nodiscard]] std::string write_slurm_conf(const ImportedPolicy& policy);
 
 // Expands a Slurm hostlist ("gpu-[001-004,7]", "a,b[1-2]") into host names, in order. Throws
-// InputError (at `file`, `where`) for a malformed list or more than 100,000 hosts.
+// InputError (at `file`, `where`) for a malformed list, more than 100,000 hosts or a host name
+// longer than 255 characters.
 [[nodiscard]] std::vector<std::string> expand_hostlist(const std::string& list,
                                                        const std::string& file,
                                                        const std::string& where);

@@ -104,8 +104,10 @@ void BM_WhatIfHeavy(benchmark::State& state) {
 void BM_WhatIfTraceLength(benchmark::State& state) {
   const WhatIf w =
       workload(1800.0, static_cast<int>(state.range(0)), 60.0, static_cast<int>(state.range(1)));
+  // Policy 0: static; 1: Karpenter's (scale-up per tick, consolidation walking idle nodes).
+  const char* preset = state.range(2) == 0 ? "static" : "karpenter";
   const auto policy =
-      capsim::whatif::make_policy("static", "static", nlohmann::json::object(), "bench", "/");
+      capsim::whatif::make_policy(preset, preset, nlohmann::json::object(), "bench", "/");
   const auto cpu_s = [] {
     rusage children{};
     getrusage(RUSAGE_CHILDREN, &children);
@@ -132,14 +134,16 @@ void BM_WhatIfTraceLength(benchmark::State& state) {
 BENCHMARK(BM_WhatIf)->DenseRange(0, 6)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_WhatIfHeavy)->DenseRange(0, 6)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_WhatIfTraceLength)
-    ->ArgNames({"jobs", "nodes"})
-    ->Args({25000, 2000})
-    ->Args({100000, 2000})
-    ->Args({250000, 2000})
-    ->Args({1000000, 2000})
-    ->Args({100000, 500})
-    ->Args({100000, 1000})
-    ->Args({100000, 4000})
+    ->ArgNames({"jobs", "nodes", "autoscaled"})
+    ->Args({25000, 2000, 0})
+    ->Args({100000, 2000, 0})
+    ->Args({250000, 2000, 0})
+    ->Args({1000000, 2000, 0})
+    ->Args({100000, 500, 0})
+    ->Args({100000, 1000, 0})
+    ->Args({100000, 4000, 0})
+    ->Args({100000, 2000, 1})
+    ->Args({1000000, 2000, 1})
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
     ->UseRealTime();

@@ -170,6 +170,21 @@ TEST(ConfigFormatsTest, SlurmHostlists) {
   EXPECT_EQ(error_of([] { (void)expand_hostlist("a[3-1]", "f", "line 4"); }),
             "f:line 4: hostlist \"a[3-1]\": bad range \"3-1\"");
   EXPECT_NE(error_of([] { (void)expand_hostlist("a[0-999999]", "f", "line 1"); }), "no error");
+  // Host names are DNS names: at most 255 characters, checked before anything is expanded.
+  const std::string long_name = std::string(300, 'x') + "[1-99999]";
+  EXPECT_EQ(error_of([&] { (void)expand_hostlist(long_name, "f", "line 2"); }),
+            "f:line 2: hostlist \"" + std::string(40, 'x') +
+                "...\": host names longer than 255 characters");
+}
+
+// However many lines a file has, it names at most ten lists' worth of hosts in all.
+TEST(ConfigFormatsTest, SlurmFilesHaveAHostBudget) {
+  std::string text = "SuspendTime=600\n";
+  for (int i = 0; i < 11; ++i)
+    text += "NodeName=n" + std::to_string(i) + "-[1-99999] Gres=gpu:8 State=CLOUD\n";
+  const std::string err = error_of(
+      [&] { (void)read_config_text(ConfigFormat::kSlurm, text, "big.conf", builtin_catalog()); });
+  EXPECT_EQ(err, "big.conf:line 12: the file names more than 1000000 hosts in all");
 }
 
 TEST(ConfigFormatsTest, BadInputsNameFileAndPointer) {

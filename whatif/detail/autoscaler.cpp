@@ -285,13 +285,15 @@ double Autoscaler::scale_down(double now) {
 }
 
 void Autoscaler::scale_down_pool(int pool, DownPass& pass) {
-  auto free = c_.free_vector(pool);
+  FreeGpuIndex free(c_, pool);
   int on = c_.count(pool, false);
-  for (int id : c_.pool(pool).nodes) {
+  const std::vector<int>& nodes = c_.pool(pool).nodes;
+  for (std::size_t slot = 0; slot < nodes.size(); ++slot) {
+    const int id = nodes[slot];
     Node& n = c_.node(id);
     if (n.state != NodeState::kReady)
       continue;
-    if (!unneeded(id, free) || n.nominated) {
+    if (!unneeded(id, slot, free) || n.nominated) {
       n.unneeded_since = -1.0;
       continue;
     }
@@ -309,13 +311,10 @@ void Autoscaler::scale_down_pool(int pool, DownPass& pass) {
       pass.wake = std::min(pass.wake, pass.now + loop_.tick_s);
       continue;
     }
-    if (!n.jobs.empty()) {
-      auto trial = free;
-      if (!replaceable(id, trial))
-        continue;
-      free = trial;
-    }
+    if (!n.jobs.empty() && !replaceable(id, slot, free))
+      continue;
     actions_.scale_down(id);
+    free.retire(slot);
     --on;
     ++pass.deleted;
     if (!n.jobs.empty())
@@ -326,7 +325,7 @@ void Autoscaler::scale_down_pool(int pool, DownPass& pass) {
 // An empty node is unneeded; a busy one only under the utilisation predicate, when its jobs
 // fit elsewhere. Moving running jobs only pays when nothing waits: with pending jobs the
 // scheduling simulation of CA and Karpenter would need new nodes for them anyway.
-bool Autoscaler::unneeded(int id, const std::vector<int>& free) const {
+bool Autoscaler::unneeded(int id, std::size_t slot, FreeGpuIndex& free) const {
   const Node& n = c_.node(id);
   if (n.jobs.empty())
     return true;
@@ -334,37 +333,34 @@ bool Autoscaler::unneeded(int id, const std::vector<int>& free) const {
     return false;
   const int gpn = c_.spec(n.pool).gpus_per_node();
   const double util = static_cast<double>(gpn - n.free_gpus) / gpn;
-  auto trial = free;
-  return util < loop_.utilization_threshold && replaceable(id, trial);
+  if (util >= loop_.utilization_threshold)
+    return false;
+  const std::size_t mark = free.mark();
+  const bool fits = replaceable(id, slot, free);
+  free.rollback(mark);
+  return fits;
 }
 
-// Can every job on node `id` be re-placed on other ready nodes of its pool? On success `free`
-// holds the pool's free GPUs after the moves.
-bool Autoscaler::replaceable(int id, std::vector<int>& free) const {
+// Can every job on node `id` (pool slot `slot`) be re-placed on other ready nodes of its pool,
+// each on the best fit (the fewest free GPUs that hold it)? On success `free` holds the pool's
+// free GPUs after the moves; on failure it is as it was.
+bool Autoscaler::replaceable(int id, std::size_t slot, FreeGpuIndex& free) const {
   const Node& n = c_.node(id);
-  const auto& nodes = c_.pool(n.pool).nodes;
-  const auto self =
-      static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), id) - nodes.begin());
-  std::vector<int> trial = free;
-  trial[self] = 0;
+  const std::size_t mark = free.mark();
+  free.set(slot, 0);
   const int gpn = c_.spec(n.pool).gpus_per_node();
   for (int j : n.jobs) {
     const Job& job = c_.job(j);
-    if (job.gpus > gpn || job.pieces.size() != 1)
-      return false;  // gang jobs stay put
-    int best = -1;
-    for (std::size_t k = 0; k < trial.size(); ++k) {
-      if (k == self || !usable(c_.node(nodes[k])) || trial[k] < job.gpus)
-        continue;
-      if (best < 0 || trial[k] < trial[static_cast<std::size_t>(best)])
-        best = static_cast<int>(k);
-    }
-    if (best < 0)
+    const long best = job.gpus > gpn || job.pieces.size() != 1  // gang jobs stay put
+                          ? -1
+                          : free.best_fit(job.gpus, slot);
+    if (best < 0) {
+      free.rollback(mark);
       return false;
-    trial[static_cast<std::size_t>(best)] -= job.gpus;
+    }
+    const auto k = static_cast<std::size_t>(best);
+    free.set(k, free.free_gpus(k) - job.gpus);
   }
-  trial[self] = 0;
-  free = trial;
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "whatif/detail/cluster.hpp"
+#include "whatif/detail/free_gpu_index.hpp"
 #include "whatif/detail/job_queue.hpp"
 
 namespace capsim::whatif::detail {
@@ -60,8 +61,8 @@ class Autoscaler {
   [[nodiscard]] int resume_allowance(double now);
 
   void scale_down_pool(int pool, DownPass& pass);
-  [[nodiscard]] bool unneeded(int id, const std::vector<int>& free) const;
-  [[nodiscard]] bool replaceable(int id, std::vector<int>& free) const;
+  [[nodiscard]] bool unneeded(int id, std::size_t slot, FreeGpuIndex& free) const;
+  [[nodiscard]] bool replaceable(int id, std::size_t slot, FreeGpuIndex& free) const;
 
   Cluster& c_;
   const JobQueue& queue_;

@@ -14,6 +14,10 @@ constexpr std::pair<std::string_view, double> kUnits[] = {
     {"ms", 1e-3}, {"s", 1.0},   {"m", 60.0},         {"h", 3600.0},
 };
 
+// Go's durations are int64 nanoseconds: time.ParseDuration refuses longer ones ("invalid
+// duration"), about 2,562,047 hours.
+constexpr double kMaxSeconds = 9223372036.854775807;
+
 // The shortest decimal text of v that parses back to v.
 std::string shortest(double v) {
   char buf[64];
@@ -59,7 +63,7 @@ std::optional<double> parse_go_duration(std::string_view text) {
       return std::nullopt;
     any = true;
   }
-  if (!any || !std::isfinite(total))
+  if (!any || !std::isfinite(total) || total > kMaxSeconds)
     return std::nullopt;
   return total;
 }

@@ -218,7 +218,10 @@ void read_requirements(ManifestObject& spec, const Catalog& catalog, NodeGroup& 
 double duration_or_never(ManifestObject& r, const std::string& key) {
   if (r.has(key) && r.at(key) == "Never")
     return kNeverS;
-  return r.go_duration(key);
+  const double s = r.go_duration(key);
+  if (s > kNeverS)
+    throw r.error(key, "expected at most 8760h (365 days), or Never");
+  return s;
 }
 
 // spec.disruption: the consolidation policy and delay, and one budget's node percentage.

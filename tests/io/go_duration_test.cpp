@@ -18,8 +18,10 @@ TEST(GoDurationTest, ParsesGoSpellings) {
 }
 
 TEST(GoDurationTest, RejectsWhatGoRejects) {
-  for (const char* bad : {"", "10", "-5m", "10min", "m", "1d", "1h 30m", "10 minutes"})
+  for (const char* bad : {"", "10", "-5m", "10min", "m", "1d", "1h 30m", "10 minutes", "2562048h",
+                          "06666666666666666666666666666666666666666666645m"})
     EXPECT_FALSE(parse_go_duration(bad).has_value()) << bad;
+  EXPECT_TRUE(parse_go_duration("2562047h").has_value());  // Go's longest whole hours
 }
 
 TEST(GoDurationTest, FormatsShortestAndReadsBack) {

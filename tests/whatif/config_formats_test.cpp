@@ -204,7 +204,7 @@ TEST(ConfigFormatsTest, BadInputsNameFileAndPointer) {
     EXPECT_EQ(got.substr(0, expected.size()), expected) << got;
     ++checked;
   }
-  EXPECT_EQ(checked, 11);
+  EXPECT_EQ(checked, 12);
 }
 
 TEST(ConfigFormatsTest, UnmodelledKeysFailUnlessAllowed) {

@@ -4,14 +4,18 @@
 
 namespace capsim::whatif::detail {
 
-FreeGpuIndex::FreeGpuIndex(const Cluster& cluster, int pool) {
-  const std::vector<int>& nodes = cluster.pool(pool).nodes;
-  int most = cluster.spec(pool).gpus_per_node();
+// Reads the pool as it is now: a node retired before the first use has left the ready state.
+void FreeGpuIndex::build() {
+  if (built_)
+    return;
+  built_ = true;
+  const std::vector<int>& nodes = cluster_.pool(pool_).nodes;
+  int most = cluster_.spec(pool_).gpus_per_node();
   free_.reserve(nodes.size());
   ready_.reserve(nodes.size());
   for (const int id : nodes) {
-    free_.push_back(cluster.node(id).free_gpus);
-    ready_.push_back(usable(cluster.node(id)));
+    free_.push_back(cluster_.node(id).free_gpus);
+    ready_.push_back(usable(cluster_.node(id)));
     most = std::max(most, free_.back());
   }
   by_free_.resize(static_cast<std::size_t>(std::max(0, most)) + 1);
@@ -21,7 +25,8 @@ FreeGpuIndex::FreeGpuIndex(const Cluster& cluster, int pool) {
   }
 }
 
-long FreeGpuIndex::best_fit(int gpus, std::size_t skip) const {
+long FreeGpuIndex::best_fit(int gpus, std::size_t skip) {
+  build();
   for (std::size_t v = static_cast<std::size_t>(std::max(gpus, 0)); v < by_free_.size(); ++v) {
     for (const std::size_t k : by_free_[v]) {
       if (k != skip)
@@ -44,12 +49,15 @@ void FreeGpuIndex::move(std::size_t slot, int from, int to) {
 }
 
 void FreeGpuIndex::set(std::size_t slot, int free_gpus) {
+  build();
   log_.emplace_back(slot, free_[slot]);
   move(slot, free_[slot], free_gpus);
   free_[slot] = free_gpus;
 }
 
 void FreeGpuIndex::retire(std::size_t slot) {
+  if (!built_)
+    return;
   move(slot, free_[slot], -1);
   ready_[slot] = false;
 }

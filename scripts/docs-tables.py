@@ -745,25 +745,30 @@ def block_perf_default_plan(r):
 
 
 WHATIF_ARGS = "--benchmark_filter='BM_WhatIf/|BM_WhatIfHeavy/'"
-WHATIF_SCALE_CONFIGS = [(25000, 2000), (100000, 2000), (250000, 2000), (1000000, 2000),
-                        (100000, 500), (100000, 1000), (100000, 4000)]
+# (jobs, nodes, autoscaled): autoscaled 0 runs the static policy, 1 Karpenter's.
+WHATIF_SCALE_CONFIGS = [(25000, 2000, 0), (100000, 2000, 0), (250000, 2000, 0), (1000000, 2000, 0),
+                        (100000, 500, 0), (100000, 1000, 0), (100000, 4000, 0),
+                        (100000, 2000, 1), (1000000, 2000, 1)]
 
 
 def block_perf_whatif_scale(r):
     # One process per configuration: the child's peak memory is a maximum over every child.
     rows, commands = [], []
-    for jobs, nodes in WHATIF_SCALE_CONFIGS:
-        args = f"--benchmark_filter='BM_WhatIfTraceLength/jobs:{jobs}/nodes:{nodes}/'"
+    for jobs, nodes, autoscaled in WHATIF_SCALE_CONFIGS:
+        args = (f"--benchmark_filter='BM_WhatIfTraceLength/jobs:{jobs}/nodes:{nodes}/"
+                f"autoscaled:{autoscaled}/'")
         commands.append(bench_cmd("whatif_bench", args))
         (b,) = r.bench("whatif_bench", args)
-        rows.append([f"{jobs:,}", f"{nodes:,}", sig(b["child_cpu_s"], 3) + " s",
+        rows.append([f"{jobs:,}", f"{nodes:,}", "karpenter" if autoscaled else "static",
+                     sig(b["child_cpu_s"], 3) + " s",
                      f"{b['child_cpu_s'] / jobs * 1e6:.0f} µs", sig(in_unit(b, "s"), 3) + " s",
                      f"{b['child_max_rss_mb']:.0f} MB", f"{int(b['jobs_finished']):,}"])
-    return [commands[0].replace(f"jobs:{WHATIF_SCALE_CONFIGS[0][0]}/nodes:"
-                                f"{WHATIF_SCALE_CONFIGS[0][1]}", "jobs:J/nodes:N")
-            + " for each row's J and N"], \
-        table(["jobs (60 days)", "nodes (at most)", "CPU", "CPU per job", "wall (loaded)",
-               "peak memory", "finished"], rows)
+    first = WHATIF_SCALE_CONFIGS[0]
+    return [commands[0].replace(f"jobs:{first[0]}/nodes:{first[1]}/autoscaled:{first[2]}",
+                                "jobs:J/nodes:N/autoscaled:A")
+            + " for each row's J, N and A (0: static, 1: karpenter)"], \
+        table(["jobs (60 days)", "nodes (at most)", "policy", "CPU", "CPU per job",
+               "wall (loaded)", "peak memory", "finished"], rows)
 
 
 def block_perf_whatif(r):

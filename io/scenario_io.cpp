@@ -269,7 +269,8 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe, const StackSettings* s
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
   }
-  if (r.has("partition_method")) {
+  // null: no DeepSpeed split (what `--set parallelism.partition_method=null` says).
+  if (r.has("partition_method") && !r.take_null("partition_method")) {
     p.partition_method = partition_method_from_string(
         r.optional_enum("partition_method", "uniform", {"uniform", "parameters"}));
     if (!p.stage_layers.empty()) {

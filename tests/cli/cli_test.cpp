@@ -907,6 +907,16 @@ TEST(CliTest, PartitionMethodSplitsTheStagesAsDeepSpeed) {
                           "both set"),
             std::string::npos)
       << both.out;
+  // The stage-balance suggestion for a DeepSpeed split also drops the method, so it applies.
+  const std::string uniform = "simulate " + kData +
+                              "/scenarios/valid.json --engine analytic --set "
+                              "parallelism.partition_method=uniform";
+  const auto suggested = run_capsim(uniform);
+  const size_t at = suggested.out.find(": --set 'parallelism.stage_layers=");
+  ASSERT_NE(at, std::string::npos) << suggested.out;
+  const std::string sets = suggested.out.substr(at + 2, suggested.out.find('\n', at) - at - 2);
+  EXPECT_NE(sets.find("--set parallelism.partition_method=null"), std::string::npos) << sets;
+  EXPECT_EQ(run_capsim(uniform + " " + sets).exit_code, 0) << sets;
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ FabricFigures fabric_figures(Fabric fabric) {
     case Fabric::kSlingshot:
       // No NCCL measurement over Slingshot-11 is published. Its 200 Gb/s Cassini NICs are RDMA
       // NICs whose "HPC Ethernet" framing has less per-packet overhead than RoCE's Ethernet
-      // (De Sensi et al., SC20, §II), so the RoCE figures are a floor and are used.
+      // (De Sensi et al., SC20), so the RoCE figures are a floor and are used.
       return kRdma;
     case Fabric::kTcpx:
       return {kTcpxExtraLatencyS, kTcpxRing, tree_for(kTcpxRing)};

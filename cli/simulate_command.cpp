@@ -144,7 +144,7 @@ std::string stage_layers_setting(const std::vector<int>& stage_layers) {
   return "'parallelism.stage_layers=[" + list + "]'";
 }
 
-std::string stage_balance_text(const estimate::StageBalance& balance) {
+std::string stage_balance_text(const estimate::StageBalance& balance, const Parallelism& p) {
   std::string text;
   if (balance.fits && !balance.current_fits) {
     // Found for memory, so it may be slower: both times come from the same (analytic) engine.
@@ -164,7 +164,10 @@ std::string stage_balance_text(const estimate::StageBalance& balance) {
         io::printf_string(", still not fitting (peak %.1f GiB per GPU)", balance.peak_bytes / kGiB);
   if (balance.search_capped)
     text += " (the search stopped at its work bound; a faster split may exist)";
-  return text + ": --set " + stage_layers_setting(balance.stage_layers) + "\n";
+  // stage_layers and partition_method exclude each other: the split replaces DeepSpeed's.
+  const std::string drop_method =
+      p.partition_method ? " --set parallelism.partition_method=null" : "";
+  return text + ": --set " + stage_layers_setting(balance.stage_layers) + drop_method + "\n";
 }
 
 void print_result(const cxxopts::ParseResult& args, const SimulationResult& result,
@@ -178,7 +181,7 @@ void print_result(const cxxopts::ParseResult& args, const SimulationResult& resu
   }
   std::cout << io::result_table(result);
   if (const auto balance = io::suggested_stage_balance(scenario, costs, profile, result))
-    std::cout << stage_balance_text(*balance);
+    std::cout << stage_balance_text(*balance, scenario.parallelism);
   if (kernels)
     std::cout << io::kernel_table_text(kernel_table(scenario, profile));
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/low_precision.hpp"
+#include "models/pipeline_partition.hpp"
 
 namespace capsim::estimate {
 namespace {
@@ -302,6 +303,42 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
                              " layers, fewer than virtual_pipeline_stages (" +
                              num(p.virtual_pipeline_stages) + "): every chunk needs a layer"};
         });
+      }
+    }
+  } else if (p.partition_method) {
+    // DeepSpeed's PipelineModule has one chunk per stage, and its split must leave every stage
+    // a transformer layer (capsim costs a stage by its layers).
+    const std::string method = to_string(*p.partition_method);
+    if (p.virtual_pipeline_stages > 1) {
+      report(LayoutRule::kLayerSplit, [&] {
+        return Finding{"partition_method",
+                       "partition_method \"" + method +
+                           "\" is DeepSpeed's pipeline split, which has no virtual stages; "
+                           "virtual_pipeline_stages is " +
+                           num(p.virtual_pipeline_stages)};
+      });
+    }
+    const bool too_long = *p.partition_method == PartitionMethod::kParameters &&
+                          balanced_partition_work(m, p.pipeline) > kMaxBalancedPartitionWork;
+    if (too_long) {
+      report(LayoutRule::kLayerSplit, [&] {
+        return Finding{"partition_method",
+                       "partition_method \"parameters\" over " + num(m.num_layers) + " layers on " +
+                           num(p.pipeline) +
+                           " stages takes DeepSpeed's dynamic programme beyond capsim's bound; "
+                           "give stage_layers"};
+      });
+    }
+    const std::vector<int> split = too_long ? std::vector<int>{} : layers_per_stage(m, p);
+    for (size_t i = 0; i < split.size(); ++i) {
+      if (split[i] < 1) {
+        report(LayoutRule::kLayerSplit, [&] {
+          return Finding{"partition_method",
+                         "partition_method \"" + method + "\" leaves stage " + num(i) +
+                             " without a transformer layer (it holds only the embedding or "
+                             "the head); give stage_layers"};
+        });
+        break;
       }
     }
   } else {

@@ -193,12 +193,19 @@ void read_activation(Translation& t, const json& model) {
     name = target->get<std::string>();
   const json* glu = member(model, "gated_linear_unit");
   const bool gated = glu != nullptr && glu->is_boolean() && glu->get<bool>();
+  // Squared ReLU (Nemotron-4): megatron.core.activations.squared_relu, Megatron-LM's
+  // --squared-relu.
+  if (!gated && name.ends_with("squared_relu")) {
+    t.add("--squared-relu", {}, pointer_of("model", "activation_func"));
+    return;
+  }
   const std::string expected = gated ? "silu" : "gelu";
   if (!name.ends_with(expected)) {
     t.unmodelled(pointer_of("model", "activation_func"),
                  "activation_func \"" + (name.empty() ? f->dump() : name) +
-                     "\": capsim models SwiGLU (gated_linear_unit true with silu) and GELU "
-                     "(gated_linear_unit false with gelu)");
+                     "\": capsim reads SwiGLU (gated_linear_unit true with silu), GELU "
+                     "(gated_linear_unit false with gelu) and squared ReLU (gated_linear_unit "
+                     "false with squared_relu)");
   }
 }
 

@@ -18,9 +18,9 @@ constexpr std::int64_t kMaxDim = 1 << 24;
 // The architectures capsim imports (config.json "architectures").
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> kNames = {
-      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
-      "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
-      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM"};
+      "LlamaForCausalLM",  "MistralForCausalLM",  "MixtralForCausalLM",    "Qwen2ForCausalLM",
+      "Qwen3ForCausalLM",  "Qwen3MoeForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+      "GptOssForCausalLM", "NemotronForCausalLM", "GemmaForCausalLM"};
   return kNames;
 }
 
@@ -145,6 +145,34 @@ void read_mla(JsonReader& r, json& m) {
   m.erase("head_dim");
 }
 
+// The FFN's activation. Nemotron's MLP is up and down projections around relu(x)^2 ("relu2",
+// transformers' NemotronMLP); Gemma's gates a tanh-approximated GeLU (GemmaMLP, gate_proj x
+// up_proj: GeGLU), named by hidden_activation, else by the older hidden_act; every other
+// supported family gates with SiLU (SwiGLU), GPT-OSS's clamped variant too.
+std::string read_activation(JsonReader& r, const std::string& arch) {
+  if (arch == "NemotronForCausalLM") {
+    const std::string act = r.optional_string("hidden_act", "relu2");
+    if (act != "relu2")
+      throw r.error("hidden_act",
+                    "capsim imports Nemotron's squared ReLU (\"relu2\"), got \"" + act + "\"");
+    return "squared-relu";
+  }
+  if (arch == "GemmaForCausalLM") {
+    const char* key = r.has("hidden_activation") && !r.take_null("hidden_activation")
+                          ? "hidden_activation"
+                          : "hidden_act";
+    const std::string act = r.optional_string(key, "gelu_pytorch_tanh");
+    if (act != "gelu_pytorch_tanh" && act != "gelu" && act != "gelu_new")
+      throw r.error(key, "capsim imports Gemma's GeLU-gated FFN (\"gelu_pytorch_tanh\"), got \"" +
+                             act + "\"");
+    return "geglu";
+  }
+  const std::string act = r.optional_string("hidden_act", "silu");
+  if (act != "silu" && act != "swiglu")
+    throw r.error("hidden_act", "capsim imports SiLU-gated FFNs (\"silu\"), got \"" + act + "\"");
+  return "swiglu";
+}
+
 json read_config(JsonReader& r, const HfImportOptions& options, std::vector<InputProblem>& notes) {
   const std::string arch = architecture(r);
   json m = json::object();
@@ -157,13 +185,10 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   m["num_attention_heads"] = heads;
   m["num_kv_heads"] = r.optional_int("num_key_value_heads", heads, 1, kMaxDim);
   m["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxDim);
-  // Every supported family gates its FFN with SiLU (SwiGLU); GPT-OSS's clamped variant too.
-  const std::string act = r.optional_string("hidden_act", "silu");
-  if (act != "silu" && act != "swiglu")
-    throw r.error("hidden_act", "capsim imports SiLU-gated FFNs (\"silu\"), got \"" + act + "\"");
-  m["ffn_activation"] = "swiglu";
+  m["ffn_activation"] = read_activation(r, arch);
   m["vocab_size"] = r.required_int("vocab_size", 1, kMaxDim);
-  m["tied_embeddings"] = r.optional_bool("tie_word_embeddings", false);
+  // GemmaConfig ties the embeddings unless told otherwise; the other families' configs do not.
+  m["tied_embeddings"] = r.optional_bool("tie_word_embeddings", arch == "GemmaForCausalLM");
   if (r.has("head_dim") && !r.take_null("head_dim")) {
     const auto head_dim = r.required_int("head_dim", 1, kMaxDim);
     if (head_dim * heads != hidden)

@@ -22,7 +22,8 @@ void read_instance_definition(JsonReader& item, const std::string& name, Catalog
   inst.gpu = read_gpu_name_or_definition(item, "gpu", catalog);
   inst.gpus_per_node = static_cast<int>(item.required_int("gpus_per_node", 1, kMaxGpusPerNode));
   JsonReader inter = item.object("inter_node");
-  inst.fabric = inter.required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"});
+  inst.fabric = inter.required_enum("fabric", {"infiniband", "roce", "efa", "ethernet", "omni-path",
+                                               "slingshot", "tcpx", "tcpxo"});
   inst.nics_per_node = static_cast<int>(inter.required_int("nics_per_node", 1, kMaxGpusPerNode));
   check_nics_serve_gpus(inter, inst.gpus_per_node, inst.nics_per_node);
   inst.nic_bandwidth_bytes_per_s = inter.required_bandwidth("nic_bandwidth");

@@ -370,7 +370,11 @@ json read_model_arguments(Arguments& a, Findings& f) {
   // Megatron-LM's default num_query_groups is 1 (arguments.py).
   m["num_kv_heads"] = gqa ? groups.value_or(1) : heads;
   const bool swiglu = a.flag("--swiglu");
-  m["ffn_activation"] = swiglu ? "swiglu" : "gelu";
+  const bool squared_relu = a.flag("--squared-relu");
+  // Megatron-LM asserts the two apart (arguments.py, core_transformer_config_from_args).
+  if (swiglu && squared_relu)
+    throw a.error("--squared-relu", "conflicts with --swiglu: an MLP has one activation");
+  m["ffn_activation"] = swiglu ? "swiglu" : squared_relu ? "squared-relu" : "gelu";
   // Megatron-LM's default FFN width (arguments.py): 4h, or 2/3 of it rounded down to 64 with
   // SwiGLU.
   const int default_ffn =
@@ -416,7 +420,9 @@ json read_model_arguments(Arguments& a, Findings& f) {
                                      "models dropout on both or on neither"));
   }
   ModelSpec convention;
-  convention.ffn_activation = swiglu ? FfnActivation::kSwiglu : FfnActivation::kGelu;
+  convention.ffn_activation = swiglu         ? FfnActivation::kSwiglu
+                              : squared_relu ? FfnActivation::kSquaredRelu
+                                             : FfnActivation::kGelu;
   if ((attention_dropout > 0.0 || hidden_dropout > 0.0) != has_dropout(convention))
     m["dropout"] = attention_dropout > 0.0 || hidden_dropout > 0.0;
   return m;

@@ -24,7 +24,9 @@ namespace {
 constexpr double kMaxLatencyS = 10.0;
 
 const std::vector<std::string>& fabric_names() {
-  static const std::vector<std::string> kNames{"infiniband", "roce", "efa", "nvswitch", "ethernet"};
+  static const std::vector<std::string> kNames{"infiniband", "roce",     "efa",
+                                               "nvswitch",   "ethernet", "omni-path",
+                                               "slingshot",  "tcpx",     "tcpxo"};
   return kNames;
 }
 

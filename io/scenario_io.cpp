@@ -86,8 +86,9 @@ ClusterSpec read_cluster_keys(JsonReader& r, Catalog& catalog) {
     intra->finish();
   }
   if (auto inter = r.optional_object("inter_node")) {
-    c.inter_node_fabric = *fabric_from_string(
-        inter->required_enum("fabric", {"infiniband", "roce", "efa", "ethernet"}));
+    c.inter_node_fabric = *fabric_from_string(inter->required_enum(
+        "fabric",
+        {"infiniband", "roce", "efa", "ethernet", "omni-path", "slingshot", "tcpx", "tcpxo"}));
     c.nics_per_node = to_int(inter->required_int("nics_per_node", 1, kMaxGpusPerNode));
     check_nics_serve_gpus(*inter, c.gpus_per_node, c.nics_per_node);
     c.nic_bandwidth_bytes_per_s = inter->required_bandwidth("nic_bandwidth");
@@ -267,6 +268,16 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe, const StackSettings* s
   if (r.has("stage_layers")) {
     for (auto v : r.int_array("stage_layers", 1, kMaxDim))
       p.stage_layers.push_back(to_int(v));
+  }
+  // null: no DeepSpeed split (what `--set parallelism.partition_method=null` says).
+  if (r.has("partition_method") && !r.take_null("partition_method")) {
+    p.partition_method = partition_method_from_string(
+        r.optional_enum("partition_method", "uniform", {"uniform", "parameters"}));
+    if (!p.stage_layers.empty()) {
+      throw r.error("partition_method",
+                    "partition_method and stage_layers both set the split of the layers over "
+                    "the pipeline stages; give one of them");
+    }
   }
   check_overlap_for_zero_stage(r, p);
   read_stack_keys(r, p);
@@ -448,9 +459,13 @@ ModelSpec read_model(JsonReader& r) {
   m.num_kv_heads = to_int(r.optional_int("num_kv_heads", m.num_attention_heads, 1, kMaxDim));
   m.ffn_hidden_size =
       to_int(r.optional_int("ffn_hidden_size", std::int64_t{4} * m.hidden_size, 1, kMaxDim));
-  m.ffn_activation = r.optional_enum("ffn_activation", "gelu", {"gelu", "swiglu"}) == "swiglu"
-                         ? FfnActivation::kSwiglu
-                         : FfnActivation::kGelu;
+  const std::string activation =
+      r.optional_enum("ffn_activation", "gelu", {"gelu", "swiglu", "squared-relu", "geglu"});
+  for (FfnActivation a : {FfnActivation::kGelu, FfnActivation::kSwiglu, FfnActivation::kSquaredRelu,
+                          FfnActivation::kGeglu}) {
+    if (activation == to_string(a))
+      m.ffn_activation = a;
+  }
   m.attention = r.optional_enum("attention", "flash", {"flash", "materialized"}) == "flash"
                     ? AttentionKernel::kFlash
                     : AttentionKernel::kMaterialized;
@@ -793,6 +808,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
   }
   if (!p.stage_layers.empty())
     par["stage_layers"] = p.stage_layers;
+  if (p.partition_method)
+    par["partition_method"] = to_string(*p.partition_method);
   if (p.fp8_params)
     par["fp8_params"] = true;
   write_stack_keys(p, implied, par);

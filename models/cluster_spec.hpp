@@ -8,7 +8,19 @@
 
 namespace capsim {
 
-enum class Fabric { kNvSwitch, kInfiniband, kRoce, kEfa, kEthernet };
+// Inter-node fabrics: Intel Omni-Path, HPE Slingshot-11, and Google's GPUDirect-TCPX (A3) and
+// GPUDirect-TCPXO (A3 Mega) besides InfiniBand, RoCE, EFA and plain Ethernet.
+enum class Fabric {
+  kNvSwitch,
+  kInfiniband,
+  kRoce,
+  kEfa,
+  kEthernet,
+  kOmniPath,
+  kSlingshot,
+  kTcpx,
+  kTcpxo
+};
 enum class Topology { kFatTree, kRailOptimized, kOversubscribed };
 
 // The most GPUs one NVLink domain ("node") may hold: rack-scale domains put 72 (GB200 NVL72) and

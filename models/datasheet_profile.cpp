@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "models/fabric_figures.hpp"
+
 namespace capsim {
 namespace {
 
@@ -11,11 +13,8 @@ constexpr double kUs = 1e-6;
 
 // NCCL hardware latencies (docs/design/nccl-cost-model.md §2a-2b, current values): Ring LL
 // base 6.6 us, NVLink step 0.6 us; Simple base 8.4 us, NVLink step 3.4 us, NET step 14 us; Tree
-// LL base 6.8 us, NET step 5 us. Plugin latency added per NET step: aws-ofi-nccl reports 75 us
-// on p4d/p4de/p5 (docs/design/nccl-cost-model.md §8); the IB plugin reports 0.
-double plugin_latency_s(Fabric fabric) {
-  return fabric == Fabric::kEfa ? 75 * kUs : 0.0;
-}
+// LL base 6.8 us, NET step 5 us. Each fabric's transport adds its own latency per NET step
+// (models/fabric_figures.cpp).
 
 }  // namespace
 
@@ -45,20 +44,21 @@ AttentionParams published_attention_params(const GpuSpec& gpu) {
 }
 
 std::vector<CollectiveFit> datasheet_inter_node_fits(const ClusterSpec& cluster) {
-  // Ring busbw ~ 0.92-0.96 of the node's aggregate NIC bandwidth (OCI 191.8 of 200 GB/s;
-  // docs/design/hardware-facts.md §2); tree for small messages. Point-to-point across nodes: one
-  // GPU's share of the NICs.
+  // Ring busbw and tree busbw as the fabric's fractions of the node's aggregate NIC bandwidth,
+  // tree for small messages. Point-to-point across nodes: one GPU's share of the NICs.
   const double nic = cluster.node_nic_bandwidth_bytes_per_s();
-  const double net_step = 14 * kUs + plugin_latency_s(cluster.inter_node_fabric);
+  const FabricFigures figures = fabric_figures(cluster.inter_node_fabric);
+  const double net_step = 14 * kUs + figures.net_step_extra_latency_s;
+  const double ring_bw = figures.ring_bus_bandwidth_fraction * nic;
   CollectiveFit all_reduce{CollectiveKind::kAllReduce, true, {}, 0.0};
   all_reduce.algorithms.push_back(
-      {CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, net_step, 0.92 * nic});
+      {CollectiveAlgorithm::kRing, 8.4 * kUs, 3.4 * kUs, net_step, ring_bw});
   all_reduce.algorithms.push_back({CollectiveAlgorithm::kTree, 6.8 * kUs, 0.6 * kUs,
-                                   5 * kUs + plugin_latency_s(cluster.inter_node_fabric),
-                                   0.45 * nic});
+                                   5 * kUs + figures.net_step_extra_latency_s,
+                                   figures.tree_bus_bandwidth_fraction * nic});
   CollectiveFit send_recv{CollectiveKind::kSendRecv,
                           true,
-                          {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, net_step, 0.92 * nic}},
+                          {{CollectiveAlgorithm::kRing, 8 * kUs, 0.0, net_step, ring_bw}},
                           0.0};
   return {all_reduce, send_recv};
 }

@@ -71,7 +71,9 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const double replicated =
       sb * (2.0 * e * h + (norms_replayed ? 0.0 : 2.0 * e_te * h) + 2.0 * mask * h);
   // Split by TP: Q, K, V, the attention context (out-projection input) and the MLP: 24sbh.
-  const double mlp_input = model.ffn_activation == FfnActivation::kSwiglu ? 2.0 * f : f;
+  // The activation's input: gate and up for a GLU, else one f (squared ReLU's jit-fused kernel
+  // saves its input as GeLU's does).
+  const double mlp_input = is_gated(model.ffn_activation) ? 2.0 * f : f;
   const double mlp = mlp_replayed ? 0.0 : e * mlp_input + e_te * f;
   const bool attention_keeps_its_output =
       attention == AttentionMemory::kFlash && !attention_replayed;
@@ -284,9 +286,9 @@ double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par
   const double e = stored_element_bytes(par.precision);
   const double e_te =
       is_low_precision(par.precision) ? quantized_activation_bytes(par.precision) : e;
-  const bool swiglu = model.ffn_activation == FfnActivation::kSwiglu;
+  const bool gated = is_gated(model.ffn_activation);
   const auto mlp = [&](double rows, double f) {
-    return rows * ((swiglu ? 2.0 : 1.0) * f * e + f * e_te);
+    return rows * ((gated ? 2.0 : 1.0) * f * e + f * e_te);
   };
   // The dense MLP this layer does not have (counted in layer_activation_bytes), unless the mlp
   // module's recompute already dropped it there.

@@ -5,7 +5,15 @@
 
 namespace capsim {
 
-enum class FfnActivation { kGelu, kSwiglu };
+// The MLP's activation. GeLU and squared ReLU (Nemotron-4: relu(x)^2) act on one up-projection;
+// SwiGLU and GeGLU gate one up-projection by the SiLU or GeLU of another (Shazeer 2020), three
+// matrices in all.
+enum class FfnActivation { kGelu, kSwiglu, kSquaredRelu, kGeglu };
+
+// Returns true for the gated linear units (SwiGLU, GeGLU): gate and up projections, 3 matrices.
+[[nodiscard]] constexpr bool is_gated(FfnActivation activation) {
+  return activation == FfnActivation::kSwiglu || activation == FfnActivation::kGeglu;
+}
 // FlashAttention (Dao et al. 2022; the default) never writes the s x s scores; materialized
 // attention (Megatron-LM's fused softmax before 2023) runs QK^T and PV as batched GEMMs and
 // softmax/dropout over the scores in HBM.

@@ -22,6 +22,9 @@ enum class MasterWeights { kFp32, kFp32Remainders, kBf16, kFp16, kNone };
 // --moe-token-dispatcher-type): NCCL all-to-all, all-gather then local selection, or DeepEP's
 // / HybridEP's fused dispatch and combine kernels ("flex" with the deepep backend).
 enum class TokenDispatcher { kAllToAll, kAllGather, kDeepEp };
+// DeepSpeed PipelineModule's partition_method (Megatron-DeepSpeed): layer specs split evenly by
+// count, or balanced by their parameter counts (models/pipeline_partition.hpp).
+enum class PartitionMethod { kUniform, kParameters };
 
 // How one training iteration is laid out over the GPUs.
 struct Parallelism {
@@ -45,7 +48,9 @@ struct Parallelism {
   // Only with precision kFp8.
   bool fp8_params = false;
   std::vector<int> stage_layers;  // empty: even split
-  double dp_bucket_bytes = 0.0;   // 0: Megatron-Core's default (dp_bucket_bytes_or_default)
+  // DeepSpeed's split of the layers over the stages; empty: stage_layers or the even split.
+  std::optional<PartitionMethod> partition_method;
+  double dp_bucket_bytes = 0.0;  // 0: Megatron-Core's default (dp_bucket_bytes_or_default)
   // Which chunks are split into buckets (dp_bucket_count): Megatron-Core's layout, or every
   // chunk of every stage (PyTorch DDP, Apex distributed Adam).
   bool dp_buckets_every_chunk = false;
@@ -122,11 +127,13 @@ struct Parallelism {
 [[nodiscard]] const char* to_string(Precision precision);
 [[nodiscard]] const char* to_string(MasterWeights master_weights);
 [[nodiscard]] const char* to_string(TokenDispatcher dispatcher);
+[[nodiscard]] const char* to_string(PartitionMethod method);
 [[nodiscard]] std::optional<Schedule> schedule_from_string(std::string_view name);
 [[nodiscard]] std::optional<Recompute> recompute_from_string(std::string_view name);
 [[nodiscard]] std::optional<Precision> precision_from_string(std::string_view name);
 [[nodiscard]] std::optional<MasterWeights> master_weights_from_string(std::string_view name);
 [[nodiscard]] std::optional<TokenDispatcher> token_dispatcher_from_string(std::string_view name);
+[[nodiscard]] std::optional<PartitionMethod> partition_method_from_string(std::string_view name);
 
 // Megatron-Core's default gradient bucket holds max(40M, 1M x DP) parameters: larger DP groups
 // get larger buckets so the ring's latency, which grows with the group, stays amortised

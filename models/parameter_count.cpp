@@ -35,7 +35,7 @@ double attention_norm_weights(const ModelSpec& m) {
 }
 
 double gated_matrices(const ModelSpec& m) {
-  return m.ffn_activation == FfnActivation::kSwiglu ? 3.0 : 2.0;
+  return is_gated(m.ffn_activation) ? 3.0 : 2.0;
 }
 
 double mlp_weights(const ModelSpec& m) {

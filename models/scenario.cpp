@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "models/pipeline_partition.hpp"
+
 namespace capsim {
 
 double Parallelism::grad_reduce_bytes_per_element() const {
@@ -52,6 +54,8 @@ bool is_megatron_embedding_loss_split(int layers, int virtual_stages) {
 std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& parallelism) {
   if (!parallelism.stage_layers.empty())
     return parallelism.stage_layers;
+  if (parallelism.partition_method)
+    return deepspeed_stage_layers(model, parallelism, *parallelism.partition_method);
   const int p = parallelism.pipeline;
   const int v = parallelism.virtual_pipeline_stages;
   if (is_megatron_embedding_loss_split(model.num_layers, p * v)) {
@@ -124,7 +128,17 @@ const char* to_string(Precision precision) {
 }
 
 const char* to_string(FfnActivation activation) {
-  return activation == FfnActivation::kGelu ? "gelu" : "swiglu";
+  switch (activation) {
+    case FfnActivation::kGelu:
+      return "gelu";
+    case FfnActivation::kSwiglu:
+      return "swiglu";
+    case FfnActivation::kSquaredRelu:
+      return "squared-relu";
+    case FfnActivation::kGeglu:
+      return "geglu";
+  }
+  return "?";
 }
 
 const char* to_string(AttentionKernel attention) {
@@ -159,6 +173,10 @@ const char* to_string(TokenDispatcher dispatcher) {
   return "?";
 }
 
+const char* to_string(PartitionMethod method) {
+  return method == PartitionMethod::kUniform ? "uniform" : "parameters";
+}
+
 const char* to_string(Fabric fabric) {
   switch (fabric) {
     case Fabric::kNvSwitch:
@@ -171,6 +189,14 @@ const char* to_string(Fabric fabric) {
       return "efa";
     case Fabric::kEthernet:
       return "ethernet";
+    case Fabric::kOmniPath:
+      return "omni-path";
+    case Fabric::kSlingshot:
+      return "slingshot";
+    case Fabric::kTcpx:
+      return "tcpx";
+    case Fabric::kTcpxo:
+      return "tcpxo";
   }
   return "?";
 }
@@ -236,8 +262,9 @@ std::optional<Precision> precision_from_string(std::string_view name) {
 }
 
 std::optional<Fabric> fabric_from_string(std::string_view name) {
-  static constexpr std::array kAll{Fabric::kNvSwitch, Fabric::kInfiniband, Fabric::kRoce,
-                                   Fabric::kEfa, Fabric::kEthernet};
+  static constexpr std::array kAll{Fabric::kNvSwitch,  Fabric::kInfiniband, Fabric::kRoce,
+                                   Fabric::kEfa,       Fabric::kEthernet,   Fabric::kOmniPath,
+                                   Fabric::kSlingshot, Fabric::kTcpx,       Fabric::kTcpxo};
   return from_string(name, kAll);
 }
 
@@ -257,6 +284,11 @@ std::optional<MasterWeights> master_weights_from_string(std::string_view name) {
 std::optional<TokenDispatcher> token_dispatcher_from_string(std::string_view name) {
   static constexpr std::array kAll{TokenDispatcher::kAllToAll, TokenDispatcher::kAllGather,
                                    TokenDispatcher::kDeepEp};
+  return from_string(name, kAll);
+}
+
+std::optional<PartitionMethod> partition_method_from_string(std::string_view name) {
+  static constexpr std::array kAll{PartitionMethod::kUniform, PartitionMethod::kParameters};
   return from_string(name, kAll);
 }
 

@@ -28,8 +28,9 @@ struct Scenario {
 // last virtual stage hold one layer less (none at one per stage: 405B's 126 layers on 16 x 8).
 [[nodiscard]] bool is_megatron_embedding_loss_split(int layers, int virtual_stages);
 
-// Layers held by each pipeline stage: stage_layers, an even split, or Megatron's split that
-// counts the embedding and the loss as layers (is_megatron_embedding_loss_split).
+// Layers held by each pipeline stage: stage_layers, DeepSpeed's split (partition_method), an
+// even split, or Megatron's split that counts the embedding and the loss as layers
+// (is_megatron_embedding_loss_split).
 [[nodiscard]] std::vector<int> layers_per_stage(const ModelSpec& model,
                                                 const Parallelism& parallelism);
 

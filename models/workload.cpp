@@ -201,7 +201,7 @@ void add_mla_projections(std::vector<Op>& ops, const ModelSpec& m, const Paralle
 void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p, double tokens,
                  double e) {
   const MoeSpec& moe = *m.moe;
-  const bool swiglu = m.ffn_activation == FfnActivation::kSwiglu;
+  const bool gated = is_gated(m.ffn_activation);
   const bool fp8 = is_low_precision(p.precision);
   const double h = m.hidden_size;
   const double local = tokens / d(p.tensor);
@@ -219,14 +219,14 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   const double rows_per_expert = rows / local_experts;
   const double ffn = d(moe.ffn_hidden_size) / d(p.expert_tensor_or_default());
   add_grouped_linear(ops, "expert_up", local_experts, rows_per_expert, h,
-                     (swiglu ? 2.0 : 1.0) * ffn);
-  add_elementwise(ops, "expert_activation", (swiglu ? 3.0 : 2.0) * rows * ffn * e);
+                     (gated ? 2.0 : 1.0) * ffn);
+  add_elementwise(ops, "expert_activation", (gated ? 3.0 : 2.0) * rows * ffn * e);
   tag_recompute(ops, ops.size() - 2, kRecomputeMoeActivation);
   add_grouped_linear(ops, "expert_down", local_experts, rows_per_expert, ffn, h);
   if (fp8) {
     // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
-    add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (swiglu ? 2.0 : 1.0) * ffn,
-                  CastBy::kOwnKernel, CastBy::kProducer, p.precision);
+    add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (gated ? 2.0 : 1.0) * ffn, CastBy::kOwnKernel,
+                  CastBy::kProducer, p.precision);
     add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel,
                   p.precision);
   }
@@ -234,8 +234,8 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const double shared = d(moe.shared_expert_ffn_hidden_size) / d(p.tensor);
     const size_t shared_first = ops.size();
-    add_linear(ops, "shared_up", tokens, h, (swiglu ? 2.0 : 1.0) * shared);
-    add_elementwise(ops, "shared_activation", (swiglu ? 3.0 : 2.0) * tokens * shared * e);
+    add_linear(ops, "shared_up", tokens, h, (gated ? 2.0 : 1.0) * shared);
+    add_elementwise(ops, "shared_activation", (gated ? 3.0 : 2.0) * tokens * shared * e);
     add_linear(ops, "shared_down", tokens, shared, h);
     tag_recompute(ops, shared_first, kRecomputeSharedExperts);
   }
@@ -256,7 +256,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
   const double kv_width = d(m.num_kv_heads) * d(m.head_dim());
   const double q_width = query_width(m);
   const double ffn = m.ffn_hidden_size;
-  const bool swiglu = m.ffn_activation == FfnActivation::kSwiglu;
+  const bool gated = is_gated(m.ffn_activation);
   // With sequence parallelism, norms, dropout and residuals run on tokens / t.
   const double norm_tokens = p.sequence_parallel ? tokens / t : tokens;
 
@@ -336,10 +336,11 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
   if (kind.moe) {
     add_moe_ffn(ops, m, p, tokens, e);
   } else {
-    linear("mlp_up", "mlp_up_fp8_cast", h, (swiglu ? 2.0 : 1.0) * ffn / t, CastBy::kProducer,
+    linear("mlp_up", "mlp_up_fp8_cast", h, (gated ? 2.0 : 1.0) * ffn / t, CastBy::kProducer,
            CastBy::kProducer);
-    // GeLU: read f, write f. SwiGLU: read gate and up, write f.
-    add_elementwise(ops, "activation", (swiglu ? 3.0 : 2.0) * tokens * ffn / t * e);
+    // GeLU and squared ReLU (one jit-fused kernel in Megatron-Core, megatron/core/activations.py):
+    // read f, write f. SwiGLU and GeGLU: read gate and up, write f.
+    add_elementwise(ops, "activation", (gated ? 3.0 : 2.0) * tokens * ffn / t * e);
     linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h, CastBy::kProducer, CastBy::kOwnKernel);
     tag_recompute(ops, ffn_first, kRecomputeMlp);
   }
@@ -437,7 +438,7 @@ double megatron_flop_per_token(const ModelSpec& m) {
   const double h = m.hidden_size;
   const double s = m.seq_length;
   const double heads = m.num_attention_heads;
-  const double gated = m.ffn_activation == FfnActivation::kSwiglu ? 1.5 : 1.0;
+  const double gated = is_gated(m.ffn_activation) ? 1.5 : 1.0;
   const double mtp = m.mtp_layers;
   const double layers = d(m.num_layers) + mtp;
   double moe_layers = 0.0;

@@ -119,6 +119,12 @@ json bridge_overrides(const Scenario& scenario) {
   for (const Argument& a : args) {
     if (a.name == "--group-query-attention" || is_precision_argument(a.name))
       continue;  // num_query_groups says it; mixed_precision below
+    // Bridge's providers have no squared-ReLU switch: the function itself is the setting.
+    if (a.name == "--squared-relu") {
+      out["model"]["activation_func"] = {{"_target_", "megatron.core.activations.squared_relu"},
+                                         {"_call_", false}};
+      continue;
+    }
     const io::BridgeKey k = io::bridge_key_of_argument(a.name);
     json value;
     if (a.values.empty())

@@ -232,7 +232,14 @@ void add_precision(std::string& out, const Parallelism& p, bool complete) {
 
 }  // namespace
 
-std::string megatron_arguments(const Scenario& scenario, MegatronArgumentSet set) {
+std::string megatron_arguments(const Scenario& given, MegatronArgumentSet set) {
+  // DeepSpeed's split (partition_method) reaches Megatron-LM as the stage layout it gives.
+  Scenario scenario = given;
+  Parallelism& split = scenario.parallelism;
+  if (split.partition_method && split.stage_layers.empty()) {
+    split.stage_layers = layers_per_stage(scenario.model, split);
+    split.partition_method.reset();
+  }
   const bool complete = set == MegatronArgumentSet::kComplete;
   const ModelSpec& m = scenario.model;
   const Parallelism& p = scenario.parallelism;
@@ -248,6 +255,8 @@ std::string megatron_arguments(const Scenario& scenario, MegatronArgumentSet set
     add(out, "--ffn-hidden-size", m.ffn_hidden_size);
   if (m.ffn_activation == FfnActivation::kSwiglu)
     add(out, "--swiglu");
+  if (m.ffn_activation == FfnActivation::kSquaredRelu)
+    add(out, "--squared-relu");
   add(out, "--seq-length", m.seq_length);
   if (complete)
     add_model_details(out, m);
@@ -291,6 +300,14 @@ std::vector<std::string> megatron_unexpressed(const Scenario& s) {
     out.push_back(std::string("parallelism.schedule \"") + to_string(p.schedule) + "\"");
   if (p.zero_stage == 2)
     out.emplace_back("parallelism.zero_stage 2 (written as the distributed optimizer, ZeRO-1)");
+  if (p.partition_method) {
+    out.push_back(std::string("parallelism.partition_method \"") + to_string(*p.partition_method) +
+                  "\" (DeepSpeed's split, written as the stage layout it gives)");
+  }
+  // Megatron-LM's activation flags are --swiglu, --squared-relu and --quick-geglu (a gated
+  // x * sigmoid(1.702 x), not GeGLU); none gates a GeLU (megatron/training/arguments.py).
+  if (m.ffn_activation == FfnActivation::kGeglu)
+    out.emplace_back("model.ffn_activation \"geglu\" (no Megatron-LM flag: written as GeLU)");
   if (m.moe && m.moe->load_imbalance != 1.0)
     out.push_back(io::printf_string("model.moe.load_imbalance %g", m.moe->load_imbalance));
   if (m.cross_entropy == CrossEntropyKernel::kSingleKernel)

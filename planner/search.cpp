@@ -153,10 +153,7 @@ ClusterSpec cluster_for_instance(const InstanceSpec& inst, int num_nodes, int nv
   c.num_nodes = num_nodes;
   c.intra_node_bandwidth_bytes_per_s = inst.gpu.nvlink_bandwidth_bytes_per_s;
   c.has_inter_node = num_nodes > 1;
-  c.inter_node_fabric = inst.fabric == "infiniband" ? Fabric::kInfiniband
-                        : inst.fabric == "roce"     ? Fabric::kRoce
-                        : inst.fabric == "efa"      ? Fabric::kEfa
-                                                    : Fabric::kEthernet;
+  c.inter_node_fabric = fabric_from_string(inst.fabric).value_or(Fabric::kEthernet);
   c.nics_per_node = inst.nics_per_node;
   c.nic_bandwidth_bytes_per_s = inst.nic_bandwidth_bytes_per_s;
   c.topology = Topology::kRailOptimized;

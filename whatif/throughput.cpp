@@ -15,11 +15,7 @@ namespace capsim::whatif {
 namespace {
 
 Fabric fabric_of(const std::string& name) {
-  if (name == "efa")
-    return Fabric::kEfa;
-  if (name == "roce")
-    return Fabric::kRoce;
-  return Fabric::kInfiniband;
+  return fabric_from_string(name).value_or(Fabric::kInfiniband);
 }
 
 // The GPU counts a scenario's layout scales to are multiples of this: tensor x pipeline x

@@ -854,3 +854,70 @@ TEST(CliTest, ValidateEventIsByteIdenticalAcrossRuns) {
 
 }  // namespace
 }  // namespace capsim
+
+namespace capsim {
+namespace {
+
+// `capsim simulate --json`'s iteration time of valid.json with `sets` applied, on `engine`.
+double iteration_time_s(const std::string& engine, const std::string& sets) {
+  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --engine " + engine +
+                            " --json " + sets);
+  EXPECT_EQ(r.exit_code, 0) << sets;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  return j.is_object() && j.contains("iteration_time_s") ? j.at("iteration_time_s").get<double>()
+                                                         : 0.0;
+}
+
+// Omni-Path, Slingshot, TCPX and TCPXO read and simulate on both engines, costed by the
+// datasheet network model with their figures (no measured profile ships for them): at the
+// same NICs a step on TCPX is slower than on TCPXO, which is slower than on Omni-Path, and
+// Slingshot costs as Omni-Path does (both take the RDMA figures).
+TEST(CliTest, PublishedFabricsSimulateOnBothEngines) {
+  for (const char* engine : {"event", "analytic"}) {
+    const auto on = [&](const std::string& fabric) {
+      return iteration_time_s(engine, "--set cluster.inter_node.fabric=" + fabric);
+    };
+    const double omni_path = on("omni-path");
+    const double tcpxo = on("tcpxo");
+    EXPECT_GT(on("tcpx"), tcpxo) << engine;
+    EXPECT_GT(tcpxo, omni_path) << engine;
+    EXPECT_GT(omni_path, 0.0) << engine;
+    EXPECT_EQ(on("slingshot"), omni_path) << engine;
+  }
+}
+
+// DeepSpeed's uniform split of valid.json's 40 layers on 2 stages (45 layer specs: 23 and 22)
+// is 21 and 19 layers: the same run as stage_layers [21, 19], on both engines.
+TEST(CliTest, PartitionMethodSplitsTheStagesAsDeepSpeed) {
+  for (const char* engine : {"event", "analytic"}) {
+    const double uniform = iteration_time_s(engine, "--set parallelism.partition_method=uniform");
+    const double given = iteration_time_s(engine, "--set 'parallelism.stage_layers=[21,19]'");
+    EXPECT_GT(uniform, 0.0) << engine;
+    EXPECT_EQ(uniform, given) << engine;
+    EXPECT_GT(iteration_time_s(engine, "--set parallelism.partition_method=parameters"), 0.0)
+        << engine;
+  }
+  const auto both = run_capsim("simulate " + kData +
+                                   "/scenarios/valid.json --engine analytic --set "
+                                   "parallelism.partition_method=uniform --set "
+                                   "'parallelism.stage_layers=[21,19]'",
+                               true);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.out.find(":/parallelism/partition_method: partition_method and stage_layers "
+                          "both set"),
+            std::string::npos)
+      << both.out;
+  // The stage-balance suggestion for a DeepSpeed split also drops the method, so it applies.
+  const std::string uniform = "simulate " + kData +
+                              "/scenarios/valid.json --engine analytic --set "
+                              "parallelism.partition_method=uniform";
+  const auto suggested = run_capsim(uniform);
+  const size_t at = suggested.out.find(": --set 'parallelism.stage_layers=");
+  ASSERT_NE(at, std::string::npos) << suggested.out;
+  const std::string sets = suggested.out.substr(at + 2, suggested.out.find('\n', at) - at - 2);
+  EXPECT_NE(sets.find("--set parallelism.partition_method=null"), std::string::npos) << sets;
+  EXPECT_EQ(run_capsim(uniform + " " + sets).exit_code, 0) << sets;
+}
+
+}  // namespace
+}  // namespace capsim

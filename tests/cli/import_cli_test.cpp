@@ -107,7 +107,7 @@ TEST(ImportCliTest, BadInputExitsTwoAndWritesNothing) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.out.find("line 3: --num-experts-per-token: capsim does not model"),
             std::string::npos);
-  EXPECT_NE(unknown.out.find("line 4: --squared-relu: capsim does not model"), std::string::npos);
+  EXPECT_NE(unknown.out.find("line 4: --quick-geglu: capsim does not model"), std::string::npos);
   EXPECT_EQ(run_capsim("import megatron " + bad +
                        "unknown_model_shape.args --gpu H100-SXM5-80GB --nodes 1 "
                        "--allow-unmodelled")

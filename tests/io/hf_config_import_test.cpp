@@ -77,6 +77,33 @@ TEST(HfConfigImportTest, Llama31_8B) {
   EXPECT_FALSE(m.moe.has_value());
 }
 
+// Nemotron's "relu2" MLP is squared ReLU; Gemma's GeLU-gated MLP (hidden_activation, else the
+// older hidden_act) is GeGLU, and Gemma ties its embeddings unless told otherwise.
+TEST(HfConfigImportTest, NemotronAndGemmaActivations) {
+  nlohmann::json c = config("llama-3.1-8b.json");
+  c["architectures"] = {"NemotronForCausalLM"};
+  c["hidden_act"] = "relu2";
+  EXPECT_EQ(import_hf_config(c, "c.json", {}).model.at("ffn_activation"), "squared-relu");
+  c["hidden_act"] = "silu";
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", {}); }),
+            "c.json:/hidden_act: capsim imports Nemotron's squared ReLU (\"relu2\"), got "
+            "\"silu\"");
+  c = config("llama-3.1-8b.json");
+  c["architectures"] = {"GemmaForCausalLM"};
+  c.erase("tie_word_embeddings");
+  c["hidden_act"] = "gelu";
+  HfImport gemma = import_hf_config(c, "c.json", {});
+  EXPECT_EQ(gemma.model.at("ffn_activation"), "geglu");
+  EXPECT_EQ(gemma.model.at("tied_embeddings"), true);
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  c["hidden_act"] = "silu";  // the older key, passed over when hidden_activation is given
+  EXPECT_EQ(import_hf_config(c, "c.json", {}).model.at("ffn_activation"), "geglu");
+  c["hidden_activation"] = "relu";
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", {}); }),
+            "c.json:/hidden_activation: capsim imports Gemma's GeLU-gated FFN "
+            "(\"gelu_pytorch_tanh\"), got \"relu\"");
+}
+
 TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
   const HfImport m = import_hf_config(config("llama-3.1-8b.json"), "c.json", {});
   EXPECT_FALSE(m.model.contains("seq_length"));
@@ -113,7 +140,7 @@ TEST(HfConfigImportTest, BadConfigsAreNamed) {
             "c.json:/architectures/0: architectures: capsim imports LlamaForCausalLM, "
             "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
             "Qwen3MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
-            "GptOssForCausalLM, got \"BertModel\"");
+            "GptOssForCausalLM, NemotronForCausalLM, GemmaForCausalLM, got \"BertModel\"");
   c = config("llama-3.1-8b.json");
   c.erase("hidden_size");
   EXPECT_NE(testing::error_of([&] {

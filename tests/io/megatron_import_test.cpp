@@ -116,6 +116,17 @@ TEST(MegatronImportTest, MegatronDefaults) {
   EXPECT_EQ(gpt.model.ffn_hidden_size, 4 * 4096);
 }
 
+// --squared-relu (Nemotron-4) is an ungated MLP of 4h; with --swiglu it is a conflict, as
+// Megatron-LM asserts.
+TEST(MegatronImportTest, SquaredReluIsReadAndExclusiveWithSwiglu) {
+  const Scenario s = import_text(kModel + "--squared-relu").scenario;
+  EXPECT_EQ(s.model.ffn_activation, FfnActivation::kSquaredRelu);
+  EXPECT_EQ(s.model.ffn_hidden_size, 4 * 4096);
+  EXPECT_TRUE(s.model.tied_embeddings);  // Megatron-LM ties unless told to untie
+  EXPECT_EQ(error_text(kModel + "--swiglu --squared-relu"),
+            "t.args:line 1: --squared-relu: conflicts with --swiglu: an MLP has one activation");
+}
+
 TEST(MegatronImportTest, LayoutArguments) {
   const Scenario s =
       import_text(kModel +
@@ -187,12 +198,12 @@ TEST(MegatronImportTest, EveryUnmodelledArgumentIsReportedAtOnce) {
                   ":line 3: --num-experts-per-token: capsim does not model this argument; it "
                   "may change the step (give --allow-unmodelled to model the run without it)");
     EXPECT_EQ(e.problems()[1].pointer, "line 4");
-    EXPECT_EQ(e.problems()[1].message.rfind("--squared-relu: ", 0), 0u);
+    EXPECT_EQ(e.problems()[1].message.rfind("--quick-geglu: ", 0), 0u);
   }
   MegatronImportOptions allowed = on_h100(1);
   allowed.allow_unmodelled = true;
   const MegatronImport m = import_file(file, allowed);
-  EXPECT_TRUE(has_note(m, "--squared-relu: capsim does not model this argument"));
+  EXPECT_TRUE(has_note(m, "--quick-geglu: capsim does not model this argument"));
   EXPECT_TRUE(has_note(m, "line 5: --lr: ignored: an optimization hyperparameter"));
 }
 

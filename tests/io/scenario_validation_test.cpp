@@ -450,3 +450,40 @@ TEST(ValidationCasesTest, ProfileIsResolvedAndNamedByPointer) {
 
 }  // namespace
 }  // namespace capsim
+
+namespace capsim {
+namespace {
+
+// The fabrics, activations and DeepSpeed split read from a scenario and are written back as read.
+TEST(ScenarioValidationTest, FabricsActivationsAndPartitionMethodRoundTrip) {
+  const std::vector<std::pair<std::string, Fabric>> fabrics = {{"omni-path", Fabric::kOmniPath},
+                                                               {"slingshot", Fabric::kSlingshot},
+                                                               {"tcpx", Fabric::kTcpx},
+                                                               {"tcpxo", Fabric::kTcpxo}};
+  const std::vector<std::pair<std::string, FfnActivation>> activations = {
+      {"squared-relu", FfnActivation::kSquaredRelu}, {"geglu", FfnActivation::kGeglu}};
+  for (const auto& [fabric_name, fabric] : fabrics) {
+    for (const auto& [activation_name, activation] : activations) {
+      nlohmann::json doc = nlohmann::json::parse(std::ifstream(kDataDir + "/scenarios/valid.json"));
+      doc["cluster"]["inter_node"]["fabric"] = fabric_name;
+      doc["model"]["ffn_activation"] = activation_name;
+      doc["parallelism"]["partition_method"] = "parameters";
+      const Scenario s = read_doc(doc);
+      EXPECT_EQ(s.cluster.inter_node_fabric, fabric);
+      EXPECT_EQ(s.model.ffn_activation, activation);
+      EXPECT_EQ(s.parallelism.partition_method, PartitionMethod::kParameters);
+      EXPECT_FALSE(s.model.tied_embeddings);  // the non-GPT convention
+      const nlohmann::json back = io::scenario_to_json(s);
+      EXPECT_EQ(back.at("cluster").at("inter_node").at("fabric"), fabric_name);
+      EXPECT_EQ(back.at("model").at("ffn_activation"), activation_name);
+      EXPECT_EQ(back.at("parallelism").at("partition_method"), "parameters");
+      const Scenario again = read_doc(back);
+      EXPECT_TRUE(again.model == s.model);
+      EXPECT_TRUE(again.parallelism == s.parallelism);
+      EXPECT_TRUE(again.cluster == s.cluster);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capsim

@@ -207,6 +207,30 @@ TEST(MegatronRoundTripTest, SettingsWithoutAnArgumentAreNamed) {
                 "parallelism.tp_backward_overlap false"}));
 }
 
+// Squared ReLU is --squared-relu (Bridge: activation_func squared_relu) and reads back; GeGLU
+// has no Megatron-LM flag and is named; DeepSpeed's split is written as the layout it gives.
+TEST(MegatronRoundTripTest, ActivationsAndDeepSpeedSplit) {
+  Scenario s = io::load_scenario(
+      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "gpt3-175b-selene-1024" / "scenario.json")
+          .string());
+  s.model.ffn_activation = FfnActivation::kSquaredRelu;
+  EXPECT_NE(megatron_arguments(s).find("--squared-relu"), std::string::npos);
+  expect_round_trip(s);
+  s.model.ffn_activation = FfnActivation::kGeglu;
+  EXPECT_EQ(megatron_unexpressed(s),
+            (std::vector<std::string>{
+                "model.ffn_activation \"geglu\" (no Megatron-LM flag: written as GeLU)"}));
+  s.model.ffn_activation = FfnActivation::kGelu;
+  s.parallelism.partition_method = PartitionMethod::kUniform;
+  const std::vector<int> split = layers_per_stage(s.model, s.parallelism);
+  ASSERT_NE(split, std::vector<int>(split.size(), split.front()));  // uneven: 96 + 5 specs
+  EXPECT_EQ(megatron_unexpressed(s),
+            (std::vector<std::string>{"parallelism.partition_method \"uniform\" (DeepSpeed's "
+                                      "split, written as the stage layout it gives)"}));
+  const Scenario back = round_trip(s, Written::kArguments);
+  EXPECT_EQ(back.parallelism.stage_layers, split);
+}
+
 TEST(BridgeOverridesTest, NamedRecipeWhereOneSetsThePrecision) {
   Scenario s = io::load_scenario(
       (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "gpt3-175b-selene-1024" / "scenario.json")

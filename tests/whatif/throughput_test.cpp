@@ -1,5 +1,7 @@
 #include "whatif/throughput.hpp"
 
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include "models/catalog.hpp"
@@ -28,6 +30,20 @@ TEST(ThroughputTest, ScaleScenarioKeepsModelParallelismAndBatch) {
   EXPECT_EQ(scale_scenario(base, *builtin_catalog().find_instance("p4d.24xlarge"), 48)
                 .parallelism.global_batch_size,
             1026);
+}
+
+// An instance's fabric reaches the scaled scenario as named: an Ethernet or TCPX node is costed
+// on its own network, not as InfiniBand.
+TEST(ThroughputTest, ScaleScenarioKeepsTheInstancesFabric) {
+  const Scenario base = io::load_scenario(kScenario);
+  InstanceSpec node = *builtin_catalog().find_instance("p5.48xlarge");
+  for (const auto& [name, fabric] :
+       {std::pair{"ethernet", Fabric::kEthernet}, std::pair{"tcpx", Fabric::kTcpx},
+        std::pair{"tcpxo", Fabric::kTcpxo}, std::pair{"slingshot", Fabric::kSlingshot},
+        std::pair{"omni-path", Fabric::kOmniPath}, std::pair{"efa", Fabric::kEfa}}) {
+    node.fabric = name;
+    EXPECT_EQ(scale_scenario(base, node, 64).cluster.inter_node_fabric, fabric) << name;
+  }
 }
 
 TEST(ThroughputTest, MemoisedPerInstanceAndAdmissibleSize) {

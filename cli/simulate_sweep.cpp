@@ -20,7 +20,8 @@ namespace {
 
 // One value of the sweep: its scenario as read, then its run.
 struct SweepRun {
-  std::string value;
+  std::string value;          // as given on the command line
+  nlohmann::json value_json;  // as --set reads it
   io::SimulationInput input;
   IterationCosts costs;
   SimulationResult result;
@@ -48,7 +49,11 @@ std::vector<SweepRun> read_runs(const cxxopts::ParseResult& args, const SweepSpe
     std::vector<io::ScenarioOverride> overrides = base;
     overrides.push_back(parse_override(sweep.path + "=" + value));
     try {
-      runs.push_back({value, io::load_simulation_input(file, overrides, profile_path), {}, {}});
+      runs.push_back({value,
+                      nlohmann::json::parse(overrides.back().value_json),
+                      io::load_simulation_input(file, overrides, profile_path),
+                      {},
+                      {}});
     } catch (const io::InputError& e) {
       for (const io::InputProblem& p : e.problems())
         problems.push_back(
@@ -84,9 +89,8 @@ nlohmann::json sweep_json(const SweepSpec& sweep, const std::string& engine,
                           const std::vector<SweepRun>& runs) {
   nlohmann::json points = nlohmann::json::array();
   for (const SweepRun& r : runs) {
-    const io::ScenarioOverride o = parse_override(sweep.path + "=" + r.value);
     points.push_back(
-        {{"value", nlohmann::json::parse(o.value_json)},
+        {{"value", r.value_json},
          {"result", io::simulate_output_json(r.result, r.input.scenario, r.costs, r.input.profile,
                                              /*kernels=*/false)}});
   }
@@ -98,9 +102,8 @@ std::vector<io::SweepChartPoint> chart_points(const std::vector<SweepRun>& runs)
   for (const SweepRun& r : runs) {
     io::SweepChartPoint p;
     p.label = r.value;
-    const nlohmann::json v = nlohmann::json::parse(r.value, nullptr, /*allow_exceptions=*/false);
-    if (v.is_number())
-      p.x = v.get<double>();
+    if (r.value_json.is_number())
+      p.x = r.value_json.get<double>();
     p.tokens_per_s = r.result.tokens_per_s;
     p.iteration_time_s = r.result.iteration_time_s;
     p.fits = r.result.memory.fits;

@@ -46,21 +46,29 @@ class Retimer {
   double time_s(size_t candidate, SensitivityFactor factor, double change) {
     const Candidate& c = result_.candidates[candidate].candidate;
     Scenario sc = candidate_scenario(plan_, c);
-    HardwareProfile profile = profile_for(c, sc);
+    const HardwareProfile& planned = profile_for(c, sc);
     const double scale = 1.0 + change;
-    if (factor == SensitivityFactor::kNicBandwidth) {
+    if (factor == SensitivityFactor::kNicBandwidth)
       sc.cluster.nic_bandwidth_bytes_per_s *= scale;
-    } else if (factor == SensitivityFactor::kKernelEfficiency) {
-      profile.software_efficiency *= scale;
-    } else if (factor == SensitivityFactor::kHbmBandwidth) {
+    if (factor == SensitivityFactor::kHbmBandwidth)
       sc.cluster.gpu.hbm_bandwidth_bytes_per_s *= scale;
-      profile.gpu.hbm_bandwidth_bytes_per_s *= scale;
-    }
+    if (factor == SensitivityFactor::kNicBandwidth)
+      return time_of(sc, planned);
+    // The moves of the profile's own figures, on a copy of it.
+    HardwareProfile moved = planned;
+    if (factor == SensitivityFactor::kKernelEfficiency)
+      moved.software_efficiency *= scale;
+    if (factor == SensitivityFactor::kHbmBandwidth)
+      moved.gpu.hbm_bandwidth_bytes_per_s *= scale;
+    return time_of(sc, moved);
+  }
+
+ private:
+  static double time_of(const Scenario& sc, const HardwareProfile& profile) {
     return estimate::estimate_iteration(sc, profile, estimate::EstimateDetail::kTimeOnly)
         .iteration_time_s;
   }
 
- private:
   const HardwareProfile& profile_for(const Candidate& c, const Scenario& sc) {
     const auto key = std::make_pair(c.instance, c.num_nodes > 1);
     auto it = profiles_.find(key);

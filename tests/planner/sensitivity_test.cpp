@@ -140,6 +140,7 @@ TEST(SensitivityTest, FailureRateNeedsTheGoodputModel) {
 // The robust choice is chosen by its worst case: never worse than the winner's on misses, and
 // on the worst value when the misses tie.
 TEST(SensitivityTest, RobustChoiceIsNoWorseThanTheWinnerInItsWorstCase) {
+  int checked = 0;
   for (const double days : {12.0, 16.0, 30.0}) {
     PlanSpec plan = small_plan();
     plan.deadline_s = days * 86400.0;
@@ -147,6 +148,7 @@ TEST(SensitivityTest, RobustChoiceIsNoWorseThanTheWinnerInItsWorstCase) {
     const auto s = plan_sensitivity(plan, result);
     if (!s)
       continue;
+    ++checked;
     EXPECT_LE(s->robust_misses, s->nominal_misses) << days;
     if (s->robust_misses == s->nominal_misses) {
       EXPECT_LE(s->robust_worst, s->nominal_worst) << days;
@@ -155,6 +157,7 @@ TEST(SensitivityTest, RobustChoiceIsNoWorseThanTheWinnerInItsWorstCase) {
       EXPECT_EQ(s->robust_worst, s->nominal_worst);
     }
   }
+  EXPECT_GE(checked, 2);  // the deadlines leave winners to judge
 }
 
 TEST(SensitivityTest, NoneWithoutAWinner) {

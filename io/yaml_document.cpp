@@ -149,7 +149,7 @@ nlohmann::json resolve_plain(const std::string& text) {
 // Converts one node; counts values against kMaxYamlValues.
 class Converter {
  public:
-  explicit Converter(std::string file) : file_(std::move(file)) {}
+  Converter(std::string file, ScalarOffsets* offsets) : file_(std::move(file)), offsets_(offsets) {}
 
   nlohmann::json convert(const YAML::Node& node, const std::string& pointer, int depth) {
     if (++values_ > kMaxYamlValues) {
@@ -166,6 +166,8 @@ class Converter {
       case YAML::NodeType::Null:
         return nullptr;
       case YAML::NodeType::Scalar:
+        if (offsets_ != nullptr && !node.Mark().is_null())
+          offsets_->emplace(pointer, static_cast<std::size_t>(node.Mark().pos));
         // "?" marks a plain scalar; "!" a quoted one; other tags are explicit (!!str, !!int).
         if (node.Tag() == "?")
           return resolve_plain(node.Scalar());
@@ -202,6 +204,7 @@ class Converter {
 
  private:
   std::string file_;
+  ScalarOffsets* offsets_;
   std::size_t values_ = 0;
 };
 
@@ -215,7 +218,8 @@ nlohmann::json parse_yaml_file(const std::string& path) {
   return parse_yaml_text(read_input_file(path, InputKind::kJson), path);
 }
 
-nlohmann::json parse_yaml_text(std::string_view text, const std::string& name) {
+nlohmann::json parse_yaml_text(std::string_view text, const std::string& name,
+                               ScalarOffsets* offsets) {
   if (const auto fault = find_text_fault(text)) {
     const TextPosition at = text_position(text, fault->offset);
     throw InputError(name, "",
@@ -230,7 +234,7 @@ nlohmann::json parse_yaml_text(std::string_view text, const std::string& name) {
   } catch (const YAML::Exception& e) {
     throw InputError(name, "", "invalid YAML at " + at_mark(e.mark) + ": " + e.msg);
   }
-  Converter converter(name);
+  Converter converter(name, offsets);
   if (documents.size() == 1)
     return converter.convert(documents.front(), "", 0);
   nlohmann::json out = nlohmann::json::array();

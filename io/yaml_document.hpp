@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -20,8 +22,14 @@ inline constexpr std::size_t kMaxYamlValues = std::size_t{1} << 20;
 // line and column), a NUL byte or invalid UTF-8, a duplicate key (with its JSON pointer), a key
 // that is not a scalar, nesting deeper than kMaxJsonDepth or more than kMaxYamlValues values.
 [[nodiscard]] nlohmann::json parse_yaml_file(const std::string& path);
-// The same for text attributed to `name`.
-[[nodiscard]] nlohmann::json parse_yaml_text(std::string_view text, const std::string& name);
+// Where each scalar of a YAML text starts: the byte offset of its first character (a quoted
+// scalar's opening quote), by the JSON pointer of its value.
+using ScalarOffsets = std::map<std::string, std::size_t>;
+
+// The same for text attributed to `name`; `offsets`, when given, receives where each scalar
+// value starts in `text` (an alias's scalar: its anchor's).
+[[nodiscard]] nlohmann::json parse_yaml_text(std::string_view text, const std::string& name,
+                                             ScalarOffsets* offsets = nullptr);
 
 // Whether `text`, written as a plain (unquoted) scalar, reads back as that string.
 [[nodiscard]] bool plain_scalar_is_string(const std::string& text);

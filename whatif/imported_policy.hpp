@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -7,9 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog.hpp"
 #include "models/pricing.hpp"
 
 #include "io/input_error.hpp"
+#include "io/yaml_document.hpp"
 
 namespace capsim::whatif {
 
@@ -51,19 +54,32 @@ struct ImportedPolicy {
   [[nodiscard]] bool operator==(const ImportedPolicy& other) const = default;
 };
 
+// One file of a configuration, parsed (a YAML stream is an array of its documents).
+struct ConfigFile {
+  std::string path;
+  nlohmann::json json;               // YAML formats
+  std::string text;                  // line formats (cluster-autoscaler flags files, slurm.conf)
+  std::string raw;                   // the file's bytes as read, either way
+  io::ScalarOffsets scalar_offsets;  // YAML formats: where each scalar starts in `raw`
+};
+
 // A configuration as read: the policy, the keys capsim does not model that cannot change a
-// what-if (`notes`) and those that could (`unmodelled`), each with its file and pointer.
+// what-if (`notes`) and those that could (`unmodelled`), each with its file and pointer, and
+// the files themselves.
 struct ConfigReading {
   ImportedPolicy policy;
   std::vector<io::InputProblem> notes;
   std::vector<io::InputProblem> unmodelled;
+  std::vector<ConfigFile> files;
 };
 
-// One file of a configuration, parsed (a YAML stream is an array of its documents).
-struct ConfigFile {
-  std::string path;
-  nlohmann::json json;  // YAML formats
-  std::string text;     // line formats (cluster-autoscaler flags files, slurm.conf)
+// The files a what-if policy was read from, for `--emit` to write them back with the knobs the
+// recommended run changed: the knobs as the files state them, and the catalog they were read
+// against (to read the written text back).
+struct ImportedSource {
+  std::vector<ConfigFile> files;
+  nlohmann::json knobs;
+  Catalog catalog;
 };
 
 }  // namespace capsim::whatif

@@ -8,9 +8,10 @@
 
 namespace capsim::whatif {
 
-// The file `capsim whatif --emit` writes for `policy`: {file name, text}, its configuration in
-// the format it was read from with the knobs it ran with, or, for a policy of a capsim preset,
-// Karpenter NodePools on its pools (as_karpenter, policy_source.hpp).
+// The file `capsim whatif --emit` writes for `policy`: {file name, text}. A policy read from a
+// configuration gets its own files back with the knobs it ran with (patched_config,
+// config_patch.hpp), or, where they cannot say them, the format's writer's file for it; a policy
+// of a capsim preset gets Karpenter NodePools on its pools (as_karpenter, policy_source.hpp).
 [[nodiscard]] std::pair<std::string, std::string> emitted_file(const WhatIf& whatif,
                                                                const PolicySpec& policy);
 

@@ -66,24 +66,30 @@ ConfigReading read_config(ConfigFormat format, const std::vector<std::string>& p
   for (const auto& path : paths) {
     ConfigFile f;
     f.path = path;
+    f.raw = io::read_input_file(path, io::InputKind::kJson);
     if (reads_yaml(format, path))
-      f.json = io::parse_yaml_file(path);
+      f.json = io::parse_yaml_text(f.raw, path, &f.scalar_offsets);
     else
-      f.text = io::read_input_file(path, io::InputKind::kJson);
+      f.text = f.raw;
     files.push_back(std::move(f));
   }
-  return dispatch(format, files, catalog);
+  ConfigReading reading = dispatch(format, files, catalog);
+  reading.files = std::move(files);
+  return reading;
 }
 
 ConfigReading read_config_text(ConfigFormat format, const std::string& text,
                                const std::string& name, const Catalog& catalog) {
   ConfigFile f;
   f.path = name;
+  f.raw = text;
   if (reads_yaml(format, name))
-    f.json = io::parse_yaml_text(text, name);
+    f.json = io::parse_yaml_text(text, name, &f.scalar_offsets);
   else
     f.text = text;
-  return dispatch(format, {f}, catalog);
+  ConfigReading reading = dispatch(format, {f}, catalog);
+  reading.files.push_back(std::move(f));
+  return reading;
 }
 
 std::pair<std::string, std::string> write_config(const ImportedPolicy& policy) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -120,8 +121,9 @@ struct PolicySpec {
   // The pools this policy runs on instead of the what-if's (a configuration's node groups);
   // empty: the what-if's.
   std::vector<NodePool> pools;
-  // The configuration the policy was read from, for `--emit`.
+  // The configuration the policy was read from, and its files, for `--emit`.
   std::optional<ImportedPolicy> imported;
+  std::shared_ptr<const ImportedSource> source;
 };
 
 // A sweep over one knob of one policy; each value becomes a policy variant.

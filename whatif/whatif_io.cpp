@@ -330,6 +330,8 @@ PolicySpec read_policy_from(io::JsonReader& pr, const std::string& ptr, PolicyCo
   PolicySpec spec = make_policy(name, reading.policy.preset, knobs, pr.file(), ptr);
   spec.pools =
       pools_for_groups(reading.policy, ctx.pools, pr.file(), ptr + "/file", reading.unmodelled);
+  spec.source = std::make_shared<const ImportedSource>(
+      ImportedSource{std::move(reading.files), reading.policy.knobs, ctx.catalog});
   reading.policy.knobs = spec.knobs;
   reading.policy.name = name;
   spec.imported = reading.policy;
@@ -538,6 +540,7 @@ std::vector<PolicySpec> expand_policies(const WhatIf& whatif) {
                                        knobs, whatif.file, "/sweep");
       variant.pools = p.pools;
       variant.imported = p.imported;
+      variant.source = p.source;
       if (variant.imported)
         variant.imported->knobs = variant.knobs;
       out.push_back(std::move(variant));

@@ -197,6 +197,9 @@ TEST(WhatIfCliTest, EmitWritesTheRecommendedPolicyBack) {
   EXPECT_NE(text.str().find("--scale-down-unneeded-time=2m\n"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("--nodes=0:3:od\n"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("--expander=price\n"), std::string::npos) << text.str();
+  // The file read is written back whole: its comment and the flags capsim does not model too.
+  EXPECT_NE(text.str().find("# cluster-autoscaler flags\n--v=2\n"), std::string::npos)
+      << text.str();
   EXPECT_EQ(capsim(kDir + "/whatif/from_ca.json --emit /no/such/folder").code, 2);
 }
 

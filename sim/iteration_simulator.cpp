@@ -144,6 +144,7 @@ PlatformPlan build_platform_spec(Sim& sim, const SimOptions& options) {
     }
   }
   ps.reduced = options.exploit_symmetry;
+  ps.one_zone_max_gpus = options.one_zone_max_gpus;
   sim.dp_inter_node =
       costs.dp_group.ranks > 1 && costs.dp_group.nodes > 1 && ps.nic_links_per_node > 0;
   sim.dp_intra_node =
@@ -389,6 +390,8 @@ void relaunch_actors(Sim& sim) {
     rank.outbox.clear();
     rank.scatters_in_flight = 0;
     rank.collectives_running = 0;
+    rank.buckets_released = 0;
+    rank.buckets_started = 0;
     rank.sm_occupancy = nullptr;
     rank.acc = {};
     rank.acc_at_last_op = {};

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
 #include "models/scenario.hpp"
@@ -15,12 +17,16 @@ struct SimOptions {
   bool exploit_symmetry = true;
   // Fill a Chrome trace (one track per simulated GPU, compute and communication streams).
   traces::ChromeTrace* trace = nullptr;
+  // Most simulated GPUs in one routing zone; above it the platform routes through groups
+  // (sim/detail/platform.hpp): the same links, a smaller table, slower lookups.
+  std::size_t one_zone_max_gpus = 16384;
 };
 
-// The largest cluster simulated GPU by GPU (`exploit_symmetry` false): SimGrid's routes make
-// memory grow faster than the GPU count (0.28 GB at 4,096 GPUs, 2.7 GB at 16,384, past 24 GB at
-// 65,536; docs/simulator.md). The reduced run has no such limit.
-inline constexpr int kMaxEveryGpuRanks = 16384;
+// The largest cluster simulated GPU by GPU (`exploit_symmetry` false): Llama-3 405B takes
+// 2.7 GB at 16,384 GPUs in one routing zone and 1.2 GB and two minutes at 32,768 through
+// groups, and time grows faster than the GPU count (docs/simulator.md). The reduced run has no
+// such limit.
+inline constexpr int kMaxEveryGpuRanks = 32768;
 
 // Counters of one replay, for benchmarks and docs/performance.md.
 struct SimStats {

@@ -27,7 +27,7 @@ void Platform::add_route(int from, int to, bool via_uplinks) {
 }
 
 sg4::Link* Platform::nic_link(int gpu) {
-  auto* zone = static_cast<sg4::NetZone*>(zone_);
+  auto* zone = zone_of(gpu);
   const int g = spec_.gpus_per_node;
   const int links = spec_.nic_links_per_node;
   // NIC link l serves GPUs [l*g/links, (l+1)*g/links) when NICs are fewer than GPUs (p4d: one
@@ -45,11 +45,10 @@ sg4::Link* Platform::nic_link(int gpu) {
   return l;
 }
 
-sg4::Link* Platform::uplink_link(std::pair<int, int> key, double bytes_per_s) {
+sg4::Link* Platform::uplink_link(sg4::NetZone* zone, std::pair<int, int> key, double bytes_per_s) {
   auto it = uplinks_.find(key);
   if (it != uplinks_.end())
     return it->second;
-  auto* zone = static_cast<sg4::NetZone*>(zone_);
   auto* l = zone->create_split_duplex_link(
       "up_" + std::to_string(key.first) + "_" + std::to_string(key.second), bytes_per_s);
   l->set_latency(0.0)->seal();
@@ -67,10 +66,10 @@ sg4::Link* Platform::uplink(int gpu, bool dp_ring) {
     // A flow leaves on its GPU's rail: the rail switch its NIC link is cabled to.
     const int links = std::max(spec_.nic_links_per_node, 1);
     const int rail = (gpu % spec_.gpus_per_node) * links / spec_.gpus_per_node;
-    return uplink_link({leaf, rail}, leaf_bw / links);
+    return uplink_link(zone_of(gpu), {leaf, rail}, leaf_bw / links);
   }
   if (!spec_.reduced)
-    return uplink_link({leaf, 0}, leaf_bw);
+    return uplink_link(zone_of(gpu), {leaf, 0}, leaf_bw);
   // Reduced run: the simulated GPU stands for the GPUs of its leaf whose flows of its class
   // leave the leaf (PP sends: Cp of them; DP ring flows: Cd), so each class gets leaf / C. When
   // the same GPUs send both classes (e.g. one node per leaf) the two share one link, exactly as
@@ -78,12 +77,13 @@ sg4::Link* Platform::uplink(int gpu, bool dp_ring) {
   // optimistic while they overlap (docs/simulator.md).
   const bool shared = spec_.classes_leave_from_the_same_gpus;
   const int crossing = dp_ring ? spec_.dp_crossing_gpus_per_leaf : spec_.pp_crossing_gpus_per_leaf;
-  return uplink_link({gpu, shared || !dp_ring ? 0 : 1}, leaf_bw / std::max(crossing, 1));
+  return uplink_link(zone_of(gpu), {gpu, shared || !dp_ring ? 0 : 1},
+                     leaf_bw / std::max(crossing, 1));
 }
 
 void Platform::create_gpu_hosts() {
-  auto* zone = static_cast<sg4::NetZone*>(zone_);
   for (const int gpu : gpus_) {
+    auto* zone = zone_of(gpu);
     sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), kGpuWorkPerSecond);
     h->seal();
     hosts_.emplace(gpu, h);
@@ -96,7 +96,7 @@ void Platform::create_gpu_hosts() {
 
 // The NVLink mirror `mirror` of GPU `gpu`: up and down the GPU's own NVSwitch port.
 void Platform::add_nvlink_mirror_route(int gpu, int mirror) {
-  auto* zone = static_cast<sg4::NetZone*>(zone_);
+  auto* zone = zone_of(gpu);
   if (kNvlinkMirrorBase - mirror != gpu)
     throw std::logic_error("platform: an NVLink mirror serves only its own GPU");
   sg4::Host* m = zone->create_host("nvmirror" + std::to_string(gpu), 1.0);
@@ -110,7 +110,7 @@ void Platform::add_nvlink_mirror_route(int gpu, int mirror) {
 // The NIC mirror `mirror` of GPU `gpu`: up its NIC, through the leaf's uplinks when the ring
 // leaves the leaf, and down its NIC.
 void Platform::add_nic_mirror_route(int gpu, int mirror, bool via_uplinks) {
-  auto* zone = static_cast<sg4::NetZone*>(zone_);
+  auto* zone = zone_of(gpu);
   if (-1 - mirror != gpu)
     throw std::logic_error("platform: a mirror serves only its own GPU");
   sg4::Host* m = zone->create_host("mirror" + std::to_string(gpu), 1.0);
@@ -129,9 +129,14 @@ void Platform::add_nic_mirror_route(int gpu, int mirror, bool via_uplinks) {
 // A route between two GPUs, both directions: over NVLink inside an NVLink domain, else NIC to
 // NIC (through the leaves' uplinks when it leaves its leaf).
 void Platform::add_gpu_route(int a, int b, bool via_uplinks) {
-  auto* zone = static_cast<sg4::NetZone*>(zone_);
   if (!hosts_.contains(b))
     throw std::logic_error("platform: route to unknown GPU");
+  if (group_gpus_ > 0 && a / group_gpus_ != b / group_gpus_) {
+    add_gateway_route(a);
+    add_gateway_route(b);
+    return;
+  }
+  auto* zone = zone_of(a);
   std::vector<sg4::LinkInRoute> links;
   if (domain_of(a) == domain_of(b)) {
     links = {up(nvlinks_.at(a)), down(nvlinks_.at(b))};
@@ -151,9 +156,64 @@ void Platform::add_gpu_route(int a, int b, bool via_uplinks) {
                   links, true);
 }
 
+int Platform::group_gpus() const {
+  if (spec_.reduced || gpus_.size() <= spec_.one_zone_max_gpus)
+    return 0;
+  const bool oversubscribed = spec_.uplink_bytes_per_s_per_node > 0.0;
+  const int group = oversubscribed ? std::max(spec_.nodes_per_leaf, 1) * spec_.gpus_per_node
+                                   : spec_.gpus_per_domain;
+  if (group <= 0 || spec_.gpus_per_domain <= 0 || group % spec_.gpus_per_domain != 0)
+    return 0;
+  // Between groups a route takes the uplinks exactly when it leaves its group (its leaf).
+  for (const auto& [route, via_uplinks] : routes_) {
+    const auto [a, b] = route;
+    if (b >= 0 && via_uplinks != (oversubscribed && a / group != b / group))
+      return 0;
+  }
+  return group;
+}
+
+void Platform::create_group_zones(int group_gpus) {
+  group_gpus_ = group_gpus;
+  for (const int gpu : gpus_) {
+    const int g = gpu / group_gpus;
+    if (groups_.contains(g))
+      continue;
+    auto* zone = sg4::create_full_zone("group" + std::to_string(g));
+    zone->set_parent(zone_);
+    groups_.emplace(g, zone);
+    auto* gateway = zone->create_router("gateway" + std::to_string(g));
+    gateways_.emplace(g, gateway);
+    // Between groups the star adds no link of its own: the gateway routes hold them all.
+    zone_->add_route(zone->get_netpoint(), nullptr, gateway, nullptr, {}, true);
+  }
+}
+
+sg4::NetZone* Platform::zone_of(int gpu) const {
+  return group_gpus_ > 0 ? groups_.at(gpu / group_gpus_) : zone_;
+}
+
+// The route from `gpu` to its group's gateway, both directions: up its NIC, and up its leaf's
+// uplink when the fabric is oversubscribed (a route between groups leaves the leaf).
+void Platform::add_gateway_route(int gpu) {
+  if (!routed_to_gateway_.insert(gpu).second)
+    return;
+  if (spec_.nic_links_per_node <= 0)
+    throw std::logic_error("platform: no inter-node fabric");
+  std::vector<sg4::LinkInRoute> links{up(nic_link(gpu))};
+  if (auto* u = uplink(gpu, false))
+    links.push_back(up(u));
+  zone_of(gpu)->add_route(hosts_.at(gpu)->get_netpoint(), gateways_.at(gpu / group_gpus_), nullptr,
+                          nullptr, links, true);
+}
+
 void Platform::build() {
-  auto* zone = sg4::create_full_zone("cluster");
-  zone_ = zone;
+  if (const int group = group_gpus(); group > 0) {
+    zone_ = sg4::create_star_zone("cluster");
+    create_group_zones(group);
+  } else {
+    zone_ = sg4::create_full_zone("cluster");
+  }
   create_gpu_hosts();
   for (const auto& [route, via_uplinks] : routes_) {
     const auto [a, b] = route;
@@ -166,7 +226,9 @@ void Platform::build() {
     else
       add_gpu_route(a, b, via_uplinks);
   }
-  zone->seal();
+  for (auto& [g, zone] : groups_)
+    zone->seal();
+  zone_->seal();
 }
 
 double Platform::route_latency_s(int from, int to) const {

@@ -37,13 +37,27 @@ void sleep(Sim& sim, double seconds) {
   sg4::this_actor::sleep_for(seconds);
 }
 
+// Whether a DP or ZeRO collective may hold part of the rank's GPU during its next compute: one
+// runs, or compute has handed the DP stream a bucket it has not begun. Only compute hands out
+// that work, so when neither holds, none can start before the compute ends, and the compute is a
+// timed wait (cheaper than an exec, and it may join the waits beside it).
+bool gpu_may_be_shared(const Sim& sim, const Rank& rank) {
+  return sim.collective_share > 0.0 && (sim.zero3 || rank.collectives_running > 0 ||
+                                        rank.buckets_released != rank.buckets_started);
+}
+
+void release_bucket(Rank& rank) {
+  ++rank.buckets_released;
+  rank.bucket_ready->release();
+}
+
 // Runs `seconds` of compute (at the full GPU) on the rank's host. Collectives running beside it
 // hold part of the host (begin_collective), so it may take longer: the extra time is charged to
 // exposed DP communication, which caused it.
 void compute(Sim& sim, Rank& rank, double seconds) {
   if (seconds <= 0.0)
     return;
-  if (sim.collective_share <= 0.0) {
+  if (!gpu_may_be_shared(sim, rank)) {
     sleep(sim, seconds);
     return;
   }
@@ -51,6 +65,18 @@ void compute(Sim& sim, Rank& rank, double seconds) {
   const double t0 = now();
   sg4::this_actor::execute(seconds * Platform::kGpuWorkPerSecond);
   rank.acc.dp += std::max(0.0, now() - t0 - seconds);
+}
+
+// `before_s` of waiting, `seconds` of compute, then `after_s` of waiting (TP/CP communication):
+// one timed wait when no collective can share the GPU meanwhile.
+void compute_between(Sim& sim, Rank& rank, double before_s, double seconds, double after_s) {
+  if (!gpu_may_be_shared(sim, rank)) {
+    sleep(sim, std::max(before_s, 0.0) + std::max(seconds, 0.0) + std::max(after_s, 0.0));
+    return;
+  }
+  sleep(sim, before_s);
+  compute(sim, rank, seconds);
+  sleep(sim, after_s);
 }
 
 // A DP or ZeRO collective starts beside compute: while any runs, an exec bounded to the SMs
@@ -157,15 +183,13 @@ void send(Sim& sim, Rank& rank, int to, sg4::Mailbox* mailbox, double wire, int 
 void compute_with_buckets(Sim& sim, Rank& rank, double busy_s, double comm_s,
                           const DpBucketSplit& release) {
   if (release.count <= 0) {
-    compute(sim, rank, busy_s);
-    sleep(sim, comm_s);
+    compute_between(sim, rank, 0.0, busy_s, comm_s);
     return;
   }
   for (int k = 0; k < release.count; ++k) {
     const double share = k + 1 < release.count ? release.full_share : release.last_share();
-    compute(sim, rank, busy_s * share);
-    sleep(sim, comm_s * share);
-    rank.bucket_ready->release();
+    compute_between(sim, rank, 0.0, busy_s * share, comm_s * share);
+    release_bucket(rank);
   }
 }
 
@@ -268,12 +292,11 @@ void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
   const double extra = op.chunk == 0 ? sim.profile->per_microbatch_overhead_s : 0.0;
   const double busy = cc.forward_compute_s;
   const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s + cc.forward_ep_comm_s;
-  sleep(sim, extra);
   if (sim.zero3) {
+    sleep(sim, extra);
     compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false, true, cc.has_root_unit());
   } else {
-    compute(sim, rank, busy);
-    sleep(sim, comm);
+    compute_between(sim, rank, extra, busy, comm);
   }
   rank.acc.compute += cc.forward_compute_s;
   rank.acc.other += extra;
@@ -299,10 +322,9 @@ void run_recompute(Sim& sim, Rank& rank, const estimate::PipelineOp& op, OpCarry
     carry.pending_recompute_s = cc.recompute_s;
     carry.pending_recompute_comm_s = cc.recompute_tp_comm_s;
   } else {
-    compute(sim, rank, cc.recompute_s);
-    const double t1 = now();
-    sleep(sim, cc.recompute_tp_comm_s);
-    sim.slice(rank, kComputeStream, op_label(sim, "R", op), "compute", t0, t1);
+    compute_between(sim, rank, 0.0, cc.recompute_s, cc.recompute_tp_comm_s);
+    sim.slice(rank, kComputeStream, op_label(sim, "R", op), "compute", t0,
+              now() - cc.recompute_tp_comm_s);
   }
   rank.acc.compute += cc.recompute_s;
   rank.acc.tp += cc.recompute_tp_comm_s;
@@ -437,7 +459,7 @@ void run_compute(Sim& sim, Rank& rank) {
     }
   }
   for (int k = 0; k < plan.releases_after_compute; ++k)
-    rank.bucket_ready->release();
+    release_bucket(rank);
   rank.last_op_end_s = now();
   rank.acc_at_last_op = rank.acc;
   wait_for_collectives(rank);
@@ -450,6 +472,7 @@ void run_dp(Sim& sim, Rank& rank) {
   const auto& buckets = rank.plan->buckets;
   for (const auto& bucket : buckets) {
     rank.bucket_ready->acquire();
+    ++rank.buckets_started;
     run_beside_compute(
         sim, rank, bucket,
         bucket.kind == CollectiveKind::kAllReduce ? "DP all-reduce" : "DP reduce-scatter",

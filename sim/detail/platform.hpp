@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <set>
 #include <utility>
@@ -9,7 +10,11 @@
 namespace simgrid::s4u {
 class Host;
 class Link;
+class NetZone;
 }  // namespace simgrid::s4u
+namespace simgrid::kernel::routing {
+class NetPoint;
+}  // namespace simgrid::kernel::routing
 
 namespace capsim::sim::detail {
 
@@ -37,6 +42,10 @@ struct PlatformSpec {
   int pp_crossing_gpus_per_leaf = 0;
   int dp_crossing_gpus_per_leaf = 0;
   bool classes_leave_from_the_same_gpus = true;
+  // Most GPUs in one zone: its route table (8 bytes per pair of hosts, 2 GiB at 16,384 GPUs) is
+  // faster to look up than routes through groups (twice the replay time at 16,384), but it
+  // grows with the square of the GPUs.
+  std::size_t one_zone_max_gpus = 16384;
 };
 
 // A SimGrid platform built in C++: one host per simulated GPU, one split-duplex NVLink port per
@@ -44,8 +53,13 @@ struct PlatformSpec {
 // links per GPU as the node's NICs dictate, an optional uplink per leaf switch for oversubscribed
 // fabrics, "mirror" hosts (a GPU's ring peer folded back onto itself, for the reduced DP ring
 // through the NICs) and "NVLink mirrors" (the same for DP rings inside a node, through the GPU's
-// NVSwitch port). Routes are explicit (a full zone), only for the pairs that communicate. Build
-// once per process, inside a live simgrid::s4u::Engine.
+// NVSwitch port). Routes are explicit, only for the pairs that communicate: in one full zone, or,
+// when more GPUs are simulated than one_zone_max_gpus, in one full zone per group of GPUs (a leaf
+// of an oversubscribed fabric, else an NVLink domain) under a star zone of the groups, since one
+// full zone's route table holds a slot for every pair of its hosts (2 GiB at 16,384 GPUs). A route
+// between two groups is the sender's links to its group's gateway (its NIC, and its leaf's uplink
+// when the fabric is oversubscribed) and the receiver's from its own: the same links as the
+// one-zone route. Build once per process, inside a live simgrid::s4u::Engine.
 class Platform {
  public:
   explicit Platform(const PlatformSpec& spec) : spec_(spec) {}
@@ -82,6 +96,13 @@ class Platform {
   [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
 
  private:
+  // The GPUs per group zone (a leaf, else an NVLink domain), or 0 for one zone: when a group
+  // would split an NVLink domain, or a route's leaf crossing differs from its groups'.
+  [[nodiscard]] int group_gpus() const;
+  void create_group_zones(int group_gpus);
+  // The zone that holds `gpu`, its mirrors, its links and its routes.
+  [[nodiscard]] simgrid::s4u::NetZone* zone_of(int gpu) const;
+  void add_gateway_route(int gpu);
   void create_gpu_hosts();
   void add_nvlink_mirror_route(int gpu, int mirror);
   void add_nic_mirror_route(int gpu, int mirror, bool via_uplinks);
@@ -90,7 +111,8 @@ class Platform {
   // Returns the uplink link a flow of `gpu` crosses to leave its leaf (null if the fabric is not
   // oversubscribed): the leaf's bundle, or in the reduced run the GPU's share of it.
   simgrid::s4u::Link* uplink(int gpu, bool dp_ring);
-  simgrid::s4u::Link* uplink_link(std::pair<int, int> key, double bytes_per_s);
+  simgrid::s4u::Link* uplink_link(simgrid::s4u::NetZone* zone, std::pair<int, int> key,
+                                  double bytes_per_s);
 
   static constexpr int kNvlinkMirrorBase = -(1 << 30);
 
@@ -103,7 +125,11 @@ class Platform {
   // Key: (leaf, 0), or (leaf, rail) with rail_uplinks, in the full run; (gpu, 0 PP or both /
   // 1 DP ring) in the reduced run.
   std::map<std::pair<int, int>, simgrid::s4u::Link*> uplinks_;
-  void* zone_ = nullptr;  // simgrid::s4u::NetZone*
+  simgrid::s4u::NetZone* zone_ = nullptr;  // the cluster's zone
+  int group_gpus_ = 0;                     // 0: one zone
+  std::map<int, simgrid::s4u::NetZone*> groups_;
+  std::map<int, simgrid::kernel::routing::NetPoint*> gateways_;  // by group
+  std::set<int> routed_to_gateway_;                              // GPUs with a gateway route
 };
 
 }  // namespace capsim::sim::detail

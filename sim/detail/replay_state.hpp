@@ -91,6 +91,8 @@ struct Rank {
   int scatters_in_flight = 0;  // handed to the reduce-scatter stream, not yet drained
   ActorPtr compute_actor, dp_actor, ag_actor, rs_actor;
   int collectives_running = 0;  // DP / ZeRO collectives on the wire beside compute
+  int buckets_released = 0;     // gradient buckets compute handed to the DP stream
+  int buckets_started = 0;      // and those whose collective the DP stream began
   ExecPtr sm_occupancy;         // their CTAs' share of the GPU while any runs
   Accounts acc;
   Accounts acc_at_last_op;  // the accounts when its last compute op ended

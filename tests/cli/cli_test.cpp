@@ -282,15 +282,15 @@ TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
   EXPECT_NE(trace.out.find("--trace: needs --engine event"), std::string::npos) << trace.out;
 }
 
-// Simulating every one of 32,768 GPUs would need tens of GB: a clear error, not an OOM kill.
-TEST(CliTest, EveryGpuBeyondSixteenThousandGpusExitsTwo) {
+// Simulating every one of 65,536 GPUs would take many minutes: a clear error instead.
+TEST(CliTest, EveryGpuBeyondThirtyTwoThousandGpusExitsTwo) {
   const auto r =
-      run_capsim("simulate " + kData + "/scenarios/tiny_32768_gpus.json --every-gpu", true);
+      run_capsim("simulate " + kData + "/scenarios/tiny_65536_gpus.json --every-gpu", true);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("--every-gpu: simulates each of the 32768 GPUs and is limited to 16384"),
+  EXPECT_NE(r.out.find("--every-gpu: simulates each of the 65536 GPUs and is limited to 32768"),
             std::string::npos)
       << r.out;
-  EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/tiny_32768_gpus.json").exit_code, 0);
+  EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/tiny_65536_gpus.json").exit_code, 0);
 }
 
 TEST(CliTest, UnwritableTraceExitsTwoAndWritesNothing) {

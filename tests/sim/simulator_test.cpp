@@ -428,6 +428,40 @@ double oversubscribed_iteration_s(Scenario sc, int nodes_per_leaf, bool reduced 
   return std::stod(out);
 }
 
+// Every GPU simulated, routed through per-leaf or per-NVLink-domain zones (as above
+// SimOptions::one_zone_max_gpus) or through one zone: the same links, so the same iteration.
+TEST(EventEngineTest, RoutingThroughGroupsChangesNothing) {
+  struct Case {
+    int nodes_per_leaf;  // 0: non-blocking
+    int nvlink_domain;   // 0: the node
+  };
+  for (const Case k : {Case{0, 0}, Case{2, 0}, Case{1, 0}, Case{0, 16}, Case{2, 16}}) {
+    Scenario sc = make_scenario(4, 2, 4, 4, Schedule::kOneFOneB);  // 32 GPUs on 4 nodes
+    sc.parallelism.zero_stage = 1;
+    sc.cluster.nvlink_domain = k.nvlink_domain;
+    if (k.nodes_per_leaf > 0) {
+      sc.cluster.topology = Topology::kOversubscribed;
+      sc.cluster.oversubscription = 3.0;
+      sc.cluster.nodes_per_leaf = k.nodes_per_leaf;
+    }
+    const IterationCosts costs = make_costs(sc, 4 * kMs, 8 * kMs, 1 * kMs, 50e6, 2e8);
+    const auto run = [&](std::size_t one_zone_max_gpus) {
+      return test::run_in_child([&] {
+        SimOptions opt;
+        opt.exploit_symmetry = false;
+        opt.one_zone_max_gpus = one_zone_max_gpus;
+        const SimulationResult r = simulate_iteration(sc, costs, make_profile(8e-6), opt);
+        const TimeBreakdown& b = r.breakdown;
+        return test::format_double(r.iteration_time_s) + " " +
+               test::format_double(b.pp_comm_exposed_s) + " " +
+               test::format_double(b.dp_comm_exposed_s) + " " + test::format_double(b.bubble_s);
+      });
+    };
+    EXPECT_EQ(run(0), run(SimOptions{}.one_zone_max_gpus))
+        << k.nodes_per_leaf << " nodes per leaf, NVLink domain " << k.nvlink_domain;
+  }
+}
+
 // A leaf that holds every node has no traffic on its uplinks: the fabric is non-blocking.
 TEST(OversubscribedFabricTest, LeafHoldingEveryNodeIsNonBlocking) {
   const Scenario sc = make_scenario(8, 2, 2, 4, Schedule::kOneFOneB);
@@ -665,9 +699,9 @@ TEST(EventEngineTest, ReducedRunNotesWhereStagesShareLinks) {
 }
 
 // Above --every-gpu's limit the note names the limit instead of offering the exact run
-// (TP8 x DP1100 stages under leaves of three nodes: 17,600 GPUs).
+// (TP8 x DP2200 stages under leaves of three nodes: 35,200 GPUs).
 TEST(EventEngineTest, ReducedRunNoteNamesTheEveryGpuLimitOnLargerClusters) {
-  Scenario leaves = gpt13b(8, 2, 1100, 1, Schedule::kOneFOneB);
+  Scenario leaves = gpt13b(8, 2, 2200, 1, Schedule::kOneFOneB);
   leaves.cluster.topology = Topology::kOversubscribed;
   leaves.cluster.oversubscription = 2.0;
   leaves.cluster.nodes_per_leaf = 3;
@@ -681,7 +715,7 @@ TEST(EventEngineTest, ReducedRunNoteNamesTheEveryGpuLimitOnLargerClusters) {
         return n;
     return std::string("no leaf note");
   });
-  EXPECT_NE(note.find("--every-gpu, which simulates every GPU, is limited to 16384 GPUs"),
+  EXPECT_NE(note.find("--every-gpu, which simulates every GPU, is limited to 32768 GPUs"),
             std::string::npos)
       << note;
 }

@@ -590,10 +590,36 @@ def perf_sim_process(r):
     return r.cache["sim_process"]
 
 
+def perf_sim_every_405b(r):
+    """Wall and max RSS of simulating every one of the 405B layout's 16,384 GPUs."""
+    if "sim_every_405b" not in r.cache:
+        wall, rss, _ = r.timed([r.capsim, "simulate", LLAMA_405B, "--every-gpu"])
+        r.cache["sim_every_405b"] = (wall, rss)
+    return r.cache["sim_every_405b"]
+
+
+FABRIC_ARGS = "--benchmark_repetitions=3 --benchmark_report_aggregates_only=true"
+
+
+def four_jobs(r):
+    """The median of BM_FourJobs_4096_A100 (tests/bench/fabric_bench.cpp)."""
+    return by_name(r.bench("fabric_bench", FABRIC_ARGS), "median")["BM_FourJobs_4096_A100"]
+
+
+def block_perf_fabric(r):
+    b = four_jobs(r)
+    rows = [["four jobs, 4,096 GPUs", f"{sig(in_unit(b, 's'))} s", f"{sig(b['build_wall_s'])} s",
+             f"{sig(b['run_wall_s'])} s", f"{b['child_peak_rss_mib']:.0f} MiB"]]
+    header = ["run", "wall per simulation (median of 3)", "platform and actors", "replay",
+              "child max RSS"]
+    return [bench_cmd("fabric_bench", FABRIC_ARGS)], table(header, rows)
+
+
 def block_perf_sim(r):
     runs = by_name(r.bench("sim_bench", SIM_HEAD_ARGS))
     gpt3, llama = runs["BM_Gpt3_175B_1024_A100"], runs["BM_Llama3_405B_16384_H100"]
     wall, rss, every_wall, every_rss = perf_sim_process(r)
+    every_405b_wall, every_405b_rss = perf_sim_every_405b(r)
     deepseek = runs["BM_DeepSeekV3_2048_H100"]
     rows = [
         ["**GPT-3 175B, 1,024 A100** (TP8 PP8 DP16)", "1,024", int(gpt3["micro_batches"]), 8,
@@ -609,12 +635,16 @@ def block_perf_sim(r):
         [f"`capsim simulate {GPT3_SCENARIO} --every-gpu`, whole process", "1,024",
          int(gpt3["micro_batches"]), "1,024", f"{sig(every_wall, 3)} s, {every_rss:.0f} MB max RSS",
          ""],
+        [f"`capsim simulate {LLAMA_405B} --every-gpu`, whole process", "16,384",
+         int(llama["micro_batches"]), "16,384",
+         f"{sig(every_405b_wall, 3)} s, {every_405b_rss:.0f} MB max RSS", ""],
     ]
     header = ["benchmark", "GPUs", "micro-batches", "simulated GPUs", "wall per simulation",
               "simulated iteration"]
     commands = [bench_cmd("sim_bench", SIM_HEAD_ARGS),
                 f'/usr/bin/time -f "%e s %M KB" capsim simulate {LLAMA_405B}',
-                f'/usr/bin/time -f "%e s %M KB" capsim simulate {GPT3_SCENARIO} --every-gpu']
+                f'/usr/bin/time -f "%e s %M KB" capsim simulate {GPT3_SCENARIO} --every-gpu',
+                f'/usr/bin/time -f "%e s %M KB" capsim simulate {LLAMA_405B} --every-gpu']
     return commands, table(header, rows)
 
 
@@ -806,6 +836,8 @@ def block_perf_targets(r):
     gpt3_ms = in_unit(sim["BM_Gpt3_175B_1024_A100"], "ms")
     llama_ms = in_unit(sim["BM_Llama3_405B_16384_H100"], "ms")
     wall, rss, every_wall, every_rss = perf_sim_process(r)
+    every_405b_wall, every_405b_rss = perf_sim_every_405b(r)
+    fabric = four_jobs(r)
     median = by_name(r.bench("planner_bench", PLANNER_ARGS), "median")
     screen = [median[f"BM_ScreenDefaultPlan/nodes:{n}/bounds:1"]["estimator_evals_per_s"]
               for n in (1, 4)]
@@ -827,6 +859,14 @@ def block_perf_targets(r):
         ["event simulator memory: under 2 GiB",
          f"{rss:.0f} MB max RSS (405B, 16,384 GPUs); {every_rss:.0f} MB with every GPU simulated "
          "(1,024 GPUs)", met(max(rss, every_rss) < 2048)],
+        ["every GPU simulated: GPT-3 175B on 1,024 A100 under 1 s",
+         f"{sig(every_wall, 3)} s for the whole `capsim simulate --every-gpu` process",
+         met(every_wall < 1)],
+        ["every GPU simulated: Llama-3 405B on 16,384 H100 under 10 s and 4 GiB",
+         f"{sig(every_405b_wall, 3)} s and {every_405b_rss / 1024:.1f} GB for the whole process",
+         met(every_405b_wall < 10 and every_405b_rss < 4096)],
+        ["four jobs sharing 4,096 GPUs under 5 s",
+         f"{sig(in_unit(fabric, 's'))} s per shared simulation", met(in_unit(fabric, "s") < 5)],
         ["analytic screen: at least 100,000 configurations per second per core",
          f"medians {screen[0] / 1000:.0f}k (one node count) and {screen[1] / 1000:.0f}k (four) "
          f"layouts screened/s; every layout estimated in full: {full[0] / 1000:.0f}k and "
@@ -1204,6 +1244,7 @@ BLOCKS = {
     "perf-analytic": block_perf_analytic,
     "perf-stage-balance": block_perf_stage_balance,
     "perf-sim": block_perf_sim,
+    "perf-fabric": block_perf_fabric,
     "perf-sim-gpus": block_perf_sim_gpus,
     "perf-sim-micro-batches": scaling_block("BM_Scale_Gpt3_MicroBatches", "micro-batches"),
     "perf-sim-pipeline": scaling_block(

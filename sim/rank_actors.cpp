@@ -126,8 +126,9 @@ void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label
     if (wire >= 1.0) {
       ++sim.activities;
       sim.count_flow(rank.gpu, rank.dp_peer, std::floor(wire));
-      sg4::Comm::sendto(sim.platform->host(rank.gpu), sim.platform->host(rank.dp_peer),
-                        static_cast<uint64_t>(wire));
+      // The sink is the permanent receiver: the put returns when the transfer is done.
+      static int payload = 0;
+      rank.dp_out->put(&payload, static_cast<uint64_t>(wire));
     } else {
       sleep(sim, total_s - (now() - start));  // too small for a flow: all of it is latency
     }

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,6 +88,7 @@ struct Rank {
   std::vector<double> fwd_wire, bwd_wire;                // per chunk: flow bytes
   std::vector<Message> outbox;
   int dp_peer = 0;  // GPU, mirror or NVLink mirror id: where this rank's DP flows go
+  simgrid::s4u::Mailbox* dp_out = nullptr;  // the DP sink on dp_peer's host
   SemaphorePtr bucket_ready, ag_credit, ag_done, rs_ready, rs_done;
   int scatters_in_flight = 0;  // handed to the reduce-scatter stream, not yet drained
   ActorPtr compute_actor, dp_actor, ag_actor, rs_actor;
@@ -136,6 +138,8 @@ struct Sim {
   double iteration_start_s = 0.0;
   std::vector<StagePlan> plans;
   std::vector<std::unique_ptr<Rank>> ranks;
+  // The hosts that receive this job's DP flows (GPU or mirror ids), each with a sink actor.
+  std::set<int> dp_sinks;
 
   // Returns the platform's id of the job's GPU `gpu` (RankLayout numbering).
   [[nodiscard]] int fabric_gpu(int gpu) const {

@@ -606,6 +606,21 @@ def four_jobs(r):
     return by_name(r.bench("fabric_bench", FABRIC_ARGS), "median")["BM_FourJobs_4096_A100"]
 
 
+FABRIC_SCALING_ARGS = "--benchmark_filter=BM_SharedFabric"
+
+
+def block_perf_fabric_scaling(r):
+    runs = {name.split("/iterations:")[0]: b
+            for name, b in by_name(r.bench("fabric_bench", FABRIC_SCALING_ARGS)).items()}
+    jobs, dps = (1, 2, 4), (4, 8, 16)
+    rows = []
+    for dp in dps:
+        cells = [f"{sig(in_unit(runs[f'BM_SharedFabric/jobs:{j}/dp:{dp}'], 's'))} s" for j in jobs]
+        rows.append([f"{dp * 64:,} (DP{dp})"] + cells)
+    header = ["GPUs per job"] + [f"{j} job{'s' if j > 1 else ''}" for j in jobs]
+    return [bench_cmd("fabric_bench", FABRIC_SCALING_ARGS)], table(header, rows)
+
+
 def block_perf_fabric(r):
     b = four_jobs(r)
     rows = [["four jobs, 4,096 GPUs", f"{sig(in_unit(b, 's'))} s", f"{sig(b['build_wall_s'])} s",
@@ -1245,6 +1260,7 @@ BLOCKS = {
     "perf-stage-balance": block_perf_stage_balance,
     "perf-sim": block_perf_sim,
     "perf-fabric": block_perf_fabric,
+    "perf-fabric-scaling": block_perf_fabric_scaling,
     "perf-sim-gpus": block_perf_sim_gpus,
     "perf-sim-micro-batches": scaling_block("BM_Scale_Gpt3_MicroBatches", "micro-batches"),
     "perf-sim-pipeline": scaling_block(

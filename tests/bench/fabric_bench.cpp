@@ -1,9 +1,10 @@
 // Several jobs on one fabric (docs/performance.md target: four jobs sharing 4,096 GPUs under
-// 5 s). Each iteration runs the shared simulation of every GPU of the four jobs in a forked
-// child (SimGrid allows one simulation per process), so its time includes fork, costing the
-// jobs and building the platform; the alone runs `capsim simulate CLUSTER.json` adds (one child
-// per job, two at once) are not part of it. Counters: simulated GPUs, the shared run's simulated
-// makespan, its build and replay wall times, peak RSS of the children (MiB).
+// 5 s; BM_SharedFabric: how the time grows with jobs and with GPUs per job). Each iteration runs
+// the shared simulation of every GPU of the jobs in a forked child (SimGrid allows one
+// simulation per process), so its time includes fork, costing the jobs and building the
+// platform; the alone runs `capsim simulate CLUSTER.json` adds (one child per job, two at once)
+// are not part of it. Counters: simulated GPUs, the shared run's simulated makespan, its build
+// and replay wall times, peak RSS of the children (MiB, the largest child so far).
 #include <string>
 #include <vector>
 
@@ -25,22 +26,26 @@ namespace {
 
 using namespace capsim;
 
-// Four GPT-3 175B jobs (TP8 x PP8 x DP16, 1,024 A100 each, 16 micro-batches) on 512 nodes under
-// 32 leaves of 16 nodes, 2:1 oversubscribed; one job per placement policy.
-SharedCluster four_jobs_4096() {
+// `jobs` GPT-3 175B jobs (TP8 x PP8 x DP`dp`, 16 micro-batches each) filling a fabric of
+// A100 nodes under leaves of 16 nodes, 2:1 oversubscribed; the jobs take the placement policies
+// in turn (packed, spread, leaf-aligned, random-fragmented).
+SharedCluster gpt3_jobs(int jobs, int dp) {
   const nlohmann::json model = {{"name", "GPT-3 175B"}, {"num_layers", 96},
                                 {"hidden_size", 12288}, {"num_attention_heads", 96},
                                 {"seq_length", 2048},   {"vocab_size", 51200}};
   const nlohmann::json parallelism = {{"tensor", 8},
                                       {"pipeline", 8},
-                                      {"data", 16},
+                                      {"data", dp},
                                       {"micro_batch_size", 1},
-                                      {"global_batch_size", 256},
+                                      {"global_batch_size", 16 * dp},
                                       {"sequence_parallel", true},
                                       {"zero_stage", 1}};
-  nlohmann::json jobs = nlohmann::json::array();
-  for (const char* placement : {"packed", "spread", "leaf-aligned", "random-fragmented"}) {
-    jobs.push_back({{"name", placement},
+  const std::vector<std::string> placements{"packed", "spread", "leaf-aligned",
+                                            "random-fragmented"};
+  nlohmann::json list = nlohmann::json::array();
+  for (int j = 0; j < jobs; ++j) {
+    const std::string& placement = placements[static_cast<std::size_t>(j) % placements.size()];
+    list.push_back({{"name", placement + "-" + std::to_string(j)},
                     {"model", model},
                     {"parallelism", parallelism},
                     {"placement", placement}});
@@ -49,7 +54,7 @@ SharedCluster four_jobs_4096() {
                               {"fabric",
                                {{"gpu", "A100-SXM4-80GB"},
                                 {"gpus_per_node", 8},
-                                {"num_nodes", 512},
+                                {"num_nodes", jobs * dp * 8},
                                 {"inter_node",
                                  {{"fabric", "infiniband"},
                                   {"nics_per_node", 8},
@@ -57,14 +62,14 @@ SharedCluster four_jobs_4096() {
                                   {"topology", "oversubscribed"},
                                   {"oversubscription", 2.0},
                                   {"nodes_per_leaf", 16}}}}},
-                              {"jobs", jobs}};
-  io::JsonReader reader(doc, "four-jobs-4096.json");
+                              {"jobs", list}};
+  io::JsonReader reader(doc, "gpt3-jobs.json");
   Catalog catalog;
   return io::read_shared_cluster(reader, "", catalog);
 }
 
-void BM_FourJobs_4096_A100(benchmark::State& state) {
-  const SharedCluster cluster = four_jobs_4096();
+// Times the shared run of `cluster` in a forked child per iteration (see the file comment).
+void time_shared_run(benchmark::State& state, const SharedCluster& cluster) {
   const HardwareProfile profile = io::resolve_profile(cluster.jobs.front().scenario);
   double makespan_s = 0.0;
   int gpus = 0;
@@ -111,6 +116,22 @@ void BM_FourJobs_4096_A100(benchmark::State& state) {
   state.counters["child_peak_rss_mib"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
   state.SetItemsProcessed(state.iterations());
 }
+
+// The target: four jobs of 1,024 GPUs on 512 nodes under 32 leaves.
+void BM_FourJobs_4096_A100(benchmark::State& state) {
+  time_shared_run(state, gpt3_jobs(4, 16));
+}
 BENCHMARK(BM_FourJobs_4096_A100)->Unit(benchmark::kMillisecond);
+
+// How the shared run grows with jobs and with GPUs per job (DP 4, 8, 16: 256 to 1,024 GPUs).
+void BM_SharedFabric(benchmark::State& state) {
+  time_shared_run(state,
+                  gpt3_jobs(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+}
+BENCHMARK(BM_SharedFabric)
+    ->ArgNames({"jobs", "dp"})
+    ->ArgsProduct({{1, 2, 4}, {4, 8, 16}})
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/json_reader.hpp"
@@ -20,7 +21,7 @@ const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> kNames = {
       "LlamaForCausalLM",  "MistralForCausalLM",  "MixtralForCausalLM",    "Qwen2ForCausalLM",
       "Qwen3ForCausalLM",  "Qwen3MoeForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
-      "GptOssForCausalLM", "NemotronForCausalLM", "GemmaForCausalLM"};
+      "GptOssForCausalLM", "NemotronForCausalLM", "GemmaForCausalLM",      "Gemma2ForCausalLM"};
   return kNames;
 }
 
@@ -42,8 +43,9 @@ std::string architecture(JsonReader& r) {
 }
 
 // Sliding windows: Mistral and Mixtral window every layer (sliding_window, null for none);
-// GPT-OSS alternates windowed and full layers (layer_types); Qwen's use_sliding_window windows
-// the layers from max_window_layers on, which capsim does not model.
+// GPT-OSS (layer_types) and Gemma 2 (Gemma2DecoderLayer: layers 0, 2, 4, ... slide; newer
+// configs also list layer_types) alternate windowed and full layers; Qwen's use_sliding_window
+// windows the layers from max_window_layers on, which capsim does not model.
 void read_window(JsonReader& r, const std::string& arch, json& m) {
   if (arch == "MistralForCausalLM" || arch == "MixtralForCausalLM") {
     if (r.has("sliding_window") && !r.take_null("sliding_window"))
@@ -59,16 +61,18 @@ void read_window(JsonReader& r, const std::string& arch, json& m) {
     }
     return;
   }
-  if (arch != "GptOssForCausalLM")
+  if (arch != "GptOssForCausalLM" && arch != "Gemma2ForCausalLM")
     return;
   const std::int64_t size = r.required_int("sliding_window", 1, kMaxDim);
-  const std::vector<json> types = r.array("layer_types", 1);
+  const std::vector<json> types = arch == "Gemma2ForCausalLM" && !r.has("layer_types")
+                                      ? std::vector<json>{}
+                                      : r.array("layer_types", 1);
   for (size_t i = 0; i < types.size(); ++i) {
     const char* want = i % 2 == 0 ? "sliding_attention" : "full_attention";
     if (!types[i].is_string() || types[i].get<std::string>() != want) {
       throw InputError(
           r.file(), r.pointer_to("layer_types") + "/" + std::to_string(i),
-          std::string("capsim models GPT-OSS's alternating windowed and full layers "
+          std::string("capsim models alternating windowed and full layers "
                       "(\"sliding_attention\", \"full_attention\", ...); expected \"") +
               want + "\", got " + describe_json(types[i]));
     }
@@ -157,7 +161,7 @@ std::string read_activation(JsonReader& r, const std::string& arch) {
                     "capsim imports Nemotron's squared ReLU (\"relu2\"), got \"" + act + "\"");
     return "squared-relu";
   }
-  if (arch == "GemmaForCausalLM") {
+  if (arch.starts_with("Gemma")) {
     const char* key = r.has("hidden_activation") && !r.take_null("hidden_activation")
                           ? "hidden_activation"
                           : "hidden_act";
@@ -171,6 +175,25 @@ std::string read_activation(JsonReader& r, const std::string& arch) {
   if (act != "silu" && act != "swiglu")
     throw r.error("hidden_act", "capsim imports SiLU-gated FFNs (\"silu\"), got \"" + act + "\"");
   return "swiglu";
+}
+
+// What Gemma 2 adds that capsim does not cost (Gemma 2 report, §2): tanh soft-capping of the
+// attention logits and of the final logits (elementwise, beside the attention and the loss), and
+// a second RMSNorm after attention and after the FFN (Gemma2DecoderLayer).
+void note_gemma2_extras(JsonReader& r, std::vector<InputProblem>& notes) {
+  const std::pair<const char*, const char*> caps[] = {
+      {"attn_logit_softcapping",
+       "a tanh on the attention scores, inside the attention kernel where it can cap them "
+       "(FlashAttention 2.6 and later), else around an unfused one"},
+      {"final_logit_softcapping", "a tanh on the logits before the loss, elementwise"}};
+  for (const auto& [key, what] : caps) {
+    if (r.has(key) && !r.take_null(key))
+      notes.push_back(
+          {r.file(), r.pointer_to(key), std::string("not modelled: ") + key + " (" + what + ")"});
+  }
+  notes.push_back({r.file(), "",
+                   "not modelled: Gemma 2's post-attention and post-FFN RMSNorms (two more "
+                   "memory-bound norms per layer)"});
 }
 
 json read_config(JsonReader& r, const HfImportOptions& options, std::vector<InputProblem>& notes) {
@@ -187,8 +210,8 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   m["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxDim);
   m["ffn_activation"] = read_activation(r, arch);
   m["vocab_size"] = r.required_int("vocab_size", 1, kMaxDim);
-  // GemmaConfig ties the embeddings unless told otherwise; the other families' configs do not.
-  m["tied_embeddings"] = r.optional_bool("tie_word_embeddings", arch == "GemmaForCausalLM");
+  // Gemma's configs tie the embeddings unless told otherwise; the other families' do not.
+  m["tied_embeddings"] = r.optional_bool("tie_word_embeddings", arch.starts_with("Gemma"));
   if (r.has("head_dim") && !r.take_null("head_dim")) {
     const auto head_dim = r.required_int("head_dim", 1, kMaxDim);
     if (head_dim * heads != hidden)
@@ -218,6 +241,8 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
                          "window_attention"});
     m.erase("window_attention");
   }
+  if (arch == "Gemma2ForCausalLM")
+    note_gemma2_extras(r, notes);
   read_moe(r, arch, static_cast<int>(layers), m);
   if (arch.starts_with("Deepseek")) {
     read_mla(r, m);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -104,6 +105,40 @@ TEST(HfConfigImportTest, NemotronAndGemmaActivations) {
             "(\"gelu_pytorch_tanh\"), got \"relu\"");
 }
 
+// Gemma 2 27B: GeGLU, tied embeddings, head_dim 128 (not hidden / heads = 144), 4,096-token
+// windows on layers 0, 2, 4, ...; what it adds that capsim does not cost is noted.
+TEST(HfConfigImportTest, Gemma2_27B) {
+  HfImportOptions o;
+  o.seq_length = 8192;
+  const HfImport g = import_hf_config(config("gemma-2-27b.json"), "g.json", o);
+  const ModelSpec m =
+      JsonReader::read_document(g.model, "g.json", [](JsonReader& r) { return read_model(r); });
+  EXPECT_EQ(m.num_layers, 46);
+  EXPECT_EQ(m.hidden_size, 4608);
+  EXPECT_EQ(m.num_attention_heads, 32);
+  EXPECT_EQ(m.num_kv_heads, 16);
+  EXPECT_EQ(m.explicit_head_dim, 128);
+  EXPECT_EQ(m.ffn_hidden_size, 36864);
+  EXPECT_EQ(m.ffn_activation, FfnActivation::kGeglu);
+  EXPECT_EQ(m.vocab_size, 256000);
+  EXPECT_TRUE(m.tied_embeddings);
+  ASSERT_TRUE(m.window_attention.has_value());
+  EXPECT_EQ(m.window_attention->size, 4096);
+  EXPECT_EQ(m.window_attention->every, 2);
+  std::vector<std::string> notes;
+  for (const auto& n : g.notes)
+    notes.push_back(n.pointer);
+  EXPECT_EQ(notes,
+            (std::vector<std::string>{"/attn_logit_softcapping", "/final_logit_softcapping", ""}));
+  // A newer config's layer_types must alternate, sliding first.
+  nlohmann::json c = config("gemma-2-27b.json");
+  c["layer_types"] = {"full_attention", "sliding_attention"};
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", o); }),
+            "c.json:/layer_types/0: capsim models alternating windowed and full layers "
+            "(\"sliding_attention\", \"full_attention\", ...); expected "
+            "\"sliding_attention\", got \"full_attention\"");
+}
+
 TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
   const HfImport m = import_hf_config(config("llama-3.1-8b.json"), "c.json", {});
   EXPECT_FALSE(m.model.contains("seq_length"));
@@ -140,7 +175,8 @@ TEST(HfConfigImportTest, BadConfigsAreNamed) {
             "c.json:/architectures/0: architectures: capsim imports LlamaForCausalLM, "
             "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
             "Qwen3MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
-            "GptOssForCausalLM, NemotronForCausalLM, GemmaForCausalLM, got \"BertModel\"");
+            "GptOssForCausalLM, NemotronForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, got "
+            "\"BertModel\"");
   c = config("llama-3.1-8b.json");
   c.erase("hidden_size");
   EXPECT_NE(testing::error_of([&] {
@@ -166,7 +202,7 @@ TEST(HfConfigImportTest, BadConfigsAreNamed) {
   c["layer_types"][3] = "sliding_attention";
   EXPECT_NE(testing::error_of([&] {
               (void)import_hf_config(c, "c.json", {});
-            }).find("c.json:/layer_types/3: capsim models GPT-OSS's alternating"),
+            }).find("c.json:/layer_types/3: capsim models alternating"),
             std::string::npos);
   c = config("deepseek-v3.json");
   c["num_attention_heads"] = "128";

@@ -12,6 +12,7 @@
 #include "models/byte_units.hpp"
 #include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
+#include "models/fabric_figures.hpp"
 #include "models/gpu_catalog.hpp"
 
 #include "io/input_error.hpp"
@@ -21,10 +22,11 @@
 namespace capsim::calibrate {
 namespace {
 
-// aws-ofi-nccl reports 75 us network latency on p4d/p4de/p5 (docs/design/nccl-cost-model.md §8);
-// the IB and socket transports report 0.
+// The latency a fabric's NCCL net plugin adds per network step (aws-ofi-nccl's 75 us on EFA, the
+// GPUDirect-TCPX plugins'; the InfiniBand and socket transports add none): models/fabric_figures.
 double plugin_latency_s(const std::string& fabric) {
-  return fabric == "efa" ? 75e-6 : 0.0;
+  const std::optional<Fabric> f = fabric_from_string(fabric);
+  return f ? fabric_figures(*f).net_step_extra_latency_s : 0.0;
 }
 
 std::string provenance_line(const CollectiveCurve& c) {
@@ -339,8 +341,9 @@ std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
   }
   if (has_inter_node_curve(inputs)) {
     if (options.fabric.empty() || options.fabric == "nvswitch") {
-      missing.push_back(
-          {"--fabric", "inter-node logs need the fabric they ran on: infiniband, roce or efa"});
+      missing.push_back({"--fabric",
+                         "inter-node logs need the fabric they ran on: infiniband, roce, efa, "
+                         "ethernet, omni-path, slingshot, tcpx or tcpxo"});
     }
     if (node_nic_bandwidth(inputs, options) <= 0.0) {
       missing.push_back({"--node-nic-bandwidth",

@@ -78,11 +78,10 @@ calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& arg
   }
   if (args.count("fabric") > 0) {
     fit_options.fabric = args["fabric"].as<std::string>();
-    if (fit_options.fabric != "infiniband" && fit_options.fabric != "roce" &&
-        fit_options.fabric != "efa" && fit_options.fabric != "nvswitch") {
+    if (!fabric_from_string(fit_options.fabric)) {
       throw io::InputError(
           "--fabric", "",
-          "expected infiniband, roce, efa or nvswitch, got \"" + fit_options.fabric + "\"");
+          "expected " + io::join_names(fabric_names()) + ", got \"" + fit_options.fabric + "\"");
     }
   }
   if (args.count("node-nic-bandwidth") > 0) {
@@ -148,7 +147,8 @@ int run_fit(int argc, char** argv) {
       "gpu", "catalog GPU (default: from the logs' device lines)", cxxopts::value<std::string>())(
       "gpu-spec", "new hardware: a capsim.gpu/v1 file describing the GPU (docs/calibration.md)",
       cxxopts::value<std::string>())("fabric",
-                                     "inter-node fabric of the logs: infiniband, roce, efa",
+                                     "inter-node fabric of the logs: infiniband, roce, efa, "
+                                     "ethernet, omni-path, slingshot, tcpx, tcpxo",
                                      cxxopts::value<std::string>())(
       "node-nic-bandwidth", "aggregate NIC bandwidth per node of the logs, e.g. 400Gbps",
       cxxopts::value<std::string>())("max-regimes", "most NCCL regimes per curve (1-4)",

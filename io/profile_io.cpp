@@ -23,13 +23,6 @@ namespace {
 
 constexpr double kMaxLatencyS = 10.0;
 
-const std::vector<std::string>& fabric_names() {
-  static const std::vector<std::string> kNames{"infiniband", "roce",     "efa",
-                                               "nvswitch",   "ethernet", "omni-path",
-                                               "slingshot",  "tcpx",     "tcpxo"};
-  return kNames;
-}
-
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames{"ring", "tree", "nvls"};
   return kNames;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "models/gpu_catalog.hpp"
 
@@ -68,5 +69,7 @@ struct ClusterSpec {
 [[nodiscard]] const char* to_string(Topology topology);
 [[nodiscard]] std::optional<Fabric> fabric_from_string(std::string_view name);
 [[nodiscard]] std::optional<Topology> topology_from_string(std::string_view name);
+// Every fabric's name, nvswitch (a node's own, for profiles of intra-node logs) first.
+[[nodiscard]] const std::vector<std::string>& fabric_names();
 
 }  // namespace capsim

@@ -261,11 +261,22 @@ std::optional<Precision> precision_from_string(std::string_view name) {
   return from_string(name, kAll);
 }
 
+constexpr std::array kAllFabrics{Fabric::kNvSwitch,  Fabric::kInfiniband, Fabric::kRoce,
+                                 Fabric::kEfa,       Fabric::kEthernet,   Fabric::kOmniPath,
+                                 Fabric::kSlingshot, Fabric::kTcpx,       Fabric::kTcpxo};
+
 std::optional<Fabric> fabric_from_string(std::string_view name) {
-  static constexpr std::array kAll{Fabric::kNvSwitch,  Fabric::kInfiniband, Fabric::kRoce,
-                                   Fabric::kEfa,       Fabric::kEthernet,   Fabric::kOmniPath,
-                                   Fabric::kSlingshot, Fabric::kTcpx,       Fabric::kTcpxo};
-  return from_string(name, kAll);
+  return from_string(name, kAllFabrics);
+}
+
+const std::vector<std::string>& fabric_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const Fabric f : kAllFabrics)
+      names.emplace_back(to_string(f));
+    return names;
+  }();
+  return kNames;
 }
 
 std::optional<Topology> topology_from_string(std::string_view name) {

@@ -389,9 +389,9 @@ calibrate::ProfileFitOptions fit_options(const std::optional<std::string>& gpu,
   options.name = name.value_or("");
   options.gpu = gpu.value_or("");
   if (fabric) {
-    if (*fabric != "infiniband" && *fabric != "roce" && *fabric != "efa" && *fabric != "nvswitch") {
-      throw io::InputError("fabric", "",
-                           "expected infiniband, roce, efa or nvswitch, got \"" + *fabric + "\"");
+    if (!fabric_from_string(*fabric)) {
+      throw io::InputError(
+          "fabric", "", "expected " + io::join_names(fabric_names()) + ", got \"" + *fabric + "\"");
     }
     options.fabric = *fabric;
   }

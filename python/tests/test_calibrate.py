@@ -39,7 +39,7 @@ def test_missing_options_named_together():
 
 
 @pytest.mark.parametrize("kwargs, file", [
-    ({"fabric": "ethernet"}, "fabric"),
+    ({"fabric": "myrinet"}, "fabric"),
     ({"node_nic_bandwidth": "400"}, "node_nic_bandwidth"),
     ({"max_regimes": 5}, "max_regimes"),
 ])

@@ -46,6 +46,37 @@ TEST(CalibrateCommandTest, FitWritesProfileAndReport) {
   EXPECT_NE(r.out.find("MAPE"), std::string::npos);
 }
 
+// Any fabric a scenario can name is a fit's fabric, and the profile says it: a run of the same
+// logs differs only where the fabric's net-plugin latency splits the fitted latency (TCPX's
+// plugin adds a latency per network step, InfiniBand's verbs transport none).
+TEST(CalibrateCommandTest, FitTakesEveryFabricAScenarioNames) {
+  const auto fit = [](const std::string& fabric) {
+    const std::string profile = temp_path(fabric + ".json");
+    const auto r = run_capsim("calibrate fit " + kLogs + "a100_p4de_2node_allreduce_awsome.txt " +
+                              "--gpu A100-SXM4-80GB --fabric " + fabric +
+                              " --node-nic-bandwidth 400Gbps -o " + profile);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return nlohmann::json::parse(read(profile));
+  };
+  const nlohmann::json tcpx = fit("tcpx");
+  const nlohmann::json ib = fit("infiniband");
+  EXPECT_EQ(tcpx.at("fabric"), "tcpx");
+  EXPECT_EQ(ib.at("fabric"), "infiniband");
+  EXPECT_EQ(fit("slingshot").at("fabric"), "slingshot");
+  EXPECT_NE(tcpx.at("collectives"), ib.at("collectives"));
+  const auto bad =
+      run_capsim("calibrate fit " + kLogs + "a100_p4de_2node_allreduce_awsome.txt " +
+                     "--gpu A100-SXM4-80GB --fabric myrinet --node-nic-bandwidth 400Gbps "
+                     "-o " +
+                     temp_path("myrinet.json"),
+                 true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--fabric: expected nvswitch, infiniband, roce, efa, ethernet, "
+                         "omni-path, slingshot, tcpx, tcpxo, got \"myrinet\""),
+            std::string::npos)
+      << bad.out;
+}
+
 // The report lists every GEMM row against the model, and the fp8 row that bounds the fp8
 // ceiling (not a fitted row) with the model's fp8 throughput for it.
 TEST(CalibrateCommandTest, ReportTablesEveryGemmRow) {
@@ -142,7 +173,8 @@ TEST(CalibrateCommandTest, FitNamesEveryMissingOptionAtOnce) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\ncapsim calibrate: error: --fabric: inter-node logs need the fabric they "
-                       "ran on: infiniband, roce or efa\ncapsim calibrate: error: "
+                       "ran on: infiniband, roce, efa, ethernet, omni-path, slingshot, tcpx or "
+                       "tcpxo\ncapsim calibrate: error: "
                        "--node-nic-bandwidth: inter-node logs need the aggregate NIC bandwidth "
                        "per node they ran with, e.g. 400Gbps\n"),
             std::string::npos)

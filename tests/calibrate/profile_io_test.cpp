@@ -124,7 +124,7 @@ const Rule kRules[] = {
      "B200-SXM-180GB, B300-SXM-288GB, GB200-NVL-186GB, GB300-NVL-288GB, H100-SXM5-80GB, "
      "H200-SXM-141GB (or describe new hardware with an object, docs/scenario.md)"},
     {"fabric", [](nlohmann::json& j) { j["fabric"] = "myrinet"; },
-     "p.json:/fabric: expected one of infiniband, roce, efa, nvswitch, ethernet, omni-path, "
+     "p.json:/fabric: expected one of nvswitch, infiniband, roce, efa, ethernet, omni-path, "
      "slingshot, tcpx, tcpxo, got \"myrinet\""},
     {"bare_bandwidth",
      [](nlohmann::json& j) { j["collectives"][0]["algorithms"][0]["bus_bandwidth"] = 230; },

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include "tests/file_text.hpp"
 
 namespace capsim {
 namespace {
@@ -16,11 +17,6 @@ namespace {
 using testing::run_capsim;
 const std::string kSource = CAPSIM_SOURCE_DIR;
 const std::string kScenario = kSource + "/scenarios/llama3-70b-p5/scenario.json";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;
@@ -69,7 +65,7 @@ TEST(SweepCliTest, TableAndSvgHaveOneEntryPerValue) {
             std::string::npos);
   EXPECT_EQ(count(r.out, "\n  1 "), 1U);
   EXPECT_EQ(count(r.out, "\n  4 "), 1U);
-  const std::string chart = slurp(svg);
+  const std::string chart = capsim::testing::file_text(svg);
   EXPECT_EQ(chart.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0U);
   EXPECT_EQ(count(chart, "<circle"), 3U);
   // Micro-batches of 2 and 4 sequences of 8,192 tokens overflow an H100's 80 GB on this layout.
@@ -82,7 +78,7 @@ TEST(SweepCliTest, TableAndSvgHaveOneEntryPerValue) {
                  " --engine analytic --sweep parallelism.micro_batch_size=1,2,4 --svg " + again)
           .out,
       r.out);
-  EXPECT_EQ(slurp(again), chart);
+  EXPECT_EQ(capsim::testing::file_text(again), chart);
 }
 
 TEST(SweepCliTest, ValuesMayBeJsonListsAndStrings) {

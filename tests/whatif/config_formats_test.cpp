@@ -14,6 +14,7 @@
 #include "models/catalog.hpp"
 
 #include "io/input_error.hpp"
+#include "tests/file_text.hpp"
 #include "tests/io/error_of.hpp"
 #include "whatif/cluster_autoscaler_flags.hpp"
 #include "whatif/karpenter_config.hpp"
@@ -36,13 +37,6 @@ using capsim::testing::error_of;
 
 const std::string kConfigs = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/configs";
 const std::string kBad = std::string(CAPSIM_TEST_DATA_DIR) + "/autoscaler/bad";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 // Reads `text` as `format`, writes it back and reads that again: the policy must not change.
 void expect_round_trip(ConfigFormat format, const ImportedPolicy& policy) {
@@ -197,7 +191,7 @@ TEST(ConfigFormatsTest, BadInputsNameFileAndPointer) {
     std::getline(fields, file, '\t');
     std::getline(fields, expected);
     SCOPED_TRACE(file);
-    const std::string text = slurp(kBad + "/" + file);
+    const std::string text = capsim::testing::file_text(kBad + "/" + file);
     const std::string got = error_of([&] {
       (void)read_config_text(*config_format_from_string(format), text, file, builtin_catalog());
     });

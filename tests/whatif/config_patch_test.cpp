@@ -12,6 +12,7 @@
 
 #include "models/catalog.hpp"
 
+#include "tests/file_text.hpp"
 #include "whatif/policy.hpp"
 #include "whatif/policy_emit.hpp"
 #include "whatif/policy_source.hpp"
@@ -21,13 +22,6 @@ namespace capsim::whatif {
 namespace {
 
 const std::string kConfigs = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/configs";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -96,7 +90,7 @@ TEST(ConfigPatchTest, UnchangedKnobsGiveTheFileBackAsItWas) {
     const Read r = read_example(format, file);
     const auto text = patched_config(r.source, r.reading.policy);
     ASSERT_TRUE(text.has_value());
-    EXPECT_TRUE(changed_lines(slurp(kConfigs + "/" + file), *text).empty());
+    EXPECT_TRUE(changed_lines(capsim::testing::file_text(kConfigs + "/" + file), *text).empty());
     EXPECT_NE(text->find("unchanged"), std::string::npos) << text->substr(0, 200);
   }
 }
@@ -108,8 +102,9 @@ TEST(ConfigPatchTest, KarpenterKeepsEverythingButTheChangedKnob) {
   ASSERT_TRUE(text.has_value());
   // Both NodePools state consolidateAfter; labels, taints, the arch requirement, the
   // instance-family selector and the EC2NodeClass stay as written.
-  EXPECT_EQ(changed_lines(slurp(kConfigs + "/karpenter-nodepools.yaml"), *text),
-            (std::vector<std::string>{"    consolidateAfter: 30m", "    consolidateAfter: 30m"}));
+  EXPECT_EQ(
+      changed_lines(capsim::testing::file_text(kConfigs + "/karpenter-nodepools.yaml"), *text),
+      (std::vector<std::string>{"    consolidateAfter: 30m", "    consolidateAfter: 30m"}));
   for (const char* kept : {"team: training", "kubernetes.io/arch", "instance-family",
                            "kind: EC2NodeClass", "effect: NoSchedule"})
     EXPECT_NE(text->find(kept), std::string::npos) << kept;
@@ -122,7 +117,8 @@ TEST(ConfigPatchTest, QuotedAndFlowScalarsAreReplacedWhole) {
   const ImportedPolicy wanted = with_knob(r.reading.policy, "budget_nodes_percent", 25.0);
   const auto text = patched_config(r.source, wanted);
   ASSERT_TRUE(text.has_value());
-  for (const auto& line : changed_lines(slurp(kConfigs + "/karpenter-nodepools.yaml"), *text))
+  for (const auto& line :
+       changed_lines(capsim::testing::file_text(kConfigs + "/karpenter-nodepools.yaml"), *text))
     EXPECT_EQ(line, "      - nodes: \"25%\"");
   expect_reads_back(ConfigFormat::kKarpenter, *text, "n.yaml", wanted);
 }
@@ -133,7 +129,8 @@ TEST(ConfigPatchTest, KubeRayAndRayChangeTheirOwnKeys) {
     const ImportedPolicy wanted = with_knob(r.reading.policy, "idle_timeout", "900s");
     const auto text = patched_config(r.source, wanted);
     ASSERT_TRUE(text.has_value());
-    const auto changed = changed_lines(slurp(kConfigs + "/kuberay-raycluster.yaml"), *text);
+    const auto changed =
+        changed_lines(capsim::testing::file_text(kConfigs + "/kuberay-raycluster.yaml"), *text);
     ASSERT_EQ(changed.size(), 1u);
     EXPECT_NE(changed.front().find("idleTimeoutSeconds: 900"), std::string::npos);
     expect_reads_back(ConfigFormat::kKubeRay, *text, "r.yaml", wanted);
@@ -143,7 +140,7 @@ TEST(ConfigPatchTest, KubeRayAndRayChangeTheirOwnKeys) {
     const ImportedPolicy wanted = with_knob(r.reading.policy, "upscaling_speed", 2.5);
     const auto text = patched_config(r.source, wanted);
     ASSERT_TRUE(text.has_value());
-    EXPECT_EQ(changed_lines(slurp(kConfigs + "/ray-cluster.yaml"), *text),
+    EXPECT_EQ(changed_lines(capsim::testing::file_text(kConfigs + "/ray-cluster.yaml"), *text),
               std::vector<std::string>{"upscaling_speed: 2.5"});
     EXPECT_NE(text->find("availability_zone: us-east-1a"), std::string::npos);
     expect_reads_back(ConfigFormat::kRay, *text, "r.yaml", wanted);
@@ -156,8 +153,9 @@ TEST(ConfigPatchTest, ClusterAutoscalerFlagsInAManifestAndAFile) {
     const ImportedPolicy wanted = with_knob(r.reading.policy, "scale_down_unneeded_time", "900s");
     const auto text = patched_config(r.source, wanted);
     ASSERT_TRUE(text.has_value());
-    EXPECT_EQ(changed_lines(slurp(kConfigs + "/cluster-autoscaler.yaml"), *text),
-              std::vector<std::string>{"            - --scale-down-unneeded-time=15m"});
+    EXPECT_EQ(
+        changed_lines(capsim::testing::file_text(kConfigs + "/cluster-autoscaler.yaml"), *text),
+        std::vector<std::string>{"            - --scale-down-unneeded-time=15m"});
     expect_reads_back(ConfigFormat::kClusterAutoscaler, *text, "ca.yaml", wanted);
     // A flag the manifest leaves out has no place in it: the writer's own file instead.
     const ImportedPolicy other = with_knob(r.reading.policy, "scan_interval", "30s");
@@ -166,12 +164,12 @@ TEST(ConfigPatchTest, ClusterAutoscalerFlagsInAManifestAndAFile) {
   {
     const Read r = read_example(ConfigFormat::kClusterAutoscaler, "cluster-autoscaler.flags");
     const ImportedPolicy wanted = with_knob(r.reading.policy, "scan_interval", "30s");
-    const bool stated =
-        slurp(kConfigs + "/cluster-autoscaler.flags").find("--scan-interval=") != std::string::npos;
+    const bool stated = capsim::testing::file_text(kConfigs + "/cluster-autoscaler.flags")
+                            .find("--scan-interval=") != std::string::npos;
     const auto text = patched_config(r.source, wanted);
     ASSERT_TRUE(text.has_value());
-    const auto changed =
-        changed_lines(slurp(kConfigs + "/cluster-autoscaler.flags"), *text, stated ? 0 : 1);
+    const auto changed = changed_lines(
+        capsim::testing::file_text(kConfigs + "/cluster-autoscaler.flags"), *text, stated ? 0 : 1);
     ASSERT_EQ(changed.size(), 1u);
     EXPECT_NE(changed.front().find("--scan-interval=30s"), std::string::npos);
     expect_reads_back(ConfigFormat::kClusterAutoscaler, *text, "ca.flags", wanted);
@@ -185,7 +183,7 @@ TEST(ConfigPatchTest, SlurmKeysAndSlurmctldParameters) {
   const auto text = patched_config(r.source, wanted);
   ASSERT_TRUE(text.has_value());
   EXPECT_EQ(
-      changed_lines(slurp(kConfigs + "/slurm.conf"), *text),
+      changed_lines(capsim::testing::file_text(kConfigs + "/slurm.conf"), *text),
       (std::vector<std::string>{
           "SuspendTime=1200", "SlurmctldParameters=idle_on_node_suspend,power_save_interval=30"}));
   expect_reads_back(ConfigFormat::kSlurm, *text, "slurm.conf", wanted);
@@ -193,7 +191,7 @@ TEST(ConfigPatchTest, SlurmKeysAndSlurmctldParameters) {
 
 TEST(ConfigPatchTest, SeveralKarpenterFilesBecomeOneStream) {
   // The NodePools in one file, the EC2NodeClass (after its own `---`) in another.
-  const std::string whole = slurp(kConfigs + "/karpenter-nodepools.yaml");
+  const std::string whole = capsim::testing::file_text(kConfigs + "/karpenter-nodepools.yaml");
   const std::size_t split = whole.rfind("---\n");
   ASSERT_NE(split, std::string::npos);
   const std::string dir = ::testing::TempDir() + "/capsim_patch_karpenter";

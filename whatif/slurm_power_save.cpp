@@ -63,27 +63,22 @@ std::size_t fixed_chars(const std::string& name) {
   return chars;
 }
 
-void expand_one(const std::string& name, const std::string& file, const std::string& where,
-                std::vector<std::string>& out) {
-  if (fixed_chars(name) > kMaxHostNameChars) {
-    throw io::InputError(file, where,
-                         "hostlist \"" + name.substr(0, 40) + "...\": host names longer than " +
-                             std::to_string(kMaxHostNameChars) + " characters");
-  }
-  const auto open = name.find('[');
-  if (open == std::string::npos) {
-    if (name.empty() || name.find(']') != std::string::npos)
-      throw io::InputError(file, where, "malformed hostlist \"" + name + "\"");
-    out.push_back(name);
-    return;
-  }
-  const auto close = name.find(']', open);
-  if (close == std::string::npos)
-    throw io::InputError(file, where, "hostlist \"" + name + "\": \"[\" without \"]\"");
-  const std::string prefix = name.substr(0, open);
-  const std::string suffix = name.substr(close + 1);
-  std::stringstream ranges(name.substr(open + 1, close - open - 1));
-  for (std::string range; std::getline(ranges, range, ',');) {
+// One range of a bracket group: "008-010" (zero padding kept from the lower bound) or "7".
+struct HostRange {
+  long lo = 0;
+  long hi = 0;
+  std::size_t width = 0;
+};
+
+// The ranges of one bracket group's text, checked.
+std::vector<HostRange> parse_ranges(const std::string& text, const std::string& name,
+                                    const std::string& file, const std::string& where) {
+  std::vector<HostRange> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string range =
+        text.substr(start, comma == std::string::npos ? comma : comma - start);
     const auto dash = range.find('-');
     const std::string lo = range.substr(0, dash);
     const std::string hi = dash == std::string::npos ? lo : range.substr(dash + 1);
@@ -95,15 +90,75 @@ void expand_one(const std::string& name, const std::string& file, const std::str
         r2.ec != std::errc() || r2.ptr != hi.data() + hi.size() || a < 0 || b < a) {
       throw io::InputError(file, where, "hostlist \"" + name + "\": bad range \"" + range + "\"");
     }
-    if (static_cast<std::size_t>(b - a) >= kMaxHosts)
+    out.push_back({a, b, lo.size()});
+    if (comma == std::string::npos)
+      return out;
+    start = comma + 1;
+  }
+}
+
+// Expands one hostlist expression ("r[1-2]n[01-16]", or a plain name) into `out`, first group
+// outermost. Every group is parsed and checked, and the hosts counted, before any is written, so
+// an expression of many groups costs no more than the hosts it names (at most kMaxHosts).
+void expand_one(const std::string& name, const std::string& file, const std::string& where,
+                std::vector<std::string>& out) {
+  if (fixed_chars(name) > kMaxHostNameChars) {
+    throw io::InputError(file, where,
+                         "hostlist \"" + name.substr(0, 40) + "...\": host names longer than " +
+                             std::to_string(kMaxHostNameChars) + " characters");
+  }
+  std::vector<std::string> literals{""};  // the text before, between and after the groups
+  std::vector<std::vector<HostRange>> groups;
+  for (std::size_t i = 0; i < name.size();) {
+    const auto open = name.find('[', i);
+    literals.back() += name.substr(i, open == std::string::npos ? open : open - i);
+    if (open == std::string::npos)
+      break;
+    const auto close = name.find(']', open);
+    if (close == std::string::npos)
+      throw io::InputError(file, where, "hostlist \"" + name + "\": \"[\" without \"]\"");
+    groups.push_back(parse_ranges(name.substr(open + 1, close - open - 1), name, file, where));
+    literals.emplace_back();
+    i = close + 1;
+  }
+  const bool stray = std::any_of(literals.begin(), literals.end(), [](const std::string& l) {
+    return l.find(']') != std::string::npos;
+  });
+  if (name.empty() || stray)
+    throw io::InputError(file, where, "malformed hostlist \"" + name + "\"");
+  std::size_t hosts = 1;
+  for (const auto& group : groups) {
+    std::size_t in_group = 0;
+    for (const HostRange& r : group)
+      in_group += static_cast<std::size_t>(r.hi - r.lo) + 1;
+    if (in_group > kMaxHosts || hosts * in_group > kMaxHosts - out.size())
       throw io::InputError(file, where, "hostlist \"" + name + "\": more than 100000 hosts");
-    for (long i = a; i <= b; ++i) {
-      std::string n = std::to_string(i);
-      if (n.size() < lo.size())
-        n.insert(0, lo.size() - n.size(), '0');  // zero padding of the lower bound
-      expand_one(prefix + n + suffix, file, where, out);
-      if (out.size() > kMaxHosts)
-        throw io::InputError(file, where, "hostlist \"" + name + "\": more than 100000 hosts");
+    hosts *= in_group;
+  }
+  // An odometer over the groups' values, the last group turning fastest.
+  std::vector<std::size_t> range(groups.size(), 0);
+  std::vector<long> value(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    value[g] = groups[g].front().lo;
+  for (std::size_t h = 0; h < hosts; ++h) {
+    std::string host = literals.front();
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      std::string n = std::to_string(value[g]);
+      const std::size_t width = groups[g][range[g]].width;
+      if (n.size() < width)
+        n.insert(0, width - n.size(), '0');  // zero padding of the lower bound
+      host += n + literals[g + 1];
+    }
+    out.push_back(std::move(host));
+    for (std::size_t g = groups.size(); g-- > 0;) {
+      if (value[g] < groups[g][range[g]].hi) {
+        ++value[g];
+        break;
+      }
+      range[g] = range[g] + 1 < groups[g].size() ? range[g] + 1 : 0;
+      value[g] = groups[g][range[g]].lo;
+      if (range[g] != 0)
+        break;
     }
   }
 }

@@ -164,6 +164,16 @@ TEST(ConfigFormatsTest, SlurmHostlists) {
   EXPECT_EQ(error_of([] { (void)expand_hostlist("a[3-1]", "f", "line 4"); }),
             "f:line 4: hostlist \"a[3-1]\": bad range \"3-1\"");
   EXPECT_NE(error_of([] { (void)expand_hostlist("a[0-999999]", "f", "line 1"); }), "no error");
+  // Every group is checked and the hosts counted before any is expanded: a bad last group or a
+  // product of groups past the limit is named at once.
+  EXPECT_EQ(error_of([] { (void)expand_hostlist("a[0-999]b[0-999]c[x]", "f", "line 3"); }),
+            "f:line 3: hostlist \"a[0-999]b[0-999]c[x]\": bad range \"x\"");
+  EXPECT_EQ(error_of([] { (void)expand_hostlist("a[0-999]b[0-999]", "f", "line 3"); }),
+            "f:line 3: hostlist \"a[0-999]b[0-999]\": more than 100000 hosts");
+  EXPECT_EQ(error_of([] { (void)expand_hostlist("a[1-2]b]", "f", "line 5"); }),
+            "f:line 5: malformed hostlist \"a[1-2]b]\"");
+  EXPECT_EQ(expand_hostlist("n[1,3-4]x[9-10]", "f", "line 1"),
+            (std::vector<std::string>{"n1x9", "n1x10", "n3x9", "n3x10", "n4x9", "n4x10"}));
   // Host names are DNS names: at most 255 characters, checked before anything is expanded.
   const std::string long_name = std::string(300, 'x') + "[1-99999]";
   EXPECT_EQ(error_of([&] { (void)expand_hostlist(long_name, "f", "line 2"); }),

@@ -305,6 +305,9 @@ std::optional<std::string> patched_config(const ImportedSource& source,
                (as_read.contains(k) ? knob_text(as_read.at(k)) : "unset") + " -> " + knob_text(v);
   }
   const std::string written = write_config(wanted).second;
+  const bool yaml_knobs = !yaml_knob_pointers(wanted.format).empty();
+  const nlohmann::json written_yaml =
+      yaml_knobs && !changed.empty() ? io::parse_yaml_text(written, "written") : nlohmann::json();
   const bool yaml = !source.files.front().json.is_null();
   std::vector<std::string> texts;
   std::string appended;
@@ -312,8 +315,8 @@ std::optional<std::string> patched_config(const ImportedSource& source,
     std::optional<std::vector<Edit>> edits;
     if (changed.empty())
       edits.emplace();
-    else if (!yaml_knob_pointers(wanted.format).empty())
-      edits = yaml_edits(wanted.format, f, io::parse_yaml_text(written, "written"), changed);
+    else if (yaml_knobs)
+      edits = yaml_edits(wanted.format, f, written_yaml, changed);
     else
       edits = line_edits(wanted.format, f, written, changed, appended);
     if (!edits)

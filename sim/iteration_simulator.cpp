@@ -421,6 +421,7 @@ void relaunch_actors(Sim& sim) {
     rank.buckets_released = 0;
     rank.buckets_started = 0;
     rank.sm_occupancy = nullptr;
+    rank.compute_done = false;
     rank.acc = {};
     rank.acc_at_last_op = {};
     rank.last_op_end_s = 0.0;

@@ -84,7 +84,9 @@ void compute_between(Sim& sim, Rank& rank, double before_s, double seconds, doub
 // sharing weight is share / (1 - share) against compute's 1, so that it gets its whole share
 // even above half the host (equal weights would cap it there, SimGrid's max-min fairness).
 void begin_collective(Sim& sim, Rank& rank) {
-  if (sim.collective_share <= 0.0 || rank.collectives_running++ > 0)
+  // Once the stage's last op has run no compute exec follows on the rank's host (the optimizer
+  // step and the parameter gathers are timed waits and flows), so there is nothing to share.
+  if (sim.collective_share <= 0.0 || rank.collectives_running++ > 0 || rank.compute_done)
     return;
   ++sim.activities;
   const double speed = Platform::kGpuWorkPerSecond;
@@ -96,7 +98,7 @@ void begin_collective(Sim& sim, Rank& rank) {
 }
 
 void end_collective(Sim& sim, Rank& rank) {
-  if (sim.collective_share <= 0.0 || --rank.collectives_running > 0)
+  if (sim.collective_share <= 0.0 || --rank.collectives_running > 0 || !rank.sm_occupancy)
     return;
   rank.sm_occupancy->cancel();
   rank.sm_occupancy = nullptr;
@@ -459,6 +461,7 @@ void run_compute(Sim& sim, Rank& rank) {
         break;
     }
   }
+  rank.compute_done = true;
   for (int k = 0; k < plan.releases_after_compute; ++k)
     release_bucket(rank);
   rank.last_op_end_s = now();

@@ -96,6 +96,7 @@ struct Rank {
   int buckets_released = 0;     // gradient buckets compute handed to the DP stream
   int buckets_started = 0;      // and those whose collective the DP stream began
   ExecPtr sm_occupancy;         // their CTAs' share of the GPU while any runs
+  bool compute_done = false;    // the stage's last op has run
   Accounts acc;
   Accounts acc_at_last_op;  // the accounts when its last compute op ended
   double last_op_end_s = 0.0;

@@ -1,5 +1,6 @@
 #include "io/key_value_lines.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -95,6 +96,12 @@ std::vector<KeyValueLine> read_key_value_lines(const std::string& text, const st
       out.push_back({first_line, std::move(pairs)});
   }
   return out;
+}
+
+std::string lower_ascii(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
 }
 
 }  // namespace capsim::io

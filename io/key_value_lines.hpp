@@ -25,4 +25,8 @@ struct KeyValueLine {
 [[nodiscard]] std::vector<KeyValueLine> read_key_value_lines(const std::string& text,
                                                              const std::string& file);
 
+// `s` with ASCII letters lower-cased: such files' keys are case-insensitive (SuspendTime,
+// suspendtime).
+[[nodiscard]] std::string lower_ascii(std::string s);
+
 }  // namespace capsim::io

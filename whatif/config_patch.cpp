@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/json_reader.hpp"
+#include "io/key_value_lines.hpp"
 #include "io/yaml_document.hpp"
 #include "whatif/policy.hpp"
 #include "whatif/policy_source.hpp"
@@ -22,12 +23,6 @@ struct Edit {
   std::size_t length = 0;
   std::string text;
 };
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // `text` with `edits` (at distinct offsets) applied.
 std::string apply(std::string text, std::vector<Edit> edits) {
@@ -172,8 +167,8 @@ std::optional<std::vector<Edit>> yaml_edits(ConfigFormat format, const ConfigFil
 // line's start, a blank, a quote, `=` or `,`) outside `#` comments; `fold`: case-insensitive.
 std::vector<std::pair<std::size_t, std::size_t>> value_spans(const std::string& raw,
                                                              const std::string& key, bool fold) {
-  const std::string hay = fold ? lower(raw) : raw;
-  const std::string needle = fold ? lower(key) : key;
+  const std::string hay = fold ? io::lower_ascii(raw) : raw;
+  const std::string needle = fold ? io::lower_ascii(key) : key;
   std::vector<std::pair<std::size_t, std::size_t>> out;
   for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) {
     const std::size_t line = hay.rfind('\n', at == 0 ? 0 : at - 1);
@@ -209,16 +204,16 @@ std::map<std::string, std::pair<std::string, std::string>> written_values(const 
         continue;
       const std::string key = w.substr(0, eq);
       const std::string value = w.substr(eq + 1);
-      if (fold && lower(key) == "slurmctldparameters") {
+      if (fold && io::lower_ascii(key) == "slurmctldparameters") {
         std::istringstream params(value);
         for (std::string p; std::getline(params, p, ',');) {
           const auto e = p.find('=');
           if (e != std::string::npos)
-            out[lower(p.substr(0, e))] = {p.substr(0, e), p.substr(e + 1)};
+            out[io::lower_ascii(p.substr(0, e))] = {p.substr(0, e), p.substr(e + 1)};
         }
         continue;
       }
-      out[fold ? lower(key) : key] = {key, value};
+      out[fold ? io::lower_ascii(key) : key] = {key, value};
     }
   }
   return out;

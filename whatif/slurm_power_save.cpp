@@ -24,12 +24,6 @@ constexpr std::size_t kMaxHostsPerFile = 10 * kMaxHosts;
 // The longest host name: a DNS name's 255 octets (RFC 1035 section 2.3.4).
 constexpr std::size_t kMaxHostNameChars = 255;
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 // Splits at commas outside brackets.
 std::vector<std::string> split_top(const std::string& s) {
   std::vector<std::string> out;
@@ -189,7 +183,7 @@ int gpu_count(const std::string& gres, const std::string& file, const std::strin
 
 double seconds_value(const io::KeyValue& kv, const std::string& file, const std::string& where,
                      bool infinite_ok) {
-  const std::string v = lower(kv.value);
+  const std::string v = io::lower_ascii(kv.value);
   if (infinite_ok && (v == "infinite" || v == "-1" || v == "none"))
     return kNeverS;
   long n = 0;
@@ -280,14 +274,14 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
   std::vector<std::string> other_keys;
   for (const auto& line : io::read_key_value_lines(file.text, path)) {
     const std::string where = "line " + std::to_string(line.line);
-    const std::string head = lower(line.pairs.front().key);
+    const std::string head = io::lower_ascii(line.pairs.front().key);
     if (head == "nodename") {
       const std::string list = line.pairs.front().value;
       SlurmNode n = node_default;
       n.line = line.line;
       for (std::size_t i = 1; i < line.pairs.size(); ++i) {
         const auto& kv = line.pairs[i];
-        const std::string k = lower(kv.key);
+        const std::string k = io::lower_ascii(kv.key);
         if (k == "gres") {
           n.gpus = gpu_count(kv.value, path, where);
         } else if (k == "weight") {
@@ -305,7 +299,7 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
           out.notes.push_back({path, where, "not modelled: NodeName " + kv.key});
         }
       }
-      if (lower(list) == "default") {
+      if (io::lower_ascii(list) == "default") {
         node_default = n;
         continue;
       }
@@ -320,8 +314,8 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
     if (head == "partitionname") {
       std::map<std::string, std::string> attrs = partition_default;
       for (std::size_t i = 1; i < line.pairs.size(); ++i)
-        attrs[lower(line.pairs[i].key)] = line.pairs[i].value;
-      if (lower(line.pairs.front().value) == "default") {
+        attrs[io::lower_ascii(line.pairs[i].key)] = line.pairs[i].value;
+      if (io::lower_ascii(line.pairs.front().value) == "default") {
         partition_default = attrs;
         continue;
       }
@@ -331,7 +325,8 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
       check_partition_name(p.name, path, where);
       if (attrs.count("nodes") == 0)
         throw io::InputError(path, where, "PartitionName " + p.name + " without Nodes=");
-      p.hosts = lower(attrs.at("nodes")) == "all" ? node_order : expand(attrs.at("nodes"), where);
+      p.hosts = io::lower_ascii(attrs.at("nodes")) == "all" ? node_order
+                                                            : expand(attrs.at("nodes"), where);
       for (const auto& [k, v] : attrs) {
         if (k == "nodes" || k == "state" || k == "default")
           continue;
@@ -354,7 +349,7 @@ ConfigReading read_slurm_conf(const ConfigFile& file, const Catalog& catalog) {
       continue;
     }
     for (const auto& kv : line.pairs) {
-      const std::string k = lower(kv.key);
+      const std::string k = io::lower_ascii(kv.key);
       if (!seen.insert(k).second)
         throw io::InputError(path, where, kv.key + " given twice");
       if (k == "suspendtime") {

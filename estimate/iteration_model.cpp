@@ -345,7 +345,9 @@ LayerComm layer_tensor_parallel_comm(const Scenario& scenario, const std::vector
                                    layer_gather_bytes, seq, rate, {"qkv", "q_down", "q_proj"});
     return tp_comm;
   }
-  if (p.tp_comm_overlap) {
+  // MLA's latent projections replace the QKV GEMM the overlap pairs the first all-gather with,
+  // so an MLA layer's collectives are costed without it.
+  if (p.tp_comm_overlap && !m.mla) {
     return tp_overlapped_layer_comm(layer_ops, profile, gpu, p.precision, seq, tp,
                                     layer_gather_bytes, buffer_bytes);
   }

@@ -40,19 +40,40 @@ const std::vector<ShippedFamily>& shipped_families() {
 }
 
 // Families capsim ships no measured kernel profile for, whose factor was fitted to published
-// runs on them with `capsim calibrate step`: Blackwell (B200 nodes and GB200 trays, one factor
-// over the Megatron-Bridge and SimuMax runs; docs/validation.md, "Dense models on Blackwell").
-// CalibrateCommandTest.BlackwellPriorIsTheFitOfItsRuns refits it: rerun the command when the
-// cost model moves.
+// runs on them with `capsim calibrate step`: Blackwell (B200 nodes and GB200 trays;
+// docs/validation.md, "Dense models on Blackwell"), once over every stack's runs (the family's
+// default, `stack` empty) and once per stack that published runs on it. Each is fitted on the
+// fixed third of the runs whose ids start `fit-`.
+// CalibrateCommandTest.BlackwellPriorsAreTheFitsOfTheirRuns refits them: rerun the commands when
+// the cost model moves.
 struct FittedFamily {
   const char* architecture;
+  const char* stack;  // the training stack whose runs fitted it; "": every stack's
   double factor;
   const char* runs;  // the command that fits it
 };
 constexpr FittedFamily kFittedFamilies[] = {
-    {"blackwell", 0.637212,
+    {"blackwell", "", 0.658636,
      "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-"},
+    {"blackwell", "megatron-bridge", 0.696525,
+     "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-mbridge"},
+    {"blackwell", "megatron-core", 0.62445,
+     "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-simumax"},
 };
+
+// The fitted factor of `architecture` for `stack`, else the family's default, else nullptr.
+const FittedFamily* fitted_family(const std::string& architecture, const std::string& stack) {
+  const FittedFamily* family_default = nullptr;
+  for (const FittedFamily& family : kFittedFamilies) {
+    if (architecture != family.architecture)
+      continue;
+    if (!stack.empty() && stack == family.stack)
+      return &family;
+    if (std::string(family.stack).empty())
+      family_default = &family;
+  }
+  return family_default;
+}
 
 std::string factor_text(double factor) {
   return printf_string("%.6g", factor);
@@ -60,7 +81,7 @@ std::string factor_text(double factor) {
 
 }  // namespace
 
-InSituPrior in_situ_prior(const std::string& architecture) {
+InSituPrior in_situ_prior(const std::string& architecture, const std::string& stack) {
   double log_sum = 0.0;
   std::string names;
   for (const ShippedFamily& family : shipped_families()) {
@@ -73,12 +94,14 @@ InSituPrior in_situ_prior(const std::string& architecture) {
     log_sum += std::log(family.factor);
     names += (names.empty() ? "" : ", ") + family.file + " " + factor_text(family.factor);
   }
-  for (const FittedFamily& family : kFittedFamilies) {
-    if (architecture == family.architecture) {
-      return {family.factor, "software_efficiency " + factor_text(family.factor) + ": the " +
-                                 architecture + " family's, fitted to published runs on it (" +
-                                 family.runs + "); no step of your stack was measured"};
-    }
+  if (const FittedFamily* family = fitted_family(architecture, stack)) {
+    const std::string whose =
+        std::string(family->stack).empty()
+            ? "fitted to published runs on it"
+            : "fitted to published " + std::string(family->stack) + " runs on it";
+    return {family->factor, "software_efficiency " + factor_text(family->factor) + ": the " +
+                                architecture + " family's, " + whose + " (" + family->runs +
+                                "); no step of your stack was measured"};
   }
   // Rounded as a profile file holds it, so that a written profile reads back the same factor.
   const double factor = std::strtod(
@@ -89,8 +112,9 @@ InSituPrior in_situ_prior(const std::string& architecture) {
                       "; fitted to published runs), borrowed: no step was measured on this GPU"};
 }
 
-HardwareProfile with_in_situ_prior(HardwareProfile profile, const std::string& architecture) {
-  InSituPrior prior = in_situ_prior(architecture);
+HardwareProfile with_in_situ_prior(HardwareProfile profile, const std::string& architecture,
+                                   const std::string& stack) {
+  InSituPrior prior = in_situ_prior(architecture, stack);
   profile.software_efficiency = prior.factor;
   profile.provenance.push_back(std::move(prior.source));
   return profile;

@@ -15,14 +15,17 @@ struct InSituPrior {
 
 // Returns the factor a GPU of `architecture` borrows until a profile is fitted on it: its
 // family's shipped factor when capsim ships a profile for the architecture; the family's factor
-// fitted to published runs when capsim has one (Blackwell); else the geometric mean of the
-// shipped families' (A100 and H100). Each was fitted to published runs of several training
-// stacks (docs/validation.md, "The in-situ factor"): the loss is the stacks', so it is the best
-// prior for a GPU they have not been measured on yet.
-[[nodiscard]] InSituPrior in_situ_prior(const std::string& architecture);
+// fitted to published runs when capsim has one (Blackwell), that of the training stack `stack`
+// (a training stack's name, "" for none) when published runs of it fitted one; else the
+// geometric mean of the shipped families' (A100 and H100). Each was fitted to published runs of
+// several training stacks (docs/validation.md, "The in-situ factor"): the loss is the stacks',
+// so it is the best prior for a GPU they have not been measured on yet.
+[[nodiscard]] InSituPrior in_situ_prior(const std::string& architecture,
+                                        const std::string& stack = "");
 
-// Returns `profile` (a datasheet profile) with the prior of its GPU's architecture.
+// Returns `profile` (a datasheet profile) with the prior of its GPU's architecture and `stack`.
 [[nodiscard]] HardwareProfile with_in_situ_prior(HardwareProfile profile,
-                                                 const std::string& architecture);
+                                                 const std::string& architecture,
+                                                 const std::string& stack = "");
 
 }  // namespace capsim::io

@@ -474,7 +474,8 @@ HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::js
     case estimate::ProfileSource::kDatasheet:
       break;
   }
-  return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture);
+  return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture,
+                            scenario.stack != nullptr ? scenario.stack->name : "");
 }
 
 }  // namespace

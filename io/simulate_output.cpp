@@ -1,5 +1,7 @@
 #include "io/simulate_output.hpp"
 
+#include <algorithm>
+
 #include "models/byte_units.hpp"
 #include "models/kernel_table.hpp"
 
@@ -13,10 +15,16 @@ namespace capsim::io {
 
 std::optional<std::string> profile_note(const HardwareProfile& profile) {
   if (profile.is_datasheet_default) {
+    // The prior with_in_situ_prior gave it (its stack's, where one was fitted) is its last
+    // software_efficiency provenance line.
+    const auto prior = std::find_if(
+        profile.provenance.rbegin(), profile.provenance.rend(),
+        [](const std::string& line) { return line.starts_with("software_efficiency "); });
     return "profile " + profile.name +
            ": kernels and collectives from the GPU's datasheet figures, not fitted to "
            "measurements of it; " +
-           in_situ_prior(profile.gpu.architecture).source;
+           (prior != profile.provenance.rend() ? *prior
+                                               : in_situ_prior(profile.gpu.architecture).source);
   }
   if (profile.has_datasheet_network) {
     return "profile " + profile.name +

@@ -9,7 +9,8 @@ they ran (num_layers_run). GB200 rows run on NVL72 racks: their cases set the ra
 
 Each case is marked "fit" or "judged" by a rule fixed before any error was seen: the dense
 Blackwell rows (B200 and GB200) sorted by id, every third one (the 1st, 4th, 7th, ...) fits the
-Blackwell in-situ factor (capsim calibrate step --cases fit-), the others judge it.
+Blackwell in-situ factor (capsim calibrate step --cases fit-, and per stack --cases fit-mbridge
+and --cases fit-simumax), the others judge it. Each case names the training stack that ran it.
 
 Usage: scripts/convert-dense-blackwell.py [RUNS.json] [OUT.json]
 """
@@ -80,7 +81,10 @@ def case_of(run):
         source += "; %d of the model's %d layers, as run" % (layers, arch["num_layers"])
     stack = "Megatron-Bridge" if mbridge else "SimuMax B200"
     group = "Dense %s %s (%s)" % (hw["gpu"], run["model"], stack)
-    scenario = {"name": run["id"], "model": model, "cluster": cluster, "parallelism": par}
+    # The stack that ran it: Megatron-Bridge's performance recipes, or the Megatron-LM launch
+    # scripts of SimuMax's B200 release (simu_tools/megatron_scripts), Megatron-Core underneath.
+    scenario = {"name": run["id"], "stack": "megatron-bridge" if mbridge else "megatron-core",
+                "model": model, "cluster": cluster, "parallelism": par}
     return {"id": run["id"], "group": group, "scenario": scenario,
             "measured": {"iteration_time_s": round(time_s, 4), "tokens_per_s_per_gpu": round(tok, 2),
                          "source": source.strip(), "confidence": "medium"}}

@@ -3,7 +3,8 @@
 capsim.validation/v1 cases (scenarios/validation/moe-hopper.json), or with --blackwell its B200,
 B300, GB200 and GB300 MoE rows (scenarios/validation/moe-blackwell.json): NVL72 trays of 4 GPUs
 with the rack's NVLink domain (all their GPUs up to 64, else 64 per rack, as the dense GB200 rows),
-one NIC per GPU (ConnectX-7 400 Gb/s on B200 and GB200, ConnectX-8 800 Gb/s on B300 and GB300).
+one NIC per GPU (ConnectX-7 400 Gb/s on B200 and GB200, ConnectX-8 800 Gb/s on B300 and GB300);
+each Blackwell case names the training stack that ran it.
 
 Iteration time = global batch x sequence length / (tokens/s/GPU x GPUs). A row that prints only
 model TFLOP/s gets its tokens/s from Megatron-LM's num_floating_point_operations (the formula
@@ -25,6 +26,12 @@ GPUS = BLACKWELL if "--blackwell" in sys.argv[1:] else HOPPER
 PRECISIONS = {"BF16": "bf16", "FP8_CS": "fp8-cs", "FP8-blockwise": "fp8-blockwise",
               "FP8_MX": "mxfp8"}
 DISPATCHERS = {None: "alltoall", "alltoall": "alltoall", "flex": "deepep"}
+# The training stack of each source: Megatron-Bridge's performance recipes; Megatron-LM's,
+# Megatron-MoE-ModelZoo's and SimuMax's Megatron-LM launch scripts; NVIDIA's DGX Cloud recipes
+# on NeMo.
+STACKS = {"NVIDIA-NeMo/Megatron-Bridge": "megatron-bridge", "NVIDIA/Megatron-LM": "megatron-core",
+          "yanring/Megatron-MoE-ModelZoo": "megatron-core", "MooreThreads/SimuMax": "megatron-core",
+          "NVIDIA/dgxc-benchmarking": "nemo"}
 
 # Layout fields a row leaves unstated, taken from the benchmark script of the release that measured
 # it (keyed by the row's source version and model). Applied only where the row's field is null.
@@ -258,6 +265,9 @@ def case_of(run):
     if correction:
         source += "; layout from the release's code: " + correction["source"]
     scenario = {"name": run["id"], "model": model, "cluster": cluster_of(hw), "parallelism": par}
+    if hw["gpu"] in BLACKWELL:
+        # The stack that ran it, whose Blackwell in-situ factor the case then takes.
+        scenario = {"name": run["id"], "stack": STACKS[src["repo"]], **scenario}
     family = "Hopper" if hw["gpu"] in HOPPER else hw["gpu"]
     return {"id": run["id"], "group": "MoE %s (%s)" % (family, run["model"]), "scenario": scenario,
             "measured": {"iteration_time_s": round(time_s, 4), "tokens_per_s_per_gpu": round(tok, 2),

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -447,17 +448,23 @@ TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
   EXPECT_NE(bad.out.find("pass --profile"), std::string::npos) << bad.out;
 }
 
-// The Blackwell family's in-situ factor is what `calibrate step` fits on the fit third of the
-// dense Blackwell runs: when the cost model moves, this fails until the factor is refitted.
-TEST(CalibrateCommandTest, BlackwellPriorIsTheFitOfItsRuns) {
-  const std::string fitted = temp_path("blackwell-prior.json");
-  const auto r =
-      run_capsim("calibrate step " + std::string(CAPSIM_SOURCE_DIR) +
-                     "/scenarios/validation/dense-blackwell.json --cases fit- -o " + fitted,
-                 true);
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NEAR(nlohmann::json::parse(read(fitted)).at("software_efficiency").get<double>(),
-              io::in_situ_prior("blackwell").factor, 5e-7);
+// The Blackwell family's in-situ factors are what `calibrate step` fits on the fit third of the
+// dense Blackwell runs, over both stacks and per stack: when the cost model moves, this fails
+// until the factors are refitted.
+TEST(CalibrateCommandTest, BlackwellPriorsAreTheFitsOfTheirRuns) {
+  const std::pair<std::string, std::string> fits[] = {
+      {"fit-", ""}, {"fit-mbridge", "megatron-bridge"}, {"fit-simumax", "megatron-core"}};
+  for (const auto& [cases, stack] : fits) {
+    const std::string fitted = temp_path("blackwell-prior.json");
+    const auto r = run_capsim("calibrate step " + std::string(CAPSIM_SOURCE_DIR) +
+                                  "/scenarios/validation/dense-blackwell.json --cases " + cases +
+                                  " -o " + fitted,
+                              true);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NEAR(nlohmann::json::parse(read(fitted)).at("software_efficiency").get<double>(),
+                io::in_situ_prior("blackwell", stack).factor, 5e-7)
+        << cases;
+  }
 }
 
 // `calibrate fit --software-efficiency-from`: the family's in-situ factor, fitted once by

@@ -516,5 +516,18 @@ TEST(MoeA2aOverlapTest, SavesWhatTheModelZooMeasuredOnQwen3_235B) {
   EXPECT_NEAR(1.0 - with / without, published_saving, 0.01);
 }
 
+// MLA's projections replace the QKV GEMM Transformer Engine's comm-GEMM overlap pairs with, so
+// tp_comm_overlap (as the NeMo stack sets it) leaves an MLA model's collectives as they were.
+TEST(AnalyticEstimatorTest, MlaLayersTakeTheirCollectivesWithoutTheCommGemmOverlap) {
+  Scenario s = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                 "/scenarios/deepseek-v3-h100/scenario.json");
+  ASSERT_TRUE(s.model.mla.has_value());
+  ASSERT_TRUE(s.parallelism.sequence_parallel);
+  const HardwareProfile profile = io::resolve_profile(s);
+  const double without = estimate::estimate_iteration(s, profile).iteration_time_s;
+  s.parallelism.tp_comm_overlap = true;
+  EXPECT_EQ(estimate::estimate_iteration(s, profile).iteration_time_s, without);
+}
+
 }  // namespace
 }  // namespace capsim

@@ -176,7 +176,7 @@ TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
   EXPECT_EQ(j.at("best").at("engine"), "event");
   const std::string notes = j.at("notes").dump();
   EXPECT_NE(notes.find("instance b200-node: its GPU is defined in the plan"), std::string::npos);
-  EXPECT_NE(notes.find("software_efficiency 0.637212: the blackwell family's, fitted to published "
+  EXPECT_NE(notes.find("software_efficiency 0.658636: the blackwell family's, fitted to published "
                        "runs on it"),
             std::string::npos)
       << notes;

@@ -13,6 +13,7 @@
 #include "models/catalog.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/training_stack.hpp"
 
 #include "io/in_situ_prior.hpp"
 #include "io/input_error.hpp"
@@ -333,6 +334,18 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
   EXPECT_NE(fitted.provenance.back().find("the blackwell family's, fitted to published runs"),
             std::string::npos)
       << fitted.provenance.back();
+  // A stack whose published Blackwell runs fitted a factor of its own gets it; another stack
+  // gets the family's.
+  Scenario on_blackwell = scenario_on(blackwell, true, Fabric::kInfiniband);
+  on_blackwell.stack = find_training_stack("megatron-bridge");
+  const HardwareProfile bridge = io::resolve_profile(on_blackwell);
+  EXPECT_EQ(bridge.software_efficiency, io::in_situ_prior("blackwell", "megatron-bridge").factor);
+  EXPECT_NE(bridge.software_efficiency, fitted.software_efficiency);
+  EXPECT_NE(bridge.provenance.back().find("fitted to published megatron-bridge runs"),
+            std::string::npos)
+      << bridge.provenance.back();
+  on_blackwell.stack = find_training_stack("nemo");
+  EXPECT_EQ(io::resolve_profile(on_blackwell).software_efficiency, fitted.software_efficiency);
 
   GpuSpec unknown = hopper;
   unknown.name = "prior-test-next";

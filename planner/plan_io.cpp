@@ -452,6 +452,7 @@ void read_stack(io::JsonReader& r, PlanSpec& plan,
                 const std::function<bool(std::string_view)>& model_has) {
   const TrainingStack* named = io::read_stack_name_and_version(r);
   io::read_stack_keys(r, plan.stack);
+  plan.named_stack = named;
   if (named != nullptr) {
     apply_named_stack(
         named->settings, [&r](std::string_view key) { return r.has(std::string(key)); }, model_has,
@@ -589,6 +590,7 @@ PlanSpec read_plan(io::JsonReader& r) {
   };
   if (r.has("stack") && r.json().at("stack").is_string()) {
     const TrainingStack& named = io::read_training_stack(r, "stack");
+    plan.named_stack = &named;
     apply_named_stack(
         named.settings, [](std::string_view) { return false; }, model_has, plan);
   } else if (auto stack = r.optional_object("stack")) {

@@ -370,6 +370,7 @@ Scenario candidate_scenario(const PlanSpec& plan, const Candidate& c) {
                                     plan.instances[static_cast<size_t>(c.instance)].nvlink_domain);
   sc.parallelism = c.parallelism;
   sc.profile_path = plan.instances[static_cast<size_t>(c.instance)].profile_path;
+  sc.stack = plan.named_stack;
   const Parallelism& p = c.parallelism;
   sc.name =
       plan.name + "-" + inst.name + "-" + std::to_string(c.num_nodes) + "n-tp" +
@@ -468,7 +469,9 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
           "instance " + choice.name +
           ": its GPU is defined in the plan and costed from its datasheet figures (not "
           "validated; " +
-          io::in_situ_prior(instance.gpu.architecture).source +
+          io::in_situ_prior(instance.gpu.architecture,
+                            plan.named_stack != nullptr ? plan.named_stack->name : "")
+              .source +
           "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
           "comparison with shipped ones on measurements");
     } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {

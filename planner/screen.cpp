@@ -268,6 +268,7 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
                         .bounds = bounds};
   Scenario sc;
   sc.model = plan.model;
+  sc.stack = plan.named_stack;
   sc.cluster = cluster_for_instance(
       inst, ctx.nodes, plan.instances[static_cast<size_t>(item.instance)].nvlink_domain);
   const auto pairs = schedule_pairs(plan.space);
@@ -417,6 +418,7 @@ ScreenWork enumerate_work(const PlanSpec& plan) {
         probe.cluster =
             cluster_for_instance(inst, plan.node_counts[n], plan.instances[i].nvlink_domain);
         probe.profile_path = plan.instances[i].profile_path;
+        probe.stack = plan.named_stack;
         work.profiles.emplace(key, io::resolve_profile(probe));
       }
       for (int t : plan.space.tensor) {

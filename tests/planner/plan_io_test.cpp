@@ -140,6 +140,13 @@ TEST(PlanIoTest, ANamedStackSetsWhatThePlanLeavesUnsaid) {
   EXPECT_TRUE(default_plan_with_stack("torchtitan").stack_shards_with_pipeline);
   EXPECT_FALSE(default_plan_with_stack("pytorch-fsdp").stack_shards_with_pipeline);
   EXPECT_FALSE(read_plan_text(default_plan_text(), "<default plan>").stack_shards_with_pipeline);
+
+  // The candidates run on the named stack, in either form (a Blackwell GPU's datasheet profile
+  // then takes that stack's in-situ factor).
+  ASSERT_NE(nemo.named_stack, nullptr);
+  EXPECT_EQ(nemo.named_stack->name, "nemo");
+  EXPECT_EQ(deepspeed.named_stack->name, "megatron-deepspeed");
+  EXPECT_EQ(read_plan_text(default_plan_text(), "<default plan>").named_stack, nullptr);
 }
 
 TEST(PlanIoTest, AnUnknownStackNamesTheKnownOnes) {

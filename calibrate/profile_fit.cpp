@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "models/gpu_catalog.hpp"
 
 #include "io/input_error.hpp"
+#include "io/json_reader.hpp"
 #include "io/profile_io.hpp"
 #include "io/text_format.hpp"
 
@@ -322,6 +324,25 @@ void set_unfitted_params(const GpuSpec& spec, HardwareProfile& p) {
 
 }  // namespace
 
+void check_fit_fabric(const std::string& fabric, const std::string& source) {
+  if (!fabric_from_string(fabric)) {
+    throw io::InputError(source, "",
+                         "expected " + io::join_names(fabric_names()) + ", got \"" + fabric + "\"");
+  }
+}
+
+std::string inter_node_fabric_list() {
+  std::vector<std::string> names;
+  for (const std::string& name : fabric_names()) {
+    if (name != to_string(Fabric::kNvSwitch))
+      names.push_back(name);
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
 std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
                                                const ProfileFitOptions& options,
                                                const Catalog& catalog) {
@@ -341,9 +362,8 @@ std::vector<MissingOption> missing_fit_options(const CalibrationInputs& inputs,
   }
   if (has_inter_node_curve(inputs)) {
     if (options.fabric.empty() || options.fabric == "nvswitch") {
-      missing.push_back({"--fabric",
-                         "inter-node logs need the fabric they ran on: infiniband, roce, efa, "
-                         "ethernet, omni-path, slingshot, tcpx or tcpxo"});
+      missing.push_back(
+          {"--fabric", "inter-node logs need the fabric they ran on: " + inter_node_fabric_list()});
     }
     if (node_nic_bandwidth(inputs, options) <= 0.0) {
       missing.push_back({"--node-nic-bandwidth",

@@ -33,10 +33,18 @@ struct CalibrationInputs {
 struct ProfileFitOptions {
   std::string name;    // profile name; default "<gpu>-<fabric>"
   std::string gpu;     // a name the fit's catalog knows; "" = from the logs' device names
-  std::string fabric;  // infiniband | roce | efa | nvswitch; required with inter-node curves
+  std::string fabric;  // one of fabric_names(); required with inter-node curves
   double node_nic_bandwidth_bytes_per_s = 0.0;  // required with inter-node curves
   int max_regimes = 4;
 };
+
+// Throws an InputError at `source` (the option, "--fabric" or "fabric") unless `fabric` is one
+// of fabric_names().
+void check_fit_fabric(const std::string& fabric, const std::string& source);
+
+// The inter-node fabrics a fit's logs may have run on, as a sentence's list
+// ("infiniband, roce, ... or tcpxo").
+[[nodiscard]] std::string inter_node_fabric_list();
 
 // An option the inputs need and the command line lacks, and why.
 struct MissingOption {

@@ -78,11 +78,7 @@ calibrate::ProfileFitOptions profile_fit_options(const cxxopts::ParseResult& arg
   }
   if (args.count("fabric") > 0) {
     fit_options.fabric = args["fabric"].as<std::string>();
-    if (!fabric_from_string(fit_options.fabric)) {
-      throw io::InputError(
-          "--fabric", "",
-          "expected " + io::join_names(fabric_names()) + ", got \"" + fit_options.fabric + "\"");
-    }
+    calibrate::check_fit_fabric(fit_options.fabric, "--fabric");
   }
   if (args.count("node-nic-bandwidth") > 0) {
     const std::string text = args["node-nic-bandwidth"].as<std::string>();
@@ -146,10 +142,9 @@ int run_fit(int argc, char** argv) {
       "name", "profile name (default GPU-fabric)", cxxopts::value<std::string>())(
       "gpu", "catalog GPU (default: from the logs' device lines)", cxxopts::value<std::string>())(
       "gpu-spec", "new hardware: a capsim.gpu/v1 file describing the GPU (docs/calibration.md)",
-      cxxopts::value<std::string>())("fabric",
-                                     "inter-node fabric of the logs: infiniband, roce, efa, "
-                                     "ethernet, omni-path, slingshot, tcpx, tcpxo",
-                                     cxxopts::value<std::string>())(
+      cxxopts::value<std::string>())(
+      "fabric", "inter-node fabric of the logs: " + calibrate::inter_node_fabric_list(),
+      cxxopts::value<std::string>())(
       "node-nic-bandwidth", "aggregate NIC bandwidth per node of the logs, e.g. 400Gbps",
       cxxopts::value<std::string>())("max-regimes", "most NCCL regimes per curve (1-4)",
                                      cxxopts::value<int>()->default_value("4"))(

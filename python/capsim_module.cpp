@@ -389,10 +389,7 @@ calibrate::ProfileFitOptions fit_options(const std::optional<std::string>& gpu,
   options.name = name.value_or("");
   options.gpu = gpu.value_or("");
   if (fabric) {
-    if (!fabric_from_string(*fabric)) {
-      throw io::InputError(
-          "fabric", "", "expected " + io::join_names(fabric_names()) + ", got \"" + *fabric + "\"");
-    }
+    calibrate::check_fit_fabric(*fabric, "fabric");
     options.fabric = *fabric;
   }
   if (node_nic_bandwidth) {

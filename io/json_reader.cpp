@@ -345,23 +345,53 @@ void JsonReader::rethrow_with_key_problems() const {
   }
 }
 
+const nlohmann::json* JsonReader::note_key(const std::string& key, bool read) {
+  const auto it = value_->find(key);
+  if (it == value_->end()) {
+    absent_spans_.emplace_back(absent_names_.size(), key.size());
+    absent_names_ += key;
+    return nullptr;
+  }
+  const nlohmann::json* value = &*it;
+  std::vector<const nlohmann::json*>& marks = read ? read_ : asked_;
+  if (std::find(marks.begin(), marks.end(), value) == marks.end())
+    marks.push_back(value);
+  return value;
+}
+
+bool JsonReader::was_read(const nlohmann::json& value) const {
+  return std::find(read_.begin(), read_.end(), &value) != read_.end();
+}
+
+bool JsonReader::was_asked(const nlohmann::json& value) const {
+  return std::find(asked_.begin(), asked_.end(), &value) != asked_.end();
+}
+
+std::set<std::string> JsonReader::allowed_names() const {
+  std::set<std::string> names;
+  for (const auto& [key, value] : value_->items()) {
+    if (was_read(value) || was_asked(value))
+      names.insert(key);
+  }
+  for (const auto& [offset, length] : absent_spans_)
+    names.insert(absent_names_.substr(offset, length));
+  return names;
+}
+
 bool JsonReader::has(const std::string& key) {
-  known_.insert(key);
-  return value_->contains(key);
+  return note_key(key, false) != nullptr;
 }
 
 bool JsonReader::take_null(const std::string& key) {
-  known_.insert(key);
-  const auto it = value_->find(key);
-  if (it == value_->end() || !it->is_null())
+  const nlohmann::json* value = note_key(key, false);
+  if (value == nullptr || !value->is_null())
     return false;
-  used_.insert(key);
+  note_key(key, true);
   return true;
 }
 
 bool JsonReader::require(const std::string& key) {
-  used_.insert(key);
-  if (value_->contains(key))
+  if (note_key(key, true) != nullptr)
     return true;
   ++problems_->stand_ins;
   missing_.insert(key);
@@ -381,7 +411,7 @@ bool JsonReader::require(const std::string& key) {
 std::optional<std::string> JsonReader::unread_near_miss(const std::string& key) const {
   std::set<std::string> unread;
   for (const auto& [name, value] : value_->items()) {
-    if (used_.count(name) == 0 && known_.count(name) == 0 && misspelt_.count(name) == 0 &&
+    if (!was_read(value) && !was_asked(value) && misspelt_.count(name) == 0 &&
         unsupported_.count(name) == 0) {
       unread.insert(name);
     }
@@ -421,8 +451,7 @@ T JsonReader::stand_in(const std::string& key, T dflt, Read read) const {
   }
 }
 
-const nlohmann::json& JsonReader::at(const std::string& key) {
-  used_.insert(key);
+const nlohmann::json& JsonReader::at(const std::string& key) const {
   return value_->at(key);
 }
 
@@ -447,8 +476,7 @@ std::int64_t JsonReader::required_int(const std::string& key, std::int64_t min, 
 
 std::int64_t JsonReader::optional_int(const std::string& key, std::int64_t dflt, std::int64_t min,
                                       std::int64_t max) {
-  used_.insert(key);
-  return has(key) ? required_int(key, min, max) : dflt;
+  return note_key(key, true) != nullptr ? required_int(key, min, max) : dflt;
 }
 
 double JsonReader::required_number(const std::string& key, double min, double max) {
@@ -466,15 +494,14 @@ double JsonReader::required_number(const std::string& key, double min, double ma
 }
 
 double JsonReader::optional_number(const std::string& key, double dflt, double min, double max) {
-  used_.insert(key);
-  return has(key) ? required_number(key, min, max) : dflt;
+  return note_key(key, true) != nullptr ? required_number(key, min, max) : dflt;
 }
 
 bool JsonReader::optional_bool(const std::string& key, bool dflt) {
-  used_.insert(key);
-  if (!has(key))
+  const nlohmann::json* found = note_key(key, true);
+  if (found == nullptr)
     return dflt;
-  const auto& v = at(key);
+  const auto& v = *found;
   if (!v.is_boolean())
     throw error(key, "expected true or false, got " + describe_json(v));
   return v.get<bool>();
@@ -490,8 +517,7 @@ std::string JsonReader::required_string(const std::string& key) {
 }
 
 std::string JsonReader::optional_string(const std::string& key, const std::string& dflt) {
-  used_.insert(key);
-  return has(key) ? required_string(key) : dflt;
+  return note_key(key, true) != nullptr ? required_string(key) : dflt;
 }
 
 std::string JsonReader::required_enum(const std::string& key,
@@ -513,18 +539,17 @@ std::string JsonReader::required_enum(const std::string& key,
 
 std::string JsonReader::optional_enum(const std::string& key, const std::string& dflt,
                                       const std::vector<std::string>& allowed) {
-  used_.insert(key);
-  return has(key) ? required_enum(key, allowed) : dflt;
+  return note_key(key, true) != nullptr ? required_enum(key, allowed) : dflt;
 }
 
 template <typename T>
 std::optional<T> JsonReader::optional_unit(const std::string& key, const char* kind,
                                            const char* example,
                                            std::optional<T> (*parse)(std::string_view)) {
-  used_.insert(key);
-  if (!has(key))
+  const nlohmann::json* found = note_key(key, true);
+  if (found == nullptr)
     return std::nullopt;
-  const auto& v = at(key);
+  const auto& v = *found;
   std::optional<T> parsed;
   if (v.is_string())
     parsed = parse(v.get<std::string>());
@@ -634,8 +659,7 @@ JsonReader JsonReader::object(const std::string& key) {
 }
 
 std::optional<JsonReader> JsonReader::optional_object(const std::string& key) {
-  used_.insert(key);
-  if (!has(key))
+  if (note_key(key, true) == nullptr)
     return std::nullopt;
   return object(key);
 }
@@ -709,7 +733,7 @@ void JsonReader::settle_misspellings() {
       *entry = std::move(with);
   };
   for (auto it = misspelt_.begin(); it != misspelt_.end();) {
-    if (used_.count(it->first) == 0) {
+    if (!was_read(value_->at(it->first))) {
       ++it;
       continue;
     }
@@ -725,7 +749,7 @@ void JsonReader::settle_misspellings() {
     }
   }
   for (const auto& [key, value] : value_->items()) {
-    if (used_.count(key) > 0 || misspelt_.count(key) > 0 || unsupported_.count(key) > 0)
+    if (was_read(value) || misspelt_.count(key) > 0 || unsupported_.count(key) > 0)
       continue;
     if (const auto name = near_miss(key, unexplained)) {
       replace(pointer_to(*name), kMissing, {file_, pointer_to(key), did_you_mean(key, *name)});
@@ -740,12 +764,10 @@ void JsonReader::finish() {
     settle_misspellings();
     std::set<std::string> names;  // the allowed keys, gathered at the first key outside them
     for (const auto& [key, value] : value_->items()) {
-      if (used_.count(key) > 0 || misspelt_.count(key) > 0)
+      if (was_read(value) || misspelt_.count(key) > 0)
         continue;
-      if (names.empty()) {
-        names = used_;
-        names.insert(known_.begin(), known_.end());
-      }
+      if (names.empty())
+        names = allowed_names();
       const auto feature = unsupported_.find(key);
       if (feature != unsupported_.end()) {
         problems_->add({file_, pointer_to(key),

@@ -135,7 +135,8 @@ class JsonReader {
   struct Absent {};  // stands in for a missing object
   JsonReader(Absent, const JsonReader& parent, std::string pointer);
 
-  const nlohmann::json& at(const std::string& key);
+  // The value of `key`, which require() or note_key() has marked read.
+  const nlohmann::json& at(const std::string& key) const;
   // Marks `key` read; returns false after recording it as missing.
   bool require(const std::string& key);
   // A key nobody has read yet that misspells `key`, the closest one.
@@ -155,10 +156,22 @@ class JsonReader {
   std::string pointer_;
   std::shared_ptr<detail::KeyProblemLog> problems_;
   bool is_root_ = true;
-  bool is_absent_ = false;         // a missing object: its own key problems are not reported
-  std::set<std::string> used_;     // keys read: anything else present is rejected
-  std::set<std::string> known_;    // keys asked about: listed as allowed too
-  std::set<std::string> missing_;  // required keys absent here
+  bool is_absent_ = false;  // a missing object: its own key problems are not reported
+  // Marks `key` read (`read`) or asked about and returns its value, or nullptr when absent: a
+  // present key is marked by its value's address in the object, an absent one by its name, kept
+  // for messages only (a reader asks about dozens of keys, most absent, and copies no name into
+  // a node of its own).
+  const nlohmann::json* note_key(const std::string& key, bool read);
+  [[nodiscard]] bool was_read(const nlohmann::json& value) const;
+  [[nodiscard]] bool was_asked(const nlohmann::json& value) const;
+  // Every key read or asked about, present or not: the allowed keys of finish()'s messages.
+  [[nodiscard]] std::set<std::string> allowed_names() const;
+
+  std::vector<const nlohmann::json*> read_;  // present keys read: anything else present is rejected
+  std::vector<const nlohmann::json*> asked_;  // present keys asked about: allowed too
+  std::string absent_names_;                  // absent keys read or asked about, one after another
+  std::vector<std::pair<std::size_t, std::size_t>> absent_spans_;  // (offset, length) of each
+  std::set<std::string> missing_;                                  // required keys absent here
   std::map<std::string, std::string> misspelt_;     // key present -> the missing key it misspells
   std::map<std::string, std::string> unsupported_;  // key -> feature not modelled yet
 };

@@ -564,10 +564,9 @@ Scenario read_scenario(JsonReader& r, bool require_schema, Catalog& catalog) {
   return sc;
 }
 
-Scenario with_parallelism_document(const Scenario& base, const nlohmann::json& parallelism_doc,
-                                   const std::string& file) {
-  Scenario sc = base;
-  sc.parallelism = JsonReader::read_document(
+std::variant<Parallelism, InputError> read_parallelism_document(
+    const Scenario& base, const nlohmann::json& parallelism_doc, const std::string& file) {
+  Parallelism parallelism = JsonReader::read_document(
       parallelism_doc, file,
       [&base](JsonReader& r) {
         return read_parallelism(r, base.model.moe.has_value(),
@@ -575,10 +574,10 @@ Scenario with_parallelism_document(const Scenario& base, const nlohmann::json& p
       },
       "/parallelism");
   const std::vector<estimate::LayoutProblem> problems =
-      estimate::layout_problems(sc.model, sc.cluster, sc.parallelism);
+      estimate::layout_problems(base.model, base.cluster, parallelism);
   if (!problems.empty())
-    throw InputError(file, problems.front().pointer, problems.front().message);
-  return sc;
+    return InputError(file, problems.front().pointer, problems.front().message);
+  return parallelism;
 }
 
 namespace {

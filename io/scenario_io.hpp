@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,12 +46,13 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
 // Same, against a catalog of its own.
 [[nodiscard]] Scenario read_scenario(JsonReader& reader, bool require_schema);
 
-// Returns `base` with its parallelism read from `parallelism_doc` (the scenario's "parallelism"
-// object, attributed to `file` at /parallelism) and the layout rules checked as read_scenario
-// checks them: for sweeps of layouts over one model and cluster read once.
-[[nodiscard]] Scenario with_parallelism_document(const Scenario& base,
-                                                 const nlohmann::json& parallelism_doc,
-                                                 const std::string& file);
+// Returns the parallelism `base` would have with `parallelism_doc` as its "parallelism" object
+// (attributed to `file` at /parallelism), the layout rules checked as read_scenario checks
+// them: for sweeps of layouts over one model and cluster read once. The first rule the layout
+// breaks is returned, not thrown (a sweep meets many, and a throw costs more than an estimate);
+// a problem with the document's keys or values throws.
+[[nodiscard]] std::variant<Parallelism, InputError> read_parallelism_document(
+    const Scenario& base, const nlohmann::json& parallelism_doc, const std::string& file);
 
 // Reads only the model section (shared with plans).
 [[nodiscard]] ModelSpec read_model(JsonReader& reader);

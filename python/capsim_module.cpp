@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "calibrate/profile_fit.hpp"
@@ -195,28 +196,49 @@ py::object simulate(const py::handle& scenario_input, const std::string& engine,
   return to_python(io::simulate_output_json(result, input.scenario, costs, input.profile, kernels));
 }
 
+// The keys of estimate()'s figures and the last scenario name, made once per call rather than
+// once per scenario (a sweep's layouts share one name).
+class FigureKeys {
+ public:
+  const py::str scenario{"scenario"}, num_gpus{"num_gpus"}, iteration_time_s{"iteration_time_s"},
+      tokens_per_s{"tokens_per_s"}, mfu{"mfu"}, peak_gib_per_gpu{"peak_gib_per_gpu"},
+      capacity_gib{"capacity_gib"}, fits{"fits"};
+
+  const py::str& name(const std::string& scenario_name) {
+    if (!name_ || scenario_name != last_name_) {
+      last_name_ = scenario_name;
+      name_ = py::str(scenario_name);
+    }
+    return *name_;
+  }
+
+ private:
+  std::string last_name_;
+  std::optional<py::str> name_;
+};
+
 // The figures estimate() returns for one scenario, rounded as the CLI's JSON rounds them. With
 // `memo`, layer costs of an earlier layout of the same model, cluster and profile are reused
 // (bit-identical: estimate/iteration_model.hpp).
 py::dict estimate_figures(const Scenario& scenario, const HardwareProfile& profile,
-                          estimate::PartCostMemo* memo = nullptr) {
+                          FigureKeys& keys, estimate::PartCostMemo* memo = nullptr) {
   const IterationCosts costs = estimate::compute_iteration_costs(scenario, profile, memo);
   const SimulationResult r = estimate::estimate_iteration(scenario, costs, profile, nullptr,
                                                           estimate::EstimateDetail::kTimeOnly);
   py::dict figures;
-  figures["scenario"] = r.scenario_name;
-  figures["num_gpus"] = r.num_gpus;
-  figures["iteration_time_s"] = io::round_significant(r.iteration_time_s);
-  figures["tokens_per_s"] = io::round_significant(r.tokens_per_s);
-  figures["mfu"] = io::round_significant(r.mfu);
-  figures["peak_gib_per_gpu"] = io::round_significant(r.memory.peak_bytes / kGiB);
-  figures["capacity_gib"] = io::round_significant(r.memory.capacity_bytes / kGiB);
-  figures["fits"] = r.memory.fits;
+  figures[keys.scenario] = keys.name(r.scenario_name);
+  figures[keys.num_gpus] = r.num_gpus;
+  figures[keys.iteration_time_s] = io::round_significant(r.iteration_time_s);
+  figures[keys.tokens_per_s] = io::round_significant(r.tokens_per_s);
+  figures[keys.mfu] = io::round_significant(r.mfu);
+  figures[keys.peak_gib_per_gpu] = io::round_significant(r.memory.peak_bytes / kGiB);
+  figures[keys.capacity_gib] = io::round_significant(r.memory.capacity_bytes / kGiB);
+  figures[keys.fits] = r.memory.fits;
   return figures;
 }
 
-py::dict estimate_figures(const io::SimulationInput& input) {
-  return estimate_figures(input.scenario, input.profile);
+py::dict estimate_figures(const io::SimulationInput& input, FigureKeys& keys) {
+  return estimate_figures(input.scenario, input.profile, keys);
 }
 
 // One entry of estimate()'s answer for a scenario that failed its checks (errors="record").
@@ -244,11 +266,67 @@ py::list estimate_each(size_t count, bool record, Evaluate&& evaluate) {
   return out;
 }
 
+// The base scenario's parallelism object with one layout's keys laid over it in place, returned
+// to the base's by an Applied guard going out of scope (an error included): a sweep then copies
+// no more than the keys each layout sets.
+class LayoutOverlay {
+ public:
+  explicit LayoutOverlay(nlohmann::json& parallelism) : doc_(parallelism), base_(parallelism) {}
+
+  // Restores the keys apply() set while it lived.
+  class Applied {
+   public:
+    explicit Applied(LayoutOverlay& overlay) : overlay_(overlay) {}
+    Applied(const Applied&) = delete;
+    Applied& operator=(const Applied&) = delete;
+    ~Applied() { overlay_.restore(); }
+
+   private:
+    LayoutOverlay& overlay_;
+  };
+
+  // Sets the keys of `layout` (a dict of JSON values, named `file` at `pointer` in errors).
+  void apply(const py::handle& layout, const std::string& file, const std::string& pointer) {
+    if (!py::isinstance<py::dict>(layout)) {
+      (void)to_json(layout, file, pointer);  // a value JSON has no way to hold says so first
+      throw io::InputError(file, pointer, "expected an object of parallelism keys");
+    }
+    for (const auto& [key, item] : layout.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(key))
+        throw io::InputError(
+            file, pointer, "has a key that is not a string: " + py::repr(key).cast<std::string>());
+      std::string name = utf8(key, file, pointer);
+      nlohmann::json value = to_json(item, file, pointer + "/" + name, 1);
+      set_.push_back(name);
+      doc_[std::move(name)] = std::move(value);
+    }
+  }
+
+  [[nodiscard]] const nlohmann::json& document() const { return doc_; }
+
+ private:
+  void restore() {
+    for (const std::string& key : set_) {
+      const auto kept = base_.find(key);
+      if (kept != base_.end())
+        doc_[key] = *kept;
+      else
+        doc_.erase(key);
+    }
+    set_.clear();
+  }
+
+  nlohmann::json& doc_;
+  const nlohmann::json base_;
+  std::vector<std::string> set_;  // keys the current layout set
+};
+
 py::list estimate(const py::handle& scenarios, const py::object& parallelism,
                   const std::string& errors) {
   if (errors != "raise" && errors != "record")
     throw io::InputError("errors", "", "must be raise or record, got \"" + errors + "\"");
   const bool record = errors == "record";
+  FigureKeys keys;
   if (parallelism.is_none()) {
     if (as_path(scenarios) || py::isinstance<py::dict>(scenarios))
       throw io::InputError("scenarios", "",
@@ -257,15 +335,15 @@ py::list estimate(const py::handle& scenarios, const py::object& parallelism,
     return estimate_each(py::len(list), record, [&](size_t i) {
       const py::object item = list[i];
       if (const auto path = as_path(item))
-        return estimate_figures(io::load_simulation_input(*path, {}, std::nullopt));
+        return estimate_figures(io::load_simulation_input(*path, {}, std::nullopt), keys);
       const std::string name = "<scenarios[" + std::to_string(i) + "]>";
-      return estimate_figures(io::read_simulation_input(to_json(item, name, ""), name));
+      return estimate_figures(io::read_simulation_input(to_json(item, name, ""), name), keys);
     });
   }
   // A base and layouts: each layout replaces keys of the base's parallelism object. The first
   // layout that reads cleanly is read in full; its model, cluster and profile do not depend on
   // the layout, so each later layout reads only its parallelism object, by the scenario
-  // reader's own rules and messages (io::with_parallelism_document). A base read from a file
+  // reader's own rules and messages (io::read_parallelism_document). A base read from a file
   // keeps its name (its profile path resolves against its folder).
   nlohmann::json base;
   const std::optional<std::string> base_path = as_path(scenarios);
@@ -279,25 +357,28 @@ py::list estimate(const py::handle& scenarios, const py::object& parallelism,
   const std::string layouts_name = object_name("parallelism");
   const py::sequence layouts = py::reinterpret_borrow<py::sequence>(parallelism);
   std::optional<io::SimulationInput> read_once;
+  Scenario layout_scenario;     // read_once's scenario with the layout being estimated
   estimate::PartCostMemo memo;  // for read_once's profile, which stays at one address
+  LayoutOverlay overlay(base.at("parallelism"));
   return estimate_each(py::len(layouts), record, [&](size_t i) {
     const std::string pointer = "/" + std::to_string(i);
-    const nlohmann::json layout = to_json(layouts[i], layouts_name, pointer);
-    if (!layout.is_object())
-      throw io::InputError(layouts_name, pointer, "expected an object of parallelism keys");
-    nlohmann::json doc = base.at("parallelism");
-    for (const auto& [key, value] : layout.items())
-      doc[key] = value;
+    const LayoutOverlay::Applied applied(overlay);
+    overlay.apply(layouts[i], layouts_name, pointer);
     const std::string file =
         base_path ? *base_path : "<scenario with parallelism[" + std::to_string(i) + "]>";
     if (read_once) {
-      return estimate_figures(io::with_parallelism_document(read_once->scenario, doc, file),
-                              read_once->profile, &memo);
+      auto layout = io::read_parallelism_document(read_once->scenario, overlay.document(), file);
+      if (const auto* broken = std::get_if<io::InputError>(&layout)) {
+        if (!record)
+          throw *broken;
+        return error_entry(*broken);
+      }
+      layout_scenario.parallelism = std::get<Parallelism>(std::move(layout));
+      return estimate_figures(layout_scenario, read_once->profile, keys, &memo);
     }
-    nlohmann::json whole = base;
-    whole.at("parallelism") = std::move(doc);
-    read_once = io::read_simulation_input(whole, file);
-    return estimate_figures(read_once->scenario, read_once->profile, &memo);
+    read_once = io::read_simulation_input(base, file);
+    layout_scenario = read_once->scenario;
+    return estimate_figures(read_once->scenario, read_once->profile, keys, &memo);
   });
 }
 

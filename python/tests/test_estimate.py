@@ -74,6 +74,20 @@ def test_layouts_after_the_first_are_checked_as_whole_scenarios_are():
     assert [("error" in f) for f in by_layout] == [False, True, True, True, True, False, True]
 
 
+def test_each_layout_is_laid_over_the_base_alone():
+    # A key one layout sets, present in the base or not, and one it sets before a later key
+    # fails, do not carry into the next layout.
+    sweep = [{"micro_batch_size": 2, "sequence_parallel": False}, {},
+             {"micro_batch_size": 2, "zero_stage": "x"}, {},
+             {"optimizer_state_precision": "bf16"}, {}, {1, 2}, {}]
+    figures = capsim.estimate(BASE, parallelism=sweep, errors="record")
+    alone = capsim.estimate([BASE])[0]
+    assert [figures[i] for i in (1, 3, 5, 7)] == [alone] * 4
+    assert figures[0] != alone and figures[4] != alone
+    assert figures[2]["error"]["pointer"] == "/parallelism/zero_stage"
+    assert figures[6]["error"]["pointer"] == "/6"
+
+
 def test_a_named_stack_reaches_every_layout():
     # The base's stack sets the unsaid stack keys of every layout, the first and the later ones.
     base = load(BASE)

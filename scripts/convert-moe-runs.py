@@ -75,9 +75,11 @@ CORRECTIONS = {
                   "GB200 configs' value)",
     },
     "dgxc-DeepSeek-V3-H100-512-BF16": {
-        "fields": {"recompute": ["mla_up_proj"]},
+        "fields": {"recompute": ["mla_up_proj"], "stage_layers": [7, 8, 8, 8, 8, 8, 8, 6]},
         "source": "NVIDIA/dgxc-benchmarking v25.05.05 deepseek_v3/pretraining/launch.sh: "
-                  "recompute_modules mla_up_proj",
+                  "recompute_modules mla_up_proj; its NeMo (commit 7a8f1cc) "
+                  "scripts/performance/llm/pretrain_deepseek_v3.py splits the layers 64 / PP - 1 "
+                  "on the first stage and 64 / PP - 2 on the last",
     },
 }
 

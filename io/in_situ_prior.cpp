@@ -39,12 +39,15 @@ const std::vector<ShippedFamily>& shipped_families() {
   return kFamilies;
 }
 
-// Families capsim ships no measured kernel profile for, whose factor was fitted to published
-// runs on them with `capsim calibrate step`: Blackwell (B200 nodes and GB200 trays;
-// docs/validation.md, "Dense models on Blackwell"), once over every stack's runs (the family's
-// default, `stack` empty) and once per stack that published runs on it. Each is fitted on the
-// fixed third of the runs whose ids start `fit-`.
-// CalibrateCommandTest.BlackwellPriorsAreTheFitsOfTheirRuns refits them: rerun the commands when
+// Factors fitted to published runs with `capsim calibrate step`, per GPU family and training
+// stack. Families capsim ships no measured kernel profile for (Blackwell: B200 nodes and GB200
+// trays; docs/validation.md, "Dense models on Blackwell") have one over every stack's runs (the
+// family's default, `stack` empty), each fitted on the fixed third of the runs whose ids start
+// `fit-`. A family has one per stack whose published runs on it are in the data: A100 and H100
+// from the calibration set's runs of that stack (docs/validation.md, "The in-situ factor"),
+// fitted with the stack named, which a scenario naming the stack takes instead of its shipped
+// profile's factor over every stack.
+// CalibrateCommandTest.StackFactorsAreTheFitsOfTheirRuns refits them: rerun the commands when
 // the cost model moves.
 struct FittedFamily {
   const char* architecture;
@@ -59,29 +62,56 @@ constexpr FittedFamily kFittedFamilies[] = {
      "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-mbridge"},
     {"blackwell", "megatron-core", 0.62445,
      "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-simumax"},
+    // BLOOM 176B (Megatron-DeepSpeed 2022) and MT-NLG 530B (DeepSpeed + Megatron, 2021).
+    {"ampere", "megatron-deepspeed", 0.66657,
+     "capsim calibrate step scenarios/validation/published-extra.json --cases bloom --cases mtnlg "
+     "--set stack=megatron-deepspeed --profile scenarios/profiles/a100-ib.json"},
+    {"hopper", "megatron-bridge", 0.981423,
+     "capsim calibrate step scenarios/validation/published-extra.json --cases mbridge --set "
+     "stack=megatron-bridge --profile scenarios/profiles/h100-ib.json"},
 };
+
+// The factor of `architecture` fitted to the runs of `stack` ("": none), else nullptr.
+const FittedFamily* stack_family(const std::string& architecture, const std::string& stack) {
+  if (stack.empty())
+    return nullptr;
+  for (const FittedFamily& family : kFittedFamilies) {
+    if (architecture == family.architecture && stack == family.stack)
+      return &family;
+  }
+  return nullptr;
+}
 
 // The fitted factor of `architecture` for `stack`, else the family's default, else nullptr.
 const FittedFamily* fitted_family(const std::string& architecture, const std::string& stack) {
-  const FittedFamily* family_default = nullptr;
+  if (const FittedFamily* family = stack_family(architecture, stack))
+    return family;
   for (const FittedFamily& family : kFittedFamilies) {
-    if (architecture != family.architecture)
-      continue;
-    if (!stack.empty() && stack == family.stack)
+    if (architecture == family.architecture && std::string(family.stack).empty())
       return &family;
-    if (std::string(family.stack).empty())
-      family_default = &family;
   }
-  return family_default;
+  return nullptr;
 }
 
 std::string factor_text(double factor) {
   return printf_string("%.6g", factor);
 }
 
+// The provenance line of a fitted factor.
+std::string fitted_source(const FittedFamily& family, const std::string& what) {
+  const std::string whose =
+      std::string(family.stack).empty()
+          ? "fitted to published runs on it"
+          : "fitted to published " + std::string(family.stack) + " runs on it";
+  return "software_efficiency " + factor_text(family.factor) + ": the " + family.architecture +
+         " family's, " + whose + " (" + family.runs + "); " + what;
+}
+
 }  // namespace
 
 InSituPrior in_situ_prior(const std::string& architecture, const std::string& stack) {
+  if (const FittedFamily* family = stack_family(architecture, stack))
+    return {family->factor, fitted_source(*family, "no step of your stack was measured")};
   double log_sum = 0.0;
   std::string names;
   for (const ShippedFamily& family : shipped_families()) {
@@ -94,15 +124,8 @@ InSituPrior in_situ_prior(const std::string& architecture, const std::string& st
     log_sum += std::log(family.factor);
     names += (names.empty() ? "" : ", ") + family.file + " " + factor_text(family.factor);
   }
-  if (const FittedFamily* family = fitted_family(architecture, stack)) {
-    const std::string whose =
-        std::string(family->stack).empty()
-            ? "fitted to published runs on it"
-            : "fitted to published " + std::string(family->stack) + " runs on it";
-    return {family->factor, "software_efficiency " + factor_text(family->factor) + ": the " +
-                                architecture + " family's, " + whose + " (" + family->runs +
-                                "); no step of your stack was measured"};
-  }
+  if (const FittedFamily* family = fitted_family(architecture, stack))
+    return {family->factor, fitted_source(*family, "no step of your stack was measured")};
   // Rounded as a profile file holds it, so that a written profile reads back the same factor.
   const double factor = std::strtod(
       factor_text(std::exp(log_sum / static_cast<double>(shipped_families().size()))).c_str(),
@@ -117,6 +140,16 @@ HardwareProfile with_in_situ_prior(HardwareProfile profile, const std::string& a
   InSituPrior prior = in_situ_prior(architecture, stack);
   profile.software_efficiency = prior.factor;
   profile.provenance.push_back(std::move(prior.source));
+  return profile;
+}
+
+HardwareProfile with_stack_factor(HardwareProfile profile, const std::string& stack) {
+  const FittedFamily* family = stack_family(profile.gpu.architecture, stack);
+  if (family == nullptr)
+    return profile;
+  profile.software_efficiency = family->factor;
+  profile.provenance.push_back(
+      fitted_source(*family, "the scenario's stack, in place of the shipped profile's factor"));
   return profile;
 }
 

@@ -15,8 +15,9 @@ struct InSituPrior {
 
 // Returns the factor a GPU of `architecture` borrows until a profile is fitted on it: its
 // family's shipped factor when capsim ships a profile for the architecture; the family's factor
-// fitted to published runs when capsim has one (Blackwell), that of the training stack `stack`
-// (a training stack's name, "" for none) when published runs of it fitted one; else the
+// fitted to published runs when capsim has one (Blackwell); that of the training stack `stack`
+// (a training stack's name, "" for none) before either when published runs of it fitted one on
+// the family; else the
 // geometric mean of the shipped families' (A100 and H100). Each was fitted to published runs of
 // several training stacks (docs/validation.md, "The in-situ factor"): the loss is the stacks',
 // so it is the best prior for a GPU they have not been measured on yet.
@@ -27,5 +28,9 @@ struct InSituPrior {
 [[nodiscard]] HardwareProfile with_in_situ_prior(HardwareProfile profile,
                                                  const std::string& architecture,
                                                  const std::string& stack = "");
+
+// Returns a shipped profile with the factor fitted to published runs of `stack` on its GPU's
+// family in place of its own (fitted over every stack's runs), where one was fitted; else as is.
+[[nodiscard]] HardwareProfile with_stack_factor(HardwareProfile profile, const std::string& stack);
 
 }  // namespace capsim::io

@@ -450,6 +450,7 @@ HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::js
     return with_intra_node_bandwidth(std::move(p), cluster.intra_node_bandwidth_bytes_per_s,
                                      gpu->nvlink_bandwidth_bytes_per_s);
   };
+  const std::string stack_name = scenario.stack != nullptr ? scenario.stack->name : "";
   const estimate::ProfileChoice choice =
       estimate::choose_profile(scenario, is_builtin_gpu(gpu->name), shipped_files());
   switch (choice.source) {
@@ -467,15 +468,15 @@ HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::js
       return measured_at_scenario_nvlink(std::move(p));
     }
     case estimate::ProfileSource::kShipped:
-      return measured_at_scenario_nvlink(embedded_profile(choice.shipped_file));
-    case estimate::ProfileSource::kShippedDatasheetNetwork:
       return measured_at_scenario_nvlink(
-          with_datasheet_network(embedded_profile(choice.shipped_file), cluster));
+          with_stack_factor(embedded_profile(choice.shipped_file), stack_name));
+    case estimate::ProfileSource::kShippedDatasheetNetwork:
+      return measured_at_scenario_nvlink(with_stack_factor(
+          with_datasheet_network(embedded_profile(choice.shipped_file), cluster), stack_name));
     case estimate::ProfileSource::kDatasheet:
       break;
   }
-  return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture,
-                            scenario.stack != nullptr ? scenario.stack->name : "");
+  return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture, stack_name);
 }
 
 }  // namespace

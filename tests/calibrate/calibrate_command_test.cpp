@@ -448,22 +448,38 @@ TEST(CalibrateCommandTest, StepFitsSoftwareEfficiency) {
   EXPECT_NE(bad.out.find("pass --profile"), std::string::npos) << bad.out;
 }
 
-// The Blackwell family's in-situ factors are what `calibrate step` fits on the fit third of the
-// dense Blackwell runs, over both stacks and per stack: when the cost model moves, this fails
-// until the factors are refitted.
-TEST(CalibrateCommandTest, BlackwellPriorsAreTheFitsOfTheirRuns) {
-  const std::pair<std::string, std::string> fits[] = {
-      {"fit-", ""}, {"fit-mbridge", "megatron-bridge"}, {"fit-simumax", "megatron-core"}};
-  for (const auto& [cases, stack] : fits) {
-    const std::string fitted = temp_path("blackwell-prior.json");
-    const auto r = run_capsim("calibrate step " + std::string(CAPSIM_SOURCE_DIR) +
-                                  "/scenarios/validation/dense-blackwell.json --cases " + cases +
-                                  " -o " + fitted,
-                              true);
+// The fitted in-situ factors (io/in_situ_prior.cpp) are what `calibrate step` fits on their
+// runs: Blackwell's on the fit third of the dense Blackwell runs, over both stacks and per stack;
+// A100's and H100's per stack on the calibration set's runs of that stack. When the cost model
+// moves, this fails until the factors are refitted.
+TEST(CalibrateCommandTest, StackFactorsAreTheFitsOfTheirRuns) {
+  struct Fit {
+    std::string runs;  // calibrate step's arguments before -o
+    std::string architecture;
+    std::string stack;
+  };
+  const std::string blackwell =
+      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/validation/dense-blackwell.json --cases ";
+  const std::string extra =
+      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/validation/published-extra.json --cases ";
+  const std::string profiles =
+      " --profile " + std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/";
+  const Fit fits[] = {
+      {blackwell + "fit-", "blackwell", ""},
+      {blackwell + "fit-mbridge", "blackwell", "megatron-bridge"},
+      {blackwell + "fit-simumax", "blackwell", "megatron-core"},
+      {extra + "bloom --cases mtnlg --set stack=megatron-deepspeed" + profiles + "a100-ib.json",
+       "ampere", "megatron-deepspeed"},
+      {extra + "mbridge --set stack=megatron-bridge" + profiles + "h100-ib.json", "hopper",
+       "megatron-bridge"},
+  };
+  for (const Fit& fit : fits) {
+    const std::string fitted = temp_path("stack-factor.json");
+    const auto r = run_capsim("calibrate step " + fit.runs + " -o " + fitted, true);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NEAR(nlohmann::json::parse(read(fitted)).at("software_efficiency").get<double>(),
-                io::in_situ_prior("blackwell", stack).factor, 5e-7)
-        << cases;
+                io::in_situ_prior(fit.architecture, fit.stack).factor, 5e-7)
+        << fit.runs;
   }
 }
 

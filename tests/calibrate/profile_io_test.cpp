@@ -363,6 +363,37 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
   EXPECT_NE(other.provenance.back().find("h100-ib.json"), std::string::npos);
 }
 
+// A scenario naming a stack whose published runs on the GPU's family fitted a factor of its own
+// gets that factor on the shipped profile (with the shipped network or the datasheet one); other
+// stacks, and a profile the scenario names, keep theirs.
+TEST(ResolveProfileTest, AStackWithFittedRunsTakesItsFactorOnAShippedProfile) {
+  const double shipped = io::embedded_profile("a100-ib.json").software_efficiency;
+  Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kInfiniband);
+  s.stack = find_training_stack("megatron-deepspeed");
+  const HardwareProfile deepspeed = io::resolve_profile(s);
+  EXPECT_EQ(deepspeed.name, "a100-ib");
+  EXPECT_EQ(deepspeed.software_efficiency,
+            io::in_situ_prior("ampere", "megatron-deepspeed").factor);
+  EXPECT_LT(deepspeed.software_efficiency, shipped - 0.1);
+  EXPECT_NE(deepspeed.provenance.back().find("fitted to published megatron-deepspeed runs"),
+            std::string::npos)
+      << deepspeed.provenance.back();
+  s.stack = find_training_stack("pytorch-fsdp");
+  EXPECT_EQ(io::resolve_profile(s).software_efficiency, shipped);
+  s.stack = nullptr;
+  EXPECT_EQ(io::resolve_profile(s).software_efficiency, shipped);
+
+  Scenario roce = scenario_on("H100-SXM5-80GB", true, Fabric::kRoce);
+  roce.stack = find_training_stack("megatron-bridge");
+  const HardwareProfile bridge = io::resolve_profile(roce);
+  EXPECT_TRUE(bridge.has_datasheet_network);
+  EXPECT_EQ(bridge.software_efficiency, io::in_situ_prior("hopper", "megatron-bridge").factor);
+
+  s.stack = find_training_stack("megatron-deepspeed");
+  s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/a100-ib.json";
+  EXPECT_EQ(io::resolve_profile(s).software_efficiency, shipped);
+}
+
 TEST(ResolveProfileTest, ScenarioProfileFileWins) {
   Scenario s = scenario_on("A100-SXM4-80GB", true, Fabric::kEfa);
   s.profile_path = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/a100-ib.json";

@@ -1,13 +1,87 @@
 #include "sim/detail/platform.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 
 namespace capsim::sim::detail {
 namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// A flat SimGrid zone of explicit host-to-host routes that keeps only the routes added. SimGrid's
+// FullZone holds an n x n table of route pointers, zeroed at the first route: 2 GiB at 16,384
+// GPUs, though each rank talks to a few peers. A lookup here is one hash probe and returns the
+// same links and latency sum, in the same order, as FullZone's (a symmetrical route's way back
+// takes the links in reverse, each in its other direction). No gateways: hosts only.
+class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
+ public:
+  // A new zone's s4u handle; SimGrid owns the zone and frees it with the platform.
+  static simgrid::s4u::NetZone* create(const std::string& name) {
+    return (new SparseRouteZone(name))->get_iface();
+  }
+
+  void get_local_route(const simgrid::kernel::routing::NetPoint* src,
+                       const simgrid::kernel::routing::NetPoint* dst,
+                       simgrid::kernel::routing::Route* into, double* latency) override {
+    const auto it = routes_.find(key(src, dst));
+    if (it == routes_.end())
+      throw std::logic_error("platform: no route from " + src->get_name() + " to " +
+                             dst->get_name());
+    const StoredRoute& route = it->second;
+    for (size_t i = 0; i < route.links.size(); ++i) {
+      into->link_list_.push_back(route.links[i]);
+      if (latency != nullptr)
+        *latency += route.latencies_s[i];
+    }
+  }
+
+  void add_route(simgrid::kernel::routing::NetPoint* src, simgrid::kernel::routing::NetPoint* dst,
+                 simgrid::kernel::routing::NetPoint* gw_src,
+                 simgrid::kernel::routing::NetPoint* gw_dst,
+                 const std::vector<simgrid::s4u::LinkInRoute>& links, bool symmetrical) override {
+    if (gw_src != nullptr || gw_dst != nullptr)
+      throw std::logic_error("platform: a sparse route zone holds no gateway routes");
+    std::vector<double> latencies;
+    latencies.reserve(links.size());
+    for (const simgrid::s4u::LinkInRoute& link : links)
+      latencies.push_back(link.get_link()->get_latency());
+    if (symmetrical && src != dst) {
+      std::vector<double> back = latencies;
+      std::reverse(back.begin(), back.end());
+      std::vector<simgrid::kernel::resource::StandardLinkImpl*> back_links =
+          get_link_list_impl(links, true);
+      std::reverse(back_links.begin(), back_links.end());
+      routes_[key(dst, src)] = {std::move(back_links), std::move(back)};
+    }
+    routes_[key(src, dst)] = {get_link_list_impl(links, false), std::move(latencies)};
+  }
+
+ private:
+  explicit SparseRouteZone(const std::string& name) : NetZoneImpl(name) {}
+
+  struct StoredRoute {
+    std::vector<simgrid::kernel::resource::StandardLinkImpl*> links;
+    std::vector<double> latencies_s;  // each link's, in route order
+  };
+
+  static std::uint64_t key(const simgrid::kernel::routing::NetPoint* src,
+                           const simgrid::kernel::routing::NetPoint* dst) {
+    return (static_cast<std::uint64_t>(src->id()) << 32) | static_cast<std::uint64_t>(dst->id());
+  }
+
+  std::unordered_map<std::uint64_t, StoredRoute> routes_;
+};
+
+}  // namespace
 namespace {
 
 sg4::LinkInRoute up(sg4::Link* l) {
@@ -212,7 +286,7 @@ void Platform::build() {
     zone_ = sg4::create_star_zone("cluster");
     create_group_zones(group);
   } else {
-    zone_ = sg4::create_full_zone("cluster");
+    zone_ = SparseRouteZone::create("cluster");
   }
   create_gpu_hosts();
   for (const auto& [route, via_uplinks] : routes_) {

@@ -75,13 +75,23 @@ CORRECTIONS = {
                   "GB200 configs' value)",
     },
     "dgxc-DeepSeek-V3-H100-512-BF16": {
-        "fields": {"recompute": ["mla_up_proj"], "stage_layers": [7, 8, 8, 8, 8, 8, 8, 6]},
+        "fields": {"recompute": ["mla_up_proj"]},
         "source": "NVIDIA/dgxc-benchmarking v25.05.05 deepseek_v3/pretraining/launch.sh: "
-                  "recompute_modules mla_up_proj; its NeMo (commit 7a8f1cc) "
-                  "scripts/performance/llm/pretrain_deepseek_v3.py splits the layers 64 / PP - 1 "
-                  "on the first stage and 64 / PP - 2 on the last",
+                  "recompute_modules mla_up_proj",
     },
 }
+
+
+def dgxc_deepseek_split(run, pp):
+    """The layer split of NVIDIA's DGX Cloud DeepSeek-V3 runs of release v25.05, whatever the GPU:
+    its NeMo (commit 7a8f1cc) scripts/performance/llm/pretrain_deepseek_v3.py puts 64 / PP - 1
+    layers on the first stage, 64 / PP - 2 on the last and 64 / PP on each other one."""
+    source = run["source"]
+    if (source.get("repo") != "NVIDIA/dgxc-benchmarking" or run["model"] != "DeepSeek-V3"
+            or not str(source.get("commit", "")).startswith("tag v25.05") or pp < 2 or 64 % pp):
+        return None
+    middle = 64 // pp
+    return [middle - 1] + [middle] * (pp - 2) + [middle - 2]
 
 
 def recipe_of(run):
@@ -240,6 +250,9 @@ def case_of(run):
     modules = recompute_of(lay, recipe)[1]
     if modules and modules != ["core_attn"]:
         par["recompute_modules"] = modules
+    dgxc_split = None if lay.get("stage_layers") else dgxc_deepseek_split(run, pp)
+    if dgxc_split:
+        lay["stage_layers"] = dgxc_split
     if lay.get("stage_layers"):
         par["stage_layers"] = lay["stage_layers"]
     elif model["num_layers"] % (pp * vp):
@@ -266,6 +279,10 @@ def case_of(run):
         source += "; unstated layout fields from " + recipe["source"]
     if correction:
         source += "; layout from the release's code: " + correction["source"]
+    if dgxc_split:
+        source += ("; layers split as the release's NeMo (commit 7a8f1cc) "
+                   "scripts/performance/llm/pretrain_deepseek_v3.py does: 64 / PP - 1 on the "
+                   "first stage, 64 / PP - 2 on the last")
     scenario = {"name": run["id"], "model": model, "cluster": cluster_of(hw), "parallelism": par}
     if hw["gpu"] in BLACKWELL:
         # The stack that ran it, whose Blackwell in-situ factor the case then takes.

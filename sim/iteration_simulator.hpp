@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
@@ -18,14 +19,14 @@ struct SimOptions {
   // Fill a Chrome trace (one track per simulated GPU, compute and communication streams).
   traces::ChromeTrace* trace = nullptr;
   // Most simulated GPUs in one routing zone; above it the platform routes through groups
-  // (sim/detail/platform.hpp): the same links, a smaller table, slower lookups.
-  std::size_t one_zone_max_gpus = 16384;
+  // (sim/detail/platform.hpp): the same links, slower lookups. The one zone keeps only the
+  // routes it is given, so by default every size uses it.
+  std::size_t one_zone_max_gpus = std::numeric_limits<std::size_t>::max();
 };
 
 // The largest cluster simulated GPU by GPU (`exploit_symmetry` false): Llama-3 405B takes
-// 2.7 GB at 16,384 GPUs in one routing zone and 1.2 GB and two minutes at 32,768 through
-// groups, and time grows faster than the GPU count (docs/simulator.md). The reduced run has no
-// such limit.
+// 0.8 GB and 15 s at 16,384 GPUs and two minutes at 32,768, and time grows faster than the GPU
+// count (docs/simulator.md). The reduced run has no such limit.
 inline constexpr int kMaxEveryGpuRanks = 32768;
 
 // Counters of one replay, for benchmarks and docs/performance.md.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -42,10 +43,9 @@ struct PlatformSpec {
   int pp_crossing_gpus_per_leaf = 0;
   int dp_crossing_gpus_per_leaf = 0;
   bool classes_leave_from_the_same_gpus = true;
-  // Most GPUs in one zone: its route table (8 bytes per pair of hosts, 2 GiB at 16,384 GPUs) is
-  // faster to look up than routes through groups (twice the replay time at 16,384), but it
-  // grows with the square of the GPUs.
-  std::size_t one_zone_max_gpus = 16384;
+  // Most GPUs in one zone, which looks routes up faster than routes through groups (half the
+  // user time at 32,768 GPUs) and keeps only the routes it is given: by default, every size.
+  std::size_t one_zone_max_gpus = std::numeric_limits<std::size_t>::max();
 };
 
 // A SimGrid platform built in C++: one host per simulated GPU, one split-duplex NVLink port per
@@ -53,10 +53,10 @@ struct PlatformSpec {
 // links per GPU as the node's NICs dictate, an optional uplink per leaf switch for oversubscribed
 // fabrics, "mirror" hosts (a GPU's ring peer folded back onto itself, for the reduced DP ring
 // through the NICs) and "NVLink mirrors" (the same for DP rings inside a node, through the GPU's
-// NVSwitch port). Routes are explicit, only for the pairs that communicate: in one full zone, or,
-// when more GPUs are simulated than one_zone_max_gpus, in one full zone per group of GPUs (a leaf
-// of an oversubscribed fabric, else an NVLink domain) under a star zone of the groups, since one
-// full zone's route table holds a slot for every pair of its hosts (2 GiB at 16,384 GPUs). A route
+// NVSwitch port). Routes are explicit, only for the pairs that communicate: in one zone that keeps
+// just those (a hash map), or, when more GPUs are simulated than one_zone_max_gpus, in one full
+// zone per group of GPUs (a leaf of an oversubscribed fabric, else an NVLink domain) under a star
+// zone of the groups. A route
 // between two groups is the sender's links to its group's gateway (its NIC, and its leaf's uplink
 // when the fabric is oversubscribed) and the receiver's from its own: the same links as the
 // one-zone route. Build once per process, inside a live simgrid::s4u::Engine.

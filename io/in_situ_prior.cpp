@@ -82,10 +82,8 @@ const FittedFamily* stack_family(const std::string& architecture, const std::str
   return nullptr;
 }
 
-// The fitted factor of `architecture` for `stack`, else the family's default, else nullptr.
-const FittedFamily* fitted_family(const std::string& architecture, const std::string& stack) {
-  if (const FittedFamily* family = stack_family(architecture, stack))
-    return family;
+// The factor of `architecture` fitted over every stack's runs, else nullptr.
+const FittedFamily* family_default(const std::string& architecture) {
   for (const FittedFamily& family : kFittedFamilies) {
     if (architecture == family.architecture && std::string(family.stack).empty())
       return &family;
@@ -124,7 +122,7 @@ InSituPrior in_situ_prior(const std::string& architecture, const std::string& st
     log_sum += std::log(family.factor);
     names += (names.empty() ? "" : ", ") + family.file + " " + factor_text(family.factor);
   }
-  if (const FittedFamily* family = fitted_family(architecture, stack))
+  if (const FittedFamily* family = family_default(architecture))
     return {family->factor, fitted_source(*family, "no step of your stack was measured")};
   // Rounded as a profile file holds it, so that a written profile reads back the same factor.
   const double factor = std::strtod(

@@ -111,8 +111,8 @@ struct PlanSpec {
   // The named stack shards data parallelism (ZeRO-2/3) in pipelined layouts (torchtitan), so the
   // search keeps such candidates.
   bool stack_shards_with_pipeline = false;
-  // The stack the plan names ("stack": "NAME"), or nullptr: its candidates run on it, so a GPU
-  // costed from its datasheet takes that stack's in-situ factor where one was fitted.
+  // The stack the plan names ("stack": "NAME"), or nullptr: its candidates run on it, so their
+  // profiles (shipped or datasheet) take that stack's in-situ factor where one was fitted.
   const TrainingStack* named_stack = nullptr;
   Objective objective = Objective::kMinCost;
   std::optional<FailureModel> failure;

@@ -591,10 +591,21 @@ def block_perf_stage_balance(r):
     return [bench_cmd("stage_balance_bench", "")], table(["stages", "search", "wall"], rows)
 
 
+# Runs of a whole process whose wall time is quoted: the best of this many, since a shared
+# 2-core VM's speed varies between runs (max RSS is the largest of them).
+WHOLE_PROCESS_RUNS = 3
+
+
+def best_of_runs(r, argv):
+    """(least wall seconds, largest max RSS in MB) over WHOLE_PROCESS_RUNS runs of argv."""
+    runs = [r.timed(argv)[:2] for _ in range(WHOLE_PROCESS_RUNS)]
+    return min(wall for wall, _ in runs), max(rss for _, rss in runs)
+
+
 def perf_sim_process(r):
     if "sim_process" not in r.cache:
         wall, rss, _ = r.timed([r.capsim, "simulate", LLAMA_405B])
-        every_wall, every_rss, _ = r.timed([r.capsim, "simulate", GPT3_SCENARIO, "--every-gpu"])
+        every_wall, every_rss = best_of_runs(r, [r.capsim, "simulate", GPT3_SCENARIO, "--every-gpu"])
         r.cache["sim_process"] = (wall, rss, every_wall, every_rss)
     return r.cache["sim_process"]
 
@@ -602,8 +613,7 @@ def perf_sim_process(r):
 def perf_sim_every_405b(r):
     """Wall and max RSS of simulating every one of the 405B layout's 16,384 GPUs."""
     if "sim_every_405b" not in r.cache:
-        wall, rss, _ = r.timed([r.capsim, "simulate", LLAMA_405B, "--every-gpu"])
-        r.cache["sim_every_405b"] = (wall, rss)
+        r.cache["sim_every_405b"] = best_of_runs(r, [r.capsim, "simulate", LLAMA_405B, "--every-gpu"])
     return r.cache["sim_every_405b"]
 
 
@@ -667,8 +677,10 @@ def block_perf_sim(r):
               "simulated iteration"]
     commands = [bench_cmd("sim_bench", SIM_HEAD_ARGS),
                 f'/usr/bin/time -f "%e s %M KB" capsim simulate {LLAMA_405B}',
-                f'/usr/bin/time -f "%e s %M KB" capsim simulate {GPT3_SCENARIO} --every-gpu',
-                f'/usr/bin/time -f "%e s %M KB" capsim simulate {LLAMA_405B} --every-gpu']
+                f'/usr/bin/time -f "%e s %M KB" capsim simulate {GPT3_SCENARIO} --every-gpu '
+                f'(best of {WHOLE_PROCESS_RUNS})',
+                f'/usr/bin/time -f "%e s %M KB" capsim simulate {LLAMA_405B} --every-gpu '
+                f'(best of {WHOLE_PROCESS_RUNS})']
     return commands, table(header, rows)
 
 

@@ -24,6 +24,7 @@
 
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
+#include <malloc.h>
 #include <xbt/log.h>
 
 namespace capsim::sim {
@@ -390,7 +391,14 @@ void launch_dp_sinks(Sim& sim) {
 // memory small. Each stack's guard page costs a second memory mapping, so beyond ~32k actors
 // Linux's vm.max_map_count (65530) stops SimGrid ("Failed to protect stack", an abort;
 // docs/design/simgrid-notes.md trap 11): large every-GPU runs go without guard pages.
+//
+// SimGrid zero-allocates each stack (calloc). A fresh mapping comes zeroed, so only the pages an
+// actor touches count; from the heap, calloc clears all 512 KiB (7 GB at 16,384 GPUs). Fixing
+// glibc's mmap threshold keeps stacks mapped: left dynamic, it rises to the size of any large
+// block freed before (mallopt(3)).
 void configure_actor_stacks(size_t ranks) {
+  constexpr int kMappedFromBytes = 128 * 1024;  // glibc's default threshold
+  mallopt(M_MMAP_THRESHOLD, kMappedFromBytes);
   constexpr size_t kGuardedRanksMax = 4096;
   sg4::Engine::set_config("contexts/stack-size:512");
   if (ranks > kGuardedRanksMax)
@@ -559,16 +567,29 @@ void sort_trace(traces::ChromeTrace& trace) {
                    });
 }
 
+// The engine and the replay's state live until the process ends (one simulation per process:
+// claim_engine). Freeing each of tens of thousands of actors and unmapping its stack costs a
+// quarter of a 16,384-GPU run; the process's end frees them at once (capsim's main ends with
+// _Exit). The pointer keeps them reachable, so leak checkers do not count them.
+struct ProcessSimulation {
+  explicit ProcessSimulation(const EngineArguments& arguments)
+      : engine(arguments.argc, arguments.argv) {}
+  sg4::Engine engine;
+  bool deadlock = false;
+  Sim sim;
+};
+ProcessSimulation* g_simulation = nullptr;
+
 SimulationResult run(const Scenario& scenario, const IterationCosts& costs,
                      const HardwareProfile& profile, const SimOptions& options, SimStats* stats) {
   claim_engine();
   const auto wall0 = std::chrono::steady_clock::now();
-  const EngineArguments arguments = engine_arguments();
-  sg4::Engine engine(arguments.argc, arguments.argv);
-  bool deadlock = false;
+  g_simulation = new ProcessSimulation(engine_arguments());
+  sg4::Engine& engine = g_simulation->engine;
+  bool& deadlock = g_simulation->deadlock;
   configure_engine(deadlock);
 
-  Sim sim;
+  Sim& sim = g_simulation->sim;
   set_up_replay(sim, scenario, costs, profile, options);
   const PlatformPlan fabric = build_platform_spec(sim, options);
   sim.platform = std::make_shared<detail::Platform>(fabric.spec);

@@ -1,10 +1,11 @@
 #include "sim/detail/platform.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -19,7 +20,7 @@ namespace {
 
 // A flat SimGrid zone of explicit host-to-host routes that keeps only the routes added. SimGrid's
 // FullZone holds an n x n table of route pointers, zeroed at the first route: 2 GiB at 16,384
-// GPUs, though each rank talks to a few peers. A lookup here is one hash probe and returns the
+// GPUs, though each rank talks to a few peers. A lookup here is one table probe and returns the
 // same links and latency sum, in the same order, as FullZone's (a symmetrical route's way back
 // takes the links in reverse, each in its other direction). No gateways: hosts only.
 class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
@@ -32,15 +33,16 @@ class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
   void get_local_route(const simgrid::kernel::routing::NetPoint* src,
                        const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override {
-    const auto it = routes_.find(key(src, dst));
-    if (it == routes_.end())
+    const Slot& slot = slot_of(key(src, dst));
+    if (slot.key == kEmpty)
       throw std::logic_error("platform: no route from " + src->get_name() + " to " +
                              dst->get_name());
-    const StoredRoute& route = it->second;
-    for (size_t i = 0; i < route.links.size(); ++i) {
-      into->link_list_.push_back(route.links[i]);
+    const HopSpan span = slot.span;
+    into->link_list_.reserve(into->link_list_.size() + span.count);
+    for (const Hop& hop : std::span(hops_).subspan(span.first, span.count)) {
+      into->link_list_.push_back(hop.link);
       if (latency != nullptr)
-        *latency += route.latencies_s[i];
+        *latency += hop.latency_s;
     }
   }
 
@@ -55,22 +57,26 @@ class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
     for (const simgrid::s4u::LinkInRoute& link : links)
       latencies.push_back(link.get_link()->get_latency());
     if (symmetrical && src != dst) {
-      std::vector<double> back = latencies;
-      std::reverse(back.begin(), back.end());
-      std::vector<simgrid::kernel::resource::StandardLinkImpl*> back_links =
+      std::vector<simgrid::kernel::resource::StandardLinkImpl*> back =
           get_link_list_impl(links, true);
-      std::reverse(back_links.begin(), back_links.end());
-      routes_[key(dst, src)] = {std::move(back_links), std::move(back)};
+      std::reverse(back.begin(), back.end());
+      store(key(dst, src), back, {latencies.rbegin(), latencies.rend()});
     }
-    routes_[key(src, dst)] = {get_link_list_impl(links, false), std::move(latencies)};
+    store(key(src, dst), get_link_list_impl(links, false), latencies);
   }
 
  private:
   explicit SparseRouteZone(const std::string& name) : NetZoneImpl(name) {}
 
-  struct StoredRoute {
-    std::vector<simgrid::kernel::resource::StandardLinkImpl*> links;
-    std::vector<double> latencies_s;  // each link's, in route order
+  // One link of a route and its latency; every route's hops lie in one array, in route order,
+  // so a lookup touches one map node and one run of hops.
+  struct Hop {
+    simgrid::kernel::resource::StandardLinkImpl* link;
+    double latency_s;
+  };
+  struct HopSpan {
+    std::size_t first;
+    std::size_t count;
   };
 
   static std::uint64_t key(const simgrid::kernel::routing::NetPoint* src,
@@ -78,7 +84,48 @@ class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
     return (static_cast<std::uint64_t>(src->id()) << 32) | static_cast<std::uint64_t>(dst->id());
   }
 
-  std::unordered_map<std::uint64_t, StoredRoute> routes_;
+  // An open-addressing table (linear probing, a power-of-two size at most half full): a lookup
+  // reads one slot, with no division and no node to follow.
+  struct Slot {
+    std::uint64_t key;
+    HopSpan span;
+  };
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // ids are 32-bit: no key is this
+
+  Slot& slot_of(std::uint64_t route_key) {
+    const std::size_t mask = slots_.size() - 1;
+    // Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the product's high bits pick the slot.
+    std::size_t i = static_cast<std::size_t>((route_key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+    while (slots_[i].key != route_key && slots_[i].key != kEmpty)
+      i = (i + 1) & mask;
+    return slots_[i];
+  }
+
+  void store(std::uint64_t route_key,
+             const std::vector<simgrid::kernel::resource::StandardLinkImpl*>& links,
+             const std::vector<double>& latencies_s) {
+    if (2 * (routes_ + 1) > slots_.size())
+      grow();
+    Slot& slot = slot_of(route_key);
+    if (slot.key == kEmpty)
+      ++routes_;
+    slot = {route_key, {hops_.size(), links.size()}};
+    for (std::size_t i = 0; i < links.size(); ++i)
+      hops_.push_back({links[i], latencies_s[i]});
+  }
+
+  void grow() {
+    std::vector<Slot> old(std::max<std::size_t>(64, 2 * slots_.size()), Slot{kEmpty, {0, 0}});
+    old.swap(slots_);
+    for (const Slot& slot : old) {
+      if (slot.key != kEmpty)
+        slot_of(slot.key) = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t routes_ = 0;
+  std::vector<Hop> hops_;
 };
 
 }  // namespace

@@ -141,6 +141,10 @@ HardwareProfile with_in_situ_prior(HardwareProfile profile, const std::string& a
   return profile;
 }
 
+bool has_stack_factor(const std::string& architecture, const std::string& stack) {
+  return stack_family(architecture, stack) != nullptr;
+}
+
 HardwareProfile with_stack_factor(HardwareProfile profile, const std::string& stack) {
   const FittedFamily* family = stack_family(profile.gpu.architecture, stack);
   if (family == nullptr)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -303,6 +304,42 @@ std::vector<RankedEntry> eligible_pareto(const std::vector<RankedEntry>& ranked)
   return front;
 }
 
+// What the iteration times stand for (docs/validation.md): the shipped profiles' in-situ factor
+// is fitted to published runs of 2022-2025 Megatron-LM/NeMo stacks (2021-2023 stacks ran slower,
+// DeepSpeed ZeRO-3 at scale far slower); a named stack with published runs of its own on a
+// family takes their factor there (docs/scenario.md, "Training stacks").
+std::string kernel_speed_note(const PlanSpec& plan) {
+  const std::string stack = plan.named_stack != nullptr ? plan.named_stack->name : "";
+  std::set<std::string> own, other;  // architectures with and without the stack's own factor
+  for (const InstanceChoice& choice : plan.instances) {
+    if (!choice.profile_path.empty())
+      continue;
+    const std::string& architecture = plan.catalog.find_instance(choice.name)->gpu.architecture;
+    (io::has_stack_factor(architecture, stack) ? own : other).insert(architecture);
+  }
+  const std::string calibrate =
+      "; `capsim calibrate step` fits a profile to measured steps of your stack, and an "
+      "instance's \"profile\" in the plan uses it";
+  const std::string shipped =
+      "kernels as fast as in published 2022-2025 Megatron-LM/NeMo runs (the shipped profiles' "
+      "in-situ factor; older stacks and ZeRO-3 implementations ran slower, see "
+      "docs/validation.md)";
+  if (own.empty())
+    return "iteration times assume " + shipped + calibrate;
+  std::string families;
+  for (const std::string& architecture : own)
+    families += (families.empty() ? "" : ", ") + architecture;
+  std::string note = "iteration times on " + families +
+                     " GPUs assume kernels as fast as in "
+                     "published " +
+                     stack +
+                     " runs on them (the in-situ factor fitted to those "
+                     "runs, docs/scenario.md \"Training stacks\")";
+  if (!other.empty())
+    note += "; on other GPUs " + shipped;
+  return note + calibrate;
+}
+
 }  // namespace
 
 std::vector<RankedEntry> rank_entries(const PlanSpec& plan, const PlanResult& result,
@@ -450,14 +487,7 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
 
   rank_candidates(plan, result);
   result.pareto = eligible_pareto(result.ranked);
-  // What the numbers stand for (docs/validation.md): the shipped in-situ factor is fitted to
-  // published runs of 2022-2025 Megatron-LM/NeMo stacks; 2021-2023 stacks ran slower, DeepSpeed
-  // ZeRO-3 at scale far slower.
-  result.notes.emplace_back(
-      "iteration times assume kernels as fast as in published 2022-2025 Megatron-LM/NeMo runs "
-      "(the shipped profiles' in-situ factor; older stacks and ZeRO-3 implementations ran slower, "
-      "see docs/validation.md); `capsim calibrate step` fits a profile to measured steps of your "
-      "stack, and an instance's \"profile\" in the plan uses it");
+  result.notes.push_back(kernel_speed_note(plan));
   for (size_t i = 0; i < plan.instances.size(); ++i) {
     const InstanceChoice& choice = plan.instances[i];
     if (!choice.profile_path.empty())

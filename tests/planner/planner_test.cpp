@@ -17,6 +17,7 @@
 #include "models/instance_catalog.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"
+#include "models/training_stack.hpp"
 #include "planner/failure_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
@@ -391,6 +392,37 @@ TEST(PlannerTest, AStackShardingWithPipelinesKeepsZeroTwoWithPipeline) {
   EXPECT_EQ(r.enumerated, 24);
   EXPECT_EQ(r.screened, 4);
   EXPECT_EQ(r.pruned.of(PruneReason::kZeroWithPipeline), 0);
+}
+
+// The plan says whose kernel speed its iteration times assume: a named stack's own where its
+// published runs fitted a factor on the instance's family (Megatron-DeepSpeed on A100), the
+// shipped profiles' elsewhere.
+TEST(PlannerTest, TheKernelSpeedNoteNamesTheStackWhoseFactorItUses) {
+  const auto kernel_note = [](const PlanResult& r) {
+    for (const std::string& note : r.notes) {
+      if (note.starts_with("iteration times"))
+        return note;
+    }
+    return std::string();
+  };
+  PlanSpec plan = hand_plan();
+  EXPECT_TRUE(kernel_note(run_plan(plan, {}))
+                  .starts_with("iteration times assume kernels as fast as in published 2022-2025 "
+                               "Megatron-LM/NeMo runs"));
+
+  plan.named_stack = find_training_stack("megatron-deepspeed");
+  const std::string a100 = kernel_note(run_plan(plan, {}));
+  EXPECT_TRUE(
+      a100.starts_with("iteration times on ampere GPUs assume kernels as fast as in "
+                       "published megatron-deepspeed runs on them"))
+      << a100;
+  EXPECT_EQ(a100.find("on other GPUs"), std::string::npos) << a100;
+
+  plan.instances.push_back({"p5.48xlarge", {{Pricing::kOnDemand, 98.0}}});
+  const std::string mixed = kernel_note(run_plan(plan, {}));
+  EXPECT_NE(mixed.find("; on other GPUs kernels as fast as in published 2022-2025"),
+            std::string::npos)
+      << mixed;
 }
 
 TEST(PlannerTest, PruningCountsByHand) {

@@ -174,6 +174,22 @@ void drive(JobDriver& job, const FabricSchedule& schedule, int& jobs_done, int j
   }
 }
 
+// As with one job (sim/iteration_simulator.cpp), the engine, the jobs' replay state and their
+// actors live until the process ends, which frees them at once rather than one by one.
+struct FabricProcess {
+  explicit FabricProcess(const detail::EngineArguments& arguments)
+      : engine(arguments.argc, arguments.argv) {}
+  sg4::Engine engine;
+  bool deadlock = false;
+  std::vector<SimOptions> options;
+  std::vector<std::unique_ptr<Sim>> sims;
+  std::vector<PlatformPlan> plans;
+  std::vector<std::map<std::pair<int, int>, double>> flows;
+  std::vector<JobDriver> drivers;
+  int jobs_done = 0;
+};
+FabricProcess* g_fabric = nullptr;
+
 }  // namespace
 
 FabricRun simulate_fabric(const ClusterSpec& fabric, const std::vector<FabricJobInput>& jobs,
@@ -185,17 +201,19 @@ FabricRun simulate_fabric(const ClusterSpec& fabric, const std::vector<FabricJob
     throw std::invalid_argument("simulate_fabric: no measured iteration");
   detail::claim_engine();
   const auto wall0 = std::chrono::steady_clock::now();
-  const detail::EngineArguments arguments = detail::engine_arguments();
-  sg4::Engine engine(arguments.argc, arguments.argv);
-  bool deadlock = false;
+  g_fabric = new FabricProcess(detail::engine_arguments());
+  sg4::Engine& engine = g_fabric->engine;
+  bool& deadlock = g_fabric->deadlock;
   detail::configure_engine(deadlock);
 
   // Every GPU simulated: a job's links are shared with jobs whose traffic differs from its own,
   // so no rank stands for another.
-  std::vector<SimOptions> options(jobs.size());
-  std::vector<std::unique_ptr<Sim>> sims;
-  std::vector<PlatformPlan> plans;
-  std::vector<std::map<std::pair<int, int>, double>> flows(jobs.size());
+  std::vector<SimOptions>& options = g_fabric->options;
+  options.resize(jobs.size());
+  std::vector<std::unique_ptr<Sim>>& sims = g_fabric->sims;
+  std::vector<PlatformPlan>& plans = g_fabric->plans;
+  std::vector<std::map<std::pair<int, int>, double>>& flows = g_fabric->flows;
+  flows.resize(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const FabricJob& job = *jobs[i].job;
     if (job.scenario.cluster.gpus_per_node != fabric.gpus_per_node)
@@ -219,8 +237,9 @@ FabricRun simulate_fabric(const ClusterSpec& fabric, const std::vector<FabricJob
   }
   platform->build();
   detail::configure_actor_stacks(ranks + jobs.size());
-  std::vector<JobDriver> drivers(jobs.size());
-  int jobs_done = 0;
+  std::vector<JobDriver>& drivers = g_fabric->drivers;
+  drivers.resize(jobs.size());
+  int& jobs_done = g_fabric->jobs_done;
   const int job_count = static_cast<int>(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     detail::set_dp_route_latency(*sims[i]);

@@ -66,10 +66,10 @@ class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
   }
 
  private:
-  explicit SparseRouteZone(const std::string& name) : NetZoneImpl(name) {}
+  explicit SparseRouteZone(const std::string& name) : NetZoneImpl(name) { grow(); }
 
   // One link of a route and its latency; every route's hops lie in one array, in route order,
-  // so a lookup touches one map node and one run of hops.
+  // so a lookup touches one table slot and one run of hops.
   struct Hop {
     simgrid::kernel::resource::StandardLinkImpl* link;
     double latency_s;
@@ -94,7 +94,7 @@ class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
 
   Slot& slot_of(std::uint64_t route_key) {
     const std::size_t mask = slots_.size() - 1;
-    // Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the product's high bits pick the slot.
+    // Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the product's upper half picks the slot.
     std::size_t i = static_cast<std::size_t>((route_key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
     while (slots_[i].key != route_key && slots_[i].key != kEmpty)
       i = (i + 1) & mask;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
       const int code = c.run(argc - 1, argv + 1);
       // The command has closed its files. Ending without destructors lets the kernel free a
       // simulation's engine and actor stacks at once instead of one by one.
+      std::cout.flush();
       std::fflush(nullptr);
       std::_Exit(code);
     }

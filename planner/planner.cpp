@@ -330,11 +330,9 @@ std::string kernel_speed_note(const PlanSpec& plan) {
   for (const std::string& architecture : own)
     families += (families.empty() ? "" : ", ") + architecture;
   std::string note = "iteration times on " + families +
-                     " GPUs assume kernels as fast as in "
-                     "published " +
-                     stack +
-                     " runs on them (the in-situ factor fitted to those "
-                     "runs, docs/scenario.md \"Training stacks\")";
+                     " GPUs assume kernels as fast as in published " + stack +
+                     " runs on them (the in-situ factor fitted to those runs, " +
+                     "docs/scenario.md \"Training stacks\")";
   if (!other.empty())
     note += "; on other GPUs " + shipped;
   return note + calibrate;

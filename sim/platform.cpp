@@ -104,11 +104,11 @@ class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
   void store(std::uint64_t route_key,
              const std::vector<simgrid::kernel::resource::StandardLinkImpl*>& links,
              const std::vector<double>& latencies_s) {
-    if (2 * (routes_ + 1) > slots_.size())
+    if (2 * (stored_routes_ + 1) > slots_.size())
       grow();
     Slot& slot = slot_of(route_key);
     if (slot.key == kEmpty)
-      ++routes_;
+      ++stored_routes_;
     slot = {route_key, {hops_.size(), links.size()}};
     for (std::size_t i = 0; i < links.size(); ++i)
       hops_.push_back({links[i], latencies_s[i]});
@@ -124,7 +124,7 @@ class SparseRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
   }
 
   std::vector<Slot> slots_;
-  std::size_t routes_ = 0;
+  std::size_t stored_routes_ = 0;
   std::vector<Hop> hops_;
 };
 

@@ -54,12 +54,12 @@ struct PlatformSpec {
 // fabrics, "mirror" hosts (a GPU's ring peer folded back onto itself, for the reduced DP ring
 // through the NICs) and "NVLink mirrors" (the same for DP rings inside a node, through the GPU's
 // NVSwitch port). Routes are explicit, only for the pairs that communicate: in one zone that keeps
-// just those (a hash map), or, when more GPUs are simulated than one_zone_max_gpus, in one full
-// zone per group of GPUs (a leaf of an oversubscribed fabric, else an NVLink domain) under a star
-// zone of the groups. A route
-// between two groups is the sender's links to its group's gateway (its NIC, and its leaf's uplink
-// when the fabric is oversubscribed) and the receiver's from its own: the same links as the
-// one-zone route. Build once per process, inside a live simgrid::s4u::Engine.
+// just those (one flat table, sim/platform.cpp), or, when more GPUs are simulated than
+// one_zone_max_gpus, in one full zone per group of GPUs (a leaf of an oversubscribed fabric, else
+// an NVLink domain) under a star zone of the groups. A route between two groups is the sender's
+// links to its group's gateway (its NIC, and its leaf's uplink when the fabric is oversubscribed)
+// and the receiver's from its own: the same links as the one-zone route. Build once per process,
+// inside a live simgrid::s4u::Engine.
 class Platform {
  public:
   explicit Platform(const PlatformSpec& spec) : spec_(spec) {}

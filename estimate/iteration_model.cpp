@@ -588,12 +588,10 @@ LayerComm expert_parallel_exchanges(const Scenario& scenario, const HardwareProf
         collective_time_s(profile, CollectiveKind::kReduceScatter, gathered, ep);
     raw = {gather_s + scatter_s, gather_s + scatter_s};
   } else {
-    const double share = p.token_dispatcher == TokenDispatcher::kDeepEp
-                             ? deepep_remote_node_share(ep.nodes, moe.top_k)
-                             : 1.0;
+    const DeepEpShares shares = deepep_shares(moe, ep);
     const auto exchange_s = [&](double bytes_per_element) {
       return all_to_all_time_s(profile, scenario.cluster, p.token_dispatcher,
-                               copies * h * bytes_per_element, ep, share);
+                               copies * h * bytes_per_element, ep, shares);
     };
     const double bf16_s = exchange_s(kActivationBytes);
     raw = {exchange_s(dispatch_bytes_per_element) + bf16_s, 2.0 * bf16_s};

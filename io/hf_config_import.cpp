@@ -126,6 +126,10 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
                     "capsim models experts on every layer after the dense ones (1)");
     if (r.optional_enum("scoring_func", "softmax", {"softmax", "sigmoid"}) == "sigmoid")
       moe["router_score"] = "sigmoid";
+    if (const std::int64_t groups = r.optional_int("n_group", 1, 1, kMaxDim); groups > 1) {
+      moe["router_groups"] = groups;
+      moe["router_group_top_k"] = r.optional_int("topk_group", groups, 1, groups);
+    }
   } else {
     return;
   }

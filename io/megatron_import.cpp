@@ -454,13 +454,18 @@ void read_moe_arguments(Arguments& a, Findings& f, json& m) {
       moe["router_score"] = "sigmoid";
     if (const auto factor = a.number("--moe-expert-rank-capacity-factor", 1.0, 1e6))
       moe["rank_capacity_factor"] = *factor;
+    if (const std::optional<int> groups = a.integer("--moe-router-num-groups", 1, 1 << 16)) {
+      moe["router_groups"] = *groups;
+      moe["router_group_top_k"] = a.integer("--moe-router-group-topk", *groups, 1, 1 << 16);
+    }
     m["moe"] = moe;
   } else {
     for (const char* name :
          {"--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
           "--moe-layer-freq", "--moe-router-score-function", "--moe-expert-rank-capacity-factor",
-          "--expert-model-parallel-size", "--expert-tensor-parallel-size",
-          "--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend", "--moe-enable-deepep",
+          "--moe-router-num-groups", "--moe-router-group-topk", "--expert-model-parallel-size",
+          "--expert-tensor-parallel-size", "--moe-token-dispatcher-type",
+          "--moe-flex-dispatcher-backend", "--moe-enable-deepep",
           "--overlap-moe-expert-parallel-comm"}) {
       if (a.has(name))
         throw a.error(name, "needs --num-experts (the model has no expert layers)");

@@ -372,6 +372,33 @@ namespace {
 // Most experts a layer may have: far above published models (DeepSeek-V3 256, Kimi K2 384).
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
+// Group-limited routing: `router_groups` equal groups of experts, a token's experts from its best
+// `router_group_top_k` groups, at least one in each (Megatron-Core's group_limited_topk takes
+// top_k / group_topk experts per group to score the groups).
+void read_router_groups(JsonReader& r, MoeSpec& moe) {
+  moe.router_groups = to_int(r.optional_int("router_groups", 1, 1, moe.num_experts));
+  if (moe.num_experts % moe.router_groups != 0) {
+    throw r.error("router_groups", "router_groups (" + std::to_string(moe.router_groups) +
+                                       ") must divide num_experts (" +
+                                       std::to_string(moe.num_experts) + ")");
+  }
+  moe.router_group_top_k =
+      to_int(r.optional_int("router_group_top_k", moe.router_groups, 1, moe.router_groups));
+  if (moe.router_group_top_k > moe.top_k) {
+    throw r.error("router_group_top_k",
+                  "router_group_top_k (" + std::to_string(moe.router_group_top_k) +
+                      ") exceeds top_k (" + std::to_string(moe.top_k) +
+                      "): each picked group receives at least one of a token's experts");
+  }
+  const int candidates = moe.num_experts / moe.router_groups * moe.router_group_top_k;
+  if (candidates < moe.top_k) {
+    throw r.error("router_group_top_k", "the " + std::to_string(moe.router_group_top_k) +
+                                            " picked groups hold " + std::to_string(candidates) +
+                                            " experts, fewer than top_k (" +
+                                            std::to_string(moe.top_k) + ")");
+  }
+}
+
 // The mixture-of-experts block of a model with `num_layers` layers (docs/scenario.md).
 MoeSpec read_moe(JsonReader& r, int num_layers) {
   MoeSpec moe;
@@ -393,6 +420,7 @@ MoeSpec read_moe(JsonReader& r, int num_layers) {
   moe.router_score = r.optional_enum("router_score", "softmax", {"softmax", "sigmoid"}) == "sigmoid"
                          ? RouterScore::kSigmoid
                          : RouterScore::kSoftmax;
+  read_router_groups(r, moe);
   moe.rank_capacity_factor = r.optional_number("rank_capacity_factor", 0.0, 0.0, max_factor);
   if (moe.rank_capacity_factor > 0.0 && moe.rank_capacity_factor < 1.0) {
     throw r.error("rank_capacity_factor",
@@ -670,6 +698,8 @@ nlohmann::json moe_to_json(const MoeSpec& moe) {
           {"first_dense_layers", moe.first_dense_layers},
           {"load_imbalance", moe.load_imbalance},
           {"router_score", to_string(moe.router_score)},
+          {"router_groups", moe.router_groups},
+          {"router_group_top_k", moe.router_group_top_k},
           {"rank_capacity_factor", moe.rank_capacity_factor}};
 }
 

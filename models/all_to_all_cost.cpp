@@ -8,19 +8,55 @@
 
 namespace capsim {
 
-double deepep_remote_node_share(int nodes, int top_k) {
-  if (nodes <= 1 || top_k <= 0)
+namespace {
+
+// The probability that `draws` distinct picks among `n` items miss all `marked` of them,
+// prod_{i < draws} (n - marked - i) / (n - i); a fractional last draw counts its share of the
+// next factor (geometric interpolation).
+double miss_probability(double n, double marked, double draws) {
+  double miss = 1.0;
+  double i = 0.0;
+  for (; i + 1.0 <= draws && miss > 0.0; i += 1.0)
+    miss *= std::max(n - marked - i, 0.0) / (n - i);
+  if (const double rest = draws - i; rest > 0.0 && n - i > 0.0)
+    miss *= std::pow(std::max(n - marked - i, 0.0) / (n - i), rest);
+  return miss;
+}
+
+}  // namespace
+
+double expert_block_hit_probability(const MoeSpec& moe, int units) {
+  if (units <= 1)
     return 1.0;
-  const double n = nodes;
-  const double k = top_k;
-  const double distinct_remote = (n - 1.0) * (1.0 - std::pow(1.0 - 1.0 / n, k));
-  const double remote_copies = k * (n - 1.0) / n;
-  return std::min(1.0, distinct_remote / remote_copies);
+  const double experts = moe.num_experts;
+  const double block = experts / units;
+  const int groups = moe.router_groups;
+  const double picked = moe.router_group_top_k;
+  if (groups > 1 && groups % units == 0) {
+    // A block holds groups / units whole groups: reached when one of them is picked.
+    return 1.0 - miss_probability(groups, static_cast<double>(groups / units), picked);
+  }
+  if (groups > 1 && units % groups == 0) {
+    // A block lies inside one group: that group picked, then one of its experts.
+    const double per_group = experts / groups;
+    return picked / groups * (1.0 - miss_probability(per_group, block, moe.top_k / picked));
+  }
+  return 1.0 - miss_probability(experts, block, moe.top_k);
+}
+
+DeepEpShares deepep_shares(const MoeSpec& moe, const GroupShape& ep) {
+  const auto share = [&moe](int units) {
+    return std::min(1.0, units * expert_block_hit_probability(moe, units) / moe.top_k);
+  };
+  DeepEpShares shares;
+  shares.remote_node = ep.nodes > 1 ? share(ep.nodes) : 1.0;
+  shares.rank = share(ep.ranks);
+  return shares;
 }
 
 double all_to_all_time_s(const HardwareProfile& profile, const ClusterSpec& cluster,
                          TokenDispatcher dispatcher, double bytes, const GroupShape& group,
-                         double remote_node_share) {
+                         const DeepEpShares& shares) {
   if (group.ranks <= 1 || bytes <= 0.0)
     return 0.0;
   const double n = group.ranks;
@@ -34,7 +70,7 @@ double all_to_all_time_s(const HardwareProfile& profile, const ClusterSpec& clus
   double nvlink_s = 0.0;
   if (local > 1.0) {
     if (dispatcher == TokenDispatcher::kDeepEp) {
-      nvlink_s = node_bytes * (local - 1.0) / local /
+      nvlink_s = node_bytes * shares.rank * (local - 1.0) / local /
                  (kDeepEpNvlinkEfficiency * cluster.gpu.nvlink_bandwidth_bytes_per_s);
     } else {
       nvlink_s = collective_time_s(profile, CollectiveKind::kAllToAll, node_bytes, node);
@@ -44,12 +80,17 @@ double all_to_all_time_s(const HardwareProfile& profile, const ClusterSpec& clus
   if (group.nodes > 1) {
     const double nic_per_gpu =
         cluster.node_nic_bandwidth_bytes_per_s() / d(std::max(cluster.gpus_per_node, 1));
-    const double remote_bytes = bytes * (n - local) / n * remote_node_share;
+    const double remote_share = dispatcher == TokenDispatcher::kDeepEp ? shares.remote_node : 1.0;
+    const double remote_bytes = bytes * (n - local) / n * remote_share;
     const double latency_s =
         collective_time_s(profile, CollectiveKind::kAllToAll, kLatencyProbeBytes, group);
     network_s = latency_s + remote_bytes / (kNicPointToPointEfficiency * nic_per_gpu);
   }
-  return std::max(nvlink_s, network_s);
+  // NCCL runs an all-to-all as rounds of point-to-point exchanges, peer by peer, so the node's
+  // share and the other nodes' share follow each other; DeepEP moves both at once.
+  if (dispatcher == TokenDispatcher::kDeepEp)
+    return std::max(nvlink_s, network_s);
+  return nvlink_s + network_s;
 }
 
 }  // namespace capsim

@@ -3,6 +3,7 @@
 #include "models/cluster_spec.hpp"
 #include "models/hardware_profile.hpp"
 #include "models/iteration_costs.hpp"
+#include "models/model_spec.hpp"
 #include "models/parallelism.hpp"
 
 namespace capsim {
@@ -18,6 +19,14 @@ inline constexpr double kDeepEpNvlinkEfficiency = 155.5 / 160.0;
 // example).
 inline constexpr int kDeepEpSms = 24;
 
+// How DeepEP thins out a rank's routed token copies (deepseek-ai/DeepEP, get_dispatch_layout's
+// is_token_in_rank): a token crosses the network once per remote node and NVLink once per rank
+// that holds any of its experts, whatever the number of its experts there.
+struct DeepEpShares {
+  double remote_node = 1.0;  // distinct nodes a token reaches over its copies
+  double rank = 1.0;         // distinct ranks a token reaches over its copies
+};
+
 // One expert-parallel token exchange: `bytes` is what one rank sends in total (its routed token
 // copies, nccl-tests' all-to-all "size"), spread evenly over the group's `group.ranks` ranks, of
 // which `group.ranks_per_node` share a node.
@@ -26,21 +35,27 @@ inline constexpr int kDeepEpSms = 24;
 //   NCCL reaches the same NVLink busbw for every non-all-reduce collective, about 370 GB/s on
 //   H100: nccl-tests#212); the share for other nodes leaves through the rank's own NIC
 //   (all-to-all cannot aggregate a node's NICs, nccl-tests#267), at kNicPointToPointEfficiency
-//   of its share of the node's NIC bandwidth. Both run at once; the slower one and the
-//   collective's latency set the time.
+//   of its share of the node's NIC bandwidth. NCCL sends to its peers in rounds (its p2p
+//   schedule), so the two shares follow each other: their times and the latency add.
 //   DeepEP (TokenDispatcher::kDeepEp): the same split, NVLink at kDeepEpNvlinkEfficiency of the
-//   GPU's NVLink bandwidth, and a token bound for several experts on one remote node crosses the
-//   network once (DeepEP forwards it over NVLink there), so the network share is `bytes` x
-//   `remote_node_share` (expected distinct remote nodes per token over its copies).
+//   GPU's NVLink bandwidth for `shares.rank` of the node's share, and `shares.remote_node` of
+//   the other nodes' share over the network; both run at once and the slower sets the time.
 // Returns 0 for a group of one rank.
 [[nodiscard]] double all_to_all_time_s(const HardwareProfile& profile, const ClusterSpec& cluster,
                                        TokenDispatcher dispatcher, double bytes,
-                                       const GroupShape& group, double remote_node_share = 1.0);
+                                       const GroupShape& group, const DeepEpShares& shares = {});
 
-// The expected share of a token's `top_k` copies, routed uniformly at random to experts spread
-// evenly over `nodes` nodes, that DeepEP sends over the network: the distinct remote nodes among
-// its top_k experts, nodes - 1 - (nodes - 1)(1 - 1/nodes)^top_k, over the top_k x (nodes - 1) /
-// nodes copies an all-to-all sends off the node.
-[[nodiscard]] double deepep_remote_node_share(int nodes, int top_k);
+// The probability that a token's experts include one of the experts held by one of `units`
+// equal blocks of a layer's experts (Megatron-Core places experts contiguously over EP ranks,
+// so a block is a rank or a node). Routing as forced-balanced benchmarks run it: without groups,
+// top_k distinct experts uniformly at random; with groups, router_group_top_k groups uniformly
+// at random and top_k / router_group_top_k experts in each (the router picks a group by its best
+// experts' scores), uniformly within it.
+[[nodiscard]] double expert_block_hit_probability(const MoeSpec& moe, int units);
+
+// DeepEP's shares for the expert-parallel group `ep` of a layer routed as `moe` routes: distinct
+// blocks reached over copies, units x expert_block_hit_probability / top_k, for the group's nodes
+// and for its ranks.
+[[nodiscard]] DeepEpShares deepep_shares(const MoeSpec& moe, const GroupShape& ep);
 
 }  // namespace capsim

@@ -47,6 +47,11 @@ struct MoeSpec {
   // (Megatron-Core --moe-expert-rank-capacity-factor, used with full-iteration CUDA graphs);
   // 0: dropless without padding.
   double rank_capacity_factor = 0.0;
+  // Group-limited routing (DeepSeek-V3 §2.1.2, Megatron-Core --moe-router-num-groups and
+  // --moe-router-group-topk): the experts form `router_groups` equal groups and each token's
+  // experts come from its best `router_group_top_k` of them; 1 and 1: no groups.
+  int router_groups = 1;
+  int router_group_top_k = 1;
 
   [[nodiscard]] bool operator==(const MoeSpec& other) const = default;
 };

@@ -111,6 +111,10 @@ void add_model_details(std::string& out, const ModelSpec& m) {
     }
     if (m.moe->router_score == RouterScore::kSigmoid)
       add(out, "--moe-router-score-function sigmoid");
+    if (m.moe->router_groups > 1) {
+      add(out, "--moe-router-num-groups", m.moe->router_groups);
+      add(out, "--moe-router-group-topk", m.moe->router_group_top_k);
+    }
     if (m.moe->rank_capacity_factor > 0.0) {
       add(out, io::printf_string("--moe-expert-rank-capacity-factor %.17g",
                                  m.moe->rank_capacity_factor));

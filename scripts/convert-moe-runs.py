@@ -15,6 +15,7 @@ Usage: scripts/convert-moe-runs.py [--blackwell] [RUNS.json] [OUT.json]
 """
 import json
 import math
+import re
 import sys
 
 from published_runs import source_text, write_cases
@@ -146,6 +147,22 @@ def skip_reason(run):
     return ""
 
 
+# Group-limited routing of models whose dataset entry does not spell it out, from the recipe
+# the runs used: Megatron-Bridge src/megatron/bridge/models/deepseek/deepseek_provider.py
+# (DeepSeekV2Provider: moe_router_num_groups 8, moe_router_group_topk 3; tags v0.1.0rc3-v0.3.0),
+# as DeepSeek-V2's config.json (n_group 8, topk_group 3).
+ROUTER_GROUPS = {"DeepSeek-V2": (8, 3)}
+
+
+def router_groups(run):
+    """(groups, groups per token) of a run's router, or None without group-limited routing:
+    the dataset's router text ("8 groups / top-4 groups"), else ROUTER_GROUPS."""
+    found = re.search(r"(\d+) groups / top-(\d+) groups", run["arch"].get("router") or "")
+    if found:
+        return int(found.group(1)), int(found.group(2))
+    return ROUTER_GROUPS.get(run["model"])
+
+
 def model_of(run):
     arch = run["arch"]
     mtp = run["layout"].get("mtp_layers_used")
@@ -176,6 +193,9 @@ def model_of(run):
         moe["shared_expert_ffn_hidden_size"] = arch["shared_expert_ffn_hidden_size"]
     if "sigmoid" in (arch.get("router") or ""):
         moe["router_score"] = "sigmoid"
+    groups = router_groups(run)
+    if groups:
+        moe["router_groups"], moe["router_group_top_k"] = groups
     factor = (run["layout"].get("other_flags") or {}).get("moe_expert_rank_capacity_factor")
     if factor:
         moe["rank_capacity_factor"] = factor

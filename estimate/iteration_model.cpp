@@ -36,7 +36,7 @@ constexpr double kActivationBytes = 2.0;
 // would hide which the schedule hides in practice. Megatron-MoE-ModelZoo
 // best_practice/qwen3/readme.md measures Qwen3-235B-A22B on 256 H100 (BF16, DeepEP, TP2 PP8
 // EP32 VP4, global batch 2,048) at 19.7 s per step without and 17.6 s with the 1F1B A2A
-// overlap: a 10.7% saving, where the full pairing saves 26.3% of capsim's 18.01 s (0.405 of it).
+// overlap: a 10.7% saving, where the full pairing saves 26.3% of capsim's 18.41 s (0.405 of it).
 constexpr double kEpOverlapEfficiency = 0.405;
 
 // Compute time of one pass's ops, split by pass.

@@ -5,6 +5,7 @@ packages=(build-essential cmake ninja-build pkg-config ccache libsimgrid-dev lib
           nlohmann-json3-dev libcxxopts-dev googletest libgtest-dev libbenchmark-dev
           clang-format
           libyaml-cpp-dev  # Kubernetes, autoscaler and recipe YAML (io/yaml_document.hpp)
+          libjemalloc-dev  # the event engine's allocator (CMakeLists.txt)
           chromium  # tests: the plan report renders in a headless browser
           libopenmpi-dev  # MPI: `mpirun -np N capsim plan` sharding (pulls in openmpi-bin)
           # `import capsim` (python/): pybind11 builds the module, pytest runs its tests and

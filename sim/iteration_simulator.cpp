@@ -395,7 +395,8 @@ void launch_dp_sinks(Sim& sim) {
 // SimGrid zero-allocates each stack (calloc). A fresh mapping comes zeroed, so only the pages an
 // actor touches count; from the heap, calloc clears all 512 KiB (7 GB at 16,384 GPUs). Fixing
 // glibc's mmap threshold keeps stacks mapped: left dynamic, it rises to the size of any large
-// block freed before (mallopt(3); docs/design/simgrid-notes.md trap 18).
+// block freed before (mallopt(3); docs/design/simgrid-notes.md trap 18). capsim itself links
+// jemalloc, which ignores this (trap 19); the Python module allocates with glibc.
 void configure_actor_stacks(size_t ranks) {
   constexpr int kMappedFromBytes = 128 * 1024;  // glibc's default threshold
   mallopt(M_MMAP_THRESHOLD, kMappedFromBytes);

@@ -53,6 +53,11 @@ TEST(MoeHopperValidation, DISABLED_AnalyticEngineWithinTolerance) {
   EXPECT_LE(e.max_abs_pct, 25.0);
 }
 
+// Until then the score may not fall back: docs/validation.md, "MoE on Hopper", documents 18.6%.
+TEST(MoeHopperValidation, AnalyticEngineNoWorseThanDocumented) {
+  EXPECT_LE(validate(false).mean_abs_pct, 19.0);
+}
+
 TEST(MoeHopperValidation, DISABLED_EventEngineWithinTolerance) {
   const Errors e = validate(true);
   EXPECT_LE(e.mean_abs_pct, 12.0);

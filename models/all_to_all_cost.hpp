@@ -50,7 +50,8 @@ struct DeepEpShares {
 // so a block is a rank or a node). Routing as forced-balanced benchmarks run it: without groups,
 // top_k distinct experts uniformly at random; with groups, router_group_top_k groups uniformly
 // at random and top_k / router_group_top_k experts in each (the router picks a group by its best
-// experts' scores), uniformly within it.
+// experts' scores), uniformly within it; groups that neither hold whole blocks nor lie inside
+// one are treated as no groups.
 [[nodiscard]] double expert_block_hit_probability(const MoeSpec& moe, int units);
 
 // DeepEP's shares for the expert-parallel group `ep` of a layer routed as `moe` routes: distinct

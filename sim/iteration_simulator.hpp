@@ -25,8 +25,8 @@ struct SimOptions {
 };
 
 // The largest cluster simulated GPU by GPU (`exploit_symmetry` false): Llama-3 405B takes
-// 0.8 GB and 10-16 s at 16,384 GPUs and two minutes at 32,768, and time grows faster than the GPU
-// count (docs/simulator.md). The reduced run has no such limit.
+// 0.6 GB and 8-14 s at 16,384 GPUs and 1.2 GB and 26 s at 32,768, and time grows faster than the
+// GPU count (docs/simulator.md). The reduced run has no such limit.
 inline constexpr int kMaxEveryGpuRanks = 32768;
 
 // Counters of one replay, for benchmarks and docs/performance.md.

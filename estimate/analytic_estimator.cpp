@@ -73,6 +73,9 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
                  chunk.layer_parameter_count * costs.layer_param_bytes_per_element);
   std::tie(c.scatter_latency_s, c.scatter_wire_s) = split_time(
       CollectiveKind::kReduceScatter, chunk.layer_parameter_count * costs.grad_bytes_per_element);
+  // A stack that issues one collective per tensor pays each one's latency.
+  c.gather_latency_s *= costs.zero3_gathers_per_layer;
+  c.scatter_latency_s *= costs.zero3_scatters_per_layer;
   const bool root = chunk.has_root_unit();
   if (root) {
     std::tie(c.root_gather_latency_s, c.root_gather_wire_s) = split_time(
@@ -84,17 +87,23 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
   // As the event engine runs them: recompute fused into the backward's layers; under ZB-H1 the
   // input-gradient op gathers and the weight-gradient op scatters; FSDP's root unit gathered
   // before the forward and reduce-scattered after the op that scatters.
+  // Each pass's host time runs after each layer's communication, as the event engine runs it,
+  // and counts as exposed.
   const double weight_s = split ? chunk.backward_weight_s : 0.0;
+  const int regathers = costs.zero3_backward_gather_passes;
+  const std::array<double, 3> host_s{zero3_host_s(costs, chunk, 1, false),
+                                     zero3_host_s(costs, chunk, regathers, !split),
+                                     split ? zero3_host_s(costs, chunk, 0, true) : 0.0};
   std::vector<Zero3Pass> passes{
       {chunk.forward_compute_s,
-       chunk.forward_tp_comm_s + chunk.forward_cp_comm_s + chunk.forward_ep_comm_s, true, false,
-       root, false, lead_s},
+       chunk.forward_tp_comm_s + chunk.forward_cp_comm_s + chunk.forward_ep_comm_s + host_s[0],
+       true, false, root, false, lead_s},
       {chunk.backward_input_s + chunk.backward_weight_s - weight_s + chunk.recompute_s,
        chunk.backward_tp_comm_s + chunk.backward_cp_comm_s + chunk.backward_ep_comm_s +
-           chunk.recompute_tp_comm_s,
-       true, !split, false, root && !split}};
+           chunk.recompute_tp_comm_s + host_s[1],
+       true, !split, false, root && !split, 0.0, regathers}};
   if (split)
-    passes.push_back({weight_s, 0.0, false, true, false, root});
+    passes.push_back({weight_s, host_s[2], false, true, false, root});
   if (gpipe_micro_batches > 1) {
     // GPipe runs every forward, then every backward: the first forward's gathers start cold and
     // the others are prefetched across forwards; the first backward's first gather is
@@ -111,17 +120,17 @@ Zero3Exposed zero3_exposed(const IterationCosts& costs, const GroupShape& dp,
     const auto mean = [m](double first, double rest) { return (first + (m - 1) * rest) / m; };
     const auto ku = static_cast<size_t>(k);
     Zero3Exposed z;
-    z.forward_s = mean(play.exposed_s[0], play.exposed_s[1]);
-    z.backward_s = mean(play.exposed_s[ku], play.exposed_s[ku + 1]);
+    z.forward_s = mean(play.exposed_s[0], play.exposed_s[1]) + host_s[0];
+    z.backward_s = mean(play.exposed_s[ku], play.exposed_s[ku + 1]) + host_s[1];
     z.once_s = play.once_s;
     return z;
   }
   const Zero3Play play =
       play_zero3_streams(passes, chunk.num_layers, c, costs.compute_rate_during_comm);
   Zero3Exposed z;
-  z.forward_s = play.exposed_s[0];
-  z.backward_s = play.exposed_s[1];
-  z.weight_s = split ? play.exposed_s[2] : 0.0;
+  z.forward_s = play.exposed_s[0] + host_s[0];
+  z.backward_s = play.exposed_s[1] + host_s[1];
+  z.weight_s = split ? play.exposed_s[2] + host_s[2] : 0.0;
   z.once_s = play.once_s;
   return z;
 }

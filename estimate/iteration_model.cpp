@@ -266,6 +266,36 @@ IterationCosts iteration_frame(const Scenario& scenario) {
   return costs;
 }
 
+// DeepSpeed keeps whole on every rank the parameters of at most this many elements
+// (param_persistence_threshold, default 1e5 in v0.3.13's stage3.py).
+constexpr double kDeepSpeedPersistenceThreshold = 1e5;
+
+// ZeRO-3 as the scenario's stack issues its collectives. DeepSpeed v0.3
+// (StackSettings::zero3_per_tensor_collectives) reduce-scatters every parameter tensor on its
+// own and gathers each one above the persistence threshold, again for a full recompute's
+// forward; torch.distributed's list API copies each rank's part separately (ProcessGroupNCCL's
+// reduce_scatter flattens its inputs, its allgather copies out each output), one kernel call
+// per rank at the profile's launch term, and the host waits for the device before each gather
+// (_allgather_param: torch.cuda.synchronize()), so that time is not hidden.
+void set_zero3_collectives(const Scenario& scenario, const HardwareProfile& profile,
+                           IterationCosts& costs) {
+  const Parallelism& p = scenario.parallelism;
+  if (p.zero_stage != 3 || scenario.stack == nullptr ||
+      !scenario.stack->settings.zero3_per_tensor_collectives) {
+    return;
+  }
+  const ModelSpec& m = scenario.model;
+  const std::vector<double> tensors =
+      layer_parameter_tensors_per_rank(m, p.tensor, m.moe.has_value());
+  const auto gathered = std::count_if(tensors.begin(), tensors.end(), [](double elements) {
+    return elements > kDeepSpeedPersistenceThreshold;
+  });
+  costs.zero3_gathers_per_layer = std::max(1, static_cast<int>(gathered));
+  costs.zero3_scatters_per_layer = static_cast<int>(tensors.size());
+  costs.zero3_backward_gather_passes = p.recompute == Recompute::kFull ? 2 : 1;
+  costs.zero3_host_s_per_collective = d(costs.dp_group.ranks) * profile.gemm.launch_overhead_s;
+}
+
 // The context-parallel ring of one GPU. A ring's node-crossing step is one send from one GPU
 // through its own NICs (rail-aligned), however many ring ranks share a node: one GPU's share,
 // as a pipeline hop; rings that leave their leaf on an oversubscribed fabric share its uplinks.
@@ -783,6 +813,7 @@ void compute_iteration_costs(const Scenario& scenario, const HardwareProfile& pr
                               ? memo->entries().find_or_add(scenario, profile, gpu, out.tp_group)
                               : part_costs(scenario, profile, gpu, out.tp_group);
   out.compute_rate_during_comm = parts.compute_rate_during_comm;
+  set_zero3_collectives(scenario, profile, out);
   add_stages(out, parts, scenario, profile, gpu);
 }
 

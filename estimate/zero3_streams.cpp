@@ -88,8 +88,10 @@ class Player {
         if (pass.root_gather)
           gather_.order.push_back({c.root_gather_latency_s, c.root_gather_wire_s});
         for (int l = 0; l < layers; ++l) {
-          if (pass.gathers)
-            gather_.order.push_back({c.gather_latency_s, c.gather_wire_s});
+          if (pass.gathers) {
+            const double k = pass.gather_repeats;
+            gather_.order.push_back({k * c.gather_latency_s, k * c.gather_wire_s});
+          }
           if (pass.scatters)
             scatter_.order.push_back({c.scatter_latency_s, c.scatter_wire_s});
         }

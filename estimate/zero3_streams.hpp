@@ -13,6 +13,7 @@ struct Zero3Pass {
   bool root_gather = false;   // FSDP's root unit is gathered before the first layer
   bool root_scatter = false;  // and reduce-scattered after the last (a scattering pass)
   double lead_s = 0.0;        // a wait before the first layer (framework overhead) the streams use
+  int gather_repeats = 1;     // collectives per layer's gather (a recompute gathering again)
 };
 
 // One layer's DP collectives, each split as the event engine runs it: a latency (a timed wait)

@@ -98,6 +98,16 @@ struct IterationCosts {
   // on average (fp8_params: its GEMM weights in 1 byte, Megatron --fp8-param-gather).
   double param_bytes_per_element = 2.0;
   double layer_param_bytes_per_element = 2.0;
+  // ZeRO-3's collectives per layer, as the stack issues them
+  // (StackSettings::zero3_per_tensor_collectives): gathers and reduce-scatters of this many
+  // tensors each (1: one flat collective per layer), the backward's gathers repeated
+  // `zero3_backward_gather_passes` times (a full recompute gathers again), and the host time
+  // each collective's per-rank copies take, fully exposed (the stack synchronises the device
+  // before each gather).
+  int zero3_gathers_per_layer = 1;
+  int zero3_scatters_per_layer = 1;
+  int zero3_backward_gather_passes = 1;
+  double zero3_host_s_per_collective = 0.0;
   double tokens_per_iteration = 0.0;
   double model_flop_per_iteration = 0.0;     // 6N + attention convention (PaLM / Korthikanti)
   double hardware_flop_per_iteration = 0.0;  // including recomputation
@@ -110,6 +120,15 @@ struct IterationCosts {
                                                      const ChunkCosts& chunk) {
   return chunk.num_layers * chunk.layer_parameter_count * costs.layer_param_bytes_per_element +
          chunk.root_parameter_count() * costs.param_bytes_per_element;
+}
+
+// Host time of one ZeRO-3 op over `chunk`'s layers: `gather_passes` gathers per layer (0: none)
+// and, when it `scatters`, one reduce-scatter per layer, each of zero3_*_per_layer collectives.
+[[nodiscard]] inline double zero3_host_s(const IterationCosts& costs, const ChunkCosts& chunk,
+                                         int gather_passes, bool scatters) {
+  const int per_layer = gather_passes * costs.zero3_gathers_per_layer +
+                        (scatters ? costs.zero3_scatters_per_layer : 0);
+  return std::max(chunk.num_layers, 1) * per_layer * costs.zero3_host_s_per_collective;
 }
 
 // Bytes a DP gradient reduction of all of `chunk`'s gradients moves.

@@ -126,6 +126,64 @@ double layer_parameters(const ModelSpec& m) {
   return params;
 }
 
+std::vector<double> layer_parameter_tensors_per_rank(const ModelSpec& m, int tensor,
+                                                     bool moe_layer) {
+  const double h = d(m.hidden_size);
+  const double t = d(tensor);
+  const bool moe = moe_layer && m.moe;
+  // As layer_parameters and moe_layer_dense_parameters count them: a MoE layer has no biases.
+  const bool gpt = is_gpt_family(m) && !moe;
+  std::vector<double> tensors;
+  const auto norm = [&] {
+    tensors.push_back(h);
+    if (gpt)
+      tensors.push_back(h);
+  };
+  // A weight split over TP and, for GPT, its bias: split with a column-parallel weight,
+  // replicated beside a row-parallel one.
+  const auto linear = [&](double weight, double bias_width, bool column_parallel) {
+    tensors.push_back(weight / t);
+    if (gpt)
+      tensors.push_back(column_parallel ? bias_width / t : bias_width);
+  };
+  norm();
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    const double heads = d(m.num_attention_heads);
+    const double q_width = heads * d(a.qk_head_dim + a.qk_pos_emb_head_dim);
+    if (a.q_lora_rank > 0) {
+      tensors.push_back(h * d(a.q_lora_rank) / t);
+      tensors.push_back(d(a.q_lora_rank));
+      tensors.push_back(d(a.q_lora_rank) * q_width / t);
+    } else {
+      tensors.push_back(h * q_width / t);
+    }
+    tensors.push_back(h * d(a.kv_lora_rank + a.qk_pos_emb_head_dim) / t);
+    tensors.push_back(d(a.kv_lora_rank));
+    tensors.push_back(d(a.kv_lora_rank) * heads * d(a.qk_head_dim + a.v_head_dim) / t);
+    tensors.push_back(heads * d(a.v_head_dim) * h / t);
+  } else {
+    const double q = query_width(m);
+    const double kv = d(m.num_kv_heads) * d(m.head_dim());
+    linear(h * (q + 2.0 * kv), q + 2.0 * kv, true);
+    linear(q * h, h, false);
+  }
+  norm();
+  const double up_matrices = gated_matrices(m) - 1.0;
+  if (moe) {
+    tensors.push_back(h * d(m.moe->num_experts) / t);
+    if (const double ffn = d(m.moe->shared_expert_ffn_hidden_size); ffn > 0.0) {
+      tensors.push_back(up_matrices * h * ffn / t);
+      tensors.push_back(ffn * h / t);
+    }
+  } else {
+    const double ffn = d(m.ffn_hidden_size);
+    linear(up_matrices * h * ffn, ffn, true);
+    linear(ffn * h, h, false);
+  }
+  return tensors;
+}
+
 double padded_vocab_size(const ModelSpec& m, int tensor) {
   const double multiple = d(kVocabPaddingMultiple) * d(tensor);
   return std::ceil(d(m.vocab_size) / multiple) * multiple;

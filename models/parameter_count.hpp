@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "models/scenario.hpp"
 
 namespace capsim {
@@ -31,6 +33,14 @@ inline constexpr int kVocabPaddingMultiple = 128;
 // Per tensor-parallel rank (Megatron): one layer's split weights and column-parallel biases
 // divided by `tensor`, plus what every rank replicates (norms, row-parallel biases).
 [[nodiscard]] double layer_parameters_per_rank(const ModelSpec& model, int tensor);
+// Per tensor-parallel rank: the parameter tensors of one layer outside its routed experts, as
+// Megatron's modules hold them: the two norms (GPT: LayerNorm weight and bias each), the fused
+// QKV projection (MLA: query and key-value down and up projections and the latent norms), the
+// output projection, then the MLP's up (gate and up fused) and down projections (a MoE layer: the
+// router and the shared expert's), a dense GPT layer with a bias beside each weight. They sum to
+// layer_parameters_per_rank (moe_layer_dense_parameters_per_rank for a MoE layer).
+[[nodiscard]] std::vector<double> layer_parameter_tensors_per_rank(const ModelSpec& model,
+                                                                   int tensor, bool moe_layer);
 // Per tensor-parallel rank: one layer's GEMM weights (QKV, output projection, MLP up and down;
 // no norms or biases), divided by `tensor`.
 [[nodiscard]] double layer_matmul_parameters_per_rank(const ModelSpec& model, int tensor);

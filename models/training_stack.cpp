@@ -88,10 +88,12 @@ StackSettings deepspeed_2024() {
   return s;
 }
 
-// DeepSpeed's ZeRO-3 of 2021 (ZeRO-Infinity) trained Megatron's GPT without FlashAttention.
+// DeepSpeed's ZeRO-3 of 2021 (ZeRO-Infinity) trained Megatron's GPT without FlashAttention, and
+// issued its collectives tensor by tensor (coalesced ones came with v0.5.5).
 StackSettings deepspeed_2021() {
   StackSettings s = deepspeed_2024();
   s.attention = AttentionKernel::kMaterialized;
+  s.zero3_per_tensor_collectives = true;
   return s;
 }
 

@@ -33,6 +33,12 @@ struct StackSettings {
   // model. Megatron's distributed optimizer is ZeRO-1 and DeepSpeed's pipeline engine refuses
   // ZeRO-2/3; torchtitan composes FSDP2 with its pipeline schedules.
   bool shards_data_parallel_with_pipeline = false;
+  // ZeRO-3 as DeepSpeed v0.3 ran it (v0.3.13 partition_parameters.py _allgather_param and
+  // _reduce_scatter_gradient; stage3.py): one collective per parameter tensor, each through
+  // torch.distributed's list API, which copies every rank's part on its own; the tensors above
+  // param_persistence_threshold (1e5 elements) released after each use, so gathered again for a
+  // recompute. False: one collective per layer over a flat buffer (FSDP, later DeepSpeed).
+  bool zero3_per_tensor_collectives = false;
 };
 
 // One release line of a training stack.

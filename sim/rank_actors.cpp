@@ -112,11 +112,13 @@ void end_collective(Sim& sim, Rank& rank) {
 void run_collective(Sim& sim, Rank& rank, const Collective& c, const char* label, int stream) {
   const double start = now();
   const GroupShape& group = sim.costs->dp_group;
-  const double total_s = collective_time_s(*sim.profile, c.kind, c.bytes, group);
+  const double total_s =
+      collective_time_s(*sim.profile, c.kind, c.bytes, group) + c.extra_latency_s;
   if (!sim.dp_inter_node && !sim.dp_intra_node) {
     sleep(sim, total_s);
   } else {
-    const double latency_s = collective_time_s(*sim.profile, c.kind, kLatencyProbeBytes, group);
+    const double latency_s =
+        collective_time_s(*sim.profile, c.kind, kLatencyProbeBytes, group) + c.extra_latency_s;
     sleep(sim, latency_s - sim.dp_route_latency_s);
     // The route's latency is the PP send's (the links are shared); where it exceeds the
     // collective's own latency (A100 profiles: a 71 us send/recv fit against ~10 us for an
@@ -212,8 +214,10 @@ void wait_for_gather(Sim& sim, Rank& rank, const char* label) {
 // every micro-step), it waits for its scatters to drain, and only then may the next gather start.
 // `root`: the chunk holds FSDP's root unit (stage_plan.cpp), gathered before a `forward`'s
 // first layer and reduce-scattered after the last layer of the op that scatters.
-void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layers, bool gather,
-                   bool scatter, bool forward, bool root) {
+// `host_s`: the op's host time for its collectives (IterationCosts::zero3_host_s_per_collective),
+// a share after each layer's communication, exposed.
+void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, double host_s, int layers,
+                   bool gather, bool scatter, bool forward, bool root) {
   layers = std::max(layers, 1);
   const bool has_dp = sim.costs->dp_group.ranks > 1;
   const bool root_gather = root && forward && has_dp;
@@ -231,6 +235,12 @@ void compute_zero3(Sim& sim, Rank& rank, double busy_s, double comm_s, int layer
     }
     compute(sim, rank, busy_s / layers);
     sleep(sim, comm_s / layers);
+    if (host_s > 0.0) {
+      const double t0 = now();
+      sleep(sim, host_s / layers);
+      rank.acc.dp += host_s / layers;
+      sim.slice(rank, kCommStream, "ZeRO-3 host copies", "dp", t0, now());
+    }
     if (scatter) {
       rank.rs_ready->release();
       ++rank.scatters_in_flight;
@@ -297,7 +307,8 @@ void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
   const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s + cc.forward_ep_comm_s;
   if (sim.zero3) {
     sleep(sim, extra);
-    compute_zero3(sim, rank, busy, comm, cc.num_layers, true, false, true, cc.has_root_unit());
+    compute_zero3(sim, rank, busy, comm, zero3_host_s(*sim.costs, cc, 1, false), cc.num_layers,
+                  true, false, true, cc.has_root_unit());
   } else {
     compute_between(sim, rank, extra, busy, comm);
   }
@@ -348,8 +359,9 @@ void run_backward(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
   const double t0 = now();
   if (sim.zero3) {
     compute_zero3(sim, rank, busy + carry.pending_recompute_s,
-                  comm + carry.pending_recompute_comm_s, cc.num_layers, true, full, false,
-                  cc.has_root_unit());
+                  comm + carry.pending_recompute_comm_s,
+                  zero3_host_s(*sim.costs, cc, sim.costs->zero3_backward_gather_passes, full),
+                  cc.num_layers, true, full, false, cc.has_root_unit());
     carry.pending_recompute_s = 0.0;
     carry.pending_recompute_comm_s = 0.0;
   } else {
@@ -372,8 +384,8 @@ void run_backward_weight(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   const double t0 = now();
   if (sim.zero3) {
-    compute_zero3(sim, rank, cc.backward_weight_s, 0.0, cc.num_layers, false, true, false,
-                  cc.has_root_unit());
+    compute_zero3(sim, rank, cc.backward_weight_s, 0.0, zero3_host_s(*sim.costs, cc, 0, true),
+                  cc.num_layers, false, true, false, cc.has_root_unit());
   } else {
     compute_with_buckets(sim, rank, cc.backward_weight_s, 0.0, releases);
   }

@@ -75,8 +75,8 @@ void plan_param_gathers(const IterationCosts& costs, size_t s, StagePlan& plan) 
 }
 
 // ZeRO-3: the per-layer all-gathers and reduce-scatters one op needs, appended in compute order.
-void plan_zero3_op(const IterationCosts& costs, const ChunkCosts& cc, estimate::OpKind kind,
-                   bool has_dp, StagePlan& plan) {
+void plan_zero3_op(const IterationCosts& costs, const HardwareProfile& profile,
+                   const ChunkCosts& cc, estimate::OpKind kind, bool has_dp, StagePlan& plan) {
   const int layers = std::max(cc.num_layers, 1);
   const double param_bytes = cc.layer_parameter_count * costs.layer_param_bytes_per_element;
   const double grad_bytes = cc.layer_parameter_count * costs.grad_bytes_per_element;
@@ -91,11 +91,22 @@ void plan_zero3_op(const IterationCosts& costs, const ChunkCosts& cc, estimate::
     plan.gathers.push_back(
         {CollectiveKind::kAllGather, cc.root_parameter_count() * costs.param_bytes_per_element});
   }
+  // A stack that issues one collective per tensor pays each one's latency; a recompute that
+  // gathers again doubles the backward's gathers.
+  const double gather_latency_s =
+      collective_time_s(profile, CollectiveKind::kAllGather, kLatencyProbeBytes, costs.dp_group);
+  const double scatter_latency_s = collective_time_s(profile, CollectiveKind::kReduceScatter,
+                                                     kLatencyProbeBytes, costs.dp_group);
+  const int repeats = kind == estimate::OpKind::kForward ? 1 : costs.zero3_backward_gather_passes;
+  const Collective gather{CollectiveKind::kAllGather, repeats * param_bytes,
+                          (repeats * costs.zero3_gathers_per_layer - 1) * gather_latency_s};
+  const Collective scatter{CollectiveKind::kReduceScatter, grad_bytes,
+                           (costs.zero3_scatters_per_layer - 1) * scatter_latency_s};
   for (int l = 0; l < layers; ++l) {
     if (gathers && has_dp)
-      plan.gathers.push_back({CollectiveKind::kAllGather, param_bytes});
+      plan.gathers.push_back(gather);
     if (scatters && has_dp)
-      plan.scatters.push_back({CollectiveKind::kReduceScatter, grad_bytes});
+      plan.scatters.push_back(scatter);
   }
   if (root && scatters) {
     plan.scatters.push_back(
@@ -124,7 +135,8 @@ void plan_stages(Sim& sim) {
       plan_param_gathers(costs, s, plan);
     if (sim.zero3) {
       for (const estimate::PipelineOp& op : plan.ops)
-        plan_zero3_op(costs, stage.chunks[static_cast<size_t>(op.chunk)], op.kind, has_dp, plan);
+        plan_zero3_op(costs, *sim.profile, stage.chunks[static_cast<size_t>(op.chunk)], op.kind,
+                      has_dp, plan);
     }
     const ChunkCosts& first = stage.chunks.front();
     plan.first_forward_s = first.forward_compute_s + first.forward_tp_comm_s +

@@ -55,6 +55,8 @@ struct Accounts {
 struct Collective {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   double bytes = 0.0;
+  // Latency of the further collectives it stands for (a stack that issues one per tensor).
+  double extra_latency_s = 0.0;
 };
 
 // Everything one stage's schedule needs, shared by every simulated rank of that stage.

@@ -62,6 +62,18 @@ ModelSpec mixtral_8x7b() {
   return m;
 }
 
+// A MoE layer's tensors outside its routed experts (MLA's projections and latent norms, the
+// router, the shared expert) add up to its dense parameters, per rank.
+TEST(MoeParameters, LayerTensorsSumToTheDenseParametersOfTheLayer) {
+  const ModelSpec m = deepseek_v3();
+  const std::vector<double> tensors = layer_parameter_tensors_per_rank(m, 2, true);
+  double total = 0.0;
+  for (const double t : tensors)
+    total += t;
+  EXPECT_EQ(tensors.size(), 12U);  // 2 norms, 7 of MLA (output included), router, shared up, down
+  EXPECT_DOUBLE_EQ(total, moe_layer_dense_parameters_per_rank(m, 2));
+}
+
 // DeepSeek-V3 report: 671B total parameters, 37B activated per token (MTP module excluded).
 TEST(MoeParameters, DeepSeekV3TotalAndActive) {
   EXPECT_NEAR(total_parameters(deepseek_v3()) / 1e9, 671.0, 1.0);

@@ -92,6 +92,33 @@ TEST(ParameterCountTest, TensorParallelRanksReplicateNormsAndRowParallelBiases) 
   EXPECT_DOUBLE_EQ(head_parameters_per_rank(l, 8), 8192.0 + 32768.0 * 8192 / 8.0);
 }
 
+double sum(const std::vector<double>& values) {
+  double total = 0.0;
+  for (const double v : values)
+    total += v;
+  return total;
+}
+
+// Megatron's ParallelTransformerLayer holds twelve tensors (two LayerNorms, the fused QKV,
+// output projection and two MLP projections, each with weight and bias); a Llama layer six (two
+// RMSNorms, fused QKV, output, fused gate/up, down). They add up to the layer's parameters.
+TEST(ParameterCountTest, LayerTensorsAreMegatronsModulesAndSumToTheLayer) {
+  const ModelSpec gpt = gpt3_175b();
+  const double h = gpt.hidden_size;
+  const std::vector<double> g = layer_parameter_tensors_per_rank(gpt, 1, false);
+  ASSERT_EQ(g.size(), 12U);
+  EXPECT_DOUBLE_EQ(g[2], 3.0 * h * h);  // fused QKV weight
+  EXPECT_DOUBLE_EQ(g[3], 3.0 * h);      // and its bias
+  EXPECT_DOUBLE_EQ(sum(g), layer_parameters(gpt));
+  EXPECT_DOUBLE_EQ(sum(layer_parameter_tensors_per_rank(gpt, 8, false)),
+                   layer_parameters_per_rank(gpt, 8));
+  const ModelSpec l = llama(80, 8192, 64, 8, 28672, 32000);
+  const std::vector<double> t = layer_parameter_tensors_per_rank(l, 8, false);
+  ASSERT_EQ(t.size(), 6U);
+  EXPECT_DOUBLE_EQ(t[4], 2.0 * 8192 * 28672 / 8.0);  // gate and up fused
+  EXPECT_DOUBLE_EQ(sum(t), layer_parameters_per_rank(l, 8));
+}
+
 // Megatron's hardware FLOPs with full recompute: 96·B·s·l·h²(1 + s/6h + V/16lh)
 // (Narayanan et al. 2021, §5.1), per token (B·s = 1), exactly.
 TEST(FlopsTest, MegatronFormulaWithFullRecompute) {

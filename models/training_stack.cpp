@@ -89,7 +89,7 @@ StackSettings deepspeed_2024() {
 }
 
 // DeepSpeed's ZeRO-3 of 2021 (ZeRO-Infinity) trained Megatron's GPT without FlashAttention, and
-// issued its collectives tensor by tensor (coalesced ones came with v0.5.5).
+// issued its collectives tensor by tensor (until v0.6 fetched each module with one gather).
 StackSettings deepspeed_2021() {
   StackSettings s = deepspeed_2024();
   s.attention = AttentionKernel::kMaterialized;

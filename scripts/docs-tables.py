@@ -36,6 +36,7 @@ CALIBRATION = "scenarios/validation/published-extra.json"
 GB200 = "scenarios/validation/gb200-datasheet-check.json"
 MOE_HOPPER = "scenarios/validation/moe-hopper.json"
 MATERIALIZED = "scenarios/validation/megatron-sc21-materialized.json"
+DEV_STACKS = "scenarios/validation/dev-stacks.json"
 DENSE_BLACKWELL = "scenarios/validation/dense-blackwell.json"
 MOE_BLACKWELL = "scenarios/validation/moe-blackwell.json"
 BLACKWELL_STACK_PROFILE = "scenarios/plans/blackwell-megatron-bridge.json"
@@ -111,6 +112,8 @@ STACKS = [
     ("the same, llm-foundry", DEV, "--cases mpt --set stack=llm-foundry", "event"),
     ("DGXC rows as stated", DEV, "--cases dgxc", "event"),
     ("the same, NeMo 2", DEV, "--cases dgxc --set stack=nemo", "event"),
+    ("all of dev.json, each group's stack named (`scripts/name-dev-stacks.py`)", DEV_STACKS, "",
+     "event"),
 ]
 
 
@@ -361,7 +364,7 @@ def block_validation_moe_blackwell(r):
             validate_cmd(MOE_BLACKWELL, args, "analytic")], table(header, rows)
 
 
-RANKED_FILES = ["data/validation/dev.json", "scenarios/validation/published-extra.json",
+RANKED_FILES = ["data/validation/dev.json", DEV_STACKS, "scenarios/validation/published-extra.json",
                 "scenarios/validation/dense-blackwell.json", "scenarios/validation/moe-hopper.json",
                 "scenarios/validation/moe-blackwell.json"]
 

@@ -94,6 +94,10 @@ std::string catalog_gpu_for_device(const std::string& device, const Catalog& cat
     return "H100-SXM5-80GB";
   if (name.rfind("H200", 0) == 0)
     return "H200-SXM-141GB";
+  if (name.rfind("H800", 0) == 0)
+    return "H800-SXM5-80GB";
+  if (name.rfind("A800-SXM", 0) == 0)
+    return "A800-SXM4-80GB";
   return "";
 }
 

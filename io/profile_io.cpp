@@ -444,11 +444,13 @@ const std::vector<std::string>& shipped_files() {
 HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::json* named_doc) {
   const ClusterSpec& cluster = scenario.cluster;
   const GpuSpec* gpu = &cluster.gpu;
-  // A measured profile's intra-node fits ran on the catalog GPU's NVLink; a cluster that gives
-  // another intra_node.bandwidth gets them scaled to it (a datasheet profile is built from it).
+  // A measured profile's intra-node fits ran on its own GPU's NVLink; a cluster whose NVLink
+  // differs (another intra_node.bandwidth, or a GPU of the family with other links, as H800 to
+  // the H100 profile) gets them scaled to it (a datasheet profile is built from it).
   const auto measured_at_scenario_nvlink = [&](HardwareProfile p) {
+    const double measured_at = p.gpu.nvlink_bandwidth_bytes_per_s;
     return with_intra_node_bandwidth(std::move(p), cluster.intra_node_bandwidth_bytes_per_s,
-                                     gpu->nvlink_bandwidth_bytes_per_s);
+                                     measured_at);
   };
   const std::string stack_name = scenario.stack != nullptr ? scenario.stack->name : "";
   const estimate::ProfileChoice choice =

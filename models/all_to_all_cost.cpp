@@ -71,7 +71,7 @@ double all_to_all_time_s(const HardwareProfile& profile, const ClusterSpec& clus
   if (local > 1.0) {
     if (dispatcher == TokenDispatcher::kDeepEp) {
       nvlink_s = node_bytes * shares.rank * (local - 1.0) / local /
-                 (kDeepEpNvlinkEfficiency * cluster.gpu.nvlink_bandwidth_bytes_per_s);
+                 (kDeepEpNvlinkEfficiency * cluster.intra_node_bandwidth_bytes_per_s);
     } else {
       nvlink_s = collective_time_s(profile, CollectiveKind::kAllToAll, node_bytes, node);
     }

@@ -18,7 +18,8 @@ constexpr double kGiga = 1e9;
 // HBM3 81559 MiB (79.6 GiB), H200 143771 MiB (140.4 GiB, not the
 // marketed 141e9 bytes). The CUDA context and library workspaces come out of them (the
 // memory model's reserve). NVLink: A100 12 links x 25 GB/s, H100/H200 18 links x 25 GB/s per
-// direction.
+// direction. A800 and H800 (NVIDIA A800 and H800 datasheets) are A100 80GB and H100 with NVLink
+// cut to 400 GB/s both ways, 200 GB/s per direction; compute and memory as theirs.
 // Blackwell, dense (without sparsity) per GPU. B200: NVIDIA HGX B200 / DGX B200 datasheets (FP4
 // 9 PF, FP8 4.5 PF, BF16 2.25 PF, TF32 1.1 PF, 7.7 TB/s). B300: HGX B300 datasheet (8 GPUs: FP4
 // 108 PF dense, FP8 72 PF, BF16 36 PF and TF32 18 PF sparse; FP64 10 TF) and NVIDIA's "Inside
@@ -28,14 +29,18 @@ constexpr double kGiga = 1e9;
 // 148 SMs on all four (CUDA device query). NVLink 5: 18 links, 1.8 TB/s per GPU both ways, and
 // NVLS in the NVSwitch. HBM capacities as nvidia-smi reports them: B200 183359 MiB, B300 SXM6
 // 275040 MiB, GB200 189471 MiB, GB300 284208 MiB.
-const std::array<GpuSpec, 8>& catalog() {
-  static const std::array<GpuSpec, 8> kGpus{{
+const std::array<GpuSpec, 10>& catalog() {
+  static const std::array<GpuSpec, 10> kGpus{{
       {"A100-SXM4-40GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 40536 * kMiB,
        1555 * kGiga, 108, 3, 300 * kGiga, false},
       {"A100-SXM4-80GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 81920 * kMiB,
        2039 * kGiga, 108, 3, 300 * kGiga, false},
+      {"A800-SXM4-80GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 81920 * kMiB,
+       2039 * kGiga, 108, 3, 200 * kGiga, false},
       {"H100-SXM5-80GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
        81559 * kMiB, 3350 * kGiga, 132, 4, 450 * kGiga, true},
+      {"H800-SXM5-80GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
+       81559 * kMiB, 3350 * kGiga, 132, 4, 200 * kGiga, true},
       {"H200-SXM-141GB", "hopper", 989 * kTera, 989 * kTera, 1979 * kTera, 494.5 * kTera,
        143771 * kMiB, 4800 * kGiga, 132, 4, 450 * kGiga, true},
       {"B200-SXM-180GB", "blackwell", 2250 * kTera, 2250 * kTera, 4500 * kTera, 1100 * kTera,

@@ -20,7 +20,7 @@ import sys
 
 from published_runs import source_text, write_cases
 
-HOPPER = {"H100": "H100-SXM5-80GB", "H800": "H100-SXM5-80GB"}
+HOPPER = {"H100": "H100-SXM5-80GB", "H800": "H800-SXM5-80GB"}
 BLACKWELL = {"B200": "B200-SXM-180GB", "B300": "B300-SXM-288GB", "GB200": "GB200-NVL-186GB",
              "GB300": "GB300-NVL-288GB"}
 GPUS = BLACKWELL if "--blackwell" in sys.argv[1:] else HOPPER

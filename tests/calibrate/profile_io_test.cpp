@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "models/catalog.hpp"
+#include "models/collective_cost.hpp"
 #include "models/datasheet_profile.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/training_stack.hpp"
@@ -122,8 +123,9 @@ const Rule kRules[] = {
      "software_efficiency"},
     {"gpu", [](nlohmann::json& j) { j["gpu"] = "V100"; },
      "p.json:/gpu: unknown GPU \"V100\"; known GPUs: A100-SXM4-40GB, A100-SXM4-80GB, "
-     "B200-SXM-180GB, B300-SXM-288GB, GB200-NVL-186GB, GB300-NVL-288GB, H100-SXM5-80GB, "
-     "H200-SXM-141GB (or describe new hardware with an object, docs/scenario.md)"},
+     "A800-SXM4-80GB, B200-SXM-180GB, B300-SXM-288GB, GB200-NVL-186GB, GB300-NVL-288GB, "
+     "H100-SXM5-80GB, H200-SXM-141GB, H800-SXM5-80GB (or describe new hardware with an object, "
+     "docs/scenario.md)"},
     {"fabric", [](nlohmann::json& j) { j["fabric"] = "myrinet"; },
      "p.json:/fabric: expected one of nvswitch, infiniband, roce, efa, ethernet, omni-path, "
      "slingshot, tcpx, tcpxo, got \"myrinet\""},
@@ -253,6 +255,28 @@ TEST(ResolveProfileTest, PicksShippedProfileByFamilyAndFabric) {
             "h100-ib+datasheet-roce");
   EXPECT_EQ(io::resolve_profile(scenario_on("A100-SXM4-40GB", true, Fabric::kEthernet)).name,
             "a100-ib+datasheet-ethernet");
+}
+
+// H800 is H100 with NVLink cut to 200 GB/s per direction: it takes the H100 profile, whose
+// intra-node fits (measured at H100's 450 GB/s) are scaled to its links; a large all-reduce
+// inside the node takes 450/200 as long, the inter-node fits stay.
+TEST(ResolveProfileTest, H800TakesTheH100ProfileWithItsNvlink) {
+  Scenario h800 = scenario_on("H800-SXM5-80GB", true, Fabric::kInfiniband);
+  Scenario h100 = scenario_on("H100-SXM5-80GB", true, Fabric::kInfiniband);
+  h800.cluster.intra_node_bandwidth_bytes_per_s = 200e9;
+  h100.cluster.intra_node_bandwidth_bytes_per_s = 450e9;
+  const HardwareProfile p800 = io::resolve_profile(h800);
+  const HardwareProfile p100 = io::resolve_profile(h100);
+  EXPECT_EQ(p800.name, "h100-ib");
+  EXPECT_EQ(p800.software_efficiency, p100.software_efficiency);
+  GroupShape node;
+  node.ranks = 8;
+  node.ranks_per_node = 8;
+  node.nodes = 1;
+  const double bytes = 64e9;
+  EXPECT_NEAR(collective_time_s(p800, CollectiveKind::kAllReduce, bytes, node) /
+                  collective_time_s(p100, CollectiveKind::kAllReduce, bytes, node),
+              450.0 / 200.0, 0.01);
 }
 
 // Kernels and NVLink belong to the GPU and the stack: a fabric without a measurement of its own

@@ -209,6 +209,29 @@ TEST(AllToAll, GroupLimitedRoutingReachesAtMostTheGroupsNodes) {
   }
 }
 
+// DeepEP's NVLink share runs at the cluster's NVLink bandwidth (H800's 200 GB/s per direction,
+// or any cluster.intra_node.bandwidth), not the catalog H100's: inside one node it takes 450/200
+// as long.
+TEST(AllToAll, DeepEpInsideANodeRunsAtTheClustersNvlink) {
+  Scenario s = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                 "/scenarios/deepseek-v3-h100/scenario.json");
+  const HardwareProfile profile = io::resolve_profile(s);
+  GroupShape ep;
+  ep.ranks = 8;
+  ep.ranks_per_node = 8;
+  ep.nodes = 1;
+  MoeSpec uniform;
+  uniform.num_experts = 256;
+  uniform.top_k = 8;
+  const double bytes = 4096.0 * 8.0 * 7168.0 * 2.0;
+  const auto time_s = [&](double nvlink) {
+    s.cluster.intra_node_bandwidth_bytes_per_s = nvlink;
+    return all_to_all_time_s(profile, s.cluster, TokenDispatcher::kDeepEp, bytes, ep,
+                             deepep_shares(uniform, ep));
+  };
+  EXPECT_NEAR(time_s(200e9) / time_s(450e9), 450.0 / 200.0, 1e-9);
+}
+
 // NVIDIA's Megatron Core MoE report (arXiv 2603.07685, Table 7) measures one dispatch on H100
 // with hidden size 7168, 4,096 tokens per rank and 256 experts top-8 at EP8 to EP64. The NCCL
 // all-to-all model (NVLink and network shares in sequence) lands within 6% of each; DeepEP's

@@ -808,6 +808,14 @@ TEST(CliTest, ValidateAnalyticRunsEveryCase) {
 namespace capsim {
 namespace {
 
+// `capsim validate FILE --engine analytic --json` of a file under the source tree, parsed;
+// null when it does not exit 0.
+nlohmann::json validate_analytic(const std::string& file) {
+  const auto r = run_capsim("validate " + kSource + "/" + file + " --engine analytic --json");
+  EXPECT_EQ(r.exit_code, 0) << file;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+}
+
 // The 52 published runs beyond dev.json (scenarios/validation/published-extra.json) are the
 // calibration set: the shipped profiles' in-situ factor (software_efficiency) is fitted to them,
 // one per GPU family (scripts/fit-profiles.sh, docs/calibration.md). They stay loadable and
@@ -815,10 +823,8 @@ namespace {
 // at benchmark speed). A model change that breaks how one factor explains
 // both families' stacks fails here.
 TEST(CliTest, CalibrationRunsFitWithOneFactorPerFamily) {
-  const auto r = run_capsim("validate " + kSource +
-                            "/scenarios/validation/published-extra.json --engine analytic --json");
-  ASSERT_EQ(r.exit_code, 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = validate_analytic("scenarios/validation/published-extra.json");
+  ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j.at("summary").at("n").get<int>(), 52);
   EXPECT_TRUE(j.at("not_predicted").empty());
   EXPECT_LT(j.at("summary").at("mape_pct").get<double>(), 6.0);
@@ -848,10 +854,8 @@ TEST(CliTest, DevSetScoresHoldTheirMarks) {
 // them) and the whole file to 10.2%; held there, and the six stay too fast (the rest of that
 // implementation is not modelled).
 TEST(CliTest, DevSetWithStacksNamedHoldsItsMarks) {
-  const auto r = run_capsim("validate " + kSource +
-                            "/scenarios/validation/dev-stacks.json --engine analytic --json");
-  ASSERT_EQ(r.exit_code, 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = validate_analytic("scenarios/validation/dev-stacks.json");
+  ASSERT_FALSE(j.is_null());
   EXPECT_LT(j.at("summary").at("mape_pct").get<double>(), 10.5);
   double zero3_abs = 0.0;
   int zero3 = 0;

@@ -871,6 +871,25 @@ TEST(CliTest, DevSetWithStacksNamedHoldsItsMarks) {
   EXPECT_LT(zero3_abs / zero3, 30.0);
 }
 
+// Every published whole-run total of data/validation/time-to-train.json comes with a plan that
+// capsim plans to a winner (scripts/time-to-train.py compares its all-in GPU-hours), whose
+// all-in time includes the goodput model's losses.
+TEST(CliTest, TimeToTrainPlansEachFindAWinner) {
+  std::ifstream in(kSource + "/data/validation/time-to-train.json");
+  const auto cases = nlohmann::json::parse(in).at("cases");
+  ASSERT_GE(cases.size(), 8U);
+  for (const auto& c : cases) {
+    const std::string plan = c.at("plan").get<std::string>();
+    const auto r = run_capsim("plan " + kSource + "/" + plan + " --engine analytic --json");
+    ASSERT_EQ(r.exit_code, 0) << plan;
+    const auto best = nlohmann::json::parse(r.out).at("best");
+    ASSERT_TRUE(best.is_object()) << plan;
+    EXPECT_GT(best.at("gpu_hours").get<double>(), best.at("steady_gpu_hours").get<double>())
+        << plan;
+    EXPECT_GT(best.at("num_gpus").get<int>(), 0) << plan;
+  }
+}
+
 // Every event-engine case runs in its own child process; the report must not depend on which
 // child finishes first.
 TEST(CliTest, ValidateEventIsByteIdenticalAcrossRuns) {

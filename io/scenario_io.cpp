@@ -494,9 +494,13 @@ ModelSpec read_model(JsonReader& r) {
     if (activation == to_string(a))
       m.ffn_activation = a;
   }
-  m.attention = r.optional_enum("attention", "flash", {"flash", "materialized"}) == "flash"
-                    ? AttentionKernel::kFlash
-                    : AttentionKernel::kMaterialized;
+  const std::string attention =
+      r.optional_enum("attention", "flash", {"flash", "materialized", "triton"});
+  for (AttentionKernel a :
+       {AttentionKernel::kFlash, AttentionKernel::kMaterialized, AttentionKernel::kTriton}) {
+    if (attention == to_string(a))
+      m.attention = a;
+  }
   const std::string cross_entropy =
       r.optional_enum("cross_entropy", "fused", {"unfused", "fused", "single-kernel"});
   m.cross_entropy = cross_entropy == "unfused" ? CrossEntropyKernel::kUnfused

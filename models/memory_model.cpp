@@ -76,7 +76,7 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   const double mlp_input = is_gated(model.ffn_activation) ? 2.0 * f : f;
   const double mlp = mlp_replayed ? 0.0 : e * mlp_input + e_te * f;
   const bool attention_keeps_its_output =
-      attention == AttentionMemory::kFlash && !attention_replayed;
+      attention != AttentionMemory::kMaterialized && !attention_replayed;
   const double projection_input = !fp8 ? e * h : (attention_keeps_its_output ? e * h : 0.0) + h;
   double split = sb * (e * (h + 2.0 * kv) + projection_input + mlp);
   if (model.mla || model.explicit_head_dim > 0) {

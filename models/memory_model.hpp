@@ -62,8 +62,9 @@ struct BytesPerParameter {
 // default, following the master's and the moments' storage.
 [[nodiscard]] double adam_step_bytes_per_parameter(const Parallelism& parallelism);
 
-// How attention keeps its softmax for the backward pass: kFlash stores no s x s scores;
-// kMaterialized stores scores, dropout mask and output (Korthikanti's 5as/h term).
+// How attention keeps its softmax for the backward pass: kFlash (and kTriton, the same algorithm)
+// stores no s x s scores; kMaterialized stores scores, dropout mask and output (Korthikanti's
+// 5as/h term).
 using AttentionMemory = AttentionKernel;
 
 // Returns the activation memory (bytes) one transformer layer keeps for one micro-batch on one

@@ -142,7 +142,15 @@ const char* to_string(FfnActivation activation) {
 }
 
 const char* to_string(AttentionKernel attention) {
-  return attention == AttentionKernel::kFlash ? "flash" : "materialized";
+  switch (attention) {
+    case AttentionKernel::kFlash:
+      return "flash";
+    case AttentionKernel::kMaterialized:
+      return "materialized";
+    case AttentionKernel::kTriton:
+      return "triton";
+  }
+  return "?";
 }
 
 const char* to_string(CrossEntropyKernel cross_entropy) {

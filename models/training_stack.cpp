@@ -109,10 +109,12 @@ StackSettings pytorch_fsdp_2024() {
 }
 
 // llm-foundry (Composer FSDP): its pretraining YAMLs set mixed_precision PURE, which reduces in
-// bf16, and MPT's loss_fn defaults to fused_crossentropy (flash-attn's xentropy kernel).
+// bf16, MPT's loss_fn defaults to fused_crossentropy (flash-attn's xentropy kernel), and MPT's
+// attn_config to attn_impl 'triton' (llmfoundry/models/mpt/configuration_mpt.py, October 2023).
 StackSettings llm_foundry_2023() {
   StackSettings s = pytorch_fsdp_2024();
   s.cross_entropy = CrossEntropyKernel::kSingleKernel;
+  s.attention = AttentionKernel::kTriton;
   return s;
 }
 

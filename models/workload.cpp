@@ -292,7 +292,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
       add_elementwise(ops, "rope", 2.0 * tokens * (q_width + kv_width) / t * e);
     }
   }
-  if (m.attention == AttentionKernel::kFlash) {
+  if (m.attention != AttentionKernel::kMaterialized) {
     // Causal FlashAttention: QK^T and PV over the lower triangle (half of 4·b·s²·h), each rank
     // holding heads/t and, with CP, s/c queries against all s keys. Backward recomputes the
     // scores and runs 5 matmuls where forward runs 2 (Dao 2023, §3.1): 2.5x forward FLOPs.
@@ -319,8 +319,10 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
                    2.5 * attn_fwd_flop,
                    2.0 * (qkv_bytes + out_bytes),
                    attention_head_dim});
-    ops[ops.size() - 2].attention_core = true;
-    ops[ops.size() - 1].attention_core = true;
+    for (size_t i = ops.size() - 2; i < ops.size(); ++i) {
+      ops[i].attention_core = true;
+      ops[i].attention_kernel = m.attention;
+    }
     tag_recompute(ops, ops.size() - 2, kRecomputeCoreAttention);
   } else {
     add_materialized_attention(ops, m, p, tokens, e);

@@ -24,6 +24,7 @@ struct Op {
   double flop = 0.0;   // executed FLOPs (GEMM: 2MNK x batch)
   double bytes = 0.0;  // HBM traffic of memory-bound ops and attention
   int head_dim = 0;
+  AttentionKernel attention_kernel = AttentionKernel::kFlash;  // of a kAttention op
   bool attention_core = false;  // replayed by selective recompute (Korthikanti et al. §5)
   // The recompute modules (RecomputeModule bits) whose selective recompute replays this op.
   unsigned recompute_modules = 0;

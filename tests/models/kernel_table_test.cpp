@@ -93,6 +93,30 @@ TEST(KernelTableTest, Fp8KeepsLogitsAndAttentionIn16Bits) {
   }
 }
 
+// FlashAttention in Triton does FlashAttention's work at FlashAttention-2's forward rate / 1.4
+// and backward rate / 2 (Dao 2023, §4.1) on Hopper; on Ampere, whose shipped figures are of the
+// Triton class already, at the same rate.
+TEST(KernelTableTest, TritonAttentionIsSlowerThanFlashAttention2OnHopperOnly) {
+  Op op;
+  op.kind = KernelKind::kAttention;
+  op.flop = 1e13;
+  op.head_dim = 128;
+  for (const char* name : {"H100-SXM5-80GB", "A100-SXM4-80GB"}) {
+    const GpuSpec gpu = *builtin_catalog().find_gpu(name);
+    HardwareProfile profile;
+    profile.gemm.launch_overhead_s = 0.0;
+    for (const Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+      op.pass = pass;
+      op.attention_kernel = AttentionKernel::kFlash;
+      const double flash = op_time_s(op, profile, gpu, Precision::kBf16, 4096.0);
+      op.attention_kernel = AttentionKernel::kTriton;
+      const double triton = op_time_s(op, profile, gpu, Precision::kBf16, 4096.0);
+      const double slower = gpu.architecture == "ampere" ? 1.0 : pass == Pass::kForward ? 1.4 : 2.0;
+      EXPECT_NEAR(triton / flash, slower, 1e-12) << name;
+    }
+  }
+}
+
 // With context parallelism each attention call runs one ring step's s/c x s/c block, so the
 // FlashAttention efficiency ramps with s/c: shorter blocks run less efficiently.
 TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {

@@ -94,7 +94,7 @@ TEST(TrainingStackTest, KernelsFollowTheStackUnlessTheModelNamesThem) {
   apply_stack_kernels(
       find_training_stack("llm-foundry")->settings,
       [](std::string_view key) { return key == "cross_entropy"; }, model);
-  EXPECT_EQ(model.attention, AttentionKernel::kFlash);
+  EXPECT_EQ(model.attention, AttentionKernel::kTriton);  // MPT's attn_impl default
   EXPECT_EQ(model.cross_entropy, CrossEntropyKernel::kFused);
 }
 

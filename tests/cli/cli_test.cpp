@@ -849,14 +849,16 @@ TEST(CliTest, DevSetScoresHoldTheirMarks) {
 }
 
 // dev.json with each group's stack named (scenarios/validation/dev-stacks.json,
-// scripts/name-dev-stacks.py): DeepSpeed's 2021 ZeRO-3, collectives tensor by tensor with a copy
-// per rank, brings its six rows from 56% to 28.5% too fast (analytic 28.4%; nothing fitted to
-// them) and the whole file to 10.2%; held there, and the six stay too fast (the rest of that
-// implementation is not modelled).
+// scripts/name-dev-stacks.py), nothing fitted to it: 7.0% over the file (target 8%), every group
+// within 12% (DGXC 5.4%, MPT 6.4%, SC'21 10.3%). DeepSpeed's 2021 ZeRO-3, collectives tensor by
+// tensor with a copy per rank, brings its six rows from 56% to 28.5% too fast (analytic 28.4%);
+// they stay too fast (the rest of that implementation is not modelled).
 TEST(CliTest, DevSetWithStacksNamedHoldsItsMarks) {
   const auto j = validate_analytic("scenarios/validation/dev-stacks.json");
   ASSERT_FALSE(j.is_null());
-  EXPECT_LT(j.at("summary").at("mape_pct").get<double>(), 10.5);
+  EXPECT_LE(j.at("summary").at("mape_pct").get<double>(), 8.0);
+  for (const auto& [group, score] : j.at("summary").at("by_group").items())
+    EXPECT_LE(score.at("mape_pct").get<double>(), 12.0) << group;
   double zero3_abs = 0.0;
   int zero3 = 0;
   for (const auto& c : j.at("cases")) {

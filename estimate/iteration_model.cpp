@@ -290,6 +290,8 @@ void set_zero3_collectives(const Scenario& scenario, const HardwareProfile& prof
   const auto gathered = std::count_if(tensors.begin(), tensors.end(), [](double elements) {
     return elements > kDeepSpeedPersistenceThreshold;
   });
+  // A layer whose tensors all persist still moves its bytes through the one gather the streams
+  // run per layer (its first use): at least one collective's latency.
   costs.zero3_gathers_per_layer = std::max(1, static_cast<int>(gathered));
   costs.zero3_scatters_per_layer = static_cast<int>(tensors.size());
   costs.zero3_backward_gather_passes = p.recompute == Recompute::kFull ? 2 : 1;

@@ -873,6 +873,24 @@ TEST(CliTest, DevSetWithStacksNamedHoldsItsMarks) {
   EXPECT_LT(zero3_abs / zero3, 30.0);
 }
 
+// dev-stacks.json is dev.json with only each case's training stack added
+// (scripts/name-dev-stacks.py): the same cases in the same order, every scenario equal once its
+// "stack" is removed, so that it cannot drift from the file it stands for.
+TEST(CliTest, DevStacksIsDevJsonWithStacksNamed) {
+  std::ifstream dev_in(kSource + "/data/validation/dev.json");
+  std::ifstream stacks_in(kSource + "/scenarios/validation/dev-stacks.json");
+  const auto dev = nlohmann::json::parse(dev_in).at("cases");
+  const auto named = nlohmann::json::parse(stacks_in).at("cases");
+  ASSERT_EQ(dev.size(), named.size());
+  for (size_t i = 0; i < dev.size(); ++i) {
+    auto scenario = named[i].at("scenario");
+    ASSERT_TRUE(scenario.contains("stack")) << named[i].at("id");
+    scenario.erase("stack");
+    EXPECT_EQ(scenario, dev[i].at("scenario")) << named[i].at("id");
+    EXPECT_EQ(named[i].at("measured"), dev[i].at("measured")) << named[i].at("id");
+  }
+}
+
 // Every published whole-run total of data/validation/time-to-train.json comes with a plan that
 // capsim plans to a winner (scripts/time-to-train.py compares its all-in GPU-hours), whose
 // all-in time includes the goodput model's losses.

@@ -596,6 +596,12 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
   r.breakdown.bubble_s = bubble_s;
   r.breakdown.optimizer_s = optimizer_s;
   r.breakdown.stage = static_cast<int>(busiest);
+  double total_busy_s = 0.0;
+  for (const StageStep& step : steps)
+    total_busy_s += step.busy_s();
+  if (total_busy_s > 0.0)
+    r.breakdown.busiest_over_mean_busy =
+        b.busy_s() * static_cast<double>(steps.size()) / total_busy_s;
   if (detail == EstimateDetail::kBreakdown) {
     for (const StageStep& step : steps)
       r.breakdown.stage_busy_s.push_back(m * step.busy_s());
@@ -651,7 +657,8 @@ std::optional<ScreenEstimate> estimate_iteration_faster_than(const Scenario& sce
   if (!r)
     return std::nullopt;
   fill_throughput(scenario, costs, *r);
-  return ScreenEstimate{r->iteration_time_s, r->tokens_per_s, r->mfu};
+  return ScreenEstimate{r->iteration_time_s, r->tokens_per_s, r->mfu,
+                        r->breakdown.busiest_over_mean_busy};
 }
 
 void finish_result(const Scenario& scenario, const IterationCosts& costs, SimulationResult& result,

@@ -38,6 +38,7 @@ struct ScreenEstimate {
   double iteration_time_s = 0.0;
   double tokens_per_s = 0.0;
   double mfu = 0.0;
+  double busiest_over_mean_busy = 1.0;  // TimeBreakdown's
 };
 
 // The planner's screen: estimate_iteration's time, throughput and MFU, or nullopt as soon as a

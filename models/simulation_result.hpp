@@ -26,6 +26,9 @@ struct TimeBreakdown {
   // Per pipeline stage, its GPU's busy time over the iteration (compute, overhead, exposed
   // TP/CP): how evenly the layers are split. Empty when only the time was asked for.
   std::vector<double> stage_busy_s;
+  // The busiest stage's busy time over the stages' mean (1 when even or unpipelined): at most
+  // how much faster a split that evened the stages' work could run.
+  double busiest_over_mean_busy = 1.0;
 };
 
 // The outcome of simulating (or estimating) one iteration of a scenario.

@@ -16,6 +16,8 @@ struct Evaluation {
   double mfu = 0.0;
   double peak_memory_bytes = 0.0;
   double capacity_bytes = 0.0;
+  // The analytic screen's TimeBreakdown::busiest_over_mean_busy (1 from the event engine).
+  double busiest_over_mean_busy = 1.0;
 };
 
 // The event engine's verdict on one candidate.

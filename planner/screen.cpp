@@ -205,8 +205,8 @@ void screen_fitting_layout(ItemResult& out, const Scenario& sc, const Parallelis
     out.pruned.add(PruneReason::kBelowTarget);
   ScreenedCandidate c;
   c.candidate = {ctx.item->instance, ctx.nodes, p, order};
-  c.analytic = {"analytic", r->iteration_time_s, r->tokens_per_s,
-                r->mfu,     mem.peak_bytes,      mem.capacity_bytes};
+  c.analytic = {"analytic",     r->iteration_time_s, r->tokens_per_s,          r->mfu,
+                mem.peak_bytes, mem.capacity_bytes,  r->busiest_over_mean_busy};
   keep_best(out.top, std::move(c), ctx.k);
 }
 

@@ -15,7 +15,10 @@ size_t balance_pool_splits(const PlanSpec& plan, const ProfileMap& profiles,
   size_t balanced = 0;
   for (ScreenedCandidate& c : pool) {
     Candidate& candidate = c.candidate;
-    if (candidate.parallelism.pipeline <= 1 || c.analytic.tokens_per_s < slowest_tokens_per_s)
+    // A split that evened the stages' work runs at most busiest/mean faster: a candidate that
+    // would stay out of the window even so keeps its split.
+    if (candidate.parallelism.pipeline <= 1 ||
+        c.analytic.tokens_per_s * c.analytic.busiest_over_mean_busy < slowest_tokens_per_s)
       continue;
     const HardwareProfile& profile = profiles.at({candidate.instance, candidate.num_nodes > 1});
     const Scenario sc = candidate_scenario(plan, candidate);
@@ -30,6 +33,7 @@ size_t balance_pool_splits(const PlanSpec& plan, const ProfileMap& profiles,
     c.analytic.tokens_per_s *= speedup;
     c.analytic.mfu *= speedup;
     c.analytic.peak_memory_bytes = balance->peak_bytes;
+    c.analytic.busiest_over_mean_busy = 1.0;
     ++balanced;
   }
   std::stable_sort(pool.begin(), pool.end(), faster);

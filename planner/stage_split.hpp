@@ -12,14 +12,16 @@
 
 namespace capsim::planner {
 
-// Candidates whose screen throughput is within this factor of their group's fastest get a
-// balanced split tried: a better split gains a few percent (about a layer's work on the busiest
-// stage), so slower ones would not overtake the leader.
+// Candidates that an evened split could bring within this factor of their group's fastest
+// throughput get a balanced split tried: a better split usually gains a few percent (about a
+// layer's work on the busiest stage), so slower ones would not overtake the leader.
 inline constexpr double kBalanceWindow = 1.1;
 
-// Rebalances the layer split of `pool`'s pipelined candidates (sorted fastest first) within
-// kBalanceWindow of the fastest, keeping their memory under the plan's headroom; updates their
-// screen evaluation and re-sorts the pool. Returns how many got a faster split.
+// Rebalances the layer split of `pool`'s pipelined candidates (sorted fastest first) whose
+// throughput times their busiest stage's share over the mean (the most an even split could
+// give) reaches within kBalanceWindow of the fastest, keeping their memory under the plan's
+// headroom; updates their screen evaluation and re-sorts the pool. Returns how many got a
+// faster split.
 size_t balance_pool_splits(const PlanSpec& plan, const ProfileMap& profiles,
                            std::vector<ScreenedCandidate>& pool);
 

@@ -2,6 +2,7 @@
 // with in-process confirm functions (the event engine runs in planner_event_test.cpp).
 #include "planner/planner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -21,6 +22,7 @@
 #include "planner/failure_model.hpp"
 #include "planner/plan_io.hpp"
 #include "planner/plan_report.hpp"
+#include "planner/stage_split.hpp"
 
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/layout_rules.hpp"
@@ -226,6 +228,41 @@ TEST(UnevenStagesTest, PlannerSearchesLlama3Split) {
   const PlanResult none = run_plan(plan, {});
   EXPECT_EQ(none.screened, 0);
   EXPECT_EQ(none.pruned.of(PruneReason::kLayerDivisibility), 1);
+}
+
+// A candidate is tried when an even split could bring it within the window, not only when it is
+// there already: on a narrow model with a 128,000-word head, PP16 screens at under half PP2's
+// throughput, but its last stage does 2.3x the mean stage's work.
+TEST(UnevenStagesTest, BalancingTriesWhatAnEvenSplitCouldBringIntoTheWindow) {
+  PlanSpec plan = llama3_split_plan();
+  plan.model.num_layers = 64;
+  plan.model.vocab_size = 128000;
+  plan.space.pipeline = {2, 16};
+  plan.space.balance_stages = false;
+  const PlanResult unbalanced = run_plan(plan, {});
+  std::vector<ScreenedCandidate> pool = unbalanced.candidates;
+  std::stable_sort(pool.begin(), pool.end(), faster);
+  ASSERT_EQ(pool.size(), 2U);
+  ASSERT_EQ(pool[1].candidate.parallelism.pipeline, 16);
+  const Evaluation before = pool[1].analytic;
+  ASSERT_LT(before.tokens_per_s * kBalanceWindow, pool[0].analytic.tokens_per_s);
+  ASSERT_GT(before.tokens_per_s * before.busiest_over_mean_busy * kBalanceWindow,
+            pool[0].analytic.tokens_per_s);
+  plan.space.balance_stages = true;
+  const ScreenWork work = enumerate_work(plan);
+  std::vector<ScreenedCandidate> tried = pool;
+  EXPECT_EQ(balance_pool_splits(plan, work.profiles, tried), 2U);
+  const auto pp16 = std::find_if(tried.begin(), tried.end(), [](const ScreenedCandidate& c) {
+    return c.candidate.parallelism.pipeline == 16;
+  });
+  ASSERT_NE(pp16, tried.end());
+  EXPECT_FALSE(pp16->candidate.parallelism.stage_layers.empty());
+  EXPECT_LT(pp16->analytic.iteration_time_s, before.iteration_time_s);
+  EXPECT_EQ(pp16->analytic.busiest_over_mean_busy, 1.0);
+  // Already even (a busiest stage at the mean), it would stay out of the window as it is.
+  pool[1].analytic.busiest_over_mean_busy = 1.0;
+  EXPECT_EQ(balance_pool_splits(plan, work.profiles, pool), 1U);
+  EXPECT_TRUE(pool[1].candidate.parallelism.stage_layers.empty());
 }
 
 // With balance_stages (the default) the leading pipelined candidates get the split that evens

@@ -124,8 +124,14 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
 }
 
 std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages) {
-  if (layers % virtual_stages != 0)
-    return {};
+  // Layers that are no multiple of v go out one at a time; each stage keeps at least one layer
+  // per chunk, and layers_in_chunk() spreads a stage's layers over its chunks.
+  if (layers % virtual_stages != 0) {
+    std::vector<int> out = uneven_stage_layers(layers, pipeline, 1);
+    const bool every_chunk_holds_one =
+        !out.empty() && *std::min_element(out.begin(), out.end()) >= virtual_stages;
+    return every_chunk_holds_one ? out : std::vector<int>{};
+  }
   const int units = layers / virtual_stages;
   if (units < pipeline)
     return {};

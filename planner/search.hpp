@@ -64,8 +64,10 @@ struct PruneCounts {
 // does not divide them: units of `virtual_stages` layers, as even as possible, the lighter
 // stages at the ends (they also hold the embedding and the logits), alternating last, first,
 // second-to-last, ... E.g. Llama-3 405B's 126 layers over 16 stages: 7 + 14 x 8 + 7 (Llama 3
-// paper §3.3.2). Returns {} when the layers are not a multiple of `virtual_stages` or fewer
-// units than stages. REQUIRES: pipeline >= 1, virtual_stages >= 1.
+// paper §3.3.2). Layers that are no multiple of `virtual_stages` are split one at a time, as
+// Megatron-Core's --pipeline-model-parallel-layout can run them (DeepSeek-V3's 61 over 16 x 2
+// chunks: 3, 4, ..., 4, 3, 3). Returns {} when a stage would hold fewer layers than chunks.
+// REQUIRES: pipeline >= 1, virtual_stages >= 1.
 [[nodiscard]] std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages);
 
 // Returns the cluster of `num_nodes` catalog instances, exactly as a scenario naming the

@@ -182,7 +182,10 @@ TEST(UnevenStagesTest, LighterEndsLikeLlama3) {
   for (size_t i = 0; i < s.size(); ++i)
     EXPECT_EQ(s[i], (i < 8 || i >= 24) ? 1 : 2) << i;
   EXPECT_TRUE(uneven_stage_layers(10, 20, 1).empty());  // fewer layers than stages
-  EXPECT_TRUE(uneven_stage_layers(63, 4, 2).empty());   // not a multiple of v
+  // Not a multiple of v: layer by layer, as with one chunk, while each chunk keeps a layer.
+  EXPECT_EQ(uneven_stage_layers(61, 16, 2), uneven_stage_layers(61, 16, 1));
+  EXPECT_EQ(uneven_stage_layers(63, 4, 2), (std::vector<int>{16, 16, 16, 15}));
+  EXPECT_TRUE(uneven_stage_layers(31, 16, 2).empty());  // a stage of one layer over two chunks
 }
 
 // Llama-3 405B's 126 layers (on a narrow model) over 16 stages: one layout on 4 x p5.

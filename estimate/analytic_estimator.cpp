@@ -553,7 +553,7 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
   CollectiveTimes collective(profile);
   fill_op_times(costs, groups.dp, collective, par, zero3, sends, times);
   replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
-                  costs.compute_rate_during_comm, timeline);
+                  costs.compute_rate_during_comm, timeline, par.microbatch_group_size);
   reduce_after_last_op(costs, collective, groups.dp, par, timeline);
   // Blocking sends are in the played ops: the busiest stage's own count as exposed PP, the
   // waits they cause it as bubble (the event engine counts a wait as bubble until the sender
@@ -569,7 +569,7 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
     }
     const PipelineTimeline instant =
         replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,
-                        costs.compute_rate_during_comm);
+                        costs.compute_rate_during_comm, par.microbatch_group_size);
     pp_s = std::max(0.0, timeline.unslowed_makespan_s - instant.unslowed_makespan_s);
   }
   const double bubble_s =

@@ -267,12 +267,33 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
     });
   }
   const std::int64_t micro_batches = p.global_batch_size / batch_per_step;
-  if (interleaved && micro_batches % p.pipeline != 0) {
-    report(LayoutRule::kInterleavedMicroBatches, [&] {
-      return Finding{"global_batch_size",
-                     "interleaved-1f1b needs the micro-batch count (" + num(micro_batches) +
-                         ") to be a multiple of pipeline (" + num(p.pipeline) + ")"};
+  if (p.microbatch_group_size > 0 && !interleaved) {
+    report(LayoutRule::kInterleavedMicroBatches, [] {
+      return Finding{"microbatch_group_size",
+                     "microbatch_group_size needs schedule \"interleaved-1f1b\""};
     });
+  } else if (interleaved && p.pipeline > 1 && micro_batches > 0) {
+    // Megatron-Core's checks (schedules.py, forward_backward_pipelining_with_interleaving).
+    const std::int64_t group = p.micro_batch_group();
+    if (p.microbatch_group_size > 0 && (group < p.pipeline || group > micro_batches)) {
+      report(LayoutRule::kInterleavedMicroBatches, [&] {
+        return Finding{"microbatch_group_size",
+                       "microbatch_group_size (" + num(group) + ") must lie between pipeline (" +
+                           num(p.pipeline) + ") and the micro-batch count (" + num(micro_batches) +
+                           ")"};
+      });
+    } else if (micro_batches % group != 0 && micro_batches % group < p.pipeline) {
+      report(LayoutRule::kInterleavedMicroBatches, [&] {
+        const bool default_group = p.microbatch_group_size == 0;
+        return Finding{
+            default_group ? "global_batch_size" : "microbatch_group_size",
+            "interleaved-1f1b runs the micro-batches (" + num(micro_batches) + ") in groups of " +
+                num(group) +
+                (default_group ? " (pipeline; microbatch_group_size sets another)" : "") +
+                ": the last group (" + num(micro_batches % group) +
+                ") must be whole or at least pipeline (" + num(p.pipeline) + ")"};
+      });
+    }
   }
 
   if (p.pipeline > m.num_layers) {

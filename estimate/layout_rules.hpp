@@ -23,7 +23,7 @@ enum class LayoutRule {
   kSequenceParallelSplit,           // with SP, seq_length divisible by tensor x context
   kBatchSplit,                      // global batch divisible by micro batch x data
   kScheduleStages,           // interleaving <=> virtual stages > 1, and it needs pipeline > 1
-  kInterleavedMicroBatches,  // interleaving needs micro-batches a multiple of pipeline
+  kInterleavedMicroBatches,  // interleaving's micro-batch groups: last one whole or >= pipeline
   kLayerSplit,               // the layers split over the stages and their chunks
   kFp8Support,               // the recipe needs fp8 (mxfp8/nvfp4: block-scaled) cores
   // Mixture-of-experts layouts (Megatron-Core's MoE parallel folding; docs/scenario.md).

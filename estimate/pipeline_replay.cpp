@@ -27,6 +27,7 @@ using replay::kFullBucket;
 using replay::kLastBucket;
 using replay::kOpWidth;
 using replay::kRow;
+using replay::replay_period;
 using replay::ReplayGraph;
 using replay::Step;
 
@@ -268,14 +269,14 @@ namespace detail {
 PipelineTimeline replay_every_micro_batch(Schedule schedule,
                                           const std::vector<std::vector<ChunkOpTimes>>& times,
                                           int micro_batches, bool recompute,
-                                          double compute_rate_during_comm) {
+                                          double compute_rate_during_comm, int micro_batch_group) {
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   std::vector<double> cost;
   const CostTableTraits table = fill_cost_table(times, cost);
   PipelineTimeline out;
-  play(table, graph_of(schedule, p, micro_batches, v, recompute), cost, times.size(),
-       compute_rate_during_comm, out);
+  play(table, graph_of(schedule, p, micro_batches, v, recompute, micro_batch_group), cost,
+       times.size(), compute_rate_during_comm, out);
   return out;
 }
 
@@ -305,16 +306,17 @@ bool moved_by(const PipelineTimeline& a, const PipelineTimeline& b, double step_
 
 PipelineTimeline replay_pipeline(Schedule schedule,
                                  const std::vector<std::vector<ChunkOpTimes>>& times,
-                                 int micro_batches, bool recompute,
-                                 double compute_rate_during_comm) {
+                                 int micro_batches, bool recompute, double compute_rate_during_comm,
+                                 int micro_batch_group) {
   PipelineTimeline out;
-  replay_pipeline(schedule, times, micro_batches, recompute, compute_rate_during_comm, out);
+  replay_pipeline(schedule, times, micro_batches, recompute, compute_rate_during_comm, out,
+                  micro_batch_group);
   return out;
 }
 
 void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTimes>>& times,
                      int micro_batches, bool recompute, double compute_rate_during_comm,
-                     PipelineTimeline& out) {
+                     PipelineTimeline& out, int micro_batch_group) {
   const int p = static_cast<int>(times.size());
   const int v = static_cast<int>(times.front().size());
   const int m = micro_batches;
@@ -325,8 +327,8 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   thread_local PipelineTimeline b;
   const CostTableTraits table = fill_cost_table(times, cost);
   const auto run = [&](int count, PipelineTimeline& into, const PlayedEnds* longer = nullptr) {
-    return play(table, graph_of(schedule, p, count, v, recompute), cost, times.size(),
-                compute_rate_during_comm, into, longer);
+    return play(table, graph_of(schedule, p, count, v, recompute, micro_batch_group), cost,
+                times.size(), compute_rate_during_comm, into, longer);
   };
   // 1F1B and ZB-H1 run, in steady state, at the pace of their busiest stage (every cycle of
   // their dependency graph has a mean of at most one stage's per-micro-batch work), so once two
@@ -342,7 +344,11 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   // and interleaved with M not a multiple of P; pace: slowest forward plus slowest backward)
   // always are.
   const bool interleaved = schedule == Schedule::kInterleaved;
-  const bool forwards_first = schedule == Schedule::kGpipe || (interleaved && m % p != 0);
+  const int group = micro_batch_group > 0 ? micro_batch_group : p;
+  const bool forwards_first =
+      schedule == Schedule::kGpipe || (interleaved && !interleaved_groups_fit(p, m, group));
+  // Runs one period apart have the same shape: the interleaved schedule's group, else P.
+  const int period = replay_period(schedule, p, micro_batch_group);
   double busiest_s = 0.0;
   double longest_delay_s = 0.0;
   double shortest_forward_s = times.front().front().forward_s;
@@ -363,38 +369,38 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   // by up to 1.7%, with three runs from 2P; more with two).
   const bool long_delays = longest_delay_s > 0.5 * shortest_forward_s;
   const bool three_runs = interleaved || long_delays;
-  const int warm_up = long_delays ? 4 * p : interleaved ? 2 * p : p;
-  int first = warm_up + m % p;
+  const int warm_up = long_delays ? 4 * period : interleaved ? 2 * period : period;
+  int first = warm_up + m % period;
   PipelineTimeline& c = out;
-  for (;; first = 2 * first - m % p) {
+  for (;; first = 2 * first - m % period) {
     const int runs = three_runs ? 3 : 2;
-    if (forwards_first || m <= runs * (first + p)) {
+    if (forwards_first || m <= runs * (first + period)) {
       run(m, c);
       return;
     }
     // Longest first: each shorter run starts from the steps it shares with the one before.
     if (!three_runs) {
-      const PlayedEnds longer = run(first + p, b);
+      const PlayedEnds longer = run(first + period, b);
       run(first, a, &longer);
-      if (moved_by(a, b, p * busiest_s)) {
+      if (moved_by(a, b, period * busiest_s)) {
         c = b;
         std::swap(a, b);
         break;
       }
       continue;
     }
-    const PlayedEnds longest = run(first + 2 * p, c);
-    const PlayedEnds longer = run(first + p, b, &longest);
+    const PlayedEnds longest = run(first + 2 * period, c);
+    const PlayedEnds longer = run(first + period, b, &longest);
     run(first, a, &longer);
     const double step_s = c.makespan_s - b.makespan_s;
-    const bool possible = step_s >= p * busiest_s * (1.0 - 1e-12);  // no stage goes faster
+    const bool possible = step_s >= period * busiest_s * (1.0 - 1e-12);  // no stage goes faster
     if (possible && moved_by(b, c, step_s) && moved_by(a, b, step_s)) {
-      first += p;
+      first += period;
       break;
     }
   }
-  // first == m (mod p) throughout the search above, so the periods left are a whole number.
-  const int periods_left = (m - first - p) / p;
+  // first == m (mod period) throughout the search above, so the periods left are a whole number.
+  const int periods_left = (m - first - period) / period;
   const double extra_s = periods_left * (c.makespan_s - b.makespan_s);
   for (double& end_s : c.last_op_end_s)
     end_s += extra_s;

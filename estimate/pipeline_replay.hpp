@@ -72,24 +72,29 @@ struct PipelineTimeline {
 // (all of them when no bucket goes on the wire, ZeRO-3 or no DP: nothing slows compute then),
 // reused for the same graph and op totals (values unchanged).
 //
+// The interleaved schedule goes in groups of `micro_batch_group` micro-batches (0: stages), and
+// its shape repeats every group rather than every P micro-batches: there the runs above are a
+// group apart.
+//
 // REQUIRES: times.size() == stages >= 1, every times[s].size() == chunks >= 1,
-// micro_batches >= 1 (interleaved with fewer micro-batches than stages, or a count that is not a
-// multiple of them, runs every forward first, as build_schedule orders it).
+// micro_batches >= 1 (interleaved with groups that do not fit, interleaved_groups_fit, runs
+// every forward first, as build_schedule orders it).
 [[nodiscard]] PipelineTimeline replay_pipeline(Schedule schedule,
                                                const std::vector<std::vector<ChunkOpTimes>>& times,
                                                int micro_batches, bool recompute,
-                                               double compute_rate_during_comm = 1.0);
+                                               double compute_rate_during_comm = 1.0,
+                                               int micro_batch_group = 0);
 
 // Same, into `out`, whose vectors keep their storage.
 void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTimes>>& times,
                      int micro_batches, bool recompute, double compute_rate_during_comm,
-                     PipelineTimeline& out);
+                     PipelineTimeline& out, int micro_batch_group = 0);
 
 namespace detail {
 // replay_pipeline without the steady-state shortcut (for tests).
 [[nodiscard]] PipelineTimeline replay_every_micro_batch(
     Schedule schedule, const std::vector<std::vector<ChunkOpTimes>>& times, int micro_batches,
-    bool recompute, double compute_rate_during_comm = 1.0);
+    bool recompute, double compute_rate_during_comm = 1.0, int micro_batch_group = 0);
 }  // namespace detail
 
 }  // namespace capsim::estimate

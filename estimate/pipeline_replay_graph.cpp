@@ -138,9 +138,10 @@ class GraphBuilder {
 // Orders the ops by playing the schedule: a stage takes its next op once the op it waits for
 // (the previous virtual stage's forward, or the next one's backward) is placed. One op per stage
 // per pass, so the order interleaves the stages and playing it the CPU overlaps their chains.
-ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) {
-  const auto ops = build_schedule(schedule, p, m, v, recompute);
-  const auto longer_ops = build_schedule(schedule, p, m + p, v, recompute);
+ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute, int group) {
+  const auto ops = build_schedule(schedule, p, m, v, recompute, group);
+  const auto longer_ops =
+      build_schedule(schedule, p, m + replay_period(schedule, p, group), v, recompute, group);
   // Per stage: the first op that differs in the longer run (or that it has and this one not).
   std::vector<size_t> differs(static_cast<size_t>(p));
   for (size_t stage = 0; stage < differs.size(); ++stage) {
@@ -175,13 +176,17 @@ ReplayGraph build_graph(Schedule schedule, int p, int m, int v, bool recompute) 
 
 }  // namespace
 
-const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompute) {
-  using Key = std::tuple<Schedule, int, int, int, bool>;
+int replay_period(Schedule schedule, int p, int group) {
+  return schedule == Schedule::kInterleaved && group > 0 ? group : p;
+}
+
+const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompute, int group) {
+  using Key = std::tuple<Schedule, int, int, int, bool, int>;
   thread_local std::map<Key, ReplayGraph> seen;
   thread_local size_t steps_kept = 0;
   constexpr size_t kMaxGraphs = 1024;
   constexpr size_t kMaxSteps = size_t{8} << 20;
-  const Key key{schedule, p, m, v, recompute};
+  const Key key{schedule, p, m, v, recompute, group};
   thread_local uint64_t graphs_built = 0;
   // A replay asks for two or three shapes, and the next layout mostly for the same ones: the
   // last few answers are looked at before the map (cleared with it).
@@ -197,7 +202,7 @@ const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompu
   }
   auto it = seen.find(key);
   if (it == seen.end()) {
-    ReplayGraph graph = build_graph(schedule, p, m, v, recompute);
+    ReplayGraph graph = build_graph(schedule, p, m, v, recompute, group);
     graph.id = ++graphs_built;
     if (seen.size() >= kMaxGraphs || steps_kept + graph.steps.size() > kMaxSteps) {
       seen.clear();

@@ -51,8 +51,9 @@ struct ReplayGraph {
   size_t first_release = 0;            // the first step that releases buckets
   std::vector<int32_t> first_forward;  // per stage: its first forward's step
   std::vector<int32_t> last_op;        // per stage: its last step
-  // Its first steps that the graph of the same shape with P more micro-batches has too: both
-  // place the same ops until some stage reaches an op where their schedules differ.
+  // Its first steps that the graph of the same shape with one replay_period() more
+  // micro-batches has too: both place the same ops until some stage reaches an op where their
+  // schedules differ.
   size_t steps_shared_with_longer = 0;
 };
 
@@ -72,11 +73,17 @@ struct ReplayGraph {
   return 0;
 }
 
-// Returns the graph of a schedule shape (stages p, micro-batches m, chunks v), built on first use
-// by playing the schedule (a stage takes its next op once the op it waits for is placed).
-// The planner replays the same few hundred shapes thousands of times, so each thread keeps
-// the graphs it has built: at most 1,024 graphs or 8M steps (~130 MB); past either, the cache
-// starts again. The reference is valid until the thread's next call.
-[[nodiscard]] const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompute);
+// The micro-batches after which a schedule's shape repeats: the interleaved schedule's
+// micro-batch group (`group`, 0 for p), else the stages p.
+[[nodiscard]] int replay_period(Schedule schedule, int p, int group);
+
+// Returns the graph of a schedule shape (stages p, micro-batches m, chunks v, the interleaved
+// schedule's micro-batch group, 0 for p), built on first use by playing the schedule (a stage
+// takes its next op once the op it waits for is placed). The planner replays the same few
+// hundred shapes thousands of times, so each thread keeps the graphs it has built: at most
+// 1,024 graphs or 8M steps (~130 MB); past either, the cache starts again. The reference is
+// valid until the thread's next call.
+[[nodiscard]] const ReplayGraph& graph_of(Schedule schedule, int p, int m, int v, bool recompute,
+                                          int group = 0);
 
 }  // namespace capsim::estimate::replay

@@ -5,6 +5,12 @@
 #include <stdexcept>
 
 namespace capsim::estimate {
+
+bool interleaved_groups_fit(int stages, int micro_batches, int group_size) {
+  const int last = micro_batches % group_size;
+  return group_size >= stages && group_size <= micro_batches && (last == 0 || last >= stages);
+}
+
 namespace {
 
 struct Emitter {
@@ -48,17 +54,18 @@ void one_f_one_b(Emitter& e, int stages, int stage, int m) {
 }
 
 // Megatron-LM's interleaved order: the k-th forward (backward) of a stage. Micro-batches go in
-// groups of P (the last group may be smaller); a group runs through chunk 0..v-1 (backward:
-// v-1..0) before the next group starts.
+// groups of N (the micro-batch group, P by default; the last group may be smaller); a group runs
+// through chunk 0..v-1 (backward: v-1..0) before the next group starts (schedules.py,
+// get_schedule_table).
 struct InterleavedOrder {
-  int stages;
+  int group_size;
   int m;
   int chunks;
   PipelineOp at(int k, bool forward) const {
-    const int group_ops = stages * chunks;
+    const int group_ops = group_size * chunks;
     const int group = k / group_ops;
-    const int start = group * stages;
-    const int size = std::min(stages, m - start);
+    const int start = group * group_size;
+    const int size = std::min(group_size, m - start);
     const int in_group = k - group * group_ops;
     const int chunk = in_group / size;
     const int mb = start + in_group % size;
@@ -67,16 +74,16 @@ struct InterleavedOrder {
   }
 };
 
-void interleaved(Emitter& e, int stages, int stage, int m, int chunks) {
-  const InterleavedOrder order{stages, m, chunks};
+void interleaved(Emitter& e, int stages, int stage, int m, int chunks, int group_size) {
+  const InterleavedOrder order{group_size, m, chunks};
   const int total = m * chunks;
   // Megatron-Core's warmup (schedules.py, get_pp_rank_microbatches, as of Megatron-LM commit
   // 4295be1a6c, Nov 2024): with m == P only the ranks whose warmup reaches the total run
   // all-warmup.
-  int warmup = (stages - stage - 1) * 2 + (chunks - 1) * stages;
-  // Megatron asserts M % P == 0 for this schedule; otherwise we run every forward first (a
-  // GPipe order over the virtual stages), which cannot deadlock.
-  if (m % stages != 0)
+  int warmup = (stages - stage - 1) * 2 + (chunks - 1) * group_size;
+  // Megatron refuses a last group smaller than P (it would deadlock a stage's ring); such a
+  // count runs every forward first (a GPipe order over the virtual stages), which cannot.
+  if (!interleaved_groups_fit(stages, m, group_size))
     warmup = total;
   warmup = std::min(warmup, total);
   int f = 0;
@@ -116,7 +123,8 @@ void zero_bubble_h1(Emitter& e, int stages, int stage, int m) {
 }  // namespace
 
 std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stages,
-                                                    int micro_batches, int chunks, bool recompute) {
+                                                    int micro_batches, int chunks, bool recompute,
+                                                    int micro_batch_group) {
   if (stages < 1 || micro_batches < 1 || chunks < 1) {
     throw std::invalid_argument("build_schedule: stages, micro_batches and chunks must be >= 1");
   }
@@ -134,7 +142,8 @@ std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stage
         one_f_one_b(e, stages, s, micro_batches);
         break;
       case Schedule::kInterleaved:
-        interleaved(e, stages, s, micro_batches, chunks);
+        interleaved(e, stages, s, micro_batches, chunks,
+                    micro_batch_group > 0 ? micro_batch_group : stages);
         break;
       case Schedule::kZeroBubble:
         zero_bubble_h1(e, stages, s, micro_batches);

@@ -28,9 +28,10 @@ struct PipelineOp {
 //   1F1B: P-s-1 warm-up forwards, then one forward / one backward, then the cool-down
 //         (PipeDream-Flush, Narayanan et al. 2021 §2.2);
 //   interleaved 1F1B: Megatron-LM's order (schedules.py,
-//         forward_backward_pipelining_with_interleaving): micro-batches in groups of P,
-//         each group through chunk 0..v-1, warm-up (P-s-1)*2 + (v-1)*P, all forwards first
-//         when M == P;
+//         forward_backward_pipelining_with_interleaving): micro-batches in groups of N
+//         (`micro_batch_group`, 0 for P), each group through chunk 0..v-1, warm-up
+//         (P-s-1)*2 + (v-1)*N, all forwards first when M == P or when the groups do not fit
+//         (interleaved_groups_fit);
 //   ZB-H1: 1F1B with the backward split into B and W, stage s deferring up to s W's to fill
 //         the drain (Qi et al. 2024, "Zero Bubble Pipeline Parallelism" §3.1; same peak
 //         activation memory as 1F1B).
@@ -38,6 +39,12 @@ struct PipelineOp {
 // REQUIRES: stages >= 1, micro_batches >= 1, chunks >= 1 (chunks > 1 only for interleaved).
 [[nodiscard]] std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stages,
                                                                   int micro_batches, int chunks,
-                                                                  bool recompute);
+                                                                  bool recompute,
+                                                                  int micro_batch_group = 0);
+
+// Whether Megatron-Core runs the interleaved schedule with groups of `group_size` micro-batches:
+// P <= N <= M, and a last group of 0 or at least P (schedules.py, the checks of
+// forward_backward_pipelining_with_interleaving).
+[[nodiscard]] bool interleaved_groups_fit(int stages, int micro_batches, int group_size);
 
 }  // namespace capsim::estimate

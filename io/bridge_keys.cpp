@@ -23,6 +23,8 @@ constexpr auto kRenamed = std::to_array<Renamed>({
     {"model", "num_moe_experts", "--num-experts", false},
     {"model", "virtual_pipeline_model_parallel_size", "--num-virtual-stages-per-pipeline-rank",
      false},
+    {"model", "microbatch_group_size_per_vp_stage",
+     "--microbatch-group-size-per-virtual-pipeline-stage", false},
     {"model", "gated_linear_unit", "--swiglu", false},
     {"model", "share_embeddings_and_output_weights", "--untie-embeddings-and-output-weights", true},
     {"ddp", "use_distributed_optimizer", "--use-distributed-optimizer", false},

@@ -854,6 +854,10 @@ json read_layout(Arguments& a, Findings& f, const json& m, int gpus) {
     vpp = static_cast<int>(layers / per_rank);
   }
   p["virtual_pipeline_stages"] = vpp;
+  if (const std::optional<int> group =
+          a.integer("--microbatch-group-size-per-virtual-pipeline-stage", 1, 1 << 24)) {
+    p["microbatch_group_size"] = *group;
+  }
   p["sequence_parallel"] = a.flag("--sequence-parallel");
   // capsim's default split counts the embedding and the loss as layers where that divides
   // (Scenario layers_per_stage), which is what these two flags ask Megatron-Core for.

@@ -255,6 +255,7 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe, const StackSettings* s
   p.micro_batch_size = to_int(r.required_int("micro_batch_size", 1, kMaxDim));
   p.global_batch_size = to_int(r.required_int("global_batch_size", 1, kMaxDim));
   p.virtual_pipeline_stages = to_int(r.optional_int("virtual_pipeline_stages", 1, 1, 1024));
+  p.microbatch_group_size = to_int(r.optional_int("microbatch_group_size", 0, 1, kMaxDim));
   p.schedule = *schedule_from_string(
       r.optional_enum("schedule", p.virtual_pipeline_stages > 1 ? "interleaved-1f1b" : "1f1b",
                       {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"}));
@@ -831,6 +832,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
               {"sequence_parallel", p.sequence_parallel},
               {"zero_stage", p.zero_stage},
               {"precision", to_string(p.precision)}};
+  if (p.microbatch_group_size > 0)
+    par["microbatch_group_size"] = p.microbatch_group_size;
   if (p.recompute == Recompute::kSelective && p.recompute_modules != kDefaultRecomputeModules) {
     json modules = json::array();
     for (const RecomputeModule module : kAllRecomputeModules) {

@@ -190,10 +190,12 @@ double micro_batches_in_flight(const Parallelism& parallelism, int stage) {
       return d(m);
     case Schedule::kInterleaved:
       if (v > 1) {
-        // Megatron schedules.py: warmup (p - i - 1)·2 + (v - 1)·p chunk forwards, plus the one
-        // the steady state runs before its first backward, capped by m·v; each chunk holds 1/v
-        // of the stage. Stage 0 gives p(1 + (p - 1)/(p·v)) (Korthikanti §4.2.3).
-        const int chunks = std::min(m * v, (p - stage - 1) * 2 + (v - 1) * p + 1);
+        // Megatron schedules.py: warmup (p - i - 1)·2 + (v - 1)·N chunk forwards (N the
+        // micro-batch group, p by default), plus the one the steady state runs before its first
+        // backward, capped by m·v; each chunk holds 1/v of the stage. Stage 0 with N = p gives
+        // p(1 + (p - 1)/(p·v)) (Korthikanti §4.2.3).
+        const int chunks =
+            std::min(m * v, (p - stage - 1) * 2 + (v - 1) * parallelism.micro_batch_group() + 1);
         return d(chunks) / d(v);
       }
       [[fallthrough]];

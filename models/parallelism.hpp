@@ -35,6 +35,9 @@ struct Parallelism {
   int micro_batch_size = 1;
   int global_batch_size = 1;
   int virtual_pipeline_stages = 1;
+  // Interleaved 1F1B: micro-batches that go through a stage's chunks together (Megatron-Core
+  // --microbatch-group-size-per-virtual-pipeline-stage); 0: `pipeline`, Megatron's default.
+  int microbatch_group_size = 0;
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
   // Under selective recompute, the modules replayed (a RecomputeModule bit set).
@@ -100,6 +103,10 @@ struct Parallelism {
   // Micro-batches each pipeline runs per iteration: global / (micro * data).
   [[nodiscard]] int num_micro_batches() const {
     return global_batch_size / (micro_batch_size * data);
+  }
+  // The interleaved schedule's micro-batch group: microbatch_group_size, or `pipeline`.
+  [[nodiscard]] int micro_batch_group() const {
+    return microbatch_group_size > 0 ? microbatch_group_size : pipeline;
   }
   // Bytes per gradient element on the wire. Default: Megatron-LM accumulates and reduces bf16
   // (and fp8) training's gradients in fp32 (arguments.py: accumulate_allreduce_grads_in_fp32

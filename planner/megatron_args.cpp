@@ -276,6 +276,8 @@ std::string megatron_arguments(const Scenario& given, MegatronArgumentSet set) {
     add(out, "--expert-tensor-parallel-size", *p.expert_tensor);
   if (p.virtual_pipeline_stages > 1)
     add(out, "--num-virtual-stages-per-pipeline-rank", p.virtual_pipeline_stages);
+  if (p.microbatch_group_size > 0)
+    add(out, "--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group_size);
   add_pipeline_split(out, scenario, complete);
   if (p.sequence_parallel)
     add(out, "--sequence-parallel");

@@ -111,6 +111,8 @@ nlohmann::json entry_json(const PlanSpec& plan, const PlanResult& result, const 
                       {"meets_target", r.meets_target}};
   if (!p.stage_layers.empty())
     j["layout"]["stage_layers"] = p.stage_layers;
+  if (p.microbatch_group_size > 0)
+    j["layout"]["microbatch_group_size"] = p.microbatch_group_size;
   if (plan.model.moe) {  // the expert layout of mixture-of-experts plans only
     j["layout"]["expert"] = p.expert;
     j["layout"]["expert_tensor"] = p.expert_tensor_or_default();

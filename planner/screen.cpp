@@ -300,7 +300,10 @@ ItemResult screen_item(const PlanSpec& plan, const WorkItem& item, long long ite
             p.stage_layers =
                 uneven_stage_layers(sc.model.num_layers, p.pipeline, p.virtual_pipeline_stages);
           }
-          for_each_layout_choice(plan, p, [&] { screen_layout(out, sc, p, ++order, ctx); });
+          for_each_layout_choice(plan, p, [&] {
+            choose_micro_batch_group(p);
+            screen_layout(out, sc, p, ++order, ctx);
+          });
         }
       }
     }

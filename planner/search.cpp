@@ -5,6 +5,7 @@
 #include "models/gpu_catalog.hpp"
 
 #include "estimate/layout_rules.hpp"
+#include "estimate/pipeline_schedule.hpp"
 
 namespace capsim::planner {
 
@@ -121,6 +122,22 @@ std::optional<PruneReason> check_structure(const ModelSpec& m, const ClusterSpec
   if (p.zero_stage >= 2 && p.pipeline > 1 && !stack_shards_with_pipeline)
     consider(PruneReason::kZeroWithPipeline);
   return first;
+}
+
+void choose_micro_batch_group(Parallelism& p) {
+  p.microbatch_group_size = 0;
+  if (p.schedule != Schedule::kInterleaved || p.pipeline <= 1 || p.data < 1 ||
+      p.micro_batch_size < 1)
+    return;
+  const int m = p.num_micro_batches();
+  if (m < 1 || estimate::interleaved_groups_fit(p.pipeline, m, p.pipeline))
+    return;
+  for (int group = p.pipeline + 1; group <= m; ++group) {
+    if (estimate::interleaved_groups_fit(p.pipeline, m, group)) {
+      p.microbatch_group_size = group;
+      return;
+    }
+  }
 }
 
 std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages) {

@@ -20,7 +20,8 @@ enum class PruneReason {
   kContextDivisibility,      // seq_length not divisible by 2 x context
   kLayerDivisibility,        // no even or (when allowed) uneven split of the layers fits
   kBatchDivisibility,        // global batch not divisible by micro batch x data
-  kInterleavedMicroBatches,  // interleaved 1F1B needs micro-batches to be a multiple of pipeline
+  kInterleavedMicroBatches,  // interleaved 1F1B's micro-batch groups do not fit (no group size
+                             // does)
   kZeroWithPipeline,         // ZeRO-2/3 with pipeline parallelism (unsupported by Megatron/DS)
   kFp8Unsupported,           // a low-precision recipe the GPU's tensor cores do not run
   kInvalidLayout,            // breaks a layout rule none of the reasons above names
@@ -59,6 +60,12 @@ struct PruneCounts {
                                                          const ClusterSpec& cluster,
                                                          const Parallelism& parallelism,
                                                          bool stack_shards_with_pipeline = false);
+
+// Sets an interleaved layout's microbatch_group_size to the smallest group Megatron-Core runs
+// its micro-batches in when the default (pipeline) does not fit: P < N <= M with the last group
+// whole or at least P (e.g. 120 micro-batches on 16 stages: 20). Leaves 0 (the default) when
+// that fits, when no group does, or for other schedules.
+void choose_micro_batch_group(Parallelism& p);
 
 // Returns an uneven split of `layers` over `pipeline` stages for when pipeline x virtual stages
 // does not divide them: units of `virtual_stages` layers, as even as possible, the lighter

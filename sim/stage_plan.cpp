@@ -120,8 +120,9 @@ void plan_stages(Sim& sim) {
   const Parallelism& par = sim.scenario->parallelism;
   const IterationCosts& costs = *sim.costs;
   const bool recompute = par.recompute != Recompute::kNone;
-  const auto schedules = estimate::build_schedule(par.schedule, sim.layout.pp, costs.micro_batches,
-                                                  sim.layout.chunks, recompute);
+  const auto schedules =
+      estimate::build_schedule(par.schedule, sim.layout.pp, costs.micro_batches, sim.layout.chunks,
+                               recompute, par.microbatch_group_size);
   const bool has_dp = costs.dp_group.ranks > 1;
   sim.plans.resize(schedules.size());
   for (size_t s = 0; s < schedules.size(); ++s) {

@@ -292,7 +292,33 @@ std::vector<RuleCase> one_rule_cases() {
         p.global_batch_size = 3;
       },
       LayoutRule::kInterleavedMicroBatches, "/parallelism/global_batch_size",
-      "interleaved-1f1b needs the micro-batch count (3) to be a multiple of pipeline (2)");
+      "interleaved-1f1b runs the micro-batches (3) in groups of 2 (pipeline; "
+      "microbatch_group_size sets another): the last group (1) must be whole or at least "
+      "pipeline (2)");
+  add(
+      "MicroBatchGroupLastGroup",
+      [](Parallelism& p, ModelSpec&) {
+        p.schedule = Schedule::kInterleaved;
+        p.virtual_pipeline_stages = 2;
+        p.microbatch_group_size = 7;
+      },
+      LayoutRule::kInterleavedMicroBatches, "/parallelism/microbatch_group_size",
+      "interleaved-1f1b runs the micro-batches (8) in groups of 7: the last group (1) must be "
+      "whole or at least pipeline (2)");
+  add(
+      "MicroBatchGroupRange",
+      [](Parallelism& p, ModelSpec&) {
+        p.schedule = Schedule::kInterleaved;
+        p.virtual_pipeline_stages = 2;
+        p.microbatch_group_size = 9;
+      },
+      LayoutRule::kInterleavedMicroBatches, "/parallelism/microbatch_group_size",
+      "microbatch_group_size (9) must lie between pipeline (2) and the micro-batch count (8)");
+  add(
+      "MicroBatchGroupWithoutInterleaving",
+      [](Parallelism& p, ModelSpec&) { p.microbatch_group_size = 3; },
+      LayoutRule::kInterleavedMicroBatches, "/parallelism/microbatch_group_size",
+      "microbatch_group_size needs schedule \"interleaved-1f1b\"");
   add(
       "StageLayersChunk",
       [](Parallelism& p, ModelSpec&) {

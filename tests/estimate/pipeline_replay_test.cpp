@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/pipeline_schedule.hpp"
+
 namespace capsim {
 namespace {
 
@@ -188,6 +190,35 @@ TEST(PipelineReplayTest, ExtendsLongRunsExactly) {
       ASSERT_NEAR(fast.reduction_end_s[s], full.reduction_end_s[s], tolerance) << what;
       ASSERT_DOUBLE_EQ(fast.first_forward_start_s[s], full.first_forward_start_s[s]) << what;
     }
+  }
+}
+
+// With micro-batch groups other than P the interleaved schedule's shape repeats every group:
+// the cut-off runs are a group apart and still give the whole replay's times.
+TEST(PipelineReplayTest, ExtendsInterleavedRunsByTheirGroup) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> time(0.3, 3.0);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int p = 2 + trial % 5;
+    const int v = 2 + trial % 2;
+    const int group = p + 1 + trial % 4;
+    const int m = group * (6 + trial % 9) + (trial % 3 == 0 ? p : 0);
+    ASSERT_TRUE(estimate::interleaved_groups_fit(p, m, group));
+    StageTimes t(static_cast<size_t>(p));
+    for (auto& stage : t) {
+      const double f = time(rng);
+      for (int c = 0; c < v; ++c)
+        stage.push_back(
+            op_times(f * time(rng), 0.0, 2.0 * f * time(rng), 0.0, 2, 0.5 * f, 0.1 * f, 0.1 * f));
+    }
+    const estimate::PipelineTimeline fast =
+        estimate::replay_pipeline(Schedule::kInterleaved, t, m, false, 0.5, group);
+    const estimate::PipelineTimeline full =
+        estimate::detail::replay_every_micro_batch(Schedule::kInterleaved, t, m, false, 0.5, group);
+    const std::string what =
+        "p=" + std::to_string(p) + " m=" + std::to_string(m) + " group=" + std::to_string(group);
+    ASSERT_NEAR(fast.makespan_s, full.makespan_s, 1e-9 * full.makespan_s) << what;
+    ASSERT_NEAR(fast.unslowed_makespan_s, full.unslowed_makespan_s, 1e-9 * full.makespan_s) << what;
   }
 }
 

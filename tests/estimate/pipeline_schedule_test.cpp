@@ -95,6 +95,38 @@ TEST(ScheduleTest, InterleavedWithMEqualToPWarmsUpPerStage) {
   expect_complete(s, 2, 2, false);
 }
 
+// Micro-batch groups of N = 3 on P = 2 stages, v = 2, M = 6 (Megatron-Core's
+// microbatch_group_size_per_vp_stage): stage 0 warms up (2-0-1)*2 + (2-1)*3 = 5 forwards,
+// group {0,1,2} through chunk 0 then chunk 1; backward k=0 is (mb0, c1).
+TEST(ScheduleTest, InterleavedGoesInMicroBatchGroups) {
+  const auto s = estimate::build_schedule(Schedule::kInterleaved, 2, 6, 2, false, 3);
+  const std::vector<estimate::PipelineOp> head = {
+      {estimate::OpKind::kForward, 0, 0},  {estimate::OpKind::kForward, 1, 0},
+      {estimate::OpKind::kForward, 2, 0},  {estimate::OpKind::kForward, 0, 1},
+      {estimate::OpKind::kForward, 1, 1},  {estimate::OpKind::kForward, 2, 1},
+      {estimate::OpKind::kBackward, 0, 1}, {estimate::OpKind::kForward, 3, 0}};
+  EXPECT_EQ(std::vector<estimate::PipelineOp>(s[0].begin(), s[0].begin() + 8), head);
+  expect_complete(s, 6, 2, false);
+  // The default group is P: the same as giving it.
+  EXPECT_EQ(estimate::build_schedule(Schedule::kInterleaved, 2, 6, 2, false, 2),
+            estimate::build_schedule(Schedule::kInterleaved, 2, 6, 2, false));
+}
+
+// Megatron-Core runs groups of N with P <= N <= M and a last group of 0 or at least P.
+TEST(ScheduleTest, InterleavedGroupsFitAsMegatronChecks) {
+  EXPECT_TRUE(estimate::interleaved_groups_fit(16, 128, 16));
+  EXPECT_FALSE(estimate::interleaved_groups_fit(16, 120, 16));  // a last group of 8
+  EXPECT_TRUE(estimate::interleaved_groups_fit(16, 120, 20));
+  EXPECT_TRUE(estimate::interleaved_groups_fit(16, 120, 52));    // 52 + 52 + 16
+  EXPECT_FALSE(estimate::interleaved_groups_fit(16, 120, 15));   // below P
+  EXPECT_FALSE(estimate::interleaved_groups_fit(16, 120, 121));  // above M
+  // Groups that do not fit run every forward first, as M not a multiple of P does by default.
+  const auto s = estimate::build_schedule(Schedule::kInterleaved, 2, 5, 2, false, 4);
+  for (int k = 0; k < 10; ++k)
+    EXPECT_EQ(s[1][static_cast<size_t>(k)].kind, estimate::OpKind::kForward) << k;
+  expect_complete(s, 5, 2, false);
+}
+
 TEST(ScheduleTest, ZeroBubbleSplitsBackwardAndDefersWeights) {
   const int p = 4;
   const auto s = estimate::build_schedule(Schedule::kZeroBubble, p, 8, 1, false);

@@ -152,6 +152,14 @@ TEST(MegatronImportTest, LayoutArguments) {
                   "--pipeline-model-parallel-layout \"Et*7|t*9|(t*8|)*1t*8L\"")
           .scenario;
   EXPECT_EQ(laid.parallelism.stage_layers, (std::vector<int>{15, 17}));
+  // Micro-batch groups of the interleaved schedule (12 micro-batches in groups of 3).
+  const Scenario grouped =
+      import_text(kModel +
+                  "--pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 "
+                  "--global-batch-size 48 --microbatch-group-size-per-virtual-pipeline-stage 3")
+          .scenario;
+  EXPECT_EQ(grouped.parallelism.num_micro_batches(), 12);
+  EXPECT_EQ(grouped.parallelism.microbatch_group_size, 3);
   // capsim gives the loss's chunk the fewer layers of its rank, as Megatron's split does.
   EXPECT_NE(
       error_text(kModel +

@@ -308,6 +308,12 @@ TEST(MemoryScheduleTest, MicroBatchesInFlightPerSchedule) {
   par.schedule = Schedule::kInterleaved;
   par.virtual_pipeline_stages = 4;
   EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 8.0 * (1.0 + 7.0 / 32.0));
+  // Groups of 12 micro-batches: warm-up (8 - 1)·2 + (4 - 1)·12 chunk forwards, plus one.
+  par.global_batch_size = 24;
+  par.microbatch_group_size = 12;
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), (14.0 + 36.0 + 1.0) / 4.0);
+  par.microbatch_group_size = 0;
+  par.global_batch_size = 16;
   par.schedule = Schedule::kOneFOneB;
   par.global_batch_size = 4;  // fewer micro-batches than stages
   EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 4.0);

@@ -55,6 +55,10 @@ TEST(MegatronArgsTest, UnevenStagesBecomeAPipelineLayout) {
   s.parallelism.zero_stage = 3;
   const std::string a = megatron_arguments(s);
   EXPECT_NE(a.find("--num-virtual-stages-per-pipeline-rank 2"), std::string::npos) << a;
+  EXPECT_EQ(a.find("--microbatch-group-size-per-virtual-pipeline-stage"), std::string::npos) << a;
+  s.parallelism.microbatch_group_size = 3;
+  EXPECT_NE(megatron_arguments(s).find("--microbatch-group-size-per-virtual-pipeline-stage 3"),
+            std::string::npos);
   EXPECT_NE(a.find("--pipeline-model-parallel-layout \"Et*2|t*3|t*2|t*3L\""), std::string::npos)
       << a;
   EXPECT_NE(a.find("--recompute-granularity full --recompute-method uniform"), std::string::npos);

@@ -188,6 +188,33 @@ TEST(UnevenStagesTest, LighterEndsLikeLlama3) {
   EXPECT_TRUE(uneven_stage_layers(31, 16, 2).empty());  // a stage of one layer over two chunks
 }
 
+// An interleaved layout whose micro-batches do not go in groups of P gets the smallest group
+// Megatron-Core runs them in: DeepSeek-V3's 120 micro-batches per replica on 16 stages, 20.
+TEST(UnevenStagesTest, InterleavedLayoutsGetAMicroBatchGroupThatFits) {
+  Parallelism p;
+  p.pipeline = 16;
+  p.virtual_pipeline_stages = 2;
+  p.schedule = Schedule::kInterleaved;
+  p.data = 128;
+  p.global_batch_size = 15360;
+  choose_micro_batch_group(p);
+  EXPECT_EQ(p.microbatch_group_size, 20);
+  p.global_batch_size = 16384;  // 128 micro-batches: P's groups fit
+  choose_micro_batch_group(p);
+  EXPECT_EQ(p.microbatch_group_size, 0);
+  p.global_batch_size = 128 * 17;  // 17: one group of all, whatever P
+  choose_micro_batch_group(p);
+  EXPECT_EQ(p.microbatch_group_size, 17);
+  p.global_batch_size = 128 * 15;  // fewer than P: none fits
+  choose_micro_batch_group(p);
+  EXPECT_EQ(p.microbatch_group_size, 0);
+  p.schedule = Schedule::kOneFOneB;  // only the interleaved schedule has groups
+  p.virtual_pipeline_stages = 1;
+  p.global_batch_size = 15360;
+  choose_micro_batch_group(p);
+  EXPECT_EQ(p.microbatch_group_size, 0);
+}
+
 // Llama-3 405B's 126 layers (on a narrow model) over 16 stages: one layout on 4 x p5.
 PlanSpec llama3_split_plan() {
   PlanSpec plan = hand_plan();

@@ -8,12 +8,20 @@
 #include "models/low_precision.hpp"
 #include "models/pipeline_partition.hpp"
 
+#include "estimate/pipeline_schedule.hpp"
+
 namespace capsim::estimate {
 namespace {
 
 template <class T>
 std::string num(T v) {
   return std::to_string(v);
+}
+
+// "; microbatch_group_size N runs them" for the smallest group that fits, or nothing.
+std::string fitting_group_hint(int pipeline, std::int64_t micro_batches) {
+  const int group = smallest_fitting_group(pipeline, static_cast<int>(micro_batches));
+  return group > 0 ? "; microbatch_group_size " + num(group) + " runs them" : "";
 }
 
 // A broken rule's key below /parallelism and its message.
@@ -291,7 +299,8 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
                 num(group) +
                 (default_group ? " (pipeline; microbatch_group_size sets another)" : "") +
                 ": the last group (" + num(micro_batches % group) +
-                ") must be whole or at least pipeline (" + num(p.pipeline) + ")"};
+                ") must be whole or at least pipeline (" + num(p.pipeline) + ")" +
+                fitting_group_hint(p.pipeline, micro_batches)};
       });
     }
   }

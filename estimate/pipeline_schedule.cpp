@@ -11,6 +11,14 @@ bool interleaved_groups_fit(int stages, int micro_batches, int group_size) {
   return group_size >= stages && group_size <= micro_batches && (last == 0 || last >= stages);
 }
 
+int smallest_fitting_group(int stages, int micro_batches) {
+  for (int group = stages; group <= micro_batches; ++group) {
+    if (interleaved_groups_fit(stages, micro_batches, group))
+      return group;
+  }
+  return 0;
+}
+
 namespace {
 
 struct Emitter {

@@ -47,4 +47,8 @@ struct PipelineOp {
 // forward_backward_pipelining_with_interleaving).
 [[nodiscard]] bool interleaved_groups_fit(int stages, int micro_batches, int group_size);
 
+// The smallest group size that fits (P when P's do), or 0 when none does (fewer micro-batches
+// than stages).
+[[nodiscard]] int smallest_fitting_group(int stages, int micro_batches);
+
 }  // namespace capsim::estimate

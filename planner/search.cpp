@@ -129,15 +129,9 @@ void choose_micro_batch_group(Parallelism& p) {
   if (p.schedule != Schedule::kInterleaved || p.pipeline <= 1 || p.data < 1 ||
       p.micro_batch_size < 1)
     return;
-  const int m = p.num_micro_batches();
-  if (m < 1 || estimate::interleaved_groups_fit(p.pipeline, m, p.pipeline))
-    return;
-  for (int group = p.pipeline + 1; group <= m; ++group) {
-    if (estimate::interleaved_groups_fit(p.pipeline, m, group)) {
-      p.microbatch_group_size = group;
-      return;
-    }
-  }
+  const int group = estimate::smallest_fitting_group(p.pipeline, p.num_micro_batches());
+  if (group > p.pipeline)
+    p.microbatch_group_size = group;
 }
 
 std::vector<int> uneven_stage_layers(int layers, int pipeline, int virtual_stages) {

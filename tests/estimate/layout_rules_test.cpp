@@ -294,7 +294,7 @@ std::vector<RuleCase> one_rule_cases() {
       LayoutRule::kInterleavedMicroBatches, "/parallelism/global_batch_size",
       "interleaved-1f1b runs the micro-batches (3) in groups of 2 (pipeline; "
       "microbatch_group_size sets another): the last group (1) must be whole or at least "
-      "pipeline (2)");
+      "pipeline (2); microbatch_group_size 3 runs them");
   add(
       "MicroBatchGroupLastGroup",
       [](Parallelism& p, ModelSpec&) {
@@ -304,7 +304,7 @@ std::vector<RuleCase> one_rule_cases() {
       },
       LayoutRule::kInterleavedMicroBatches, "/parallelism/microbatch_group_size",
       "interleaved-1f1b runs the micro-batches (8) in groups of 7: the last group (1) must be "
-      "whole or at least pipeline (2)");
+      "whole or at least pipeline (2); microbatch_group_size 2 runs them");
   add(
       "MicroBatchGroupRange",
       [](Parallelism& p, ModelSpec&) {

@@ -341,7 +341,7 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   // and 1 in 5,000 with random buckets at a 0.07 overlap rate; none with the chunk
   // times the lowering produces. Until then the window moves twice as far each time, and a run
   // too short to gain from it is replayed whole, as runs that do every forward first (GPipe,
-  // and interleaved with M not a multiple of P; pace: slowest forward plus slowest backward)
+  // and interleaved with groups that do not fit; pace: slowest forward plus slowest backward)
   // always are.
   const bool interleaved = schedule == Schedule::kInterleaved;
   const int group = micro_batch_group > 0 ? micro_batch_group : p;

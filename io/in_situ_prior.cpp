@@ -51,35 +51,49 @@ const std::vector<ShippedFamily>& shipped_families() {
 // the cost model moves.
 struct FittedFamily {
   const char* architecture;
-  const char* stack;  // the training stack whose runs fitted it; "": every stack's
+  const char* stack;    // the training stack whose runs fitted it; "": every stack's
+  const char* version;  // the stack's version those runs ran; "": every version
   double factor;
   const char* runs;  // the command that fits it
 };
 constexpr FittedFamily kFittedFamilies[] = {
-    {"blackwell", "", 0.658636,
+    {"blackwell", "", "", 0.658636,
      "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-"},
-    {"blackwell", "megatron-bridge", 0.696525,
+    {"blackwell", "megatron-bridge", "", 0.696525,
      "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-mbridge"},
-    {"blackwell", "megatron-core", 0.62445,
+    {"blackwell", "megatron-core", "", 0.62445,
      "capsim calibrate step scenarios/validation/dense-blackwell.json --cases fit-simumax"},
     // BLOOM 176B (Megatron-DeepSpeed 2022) and MT-NLG 530B (DeepSpeed + Megatron, 2021).
-    {"ampere", "megatron-deepspeed", 0.66657,
+    {"ampere", "megatron-deepspeed", "", 0.66657,
      "capsim calibrate step scenarios/validation/published-extra.json --cases bloom --cases mtnlg "
      "--set stack=megatron-deepspeed --profile scenarios/profiles/a100-ib.json"},
-    {"hopper", "megatron-bridge", 0.981423,
+    // MT-NLG 530B: DeepSpeed's engine of 2021 running Megatron's GPT, the software the 2021
+    // DeepSpeed ZeRO-3 runs of Megatron's GPT used.
+    {"ampere", "deepspeed", "2021", 0.66657,
+     "capsim calibrate step scenarios/validation/published-extra.json --cases mtnlg --set "
+     "'stack={\"name\":\"deepspeed\",\"version\":\"2021\"}' --profile "
+     "scenarios/profiles/a100-ib.json"},
+    {"hopper", "megatron-bridge", "", 0.981423,
      "capsim calibrate step scenarios/validation/published-extra.json --cases mbridge --set "
      "stack=megatron-bridge --profile scenarios/profiles/h100-ib.json"},
 };
 
-// The factor of `architecture` fitted to the runs of `stack` ("": none), else nullptr.
-const FittedFamily* stack_family(const std::string& architecture, const std::string& stack) {
+// The factor of `architecture` fitted to the runs of `stack` ("": none) at `version`, else to
+// its runs of every version, else nullptr.
+const FittedFamily* stack_family(const std::string& architecture, const std::string& stack,
+                                 const std::string& version) {
   if (stack.empty())
     return nullptr;
+  const FittedFamily* any_version = nullptr;
   for (const FittedFamily& family : kFittedFamilies) {
-    if (architecture == family.architecture && stack == family.stack)
+    if (architecture != family.architecture || stack != family.stack)
+      continue;
+    if (std::string(family.version).empty())
+      any_version = &family;
+    else if (version == family.version)
       return &family;
   }
-  return nullptr;
+  return any_version;
 }
 
 // The factor of `architecture` fitted over every stack's runs, else nullptr.
@@ -97,18 +111,21 @@ std::string factor_text(double factor) {
 
 // The provenance line of a fitted factor.
 std::string fitted_source(const FittedFamily& family, const std::string& what) {
+  const std::string version =
+      std::string(family.version).empty() ? "" : " " + std::string(family.version);
   const std::string whose =
       std::string(family.stack).empty()
           ? "fitted to published runs on it"
-          : "fitted to published " + std::string(family.stack) + " runs on it";
+          : "fitted to published " + std::string(family.stack) + version + " runs on it";
   return "software_efficiency " + factor_text(family.factor) + ": the " + family.architecture +
          " family's, " + whose + " (" + family.runs + "); " + what;
 }
 
 }  // namespace
 
-InSituPrior in_situ_prior(const std::string& architecture, const std::string& stack) {
-  if (const FittedFamily* family = stack_family(architecture, stack))
+InSituPrior in_situ_prior(const std::string& architecture, const std::string& stack,
+                          const std::string& version) {
+  if (const FittedFamily* family = stack_family(architecture, stack, version))
     return {family->factor, fitted_source(*family, "no step of your stack was measured")};
   double log_sum = 0.0;
   std::string names;
@@ -134,19 +151,21 @@ InSituPrior in_situ_prior(const std::string& architecture, const std::string& st
 }
 
 HardwareProfile with_in_situ_prior(HardwareProfile profile, const std::string& architecture,
-                                   const std::string& stack) {
-  InSituPrior prior = in_situ_prior(architecture, stack);
+                                   const std::string& stack, const std::string& version) {
+  InSituPrior prior = in_situ_prior(architecture, stack, version);
   profile.software_efficiency = prior.factor;
   profile.provenance.push_back(std::move(prior.source));
   return profile;
 }
 
-bool has_stack_factor(const std::string& architecture, const std::string& stack) {
-  return stack_family(architecture, stack) != nullptr;
+bool has_stack_factor(const std::string& architecture, const std::string& stack,
+                      const std::string& version) {
+  return stack_family(architecture, stack, version) != nullptr;
 }
 
-HardwareProfile with_stack_factor(HardwareProfile profile, const std::string& stack) {
-  const FittedFamily* family = stack_family(profile.gpu.architecture, stack);
+HardwareProfile with_stack_factor(HardwareProfile profile, const std::string& stack,
+                                  const std::string& version) {
+  const FittedFamily* family = stack_family(profile.gpu.architecture, stack, version);
   if (family == nullptr)
     return profile;
   profile.software_efficiency = family->factor;

@@ -17,22 +17,28 @@ struct InSituPrior {
 // family's shipped factor when capsim ships a profile for the architecture; the family's factor
 // fitted to published runs when capsim has one (Blackwell); that of the training stack `stack`
 // (a training stack's name, "" for none) before either when published runs of it fitted one on
-// the family; else the geometric mean of the shipped families' (A100 and H100). Each was fitted to
+// the family (runs of its `version` where they fitted one of their own, else of every version);
+// else the geometric mean of the shipped families' (A100 and H100). Each was fitted to
 // published runs of several training stacks (docs/validation.md, "The in-situ factor"): the loss is
 // the stacks', so it is the best prior for a GPU they have not been measured on yet.
 [[nodiscard]] InSituPrior in_situ_prior(const std::string& architecture,
-                                        const std::string& stack = "");
+                                        const std::string& stack = "",
+                                        const std::string& version = "");
 
 // Returns `profile` (a datasheet profile) with the prior of its GPU's architecture and `stack`.
 [[nodiscard]] HardwareProfile with_in_situ_prior(HardwareProfile profile,
                                                  const std::string& architecture,
-                                                 const std::string& stack = "");
+                                                 const std::string& stack = "",
+                                                 const std::string& version = "");
 
-// Whether published runs of `stack` on GPUs of `architecture` fitted a factor of their own.
-[[nodiscard]] bool has_stack_factor(const std::string& architecture, const std::string& stack);
+// Whether published runs of `stack` (at `version`, or of every version) on GPUs of
+// `architecture` fitted a factor of their own.
+[[nodiscard]] bool has_stack_factor(const std::string& architecture, const std::string& stack,
+                                    const std::string& version = "");
 
 // Returns a shipped profile with the factor fitted to published runs of `stack` on its GPU's
 // family in place of its own (fitted over every stack's runs), where one was fitted; else as is.
-[[nodiscard]] HardwareProfile with_stack_factor(HardwareProfile profile, const std::string& stack);
+[[nodiscard]] HardwareProfile with_stack_factor(HardwareProfile profile, const std::string& stack,
+                                                const std::string& version = "");
 
 }  // namespace capsim::io

@@ -453,6 +453,7 @@ HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::js
                                      measured_at);
   };
   const std::string stack_name = scenario.stack != nullptr ? scenario.stack->name : "";
+  const std::string stack_version = scenario.stack != nullptr ? scenario.stack->version : "";
   const estimate::ProfileChoice choice =
       estimate::choose_profile(scenario, is_builtin_gpu(gpu->name), shipped_files());
   switch (choice.source) {
@@ -471,14 +472,16 @@ HardwareProfile read_chosen_profile(const Scenario& scenario, const nlohmann::js
     }
     case estimate::ProfileSource::kShipped:
       return measured_at_scenario_nvlink(
-          with_stack_factor(embedded_profile(choice.shipped_file), stack_name));
+          with_stack_factor(embedded_profile(choice.shipped_file), stack_name, stack_version));
     case estimate::ProfileSource::kShippedDatasheetNetwork:
-      return measured_at_scenario_nvlink(with_stack_factor(
-          with_datasheet_network(embedded_profile(choice.shipped_file), cluster), stack_name));
+      return measured_at_scenario_nvlink(
+          with_stack_factor(with_datasheet_network(embedded_profile(choice.shipped_file), cluster),
+                            stack_name, stack_version));
     case estimate::ProfileSource::kDatasheet:
       break;
   }
-  return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture, stack_name);
+  return with_in_situ_prior(datasheet_profile(*gpu, cluster), gpu->architecture, stack_name,
+                            stack_version);
 }
 
 }  // namespace

@@ -310,12 +310,13 @@ std::vector<RankedEntry> eligible_pareto(const std::vector<RankedEntry>& ranked)
 // family takes their factor there (docs/scenario.md, "Training stacks").
 std::string kernel_speed_note(const PlanSpec& plan) {
   const std::string stack = plan.named_stack != nullptr ? plan.named_stack->name : "";
+  const std::string version = plan.named_stack != nullptr ? plan.named_stack->version : "";
   std::set<std::string> own, other;  // architectures with and without the stack's own factor
   for (const InstanceChoice& choice : plan.instances) {
     if (!choice.profile_path.empty())
       continue;
     const std::string& architecture = plan.catalog.find_instance(choice.name)->gpu.architecture;
-    (io::has_stack_factor(architecture, stack) ? own : other).insert(architecture);
+    (io::has_stack_factor(architecture, stack, version) ? own : other).insert(architecture);
   }
   const std::string calibrate =
       "; `capsim calibrate step` fits a profile to measured steps of your stack, and an "
@@ -498,7 +499,8 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
           ": its GPU is defined in the plan and costed from its datasheet figures (not "
           "validated; " +
           io::in_situ_prior(instance.gpu.architecture,
-                            plan.named_stack != nullptr ? plan.named_stack->name : "")
+                            plan.named_stack != nullptr ? plan.named_stack->name : "",
+                            plan.named_stack != nullptr ? plan.named_stack->version : "")
               .source +
           "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
           "comparison with shipped ones on measurements");

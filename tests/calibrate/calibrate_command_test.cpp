@@ -458,6 +458,7 @@ TEST(CalibrateCommandTest, StackFactorsAreTheFitsOfTheirRuns) {
     std::string runs;  // calibrate step's arguments before -o
     std::string architecture;
     std::string stack;
+    std::string version = "";  // "": the factor of every version
   };
   const std::string blackwell =
       std::string(CAPSIM_SOURCE_DIR) + "/scenarios/validation/dense-blackwell.json --cases ";
@@ -473,13 +474,16 @@ TEST(CalibrateCommandTest, StackFactorsAreTheFitsOfTheirRuns) {
        "ampere", "megatron-deepspeed"},
       {extra + "mbridge --set stack=megatron-bridge" + profiles + "h100-ib.json", "hopper",
        "megatron-bridge"},
+      {extra + "mtnlg --set 'stack={\"name\":\"deepspeed\",\"version\":\"2021\"}'" + profiles +
+           "a100-ib.json",
+       "ampere", "deepspeed", "2021"},
   };
   for (const Fit& fit : fits) {
     const std::string fitted = temp_path("stack-factor.json");
     const auto r = run_capsim("calibrate step " + fit.runs + " -o " + fitted, true);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NEAR(nlohmann::json::parse(read(fitted)).at("software_efficiency").get<double>(),
-                io::in_situ_prior(fit.architecture, fit.stack).factor, 5e-7)
+                io::in_situ_prior(fit.architecture, fit.stack, fit.version).factor, 5e-7)
         << fit.runs;
   }
 }

@@ -404,6 +404,17 @@ TEST(ResolveProfileTest, AStackWithFittedRunsTakesItsFactorOnAShippedProfile) {
       << deepspeed.provenance.back();
   s.stack = find_training_stack("pytorch-fsdp");
   EXPECT_EQ(io::resolve_profile(s).software_efficiency, shipped);
+  // A factor fitted to one version's runs (DeepSpeed of 2021, on MT-NLG) is that version's.
+  s.stack = find_training_stack("deepspeed", "2021");
+  const HardwareProfile deepspeed_2021 = io::resolve_profile(s);
+  EXPECT_EQ(deepspeed_2021.software_efficiency,
+            io::in_situ_prior("ampere", "deepspeed", "2021").factor);
+  EXPECT_LT(deepspeed_2021.software_efficiency, shipped - 0.1);
+  EXPECT_NE(deepspeed_2021.provenance.back().find("fitted to published deepspeed 2021 runs"),
+            std::string::npos)
+      << deepspeed_2021.provenance.back();
+  s.stack = find_training_stack("deepspeed");
+  EXPECT_EQ(io::resolve_profile(s).software_efficiency, shipped);
   s.stack = nullptr;
   EXPECT_EQ(io::resolve_profile(s).software_efficiency, shipped);
 

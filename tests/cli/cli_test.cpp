@@ -849,28 +849,31 @@ TEST(CliTest, DevSetScoresHoldTheirMarks) {
 }
 
 // dev.json with each group's stack named (scenarios/validation/dev-stacks.json,
-// scripts/name-dev-stacks.py), nothing fitted to it: 7.0% over the file (target 8%), every group
-// within 12% (DGXC 5.4%, MPT 6.4%, SC'21 10.3%). DeepSpeed's 2021 ZeRO-3, collectives tensor by
-// tensor with a copy per rank, brings its six rows from 56% to 28.5% too fast (analytic 28.4%);
-// they stay too fast (the rest of that implementation is not modelled).
+// scripts/name-dev-stacks.py), nothing fitted to it: 6.4% over the file (target 8%), every group
+// within 12% (DGXC 5.4%, MPT 6.4%, SC'21 6.7%), MPT's and SC'21's mean signed errors within ±5%
+// (DGXC's is +5.4%). DeepSpeed's 2021 ZeRO-3, collectives tensor by tensor with a copy per rank
+// at the in-situ factor of DeepSpeed's 2021 engine (fitted on MT-NLG), brings its six rows from
+// 56% to 15.5%.
 TEST(CliTest, DevSetWithStacksNamedHoldsItsMarks) {
   const auto j = validate_analytic("scenarios/validation/dev-stacks.json");
   ASSERT_FALSE(j.is_null());
   EXPECT_LE(j.at("summary").at("mape_pct").get<double>(), 8.0);
-  for (const auto& [group, score] : j.at("summary").at("by_group").items())
+  for (const auto& [group, score] : j.at("summary").at("by_group").items()) {
     EXPECT_LE(score.at("mape_pct").get<double>(), 12.0) << group;
+    EXPECT_LE(std::fabs(score.at("mean_error_pct").get<double>()),
+              group == "DGXC benchmarking" ? 6.0 : 5.0)
+        << group;
+  }
   double zero3_abs = 0.0;
   int zero3 = 0;
   for (const auto& c : j.at("cases")) {
     if (c.at("id").get<std::string>().rfind("narayanan21-t2-zero3", 0) != 0)
       continue;
-    const double error = c.at("error_pct").get<double>();
-    EXPECT_LT(error, 0.0) << c.at("id");
-    zero3_abs += std::fabs(error);
+    zero3_abs += std::fabs(c.at("error_pct").get<double>());
     ++zero3;
   }
   ASSERT_EQ(zero3, 6);
-  EXPECT_LT(zero3_abs / zero3, 30.0);
+  EXPECT_LT(zero3_abs / zero3, 16.0);
 }
 
 // dev-stacks.json is dev.json with only each case's training stack added

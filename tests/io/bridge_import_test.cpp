@@ -228,8 +228,10 @@ TEST(BridgeImportTest, DatasetSequenceLengthStandsForTheModels) {
 TEST(BridgeKeysTest, ArgumentsAndKeysMapBothWays) {
   for (const char* argument :
        {"--micro-batch-size", "--num-experts", "--tensor-model-parallel-size",
-        "--num-virtual-stages-per-pipeline-rank", "--overlap-grad-reduce", "--ddp-bucket-size",
-        "--tp-comm-overlap", "--fp8-format", "--use-torch-fsdp2", "--exp-avg-dtype"}) {
+        "--num-virtual-stages-per-pipeline-rank",
+        "--microbatch-group-size-per-virtual-pipeline-stage", "--overlap-grad-reduce",
+        "--ddp-bucket-size", "--tp-comm-overlap", "--fp8-format", "--use-torch-fsdp2",
+        "--exp-avg-dtype"}) {
     SCOPED_TRACE(argument);
     const BridgeKey k = bridge_key_of_argument(argument);
     const auto back = argument_of_bridge_key(k.section, k.key);

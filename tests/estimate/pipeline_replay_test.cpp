@@ -207,9 +207,14 @@ TEST(PipelineReplayTest, ExtendsInterleavedRunsByTheirGroup) {
     StageTimes t(static_cast<size_t>(p));
     for (auto& stage : t) {
       const double f = time(rng);
-      for (int c = 0; c < v; ++c)
+      // Overlapped sends on every other trial, up to a forward (as ExtendsLongRunsExactly).
+      const double hop = trial % 2 == 1 ? f * (0.01 + 0.33 * (time(rng) - 0.3)) : 0.0;
+      for (int c = 0; c < v; ++c) {
         stage.push_back(
             op_times(f * time(rng), 0.0, 2.0 * f * time(rng), 0.0, 2, 0.5 * f, 0.1 * f, 0.1 * f));
+        stage.back().activations_arrival_s = hop;
+        stage.back().gradients_arrival_s = hop;
+      }
     }
     const estimate::PipelineTimeline fast =
         estimate::replay_pipeline(Schedule::kInterleaved, t, m, false, 0.5, group);

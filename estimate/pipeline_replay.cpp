@@ -344,11 +344,10 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   // and interleaved with groups that do not fit; pace: slowest forward plus slowest backward)
   // always are.
   const bool interleaved = schedule == Schedule::kInterleaved;
-  const int group = micro_batch_group > 0 ? micro_batch_group : p;
-  const bool forwards_first =
-      schedule == Schedule::kGpipe || (interleaved && !interleaved_groups_fit(p, m, group));
   // Runs one period apart have the same shape: the interleaved schedule's group, else P.
   const int period = replay_period(schedule, p, micro_batch_group);
+  const bool forwards_first =
+      schedule == Schedule::kGpipe || (interleaved && !interleaved_groups_fit(p, m, period));
   double busiest_s = 0.0;
   double longest_delay_s = 0.0;
   double shortest_forward_s = times.front().front().forward_s;

@@ -18,6 +18,7 @@
 #include "estimate/iteration_model.hpp"
 #include "estimate/leaf_uplinks.hpp"
 #include "estimate/pipeline_replay.hpp"
+#include "estimate/pipeline_schedule.hpp"
 #include "estimate/zero3_streams.hpp"
 
 namespace capsim::estimate {
@@ -180,6 +181,26 @@ StageStep stage_step(const HardwareProfile& profile, const StageCosts& stage,
   return step;
 }
 
+// DualPipeV: each stage's exposed expert-parallel time per micro-batch with its paired ops'
+// exchanges as their pairs leave them (dualpipev_pairs).
+void hide_paired_exchanges(const IterationCosts& costs, std::vector<StageStep>& steps) {
+  const int p = static_cast<int>(costs.stages.size());
+  const int m = costs.micro_batches;
+  for (int s = 0; s < p; ++s) {
+    const auto& chunks = costs.stages[static_cast<size_t>(s)].chunks;
+    double ep_s = 0.0;
+    for (int c = 0; c < static_cast<int>(chunks.size()); ++c) {
+      const ChunkCosts& ch = chunks[static_cast<size_t>(c)];
+      const DualPipeVPairs pairs = dualpipev_pairs(p, s, m, c);
+      ep_s += (m - pairs.forwards) * ch.forward_ep_comm_s +
+              pairs.forwards * ch.paired_forward_ep_comm_s +
+              (m - pairs.backwards) * ch.backward_ep_comm_s +
+              pairs.backwards * ch.paired_backward_ep_comm_s;
+    }
+    steps[static_cast<size_t>(s)].ep_s = ep_s / m;
+  }
+}
+
 // The collective times of a chunk's last bucket and of a full one (the same when it has one
 // bucket); `bytes` are the chunk's, split as dp_bucket_split says.
 struct BucketTimes {
@@ -256,6 +277,7 @@ double bucket_total_s(const IterationCosts& costs, CollectiveTimes& collective, 
 // exactly, fill, drain and steady state alike. Empty for a single stage.
 struct PipelineSends {
   bool blocking = false;
+  bool v_shape = false;            // DualPipeV (add_sends)
   std::vector<double> forward_s;   // per stage: its forward's send to the next (virtual) stage
   std::vector<double> backward_s;  // per stage: its backward's send to the previous one
 };
@@ -264,6 +286,7 @@ void fill_pipeline_sends(const IterationCosts& costs, const HardwareProfile& pro
                          const LeafLimitedGroups& groups, const Parallelism& par,
                          PipelineSends& sends) {
   sends.blocking = false;
+  sends.v_shape = par.schedule == Schedule::kDualPipeV;
   sends.forward_s.clear();
   sends.backward_s.clear();
   const int p = par.pipeline;
@@ -278,7 +301,7 @@ void fill_pipeline_sends(const IterationCosts& costs, const HardwareProfile& pro
   sends.forward_s.assign(static_cast<size_t>(p), 0.0);
   sends.backward_s.assign(static_cast<size_t>(p), 0.0);
   // Interleaved, the last stage feeds the first (the next chunk) and the first the last.
-  const bool wraps = par.virtual_pipeline_stages > 1;
+  const bool wraps = par.virtual_pipeline_stages > 1 && !sends.v_shape;
   for (int st = 0; st < p; ++st) {
     const auto s = static_cast<size_t>(st);
     if (st + 1 < p || wraps)
@@ -302,6 +325,22 @@ void add_sends(const PipelineSends& sends, size_t s, std::vector<ChunkOpTimes>& 
     return;
   }
   const size_t p = sends.forward_s.size();
+  if (sends.v_shape) {
+    // DualPipeV: chunk 0 takes activations from stage s - 1 and gradients from s + 1, chunk 1
+    // the other way round, over the same links; the turn at the last stage stays on the GPU.
+    // forward_s[b] crosses the link from stage b to b + 1, backward_s[b + 1] the same link back.
+    ChunkOpTimes& down = chunks[0];
+    ChunkOpTimes& up = chunks[1];
+    if (s > 0) {
+      down.activations_arrival_s = sends.forward_s[s - 1];
+      up.gradients_arrival_s = sends.forward_s[s - 1];
+    }
+    if (s + 1 < p) {
+      down.gradients_arrival_s = sends.backward_s[s + 1];
+      up.activations_arrival_s = sends.backward_s[s + 1];
+    }
+    return;
+  }
   const size_t previous = (s + p - 1) % p;
   const size_t next = (s + 1) % p;
   for (size_t c = 0; c < chunks.size(); ++c) {
@@ -324,6 +363,7 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp, Collective
                    const Parallelism& par, const Zero3Table& zero3, const PipelineSends& sends,
                    std::vector<std::vector<ChunkOpTimes>>& times) {
   const bool split = par.schedule == Schedule::kZeroBubble;
+  const bool dual = par.schedule == Schedule::kDualPipeV;
   const bool recompute_op = par.recompute != Recompute::kNone;
   const bool reduces = dp.ranks > 1 && par.zero_stage != 3;
   const CollectiveKind kind =
@@ -348,6 +388,15 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp, Collective
       t.backward_s += ch.backward_input_s + (split ? 0.0 : ch.backward_weight_s);
       t.backward_comm_s +=
           ch.backward_tp_comm_s + ch.backward_cp_comm_s + ch.backward_ep_comm_s + z.backward_s;
+      if (dual) {  // whole backwards, some split into B and W, some paired with a forward
+        t.weight_s = ch.backward_weight_s;
+        t.input_backward_s = t.backward_s - ch.backward_weight_s;
+        t.weight_in_backward = true;
+        t.paired_forward_comm_s =
+            t.forward_comm_s - ch.forward_ep_comm_s + ch.paired_forward_ep_comm_s;
+        t.paired_backward_comm_s =
+            t.backward_comm_s - ch.backward_ep_comm_s + ch.paired_backward_ep_comm_s;
+      }
       if (reduces && par.overlap_grad_reduce) {
         t.gradient_buckets = dp_bucket_split(costs, s, c);
         const BucketTimes bucket =
@@ -358,6 +407,8 @@ void fill_op_times(const IterationCosts& costs, const GroupShape& dp, Collective
       chunks.push_back(t);
     }
     chunks.front().forward_comm_s += collective.profile().per_microbatch_overhead_s;
+    if (dual)
+      chunks.front().paired_forward_comm_s += collective.profile().per_microbatch_overhead_s;
     add_sends(sends, s, chunks);
   }
 }
@@ -476,7 +527,8 @@ size_t bottleneck_stage(const std::vector<StageStep>& steps) {
 double iteration_lower_bound_s(const IterationCosts& costs, const std::vector<StageStep>& steps,
                                const Parallelism& par) {
   const double m = costs.micro_batches;
-  const bool drains = par.schedule != Schedule::kZeroBubble;
+  // ZB-H1 and DualPipeV may end on W's, which need nothing from the stages ahead.
+  const bool drains = par.schedule != Schedule::kZeroBubble && par.schedule != Schedule::kDualPipeV;
   double fill_s = 0.0;   // the first forwards of the stages ahead
   double drain_s = 0.0;  // their shortest backwards
   double bound_s = 0.0;
@@ -533,6 +585,8 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
   for (const auto& stage : costs.stages) {
     steps.push_back(stage_step(profile, stage, zero3[steps.size()]));
   }
+  if (par.schedule == Schedule::kDualPipeV)
+    hide_paired_exchanges(costs, steps);
   const size_t busiest = bottleneck_stage(steps);
   const StageStep& b = steps[busiest];
   const double busy_s = m * b.total_s();

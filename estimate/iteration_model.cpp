@@ -318,6 +318,7 @@ struct KindCosts {
   LayerComm tp;
   LayerComm cp;                    // the K/V ring not hidden behind attention
   LayerComm ep;                    // exposed expert-parallel exchanges (MoE layers)
+  LayerComm ep_paired;             // the same in a DualPipeV pair (PipelineOp::paired)
   LayerComm ep_replayed;           // the forward exchanges a full recompute replays
   double parameters = 0.0;         // on one GPU, without routed experts
   double expert_parameters = 0.0;  // routed experts on one GPU
@@ -340,6 +341,7 @@ struct PartCosts {
   PassTimes mtp;
   LayerComm mtp_comm;
   LayerComm mtp_ep;
+  LayerComm mtp_ep_paired;
   double mtp_parameters = 0.0;
   double mtp_expert_parameters = 0.0;
   double activation_bytes = 0.0;          // a PP hop's bytes per micro-batch
@@ -438,7 +440,7 @@ LayerComm context_parallel_costs(const Scenario& scenario, const HardwareProfile
 }
 
 // One virtual chunk of `layers` layers starting at `first_layer`, with the embedding on stage
-// 0's first chunk and the head (and the MTP modules) on the last stage's last. Each layer costs
+// 0's first chunk and the head (and the MTP modules) on the model's last chunk. Each layer costs
 // what its kind costs (layer_kind); a dense model's layers are all of the first kind.
 ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int stage, int chunk,
                        int first_layer, int layers) {
@@ -448,7 +450,7 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
   ch.first_layer = first_layer;
   ch.num_layers = layers;
   ch.has_embedding = stage == 0 && chunk == 0;
-  ch.has_head = stage == p.pipeline - 1 && chunk == p.virtual_pipeline_stages - 1;
+  ch.has_head = !next_chunk(p.schedule, p.pipeline, p.virtual_pipeline_stages, stage, chunk);
   std::array<int, 4> counts{};
   if (m.moe || m.window_attention) {
     for (int layer = first_layer; layer < first_layer + layers; ++layer)
@@ -488,10 +490,14 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
     if (kc.expert_parameters > 0.0 || kc.ep.forward_s > 0.0 || kc.ep.backward_s > 0.0) {
       ch.forward_ep_comm_s += n * kc.ep.forward_s;
       ch.backward_ep_comm_s += n * kc.ep.backward_s;
+      ch.paired_forward_ep_comm_s += n * kc.ep_paired.forward_s;
+      ch.paired_backward_ep_comm_s += n * kc.ep_paired.backward_s;
       // Replaying the whole MoE layer (full recompute, or the moe module) dispatches and
       // combines its tokens again.
-      if (p.recompute == Recompute::kFull || (p.replayed_modules() & kRecomputeMoe) != 0)
+      if (p.recompute == Recompute::kFull || (p.replayed_modules() & kRecomputeMoe) != 0) {
         ch.backward_ep_comm_s += n * kc.ep_replayed.forward_s;
+        ch.paired_backward_ep_comm_s += n * kc.ep_replayed.forward_s;
+      }
       ch.expert_parameter_count += n * kc.expert_parameters;
     }
     dense_parameters = first_kind ? n * kc.parameters : dense_parameters + n * kc.parameters;
@@ -519,13 +525,15 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
     add(parts.head, parts.edges.head);
     // Tied embeddings: with pipeline > 1 the last stage keeps its own copy of the word
     // embedding (Megatron-LM), kept in sync by an extra all-reduce we neglect.
-    const bool own_copy = m.tied_embeddings && p.pipeline > 1;
+    const bool own_copy = m.tied_embeddings && p.pipeline > 1 && stage != 0;
     ch.parameter_count += head_parameters_per_rank(m, p.tensor) +
                           (own_copy ? word_embedding_parameters_per_rank(m, p.tensor) : 0.0);
     for (int k = 0; k < m.mtp_layers; ++k) {
       add(parts.mtp, parts.mtp_comm);
       ch.forward_ep_comm_s += parts.mtp_ep.forward_s;
       ch.backward_ep_comm_s += parts.mtp_ep.backward_s;
+      ch.paired_forward_ep_comm_s += parts.mtp_ep_paired.forward_s;
+      ch.paired_backward_ep_comm_s += parts.mtp_ep_paired.backward_s;
       ch.parameter_count += parts.mtp_parameters + parts.mtp_expert_parameters;
       ch.expert_parameter_count += parts.mtp_expert_parameters;
     }
@@ -535,7 +543,7 @@ ChunkCosts chunk_costs(const PartCosts& parts, const Scenario& scenario, int sta
 }
 
 // Each stage's chunks and optimizer step. Megatron assigns chunk k of stage s the layers of
-// model chunk k·p + s.
+// model chunk k·p + s; DualPipeV the V (models/pipeline_placement.hpp).
 void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& scenario,
                 const HardwareProfile& profile, const GpuSpec& gpu) {
   const Parallelism& p = scenario.parallelism;
@@ -549,17 +557,17 @@ void add_stages(IterationCosts& costs, const PartCosts& parts, const Scenario& s
     stage = StageCosts{};
     stage.chunks = std::move(chunks);
   }
-  // In model order: chunk k of every stage before chunk k + 1 of any.
+  // In model order (Megatron's: chunk k of every stage before chunk k + 1 of any), which puts
+  // each stage's chunks in its vector in chunk order under every schedule.
   int next_layer = 0;
-  for (int k = 0; k < v; ++k) {
-    for (int s = 0; s < p.pipeline; ++s) {
-      const int layers = layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v);
-      StageCosts& stage = costs.stages[static_cast<size_t>(s)];
-      stage.chunks.push_back(chunk_costs(parts, scenario, s, k, next_layer, layers));
-      stage.parameter_count += stage.chunks.back().parameter_count;
-      next_layer += layers;
-    }
-  }
+  for_each_chunk_in_model_order(p, [&](int s, int k) {
+    const int layers =
+        layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, p.pipeline, v, p.schedule);
+    StageCosts& stage = costs.stages[static_cast<size_t>(s)];
+    stage.chunks.push_back(chunk_costs(parts, scenario, s, k, next_layer, layers));
+    stage.parameter_count += stage.chunks.back().parameter_count;
+    next_layer += layers;
+  });
   for (StageCosts& stage : costs.stages) {
     // Adam over the local shard (ZeRO >= 1 shards it over DP x CP), memory bound. By default
     // it reads the fp32 master, gradient, m and v (16 B), writes master, m, v (12 B) and the
@@ -648,12 +656,11 @@ LayerComm expert_parallel_exchanges(const Scenario& scenario, const HardwareProf
 // beside the backward MoE block, the forward combine beside the backward attention block, the
 // backward combine beside the forward attention block and the backward dispatch beside the
 // forward MoE block; each is slowed by the SMs the exchange holds (overlap.hpp). Dispatch and
-// combine move the same bytes, half of each pass's exchanges. The schedule realises
-// kEpOverlapEfficiency of what that pairing would hide. Without overlap, all of it is exposed.
-LayerComm expert_parallel_exposed(const LayerComm& raw, const PassTimes& layer, bool overlap,
-                                  double rate) {
-  if (!overlap)
-    return raw;
+// combine move the same bytes, half of each pass's exchanges. A schedule realises `efficiency`
+// of what that pairing would hide: DualPipeV's pairs all of it (DeepSeek-V3 technical report
+// §3.2.1: "both all-to-all and PP communication can be fully hidden").
+LayerComm paired_exchanges_exposed(const LayerComm& raw, const PassTimes& layer, double rate,
+                                   double efficiency) {
   const double backward_s = layer.backward_input_s + layer.backward_weight_s;
   const double attention_forward_s = layer.forward_s - layer.moe_forward_s;
   const double attention_backward_s = backward_s - layer.moe_backward_s;
@@ -664,10 +671,19 @@ LayerComm expert_parallel_exposed(const LayerComm& raw, const PassTimes& layer, 
                              beside(0.5 * raw.forward_s, attention_backward_s),
                          beside(0.5 * raw.backward_s, attention_forward_s) +
                              beside(0.5 * raw.backward_s, layer.moe_forward_s)};
-  const auto realised = [](double raw_s, double paired_s) {
-    return raw_s - kEpOverlapEfficiency * (raw_s - paired_s);
+  const auto realised = [efficiency](double raw_s, double paired_s) {
+    return raw_s - efficiency * (raw_s - paired_s);
   };
   return {realised(raw.forward_s, paired.forward_s), realised(raw.backward_s, paired.backward_s)};
+}
+
+// expert_parallel_exposed for Megatron-Core's combined 1F1B: the pairing at the share of it
+// that schedule realises (kEpOverlapEfficiency); without overlap, all of it is exposed.
+LayerComm expert_parallel_exposed(const LayerComm& raw, const PassTimes& layer, bool overlap,
+                                  double rate) {
+  if (!overlap)
+    return raw;
+  return paired_exchanges_exposed(raw, layer, rate, kEpOverlapEfficiency);
 }
 
 // The costs of each kind of layer, the embedding and the head of `scenario`, whose TP group is
@@ -710,7 +726,15 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
     if (kind.moe) {
       kc.parameters = moe_layer_dense_parameters_per_rank(m, p.tensor);
       kc.expert_parameters = expert_parameters_per_rank(m, p);
-      kc.ep = expert_parallel_exposed(ep_raw, kc.compute, p.moe_a2a_overlap, rate);
+      if (p.schedule == Schedule::kDualPipeV) {
+        // Only its pairs overlap, and those fully when the layers run them overlapped.
+        kc.ep = ep_raw;
+        kc.ep_paired =
+            p.moe_a2a_overlap ? paired_exchanges_exposed(ep_raw, kc.compute, rate, 1.0) : ep_raw;
+      } else {
+        kc.ep = expert_parallel_exposed(ep_raw, kc.compute, p.moe_a2a_overlap, rate);
+        kc.ep_paired = kc.ep;
+      }
       kc.ep_replayed = kc.ep;
     } else {
       kc.parameters = layer_parameters_per_rank(m, p.tensor);
@@ -726,6 +750,7 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
     parts.mtp_comm = {last.tp.forward_s + last.cp.forward_s + parts.edges.head.forward_s,
                       last.tp.backward_s + last.cp.backward_s + parts.edges.head.backward_s};
     parts.mtp_ep = last.ep;
+    parts.mtp_ep_paired = last.ep_paired;
     parts.mtp_parameters = last.parameters + mtp_extra_parameters(m) / d(p.tensor);
     parts.mtp_expert_parameters = last.expert_parameters;
   }

@@ -47,7 +47,9 @@ void check_a2a_overlap_rules(const ModelSpec& m, const Parallelism& p, Report&& 
                      "\"allgather\""};
     });
   }
-  if (p.recompute == Recompute::kFull) {
+  // Megatron-Core's combined 1F1B forbids full recompute; DualPipeV's pairs replay the forward
+  // inside the backward they overlap.
+  if (p.recompute == Recompute::kFull && p.schedule != Schedule::kDualPipeV) {
     report(LayoutRule::kA2aOverlapRecompute, [] {
       return Finding{"recompute",
                      "moe_a2a_overlap does not run with recompute \"full\" (Megatron-Core: "
@@ -60,7 +62,7 @@ void check_a2a_overlap_rules(const ModelSpec& m, const Parallelism& p, Report&& 
       return Finding{"virtual_pipeline_stages",
                      "moe_a2a_overlap with pipeline (" + num(p.pipeline) +
                          ") overlaps the micro-batches of interleaved virtual stages; it needs "
-                         "virtual_pipeline_stages > 1"};
+                         "virtual_pipeline_stages > 1 (or schedule \"dualpipev\")"};
     });
   }
   if (m.mtp_layers > 1) {
@@ -256,22 +258,34 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
   }
 
   // The interleaved schedule and virtual stages come together, and it plays the micro-batches
-  // in groups of `pipeline`.
+  // in groups of `pipeline`; DualPipeV runs two chunks per stage.
   const bool interleaved = p.schedule == Schedule::kInterleaved;
+  const bool dual = p.schedule == Schedule::kDualPipeV;
   if (interleaved && p.virtual_pipeline_stages < 2) {
     report(LayoutRule::kScheduleStages, [] {
       return Finding{"virtual_pipeline_stages",
                      "schedule \"interleaved-1f1b\" needs virtual_pipeline_stages > 1"};
     });
   }
-  if (!interleaved && p.virtual_pipeline_stages > 1) {
-    report(LayoutRule::kScheduleStages, [] {
-      return Finding{"schedule", "virtual_pipeline_stages > 1 needs schedule \"interleaved-1f1b\""};
+  if (dual && p.virtual_pipeline_stages != 2) {
+    report(LayoutRule::kScheduleStages, [&] {
+      return Finding{"virtual_pipeline_stages",
+                     "schedule \"dualpipev\" runs two chunks per stage (the V: stage s holds "
+                     "virtual stages s and 2 x pipeline - 1 - s); virtual_pipeline_stages is " +
+                         num(p.virtual_pipeline_stages) + ", not 2"};
     });
   }
-  if (interleaved && p.pipeline < 2) {
+  if (!interleaved && !dual && p.virtual_pipeline_stages > 1) {
     report(LayoutRule::kScheduleStages, [] {
-      return Finding{"pipeline", "schedule \"interleaved-1f1b\" needs pipeline > 1"};
+      return Finding{"schedule",
+                     "virtual_pipeline_stages > 1 needs schedule \"interleaved-1f1b\" (or 2 "
+                     "with \"dualpipev\")"};
+    });
+  }
+  if ((interleaved || dual) && p.pipeline < 2) {
+    report(LayoutRule::kScheduleStages, [&] {
+      return Finding{"pipeline",
+                     std::string("schedule \"") + to_string(p.schedule) + "\" needs pipeline > 1"};
     });
   }
   const std::int64_t micro_batches = p.global_batch_size / batch_per_step;
@@ -303,6 +317,24 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
                 fitting_group_hint(p.pipeline, micro_batches)};
       });
     }
+  }
+
+  if (dual && p.pipeline > 1 && micro_batches > 0 && micro_batches < 2 * p.pipeline) {
+    report(LayoutRule::kDualPipeV, [&] {
+      return Finding{"global_batch_size",
+                     "schedule \"dualpipev\" needs at least 2 x pipeline (" + num(2 * p.pipeline) +
+                         ") micro-batches (DualPipeV.step: num_chunks >= "
+                         "num_ranks * 2); global_batch_size / (micro_batch_size x data) is " +
+                         num(micro_batches)};
+    });
+  }
+  if (dual && p.zero_stage == 3) {
+    report(LayoutRule::kDualPipeV, [] {
+      return Finding{"zero_stage",
+                     "schedule \"dualpipev\" with zero_stage 3: capsim does not model ZeRO-3's "
+                     "gathers and reduce-scatters around the backwards DualPipeV splits; use "
+                     "zero_stage 0 to 2"};
+    });
   }
 
   if (p.pipeline > m.num_layers) {
@@ -375,7 +407,8 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
     // Without stage_layers the layers split evenly over the chunks, or as Megatron splits them.
     // pipeline <= num_layers here, so the chunk count fits an int.
     const int chunks = p.pipeline * p.virtual_pipeline_stages;
-    if (m.num_layers % chunks != 0 && !is_megatron_embedding_loss_split(m.num_layers, chunks)) {
+    if (m.num_layers % chunks != 0 &&
+        (dual || !is_megatron_embedding_loss_split(m.num_layers, chunks))) {
       report(LayoutRule::kLayerSplit, [&] {
         return Finding{"pipeline",
                        "num_layers (" + num(m.num_layers) + ") is not divisible by pipeline (" +

@@ -24,6 +24,7 @@ enum class LayoutRule {
   kBatchSplit,                      // global batch divisible by micro batch x data
   kScheduleStages,           // interleaving <=> virtual stages > 1, and it needs pipeline > 1
   kInterleavedMicroBatches,  // interleaving's micro-batch groups: last one whole or >= pipeline
+  kDualPipeV,                // DualPipeV: two chunks, >= 2 x pipeline micro-batches, no ZeRO-3
   kLayerSplit,               // the layers split over the stages and their chunks
   kFp8Support,               // the recipe needs fp8 (mxfp8/nvfp4: block-scaled) cores
   // Mixture-of-experts layouts (Megatron-Core's MoE parallel folding; docs/scenario.md).
@@ -41,7 +42,7 @@ enum class LayoutRule {
   kA2aOverlapMtp,                // moe_a2a_overlap runs with at most one MTP layer
   kRecomputeModulePresent,       // recompute_modules names only parts the model has
 };
-inline constexpr int kNumLayoutRules = 26;
+inline constexpr int kNumLayoutRules = 27;
 
 // One broken rule: where in the scenario it points (a JSON pointer relative to the scenario
 // object, e.g. "/parallelism/data") and what is wrong, naming the fields and their values.

@@ -53,6 +53,9 @@ CostTableTraits fill_cost_table(const std::vector<std::vector<ChunkOpTimes>>& ti
       op(t.recompute_s, t.recompute_comm_s, t.gradients_arrival_s);
       op(t.backward_s, t.backward_comm_s, t.gradients_arrival_s);
       op(t.weight_s, 0.0, 0.0);
+      op(t.input_backward_s, t.backward_comm_s, t.gradients_arrival_s);
+      op(t.forward_s, t.paired_forward_comm_s, t.activations_arrival_s);
+      op(t.backward_s, t.paired_backward_comm_s, t.gradients_arrival_s);
       const DpBucketSplit& buckets = t.gradient_buckets;
       cost.insert(cost.end(), {static_cast<double>(buckets.count), buckets.full_share, t.bucket_s,
                                buckets.last_share(), t.last_bucket_s});
@@ -344,6 +347,8 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   // and interleaved with groups that do not fit; pace: slowest forward plus slowest backward)
   // always are.
   const bool interleaved = schedule == Schedule::kInterleaved;
+  // DualPipeV's pace, too, hangs on both chunks of every stage.
+  const bool two_way = interleaved || schedule == Schedule::kDualPipeV;
   // Runs one period apart have the same shape: the interleaved schedule's group, else P.
   const int period = replay_period(schedule, p, micro_batch_group);
   const bool forwards_first =
@@ -367,8 +372,9 @@ void replay_pipeline(Schedule schedule, const std::vector<std::vector<ChunkOpTim
   // delays up to two forwards of their stage 2 ZB-H1 cases came out low, by up to 0.94% (23,
   // by up to 1.7%, with three runs from 2P; more with two).
   const bool long_delays = longest_delay_s > 0.5 * shortest_forward_s;
-  const bool three_runs = interleaved || long_delays;
-  const int warm_up = long_delays ? 4 * period : interleaved ? 2 * period : period;
+  const bool three_runs = two_way || long_delays;
+  // From 2P: DualPipeV runs at least 2P micro-batches.
+  const int warm_up = long_delays ? 4 * period : two_way ? 2 * period : period;
   int first = warm_up + m % period;
   PipelineTimeline& c = out;
   for (;; first = 2 * first - m % period) {

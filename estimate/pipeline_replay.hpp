@@ -15,7 +15,10 @@ struct ChunkOpTimes {
   double forward_s = 0.0;  // compute
   double recompute_s = 0.0;
   double backward_s = 0.0;  // the whole backward, or its input-gradient part (B) under ZB-H1
-  double weight_s = 0.0;    // the weight-gradient part (W) of ZB-H1; 0 for other schedules
+  // The weight-gradient part (W): under ZB-H1 beside backward_s; under DualPipeV, whose
+  // backward_s is whole, for the backwards it splits (with input_backward_s, their B); 0 for
+  // the other schedules.
+  double weight_s = 0.0;
   // Released through the op that ends the chunk's gradients, each as its share of that op is
   // done: full buckets first, the last (the rest) at its end (count 0: none).
   DpBucketSplit gradient_buckets{0, 1.0};
@@ -24,15 +27,23 @@ struct ChunkOpTimes {
   double forward_comm_s = 0.0;  // after the op's compute
   double recompute_comm_s = 0.0;
   double backward_comm_s = 0.0;
+
   // Overlapped sends (interleaved, ZB-H1): how long after the previous virtual stage's forward
   // ends its activations arrive for this chunk's forward, and after the next one's backward (B)
   // its gradients for this chunk's recompute and backward. The sender goes on; only the
   // receiving op waits. Blocking sends are in the sending ops' comm times.
   double activations_arrival_s = 0.0;
   double gradients_arrival_s = 0.0;
+  // DualPipeV: the input-gradient part of a backward it splits (its B; W is weight_s), and the
+  // communication of a forward and a backward that run paired (PipelineOp::paired), their
+  // expert-parallel exchanges hidden behind each other's compute.
+  double input_backward_s = 0.0;
+  bool weight_in_backward = false;  // backward_s includes weight_s
+  double paired_forward_comm_s = 0.0;
+  double paired_backward_comm_s = 0.0;
   [[nodiscard]] double total_s() const {
-    return forward_s + recompute_s + backward_s + weight_s + forward_comm_s + recompute_comm_s +
-           backward_comm_s;
+    return forward_s + recompute_s + backward_s + (weight_in_backward ? 0.0 : weight_s) +
+           forward_comm_s + recompute_comm_s + backward_comm_s;
   }
 };
 

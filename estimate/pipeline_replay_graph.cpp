@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -21,48 +23,58 @@ size_t as_size(int i) {
 // 0 until placed.
 class PlacedSteps {
  public:
-  PlacedSteps(int p, int m, int v)
-      : p_(p),
+  PlacedSteps(Schedule schedule, int p, int m, int v)
+      : schedule_(schedule),
+        p_(p),
         m_(m),
         v_(v),
         forward_(as_size(p) * as_size(v) * as_size(m), 0),
-        backward_(forward_.size(), 0) {}
+        backward_(forward_.size(), 0),
+        paired_forward_(as_size(p), kNoPending) {}
 
   // Returns the step `op` on stage s waits for: 0 when nothing, kNone when that is not placed
   // yet.
   [[nodiscard]] int32_t dependency(int s, const PipelineOp& op) const {
     int32_t step = 0;
     switch (op.kind) {
-      case OpKind::kForward:
-        if (s > 0)
-          step = forward_[key(s - 1, op.chunk, op.micro_batch)];
-        else if (op.chunk > 0)
-          step = forward_[key(p_ - 1, op.chunk - 1, op.micro_batch)];
-        else
+      case OpKind::kForward: {
+        const std::optional<StageChunk> from = previous_chunk(schedule_, p_, s, op.chunk);
+        if (!from)
           return 0;
+        step = forward_[key(from->stage, from->chunk, op.micro_batch)];
         break;
+      }
       case OpKind::kRecompute:
       case OpKind::kBackward:
-      case OpKind::kBackwardInput:
-        if (s + 1 < p_)
-          step = backward_[key(s + 1, op.chunk, op.micro_batch)];
-        else if (op.chunk + 1 < v_)
-          step = backward_[key(0, op.chunk + 1, op.micro_batch)];
-        else
+      case OpKind::kBackwardInput: {
+        const std::optional<StageChunk> from = next_chunk(schedule_, p_, v_, s, op.chunk);
+        if (!from)
           return 0;  // the last virtual stage makes its gradient from the loss
+        step = backward_[key(from->stage, from->chunk, op.micro_batch)];
         break;
+      }
       case OpKind::kBackwardWeight:
         return 0;
     }
     return step == 0 ? kNone : step;
   }
 
-  // Records that `op` on stage s is step `index`, when later ops wait for it.
+  // Records that `op` on stage s is step `index`, when later ops wait for it. A paired
+  // forward's activations leave with its pair's backward: the forward counts as placed at that
+  // backward's step.
   void place(int s, const PipelineOp& op, int32_t index) {
+    size_t& pending = paired_forward_[as_size(s)];
     if (op.kind == OpKind::kForward) {
-      forward_[key(s, op.chunk, op.micro_batch)] = index;
+      if (op.paired)
+        pending = key(s, op.chunk, op.micro_batch);
+      else
+        forward_[key(s, op.chunk, op.micro_batch)] = index;
     } else if (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardInput) {
       backward_[key(s, op.chunk, op.micro_batch)] = index;
+      if (op.paired && pending != kNoPending) {
+        forward_[pending] = index;
+        pending = kNoPending;
+      }
     }
   }
 
@@ -71,11 +83,14 @@ class PlacedSteps {
     return (as_size(s) * as_size(v_) + as_size(c)) * as_size(m_) + as_size(mb);
   }
 
+  Schedule schedule_;
   int p_;
   int m_;
   int v_;
   std::vector<int32_t> forward_;
   std::vector<int32_t> backward_;
+  static constexpr size_t kNoPending = SIZE_MAX;
+  std::vector<size_t> paired_forward_;  // per stage: the key of a paired forward not yet sent
 };
 
 // Builds a ReplayGraph one step at a time, in the order the schedule is played.
@@ -83,9 +98,8 @@ class GraphBuilder {
  public:
   GraphBuilder(Schedule schedule, int p, int m, int v)
       : v_(v),
-        makes_gradients_(schedule == Schedule::kZeroBubble ? OpKind::kBackwardWeight
-                                                           : OpKind::kBackward),
-        placed_(p, m, v),
+        split_rows_(schedule == Schedule::kDualPipeV),
+        placed_(schedule, p, m, v),
         last_gradient_step_(as_size(p) * as_size(v), 0) {
     // The start: the op of zeros after the rows.
     g_.steps.push_back({0, 0, 0, static_cast<uint32_t>(p * v * kRow)});
@@ -101,12 +115,14 @@ class GraphBuilder {
     if (waits_for == kNone)
       return false;
     const auto index = static_cast<int32_t>(g_.steps.size());
-    g_.steps.push_back({waits_for, g_.last_op[stage], static_cast<uint32_t>(s),
-                        static_cast<uint32_t>((s * v_ + op.chunk) * kRow + cost_kind(op.kind))});
+    g_.steps.push_back(
+        {waits_for, g_.last_op[stage], static_cast<uint32_t>(s),
+         static_cast<uint32_t>((s * v_ + op.chunk) * kRow + cost_kind(op, split_rows_))});
     placed_.place(s, op, index);
     if (op.kind == OpKind::kForward && g_.first_forward[stage] == 0)
       g_.first_forward[stage] = index;
-    if (op.kind == makes_gradients_)
+    // A chunk's weight gradients are done with its last full backward or W.
+    if (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight)
       last_gradient_step_[as_size(s) * as_size(v_) + as_size(op.chunk)] = index;
     g_.last_op[stage] = index;
     return true;
@@ -129,7 +145,7 @@ class GraphBuilder {
 
  private:
   int v_;
-  OpKind makes_gradients_;
+  bool split_rows_;
   PlacedSteps placed_;
   std::vector<int32_t> last_gradient_step_;  // per (stage, chunk)
   ReplayGraph g_;

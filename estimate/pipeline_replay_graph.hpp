@@ -22,7 +22,8 @@ constexpr int kOpWidth = 4;
 constexpr int kCompute = 1;  // offsets from an op's total
 constexpr int kComm = 2;
 constexpr int kArrival = 3;
-constexpr int kBucketCount = 4 * kOpWidth;
+constexpr int kOpKinds = 7;  // cost_kind's rows
+constexpr int kBucketCount = kOpKinds * kOpWidth;
 constexpr int kFullBucket = kBucketCount + 1;  // share, then time
 constexpr int kLastBucket = kBucketCount + 3;
 constexpr int kRow = kBucketCount + 5;
@@ -57,16 +58,19 @@ struct ReplayGraph {
   size_t steps_shared_with_longer = 0;
 };
 
-// Where an op kind's times start in its row.
-[[nodiscard]] inline int cost_kind(OpKind kind) {
-  switch (kind) {
+// Where an op's times start in its row: forward, recompute, backward (B), W, then DualPipeV's
+// input-gradient half of a split backward and its paired forward and backward. Under ZB-H1 (no
+// `split_rows`) every backward is split, and its B takes the backward's place.
+[[nodiscard]] inline int cost_kind(const PipelineOp& op, bool split_rows) {
+  switch (op.kind) {
     case OpKind::kForward:
-      return 0;
+      return (op.paired ? 5 : 0) * kOpWidth;
     case OpKind::kRecompute:
       return kOpWidth;
     case OpKind::kBackward:
+      return (op.paired ? 6 : 2) * kOpWidth;
     case OpKind::kBackwardInput:
-      return 2 * kOpWidth;
+      return (split_rows ? 4 : 2) * kOpWidth;
     case OpKind::kBackwardWeight:
       return 3 * kOpWidth;
   }

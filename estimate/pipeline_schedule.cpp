@@ -1,10 +1,18 @@
 #include "estimate/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <stdexcept>
+#include <utility>
 
 namespace capsim::estimate {
+
+DualPipeVPairs dualpipev_pairs(int stages, int stage, int micro_batches, int chunk) {
+  const int main = micro_batches - 2 * stages + stage + 1 - (stage == stages - 1 ? 1 : 0);
+  const int with_step_5 = micro_batches - stages;
+  return chunk == 0 ? DualPipeVPairs{main, with_step_5} : DualPipeVPairs{with_step_5, main};
+}
 
 bool interleaved_groups_fit(int stages, int micro_batches, int group_size) {
   const int last = micro_batches % group_size;
@@ -24,11 +32,13 @@ namespace {
 struct Emitter {
   std::vector<PipelineOp>& ops;
   bool recompute;
-  void forward(int mb, int chunk) { ops.push_back({OpKind::kForward, mb, chunk}); }
-  void backward(OpKind kind, int mb, int chunk) {
+  void forward(int mb, int chunk, bool paired = false) {
+    ops.push_back({OpKind::kForward, mb, chunk, paired});
+  }
+  void backward(OpKind kind, int mb, int chunk, bool paired = false) {
     if (recompute)
       ops.push_back({OpKind::kRecompute, mb, chunk});
-    ops.push_back({kind, mb, chunk});
+    ops.push_back({kind, mb, chunk, paired});
   }
   void weight(int mb, int chunk) { ops.push_back({OpKind::kBackwardWeight, mb, chunk}); }
 };
@@ -128,6 +138,80 @@ void zero_bubble_h1(Emitter& e, int stages, int stage, int m) {
     e.weight(mb, 0);
 }
 
+// DualPipeV's order on stage `stage` (dualpipev.py, DualPipeV.step): each chunk's forwards and
+// backwards go through the micro-batches in order; a backward with `zero_bubble` leaves its
+// weight gradients (W) to the next `weight()`, oldest first (WeightGradStore).
+class DualPipeV {
+ public:
+  DualPipeV(Emitter& e, int stages, int stage, int m) : e_(e), p_(stages), s_(stage), m_(m) {}
+
+  void emit() {
+    const bool last = s_ == p_ - 1;
+    for (int i = 0; i < (p_ - s_ - 1) * 2; ++i)  // step 1: nF0
+      forward(0);
+    for (int i = 0; i < s_ + 1; ++i) {  // step 2: nF0F1
+      forward(0);
+      forward(1);
+    }
+    for (int i = 0; i < p_ - s_ - 1; ++i) {  // step 3: nB1W1F1
+      backward(1, true);
+      weight();
+      forward(1);
+    }
+    for (int i = 0; i < m_ - 2 * p_ + s_ + 1; ++i) {  // step 4: nF0B1F1B0
+      // The last stage runs its first pair one after the other, to shorten the bubble.
+      const bool paired = !(i == 0 && last);
+      forward(0, paired);
+      backward(1, false, paired);
+      forward(1, true);
+      backward(0, false, true);
+    }
+    for (int i = 0; i < p_ - s_ - 1; ++i) {  // step 5: nB1F1B0
+      backward(1, false);
+      forward(1, true);
+      backward(0, false, true);
+    }
+    bool zero_bubble = false;  // step 6: nB1B0, the second half split
+    for (int i = 0; i < s_ + 1; ++i) {
+      if (i == (s_ + 1) / 2 && s_ % 2 == 1)
+        zero_bubble = true;
+      backward(1, zero_bubble);
+      if (i == (s_ + 1) / 2 && s_ % 2 == 0)
+        zero_bubble = true;
+      backward(0, zero_bubble);
+    }
+    for (int i = 0; i < p_ - s_ - 1; ++i) {  // step 7: nWB0
+      weight();
+      backward(0, true);
+    }
+    while (!deferred_.empty())  // step 8: nW
+      weight();
+  }
+
+ private:
+  void forward(int chunk, bool paired = false) {
+    e_.forward(forwards_[static_cast<size_t>(chunk)]++, chunk, paired);
+  }
+  void backward(int chunk, bool zero_bubble, bool paired = false) {
+    const int mb = backwards_[static_cast<size_t>(chunk)]++;
+    e_.backward(zero_bubble ? OpKind::kBackwardInput : OpKind::kBackward, mb, chunk, paired);
+    if (zero_bubble)
+      deferred_.push_back({mb, chunk});
+  }
+  void weight() {
+    e_.weight(deferred_.front().first, deferred_.front().second);
+    deferred_.pop_front();
+  }
+
+  Emitter& e_;
+  int p_;
+  int s_;
+  int m_;
+  std::array<int, 2> forwards_{};
+  std::array<int, 2> backwards_{};
+  std::deque<std::pair<int, int>> deferred_;  // (micro-batch, chunk) of the W's to do
+};
+
 }  // namespace
 
 std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stages,
@@ -136,7 +220,10 @@ std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stage
   if (stages < 1 || micro_batches < 1 || chunks < 1) {
     throw std::invalid_argument("build_schedule: stages, micro_batches and chunks must be >= 1");
   }
-  if (chunks > 1 && schedule != Schedule::kInterleaved) {
+  if (schedule == Schedule::kDualPipeV) {
+    if (chunks != 2 || micro_batches < 2 * stages)
+      throw std::invalid_argument("build_schedule: DualPipeV needs 2 chunks and M >= 2P");
+  } else if (chunks > 1 && schedule != Schedule::kInterleaved) {
     throw std::invalid_argument("build_schedule: virtual stages need the interleaved schedule");
   }
   std::vector<std::vector<PipelineOp>> out(static_cast<size_t>(stages));
@@ -155,6 +242,9 @@ std::vector<std::vector<PipelineOp>> build_schedule(Schedule schedule, int stage
         break;
       case Schedule::kZeroBubble:
         zero_bubble_h1(e, stages, s, micro_batches);
+        break;
+      case Schedule::kDualPipeV:
+        DualPipeV(e, stages, s, micro_batches).emit();
         break;
     }
   }

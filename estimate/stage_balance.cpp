@@ -55,6 +55,8 @@ bool same_chunk(const ChunkCosts& a, const ChunkCosts& b) {
          a.layer_parameter_count == b.layer_parameter_count &&
          a.forward_ep_comm_s == b.forward_ep_comm_s &&
          a.backward_ep_comm_s == b.backward_ep_comm_s &&
+         a.paired_forward_ep_comm_s == b.paired_forward_ep_comm_s &&
+         a.paired_backward_ep_comm_s == b.paired_backward_ep_comm_s &&
          a.expert_parameter_count == b.expert_parameter_count;
 }
 

@@ -258,7 +258,7 @@ Parallelism read_parallelism(JsonReader& r, bool has_moe, const StackSettings* s
   p.microbatch_group_size = to_int(r.optional_int("microbatch_group_size", 0, 1, kMaxDim));
   p.schedule = *schedule_from_string(
       r.optional_enum("schedule", p.virtual_pipeline_stages > 1 ? "interleaved-1f1b" : "1f1b",
-                      {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"}));
+                      {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble", "dualpipev"}));
   p.recompute =
       *recompute_from_string(r.optional_enum("recompute", "none", {"none", "selective", "full"}));
   read_recompute_modules(r, p);

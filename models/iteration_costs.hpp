@@ -31,8 +31,8 @@ struct GroupShape {
 struct ChunkCosts {
   int first_layer = 0;
   int num_layers = 0;
-  bool has_embedding = false;  // first chunk of stage 0
-  bool has_head = false;       // last chunk of the last stage: logits + loss
+  bool has_embedding = false;  // the model's first chunk (stage 0's first)
+  bool has_head = false;       // the model's last chunk: logits + loss
   double forward_compute_s = 0.0;
   double forward_tp_comm_s = 0.0;  // TP/SP collectives in the forward pass
   double forward_cp_comm_s = 0.0;  // CP ring exchange not hidden behind attention
@@ -46,8 +46,11 @@ struct ChunkCosts {
   // gathers) not hidden behind compute.
   double forward_ep_comm_s = 0.0;
   double backward_ep_comm_s = 0.0;  // including a full recompute's replayed forward exchanges
-  double activation_bytes = 0.0;    // sent to the next stage per micro-batch (same size back)
-  double parameter_count = 0.0;     // parameters of this chunk held by one GPU (per TP shard)
+  // The same for a forward and a backward that run paired (DualPipeV; as above otherwise).
+  double paired_forward_ep_comm_s = 0.0;
+  double paired_backward_ep_comm_s = 0.0;
+  double activation_bytes = 0.0;  // sent to the next stage per micro-batch (same size back)
+  double parameter_count = 0.0;   // parameters of this chunk held by one GPU (per TP shard)
   // Of one of its layers, without routed experts, averaged over its layers (the rest: routed
   // experts, embedding, head, MTP modules).
   double layer_parameter_count = 0.0;

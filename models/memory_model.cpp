@@ -202,6 +202,12 @@ double micro_batches_in_flight(const Parallelism& parallelism, int stage) {
     case Schedule::kOneFOneB:
     case Schedule::kZeroBubble:          // ZB-H1 peaks like 1F1B (Qi et al. 2024 §3.1)
       return d(std::min(p - stage, m));  // Narayanan et al. 2021 §2.2
+    case Schedule::kDualPipeV:
+      // Every stage peaks at 2P + 1 chunk forwards whose backward has not run (the DualPipe
+      // repository's README: activations "PP + 1" of its 2P stages; its order, dualpipev.py,
+      // holds 2P - s - 1 chunk-0 and s + 1 chunk-1 forwards after its warm-up, and one more
+      // forward before the first paired backward), each chunk half the stage.
+      return d(std::min(2 * p + 1, 2 * m)) / 2.0;
   }
   return d(std::min(p - stage, m));
 }
@@ -259,15 +265,13 @@ std::vector<int> moe_layers_per_stage(const ModelSpec& model, const Parallelism&
                                       const std::vector<int>& stage_layers) {
   std::vector<int> moe(stage_layers.size(), 0);
   int next = 0;
-  for (int k = 0; k < par.virtual_pipeline_stages; ++k) {
-    for (int s = 0; s < par.pipeline; ++s) {
-      const int n = layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, par.pipeline,
-                                    par.virtual_pipeline_stages);
-      for (int layer = next; layer < next + n; ++layer)
-        moe[static_cast<size_t>(s)] += model.is_moe_layer(layer) ? 1 : 0;
-      next += n;
-    }
-  }
+  for_each_chunk_in_model_order(par, [&](int s, int k) {
+    const int n = layers_in_chunk(stage_layers[static_cast<size_t>(s)], s, k, par.pipeline,
+                                  par.virtual_pipeline_stages, par.schedule);
+    for (int layer = next; layer < next + n; ++layer)
+      moe[static_cast<size_t>(s)] += model.is_moe_layer(layer) ? 1 : 0;
+    next += n;
+  });
   return moe;
 }
 
@@ -428,7 +432,7 @@ double edge_activation_bytes(const MemoryInputs& in, int stage, double in_flight
     // layer's input, already counted in the layer.
     bytes += in_flight * in.sb * (8.0 + mask_bytes(model) * h / in.replicated_div);
   }
-  if (stage == p - 1) {
+  if (stage == head_stage(par.schedule, p)) {
     // Per micro-batch held by the head: the final norm's input (the last layer's output, which
     // no layer stores) and output (the output layer's input), 4sbh as Megatron's
     // theoretical_memory_usage.py counts them, and what the loss saves for backward: the fp32
@@ -477,7 +481,8 @@ double communication_bytes(const MemoryInputs& in, int stage) {
     // and stay gathered through the step (FSDP keeps its root unit, which holds them,
     // unsharded between forward and backward).
     double gathered_edges = stage == 0 ? in.word : 0.0;
-    if (stage == p - 1 && in.last_has_word && !(p == 1 && in.model->tied_embeddings))
+    if (stage == head_stage(in.parallelism->schedule, p) && in.last_has_word &&
+        !(p == 1 && in.model->tied_embeddings))
       gathered_edges += in.word;
     bytes += (gathered_layers * in.layer_params + gathered_edges) * in.bpp.weights_bytes *
              (in.fsdp_mixed_precision ? 1.0 : 1.0 - 1.0 / in.zero_group);
@@ -497,7 +502,8 @@ StageMemory stage_memory(const MemoryInputs& in, int stage) {
   double params = stage_layers * in.layer_params;
   if (stage == 0)
     params += in.word + in.positions;
-  if (stage == p - 1)
+  const bool holds_head = stage == head_stage(par.schedule, p);
+  if (holds_head)
     params += in.final_norm + (in.last_has_word ? in.word : 0.0);
   double moe_layers = 0.0;
   double experts = 0.0;
@@ -505,7 +511,7 @@ StageMemory stage_memory(const MemoryInputs& in, int stage) {
     moe_layers = d(in.moe_layers[static_cast<size_t>(stage)]);
     params += moe_layers * (in.moe_dense_params - in.layer_params);
     experts = moe_layers * in.expert_params;
-    if (stage == p - 1) {
+    if (holds_head) {
       params += in.mtp_params;
       experts += in.mtp_expert_params;
     }

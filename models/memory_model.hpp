@@ -78,14 +78,17 @@ using AttentionMemory = AttentionKernel;
 
 // Returns, for one pipeline stage, the micro-batches whose activations it holds at its peak in
 // units of the stage's full layer set: 1F1B / ZB-H1 min(p - i, m), GPipe m, interleaved
-// Megatron's warmup count ((p - i - 1)·2 + (v - 1)·p + 1 chunk micro-batches) / v.
+// Megatron's warmup count ((p - i - 1)·2 + (v - 1)·p + 1 chunk micro-batches) / v, DualPipeV
+// (2p + 1) / 2 on every stage.
 // REQUIRES: 0 <= stage < parallelism.pipeline
 [[nodiscard]] double micro_batches_in_flight(const Parallelism& parallelism, int stage);
 
 // Returns, for one pipeline stage under ZB-H1, the micro-batches whose weight gradients (W) it
 // has deferred at its peak, beyond micro_batches_in_flight: stage i defers up to i W passes
-// (estimate/pipeline_schedule.cpp), min(p, m) - min(p - i, m); 0 for the other schedules. Each
-// keeps the layers' linear inputs and output gradients until its W runs.
+// (estimate/pipeline_schedule.cpp), min(p, m) - min(p - i, m); 0 for the other schedules
+// (DualPipeV defers W passes only in its cool-down, where the forwards it holds and the W passes
+// it defers together stay within its 2p + 1 chunks). Each keeps the layers' linear inputs and
+// output gradients until its W runs.
 // REQUIRES: 0 <= stage < parallelism.pipeline
 [[nodiscard]] double weight_gradients_pending(const Parallelism& parallelism, int stage);
 

@@ -9,7 +9,8 @@
 
 namespace capsim {
 
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kDualPipeV };
+
 enum class Recompute { kNone, kSelective, kFull };
 // What the optimizer keeps as the master copy of the weights: a full fp32 copy; only the 16
 // low-order bits of that fp32 value beside the bf16 weights (Apex DistributedFusedAdam and TE

@@ -58,7 +58,8 @@ std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& par
     return deepspeed_stage_layers(model, parallelism, *parallelism.partition_method);
   const int p = parallelism.pipeline;
   const int v = parallelism.virtual_pipeline_stages;
-  if (is_megatron_embedding_loss_split(model.num_layers, p * v)) {
+  if (parallelism.schedule != Schedule::kDualPipeV &&
+      is_megatron_embedding_loss_split(model.num_layers, p * v)) {
     // Megatron-Core transformer_block.py (get_num_layers_to_build): (L + 2) / (p·v) layers per
     // virtual stage, one less on the first (embedding) and the last (loss).
     std::vector<int> out(static_cast<size_t>(p), (model.num_layers + 2) / (p * v) * v);
@@ -70,10 +71,12 @@ std::vector<int> layers_per_stage(const ModelSpec& model, const Parallelism& par
   return std::vector<int>(static_cast<size_t>(p), model.num_layers / p);
 }
 
-int layers_in_chunk(int stage_layers, int stage, int chunk, int pipeline, int virtual_stages) {
+int layers_in_chunk(int stage_layers, int stage, int chunk, int pipeline, int virtual_stages,
+                    Schedule schedule) {
   const int base = stage_layers / virtual_stages;
   const int extra = stage_layers % virtual_stages;
-  const bool holds_loss = stage == pipeline - 1 && pipeline > 1;
+  const bool holds_loss =
+      schedule == Schedule::kDualPipeV || (stage == pipeline - 1 && pipeline > 1);
   if (holds_loss)
     return base + (chunk < extra ? 1 : 0);
   return base + (chunk >= virtual_stages - extra ? 1 : 0);
@@ -89,6 +92,8 @@ const char* to_string(Schedule schedule) {
       return "interleaved-1f1b";
     case Schedule::kZeroBubble:
       return "zero-bubble";
+    case Schedule::kDualPipeV:
+      return "dualpipev";
   }
   return "?";
 }
@@ -253,7 +258,7 @@ std::optional<Enum> from_string(std::string_view name, const std::array<Enum, N>
 
 std::optional<Schedule> schedule_from_string(std::string_view name) {
   static constexpr std::array kAll{Schedule::kGpipe, Schedule::kOneFOneB, Schedule::kInterleaved,
-                                   Schedule::kZeroBubble};
+                                   Schedule::kZeroBubble, Schedule::kDualPipeV};
   return from_string(name, kAll);
 }
 

@@ -6,6 +6,7 @@
 #include "models/cluster_spec.hpp"
 #include "models/model_spec.hpp"
 #include "models/parallelism.hpp"
+#include "models/pipeline_placement.hpp"
 #include "models/training_stack.hpp"
 
 namespace capsim {
@@ -37,8 +38,20 @@ struct Scenario {
 // Layers of virtual chunk `chunk` of a stage holding `stage_layers` over `virtual_stages`
 // chunks. When they do not divide evenly, the chunks that hold the embedding (stage 0's first)
 // or the loss (the last stage's last) get the fewer layers, as Megatron's split gives them;
-// on other stages the first chunks do.
+// on other stages the first chunks do. Under DualPipeV chunk 0 takes the odd layer (stage 0's
+// chunk 1 holds the loss).
 [[nodiscard]] int layers_in_chunk(int stage_layers, int stage, int chunk, int pipeline,
-                                  int virtual_stages);
+                                  int virtual_stages, Schedule schedule = Schedule::kInterleaved);
+
+// Calls `visit(stage, chunk)` for every model chunk in model order (virtual stage 0 first).
+template <typename Visit>
+void for_each_chunk_in_model_order(const Parallelism& parallelism, Visit&& visit) {
+  const int p = parallelism.pipeline;
+  const int v = parallelism.virtual_pipeline_stages;
+  for (int vs = 0; vs < p * v; ++vs) {
+    const StageChunk at = stage_chunk_of(parallelism.schedule, p, vs);
+    visit(at.stage, at.chunk);
+  }
+}
 
 }  // namespace capsim

@@ -302,8 +302,14 @@ std::vector<std::string> megatron_unexpressed(const Scenario& s) {
   std::vector<std::string> out;
   const Schedule megatron_schedule =
       p.virtual_pipeline_stages > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
-  if (p.schedule != megatron_schedule)
+  if (p.schedule == Schedule::kDualPipeV) {
+    out.emplace_back(
+        "parallelism.schedule \"dualpipev\" (no Megatron-LM schedule: written as "
+        "interleaved-1f1b; torchtitan runs it with --parallelism.pipeline_parallel_schedule "
+        "DualPipeV)");
+  } else if (p.schedule != megatron_schedule) {
     out.push_back(std::string("parallelism.schedule \"") + to_string(p.schedule) + "\"");
+  }
   if (p.zero_stage == 2)
     out.emplace_back("parallelism.zero_stage 2 (written as the distributed optimizer, ZeRO-1)");
   if (p.partition_method) {

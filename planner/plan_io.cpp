@@ -171,8 +171,8 @@ void read_search(io::JsonReader& r, SearchSpace& s, const ModelSpec& model) {
     s.zero_stage = int_values(r, "zero_stage", 0, 3);
   if (r.has("schedule")) {
     s.schedule.clear();
-    for (const auto& v :
-         enum_values(r, "schedule", {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"})) {
+    for (const auto& v : enum_values(
+             r, "schedule", {"gpipe", "1f1b", "interleaved-1f1b", "zero-bubble", "dualpipev"})) {
       s.schedule.push_back(*schedule_from_string(v));
     }
   }

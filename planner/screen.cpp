@@ -40,11 +40,14 @@ bool start_thread(std::vector<std::thread>& threads, Body&& body) {
   }
 }
 
-// The (schedule, virtual stages) pairs of the space: only interleaving has virtual stages.
+// The (schedule, virtual stages) pairs of the space: interleaving has the space's virtual
+// stages, DualPipeV its two chunks, the others one.
 std::vector<std::pair<Schedule, int>> schedule_pairs(const SearchSpace& s) {
   std::vector<std::pair<Schedule, int>> out;
   for (Schedule sched : s.schedule) {
-    if (sched == Schedule::kInterleaved) {
+    if (sched == Schedule::kDualPipeV) {
+      out.emplace_back(sched, 2);
+    } else if (sched == Schedule::kInterleaved) {
       for (int v : s.virtual_pipeline_stages) {
         if (v > 1)
           out.emplace_back(sched, v);
@@ -56,8 +59,9 @@ std::vector<std::pair<Schedule, int>> schedule_pairs(const SearchSpace& s) {
   return out;
 }
 
-// The schedule a single-stage layout runs: 1F1B when listed; for interleaved-only lists 1F1B
-// too (it stands in for their pipelined layouts at one stage), else the first listed one.
+// The schedule a single-stage layout runs: 1F1B when listed; for lists of only interleaved and
+// DualPipeV (both need a pipeline) 1F1B too (it stands in for their pipelined layouts at one
+// stage), else the first listed one. kInterleaved stands for "1F1B in their place".
 Schedule single_stage_schedule(const std::vector<std::pair<Schedule, int>>& pairs) {
   Schedule out = Schedule::kInterleaved;
   for (const auto& [sched, v] : pairs) {
@@ -66,7 +70,7 @@ Schedule single_stage_schedule(const std::vector<std::pair<Schedule, int>>& pair
   }
   if (out == Schedule::kInterleaved) {
     for (const auto& [sched, v] : pairs) {
-      if (sched != Schedule::kInterleaved)
+      if (sched != Schedule::kInterleaved && sched != Schedule::kDualPipeV)
         return sched;
     }
   }

@@ -86,6 +86,7 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
     case estimate::LayoutRule::kTensorTilesNodes:
     case estimate::LayoutRule::kSequenceParallelSplit:
     case estimate::LayoutRule::kScheduleStages:
+    case estimate::LayoutRule::kDualPipeV:
       return PruneReason::kInvalidLayout;
   }
   return PruneReason::kInvalidLayout;

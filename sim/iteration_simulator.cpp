@@ -186,19 +186,15 @@ sg4::Mailbox* pp_mailbox(char dir, int gpu, int chunk) {
                                std::to_string(chunk));
 }
 
-// Where a chunk's activations go next or came from: model chunk c*P + s follows c*P + s - 1
-// (Megatron's virtual-stage placement).
-struct StageChunk {
-  int s = 0;
-  int c = 0;
-};
-
-StageChunk next_chunk(const RankLayout& lay, int s, int c) {
-  return s + 1 == lay.pp ? StageChunk{0, c + 1} : StageChunk{s + 1, c};
+// Where a chunk's activations go next or came from: the next or previous virtual stage
+// (models/pipeline_placement.hpp).
+std::optional<StageChunk> next_chunk(const Sim& sim, int s, int c) {
+  return capsim::next_chunk(sim.scenario->parallelism.schedule, sim.layout.pp, sim.layout.chunks, s,
+                            c);
 }
 
-StageChunk prev_chunk(const RankLayout& lay, int s, int c) {
-  return s == 0 ? StageChunk{lay.pp - 1, c - 1} : StageChunk{s - 1, c};
+std::optional<StageChunk> prev_chunk(const Sim& sim, int s, int c) {
+  return previous_chunk(sim.scenario->parallelism.schedule, sim.layout.pp, s, c);
 }
 
 // Returns the flow bytes of one PP message between `gpu` and `peer` carrying the activations
@@ -213,21 +209,21 @@ double pp_message_wire_bytes(const Sim& sim, int gpu, int peer, int stage, int c
 // Chunk c sends its activations to the next stage's GPU; returns false when that is none.
 bool wire_to_next_stage(Sim& sim, Rank& rank, int c, const PlatformPlan& fabric,
                         const SimOptions& options) {
-  const StageChunk next = next_chunk(sim.layout, rank.s, c);
-  if (next.c >= sim.layout.chunks)
+  const std::optional<StageChunk> next = next_chunk(sim, rank.s, c);
+  if (!next)
     return false;
-  const int to = sim.fabric_gpu(sim.layout.rank(rank.t, rank.r, next.s));
+  const int to = sim.fabric_gpu(sim.layout.rank(rank.t, rank.r, next->stage));
   if (to == rank.gpu)
     return false;
   const auto ci = static_cast<size_t>(c);
   rank.fwd_to[ci] = to;
-  rank.fwd_out[ci] = pp_mailbox('f', to, next.c);
+  rank.fwd_out[ci] = pp_mailbox('f', to, next->chunk);
   rank.fwd_wire[ci] = pp_message_wire_bytes(sim, rank.gpu, to, rank.s, c);
   const std::optional<LeafCrossings>& leaves = fabric.leaves;
   bool via_uplinks = false;
   if (leaves) {
     via_uplinks = options.exploit_symmetry
-                      ? leaves->pp_crosses(rank.s, next.s)
+                      ? leaves->pp_crosses(rank.s, next->stage)
                       : leaves->leaf_of_gpu(rank.gpu) != leaves->leaf_of_gpu(to);
   }
   sim.platform->add_route(rank.gpu, to, via_uplinks);
@@ -236,17 +232,17 @@ bool wire_to_next_stage(Sim& sim, Rank& rank, int c, const PlatformPlan& fabric,
 
 // Chunk c receives its activations from the previous stage's GPU and sends it their gradients.
 void wire_to_previous_stage(Sim& sim, Rank& rank, int c) {
-  const StageChunk prev = prev_chunk(sim.layout, rank.s, c);
-  if (prev.c < 0)
+  const std::optional<StageChunk> prev = prev_chunk(sim, rank.s, c);
+  if (!prev)
     return;
-  const int from = sim.fabric_gpu(sim.layout.rank(rank.t, rank.r, prev.s));
+  const int from = sim.fabric_gpu(sim.layout.rank(rank.t, rank.r, prev->stage));
   if (from == rank.gpu)
     return;
   const auto ci = static_cast<size_t>(c);
   rank.fwd_in[ci] = pp_mailbox('f', rank.gpu, c);
   rank.bwd_to[ci] = from;
-  rank.bwd_out[ci] = pp_mailbox('b', from, prev.c);
-  rank.bwd_wire[ci] = pp_message_wire_bytes(sim, rank.gpu, from, prev.s, prev.c);
+  rank.bwd_out[ci] = pp_mailbox('b', from, prev->chunk);
+  rank.bwd_wire[ci] = pp_message_wire_bytes(sim, rank.gpu, from, prev->stage, prev->chunk);
 }
 
 // PP neighbours per chunk: their mailboxes, the flow bytes of each message and the routes to

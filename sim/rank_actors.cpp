@@ -271,6 +271,9 @@ struct OpCarry {
   double pending_recompute_s = 0.0;
   double pending_recompute_comm_s = 0.0;
   bool grad_received = false;  // the recompute before the backward received its gradient
+  // A paired forward's activations (chunk, micro-batch), sent after its pair's backward.
+  int deferred_chunk = -1;
+  int deferred_micro_batch = 0;
 };
 
 // Returns the trace label of `op`: `kind`, the micro-batch and, with virtual stages, the chunk.
@@ -294,7 +297,7 @@ void comm_slices(Sim& sim, Rank& rank, const char* pass, int micro_batch, double
   sim.slice(rank, kCommStream, "EP all-to-all " + suffix, "ep", ep_start, now());
 }
 
-void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
+void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op, OpCarry& carry) {
   const auto c = static_cast<size_t>(op.chunk);
   const ChunkCosts& cc = chunk_costs(sim, rank.s, op.chunk);
   if (rank.fwd_in[c] != nullptr)
@@ -304,7 +307,8 @@ void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
     rank.first_forward_start_s = t0;
   const double extra = op.chunk == 0 ? sim.profile->per_microbatch_overhead_s : 0.0;
   const double busy = cc.forward_compute_s;
-  const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s + cc.forward_ep_comm_s;
+  const double ep = op.paired ? cc.paired_forward_ep_comm_s : cc.forward_ep_comm_s;
+  const double comm = cc.forward_tp_comm_s + cc.forward_cp_comm_s + ep;
   if (sim.zero3) {
     sleep(sim, extra);
     compute_zero3(sim, rank, busy, comm, zero3_host_s(*sim.costs, cc, 1, false), cc.num_layers,
@@ -316,12 +320,27 @@ void run_forward(Sim& sim, Rank& rank, const estimate::PipelineOp& op) {
   rank.acc.other += extra;
   rank.acc.tp += cc.forward_tp_comm_s;
   rank.acc.cp += cc.forward_cp_comm_s;
-  rank.acc.ep += cc.forward_ep_comm_s;
+  rank.acc.ep += ep;
   const double comm_start = now() - comm;
   sim.slice(rank, kComputeStream, op_label(sim, "F", op), "compute", t0, comm_start);
-  comm_slices(sim, rank, "F", op.micro_batch, comm_start, cc.forward_ep_comm_s);
-  if (rank.fwd_to[c] >= 0)
+  comm_slices(sim, rank, "F", op.micro_batch, comm_start, ep);
+  if (rank.fwd_to[c] < 0)
+    return;
+  if (op.paired) {
+    carry.deferred_chunk = op.chunk;
+    carry.deferred_micro_batch = op.micro_batch;
+  } else {
     send(sim, rank, rank.fwd_to[c], rank.fwd_out[c], rank.fwd_wire[c], op.micro_batch);
+  }
+}
+
+// Sends the activations of a paired forward, once its pair is done.
+void send_deferred_forward(Sim& sim, Rank& rank, OpCarry& carry) {
+  if (carry.deferred_chunk < 0)
+    return;
+  const auto c = static_cast<size_t>(carry.deferred_chunk);
+  send(sim, rank, rank.fwd_to[c], rank.fwd_out[c], rank.fwd_wire[c], carry.deferred_micro_batch);
+  carry.deferred_chunk = -1;
 }
 
 void run_recompute(Sim& sim, Rank& rank, const estimate::PipelineOp& op, OpCarry& carry) {
@@ -355,7 +374,8 @@ void run_backward(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
   carry.grad_received = false;
   const bool full = op.kind == estimate::OpKind::kBackward;
   const double busy = cc.backward_input_s + (full ? cc.backward_weight_s : 0.0);
-  const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s + cc.backward_ep_comm_s;
+  const double ep = op.paired ? cc.paired_backward_ep_comm_s : cc.backward_ep_comm_s;
+  const double comm = cc.backward_tp_comm_s + cc.backward_cp_comm_s + ep;
   const double t0 = now();
   if (sim.zero3) {
     compute_zero3(sim, rank, busy + carry.pending_recompute_s,
@@ -370,10 +390,12 @@ void run_backward(Sim& sim, Rank& rank, const estimate::PipelineOp& op,
   rank.acc.compute += busy;
   rank.acc.tp += cc.backward_tp_comm_s;
   rank.acc.cp += cc.backward_cp_comm_s;
-  rank.acc.ep += cc.backward_ep_comm_s;
+  rank.acc.ep += ep;
   const double comm_start = now() - comm;
   sim.slice(rank, kComputeStream, op_label(sim, full ? "B" : "Bi", op), "compute", t0, comm_start);
-  comm_slices(sim, rank, "B", op.micro_batch, comm_start, cc.backward_ep_comm_s);
+  comm_slices(sim, rank, "B", op.micro_batch, comm_start, ep);
+  if (op.paired)
+    send_deferred_forward(sim, rank, carry);
   if (rank.bwd_to[c] >= 0)
     send(sim, rank, rank.bwd_to[c], rank.bwd_out[c], rank.bwd_wire[c], op.micro_batch);
 }
@@ -459,7 +481,7 @@ void run_compute(Sim& sim, Rank& rank) {
     const estimate::PipelineOp& op = plan.ops[i];
     switch (op.kind) {
       case estimate::OpKind::kForward:
-        run_forward(sim, rank, op);
+        run_forward(sim, rank, op, carry);
         break;
       case estimate::OpKind::kRecompute:
         run_recompute(sim, rank, op, carry);

@@ -13,14 +13,13 @@ namespace {
 
 constexpr DpBucketSplit kNoBuckets{0, 1.0};
 
-// Returns, per chunk, the index of the last op producing its weight gradients (-1: none):
-// the weight-gradient op when zero-bubble splits the backward, else the backward.
-std::vector<int> last_gradient_ops(const std::vector<estimate::PipelineOp>& ops, size_t chunks,
-                                   bool split) {
+// Returns, per chunk, the index of the last op producing its weight gradients (-1: none): a
+// whole backward, or the weight-gradient op of one a schedule splits.
+std::vector<int> last_gradient_ops(const std::vector<estimate::PipelineOp>& ops, size_t chunks) {
   std::vector<int> last(chunks, -1);
   for (size_t i = 0; i < ops.size(); ++i) {
     const estimate::OpKind k = ops[i].kind;
-    if (k == (split ? estimate::OpKind::kBackwardWeight : estimate::OpKind::kBackward)) {
+    if (k == estimate::OpKind::kBackwardWeight || k == estimate::OpKind::kBackward) {
       last[static_cast<size_t>(ops[i].chunk)] = static_cast<int>(i);
     }
   }
@@ -35,8 +34,7 @@ void plan_gradient_buckets(const Sim& sim, size_t s, StagePlan& plan) {
   const StageCosts& stage = costs.stages[s];
   const CollectiveKind kind =
       sim.zero12 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-  const std::vector<int> last =
-      last_gradient_ops(plan.ops, stage.chunks.size(), par.schedule == Schedule::kZeroBubble);
+  const std::vector<int> last = last_gradient_ops(plan.ops, stage.chunks.size());
   std::vector<size_t> order(stage.chunks.size());
   for (size_t c = 0; c < order.size(); ++c)
     order[c] = c;

@@ -8,6 +8,7 @@
 #include "models/parameter_count.hpp"
 
 #include "estimate/iteration_model.hpp"
+#include "estimate/layout_rules.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
 
@@ -514,6 +515,32 @@ TEST(MoeA2aOverlapTest, SavesWhatTheModelZooMeasuredOnQwen3_235B) {
   const double with = estimate::estimate_iteration(s, profile).iteration_time_s;
   const double published_saving = 1.0 - 17.6 / 19.7;
   EXPECT_NEAR(1.0 - with / without, published_saving, 0.01);
+}
+
+// Qwen3-235B-A22B's shipped layout on DualPipeV (PP8, two chunks per stage, 94 layers split
+// 12 x 7 + 10): with moe_a2a_overlap its paired forwards and backwards hide their exchanges
+// behind each other (all of what the pairing hides), the unpaired ones do not; without it every
+// exchange is exposed. Full recompute keeps the overlap, which replays the forward inside the
+// paired backward.
+TEST(MoeA2aOverlapTest, DualPipeVPairsHideTheirExchanges) {
+  Scenario s = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                 "/scenarios/qwen3-235b-h100/scenario.json");
+  s.parallelism.schedule = Schedule::kDualPipeV;
+  s.parallelism.virtual_pipeline_stages = 2;
+  s.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, 10};
+  const HardwareProfile profile = io::resolve_profile(s);
+  for (const Recompute recompute : {Recompute::kSelective, Recompute::kFull}) {
+    s.parallelism.recompute = recompute;
+    s.parallelism.moe_a2a_overlap = false;
+    const SimulationResult without = estimate::estimate_iteration(s, profile);
+    s.parallelism.moe_a2a_overlap = true;
+    EXPECT_TRUE(estimate::layout_problems(s.model, s.cluster, s.parallelism).empty());
+    const SimulationResult with = estimate::estimate_iteration(s, profile);
+    EXPECT_LT(with.iteration_time_s, without.iteration_time_s);
+    EXPECT_LT(with.breakdown.ep_comm_exposed_s, 0.5 * without.breakdown.ep_comm_exposed_s);
+    EXPECT_GT(with.breakdown.ep_comm_exposed_s, 0.0);
+    EXPECT_GE(with.breakdown.bubble_s, 0.0);
+  }
 }
 
 // MLA's projections replace the QKV GEMM Transformer Engine's comm-GEMM overlap pairs with, so

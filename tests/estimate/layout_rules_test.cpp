@@ -218,7 +218,7 @@ std::vector<RuleCase> moe_rule_cases() {
       [](Parallelism& p, ModelSpec&) { p.moe_a2a_overlap = true; },
       LayoutRule::kA2aOverlapNeedsInterleaving, "/parallelism/virtual_pipeline_stages",
       "moe_a2a_overlap with pipeline (2) overlaps the micro-batches of interleaved virtual "
-      "stages; it needs virtual_pipeline_stages > 1");
+      "stages; it needs virtual_pipeline_stages > 1 (or schedule \"dualpipev\")");
   add(
       "A2aOverlapMtp", a2a_overlap_valid(), [](Parallelism&, ModelSpec& m) { m.mtp_layers = 2; },
       LayoutRule::kA2aOverlapMtp, "/parallelism/moe_a2a_overlap",
@@ -283,7 +283,33 @@ std::vector<RuleCase> one_rule_cases() {
       "VirtualStagesNeedInterleaving",
       [](Parallelism& p, ModelSpec&) { p.virtual_pipeline_stages = 2; },
       LayoutRule::kScheduleStages, "/parallelism/schedule",
-      "virtual_pipeline_stages > 1 needs schedule \"interleaved-1f1b\"");
+      "virtual_pipeline_stages > 1 needs schedule \"interleaved-1f1b\" (or 2 with "
+      "\"dualpipev\")");
+  add(
+      "DualPipeVTwoChunks", [](Parallelism& p, ModelSpec&) { p.schedule = Schedule::kDualPipeV; },
+      LayoutRule::kScheduleStages, "/parallelism/virtual_pipeline_stages",
+      "schedule \"dualpipev\" runs two chunks per stage (the V: stage s holds virtual stages s "
+      "and 2 x pipeline - 1 - s); virtual_pipeline_stages is 1, not 2");
+  add(
+      "DualPipeVMicroBatches",
+      [](Parallelism& p, ModelSpec&) {
+        p.schedule = Schedule::kDualPipeV;
+        p.virtual_pipeline_stages = 2;
+        p.global_batch_size = 3;
+      },
+      LayoutRule::kDualPipeV, "/parallelism/global_batch_size",
+      "schedule \"dualpipev\" needs at least 2 x pipeline (4) micro-batches (DualPipeV.step: "
+      "num_chunks >= num_ranks * 2); global_batch_size / (micro_batch_size x data) is 3");
+  add(
+      "DualPipeVZero3",
+      [](Parallelism& p, ModelSpec&) {
+        p.schedule = Schedule::kDualPipeV;
+        p.virtual_pipeline_stages = 2;
+        p.zero_stage = 3;
+      },
+      LayoutRule::kDualPipeV, "/parallelism/zero_stage",
+      "schedule \"dualpipev\" with zero_stage 3: capsim does not model ZeRO-3's gathers and "
+      "reduce-scatters around the backwards DualPipeV splits; use zero_stage 0 to 2");
   add(
       "InterleavedMicroBatches",
       [](Parallelism& p, ModelSpec&) {

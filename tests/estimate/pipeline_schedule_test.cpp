@@ -1,7 +1,9 @@
 #include "estimate/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -146,10 +148,94 @@ TEST(ScheduleTest, ZeroBubbleSplitsBackwardAndDefersWeights) {
   }
 }
 
+// DualPipeV (dualpipev.py): every micro-batch through both chunks once, each backward whole or
+// split into B then W; a paired forward is followed by its paired backward (a recompute between
+// them), the pairs counted as dualpipev_pairs says; and every stage holds at most 2P + 1 chunk
+// forwards whose backward has not run, reaching it (memory_model's figure).
+TEST(ScheduleTest, DualPipeVRunsEachChunkOnceAndPeaksAtTwoPPlusOne) {
+  for (const int p : {2, 3, 4, 8}) {
+    for (const int m : {2 * p, 2 * p + 3, 5 * p}) {
+      for (const bool recompute : {false, true}) {
+        const auto s = estimate::build_schedule(Schedule::kDualPipeV, p, m, 2, recompute);
+        for (int st = 0; st < p; ++st) {
+          const auto& ops = s[static_cast<size_t>(st)];
+          std::map<std::tuple<int, int, int>, int> seen;
+          std::array<estimate::DualPipeVPairs, 2> pairs{};
+          int held = 0;
+          int peak = 0;
+          for (size_t i = 0; i < ops.size(); ++i) {
+            const estimate::PipelineOp& op = ops[i];
+            ++seen[{static_cast<int>(op.kind), op.micro_batch, op.chunk}];
+            const auto c = static_cast<size_t>(op.chunk);
+            if (op.kind == estimate::OpKind::kForward) {
+              ++held;
+              if (op.paired) {
+                ++pairs[c].forwards;
+                const size_t b = i + (recompute ? 2 : 1);
+                ASSERT_LT(b, ops.size());
+                EXPECT_TRUE(ops[b].paired && ops[b].kind == estimate::OpKind::kBackward);
+                EXPECT_NE(ops[b].chunk, op.chunk);
+              }
+            } else if (op.kind == estimate::OpKind::kBackward ||
+                       op.kind == estimate::OpKind::kBackwardInput) {
+              --held;
+              pairs[c].backwards += op.paired ? 1 : 0;
+            } else if (op.kind == estimate::OpKind::kBackwardWeight) {
+              EXPECT_EQ((seen[{static_cast<int>(estimate::OpKind::kBackwardInput), op.micro_batch,
+                               op.chunk}]),
+                        1);
+            }
+            peak = std::max(peak, held);
+          }
+          for (int c = 0; c < 2; ++c) {
+            for (int mb = 0; mb < m; ++mb) {
+              const auto n = [&](estimate::OpKind k) { return seen[{static_cast<int>(k), mb, c}]; };
+              EXPECT_EQ(n(estimate::OpKind::kForward), 1);
+              EXPECT_EQ(n(estimate::OpKind::kBackward) + n(estimate::OpKind::kBackwardInput), 1);
+              EXPECT_EQ(n(estimate::OpKind::kBackwardWeight), n(estimate::OpKind::kBackwardInput));
+              EXPECT_EQ(n(estimate::OpKind::kRecompute), recompute ? 1 : 0);
+            }
+            const estimate::DualPipeVPairs expected = estimate::dualpipev_pairs(p, st, m, c);
+            EXPECT_EQ(pairs[static_cast<size_t>(c)].forwards, expected.forwards);
+            EXPECT_EQ(pairs[static_cast<size_t>(c)].backwards, expected.backwards);
+          }
+          EXPECT_EQ(peak, 2 * p + 1) << "P " << p << " M " << m << " stage " << st;
+        }
+      }
+    }
+  }
+}
+
+// Megatron's interleaving loops over the stages; DualPipeV's V goes out and back, so stage 0
+// holds the model's first and last chunks and each chunk's neighbours are the adjacent stages.
+TEST(ScheduleTest, ChunksSitWhereTheirScheduleSaysAndLeadToTheirNeighbours) {
+  const int p = 4;
+  for (const Schedule schedule : {Schedule::kInterleaved, Schedule::kDualPipeV}) {
+    for (int vs = 0; vs < 2 * p; ++vs) {
+      const StageChunk at = stage_chunk_of(schedule, p, vs);
+      EXPECT_EQ(virtual_stage_of(schedule, p, at.stage, at.chunk), vs);
+      const std::optional<StageChunk> next = next_chunk(schedule, p, 2, at.stage, at.chunk);
+      ASSERT_EQ(next.has_value(), vs + 1 < 2 * p);
+      if (next) {
+        EXPECT_EQ(previous_chunk(schedule, p, next->stage, next->chunk), at);
+      }
+    }
+  }
+  EXPECT_EQ(stage_chunk_of(Schedule::kDualPipeV, p, 2 * p - 1), (StageChunk{0, 1}));
+  EXPECT_EQ(stage_chunk_of(Schedule::kDualPipeV, p, p), (StageChunk{p - 1, 1}));
+  EXPECT_EQ(stage_chunk_of(Schedule::kInterleaved, p, p), (StageChunk{0, 1}));
+  EXPECT_EQ(head_stage(Schedule::kDualPipeV, p), 0);
+  EXPECT_EQ(head_stage(Schedule::kInterleaved, p), p - 1);
+}
+
 TEST(ScheduleTest, RejectsBadArguments) {
   EXPECT_THROW((void)estimate::build_schedule(Schedule::kOneFOneB, 0, 4, 1, false),
                std::invalid_argument);
   EXPECT_THROW((void)estimate::build_schedule(Schedule::kOneFOneB, 2, 4, 2, false),
+               std::invalid_argument);
+  EXPECT_THROW((void)estimate::build_schedule(Schedule::kDualPipeV, 4, 7, 2, false),
+               std::invalid_argument);
+  EXPECT_THROW((void)estimate::build_schedule(Schedule::kDualPipeV, 4, 8, 1, false),
                std::invalid_argument);
 }
 

@@ -317,6 +317,33 @@ TEST(MemoryScheduleTest, MicroBatchesInFlightPerSchedule) {
   par.schedule = Schedule::kOneFOneB;
   par.global_batch_size = 4;  // fewer micro-batches than stages
   EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, 0), 4.0);
+  // DualPipeV: 2P + 1 chunk forwards on every stage, each chunk half the stage.
+  par.schedule = Schedule::kDualPipeV;
+  par.virtual_pipeline_stages = 2;
+  par.global_batch_size = 16;
+  for (const int stage : {0, 3, 7})
+    EXPECT_DOUBLE_EQ(micro_batches_in_flight(par, stage), 17.0 / 2.0);
+  EXPECT_DOUBLE_EQ(weight_gradients_pending(par, 7), 0.0);
+}
+
+// DualPipeV's V puts the model's last chunk, and with it the head and its logits, on stage 0,
+// beside the embedding; the last stage holds layers only.
+TEST(MemoryScheduleTest, DualPipeVHoldsTheHeadOnTheFirstStage) {
+  const ModelSpec m = llama2_70b();
+  Parallelism par = tp(8, true, Recompute::kFull);
+  par.pipeline = 8;
+  par.global_batch_size = 16;
+  const GpuSpec gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
+  const MemoryEstimate one_f_one_b = estimate_memory(m, par, gpu);
+  par.schedule = Schedule::kDualPipeV;
+  par.virtual_pipeline_stages = 2;
+  const MemoryEstimate dual = estimate_memory(m, par, gpu);
+  EXPECT_GT(dual.stages.front().embedding_logits_bytes,
+            one_f_one_b.stages.front().embedding_logits_bytes);
+  EXPECT_LT(dual.stages.back().embedding_logits_bytes,
+            one_f_one_b.stages.back().embedding_logits_bytes);
+  EXPECT_GT(dual.stages.front().parameters, one_f_one_b.stages.front().parameters);
+  EXPECT_LT(dual.stages.back().parameters, one_f_one_b.stages.back().parameters);
 }
 
 // ZB-H1 (estimate/pipeline_schedule.cpp) lets stage i defer up to i weight-gradient passes: with

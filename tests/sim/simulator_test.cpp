@@ -14,6 +14,7 @@
 #include "estimate/analytic_estimator.hpp"
 #include "estimate/iteration_model.hpp"
 #include "io/profile_io.hpp"
+#include "io/scenario_io.hpp"
 #include "tests/sim/sim_test_util.hpp"
 
 // Every TEST here runs its own SimGrid simulation, in its own process (gtest_discover_tests);
@@ -99,6 +100,24 @@ TEST(EventEngineTest, ZeroBubbleWithFewMicroBatchesMatchesTheEstimator) {
     EXPECT_NEAR(estimate::estimate_iteration(sc, costs, make_profile()).iteration_time_s, expected,
                 1e-9)
         << "m = " << m;
+  }
+}
+
+// DualPipeV (F = 1 ms, B = 2 ms per stage, each chunk half of it): the event engine plays the
+// order the estimator replays, paired forwards' activations leaving with their pair's
+// backward, and its bubble is below 1F1B's (P - 1)(F + B).
+TEST(EventEngineTest, DualPipeVMatchesTheEstimator) {
+  for (const int m : {8, 11, 16}) {
+    const Scenario sc = make_scenario(2, 4, 1, m, Schedule::kDualPipeV, 2);
+    const IterationCosts costs = make_costs(sc, 1 * kMs, 2 * kMs, 0.0, 0.0, 0.0);
+    const double analytic =
+        estimate::estimate_iteration(sc, costs, make_profile()).iteration_time_s;
+    const std::string event = test::run_in_child([&] {
+      return test::format_double(simulate_iteration(sc, costs, make_profile()).iteration_time_s);
+    });
+    EXPECT_NEAR(std::stod(event), analytic, 1e-9) << "m = " << m;
+    EXPECT_LT(analytic, (m + 4 - 1) * 3 * kMs) << "m = " << m;
+    EXPECT_GE(analytic, m * 3 * kMs) << "m = " << m;
   }
 }
 
@@ -745,6 +764,27 @@ TEST(EventEngineTest, AgreesWithAnalyticForInterleavedWithFewMicroBatches) {
 // reduction hides in the backward steps the stages below it still run. The estimator plays the
 // schedule: giving stage s s times its own backward step as slack would make it 7.6% fast on
 // the ZeRO-0 case (the heavy last stage would get 3 x 14 layers instead of 6 + 10 + 10).
+// DualPipeV across nodes with DP: sends both ways over the same links, buckets released by
+// whole backwards or by W's; within 1% as the other schedules.
+TEST(EventEngineTest, AgreesWithAnalyticForDualPipeV) {
+  for (const int zero : {0, 1}) {
+    Scenario sc = gpt13b(8, 4, 4, 8, Schedule::kDualPipeV, 2);
+    sc.parallelism.zero_stage = zero;
+    EXPECT_NEAR(analytic_gap(sc), 0.0, 0.01) << "ZeRO-" << zero;
+  }
+}
+
+// A mixture of experts on DualPipeV with the exchanges overlapped in its pairs (Qwen3-235B-A22B,
+// the shipped scenario's layout on PP8 with two chunks): within 1%.
+TEST(EventEngineTest, AgreesWithAnalyticForDualPipeVPairs) {
+  Scenario sc = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                  "/scenarios/qwen3-235b-h100/scenario.json");
+  sc.parallelism.schedule = Schedule::kDualPipeV;
+  sc.parallelism.virtual_pipeline_stages = 2;
+  sc.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, 10};
+  EXPECT_NEAR(analytic_gap(sc), 0.0, 0.01);
+}
+
 TEST(EventEngineTest, AgreesWithAnalyticOnUnevenStages) {
   for (const int zero : {0, 1}) {
     Scenario sc = gpt13b(8, 4, 4, 4, Schedule::kOneFOneB);

@@ -231,8 +231,12 @@ nlohmann::json plan_to_json(const PlanSpec& plan, const PlanResult& result, size
   out["memory_headroom_gib"] = g(plan.memory_headroom_bytes / kGiB);
   if (!result.ranked.empty() && result.ranked.front().meets_target) {
     out["best"] = entry_json(plan, result, result.ranked.front());
-    out["best"]["megatron_arguments"] = megatron_arguments(
-        candidate_scenario(plan, result.candidates[result.ranked.front().candidate].candidate));
+    const Scenario best =
+        candidate_scenario(plan, result.candidates[result.ranked.front().candidate].candidate);
+    out["best"]["megatron_arguments"] = megatron_arguments(best);
+    // What the arguments cannot say (a DualPipeV schedule, say), only when there is some.
+    if (const std::vector<std::string> left = megatron_unexpressed(best); !left.empty())
+      out["best"]["megatron_unexpressed"] = left;
     out["warnings"] = memory_warnings(plan, result);
     if (plan.shared_fabric && result.shared_fabric)
       out["shared_fabric"] = shared_fabric_json(*plan.shared_fabric, *result.shared_fabric);
@@ -511,10 +515,11 @@ std::string plan_table(const PlanSpec& plan, const PlanResult& result, size_t to
   if (result.sensitivity)
     out += sensitivity_table(plan, result, *result.sensitivity);
   if (!result.ranked.empty() && result.ranked.front().meets_target) {
-    out += "run it with Megatron-LM: " +
-           megatron_arguments(candidate_scenario(
-               plan, result.candidates[result.ranked.front().candidate].candidate)) +
-           "\n";
+    const Scenario best =
+        candidate_scenario(plan, result.candidates[result.ranked.front().candidate].candidate);
+    out += "run it with Megatron-LM: " + megatron_arguments(best) + "\n";
+    for (const std::string& left : megatron_unexpressed(best))
+      out += "  not in these arguments: " + left + "\n";
   }
   append_goodput(out, plan, result);
   return out;

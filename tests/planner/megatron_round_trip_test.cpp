@@ -207,6 +207,23 @@ TEST(MegatronRoundTripTest, SettingsWithoutAnArgumentAreNamed) {
                 "parallelism.tp_backward_overlap false"}));
 }
 
+// DualPipeV has no Megatron-LM schedule: the arguments run interleaved 1F1B at its two chunks,
+// and the schedule is named with where it runs.
+TEST(MegatronRoundTripTest, DualPipeVIsNamedWithWhereItRuns) {
+  Scenario s = io::load_scenario(
+      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "gpt3-175b-selene-1024" / "scenario.json")
+          .string());
+  s.parallelism.schedule = Schedule::kDualPipeV;
+  s.parallelism.virtual_pipeline_stages = 2;
+  EXPECT_NE(megatron_arguments(s).find("--num-virtual-stages-per-pipeline-rank 2"),
+            std::string::npos);
+  EXPECT_EQ(megatron_unexpressed(s),
+            (std::vector<std::string>{
+                "parallelism.schedule \"dualpipev\" (no Megatron-LM schedule: written as "
+                "interleaved-1f1b; torchtitan runs it with "
+                "--parallelism.pipeline_parallel_schedule DualPipeV)"}));
+}
+
 // Squared ReLU is --squared-relu (Bridge: activation_func squared_relu) and reads back; GeGLU
 // has no Megatron-LM flag and is named; DeepSpeed's split is written as the layout it gives.
 TEST(MegatronRoundTripTest, ActivationsAndDeepSpeedSplit) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <string>
@@ -193,6 +194,49 @@ TEST(PipelineReplayTest, ExtendsLongRunsExactly) {
   }
 }
 
+// DualPipeV's cut-off (three runs P micro-batches apart from 2P) gives the whole replay's times
+// on random uneven stages: whole, split and paired backwards of their own times, paired ops'
+// lighter communication, gradient buckets and overlapped hops.
+TEST(PipelineReplayTest, ExtendsDualPipeVRunsExactly) {
+  std::mt19937 rng(2025);
+  std::uniform_real_distribution<double> time(0.3, 3.0);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int exact = 0;
+  const int trials = 600;
+  for (int trial = 0; trial < trials; ++trial) {
+    const int p = 2 + trial % 7;
+    const int m = 2 * p + trial % 50;
+    const double rate = trial % 2 == 0 ? 1.0 : 0.05 + 0.95 * unit(rng);
+    const bool buckets = (trial / 2) % 2 == 1;
+    StageTimes t(static_cast<size_t>(p));
+    for (auto& stage : t) {
+      for (int c = 0; c < 2; ++c) {
+        const double f = time(rng);
+        const double input = f * time(rng);
+        const double weight = f * time(rng);
+        const double comm = 0.3 * f * unit(rng);
+        estimate::ChunkOpTimes op =
+            op_times(f, 0.0, input + weight, weight, buckets ? 3 : 0, f * unit(rng), comm, comm);
+        op.input_backward_s = input;
+        op.weight_in_backward = true;
+        op.paired_forward_comm_s = comm * unit(rng);
+        op.paired_backward_comm_s = comm * unit(rng);
+        op.activations_arrival_s = trial % 4 < 2 ? 0.0 : 0.2 * f * unit(rng);
+        op.gradients_arrival_s = op.activations_arrival_s;
+        stage.push_back(op);
+      }
+    }
+    const estimate::PipelineTimeline fast =
+        estimate::replay_pipeline(Schedule::kDualPipeV, t, m, false, rate);
+    const estimate::PipelineTimeline full =
+        estimate::detail::replay_every_micro_batch(Schedule::kDualPipeV, t, m, false, rate);
+    exact += std::abs(fast.makespan_s - full.makespan_s) <= 1e-9 * full.makespan_s ? 1 : 0;
+    EXPECT_NEAR(fast.makespan_s, full.makespan_s, 0.01 * full.makespan_s)
+        << "p=" << p << " m=" << m;
+  }
+  EXPECT_GE(exact, trials * 99 / 100);
+}
+
 // With micro-batch groups other than P the interleaved schedule's shape repeats every group:
 // the cut-off runs are a group apart and still give the whole replay's times.
 TEST(PipelineReplayTest, ExtendsInterleavedRunsByTheirGroup) {
@@ -365,6 +409,12 @@ TEST(PipelineReplayTest, EverySchedulePlaysWithoutDeadlock) {
         EXPECT_GT(estimate::replay_pipeline(sch, uniform(p, 1, 1.0, 2.0, 1.0), m, true).makespan_s,
                   0.0)
             << to_string(sch) << " p=" << p << " m=" << m;
+      }
+      if (p >= 2 && m >= 2 * p) {
+        EXPECT_GT(estimate::replay_pipeline(Schedule::kDualPipeV, uniform(p, 2, 1.0, 2.0), m, true)
+                      .makespan_s,
+                  0.0)
+            << "dualpipev p=" << p << " m=" << m;
       }
       for (const int v : {2, 3}) {
         if (p < 2 || m < p)

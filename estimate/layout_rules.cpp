@@ -358,7 +358,9 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
       });
     }
     for (size_t i = 0; i < p.stage_layers.size(); ++i) {
-      if (p.stage_layers[i] < p.virtual_pipeline_stages) {
+      const int least =
+          least_stage_layers(p.schedule, p.virtual_pipeline_stages, static_cast<int>(i));
+      if (p.stage_layers[i] < least) {
         report(LayoutRule::kLayerSplit, [&] {
           return Finding{"stage_layers/" + num(i),
                          "stage " + num(i) + " has " + num(p.stage_layers[i]) +

@@ -195,7 +195,8 @@ std::optional<FittedSplit> split_that_fits(const ModelSpec& model, const Paralle
         std::clamp(std::floor((max_peak_bytes - at.stages[s].total_bytes()) / slope),
                    -static_cast<double>(model.num_layers), static_cast<double>(model.num_layers));
     most[s] = trial.stage_layers[s] + static_cast<int>(spare_layers);
-    if (most[s] < parallelism.virtual_pipeline_stages)
+    if (most[s] < least_stage_layers(parallelism.schedule, parallelism.virtual_pipeline_stages,
+                                     static_cast<int>(s)))
       return std::nullopt;
     room += most[s];
   }
@@ -230,7 +231,6 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
   const int p = scenario.parallelism.pipeline;
   if (p <= 1)
     return std::nullopt;
-  const int least_layers = scenario.parallelism.virtual_pipeline_stages;
   Scenario trial = scenario;
   std::vector<int> split = layers_per_stage(scenario.model, scenario.parallelism);
   // The scenario's split, given explicitly, is estimated as the scenario itself is.
@@ -269,7 +269,8 @@ std::optional<StageBalance> balance_stage_layers(const Scenario& scenario,
     const auto busiest =
         static_cast<size_t>(std::max_element(best.stage_busy_s.begin(), best.stage_busy_s.end()) -
                             best.stage_busy_s.begin());
-    if (split[busiest] <= least_layers)
+    if (split[busiest] <=
+        least_stage_layers(par.schedule, par.virtual_pipeline_stages, static_cast<int>(busiest)))
       break;
     // Destinations whose moves the estimator sees alike but for where the stage sits; a few
     // timings per class find the first of its fastest (pick_in_class).

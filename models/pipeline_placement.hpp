@@ -50,6 +50,11 @@ struct StageChunk {
     return std::nullopt;
   return stage_chunk_of(schedule, pipeline, virtual_stage + 1);
 }
+// The fewest layers stage `stage` may hold: one per chunk, but under DualPipeV stage 0's chunk 1,
+// which holds the head, may hold it alone (as Megatron's split lets the loss's chunk do).
+[[nodiscard]] inline int least_stage_layers(Schedule schedule, int chunks, int stage) {
+  return schedule == Schedule::kDualPipeV && stage == 0 ? 1 : chunks;
+}
 // The stage whose last chunk ends the model (the head, the loss, the MTP modules): the last,
 // or stage 0 under DualPipeV.
 [[nodiscard]] inline int head_stage(Schedule schedule, int pipeline) {

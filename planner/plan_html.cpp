@@ -572,9 +572,16 @@ std::string plan_html(const PlanSpec& plan, const PlanResult& result, size_t top
     if (result.sensitivity)
       s += sensitivity_section(plan, result, *result.sensitivity);
     const ScreenedCandidate& c = result.candidates[result.ranked.front().candidate];
+    const Scenario best = candidate_scenario(plan, c.candidate);
     s += "<h2>How to run the winner</h2>\n<p>Megatron-LM arguments:</p>\n<code class=\"args\" "
          "id=\"megatron\">" +
-         html_escape(megatron_arguments(candidate_scenario(plan, c.candidate))) + "</code>\n";
+         html_escape(megatron_arguments(best)) + "</code>\n";
+    if (const std::vector<std::string> left = megatron_unexpressed(best); !left.empty()) {
+      s += "<p>Not in these arguments:</p>\n<ul>\n";
+      for (const std::string& item : left)
+        s += "<li>" + html_escape(item) + "</li>\n";
+      s += "</ul>\n";
+    }
   }
   s += left_out_section(plan, result);
   s += "</body></html>\n";

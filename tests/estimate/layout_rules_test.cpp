@@ -86,6 +86,24 @@ TEST(LayoutRulesTest, ValidLayoutHasNoProblem) {
   EXPECT_TRUE(problems(a2a_overlap_valid(), moe_model()).empty());
 }
 
+// DualPipeV's stage 0 may hold a single layer (its chunk 1 then holds the head alone, as a
+// Megatron split's loss chunk may); every other stage needs a layer in each of its two chunks.
+TEST(LayoutRulesTest, DualPipeVLetsTheHeadChunkStandAlone) {
+  Parallelism p = valid();
+  p.schedule = Schedule::kDualPipeV;
+  p.virtual_pipeline_stages = 2;
+  EXPECT_TRUE(problems(p).empty());
+  p.stage_layers = {1, 23};
+  EXPECT_TRUE(problems(p).empty());
+  p.stage_layers = {23, 1};
+  const std::vector<LayoutProblem> found = problems(p);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].pointer, "/parallelism/stage_layers/1");
+  p.schedule = Schedule::kInterleaved;
+  p.stage_layers = {1, 23};
+  EXPECT_EQ(problems(p).size(), 1u);
+}
+
 struct RuleCase {
   const char* name;
   Parallelism parallelism;

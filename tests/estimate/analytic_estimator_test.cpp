@@ -11,6 +11,7 @@
 #include "estimate/layout_rules.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/qwen3_dualpipev.hpp"
 
 namespace capsim {
 namespace {
@@ -517,17 +518,12 @@ TEST(MoeA2aOverlapTest, SavesWhatTheModelZooMeasuredOnQwen3_235B) {
   EXPECT_NEAR(1.0 - with / without, published_saving, 0.01);
 }
 
-// Qwen3-235B-A22B's shipped layout on DualPipeV (PP8, two chunks per stage, 94 layers split
-// 12 x 7 + 10): with moe_a2a_overlap its paired forwards and backwards hide their exchanges
-// behind each other (all of what the pairing hides), the unpaired ones do not; without it every
-// exchange is exposed. Full recompute keeps the overlap, which replays the forward inside the
-// paired backward.
+// Qwen3-235B-A22B's shipped layout on DualPipeV: with moe_a2a_overlap its paired forwards and
+// backwards hide their exchanges behind each other (all of what the pairing hides), the
+// unpaired ones do not; without it every exchange is exposed. Full recompute keeps the
+// overlap, which replays the forward inside the paired backward.
 TEST(MoeA2aOverlapTest, DualPipeVPairsHideTheirExchanges) {
-  Scenario s = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
-                                 "/scenarios/qwen3-235b-h100/scenario.json");
-  s.parallelism.schedule = Schedule::kDualPipeV;
-  s.parallelism.virtual_pipeline_stages = 2;
-  s.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, 10};
+  Scenario s = test::qwen3_235b_on_dualpipev();
   const HardwareProfile profile = io::resolve_profile(s);
   for (const Recompute recompute : {Recompute::kSelective, Recompute::kFull}) {
     s.parallelism.recompute = recompute;

@@ -15,6 +15,7 @@
 #include "estimate/iteration_model.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/qwen3_dualpipev.hpp"
 #include "tests/sim/sim_test_util.hpp"
 
 // Every TEST here runs its own SimGrid simulation, in its own process (gtest_discover_tests);
@@ -774,15 +775,9 @@ TEST(EventEngineTest, AgreesWithAnalyticForDualPipeV) {
   }
 }
 
-// A mixture of experts on DualPipeV with the exchanges overlapped in its pairs (Qwen3-235B-A22B,
-// the shipped scenario's layout on PP8 with two chunks): within 1%.
+// A mixture of experts on DualPipeV with the exchanges overlapped in its pairs: within 1%.
 TEST(EventEngineTest, AgreesWithAnalyticForDualPipeVPairs) {
-  Scenario sc = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
-                                  "/scenarios/qwen3-235b-h100/scenario.json");
-  sc.parallelism.schedule = Schedule::kDualPipeV;
-  sc.parallelism.virtual_pipeline_stages = 2;
-  sc.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, 10};
-  EXPECT_NEAR(analytic_gap(sc), 0.0, 0.01);
+  EXPECT_NEAR(analytic_gap(test::qwen3_235b_on_dualpipev()), 0.0, 0.01);
 }
 
 TEST(EventEngineTest, AgreesWithAnalyticOnUnevenStages) {

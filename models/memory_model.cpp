@@ -373,7 +373,8 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   in.positions = input_embedding_parameters_per_rank(model, parallelism.tensor) - in.word;
   in.final_norm =
       head_parameters_per_rank(model, parallelism.tensor) - (model.tied_embeddings ? 0.0 : in.word);
-  in.last_has_word = !model.tied_embeddings || p > 1;
+  // ... unless the head shares stage 0 with the embedding (DualPipeV).
+  in.last_has_word = !model.tied_embeddings || (p > 1 && head_stage(parallelism.schedule, p) != 0);
   in.fp8_weight_cache_per_layer = fp8_weight_cache_bytes_per_element(parallelism) *
                                   layer_matmul_parameters_per_rank(model, parallelism.tensor);
   in.layer_act = activation_bytes_per_layer(model, parallelism, attention);

@@ -344,6 +344,12 @@ TEST(MemoryScheduleTest, DualPipeVHoldsTheHeadOnTheFirstStage) {
             one_f_one_b.stages.back().embedding_logits_bytes);
   EXPECT_GT(dual.stages.front().parameters, one_f_one_b.stages.front().parameters);
   EXPECT_LT(dual.stages.back().parameters, one_f_one_b.stages.back().parameters);
+  // Tied embeddings: the head on the embedding's stage needs no copy of the word embedding.
+  ModelSpec tied = m;
+  tied.tied_embeddings = true;
+  EXPECT_NEAR(
+      dual.stages.front().parameters - estimate_memory(tied, par, gpu).stages.front().parameters,
+      word_embedding_parameters_per_rank(m, par.tensor), 1.0);
 }
 
 // ZB-H1 (estimate/pipeline_schedule.cpp) lets stage i defer up to i weight-gradient passes: with

@@ -74,6 +74,24 @@ def test_layouts_after_the_first_are_checked_as_whole_scenarios_are():
     assert [("error" in f) for f in by_layout] == [False, True, True, True, True, False, True]
 
 
+def test_dualpipev_layouts_read_and_estimate_as_whole_scenarios():
+    # DeepSeek's V-shaped schedule through a layout sweep: its two chunks per stage, and a
+    # break of its rules (one chunk) reported as a whole scenario's would be.
+    sweep = [{"schedule": "dualpipev", "virtual_pipeline_stages": 2},
+             {"schedule": "dualpipev", "virtual_pipeline_stages": 1},
+             {"schedule": "interleaved-1f1b", "virtual_pipeline_stages": 2}]
+    scenarios = []
+    for layout in sweep:
+        scenario = load(BASE)
+        scenario["parallelism"].update(layout)
+        scenarios.append(scenario)
+    by_layout = capsim.estimate(BASE, parallelism=sweep, errors="record")
+    assert without_file(by_layout) == without_file(capsim.estimate(scenarios, errors="record"))
+    assert [("error" in f) for f in by_layout] == [False, True, False]
+    assert by_layout[0]["iteration_time_s"] == capsim.simulate(
+        scenarios[0], engine="analytic")["iteration_time_s"]
+
+
 def test_each_layout_is_laid_over_the_base_alone():
     # A key one layout sets, present in the base or not, and one it sets before a later key
     # fails, do not carry into the next layout.

@@ -304,19 +304,31 @@ std::vector<RankedEntry> eligible_pareto(const std::vector<RankedEntry>& ranked)
   return front;
 }
 
+// The plan's named training stack as the in-situ factors look it up: its name and version, or
+// two empty strings.
+struct StackKey {
+  std::string name;
+  std::string version;
+};
+StackKey stack_key(const PlanSpec& plan) {
+  if (plan.named_stack == nullptr)
+    return {};
+  return {plan.named_stack->name, plan.named_stack->version};
+}
+
 // What the iteration times stand for (docs/validation.md): the shipped profiles' in-situ factor
 // is fitted to published runs of 2022-2025 Megatron-LM/NeMo stacks (2021-2023 stacks ran slower,
 // DeepSpeed ZeRO-3 at scale far slower); a named stack with published runs of its own on a
 // family takes their factor there (docs/scenario.md, "Training stacks").
 std::string kernel_speed_note(const PlanSpec& plan) {
-  const std::string stack = plan.named_stack != nullptr ? plan.named_stack->name : "";
-  const std::string version = plan.named_stack != nullptr ? plan.named_stack->version : "";
+  const StackKey key = stack_key(plan);
+  const std::string& stack = key.name;
   std::set<std::string> own, other;  // architectures with and without the stack's own factor
   for (const InstanceChoice& choice : plan.instances) {
     if (!choice.profile_path.empty())
       continue;
     const std::string& architecture = plan.catalog.find_instance(choice.name)->gpu.architecture;
-    (io::has_stack_factor(architecture, stack, version) ? own : other).insert(architecture);
+    (io::has_stack_factor(architecture, stack, key.version) ? own : other).insert(architecture);
   }
   const std::string calibrate =
       "; `capsim calibrate step` fits a profile to measured steps of your stack, and an "
@@ -487,6 +499,7 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
   rank_candidates(plan, result);
   result.pareto = eligible_pareto(result.ranked);
   result.notes.push_back(kernel_speed_note(plan));
+  const StackKey stack = stack_key(plan);
   for (size_t i = 0; i < plan.instances.size(); ++i) {
     const InstanceChoice& choice = plan.instances[i];
     if (!choice.profile_path.empty())
@@ -498,10 +511,7 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
           "instance " + choice.name +
           ": its GPU is defined in the plan and costed from its datasheet figures (not "
           "validated; " +
-          io::in_situ_prior(instance.gpu.architecture,
-                            plan.named_stack != nullptr ? plan.named_stack->name : "",
-                            plan.named_stack != nullptr ? plan.named_stack->version : "")
-              .source +
+          io::in_situ_prior(instance.gpu.architecture, stack.name, stack.version).source +
           "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
           "comparison with shipped ones on measurements");
     } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {

@@ -42,13 +42,19 @@ def without_file(figures):
             if "error" in f else f for f in figures]
 
 
-def test_base_and_parallelism_equal_whole_scenarios():
-    base = load(BASE)
+def whole_scenarios(sweep):
+    """The base scenario with each layout of `sweep` laid over its parallelism."""
     scenarios = []
-    for layout in layouts():
+    for layout in sweep:
         scenario = load(BASE)
         scenario["parallelism"].update(layout)
         scenarios.append(scenario)
+    return scenarios
+
+
+def test_base_and_parallelism_equal_whole_scenarios():
+    base = load(BASE)
+    scenarios = whole_scenarios(layouts())
     by_layout = capsim.estimate(base, parallelism=layouts(), errors="record")
     assert without_file(by_layout) == without_file(capsim.estimate(scenarios, errors="record"))
     assert without_file(by_layout) == without_file(
@@ -64,11 +70,7 @@ def test_layouts_after_the_first_are_checked_as_whole_scenarios_are():
               "virtual_pipeline_stages": 1}, {"tensr": 2}, {"tensor": 3},
              {"zero_stage": 9}, {"colour": "red"}, {"tensor": 4, "pipeline": 2, "data": 4},
              {"pipeline": 2, "data": 4, "virtual_pipeline_stages": 7}]
-    scenarios = []
-    for layout in sweep:
-        scenario = load(BASE)
-        scenario["parallelism"].update(layout)
-        scenarios.append(scenario)
+    scenarios = whole_scenarios(sweep)
     by_layout = capsim.estimate(BASE, parallelism=sweep, errors="record")
     assert without_file(by_layout) == without_file(capsim.estimate(scenarios, errors="record"))
     assert [("error" in f) for f in by_layout] == [False, True, True, True, True, False, True]
@@ -80,11 +82,7 @@ def test_dualpipev_layouts_read_and_estimate_as_whole_scenarios():
     sweep = [{"schedule": "dualpipev", "virtual_pipeline_stages": 2},
              {"schedule": "dualpipev", "virtual_pipeline_stages": 1},
              {"schedule": "interleaved-1f1b", "virtual_pipeline_stages": 2}]
-    scenarios = []
-    for layout in sweep:
-        scenario = load(BASE)
-        scenario["parallelism"].update(layout)
-        scenarios.append(scenario)
+    scenarios = whole_scenarios(sweep)
     by_layout = capsim.estimate(BASE, parallelism=sweep, errors="record")
     assert without_file(by_layout) == without_file(capsim.estimate(scenarios, errors="record"))
     assert [("error" in f) for f in by_layout] == [False, True, False]

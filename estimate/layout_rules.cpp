@@ -428,6 +428,17 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
   if (m.moe)
     check_expert_rules(m, c, p, report);
   check_recompute_modules(m, p, report);
+  if (p.activation_input_fp8 && m.ffn_activation != FfnActivation::kSwiglu) {
+    report(LayoutRule::kActivationInputFp8, [&] {
+      return Finding{
+          "activation_input_fp8",
+          std::string("activation_input_fp8 stores SwiGLU's input in fp8; ffn_activation "
+                      "is \"") +
+              to_string(m.ffn_activation) +
+              "\" (Megatron-Core: \"Storing activation input in FP8 is supported only "
+              "for SwiGLU.\")"};
+    });
+  }
 }
 
 }  // namespace

@@ -41,8 +41,9 @@ enum class LayoutRule {
   kA2aOverlapNeedsInterleaving,  // moe_a2a_overlap with pipeline > 1 needs virtual stages
   kA2aOverlapMtp,                // moe_a2a_overlap runs with at most one MTP layer
   kRecomputeModulePresent,       // recompute_modules names only parts the model has
+  kActivationInputFp8,           // activation_input_fp8 stores SwiGLU's input only
 };
-inline constexpr int kNumLayoutRules = 27;
+inline constexpr int kNumLayoutRules = 28;
 
 // One broken rule: where in the scenario it points (a JSON pointer relative to the scenario
 // object, e.g. "/parallelism/data") and what is wrong, naming the fields and their values.

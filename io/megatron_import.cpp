@@ -745,6 +745,8 @@ void read_precision(Arguments& a, Findings& f, json& p) {
       throw a.error("--fp8-param-gather", "needs --fp8-format");
     p["fp8_params"] = true;
   }
+  if (a.flag("--activation-func-fp8-input-store"))
+    p["activation_input_fp8"] = true;
 }
 
 // The training stack: optimizer, gradient reduction and communication overlap.

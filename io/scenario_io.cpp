@@ -328,10 +328,13 @@ std::optional<std::string> nvlink_domain_problem(int domain, int gpus_per_node, 
 }
 
 void read_expert_exchange(JsonReader& reader, bool has_moe, Parallelism& parallelism) {
-  reject_without_moe(reader, has_moe, {"token_dispatcher", "moe_a2a_overlap"});
+  reject_without_moe(reader, has_moe,
+                     {"token_dispatcher", "moe_a2a_overlap", "memory_efficient_permutation"});
   parallelism.token_dispatcher = *token_dispatcher_from_string(
       reader.optional_enum("token_dispatcher", "alltoall", {"alltoall", "allgather", "deepep"}));
   parallelism.moe_a2a_overlap = reader.optional_bool("moe_a2a_overlap", false);
+  parallelism.memory_efficient_permutation =
+      reader.optional_bool("memory_efficient_permutation", true);
 }
 
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
@@ -340,6 +343,7 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
   parallelism.fp8_params = reader.optional_bool("fp8_params", false);
   parallelism.tp_comm_overlap = reader.optional_bool("tp_comm_overlap", false);
   parallelism.tp_backward_overlap = reader.optional_bool("tp_backward_overlap", true);
+  parallelism.activation_input_fp8 = reader.optional_bool("activation_input_fp8", false);
 }
 
 std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
@@ -848,6 +852,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["partition_method"] = to_string(*p.partition_method);
   if (p.fp8_params)
     par["fp8_params"] = true;
+  if (p.activation_input_fp8)
+    par["activation_input_fp8"] = true;
   write_stack_keys(p, implied, par);
   if (p.expert != 1)
     par["expert"] = p.expert;
@@ -857,6 +863,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["token_dispatcher"] = to_string(p.token_dispatcher);
   if (p.moe_a2a_overlap)
     par["moe_a2a_overlap"] = true;
+  if (m.moe && !p.memory_efficient_permutation)
+    par["memory_efficient_permutation"] = false;
   json out = {{"schema", kScenarioSchema},
               {"name", sc.name},
               {"model", model},

@@ -70,9 +70,9 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<ScenarioOverrid
 // Reads the parallelism keys that describe the training stack rather than the layout
 // (grad_reduce_precision, dp_bucket_layout, dp_bucket_size, overlap_grad_reduce,
 // overlap_param_gather, optimizer_state_precision, master_weights, fp8_params, tp_comm_overlap,
-// tp_backward_overlap; docs/scenario.md) into `parallelism`, with the rules of each key alone.
-// Scenarios and plans share them; the rules that tie them to one precision, ZeRO stage or sequence
-// parallelism are checked by the caller.
+// tp_backward_overlap, activation_input_fp8; docs/scenario.md) into `parallelism`, with the rules
+// of each key alone. Scenarios and plans share them; the rules that tie them to one precision, ZeRO
+// stage or sequence parallelism are checked by the caller.
 void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
 
 // Reads "recompute_modules" (present): Megatron-Core's --recompute-modules, a non-empty list of
@@ -80,7 +80,8 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism);
 [[nodiscard]] unsigned read_recompute_module_list(JsonReader& reader);
 
 // Reads the expert-parallel exchange keys into `parallelism`: token_dispatcher (default
-// "alltoall") and moe_a2a_overlap (default false), both rejected without model.moe
+// "alltoall"), moe_a2a_overlap (default false) and memory_efficient_permutation (default true),
+// each rejected without model.moe
 // (`has_moe` false). A scenario's parallelism and a plan's stack share them.
 void read_expert_exchange(JsonReader& reader, bool has_moe, Parallelism& parallelism);
 

@@ -24,6 +24,12 @@ double mask_bytes(const ModelSpec& model) {
   return has_dropout(model) ? 1.0 : 0.0;
 }
 
+// Bytes of one element of the input SwiGLU keeps for its backward: fp8 (1 B, a plain cast with
+// no scale) with activation_input_fp8, else the stored element's `e`.
+double activation_input_bytes(const Parallelism& par, double e) {
+  return par.activation_input_fp8 ? 1.0 : e;
+}
+
 // Activation bytes of one layer and one micro-batch on one GPU, term by term from Korthikanti
 // et al. 2022 §4.1, generalised to GQA (K, V are kv_heads·head_dim wide) and to the FFN width
 // and activation (GeLU stores its input and output, f each; SwiGLU stores the 2f-wide gate/up
@@ -74,7 +80,7 @@ double layer_activation_bytes(const ModelSpec& model, const Parallelism& par, Re
   // The activation's input: gate and up for a GLU, else one f (squared ReLU's jit-fused kernel
   // saves its input as GeLU's does).
   const double mlp_input = is_gated(model.ffn_activation) ? 2.0 * f : f;
-  const double mlp = mlp_replayed ? 0.0 : e * mlp_input + e_te * f;
+  const double mlp = mlp_replayed ? 0.0 : activation_input_bytes(par, e) * mlp_input + e_te * f;
   const bool attention_keeps_its_output =
       attention != AttentionMemory::kMaterialized && !attention_replayed;
   const double projection_input = !fp8 ? e * h : (attention_keeps_its_output ? e * h : 0.0) + h;
@@ -258,6 +264,7 @@ struct MemoryInputs {
   double moe_act_extra = 0.0;
   double mtp_params = 0.0;  // the MTP modules beside their experts (last stage)
   double mtp_expert_params = 0.0;
+  double mtp_act = 0.0;  // the MTP modules' activations per micro-batch (with the head)
 };
 
 // The MoE layers of each pipeline stage, its chunks taken in Megatron's model order.
@@ -279,8 +286,9 @@ std::vector<int> moe_layers_per_stage(const ModelSpec& model, const Parallelism&
 // router's fp32 probabilities (tokens x experts), the permuted token copies (the grouped up
 // GEMM's input, which Transformer Engine's GroupedLinear saves in fp8 under fp8 as Linear does
 // its input), the experts' gate/up output and activation output (as a dense MLP's, on the
-// routed rows, ETP-split), the un-permutation's input, and the shared expert as a dense MLP of
-// its width; minus the dense MLP it replaces. Full recompute keeps only the layer input.
+// routed rows, ETP-split), the un-permutation's input unless memory_efficient_permutation, and
+// the shared expert as a dense MLP of its width; minus the dense MLP it replaces. Full
+// recompute keeps only the layer input.
 double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par) {
   if (!model.moe || par.recompute == Recompute::kFull)
     return 0.0;
@@ -293,8 +301,9 @@ double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par
   const double e_te =
       is_low_precision(par.precision) ? quantized_activation_bytes(par.precision) : e;
   const bool gated = is_gated(model.ffn_activation);
+  const double e_input = activation_input_bytes(par, e);
   const auto mlp = [&](double rows, double f) {
-    return rows * ((gated ? 2.0 : 1.0) * f * e + f * e_te);
+    return rows * ((gated ? 2.0 : 1.0) * f * e_input + f * e_te);
   };
   // The dense MLP this layer does not have (counted in layer_activation_bytes), unless the mlp
   // module's recompute already dropped it there.
@@ -308,8 +317,10 @@ double moe_activation_extra_bytes(const ModelSpec& model, const Parallelism& par
   // Replaying the experts' activation drops its output (the down GEMM's input).
   const double expert_activation_output =
       (replayed & kRecomputeMoeActivation) != 0 ? rows * expert_ffn * e_te : 0.0;
-  double bytes = sb / t * d(moe.num_experts) * 4.0 + rows * h * (e_te + e) + mlp(rows, expert_ffn) -
-                 expert_activation_output;
+  // The experts' output, kept for the probabilities' gradient unless the activation applies them.
+  const double expert_output = par.memory_efficient_permutation ? 0.0 : e;
+  double bytes = sb / t * d(moe.num_experts) * 4.0 + rows * h * (e_te + expert_output) +
+                 mlp(rows, expert_ffn) - expert_activation_output;
   if (moe.shared_expert_ffn_hidden_size > 0 && (replayed & kRecomputeSharedExperts) == 0)
     bytes += mlp(sb, d(moe.shared_expert_ffn_hidden_size) / t);
   return bytes - dense_mlp;
@@ -403,6 +414,12 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
     in.mtp_params = d(model.mtp_layers) * ((last_moe ? in.moe_dense_params : in.layer_params) +
                                            mtp_extra_parameters(model) / in.t);
     in.mtp_expert_params = d(model.mtp_layers) * (last_moe ? in.expert_params : 0.0);
+    // Each MTP module (Megatron-Core multi_token_prediction.py) runs a transformer layer like
+    // the last one on its two normed inputs, kept with their inputs and the projection's 2h-wide
+    // input: 4h per token beside the layer's own activations.
+    in.mtp_act =
+        d(model.mtp_layers) * (in.layer_act + (last_moe ? in.moe_act_extra : 0.0) +
+                               4.0 * in.e * in.sb * d(model.hidden_size) / in.replicated_div);
   }
   return in;
 }
@@ -443,8 +460,11 @@ double edge_activation_bytes(const MemoryInputs& in, int stage, double in_flight
     const double head_mbs = (par.schedule == Schedule::kGpipe && p > 1) ? in_flight : 1.0;
     const double saved_per_logit =
         model.cross_entropy == CrossEntropyKernel::kSingleKernel ? in.e : 4.0;
-    bytes += head_mbs * (2.0 * in.e * in.sb * h / in.replicated_div +
-                         saved_per_logit * in.sb * in.vocab / in.t) +
+    // Each MTP module computes a loss of its own through the shared output layer, which keeps
+    // as much again.
+    bytes += head_mbs * (1.0 + d(model.mtp_layers)) *
+                 (2.0 * in.e * in.sb * h / in.replicated_div +
+                  saved_per_logit * in.sb * in.vocab / in.t) +
              in.e * in.sb * in.vocab / in.t;
   }
   return bytes;
@@ -544,6 +564,8 @@ StageMemory stage_memory(const MemoryInputs& in, int stage) {
       stage_layers * (in_flight * in.layer_act + pending_w * in.pending_w_layer) + in.live_layer;
   if (moe_layers > 0.0)
     s.activations_bytes += moe_layers * (in_flight + pending_w) * in.moe_act_extra;
+  if (holds_head)
+    s.activations_bytes += (in_flight + pending_w) * in.mtp_act;
   s.embedding_logits_bytes = edge_activation_bytes(in, stage, in_flight);
   s.communication_bytes = communication_bytes(in, stage);
   s.reserve_bytes = kFrameworkReserveBytes +

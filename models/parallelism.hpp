@@ -89,6 +89,15 @@ struct Parallelism {
   // The dispatch and combine all-to-alls of one micro-batch run beside another micro-batch's
   // compute (Megatron-Core --overlap-moe-expert-parallel-comm, 1F1B A2A overlap).
   bool moe_a2a_overlap = false;
+  // The routing probabilities multiply the experts' activation output instead of their down
+  // projection's output (Megatron-Core 0.13+, "memory-efficient permutation", arXiv 2603.07685
+  // §4.1.2), so the experts' output is not kept for the probabilities' gradient; false: the
+  // un-permutation weighs the outputs and keeps them (Megatron-Core up to 0.12).
+  bool memory_efficient_permutation = true;
+  // SwiGLU keeps its input (the up projection's output) for the backward in fp8, 1 B, cast by
+  // a kernel of its own each way (Megatron-Core --activation-func-fp8-input-store; DeepSeek-V3
+  // report §3.3.3 for the experts').
+  bool activation_input_fp8 = false;
 
   [[nodiscard]] int expert_tensor_or_default() const { return expert_tensor.value_or(tensor); }
   // The modules selective recompute replays: none without it (full recompute replays every

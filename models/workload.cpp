@@ -37,6 +37,18 @@ void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
       {name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
 }
 
+// activation_input_fp8: SwiGLU's `elements` inputs are cast to fp8 for the backward by a kernel
+// of their own (Megatron-Core fused_bias_swiglu.py, input.to(torch.float8_e4m3fn)), read e and
+// write 1 B, and cast back before the backward, read 1 and write e.
+void add_activation_input_store(std::vector<Op>& ops, const char* name, const Parallelism& p,
+                                double elements, double e) {
+  if (!p.activation_input_fp8)
+    return;
+  const double bytes = elements * (e + 1.0);
+  ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, bytes, 0});
+  ops.push_back({name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bytes, 0});
+}
+
 // Transformer Engine's fp8 linear layers: each GEMM input and output gradient is cast to fp8
 // and also written transposed for the other GEMM of the pair (TE's fused cast-transpose: read
 // 2 B, write 1 + 1 B per element), unless the kernel that produces the tensor casts it itself:
@@ -220,8 +232,10 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   const double ffn = d(moe.ffn_hidden_size) / d(p.expert_tensor_or_default());
   add_grouped_linear(ops, "expert_up", local_experts, rows_per_expert, h,
                      (gated ? 2.0 : 1.0) * ffn);
+  const size_t activation_first = ops.size();
   add_elementwise(ops, "expert_activation", (gated ? 3.0 : 2.0) * rows * ffn * e);
-  tag_recompute(ops, ops.size() - 2, kRecomputeMoeActivation);
+  add_activation_input_store(ops, "expert_activation_input_fp8", p, 2.0 * rows * ffn, e);
+  tag_recompute(ops, activation_first, kRecomputeMoeActivation);
   add_grouped_linear(ops, "expert_down", local_experts, rows_per_expert, ffn, h);
   if (fp8) {
     // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
@@ -236,6 +250,7 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
     const size_t shared_first = ops.size();
     add_linear(ops, "shared_up", tokens, h, (gated ? 2.0 : 1.0) * shared);
     add_elementwise(ops, "shared_activation", (gated ? 3.0 : 2.0) * tokens * shared * e);
+    add_activation_input_store(ops, "shared_activation_input_fp8", p, 2.0 * tokens * shared, e);
     add_linear(ops, "shared_down", tokens, shared, h);
     tag_recompute(ops, shared_first, kRecomputeSharedExperts);
   }
@@ -343,6 +358,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
     // GeLU and squared ReLU (one jit-fused kernel in Megatron-Core, megatron/core/activations.py):
     // read f, write f. SwiGLU and GeGLU: read gate and up, write f.
     add_elementwise(ops, "activation", (gated ? 3.0 : 2.0) * tokens * ffn / t * e);
+    add_activation_input_store(ops, "activation_input_fp8", p, 2.0 * tokens * ffn / t, e);
     linear("mlp_down", "mlp_down_fp8_cast", ffn / t, h, CastBy::kProducer, CastBy::kOwnKernel);
     tag_recompute(ops, ffn_first, kRecomputeMlp);
   }

@@ -291,6 +291,9 @@ std::string megatron_arguments(const Scenario& given, MegatronArgumentSet set) {
   else if (p.zero_stage == 3)
     add(out, "--use-torch-fsdp2");
   add_precision(out, p, complete);
+  // What the activations take, as the recompute above: the layout may fit only with it.
+  if (p.activation_input_fp8)
+    add(out, "--activation-func-fp8-input-store");
   if (complete)
     add_stack_details(out, scenario);
   return out;
@@ -320,6 +323,11 @@ std::vector<std::string> megatron_unexpressed(const Scenario& s) {
   // x * sigmoid(1.702 x), not GeGLU); none gates a GeLU (megatron/training/arguments.py).
   if (m.ffn_activation == FfnActivation::kGeglu)
     out.emplace_back("model.ffn_activation \"geglu\" (no Megatron-LM flag: written as GeLU)");
+  if (m.moe && !p.memory_efficient_permutation) {
+    out.emplace_back(
+        "parallelism.memory_efficient_permutation false (Megatron-Core 0.13 and later always "
+        "apply the probabilities in the experts' activation)");
+  }
   if (m.moe && m.moe->load_imbalance != 1.0)
     out.push_back(io::printf_string("model.moe.load_imbalance %g", m.moe->load_imbalance));
   if (m.cross_entropy == CrossEntropyKernel::kSingleKernel)

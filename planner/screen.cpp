@@ -120,6 +120,8 @@ void apply_stack(const ModelSpec& model, const Parallelism& stack, Parallelism& 
   const bool exchanges = p.expert * p.expert_tensor_or_default() > 1;
   p.token_dispatcher = exchanges ? stack.token_dispatcher : TokenDispatcher::kAllToAll;
   p.moe_a2a_overlap = stack.moe_a2a_overlap && estimate::moe_a2a_overlap_possible(model, p);
+  p.memory_efficient_permutation = stack.memory_efficient_permutation;
+  p.activation_input_fp8 = stack.activation_input_fp8;
 }
 
 // Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,

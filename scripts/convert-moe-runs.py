@@ -95,6 +95,16 @@ def dgxc_deepseek_split(run, pp):
     return [middle - 1] + [middle] * (pp - 2) + [middle - 2]
 
 
+def before_memory_efficient_permutation(run):
+    """Whether a run's Megatron-Core weighs the experts' outputs at the un-permutation: NVIDIA's
+    DGX Cloud release v25.05 ran NeMo r2.3.0 (commit 7a8f1cc), whose requirements/manifest.json
+    pins Megatron-LM 3cdfd613 of core_r0.12.0, before Megatron-Core 0.13's memory-efficient
+    permutation (Megatron-LM commit 26596307)."""
+    source = run["source"]
+    return (source.get("repo") == "NVIDIA/dgxc-benchmarking"
+            and str(source.get("commit", "")).startswith("tag v25.05"))
+
+
 def recipe_of(run):
     if run["hardware"]["gpu"] not in HOPPER:
         return None  # the recipes below are the H100 ones
@@ -270,6 +280,8 @@ def case_of(run):
     modules = recompute_of(lay, recipe)[1]
     if modules and modules != ["core_attn"]:
         par["recompute_modules"] = modules
+    if before_memory_efficient_permutation(run):
+        par["memory_efficient_permutation"] = False
     dgxc_split = None if lay.get("stage_layers") else dgxc_deepseek_split(run, pp)
     if dgxc_split:
         lay["stage_layers"] = dgxc_split
@@ -303,6 +315,9 @@ def case_of(run):
         source += ("; layers split as the release's NeMo (commit 7a8f1cc) "
                    "scripts/performance/llm/pretrain_deepseek_v3.py does: 64 / PP - 1 on the "
                    "first stage, 64 / PP - 2 on the last")
+    if par.get("memory_efficient_permutation") is False:
+        source += ("; the experts' outputs weighed at the un-permutation: the release's NeMo "
+                   "(commit 7a8f1cc) pins Megatron-LM core_r0.12.0 (commit 3cdfd613)")
     scenario = {"name": run["id"], "model": model, "cluster": cluster_of(hw), "parallelism": par}
     if hw["gpu"] in BLACKWELL:
         # The stack that ran it, whose Blackwell in-situ factor the case then takes.

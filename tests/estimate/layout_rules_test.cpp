@@ -379,6 +379,15 @@ std::vector<RuleCase> one_rule_cases() {
       "num_layers + 2 (Megatron's split counting the embedding and the loss as layers); give "
       "stage_layers for an uneven split");
   add(
+      "ActivationInputFp8",
+      [](Parallelism& p, ModelSpec& m) {
+        m.ffn_activation = FfnActivation::kGelu;
+        p.activation_input_fp8 = true;
+      },
+      LayoutRule::kActivationInputFp8, "/parallelism/activation_input_fp8",
+      "activation_input_fp8 stores SwiGLU's input in fp8; ffn_activation is \"gelu\" "
+      "(Megatron-Core: \"Storing activation input in FP8 is supported only for SwiGLU.\")");
+  add(
       "Fp8", [](Parallelism& p, ModelSpec&) { p.precision = Precision::kFp8; },
       LayoutRule::kFp8Support, "/parallelism/precision",
       "precision \"fp8\" needs a GPU with fp8 tensor cores; A100-SXM4-80GB has none");

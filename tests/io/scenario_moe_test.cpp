@@ -44,6 +44,8 @@ TEST(ScenarioMoeTest, DefaultsOfTheMoeAndExpertKeys) {
   EXPECT_EQ(s.parallelism.expert_tensor_or_default(), 4);
   EXPECT_EQ(s.parallelism.token_dispatcher, TokenDispatcher::kAllToAll);
   EXPECT_FALSE(s.parallelism.moe_a2a_overlap);
+  EXPECT_TRUE(s.parallelism.memory_efficient_permutation);
+  EXPECT_FALSE(s.parallelism.activation_input_fp8);
   EXPECT_EQ(s.model.mtp_layers, 0);
   EXPECT_FALSE(s.model.mla.has_value());
   EXPECT_FALSE(s.model.window_attention.has_value());
@@ -103,7 +105,8 @@ TEST(ScenarioMoeTest, DenseScenarioWritesNoNewKey) {
       io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
   for (const char* key : {"head_dim", "moe", "mla", "mtp_layers", "window_attention"})
     EXPECT_FALSE(j.at("model").contains(key)) << key;
-  for (const char* key : {"expert", "expert_tensor", "token_dispatcher", "moe_a2a_overlap"})
+  for (const char* key : {"expert", "expert_tensor", "token_dispatcher", "moe_a2a_overlap",
+                          "memory_efficient_permutation", "activation_input_fp8"})
     EXPECT_FALSE(j.at("parallelism").contains(key)) << key;
 }
 
@@ -195,6 +198,8 @@ nlohmann::json random_doc(std::mt19937_64& rnd) {
     par["schedule"] = "interleaved-1f1b";
     par["virtual_pipeline_stages"] = 2;
   }
+  if (pick(rnd, std::vector<int>{0, 1}) == 1)
+    par["memory_efficient_permutation"] = false;
   return doc;
 }
 

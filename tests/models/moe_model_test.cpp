@@ -159,6 +159,92 @@ TEST(MoeMemory, ExpertStatesShardOverExpertParallelismAndExpertData) {
               1e-6 * ep8.optimizer_bytes);
 }
 
+// One stage of bf16 data and expert parallelism, one micro-batch per data rank.
+Parallelism bf16_expert_layout(int data, int expert) {
+  Parallelism p;
+  p.data = data;
+  p.expert = expert;
+  p.global_batch_size = data;
+  p.precision = Precision::kBf16;
+  return p;
+}
+
+// Activations of the first stage of `m` laid out as `p`.
+StageMemory first_stage(const ModelSpec& m, const Parallelism& p) {
+  return estimate_memory(m, p, GpuSpec{}).stages.front();
+}
+
+// Memory-efficient permutation applies the probabilities in the experts' activation, so the
+// experts' bf16 output (routed rows x h) is no longer kept per MoE layer and micro-batch.
+TEST(MoeMemory, MemoryEfficientPermutationKeepsNoExpertOutput) {
+  const ModelSpec m = qwen3_235b();
+  Parallelism p = bf16_expert_layout(16, 8);
+  const StageMemory efficient = first_stage(m, p);
+  p.memory_efficient_permutation = false;
+  const StageMemory classic = first_stage(m, p);
+  ASSERT_EQ(efficient.micro_batches_in_flight, 1);
+  EXPECT_NEAR(classic.activations_bytes - efficient.activations_bytes,
+              94.0 * routed_rows(m, p) * 4096.0 * 2.0, 1e-9 * classic.activations_bytes);
+}
+
+// activation_input_fp8 keeps SwiGLU's 2f-wide input in 1 B instead of 2: the experts' on the
+// routed rows, the shared expert's and the dense layers' on the tokens.
+TEST(MoeMemory, Fp8ActivationInputHalvesTheSwigluInput) {
+  const ModelSpec m = deepseek_v3();
+  Parallelism p = bf16_expert_layout(64, 64);
+  const StageMemory bf16 = first_stage(m, p);
+  p.activation_input_fp8 = true;
+  const StageMemory fp8 = first_stage(m, p);
+  const double tokens = 4096.0;
+  const double moe_layers = 58.0 + 1.0;  // the MTP layer is a MoE layer too
+  const double expected =
+      moe_layers * (routed_rows(m, p) + tokens) * 2.0 * 2048.0 + 3.0 * tokens * 2.0 * 18432.0;
+  EXPECT_NEAR(bf16.activations_bytes - fp8.activations_bytes, expected,
+              1e-9 * bf16.activations_bytes);
+}
+
+// An MTP module keeps a MoE layer's activations, its two normed inputs and its projection's
+// 2h-wide input per micro-batch, and a second loss beside the head's.
+TEST(MoeMemory, MtpModuleStoresALayerAndALossWithTheHead) {
+  ModelSpec m = deepseek_v3();
+  m.mtp_layers = 0;
+  const Parallelism p = bf16_expert_layout(64, 64);
+  const StageMemory none = first_stage(m, p);
+  m.num_layers = 62;
+  const StageMemory deeper = first_stage(m, p);
+  m.num_layers = 61;
+  m.mtp_layers = 1;
+  const StageMemory mtp = first_stage(m, p);
+  const double moe_layer = deeper.activations_bytes - none.activations_bytes;
+  EXPECT_NEAR(mtp.activations_bytes - none.activations_bytes,
+              moe_layer + 4.0 * 2.0 * 4096.0 * 7168.0, 1e-9 * mtp.activations_bytes);
+  // The head's per-micro-batch part: the final norm's input and output and the fp32 softmax.
+  const double head = 2.0 * 2.0 * 4096.0 * 7168.0 + 4.0 * 4096.0 * 129280.0;
+  EXPECT_NEAR(mtp.embedding_logits_bytes - none.embedding_logits_bytes, head,
+              1e-9 * mtp.embedding_logits_bytes);
+}
+
+// The fp8 store is a cast kernel of its own each way: read 2 B and write 1 B per element
+// forward, the reverse backward; without the flag there is none.
+TEST(MoeLowering, Fp8ActivationInputCastsTheSwigluInputEachWay) {
+  const ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.expert = 8;
+  const auto cast_bytes = [&](Pass pass) {
+    double bytes = 0.0;
+    for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
+      if (std::string(op.name) == "expert_activation_input_fp8" && op.pass == pass)
+        bytes += op.bytes;
+    }
+    return bytes;
+  };
+  EXPECT_EQ(cast_bytes(Pass::kForward), 0.0);
+  p.activation_input_fp8 = true;
+  const double elements = routed_rows(m, p) * 2.0 * 1536.0;
+  EXPECT_DOUBLE_EQ(cast_bytes(Pass::kForward), elements * 3.0);
+  EXPECT_DOUBLE_EQ(cast_bytes(Pass::kBackwardInput), elements * 3.0);
+}
+
 TEST(AllToAll, DeepEpSendsEachTokenOncePerNodeAndRank) {
   MoeSpec moe;
   moe.num_experts = 256;

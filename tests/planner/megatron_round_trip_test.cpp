@@ -166,6 +166,7 @@ Scenario random_scenario(std::mt19937_64& rng) {
     p.grad_reduce_precision = Precision::kBf16;
   if (coin())
     p.optimizer_state_precision = Precision::kBf16;
+  p.activation_input_fp8 = m.ffn_activation == FfnActivation::kSwiglu && coin();
   return s;
 }
 
@@ -222,6 +223,21 @@ TEST(MegatronRoundTripTest, DualPipeVIsNamedWithWhereItRuns) {
                 "parallelism.schedule \"dualpipev\" (no Megatron-LM schedule: written as "
                 "interleaved-1f1b; torchtitan runs it with "
                 "--parallelism.pipeline_parallel_schedule DualPipeV)"}));
+}
+
+// The fp8 SwiGLU input is an argument of the layout's set (the layout may fit only with it);
+// the classic permutation has no argument in the Megatron-Core that runs the others.
+TEST(MegatronRoundTripTest, ActivationStorageOfTheExperts) {
+  Scenario s = io::load_scenario(
+      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "mixtral-8x7b-h100" / "scenario.json").string());
+  EXPECT_TRUE(megatron_unexpressed(s).empty());
+  s.parallelism.activation_input_fp8 = true;
+  s.parallelism.memory_efficient_permutation = false;
+  EXPECT_NE(megatron_arguments(s).find("--activation-func-fp8-input-store"), std::string::npos);
+  EXPECT_EQ(megatron_unexpressed(s),
+            (std::vector<std::string>{
+                "parallelism.memory_efficient_permutation false (Megatron-Core 0.13 and later "
+                "always apply the probabilities in the experts' activation)"}));
 }
 
 // Squared ReLU is --squared-relu (Bridge: activation_func squared_relu) and reads back; GeGLU

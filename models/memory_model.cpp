@@ -414,13 +414,14 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
     in.mtp_params = d(model.mtp_layers) * ((last_moe ? in.moe_dense_params : in.layer_params) +
                                            mtp_extra_parameters(model) / in.t);
     in.mtp_expert_params = d(model.mtp_layers) * (last_moe ? in.expert_params : 0.0);
-    // Each MTP module (Megatron-Core multi_token_prediction.py) runs a transformer layer like
-    // the last one on its two normed inputs, kept with their inputs and the projection's 2h-wide
-    // input: 4h per token beside the layer's own activations.
-    in.mtp_act =
-        d(model.mtp_layers) * (in.layer_act + (last_moe ? in.moe_act_extra : 0.0) +
-                               4.0 * in.e * in.sb * d(model.hidden_size) / in.replicated_div);
   }
+  // Each MTP module (Megatron-Core multi_token_prediction.py) runs a transformer layer like the
+  // last one on its two normed inputs, kept with their inputs and the projection's 2h-wide
+  // input: 4h per token beside the layer's own activations.
+  const bool last_moe = model.is_moe_layer(model.num_layers - 1);
+  in.mtp_act =
+      d(model.mtp_layers) * (in.layer_act + (last_moe ? in.moe_act_extra : 0.0) +
+                             4.0 * in.e * in.sb * d(model.hidden_size) / in.replicated_div);
   return in;
 }
 

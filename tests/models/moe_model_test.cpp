@@ -169,7 +169,7 @@ Parallelism bf16_expert_layout(int data, int expert) {
   return p;
 }
 
-// Activations of the first stage of `m` laid out as `p`.
+// The memory of the first stage of `m` laid out as `p`.
 StageMemory first_stage(const ModelSpec& m, const Parallelism& p) {
   return estimate_memory(m, p, GpuSpec{}).stages.front();
 }

@@ -95,6 +95,31 @@ def dgxc_deepseek_split(run, pp):
     return [middle - 1] + [middle] * (pp - 2) + [middle - 2]
 
 
+# Megatron-Bridge's DeepSeek-V3 recipe (src/megatron/bridge/recipes/deepseek/deepseek_v3.py, from
+# v0.1.0rc3, the 25.09 container, on) runs the precision-aware optimizer with bf16 Adam moments;
+# the performance configurations of v0.2.0 to v0.5.1 (the 25.11 to 26.06.01 containers) also
+# reduce the gradients in bf16 (scripts/performance/configs/deepseek/deepseek_llm_pretrain.py,
+# set_deepseek_v3_common_configs: grad_reduce_in_fp32 False; the recipe's main_grads_dtype bf16).
+DSV3_BF16_GRADIENT_RELEASES = {"25.11", "26.02", "26.02.01", "26.04", "26.04.01", "26.06",
+                               "26.06.01"}
+
+
+def recipe_optimizer(run):
+    """The optimizer and gradient precision keys a run's recipe sets, with their source."""
+    source = run["source"]
+    if source.get("repo") != "NVIDIA-NeMo/Megatron-Bridge" or run["model"] != "DeepSeek-V3":
+        return {}, ""
+    fields = {"optimizer_state_precision": "bf16"}
+    text = ("Adam's moments in bf16 (the release's src/megatron/bridge/recipes/deepseek/"
+            "deepseek_v3.py: use_precision_aware_optimizer, exp_avg_dtype and exp_avg_sq_dtype "
+            "bfloat16)")
+    if (source.get("version") or "").split(" ")[0] in DSV3_BF16_GRADIENT_RELEASES:
+        fields["grad_reduce_precision"] = "bf16"
+        text += (" and the gradients in bf16 (scripts/performance/configs/deepseek/"
+                 "deepseek_llm_pretrain.py: grad_reduce_in_fp32 False)")
+    return fields, text
+
+
 def before_memory_efficient_permutation(run):
     """Whether a run's Megatron-Core weighs the experts' outputs at the un-permutation: NVIDIA's
     DGX Cloud release v25.05 ran NeMo r2.3.0 (commit 7a8f1cc), whose requirements/manifest.json
@@ -282,6 +307,8 @@ def case_of(run):
         par["recompute_modules"] = modules
     if before_memory_efficient_permutation(run):
         par["memory_efficient_permutation"] = False
+    optimizer, optimizer_source = recipe_optimizer(run)
+    par.update(optimizer)
     dgxc_split = None if lay.get("stage_layers") else dgxc_deepseek_split(run, pp)
     if dgxc_split:
         lay["stage_layers"] = dgxc_split
@@ -315,6 +342,8 @@ def case_of(run):
         source += ("; layers split as the release's NeMo (commit 7a8f1cc) "
                    "scripts/performance/llm/pretrain_deepseek_v3.py does: 64 / PP - 1 on the "
                    "first stage, 64 / PP - 2 on the last")
+    if optimizer_source:
+        source += "; " + optimizer_source
     if par.get("memory_efficient_permutation") is False:
         source += ("; the experts' outputs weighed at the un-permutation: the release's NeMo "
                    "(commit 7a8f1cc) pins Megatron-LM core_r0.12.0 (commit 3cdfd613)")

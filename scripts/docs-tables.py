@@ -111,7 +111,9 @@ STACKS = [
     ("MPT rows as stated", DEV, "--cases mpt", "event"),
     ("the same, llm-foundry", DEV, "--cases mpt --set stack=llm-foundry", "event"),
     ("DGXC rows as stated", DEV, "--cases dgxc", "event"),
-    ("the same, NeMo 2", DEV, "--cases dgxc --set stack=nemo", "event"),
+    ("the same, NeMo 1 with the recipes' fused loss", DEV,
+     "--cases dgxc --set stack.name=nemo --set stack.version=2023 "
+     "--set model.cross_entropy=fused", "event"),
     ("all of dev.json, each group's stack named (`scripts/name-dev-stacks.py`)", DEV_STACKS, "",
      "event"),
 ]
@@ -1183,7 +1185,9 @@ STACK_STEP_GROUPS = [
     ("MPT A100 40GB, llm-foundry", DEV, "--cases mpt-a100_40gb --set stack=llm-foundry",
      "a100-roce"),
     ("MPT H100, llm-foundry", DEV, "--cases mpt-h100 --set stack=llm-foundry", "h100-ib"),
-    ("DGXC H100, NeMo 2", DEV, "--cases dgxc --set stack=nemo", "h100-ib"),
+    ("DGXC H100, NeMo 1", DEV,
+     "--cases dgxc --set stack.name=nemo --set stack.version=2023 "
+     "--set model.cross_entropy=fused", "h100-ib"),
     ("SC'21 ZeRO-3 rows, DeepSpeed 2021", DEV,
      "--cases narayanan21-t2-zero3 --set stack.name=deepspeed --set stack.version=2021",
      "a100-ib"),

@@ -177,7 +177,9 @@ void expect_stack_rows_are_the_current_scores() {
        {"--cases narayanan21-t1 --cases narayanan21-t2-ptdp --set stack.name=megatron-core "
         "--set stack.version=2021",
         "--cases narayanan21-t2-zero3 --set stack.name=deepspeed --set stack.version=2021",
-        "--cases mpt --set stack=llm-foundry", "--cases dgxc --set stack=nemo"}) {
+        "--cases mpt --set stack=llm-foundry",
+        "--cases dgxc --set stack.name=nemo --set stack.version=2023 --set "
+        "model.cross_entropy=fused"}) {
     const nlohmann::json& s = summary(kDev + " " + args, "event");
     const std::string row = "`capsim validate " + kDev + " " + args + "` | " +
                             std::to_string(s.at("n").get<int>()) + " | " + fixed(mape(s), 1) +

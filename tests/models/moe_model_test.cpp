@@ -224,6 +224,38 @@ TEST(MoeMemory, MtpModuleStoresALayerAndALossWithTheHead) {
               1e-9 * mtp.embedding_logits_bytes);
 }
 
+// Megatron-Core's MoE report (arXiv 2603.07685, Table 3, §4.1.2 and Table 4) breaks down the
+// memory per GPU of DeepSeek-V3 in bf16 at PP4 x VPP4 x EP64 on 256 GPUs: 199.5 GB in all, 131.0 GB
+// of activations; memory-efficient permutation saves 26.3 GB, recomputing the MLA up-projections
+// 30.4 GB and the norms 8.2 GB. The layout's other degrees are the ones the report leaves implied
+// (TP1, DP64, micro-batch 1, fp32 moments as its 32.1 GB of optimizer state imply, no
+// recompute); the worst stage is checked within the stated tolerances.
+TEST(MoeMemory, DeepSeekV3NearTheMegatronCoreReportsBreakdown) {
+  const ModelSpec m = deepseek_v3();
+  Parallelism p = bf16_expert_layout(64, 64);
+  p.pipeline = 4;
+  p.virtual_pipeline_stages = 4;
+  p.schedule = Schedule::kInterleaved;
+  p.stage_layers = {15, 16, 16, 14};
+  p.global_batch_size = 8192;
+  p.recompute = Recompute::kNone;
+  p.zero_stage = 1;
+  const auto worst = [&](const Parallelism& layout) {
+    return estimate_memory(m, layout, GpuSpec{}).stages.at(1);
+  };
+  const StageMemory efficient = worst(p);
+  EXPECT_NEAR(efficient.total_bytes() / 199.5e9, 1.0, 0.05);
+  EXPECT_NEAR(efficient.activations_bytes / 131.0e9, 1.0, 0.05);
+  Parallelism classic = p;
+  classic.memory_efficient_permutation = false;
+  EXPECT_NEAR((worst(classic).activations_bytes - efficient.activations_bytes) / 26.3e9, 1.0, 0.25);
+  p.recompute = Recompute::kSelective;
+  p.recompute_modules = kRecomputeMlaUpProjection;
+  EXPECT_NEAR((efficient.activations_bytes - worst(p).activations_bytes) / 30.4e9, 1.0, 0.2);
+  p.recompute_modules = kRecomputeLayernorm;
+  EXPECT_NEAR((efficient.activations_bytes - worst(p).activations_bytes) / 8.2e9, 1.0, 0.05);
+}
+
 // The fp8 store is a cast kernel of its own each way: read 2 B and write 1 B per element
 // forward, the reverse backward; without the flag there is none.
 TEST(MoeLowering, Fp8ActivationInputCastsTheSwigluInputEachWay) {

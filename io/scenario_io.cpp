@@ -734,6 +734,8 @@ void write_stack_keys(const Parallelism& p, const StackSettings& implied, nlohma
     apply_stack_settings(
         implied, [](std::string_view key) { return key == "overlap_grad_reduce"; }, unsaid);
   }
+  if (p.fp8_params != unsaid.fp8_params)
+    par["fp8_params"] = p.fp8_params;
   if (p.grad_reduce_precision && p.grad_reduce_precision != unsaid.grad_reduce_precision)
     par["grad_reduce_precision"] = to_string(*p.grad_reduce_precision);
   if (p.optimizer_state_precision &&
@@ -850,8 +852,6 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["stage_layers"] = p.stage_layers;
   if (p.partition_method)
     par["partition_method"] = to_string(*p.partition_method);
-  if (p.fp8_params)
-    par["fp8_params"] = true;
   if (p.activation_input_fp8)
     par["activation_input_fp8"] = true;
   write_stack_keys(p, implied, par);

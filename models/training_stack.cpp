@@ -43,6 +43,16 @@ StackSettings nemo_2024() {
   return s;
 }
 
+// Megatron-Bridge carries NeMo 2's settings over, and its precision presets keep fp8 parameters
+// for delayed and current scaling and MXFP8 (training/mixed_precision.py: fp8_param_gather in
+// bf16_with_fp8_delayed_scaling_mixed, bf16_with_fp8_current_scaling_mixed and
+// bf16_with_mxfp8_mixed, v0.1.0rc3 to v0.6.0; not in the subchannel (blockwise) and NVFP4 ones).
+StackSettings megatron_bridge_2025() {
+  StackSettings s = nemo_2024();
+  s.fp8_parameters_with_fp8_recipes = true;
+  return s;
+}
+
 // NeMo 1 as NeMo-Framework-Launcher's GPT training configs run it (distributed_fused_adam):
 // Apex DistributedFusedAdam buckets every chunk, syncs gradients in bf16 (grad_sync_dtype) and
 // keeps fp32 remainders beside bf16 weights (store_param_remainders); ub_tp_comm_overlap in the
@@ -138,7 +148,7 @@ const std::vector<TrainingStack>& training_stacks() {
       {"megatron-core", "2021", megatron_core_2021()},
       {"nemo", "2024", nemo_2024()},
       {"nemo", "2023", nemo_2023()},
-      {"megatron-bridge", "2025", nemo_2024()},
+      {"megatron-bridge", "2025", megatron_bridge_2025()},
       {"megatron-deepspeed", "2022", megatron_deepspeed_2022()},
       {"deepspeed", "2024", deepspeed_2024()},
       {"deepspeed", "2021", deepspeed_2021()},
@@ -175,6 +185,13 @@ std::vector<std::string> training_stack_versions(std::string_view name) {
   return versions;
 }
 
+bool keeps_fp8_parameters(const StackSettings& stack, Precision precision) {
+  if (!stack.fp8_parameters_with_fp8_recipes)
+    return false;
+  return precision == Precision::kFp8 || precision == Precision::kFp8Cs ||
+         precision == Precision::kMxfp8;
+}
+
 void apply_stack_settings(const StackSettings& stack,
                           const std::function<bool(std::string_view key)>& is_explicit,
                           Parallelism& p) {
@@ -197,6 +214,12 @@ void apply_stack_settings(const StackSettings& stack,
   }
   if (!is_explicit("optimizer_state_precision"))
     p.optimizer_state_precision = stack.optimizer_state_precision;
+  if (!is_explicit("fp8_params")) {
+    // Stated fp32 remainders say the weights are bf16 (they hold the values' high halves).
+    const bool bf16_weights =
+        is_explicit("master_weights") && p.master_weights == MasterWeights::kFp32Remainders;
+    p.fp8_params = keeps_fp8_parameters(stack, p.precision) && !bf16_weights;
+  }
   if (!is_explicit("master_weights")) {
     // Remainders complete bf16 weights (fp8 runs keep bf16 weights unless fp8_params).
     const bool bf16_weights = p.precision != Precision::kFp16 && !p.fp8_params;

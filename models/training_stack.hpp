@@ -39,7 +39,13 @@ struct StackSettings {
   // param_persistence_threshold (1e5 elements) released after each use, so gathered again for a
   // recompute. False: one collective per layer over a flat buffer (FSDP, later DeepSpeed).
   bool zero3_per_tensor_collectives = false;
+  // Keeps the weights as fp8 tensors (fp8_params) under the recipes whose precision presets
+  // gather them in fp8: delayed and current scaling and MXFP8 (keeps_fp8_parameters).
+  bool fp8_parameters_with_fp8_recipes = false;
 };
+
+// Whether `stack` keeps fp8 parameters for a run in `precision` that does not say.
+[[nodiscard]] bool keeps_fp8_parameters(const StackSettings& stack, Precision precision);
 
 // One release line of a training stack.
 struct TrainingStack {
@@ -64,7 +70,8 @@ struct TrainingStack {
 // Sets the stack keys of `parallelism` that the run left unsaid (`is_explicit(key)` false) to
 // what `stack` does for its layout: no gradient-overlap setting under ZeRO-3 (which reduces
 // layer by layer), no parameter-gather overlap without overlapped gradients, no comm-GEMM
-// overlap without sequence parallelism, no master-weight layout the precision cannot hold.
+// overlap without sequence parallelism, no master-weight layout the precision cannot hold, no
+// fp8 parameters where the run states fp32 remainders (which complete bf16 weights).
 void apply_stack_settings(const StackSettings& stack,
                           const std::function<bool(std::string_view key)>& is_explicit,
                           Parallelism& parallelism);

@@ -114,6 +114,9 @@ struct PlanSpec {
   // The stack the plan names ("stack": "NAME"), or nullptr: its candidates run on it, so their
   // profiles (shipped or datasheet) take that stack's in-situ factor where one was fitted.
   const TrainingStack* named_stack = nullptr;
+  // The named stack keeps fp8 parameters under some recipes (keeps_fp8_parameters) and the
+  // plan's stack does not say fp8_params: each candidate takes its precision's.
+  bool fp8_params_by_recipe = false;
   Objective objective = Objective::kMinCost;
   std::optional<FailureModel> failure;
   int confirm_top_k = 2;  // event confirmations per (instance, node count)
@@ -125,6 +128,10 @@ struct PlanSpec {
   std::vector<SkippedPrice> skipped_prices;   // in instance order, then the pricing list's
   std::optional<SharedFabric> shared_fabric;  // opt-in: what a shared fabric does to the winner
 };
+
+// Whether a candidate of `plan` in `precision` keeps fp8 parameters: the plan's stack says so
+// and the precision is an fp8 recipe, or its named stack does so for that recipe.
+[[nodiscard]] bool candidate_fp8_params(const PlanSpec& plan, Precision precision);
 
 // Canonical names used in plan JSON and reports.
 [[nodiscard]] const char* to_string(Objective objective);

@@ -444,6 +444,14 @@ void apply_named_stack(const StackSettings& settings,
   stack.precision = any_fp16 || precisions.empty() ? Precision::kFp16 : precisions.front();
   apply_stack_settings(settings, stack_has, stack);
   apply_stack_kernels(settings, model_has, plan.model);
+  // The fp8 parameters follow each candidate's precision (candidate_fp8_params), not the one
+  // that stands for them here.
+  if (!stack_has("fp8_params")) {
+    stack.fp8_params = false;
+    const bool bf16_weights =
+        stack_has("master_weights") && stack.master_weights == MasterWeights::kFp32Remainders;
+    plan.fp8_params_by_recipe = settings.fp8_parameters_with_fp8_recipes && !bf16_weights;
+  }
 }
 
 // The stack section: a named stack (name, version) and the scenario's stack keys
@@ -489,7 +497,7 @@ void read_stack(io::JsonReader& r, PlanSpec& plan,
   }
   if (plan.stack.master_weights) {
     for (Precision precision : precisions) {
-      const bool fp8_params = plan.stack.fp8_params && is_fp8_recipe(precision);
+      const bool fp8_params = candidate_fp8_params(plan, precision);
       if (auto conflict =
               io::master_weights_conflict(*plan.stack.master_weights, precision, fp8_params)) {
         throw r.error("master_weights",
@@ -614,6 +622,13 @@ PlanSpec read_plan(io::JsonReader& r) {
 }
 
 }  // namespace
+
+bool candidate_fp8_params(const PlanSpec& plan, Precision precision) {
+  if (plan.stack.fp8_params && is_fp8_recipe(precision))
+    return true;
+  return plan.fp8_params_by_recipe && plan.named_stack != nullptr &&
+         keeps_fp8_parameters(plan.named_stack->settings, precision);
+}
 
 const char* to_string(Objective objective) {
   switch (objective) {

@@ -104,7 +104,9 @@ bool set_schedule(Parallelism& p, const std::vector<std::pair<Schedule, int>>& p
 // sequence-parallel candidates overlap their TP collectives with the GEMMs. A mixture-of-experts
 // candidate takes the dispatcher where it has expert ranks to exchange between (else the
 // all-to-all, which then moves nothing) and the all-to-all overlap where its preconditions hold.
-void apply_stack(const ModelSpec& model, const Parallelism& stack, Parallelism& p) {
+void apply_stack(const PlanSpec& plan, Parallelism& p) {
+  const ModelSpec& model = plan.model;
+  const Parallelism& stack = plan.stack;
   p.grad_reduce_precision = stack.grad_reduce_precision;
   p.optimizer_state_precision = stack.optimizer_state_precision;
   p.master_weights = stack.master_weights;
@@ -113,7 +115,7 @@ void apply_stack(const ModelSpec& model, const Parallelism& stack, Parallelism& 
   p.overlap_grad_reduce = stack.overlap_grad_reduce || p.zero_stage == 3;
   const bool gathers_parameters = p.zero_stage == 1 || p.zero_stage == 2;
   p.overlap_param_gather = gathers_parameters ? stack.overlap_param_gather : p.overlap_grad_reduce;
-  p.fp8_params = stack.fp8_params && is_fp8_recipe(p.precision);
+  p.fp8_params = candidate_fp8_params(plan, p.precision);
   p.tp_comm_overlap = stack.tp_comm_overlap && p.sequence_parallel;
   p.tp_backward_overlap = stack.tp_backward_overlap;
   p.recompute_modules = stack.recompute_modules;
@@ -146,7 +148,7 @@ void for_each_layout_choice(const PlanSpec& plan, Parallelism& p, Visit&& visit)
           p.sequence_parallel = sp;
           for (Precision prec : s.precision) {
             p.precision = prec;
-            apply_stack(plan.model, plan.stack, p);
+            apply_stack(plan, p);
             for (int gbs : plan.global_batch_sizes) {
               p.global_batch_size = gbs;
               visit();

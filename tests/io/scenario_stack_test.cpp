@@ -57,6 +57,26 @@ TEST(ScenarioStackTest, AVersionChoosesItsReleaseLine) {
   EXPECT_EQ(nemo.model.cross_entropy, CrossEntropyKernel::kFused);
 }
 
+// Megatron-Bridge keeps fp8 parameters under the recipes whose precision presets gather them;
+// a scenario that says otherwise keeps its own, and writes it back.
+TEST(ScenarioStackTest, MegatronBridgeKeepsFp8ParametersUnlessTheScenarioSays) {
+  nlohmann::json doc = with_stack("megatron-bridge");
+  doc["cluster"]["gpu"] = "H100-SXM5-80GB";
+  doc["parallelism"]["precision"] = "fp8-cs";
+  EXPECT_TRUE(read_doc(doc).parallelism.fp8_params);
+  doc["parallelism"]["precision"] = "fp8-blockwise";
+  EXPECT_FALSE(read_doc(doc).parallelism.fp8_params);
+  doc["parallelism"]["precision"] = "fp8-cs";
+  doc["parallelism"]["fp8_params"] = false;
+  const Scenario own = read_doc(doc);
+  EXPECT_FALSE(own.parallelism.fp8_params);
+  const nlohmann::json written = io::scenario_to_json(own);
+  EXPECT_EQ(written.at("parallelism").at("fp8_params"), false);
+  EXPECT_FALSE(read_doc(written).parallelism.fp8_params);
+  doc["parallelism"].erase("fp8_params");
+  EXPECT_FALSE(io::scenario_to_json(read_doc(doc)).at("parallelism").contains("fp8_params"));
+}
+
 TEST(ScenarioStackTest, WrittenBackItReadsTheSame) {
   std::vector<nlohmann::json> docs{with_stack("nemo"),
                                    with_stack({{"name", "nemo"}, {"version", "2023"}}),

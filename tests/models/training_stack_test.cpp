@@ -3,6 +3,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +48,26 @@ TEST(TrainingStackTest, ExplicitKeysKeepTheirValues) {
   EXPECT_TRUE(p.tp_backward_overlap);    // unsaid: the stack's
 }
 
+// Megatron-Bridge's precision presets gather fp8 parameters for delayed and current scaling
+// and MXFP8, not for blockwise scaling or NVFP4; the other stacks keep 16-bit parameters.
+TEST(TrainingStackTest, MegatronBridgeKeepsFp8ParametersWhereItsPresetsGatherThem) {
+  const StackSettings& bridge = find_training_stack("megatron-bridge")->settings;
+  const StackSettings& nemo = find_training_stack("nemo")->settings;
+  for (const auto& [precision, kept] :
+       std::vector<std::pair<Precision, bool>>{{Precision::kFp8, true},
+                                               {Precision::kFp8Cs, true},
+                                               {Precision::kMxfp8, true},
+                                               {Precision::kFp8Blockwise, false},
+                                               {Precision::kNvfp4, false},
+                                               {Precision::kBf16, false}}) {
+    Parallelism p;
+    p.precision = precision;
+    apply_stack_settings(bridge, none_explicit, p);
+    EXPECT_EQ(p.fp8_params, kept) << to_string(precision);
+    EXPECT_FALSE(keeps_fp8_parameters(nemo, precision)) << to_string(precision);
+  }
+}
+
 TEST(TrainingStackTest, SettingsApplyOnlyWhereTheLayoutHasThem) {
   const StackSettings& nemo1 = find_training_stack("nemo", "2023")->settings;
   Parallelism p;
@@ -61,7 +83,8 @@ TEST(TrainingStackTest, SettingsApplyOnlyWhereTheLayoutHasThem) {
   EXPECT_EQ(p.master_weights, MasterWeights::kFp32Remainders);
   p.precision = Precision::kFp8;
   p.fp8_params = true;
-  apply_stack_settings(nemo1, none_explicit, p);
+  apply_stack_settings(
+      nemo1, [](std::string_view key) { return key == "fp8_params"; }, p);
   EXPECT_FALSE(p.master_weights.has_value());  // fp8 tensors keep a full master
 
   Parallelism zero3;

@@ -149,6 +149,20 @@ TEST(PlanIoTest, ANamedStackSetsWhatThePlanLeavesUnsaid) {
   EXPECT_EQ(read_plan_text(default_plan_text(), "<default plan>").named_stack, nullptr);
 }
 
+// A named stack's fp8 parameters follow each candidate's recipe; the plan's own key wins.
+TEST(PlanIoTest, ANamedStacksFp8ParametersFollowEachCandidatesRecipe) {
+  const PlanSpec bridge = default_plan_with_stack("megatron-bridge");
+  EXPECT_FALSE(bridge.stack.fp8_params);
+  EXPECT_TRUE(candidate_fp8_params(bridge, Precision::kMxfp8));
+  EXPECT_TRUE(candidate_fp8_params(bridge, Precision::kFp8Cs));
+  EXPECT_FALSE(candidate_fp8_params(bridge, Precision::kFp8Blockwise));
+  EXPECT_FALSE(candidate_fp8_params(bridge, Precision::kBf16));
+  const PlanSpec off =
+      default_plan_with_stack({{"name", "megatron-bridge"}, {"fp8_params", false}});
+  EXPECT_FALSE(candidate_fp8_params(off, Precision::kMxfp8));
+  EXPECT_FALSE(candidate_fp8_params(default_plan_with_stack("nemo"), Precision::kMxfp8));
+}
+
 TEST(PlanIoTest, AnUnknownStackNamesTheKnownOnes) {
   for (const auto& [stack, pointer] : std::vector<std::pair<nlohmann::json, std::string>>{
            {"fsdp", "t.json:/stack: unknown training stack \"fsdp\""},

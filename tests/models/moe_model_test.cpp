@@ -175,7 +175,7 @@ StageMemory first_stage(const ModelSpec& m, const Parallelism& p) {
 }
 
 // Memory-efficient permutation applies the probabilities in the experts' activation, so the
-// experts' bf16 output (routed rows x h) is no longer kept per MoE layer and micro-batch.
+// experts' bf16 output (routed rows x h) is not kept per MoE layer and micro-batch.
 TEST(MoeMemory, MemoryEfficientPermutationKeepsNoExpertOutput) {
   const ModelSpec m = qwen3_235b();
   Parallelism p = bf16_expert_layout(16, 8);

@@ -43,12 +43,16 @@ StackSettings nemo_2024() {
   return s;
 }
 
-// Megatron-Bridge carries NeMo 2's settings over, and its precision presets keep fp8 parameters
-// for delayed and current scaling and MXFP8 (training/mixed_precision.py: fp8_param_gather in
-// bf16_with_fp8_delayed_scaling_mixed, bf16_with_fp8_current_scaling_mixed and
-// bf16_with_mxfp8_mixed, v0.1.0rc3 to v0.6.0; not in the subchannel (blockwise) and NVFP4 ones).
+// Megatron-Bridge's performance configurations: NeMo 2's settings, but the gradients reduced in
+// bf16 (scripts/performance/configs/*_llm_pretrain.py of DeepSeek-V3, GPT-OSS, Llama 3 and Qwen3,
+// v0.2.0 to v0.5.1, and perf_recipes of v0.6.0: grad_reduce_in_fp32 = False); its precision
+// presets keep fp8 parameters for delayed and current scaling and MXFP8
+// (training/mixed_precision.py: fp8_param_gather in bf16_with_fp8_delayed_scaling_mixed,
+// bf16_with_fp8_current_scaling_mixed and bf16_with_mxfp8_mixed, v0.1.0rc3 to v0.6.0; not in the
+// subchannel (blockwise) and NVFP4 ones).
 StackSettings megatron_bridge_2025() {
   StackSettings s = nemo_2024();
+  s.grad_reduce_precision = Precision::kBf16;
   s.fp8_parameters_with_fp8_recipes = true;
   return s;
 }

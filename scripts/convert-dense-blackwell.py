@@ -59,6 +59,11 @@ def case_of(run):
         par["zero_stage"] = 3  # Megatron FSDP shards weights, gradients and optimizer states
     if mbridge and tp > 1:
         par["tp_comm_overlap"] = True  # Megatron-Bridge's Llama recipes turn it on for TP > 1
+    # Megatron-Bridge's 25.09 release (v0.1.0rc3/rc4, scripts/performance/run_script.py) keeps
+    # the fp32 gradient reduction its later performance configurations, and its stack, turn off.
+    fp32_gradients = mbridge and str(run["source"].get("version") or "").startswith("25.09")
+    if fp32_gradients and par["zero_stage"] < 3:
+        par["grad_reduce_precision"] = "fp32"
     per_node = hw["gpus_per_node"]
     cluster = {"gpu": GPUS[hw["gpu"]], "gpus_per_node": per_node, "num_nodes": gpus // per_node}
     if hw["gpu"] == "GB200":
@@ -77,6 +82,8 @@ def case_of(run):
         time_s = tokens / (tok * gpus)
     src = run["source"]
     source = source_text(src, how)
+    if fp32_gradients and par["zero_stage"] < 3:
+        source += "; gradients reduced in fp32, the release's default"
     if arch.get("num_layers_run"):
         source += "; %d of the model's %d layers, as run" % (layers, arch["num_layers"])
     stack = "Megatron-Bridge" if mbridge else "SimuMax B200"

@@ -96,28 +96,34 @@ def dgxc_deepseek_split(run, pp):
 
 
 # Megatron-Bridge's DeepSeek-V3 recipe (src/megatron/bridge/recipes/deepseek/deepseek_v3.py, from
-# v0.1.0rc3, the 25.09 container, on) runs the precision-aware optimizer with bf16 Adam moments;
-# the performance configurations of v0.2.0 to v0.5.1 (the 25.11 to 26.06.01 containers) also
-# reduce the gradients in bf16 (scripts/performance/configs/deepseek/deepseek_llm_pretrain.py,
-# set_deepseek_v3_common_configs: grad_reduce_in_fp32 False; the recipe's main_grads_dtype bf16).
-DSV3_BF16_GRADIENT_RELEASES = {"25.11", "26.02", "26.02.01", "26.04", "26.04.01", "26.06",
-                               "26.06.01"}
+# v0.1.0rc3, the 25.09 container, on) runs the precision-aware optimizer with bf16 Adam moments.
+# Its performance configurations reduce the gradients in bf16 from v0.2.0, the 25.11 container,
+# on (scripts/performance/configs/{deepseek,gpt_oss,qwen}/*_llm_pretrain.py: grad_reduce_in_fp32
+# False; v0.6.0's perf_recipes the same), as the megatron-bridge stack does; the 25.09 ones
+# (v0.1.0rc3/rc4, scripts/performance/run_script.py) keep the fp32 default.
+FP32_GRADIENT_RELEASES = {"25.09"}
 
 
 def recipe_optimizer(run):
     """The optimizer and gradient precision keys a run's recipe sets, with their source."""
     source = run["source"]
-    if source.get("repo") != "NVIDIA-NeMo/Megatron-Bridge" or run["model"] != "DeepSeek-V3":
+    if source.get("repo") != "NVIDIA-NeMo/Megatron-Bridge":
         return {}, ""
-    fields = {"optimizer_state_precision": "bf16"}
-    text = ("Adam's moments in bf16 (the release's src/megatron/bridge/recipes/deepseek/"
-            "deepseek_v3.py: use_precision_aware_optimizer, exp_avg_dtype and exp_avg_sq_dtype "
-            "bfloat16)")
-    if (source.get("version") or "").split(" ")[0] in DSV3_BF16_GRADIENT_RELEASES:
+    fields, texts = {}, []
+    if run["model"] == "DeepSeek-V3":
+        fields["optimizer_state_precision"] = "bf16"
+        texts.append("Adam's moments in bf16 (the release's src/megatron/bridge/recipes/deepseek/"
+                     "deepseek_v3.py: use_precision_aware_optimizer, exp_avg_dtype and "
+                     "exp_avg_sq_dtype bfloat16)")
+    if (source.get("version") or "").split(" ")[0] in FP32_GRADIENT_RELEASES:
+        fields["grad_reduce_precision"] = "fp32"
+        texts.append("the gradients in fp32 (the release's scripts/performance/run_script.py "
+                     "leaves grad_reduce_in_fp32 at its default)")
+    else:
         fields["grad_reduce_precision"] = "bf16"
-        text += (" and the gradients in bf16 (scripts/performance/configs/deepseek/"
-                 "deepseek_llm_pretrain.py: grad_reduce_in_fp32 False)")
-    return fields, text
+        texts.append("the gradients in bf16 (the release's scripts/performance/configs: "
+                     "grad_reduce_in_fp32 False)")
+    return fields, " and ".join(texts)
 
 
 def before_memory_efficient_permutation(run):

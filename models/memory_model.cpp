@@ -404,13 +404,13 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   // buffer counted above, so only NCCL's staging is extra.
   in.bucket_bytes = parallelism.dp_buckets_every_chunk ? parallelism.dp_bucket_bytes_or_default()
                                                        : kBucketStagingBytes;
+  const bool last_moe = model.is_moe_layer(model.num_layers - 1);
   if (model.moe) {
     in.moe_layers = moe_layers_per_stage(model, parallelism, in.layers);
     in.moe_dense_params = moe_layer_dense_parameters_per_rank(model, parallelism.tensor);
     in.expert_params = expert_parameters_per_rank(model, parallelism);
     in.expert_zero_group = d(std::max(parallelism.expert_data(), 1));
     in.moe_act_extra = moe_activation_extra_bytes(model, parallelism);
-    const bool last_moe = model.is_moe_layer(model.num_layers - 1);
     in.mtp_params = d(model.mtp_layers) * ((last_moe ? in.moe_dense_params : in.layer_params) +
                                            mtp_extra_parameters(model) / in.t);
     in.mtp_expert_params = d(model.mtp_layers) * (last_moe ? in.expert_params : 0.0);
@@ -418,7 +418,6 @@ MemoryInputs memory_inputs(const ModelSpec& model, const Parallelism& parallelis
   // Each MTP module (Megatron-Core multi_token_prediction.py) runs a transformer layer like the
   // last one on its two normed inputs, kept with their inputs and the projection's 2h-wide
   // input: 4h per token beside the layer's own activations.
-  const bool last_moe = model.is_moe_layer(model.num_layers - 1);
   in.mtp_act =
       d(model.mtp_layers) * (in.layer_act + (last_moe ? in.moe_act_extra : 0.0) +
                              4.0 * in.e * in.sb * d(model.hidden_size) / in.replicated_div);

@@ -196,6 +196,11 @@ bool keeps_fp8_parameters(const StackSettings& stack, Precision precision) {
          precision == Precision::kMxfp8;
 }
 
+bool states_bf16_weights(const std::function<bool(std::string_view key)>& is_explicit,
+                         const Parallelism& p) {
+  return is_explicit("master_weights") && p.master_weights == MasterWeights::kFp32Remainders;
+}
+
 void apply_stack_settings(const StackSettings& stack,
                           const std::function<bool(std::string_view key)>& is_explicit,
                           Parallelism& p) {
@@ -218,12 +223,8 @@ void apply_stack_settings(const StackSettings& stack,
   }
   if (!is_explicit("optimizer_state_precision"))
     p.optimizer_state_precision = stack.optimizer_state_precision;
-  if (!is_explicit("fp8_params")) {
-    // Stated fp32 remainders say the weights are bf16 (they hold the values' high halves).
-    const bool bf16_weights =
-        is_explicit("master_weights") && p.master_weights == MasterWeights::kFp32Remainders;
-    p.fp8_params = keeps_fp8_parameters(stack, p.precision) && !bf16_weights;
-  }
+  if (!is_explicit("fp8_params"))
+    p.fp8_params = keeps_fp8_parameters(stack, p.precision) && !states_bf16_weights(is_explicit, p);
   if (!is_explicit("master_weights")) {
     // Remainders complete bf16 weights (fp8 runs keep bf16 weights unless fp8_params).
     const bool bf16_weights = p.precision != Precision::kFp16 && !p.fp8_params;

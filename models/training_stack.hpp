@@ -47,6 +47,11 @@ struct StackSettings {
 // Whether `stack` keeps fp8 parameters for a run in `precision` that does not say.
 [[nodiscard]] bool keeps_fp8_parameters(const StackSettings& stack, Precision precision);
 
+// Whether a run's explicit keys say its weights are bf16: stated fp32 remainders hold the high
+// halves' complement, so no stack gives that run fp8 parameters.
+[[nodiscard]] bool states_bf16_weights(const std::function<bool(std::string_view key)>& is_explicit,
+                                       const Parallelism& parallelism);
+
 // One release line of a training stack.
 struct TrainingStack {
   std::string name;     // "megatron-deepspeed"

@@ -448,9 +448,8 @@ void apply_named_stack(const StackSettings& settings,
   // that stands for them here.
   if (!stack_has("fp8_params")) {
     stack.fp8_params = false;
-    const bool bf16_weights =
-        stack_has("master_weights") && stack.master_weights == MasterWeights::kFp32Remainders;
-    plan.fp8_params_by_recipe = settings.fp8_parameters_with_fp8_recipes && !bf16_weights;
+    plan.fp8_params_by_recipe =
+        settings.fp8_parameters_with_fp8_recipes && !states_bf16_weights(stack_has, stack);
   }
 }
 

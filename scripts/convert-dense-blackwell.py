@@ -61,8 +61,9 @@ def case_of(run):
         par["tp_comm_overlap"] = True  # Megatron-Bridge's Llama recipes turn it on for TP > 1
     # Megatron-Bridge's 25.09 release (v0.1.0rc3/rc4, scripts/performance/run_script.py) keeps
     # the fp32 gradient reduction its later performance configurations, and its stack, turn off.
-    fp32_gradients = mbridge and str(run["source"].get("version") or "").startswith("25.09")
-    if fp32_gradients and par["zero_stage"] < 3:
+    fp32_gradients = (mbridge and par["zero_stage"] < 3
+                      and str(run["source"].get("version") or "").startswith("25.09"))
+    if fp32_gradients:
         par["grad_reduce_precision"] = "fp32"
     per_node = hw["gpus_per_node"]
     cluster = {"gpu": GPUS[hw["gpu"]], "gpus_per_node": per_node, "num_nodes": gpus // per_node}
@@ -82,7 +83,7 @@ def case_of(run):
         time_s = tokens / (tok * gpus)
     src = run["source"]
     source = source_text(src, how)
-    if fp32_gradients and par["zero_stage"] < 3:
+    if fp32_gradients:
         source += "; gradients reduced in fp32, the release's default"
     if arch.get("num_layers_run"):
         source += "; %d of the model's %d layers, as run" % (layers, arch["num_layers"])

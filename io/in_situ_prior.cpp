@@ -73,9 +73,15 @@ constexpr FittedFamily kFittedFamilies[] = {
      "capsim calibrate step scenarios/validation/published-extra.json --cases mtnlg --set "
      "'stack={\"name\":\"deepspeed\",\"version\":\"2021\"}' --profile "
      "scenarios/profiles/a100-ib.json"},
-    {"hopper", "megatron-bridge", "", 0.980901,
+    {"hopper", "megatron-bridge", "", 0.902434,
      "capsim calibrate step scenarios/validation/published-extra.json --cases mbridge --set "
      "stack=megatron-bridge --profile scenarios/profiles/h100-ib.json"},
+    // NeMo 1 as dgxc-benchmarking v25.03 runs it, the recipes whose configure.sh leaves cuDNN's
+    // attention on (Nemotron-4 340B's sets NVTE_FUSED_ATTN=0, so it ran FlashAttention-2).
+    {"hopper", "nemo", "2023", 0.855329,
+     "capsim calibrate step scenarios/validation/published-extra.json --cases dgxc2503-gpt3 "
+     "--cases dgxc2503-llama31 --cases dgxc2503-nemotron4-15b --set stack.name=nemo --set "
+     "stack.version=2023 --profile scenarios/profiles/h100-ib.json"},
 };
 
 // The factor of `architecture` fitted to the runs of `stack` ("": none) at `version`, else to

@@ -409,6 +409,8 @@ json read_model_arguments(Arguments& a, Findings& f) {
       a.choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"});
   if (backend == "unfused" || backend == "local")
     m["attention"] = "materialized";
+  if (backend == "fused")  // Transformer Engine's FusedAttention: cuDNN's kernel
+    m["attention"] = "cudnn";
   if (!a.flag("--cross-entropy-loss-fusion"))
     m["cross_entropy"] = "unfused";
   // Megatron-LM's dropout defaults to 0.1 (arguments.py); capsim has one switch for both.

@@ -500,9 +500,9 @@ ModelSpec read_model(JsonReader& r) {
       m.ffn_activation = a;
   }
   const std::string attention =
-      r.optional_enum("attention", "flash", {"flash", "materialized", "triton"});
-  for (AttentionKernel a :
-       {AttentionKernel::kFlash, AttentionKernel::kMaterialized, AttentionKernel::kTriton}) {
+      r.optional_enum("attention", "flash", {"flash", "materialized", "triton", "cudnn"});
+  for (AttentionKernel a : {AttentionKernel::kFlash, AttentionKernel::kMaterialized,
+                            AttentionKernel::kTriton, AttentionKernel::kCudnn}) {
     if (attention == to_string(a))
       m.attention = a;
   }

@@ -17,8 +17,9 @@ enum class FfnActivation { kGelu, kSwiglu, kSquaredRelu, kGeglu };
 // FlashAttention (Dao et al. 2022; the default) never writes the s x s scores; materialized
 // attention (Megatron-LM's fused softmax before 2023) runs QK^T and PV as batched GEMMs and
 // softmax/dropout over the scores in HBM; triton is FlashAttention written in Triton
-// (llm-foundry's attn_impl: triton, 2022-23), the same work at a lower rate (op_cost.hpp).
-enum class AttentionKernel { kFlash, kMaterialized, kTriton };
+// (llm-foundry's attn_impl: triton, 2022-23), cudnn cuDNN's fused flash attention (Transformer
+// Engine's FusedAttention): the same work at other rates (op_cost.hpp).
+enum class AttentionKernel { kFlash, kMaterialized, kTriton, kCudnn };
 // The loss over the vocabulary: Megatron-Core's vocab-parallel cross-entropy as separate kernels
 // (its default; PyTorch's nn.CrossEntropyLoss makes about as many passes), Megatron-Core's fused
 // version (--cross-entropy-loss-fusion; NeMo 2's GPTConfig default), or one kernel each way

@@ -32,10 +32,28 @@ namespace {
 constexpr double kTritonForwardSpeed = 1.0 / 1.4;
 constexpr double kTritonBackwardSpeed = 1.0 / 2.0;
 
-double kernel_speed(AttentionKernel kernel, const GpuSpec& gpu, bool backward) {
-  if (kernel != AttentionKernel::kTriton || gpu.architecture == "ampere")
-    return 1.0;
-  return backward ? kTritonBackwardSpeed : kTritonForwardSpeed;
+// cuDNN's fused attention against FlashAttention-2 on H100 SXM5, bf16, at 2k-8k tokens (Shah et
+// al. 2024, FlashAttention-3, figures 5 and 6): forward 412 vs 322 TFLOP/s at head dim 64 and
+// 600 vs 370 (529 vs 333 causal) at 128; backward 395 vs 264 at 64 and 518 vs 318 at 128. The
+// Hopper profiles' figures are FlashAttention-2's, so cuDNN runs at them times these ratios.
+constexpr double kCudnnForwardSpeedHd64 = 1.28;
+constexpr double kCudnnForwardSpeedHd128 = 1.60;
+constexpr double kCudnnBackwardSpeedHd64 = 1.50;
+constexpr double kCudnnBackwardSpeedHd128 = 1.63;
+
+// The kernel's rate against the profile's attention figures. Other architectures have no
+// published comparison: there the profile's figures stand for it (on Blackwell they are of the
+// kernels its published runs used, cuDNN's among them).
+double kernel_speed(AttentionKernel kernel, const GpuSpec& gpu, int head_dim, bool backward) {
+  if (kernel == AttentionKernel::kTriton && gpu.architecture != "ampere")
+    return backward ? kTritonBackwardSpeed : kTritonForwardSpeed;
+  if (kernel == AttentionKernel::kCudnn && gpu.architecture == "hopper") {
+    const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
+    return backward
+               ? kCudnnBackwardSpeedHd64 + (kCudnnBackwardSpeedHd128 - kCudnnBackwardSpeedHd64) * x
+               : kCudnnForwardSpeedHd64 + (kCudnnForwardSpeedHd128 - kCudnnForwardSpeedHd64) * x;
+  }
+  return 1.0;
 }
 
 }  // namespace
@@ -61,7 +79,7 @@ double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gp
       const double compute =
           op.flop /
           (peak * attention_efficiency(profile.attention, op.head_dim, seq_length, backward) *
-           kernel_speed(op.attention_kernel, gpu, backward));
+           kernel_speed(op.attention_kernel, gpu, op.head_dim, backward));
       const double memory =
           op.bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.gemm.memory_efficiency);
       t = profile.gemm.launch_overhead_s + std::max(compute, memory);

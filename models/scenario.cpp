@@ -154,6 +154,8 @@ const char* to_string(AttentionKernel attention) {
       return "materialized";
     case AttentionKernel::kTriton:
       return "triton";
+    case AttentionKernel::kCudnn:
+      return "cudnn";
   }
   return "?";
 }

@@ -10,11 +10,18 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // DeepSpeed's default reduce_bucket_size, 5e8 gradient elements, at 16 bits.
 constexpr double kDeepSpeedBucketBytes = 5e8 * 2.0;
 
+// Transformer Engine's attention, which Megatron-Core runs by default (--attention-backend
+// auto), selects cuDNN's FusedAttention on Hopper whenever FlashAttention is also available
+// ("Select FusedAttention on sm90", transformer_engine/pytorch/attention.py, TE 1.2 of December
+// 2023 on); kCudnn costs it so there and as the profile's figures elsewhere (op_cost.cpp).
+constexpr AttentionKernel kTransformerEngineAttention = AttentionKernel::kCudnn;
+
 // Megatron-LM's own argument defaults (megatron/training/arguments.py): no DDP overlap
 // (--overlap-grad-reduce, --overlap-param-gather off), fp32 gradient reduction for bf16
 // (accumulate_allreduce_grads_in_fp32), no comm-GEMM overlap, --cross-entropy-loss-fusion off.
 StackSettings megatron_core_2024() {
   StackSettings s;
+  s.attention = kTransformerEngineAttention;
   s.overlap_grad_reduce = false;
   s.overlap_param_gather = false;
   s.cross_entropy = CrossEntropyKernel::kUnfused;
@@ -38,6 +45,7 @@ StackSettings megatron_core_2021() {
 // recipes carry the same settings over.
 StackSettings nemo_2024() {
   StackSettings s;
+  s.attention = kTransformerEngineAttention;
   s.grad_reduce_precision = Precision::kFp32;
   s.tp_comm_overlap = true;
   return s;
@@ -63,6 +71,7 @@ StackSettings megatron_bridge_2025() {
 // tuned configs; no cross-entropy fusion before mid-2024.
 StackSettings nemo_2023() {
   StackSettings s;
+  s.attention = kTransformerEngineAttention;
   s.grad_reduce_precision = Precision::kBf16;
   s.dp_buckets_every_chunk = true;
   s.master_weights = MasterWeights::kFp32Remainders;

@@ -129,6 +129,8 @@ void add_model_details(std::string& out, const ModelSpec& m) {
   }
   if (m.attention == AttentionKernel::kMaterialized)
     add(out, "--attention-backend unfused");
+  if (m.attention == AttentionKernel::kCudnn)
+    add(out, "--attention-backend fused");
   if (m.cross_entropy == CrossEntropyKernel::kFused)
     add(out, "--cross-entropy-loss-fusion");
   // Megatron-LM's dropout defaults to 0.1 on attention and hidden states.

@@ -474,6 +474,11 @@ TEST(CalibrateCommandTest, StackFactorsAreTheFitsOfTheirRuns) {
        "ampere", "megatron-deepspeed"},
       {extra + "mbridge --set stack=megatron-bridge" + profiles + "h100-ib.json", "hopper",
        "megatron-bridge"},
+      {extra +
+           "dgxc2503-gpt3 --cases dgxc2503-llama31 --cases dgxc2503-nemotron4-15b --set "
+           "stack.name=nemo --set stack.version=2023" +
+           profiles + "h100-ib.json",
+       "hopper", "nemo", "2023"},
       {extra + "mtnlg --set 'stack={\"name\":\"deepspeed\",\"version\":\"2021\"}'" + profiles +
            "a100-ib.json",
        "ampere", "deepspeed", "2021"},

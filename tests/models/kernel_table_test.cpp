@@ -117,6 +117,39 @@ TEST(KernelTableTest, TritonAttentionIsSlowerThanFlashAttention2OnHopperOnly) {
   }
 }
 
+// cuDNN's fused attention does FlashAttention's work at FlashAttention-2's H100 rates times the
+// ratios FlashAttention-3's paper measures (figures 5-6), interpolated in the head dimension; on
+// other architectures at the profile's figures.
+TEST(KernelTableTest, CudnnAttentionIsFasterThanFlashAttention2OnHopperOnly) {
+  Op op;
+  op.kind = KernelKind::kAttention;
+  op.flop = 1e13;
+  HardwareProfile profile;
+  profile.gemm.launch_overhead_s = 0.0;
+  struct Case {
+    const char* gpu;
+    int head_dim;
+    double forward;
+    double backward;
+  };
+  for (const Case& c :
+       {Case{"H100-SXM5-80GB", 128, 1.60, 1.63}, Case{"H100-SXM5-80GB", 64, 1.28, 1.50},
+        Case{"H100-SXM5-80GB", 96, 1.44, 1.565}, Case{"A100-SXM4-80GB", 128, 1.0, 1.0},
+        Case{"B200-SXM-180GB", 128, 1.0, 1.0}}) {
+    const GpuSpec gpu = *builtin_catalog().find_gpu(c.gpu);
+    op.head_dim = c.head_dim;
+    for (const Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+      op.pass = pass;
+      op.attention_kernel = AttentionKernel::kFlash;
+      const double flash = op_time_s(op, profile, gpu, Precision::kBf16, 4096.0);
+      op.attention_kernel = AttentionKernel::kCudnn;
+      const double cudnn = op_time_s(op, profile, gpu, Precision::kBf16, 4096.0);
+      EXPECT_NEAR(flash / cudnn, pass == Pass::kForward ? c.forward : c.backward, 1e-12)
+          << c.gpu << " head dim " << c.head_dim;
+    }
+  }
+}
+
 // With context parallelism each attention call runs one ring step's s/c x s/c block, so the
 // FlashAttention efficiency ramps with s/c: shorter blocks run less efficiently.
 TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {

@@ -105,7 +105,10 @@ Scenario random_scenario(std::mt19937_64& rng) {
   m.vocab_size = pick(1000, 200000);
   m.tied_embeddings = coin();
   m.cross_entropy = coin() ? CrossEntropyKernel::kFused : CrossEntropyKernel::kUnfused;
-  m.attention = pick(0, 3) == 0 ? AttentionKernel::kMaterialized : AttentionKernel::kFlash;
+  const int attention = pick(0, 3);
+  m.attention = attention == 0   ? AttentionKernel::kMaterialized
+                : attention == 1 ? AttentionKernel::kCudnn
+                                 : AttentionKernel::kFlash;
   if (coin())
     m.explicit_head_dim = 64 * pick(1, 3);
   if (pick(0, 3) == 0)

@@ -849,20 +849,27 @@ TEST(CliTest, DevSetScoresHoldTheirMarks) {
 }
 
 // dev.json with each group's stack named (scenarios/validation/dev-stacks.json,
-// scripts/name-dev-stacks.py), nothing fitted to it: 6.4% over the file (target 8%), every group
-// within 12% (DGXC 5.4%, MPT 6.4%, SC'21 6.7%), MPT's and SC'21's mean signed errors within ±5%
-// (DGXC's is +5.4%). DeepSpeed's 2021 ZeRO-3, collectives tensor by tensor with a copy per rank
-// at the in-situ factor of DeepSpeed's 2021 engine (fitted on MT-NLG), brings its six rows from
-// 56% to 15.5%.
+// scripts/name-dev-stacks.py), nothing fitted to it: 6.0% over the file (target 8%), every group
+// within 12% (DGXC 1.5%, MPT 6.4%, SC'21 6.7%) and every group's mean signed error within ±5%
+// (+1.5%, -4.6%, -3.4%); in every group of layouts capsim's pick is the measured best (target:
+// within 3%), and groups of five or more layouts (none in dev.json) rank at 0.9 or more.
+// DeepSpeed's 2021 ZeRO-3, collectives tensor by tensor with a copy per rank at the in-situ
+// factor of DeepSpeed's 2021 engine (fitted on MT-NLG), brings its six rows from 56% to 15.5%.
 TEST(CliTest, DevSetWithStacksNamedHoldsItsMarks) {
   const auto j = validate_analytic("scenarios/validation/dev-stacks.json");
   ASSERT_FALSE(j.is_null());
   EXPECT_LE(j.at("summary").at("mape_pct").get<double>(), 8.0);
   for (const auto& [group, score] : j.at("summary").at("by_group").items()) {
     EXPECT_LE(score.at("mape_pct").get<double>(), 12.0) << group;
-    EXPECT_LE(std::fabs(score.at("mean_error_pct").get<double>()),
-              group == "DGXC benchmarking" ? 6.0 : 5.0)
-        << group;
+    EXPECT_LE(std::fabs(score.at("mean_error_pct").get<double>()), 5.0) << group;
+  }
+  const auto& ranking = j.at("summary").at("layout_ranking");
+  ASSERT_FALSE(ranking.empty());
+  for (const auto& g : ranking) {
+    EXPECT_LE(g.at("pick_cost_pct").get<double>(), 3.0) << g.at("label");
+    if (g.at("layouts").get<int>() >= 5) {
+      EXPECT_GE(g.at("spearman").get<double>(), 0.9) << g.at("label");
+    }
   }
   double zero3_abs = 0.0;
   int zero3 = 0;

@@ -187,6 +187,14 @@ void expect_stack_rows_are_the_current_scores() {
                             " |";
     EXPECT_NE(page.find(row), std::string::npos) << "docs/validation.md lacks: " << row;
   }
+  // All of dev.json with each group's stack named.
+  const std::string stacks = "scenarios/validation/dev-stacks.json";
+  const nlohmann::json& s = summary(stacks, "event");
+  const std::string row = "`capsim validate " + stacks + "` | " +
+                          std::to_string(s.at("n").get<int>()) + " | " + fixed(mape(s), 1) +
+                          "% | " + signed_fixed(bias(s), 1) + "% | " + std::to_string(within(s)) +
+                          " |";
+  EXPECT_NE(page.find(row), std::string::npos) << "docs/validation.md lacks: " << row;
 }
 
 // One test for every page: ctest runs each test in a process of its own, and all need the

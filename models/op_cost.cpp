@@ -32,6 +32,12 @@ namespace {
 constexpr double kTritonForwardSpeed = 1.0 / 1.4;
 constexpr double kTritonBackwardSpeed = 1.0 / 2.0;
 
+// A figure given at head dimensions 64 and 128, linear between them and flat outside.
+double at_head_dim(double at_64, double at_128, int head_dim) {
+  const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
+  return at_64 + (at_128 - at_64) * x;
+}
+
 // cuDNN's fused attention against FlashAttention-2 on H100 SXM5, bf16, at 2k-8k tokens (Shah et
 // al. 2024, FlashAttention-3, figures 5 and 6): forward 412 vs 322 TFLOP/s at head dim 64 and
 // 600 vs 370 (529 vs 333 causal) at 128; backward 395 vs 264 at 64 and 518 vs 318 at 128. The
@@ -48,10 +54,8 @@ double kernel_speed(AttentionKernel kernel, const GpuSpec& gpu, int head_dim, bo
   if (kernel == AttentionKernel::kTriton && gpu.architecture != "ampere")
     return backward ? kTritonBackwardSpeed : kTritonForwardSpeed;
   if (kernel == AttentionKernel::kCudnn && gpu.architecture == "hopper") {
-    const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
-    return backward
-               ? kCudnnBackwardSpeedHd64 + (kCudnnBackwardSpeedHd128 - kCudnnBackwardSpeedHd64) * x
-               : kCudnnForwardSpeedHd64 + (kCudnnForwardSpeedHd128 - kCudnnForwardSpeedHd64) * x;
+    return backward ? at_head_dim(kCudnnBackwardSpeedHd64, kCudnnBackwardSpeedHd128, head_dim)
+                    : at_head_dim(kCudnnForwardSpeedHd64, kCudnnForwardSpeedHd128, head_dim);
   }
   return 1.0;
 }
@@ -60,10 +64,10 @@ double kernel_speed(AttentionKernel kernel, const GpuSpec& gpu, int head_dim, bo
 
 double attention_efficiency(const AttentionParams& a, int head_dim, double seq_length,
                             bool backward) {
-  const double lo = backward ? a.backward_efficiency_hd64 : a.forward_efficiency_hd64;
-  const double hi = backward ? a.backward_efficiency_hd128 : a.forward_efficiency_hd128;
-  const double x = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);
-  return (lo + (hi - lo) * x) * seq_length / (seq_length + a.half_efficiency_seq_length);
+  const double efficiency =
+      backward ? at_head_dim(a.backward_efficiency_hd64, a.backward_efficiency_hd128, head_dim)
+               : at_head_dim(a.forward_efficiency_hd64, a.forward_efficiency_hd128, head_dim);
+  return efficiency * seq_length / (seq_length + a.half_efficiency_seq_length);
 }
 
 double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gpu,

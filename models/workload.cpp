@@ -228,6 +228,13 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   // probabilities, write the weighted sum.
   add_copy(ops, "permute", (local + copies) * h * e);
   const double local_experts = experts / d(p.expert);
+  // Megatron-Core's all-to-all dispatcher receives its rows grouped by source rank and sorts
+  // them by local expert before the experts (and back after them): each sort reads and writes
+  // every routed row, the forward one with its probability (MoEAlltoAllTokenDispatcher
+  // dispatch_postprocess / combine_preprocess, sort_chunks_by_idxs).
+  const bool sorts_chunks = p.token_dispatcher == TokenDispatcher::kAllToAll && local_experts > 1.0;
+  if (sorts_chunks)
+    add_copy(ops, "sort_chunks", 2.0 * rows * (h * e + 4.0));
   const double rows_per_expert = rows / local_experts;
   const double ffn = d(moe.ffn_hidden_size) / d(p.expert_tensor_or_default());
   add_grouped_linear(ops, "expert_up", local_experts, rows_per_expert, h,
@@ -244,6 +251,8 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
     add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel,
                   p.precision);
   }
+  if (sorts_chunks)
+    add_copy(ops, "unsort_chunks", 2.0 * rows * h * e);
   add_copy(ops, "unpermute", (copies + local) * h * e + copies * 4.0);
   if (moe.shared_expert_ffn_hidden_size > 0) {
     const double shared = d(moe.shared_expert_ffn_hidden_size) / d(p.tensor);

@@ -277,6 +277,33 @@ TEST(MoeLowering, Fp8ActivationInputCastsTheSwigluInputEachWay) {
   EXPECT_DOUBLE_EQ(cast_bytes(Pass::kBackwardInput), elements * 3.0);
 }
 
+// Megatron-Core's all-to-all dispatcher sorts the received rows by local expert and back: two
+// passes over every routed row each way; DeepEP's dispatcher and a rank of one expert do not.
+TEST(MoeLowering, AllToAllDispatcherSortsTheReceivedRowsByLocalExpert) {
+  const ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.expert = 8;
+  const auto sort_bytes = [&](Pass pass) {
+    double bytes = 0.0;
+    for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
+      const std::string name = op.name;
+      if ((name == "sort_chunks" || name == "unsort_chunks") && op.pass == pass)
+        bytes += op.bytes;
+    }
+    return bytes;
+  };
+  const double rows = routed_rows(m, p);
+  const double row_bytes = 4096.0 * 2.0;
+  EXPECT_DOUBLE_EQ(sort_bytes(Pass::kForward),
+                   2.0 * rows * (row_bytes + 4.0) + 2.0 * rows * row_bytes);
+  EXPECT_DOUBLE_EQ(sort_bytes(Pass::kBackwardInput), sort_bytes(Pass::kForward));
+  p.token_dispatcher = TokenDispatcher::kDeepEp;
+  EXPECT_EQ(sort_bytes(Pass::kForward), 0.0);
+  p.token_dispatcher = TokenDispatcher::kAllToAll;
+  p.expert = 128;
+  EXPECT_EQ(sort_bytes(Pass::kForward), 0.0);
+}
+
 TEST(AllToAll, DeepEpSendsEachTokenOncePerNodeAndRank) {
   MoeSpec moe;
   moe.num_experts = 256;

@@ -27,6 +27,8 @@ constexpr auto kRenamed = std::to_array<Renamed>({
      "--microbatch-group-size-per-virtual-pipeline-stage", false},
     {"model", "gated_linear_unit", "--swiglu", false},
     {"model", "share_embeddings_and_output_weights", "--untie-embeddings-and-output-weights", true},
+    {"model", "apply_rope_fusion", "--no-rope-fusion", true},
+    {"model", "add_bias_linear", "--disable-bias-linear", true},
     {"ddp", "use_distributed_optimizer", "--use-distributed-optimizer", false},
     {"optimizer", "use_distributed_optimizer", "--use-distributed-optimizer", false},
     {"ddp", "overlap_grad_reduce", "--overlap-grad-reduce", false},

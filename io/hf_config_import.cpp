@@ -137,6 +137,12 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
                                     ? "experts_per_token"
                                     : "num_experts_per_tok";
   moe["top_k"] = r.required_int(top_k_key, 1, kMaxDim);
+  if (arch == "GptOssForCausalLM") {
+    // GptOssExperts: biased projections, and the gated activation's inputs clamped to
+    // swiglu_limit (7.0 in the released configs).
+    moe["linear_bias"] = true;
+    moe["activation_clamp"] = r.optional_number("swiglu_limit", 7.0, 0.0, 1e6);
+  }
   m["moe"] = moe;
 }
 
@@ -248,10 +254,21 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   if (arch == "Gemma2ForCausalLM")
     note_gemma2_extras(r, notes);
   read_moe(r, arch, static_cast<int>(layers), m);
+  // GPT-OSS's attention sinks: FlashAttention has none, so Transformer Engine runs cuDNN's.
+  if (arch == "GptOssForCausalLM")
+    m["attention"] = "cudnn";
   if (arch.starts_with("Deepseek")) {
     read_mla(r, m);
     if (const auto mtp = r.optional_int("num_nextn_predict_layers", 0, 0, layers); mtp > 0)
       m["mtp_layers"] = mtp;
+  }
+  // YaRN's scaled rotary embedding runs unfused in Megatron-Core, MLA's aside (rope_utils.py).
+  if (r.has("rope_scaling") && !r.take_null("rope_scaling") && !m.contains("mla")) {
+    auto scaling = r.optional_object("rope_scaling");
+    const std::string type = scaling->has("rope_type") ? scaling->optional_string("rope_type", "")
+                                                       : scaling->optional_string("type", "");
+    if (type == "yarn")
+      m["rope_fusion"] = false;
   }
   r.throw_key_problems();
   return m;

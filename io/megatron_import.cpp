@@ -413,6 +413,12 @@ json read_model_arguments(Arguments& a, Findings& f) {
     m["attention"] = "cudnn";
   if (!a.flag("--cross-entropy-loss-fusion"))
     m["cross_entropy"] = "unfused";
+  // Megatron-Core fuses the rotary embedding unless --no-rope-fusion; YaRN's scaled embedding
+  // (an attention scale other than 1) it runs unfused, MLA's aside (rope_utils.py).
+  const auto position = a.choice("--position-embedding-type",
+                                 {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"});
+  if (a.flag("--no-rope-fusion") || (position == "yarn" && !mla))
+    m["rope_fusion"] = false;
   // Megatron-LM's dropout defaults to 0.1 (arguments.py); capsim has one switch for both.
   const double attention_dropout = a.number("--attention-dropout", 0.0, 1.0).value_or(0.1);
   const double hidden_dropout = a.number("--hidden-dropout", 0.0, 1.0).value_or(0.1);
@@ -460,6 +466,9 @@ void read_moe_arguments(Arguments& a, Findings& f, json& m) {
       moe["router_groups"] = *groups;
       moe["router_group_top_k"] = a.integer("--moe-router-group-topk", *groups, 1, 1 << 16);
     }
+    // Megatron-LM's linears carry biases unless --disable-bias-linear (arguments.py).
+    if (!a.flag("--disable-bias-linear"))
+      moe["linear_bias"] = true;
     m["moe"] = moe;
   } else {
     for (const char* name :

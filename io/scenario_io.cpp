@@ -404,8 +404,9 @@ void read_router_groups(JsonReader& r, MoeSpec& moe) {
   }
 }
 
-// The mixture-of-experts block of a model with `num_layers` layers (docs/scenario.md).
-MoeSpec read_moe(JsonReader& r, int num_layers) {
+// The mixture-of-experts block of a model with `num_layers` layers and the FFN `activation`
+// (docs/scenario.md).
+MoeSpec read_moe(JsonReader& r, int num_layers, FfnActivation activation) {
   MoeSpec moe;
   moe.num_experts = to_int(r.required_int("num_experts", 1, kMaxExperts));
   moe.top_k = to_int(r.required_int("top_k", 1, kMaxExperts));
@@ -432,6 +433,13 @@ MoeSpec read_moe(JsonReader& r, int num_layers) {
                   "expected 0 (no padding) or a factor of at least 1.0, got " +
                       r.describe("rank_capacity_factor"));
   }
+  moe.activation_clamp = r.optional_number("activation_clamp", 0.0, 0.0, 1e6);
+  if (moe.activation_clamp > 0.0 && !is_gated(activation)) {
+    throw r.error("activation_clamp", std::string("clamps the two inputs of a gated activation "
+                                                  "(swiglu, geglu); ffn_activation is \"") +
+                                          to_string(activation) + "\"");
+  }
+  moe.linear_bias = r.optional_bool("linear_bias", false);
   r.finish();
   return moe;
 }
@@ -518,7 +526,7 @@ ModelSpec read_model(JsonReader& r) {
   // GPT/Megatron ties input and output embeddings by default; Llama does not.
   m.tied_embeddings = r.optional_bool("tied_embeddings", m.ffn_activation == FfnActivation::kGelu);
   if (auto moe = r.optional_object("moe"))
-    m.moe = read_moe(*moe, m.num_layers);
+    m.moe = read_moe(*moe, m.num_layers, m.ffn_activation);
   if (auto mla = r.optional_object("mla")) {
     m.mla = read_mla(*mla);
     check_mla_attention(r, m);
@@ -527,6 +535,7 @@ ModelSpec read_model(JsonReader& r) {
   m.mtp_layers = to_int(r.optional_int("mtp_layers", 0, 0, m.num_layers));
   if (auto window = r.optional_object("window_attention"))
     m.window_attention = read_window_attention(*window, m);
+  m.rope_fusion = r.optional_bool("rope_fusion", true);
   // An explicit head_dim (Megatron --kv-channels) or MLA's own dimensions free the heads from
   // splitting hidden_size.
   const bool heads_split_hidden = !r.has("head_dim") && !m.mla.has_value();
@@ -709,7 +718,9 @@ nlohmann::json moe_to_json(const MoeSpec& moe) {
           {"router_score", to_string(moe.router_score)},
           {"router_groups", moe.router_groups},
           {"router_group_top_k", moe.router_group_top_k},
-          {"rank_capacity_factor", moe.rank_capacity_factor}};
+          {"rank_capacity_factor", moe.rank_capacity_factor},
+          {"activation_clamp", moe.activation_clamp},
+          {"linear_bias", moe.linear_bias}};
 }
 
 nlohmann::json mla_to_json(const MlaSpec& mla) {
@@ -795,6 +806,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     model["window_attention"] = {{"size", m.window_attention->size},
                                  {"every", m.window_attention->every}};
   }
+  if (!m.rope_fusion)
+    model["rope_fusion"] = false;
   json cluster = json::object();
   // An instance a plan defined is written out in full, so the file stands on its own.
   const bool by_instance = !c.instance.empty() && is_builtin_instance(c.instance);

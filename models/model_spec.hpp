@@ -54,6 +54,14 @@ struct MoeSpec {
   // experts come from its best `router_group_top_k` of them; 1 and 1: no groups.
   int router_groups = 1;
   int router_group_top_k = 1;
+  // GPT-OSS's experts clamp their gated activation's inputs to +-activation_clamp (the gate
+  // from above only; Megatron-Core activation_func_clamp_value, run as PyTorch ops outside the
+  // fused activation); 0: no clamp.
+  double activation_clamp = 0.0;
+  // The experts' linears carry biases (GPT-OSS): the first's runs in its GEMM's epilogue, the
+  // second's Megatron-Core adds with the routing probability in PyTorch, expert by expert
+  // (TEGroupedMLP._apply_bias).
+  bool linear_bias = false;
 
   [[nodiscard]] bool operator==(const MoeSpec& other) const = default;
 };
@@ -110,6 +118,10 @@ struct ModelSpec {
   std::optional<MlaSpec> mla = std::nullopt;
   int mtp_layers = 0;  // DeepSeek-V3's multi-token-prediction layers, on the last stage
   std::optional<WindowAttention> window_attention = std::nullopt;
+  // Rotary embeddings in one fused kernel each way (Megatron-Core --apply-rope-fusion, its
+  // default); false: as separate PyTorch ops (--no-rope-fusion, and YaRN's scaled rotary
+  // embedding on multi-head and grouped-query attention, which no fused kernel takes).
+  bool rope_fusion = true;
 
   [[nodiscard]] int head_dim() const {
     return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads;

@@ -37,6 +37,24 @@ void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
       {name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
 }
 
+// Appends a memory-bound op whose forward and backward move the given bytes.
+void add_memory_op(std::vector<Op>& ops, const char* name, double fwd_bytes, double bwd_bytes) {
+  ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
+  ops.push_back({name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bwd_bytes, 0});
+}
+
+// Rotary embeddings on `elements` query and key values. Fused (one kernel each way): read and
+// write each. Unfused (Megatron-Core _apply_rotary_pos_emb_bshd): t * cos, the rotation's negate
+// and concatenation, * sin, the sum and the concatenation with the unrotated part, 12 reads and
+// writes of each element forward; backward the products' and rotation's gradients and the sum of
+// the two paths, about 17.
+void add_rope(std::vector<Op>& ops, const ModelSpec& m, double elements, double e) {
+  if (m.rope_fusion)
+    add_elementwise(ops, "rope", 2.0 * elements * e);
+  else
+    add_memory_op(ops, "rope", 12.0 * elements * e, 17.0 * elements * e);
+}
+
 // activation_input_fp8: SwiGLU's `elements` inputs are cast to fp8 for the backward by a kernel
 // of their own (Megatron-Core fused_bias_swiglu.py, input.to(torch.float8_e4m3fn)), read e and
 // write 1 B, and cast back before the backward, read 1 and write e.
@@ -200,7 +218,7 @@ void add_mla_projections(std::vector<Op>& ops, const ModelSpec& m, const Paralle
   // Megatron-Core's mla_up_proj recompute replays the up projections and the rotary embedding.
   const size_t up = ops.size();
   add_linear(ops, "kv_up", tokens, d(a.kv_lora_rank), heads * d(a.qk_head_dim + a.v_head_dim) / t);
-  add_elementwise(ops, "rope", 2.0 * tokens * (heads + 1.0) * d(a.qk_pos_emb_head_dim) / t * e);
+  add_rope(ops, m, tokens * (heads + 1.0) * d(a.qk_pos_emb_head_dim) / t, e);
   tag_recompute(ops, up, kRecomputeMlaUpProjection);
 }
 
@@ -240,10 +258,20 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
   add_grouped_linear(ops, "expert_up", local_experts, rows_per_expert, h,
                      (gated ? 2.0 : 1.0) * ffn);
   const size_t activation_first = ops.size();
+  if (moe.activation_clamp > 0.0) {
+    // Two clamps of the up projection's halves and their concatenation (Megatron-Core
+    // weighted_bias_quick_geglu_impl): 8 reads and writes per element of a half forward.
+    add_elementwise(ops, "expert_activation_clamp", 8.0 * rows * ffn * e);
+  }
   add_elementwise(ops, "expert_activation", (gated ? 3.0 : 2.0) * rows * ffn * e);
   add_activation_input_store(ops, "expert_activation_input_fp8", p, 2.0 * rows * ffn, e);
   tag_recompute(ops, activation_first, kRecomputeMoeActivation);
   add_grouped_linear(ops, "expert_down", local_experts, rows_per_expert, ffn, h);
+  if (moe.linear_bias) {
+    // t + b * p per expert, then the concatenation: 6 reads and writes per output element
+    // forward; backward the gradients of b and p (a product and a sum each) and the split, 8.
+    add_memory_op(ops, "expert_down_bias", 6.0 * rows * h * e, 8.0 * rows * h * e);
+  }
   if (fp8) {
     // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
     add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (gated ? 2.0 : 1.0) * ffn, CastBy::kOwnKernel,
@@ -313,7 +341,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
            CastBy::kOwnKernel);
     if (!is_gpt_family(m)) {
       // Rotary embeddings on Q and K: read and write.
-      add_elementwise(ops, "rope", 2.0 * tokens * (q_width + kv_width) / t * e);
+      add_rope(ops, m, tokens * (q_width + kv_width) / t, e);
     }
   }
   if (m.attention != AttentionKernel::kMaterialized) {

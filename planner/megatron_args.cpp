@@ -119,7 +119,12 @@ void add_model_details(std::string& out, const ModelSpec& m) {
       add(out, io::printf_string("--moe-expert-rank-capacity-factor %.17g",
                                  m.moe->rank_capacity_factor));
     }
+    // Megatron-LM's linears carry biases unless told not to.
+    if (!m.moe->linear_bias)
+      add(out, "--disable-bias-linear");
   }
+  if (!m.rope_fusion)
+    add(out, "--no-rope-fusion");
   if (m.mtp_layers > 0)
     add(out, "--mtp-num-layers", m.mtp_layers);
   if (m.window_attention) {
@@ -329,6 +334,12 @@ std::vector<std::string> megatron_unexpressed(const Scenario& s) {
     out.emplace_back(
         "parallelism.memory_efficient_permutation false (Megatron-Core 0.13 and later always "
         "apply the probabilities in the experts' activation)");
+  }
+  if (m.moe && m.moe->activation_clamp > 0.0) {
+    out.push_back(io::printf_string(
+        "model.moe.activation_clamp %g (no Megatron-LM flag: Megatron-Core's "
+        "activation_func_clamp_value, which Megatron-Bridge's GPT-OSS recipe sets)",
+        m.moe->activation_clamp));
   }
   if (m.moe && m.moe->load_imbalance != 1.0)
     out.push_back(io::printf_string("model.moe.load_imbalance %g", m.moe->load_imbalance));

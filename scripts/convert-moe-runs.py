@@ -183,8 +183,6 @@ def skip_reason(run):
         return "PyTorch FSDP2 with expert parallelism (capsim's ZeRO-3 does not shard experts over expert-DP)"
     if lay["token_dispatcher"] not in DISPATCHERS:
         return "token dispatcher %r" % lay["token_dispatcher"]
-    if arch.get("attention_type") == "GQA, alternating sliding-window (128) / full attention, learnable softmax sinks, linear biases" and False:
-        return "window attention"
     return ""
 
 
@@ -245,6 +243,16 @@ def model_of(run):
         model["mtp_layers"] = mtp
     if "sliding-window (128)" in (arch.get("attention_type") or ""):
         model["window_attention"] = {"size": 128, "every": 2}
+    if arch.get("family") == "gpt_oss":
+        # Megatron-Bridge's GPTOSSProvider (src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py,
+        # v0.2.0-v0.3.1): attention sinks, which FlashAttention lacks, so Transformer Engine runs
+        # cuDNN's fused attention; YaRN rotary embeddings, which Megatron-Core runs unfused;
+        # biased linears (add_bias_linear); the experts' activation clamped at 7.0
+        # (activation_func_clamp_value).
+        model["attention"] = "cudnn"
+        model["rope_fusion"] = False
+        moe["linear_bias"] = True
+        moe["activation_clamp"] = 7.0
     return model, mtp
 
 

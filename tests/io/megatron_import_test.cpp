@@ -127,6 +127,19 @@ TEST(MegatronImportTest, SquaredReluIsReadAndExclusiveWithSwiglu) {
             "t.args:line 1: --squared-relu: conflicts with --swiglu: an MLP has one activation");
 }
 
+// Megatron-Core fuses rotary embeddings unless --no-rope-fusion, and runs YaRN's unfused on
+// grouped-query attention; Megatron-LM's linears, the experts' too, carry biases unless
+// --disable-bias-linear.
+TEST(MegatronImportTest, RopeFusionAndExpertBiasesFollowMegatronsDefaults) {
+  const std::string moe = kModel + "--swiglu --num-experts 8 --moe-router-topk 2 ";
+  const Scenario plain = import_text(moe + "--position-embedding-type rope").scenario;
+  EXPECT_TRUE(plain.model.rope_fusion);
+  EXPECT_TRUE(plain.model.moe->linear_bias);
+  EXPECT_FALSE(import_text(moe + "--no-rope-fusion").scenario.model.rope_fusion);
+  EXPECT_FALSE(import_text(moe + "--position-embedding-type yarn").scenario.model.rope_fusion);
+  EXPECT_FALSE(import_text(moe + "--disable-bias-linear").scenario.model.moe->linear_bias);
+}
+
 TEST(MegatronImportTest, LayoutArguments) {
   const Scenario s =
       import_text(kModel +

@@ -1,11 +1,13 @@
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
 #include "models/all_to_all_cost.hpp"
 #include "models/memory_model.hpp"
 #include "models/parameter_count.hpp"
+#include "models/recompute_modules.hpp"
 #include "models/workload.hpp"
 
 #include "io/profile_io.hpp"
@@ -277,6 +279,16 @@ TEST(MoeLowering, Fp8ActivationInputCastsTheSwigluInputEachWay) {
   EXPECT_DOUBLE_EQ(cast_bytes(Pass::kBackwardInput), elements * 3.0);
 }
 
+// The bytes of the ops named `name` in `pass` of one MoE layer of `m` under `p`.
+double op_bytes(const ModelSpec& m, const Parallelism& p, std::string_view name, Pass pass) {
+  double bytes = 0.0;
+  for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
+    if (name == op.name && op.pass == pass)
+      bytes += op.bytes;
+  }
+  return bytes;
+}
+
 // Megatron-Core's all-to-all dispatcher sorts the received rows by local expert and back: two
 // passes over every routed row each way; DeepEP's dispatcher and a rank of one expert do not.
 TEST(MoeLowering, AllToAllDispatcherSortsTheReceivedRowsByLocalExpert) {
@@ -284,13 +296,7 @@ TEST(MoeLowering, AllToAllDispatcherSortsTheReceivedRowsByLocalExpert) {
   Parallelism p;
   p.expert = 8;
   const auto sort_bytes = [&](Pass pass) {
-    double bytes = 0.0;
-    for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
-      const std::string name = op.name;
-      if ((name == "sort_chunks" || name == "unsort_chunks") && op.pass == pass)
-        bytes += op.bytes;
-    }
-    return bytes;
+    return op_bytes(m, p, "sort_chunks", pass) + op_bytes(m, p, "unsort_chunks", pass);
   };
   const double rows = routed_rows(m, p);
   const double row_bytes = 4096.0 * 2.0;
@@ -302,6 +308,53 @@ TEST(MoeLowering, AllToAllDispatcherSortsTheReceivedRowsByLocalExpert) {
   p.token_dispatcher = TokenDispatcher::kAllToAll;
   p.expert = 128;
   EXPECT_EQ(sort_bytes(Pass::kForward), 0.0);
+}
+
+// GPT-OSS's clamp of the activation's inputs runs as PyTorch ops: two clamps of a half each and
+// the concatenation, 8 reads and writes per element of a half forward, twice that backward.
+TEST(MoeLowering, ActivationClampAddsItsMemoryPasses) {
+  ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.expert = 8;
+  EXPECT_EQ(op_bytes(m, p, "expert_activation_clamp", Pass::kForward), 0.0);
+  m.moe->activation_clamp = 7.0;
+  const double half = routed_rows(m, p) * 1536.0;
+  EXPECT_DOUBLE_EQ(op_bytes(m, p, "expert_activation_clamp", Pass::kForward), 8.0 * half * 2.0);
+  EXPECT_DOUBLE_EQ(op_bytes(m, p, "expert_activation_clamp", Pass::kBackwardInput),
+                   16.0 * half * 2.0);
+  // Replayed with the activation by moe_act recompute.
+  for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
+    if (std::string_view(op.name) == "expert_activation_clamp") {
+      EXPECT_NE(op.recompute_modules & kRecomputeMoeActivation, 0U);
+    }
+  }
+}
+
+// The second expert linear's bias, added with the routing probability expert by expert: 6 reads
+// and writes per output element forward, 8 backward.
+TEST(MoeLowering, LinearBiasAddsTheSecondBiasPerExpert) {
+  ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.expert = 8;
+  EXPECT_EQ(op_bytes(m, p, "expert_down_bias", Pass::kForward), 0.0);
+  m.moe->linear_bias = true;
+  const double out = routed_rows(m, p) * 4096.0;
+  EXPECT_DOUBLE_EQ(op_bytes(m, p, "expert_down_bias", Pass::kForward), 6.0 * out * 2.0);
+  EXPECT_DOUBLE_EQ(op_bytes(m, p, "expert_down_bias", Pass::kBackwardInput), 8.0 * out * 2.0);
+}
+
+// Unfused rotary embeddings move 12 and 17 times each query and key element where the fused
+// kernel moves 2 and 4, on grouped-query and on MLA's rotary parts.
+TEST(MoeLowering, UnfusedRopeMovesSixTimesTheFusedTraffic) {
+  for (ModelSpec m : {qwen3_235b(), deepseek_v3()}) {
+    Parallelism p;
+    const double fused = op_bytes(m, p, "rope", Pass::kForward);
+    const double fused_backward = op_bytes(m, p, "rope", Pass::kBackwardInput);
+    ASSERT_GT(fused, 0.0);
+    m.rope_fusion = false;
+    EXPECT_DOUBLE_EQ(op_bytes(m, p, "rope", Pass::kForward), 6.0 * fused) << m.name;
+    EXPECT_DOUBLE_EQ(op_bytes(m, p, "rope", Pass::kBackwardInput), 4.25 * fused_backward) << m.name;
+  }
 }
 
 TEST(AllToAll, DeepEpSendsEachTokenOncePerNodeAndRank) {

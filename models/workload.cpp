@@ -29,18 +29,16 @@ void tag_recompute(std::vector<Op>& ops, size_t first, RecomputeModule module) {
     ops[i].recompute_modules |= module;
 }
 
-// Appends a memory-bound op with `fwd_bytes` of forward traffic; its backward moves about
-// twice as much (reads the saved input and the incoming gradient, writes one gradient).
-void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
-  ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
-  ops.push_back(
-      {name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, 2.0 * fwd_bytes, 0});
-}
-
 // Appends a memory-bound op whose forward and backward move the given bytes.
 void add_memory_op(std::vector<Op>& ops, const char* name, double fwd_bytes, double bwd_bytes) {
   ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, fwd_bytes, 0});
   ops.push_back({name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bwd_bytes, 0});
+}
+
+// Appends a memory-bound op with `fwd_bytes` of forward traffic; its backward moves about
+// twice as much (reads the saved input and the incoming gradient, writes one gradient).
+void add_elementwise(std::vector<Op>& ops, const char* name, double fwd_bytes) {
+  add_memory_op(ops, name, fwd_bytes, 2.0 * fwd_bytes);
 }
 
 // Rotary embeddings on `elements` query and key values. Fused (one kernel each way): read and
@@ -63,8 +61,7 @@ void add_activation_input_store(std::vector<Op>& ops, const char* name, const Pa
   if (!p.activation_input_fp8)
     return;
   const double bytes = elements * (e + 1.0);
-  ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, bytes, 0});
-  ops.push_back({name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bytes, 0});
+  add_memory_op(ops, name, bytes, bytes);
 }
 
 // Transformer Engine's fp8 linear layers: each GEMM input and output gradient is cast to fp8
@@ -188,8 +185,7 @@ void add_grouped_linear(std::vector<Op>& ops, const char* name, double experts, 
 
 // A memory-bound op whose backward moves as much as its forward (a permutation's inverse).
 void add_copy(std::vector<Op>& ops, const char* name, double bytes) {
-  ops.push_back({name, KernelKind::kMemoryBound, Pass::kForward, {}, 0.0, bytes, 0});
-  ops.push_back({name, KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, bytes, 0});
+  add_memory_op(ops, name, bytes, bytes);
 }
 
 // MLA's projections (DeepSeek-V2 §2.1; Megatron-Core MLASelfAttention): the query through its

@@ -258,27 +258,6 @@ TEST(MoeMemory, DeepSeekV3NearTheMegatronCoreReportsBreakdown) {
   EXPECT_NEAR((efficient.activations_bytes - worst(p).activations_bytes) / 8.2e9, 1.0, 0.05);
 }
 
-// The fp8 store is a cast kernel of its own each way: read 2 B and write 1 B per element
-// forward, the reverse backward; without the flag there is none.
-TEST(MoeLowering, Fp8ActivationInputCastsTheSwigluInputEachWay) {
-  const ModelSpec m = qwen3_235b();
-  Parallelism p;
-  p.expert = 8;
-  const auto cast_bytes = [&](Pass pass) {
-    double bytes = 0.0;
-    for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
-      if (std::string(op.name) == "expert_activation_input_fp8" && op.pass == pass)
-        bytes += op.bytes;
-    }
-    return bytes;
-  };
-  EXPECT_EQ(cast_bytes(Pass::kForward), 0.0);
-  p.activation_input_fp8 = true;
-  const double elements = routed_rows(m, p) * 2.0 * 1536.0;
-  EXPECT_DOUBLE_EQ(cast_bytes(Pass::kForward), elements * 3.0);
-  EXPECT_DOUBLE_EQ(cast_bytes(Pass::kBackwardInput), elements * 3.0);
-}
-
 // The bytes of the ops named `name` in `pass` of one MoE layer of `m` under `p`.
 double op_bytes(const ModelSpec& m, const Parallelism& p, std::string_view name, Pass pass) {
   double bytes = 0.0;
@@ -287,6 +266,22 @@ double op_bytes(const ModelSpec& m, const Parallelism& p, std::string_view name,
       bytes += op.bytes;
   }
   return bytes;
+}
+
+// The fp8 store is a cast kernel of its own each way: read 2 B and write 1 B per element
+// forward, the reverse backward; without the flag there is none.
+TEST(MoeLowering, Fp8ActivationInputCastsTheSwigluInputEachWay) {
+  const ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.expert = 8;
+  const auto cast_bytes = [&](Pass pass) {
+    return op_bytes(m, p, "expert_activation_input_fp8", pass);
+  };
+  EXPECT_EQ(cast_bytes(Pass::kForward), 0.0);
+  p.activation_input_fp8 = true;
+  const double elements = routed_rows(m, p) * 2.0 * 1536.0;
+  EXPECT_DOUBLE_EQ(cast_bytes(Pass::kForward), elements * 3.0);
+  EXPECT_DOUBLE_EQ(cast_bytes(Pass::kBackwardInput), elements * 3.0);
 }
 
 // Megatron-Core's all-to-all dispatcher sorts the received rows by local expert and back: two

@@ -32,12 +32,19 @@ namespace {
 // activations between layers and bf16 gradients; Transformer Engine).
 constexpr double kActivationBytes = 2.0;
 
-// Share of the exchange time that the pairing of moe_a2a_overlap (expert_parallel_exposed)
-// would hide which the schedule hides in practice. Megatron-MoE-ModelZoo
-// best_practice/qwen3/readme.md measures Qwen3-235B-A22B on 256 H100 (BF16, DeepEP, TP2 PP8
-// EP32 VP4, global batch 2,048) at 19.7 s per step without and 17.6 s with the 1F1B A2A
-// overlap: a 10.7% saving, where the full pairing saves 26.3% of capsim's 18.41 s (0.405 of it).
-constexpr double kEpOverlapEfficiency = 0.405;
+// GPU idle at each dropless dispatch while the host waits for the routed-token counts and then
+// issues the expert work. Megatron-Bridge's skills/nemo-mbridge-perf-moe-comm-overlap/SKILL.md
+// profiles Qwen3-30B-A3B on 16 H100 (BF16, HybridEP, EP16, global batch 1,024, no all-to-all
+// overlap) at 24.714 s per step with kernels active 22.821 s of it: 1.893 s idle over the 64
+// micro-batches x 48 MoE layers = 3,072 dispatches of each GPU's step. With the overlap on, the
+// same profile's kernels run through the whole step.
+constexpr double kDroplessDispatchHostStallS = (24.7138 - 22.821) / 3072.0;
+
+// Share of the exchange time that the pairing of moe_a2a_overlap (paired_exchanges_exposed)
+// would hide which the schedule hides in practice. The same profile with the overlap on has its
+// kernels active 1.600 s less (21.221 s): the exchange time hidden, where the full pairing
+// hides 3.877 s of capsim's exchanges for that run.
+constexpr double kEpOverlapEfficiency = 1.600 / 3.877;
 
 // Compute time of one pass's ops, split by pass.
 struct PassTimes {
@@ -677,13 +684,14 @@ LayerComm paired_exchanges_exposed(const LayerComm& raw, const PassTimes& layer,
   return {realised(raw.forward_s, paired.forward_s), realised(raw.backward_s, paired.backward_s)};
 }
 
-// expert_parallel_exposed for Megatron-Core's combined 1F1B: the pairing at the share of it
-// that schedule realises (kEpOverlapEfficiency); without overlap, all of it is exposed.
-LayerComm expert_parallel_exposed(const LayerComm& raw, const PassTimes& layer, bool overlap,
-                                  double rate) {
-  if (!overlap)
-    return raw;
-  return paired_exchanges_exposed(raw, layer, rate, kEpOverlapEfficiency);
+// The host's wait at one MoE layer's dispatch: dropless routing sizes the exchange and the
+// grouped GEMMs from counts the host reads back from the device (Megatron-Core's alltoall
+// dispatcher synchronises on their copy before the all-to-all, DeepEP's dispatch spins on them,
+// HybridEP drains its stream, the allgather dispatcher copies them with .cpu()), and the
+// device idles until the host issues the work after it. Padding each rank's experts to a
+// capacity (rank_capacity_factor) needs no counts.
+double dispatch_host_stall_s(const MoeSpec& moe) {
+  return moe.rank_capacity_factor > 0.0 ? 0.0 : kDroplessDispatchHostStallS;
 }
 
 // The costs of each kind of layer, the embedding and the head of `scenario`, whose TP group is
@@ -726,13 +734,19 @@ PartCosts part_costs(const Scenario& scenario, const HardwareProfile& profile, c
     if (kind.moe) {
       kc.parameters = moe_layer_dense_parameters_per_rank(m, p.tensor);
       kc.expert_parameters = expert_parameters_per_rank(m, p);
+      // The host's wait at the dispatch counts as exposed exchange time, except where the
+      // overlap pairs the layer with another micro-batch's, whose work stays queued meanwhile.
+      const LayerComm stalled{ep_raw.forward_s + dispatch_host_stall_s(*m.moe), ep_raw.backward_s};
       if (p.schedule == Schedule::kDualPipeV) {
         // Only its pairs overlap, and those fully when the layers run them overlapped.
-        kc.ep = ep_raw;
+        kc.ep = stalled;
         kc.ep_paired =
-            p.moe_a2a_overlap ? paired_exchanges_exposed(ep_raw, kc.compute, rate, 1.0) : ep_raw;
+            p.moe_a2a_overlap ? paired_exchanges_exposed(ep_raw, kc.compute, rate, 1.0) : stalled;
       } else {
-        kc.ep = expert_parallel_exposed(ep_raw, kc.compute, p.moe_a2a_overlap, rate);
+        // Megatron-Core's combined 1F1B realises kEpOverlapEfficiency of the pairing.
+        kc.ep = p.moe_a2a_overlap
+                    ? paired_exchanges_exposed(ep_raw, kc.compute, rate, kEpOverlapEfficiency)
+                    : stalled;
         kc.ep_paired = kc.ep;
       }
       kc.ep_replayed = kc.ep;

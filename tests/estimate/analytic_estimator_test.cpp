@@ -1,5 +1,7 @@
 #include "estimate/analytic_estimator.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "models/catalog.hpp"
@@ -11,6 +13,7 @@
 #include "estimate/layout_rules.hpp"
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
+#include "io/validation_io.hpp"
 #include "tests/qwen3_dualpipev.hpp"
 
 namespace capsim {
@@ -501,11 +504,49 @@ TEST(AnalyticEstimatorTest, MaterializedAttentionIsSlowerAndCountsScores) {
   EXPECT_GT(r.memory.peak_bytes, 0.0);
 }
 
+// The run Megatron-Bridge's skills/nemo-mbridge-perf-moe-comm-overlap/SKILL.md profiles:
+// Qwen3-30B-A3B on 16 H100 in BF16, HybridEP at EP16, global batch 1,024 (the layout of the
+// 26.02.01 Hopper validation case, in BF16).
+Scenario profiled_qwen3_30b() {
+  const std::vector<io::ValidationCase> cases = io::load_validation_cases(
+      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/validation/moe-hopper.json");
+  const auto it = std::find_if(cases.begin(), cases.end(), [](const io::ValidationCase& c) {
+    return c.id == "mbridge-26.02.01-Qwen3-30B-A3B-H100-16-FP8_CS";
+  });
+  EXPECT_NE(it, cases.end());
+  Scenario s = it == cases.end() ? Scenario{} : it->scenario;
+  s.parallelism.precision = Precision::kBf16;
+  return s;
+}
+
+// Without the overlap each of the step's 64 x 48 dropless dispatches idles the GPU for the
+// profile's share of its 1.893 s idle; with the overlap nothing idles, and the kernels run
+// 1.600 s less, the exchange time the overlap hides.
+TEST(MoeA2aOverlapTest, ReproducesTheProfiledHostIdleAndHiddenExchanges) {
+  Scenario s = profiled_qwen3_30b();
+  ASSERT_EQ(s.parallelism.token_dispatcher, TokenDispatcher::kDeepEp);
+  const HardwareProfile profile = io::resolve_profile(s);
+  s.parallelism.moe_a2a_overlap = false;
+  const SimulationResult without = estimate::estimate_iteration(s, profile);
+  s.model.moe->rank_capacity_factor = 1.0;  // padded: no counts to wait for
+  const SimulationResult padded = estimate::estimate_iteration(s, profile);
+  s.model.moe->rank_capacity_factor = 0.0;
+  EXPECT_NEAR(without.breakdown.ep_comm_exposed_s - padded.breakdown.ep_comm_exposed_s,
+              24.7138 - 22.821, 1e-6);
+  s.parallelism.moe_a2a_overlap = true;
+  const SimulationResult with = estimate::estimate_iteration(s, profile);
+  EXPECT_NEAR(padded.breakdown.ep_comm_exposed_s - with.breakdown.ep_comm_exposed_s,
+              22.821 - 21.221, 0.01);
+  // Both steps within 5% of the profile's (24.714 s and 20.992 s).
+  EXPECT_NEAR(without.iteration_time_s / 24.7138, 1.0, 0.05);
+  EXPECT_NEAR(with.iteration_time_s / 20.992, 1.0, 0.05);
+}
+
 // Megatron-MoE-ModelZoo best_practice/qwen3/readme.md: Qwen3-235B-A22B on 256 H100 (BF16,
 // DeepEP, TP2 PP8 EP32 VP4, global batch 2,048, recompute of layernorm and moe_act) takes
 // 19.7 s per step without and 17.6 s with the 1F1B A2A overlap. The shipped scenario is that
-// run; the overlap's saving is what the published pair measured.
-TEST(MoeA2aOverlapTest, SavesWhatTheModelZooMeasuredOnQwen3_235B) {
+// run; nothing is fitted to it, and both steps come within 8%.
+TEST(MoeA2aOverlapTest, PredictsTheModelZooPairOnQwen3_235B) {
   Scenario s = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
                                  "/scenarios/qwen3-235b-h100/scenario.json");
   s.parallelism.recompute_modules = kRecomputeLayernorm | kRecomputeMoeActivation;
@@ -514,14 +555,16 @@ TEST(MoeA2aOverlapTest, SavesWhatTheModelZooMeasuredOnQwen3_235B) {
   const double without = estimate::estimate_iteration(s, profile).iteration_time_s;
   s.parallelism.moe_a2a_overlap = true;
   const double with = estimate::estimate_iteration(s, profile).iteration_time_s;
-  const double published_saving = 1.0 - 17.6 / 19.7;
-  EXPECT_NEAR(1.0 - with / without, published_saving, 0.01);
+  EXPECT_NEAR(without / 19.7, 1.0, 0.08);
+  EXPECT_NEAR(with / 17.6, 1.0, 0.08);
+  EXPECT_LT(with, without);
 }
 
 // Qwen3-235B-A22B's shipped layout on DualPipeV: with moe_a2a_overlap its paired forwards and
 // backwards hide their exchanges behind each other (all of what the pairing hides), the
 // unpaired ones do not; without it every exchange is exposed. Full recompute keeps the
-// overlap, which replays the forward inside the paired backward.
+// overlap, which replays the forward inside the paired backward; the replay's exchanges and
+// its host wait at the dispatch stay exposed.
 TEST(MoeA2aOverlapTest, DualPipeVPairsHideTheirExchanges) {
   Scenario s = test::qwen3_235b_on_dualpipev();
   const HardwareProfile profile = io::resolve_profile(s);
@@ -533,7 +576,9 @@ TEST(MoeA2aOverlapTest, DualPipeVPairsHideTheirExchanges) {
     EXPECT_TRUE(estimate::layout_problems(s.model, s.cluster, s.parallelism).empty());
     const SimulationResult with = estimate::estimate_iteration(s, profile);
     EXPECT_LT(with.iteration_time_s, without.iteration_time_s);
-    EXPECT_LT(with.breakdown.ep_comm_exposed_s, 0.5 * without.breakdown.ep_comm_exposed_s);
+    const double hidden_at_least = recompute == Recompute::kFull ? 0.4 : 0.5;
+    EXPECT_LT(with.breakdown.ep_comm_exposed_s,
+              (1.0 - hidden_at_least) * without.breakdown.ep_comm_exposed_s);
     EXPECT_GT(with.breakdown.ep_comm_exposed_s, 0.0);
     EXPECT_GE(with.breakdown.bubble_s, 0.0);
   }

@@ -75,6 +75,21 @@ void check_a2a_overlap_rules(const ModelSpec& m, const Parallelism& p, Report&& 
   }
 }
 
+// What keeps Transformer Engine's fused grouped MLP from running (te.pytorch.ops fused grouped
+// MLP: cuDNN frontend's kernels for compute capability 10, MXFP8 or NVFP4 quantization;
+// Megatron-Core asserts expert tensor parallelism 1); "" when it runs.
+std::string fused_grouped_mlp_problem(const ClusterSpec& c, const Parallelism& p) {
+  if (c.gpu.architecture != "blackwell")
+    return "runs on Blackwell GPUs only; cluster.gpu " + c.gpu.name + " is " + c.gpu.architecture;
+  if (p.precision != Precision::kMxfp8 && p.precision != Precision::kNvfp4) {
+    return std::string("quantizes in mxfp8 or nvfp4; precision is \"") + to_string(p.precision) +
+           "\"";
+  }
+  if (p.expert_tensor_or_default() != 1)
+    return "needs expert_tensor 1, got " + num(p.expert_tensor_or_default());
+  return "";
+}
+
 // The mixture-of-experts rules of check_rules, in their order. The expert layers fold onto each
 // stage's tensor x context x data GPUs as expert x expert_tensor x expert data (Megatron-Core
 // parallel_state.py: "world_size ... is not divisible by expert_tensor_model_pipeline_parallel
@@ -145,6 +160,15 @@ void check_expert_rules(const ModelSpec& m, const ClusterSpec& c, const Parallel
   }
   if (p.moe_a2a_overlap)
     check_a2a_overlap_rules(m, p, report);
+  if (moe.fused_grouped_mlp) {
+    if (const std::string problem = fused_grouped_mlp_problem(c, p); !problem.empty()) {
+      report(LayoutRule::kFusedGroupedMlp, [&] {
+        return Finding{
+            "/model/moe/fused_grouped_mlp",
+            "moe.fused_grouped_mlp (Transformer Engine's CuTe DSL grouped MLP) " + problem};
+      });
+    }
+  }
 }
 
 // Selective recompute replays parts of a layer; each module named must exist in the model
@@ -476,7 +500,9 @@ std::vector<LayoutProblem> layout_problems(const ModelSpec& model, const Cluster
   std::vector<LayoutProblem> out;
   check_rules(model, cluster, parallelism, [&](LayoutRule rule, const auto& describe) {
     Finding f = describe();
-    out.push_back({rule, "/parallelism/" + f.key, std::move(f.message)});
+    // A finding's key names a parallelism field, or is a whole pointer.
+    std::string pointer = f.key.starts_with('/') ? f.key : "/parallelism/" + f.key;
+    out.push_back({rule, std::move(pointer), std::move(f.message)});
   });
   return out;
 }

@@ -42,8 +42,9 @@ enum class LayoutRule {
   kA2aOverlapMtp,                // moe_a2a_overlap runs with at most one MTP layer
   kRecomputeModulePresent,       // recompute_modules names only parts the model has
   kActivationInputFp8,           // activation_input_fp8 stores SwiGLU's input only
+  kFusedGroupedMlp,  // moe.fused_grouped_mlp: Blackwell, mxfp8 or nvfp4, expert_tensor 1
 };
-inline constexpr int kNumLayoutRules = 28;
+inline constexpr int kNumLayoutRules = 29;
 
 // One broken rule: where in the scenario it points (a JSON pointer relative to the scenario
 // object, e.g. "/parallelism/data") and what is wrong, naming the fields and their values.

@@ -469,6 +469,10 @@ void read_moe_arguments(Arguments& a, Findings& f, json& m) {
     // Megatron-LM's linears carry biases unless --disable-bias-linear (arguments.py).
     if (!a.flag("--disable-bias-linear"))
       moe["linear_bias"] = true;
+    // Transformer Engine's op fuser runs the experts as its fused grouped MLP (with
+    // NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 in the environment, which arguments do not show).
+    if (a.flag("--use-transformer-engine-op-fuser"))
+      moe["fused_grouped_mlp"] = true;
     m["moe"] = moe;
   } else {
     for (const char* name :

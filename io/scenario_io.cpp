@@ -440,6 +440,12 @@ MoeSpec read_moe(JsonReader& r, int num_layers, FfnActivation activation) {
                                           to_string(activation) + "\"");
   }
   moe.linear_bias = r.optional_bool("linear_bias", false);
+  moe.fused_grouped_mlp = r.optional_bool("fused_grouped_mlp", false);
+  if (moe.fused_grouped_mlp && activation == FfnActivation::kGelu) {
+    throw r.error("fused_grouped_mlp",
+                  "Transformer Engine's fused grouped MLP runs a gated activation (swiglu, "
+                  "geglu) or squared_relu; ffn_activation is \"gelu\"");
+  }
   r.finish();
   return moe;
 }
@@ -720,7 +726,8 @@ nlohmann::json moe_to_json(const MoeSpec& moe) {
           {"router_group_top_k", moe.router_group_top_k},
           {"rank_capacity_factor", moe.rank_capacity_factor},
           {"activation_clamp", moe.activation_clamp},
-          {"linear_bias", moe.linear_bias}};
+          {"linear_bias", moe.linear_bias},
+          {"fused_grouped_mlp", moe.fused_grouped_mlp}};
 }
 
 nlohmann::json mla_to_json(const MlaSpec& mla) {

@@ -62,6 +62,11 @@ struct MoeSpec {
   // second's Megatron-Core adds with the routing probability in PyTorch, expert by expert
   // (TEGroupedMLP._apply_bias).
   bool linear_bias = false;
+  // The experts run Transformer Engine's fused grouped MLP (cuDNN frontend's CuTe DSL kernels;
+  // Megatron-Core --use-transformer-engine-op-fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1;
+  // Blackwell, mxfp8 or nvfp4): one grouped GEMM per linear over the rank's experts, the
+  // activation and the quantization between the linears in the GEMMs' epilogues.
+  bool fused_grouped_mlp = false;
 
   [[nodiscard]] bool operator==(const MoeSpec& other) const = default;
 };

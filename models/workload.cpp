@@ -159,6 +159,18 @@ void add_cross_entropy(std::vector<Op>& ops, CrossEntropyKernel kernel, double l
       {"cross_entropy", KernelKind::kMemoryBound, Pass::kBackwardInput, {}, 0.0, logits * bwd, 0});
 }
 
+// Rows an expert-parallel rank's grouped GEMMs receive per micro-batch under balanced routing:
+// its sequence-parallel share of the tokens x top_k (x ETP, which gathers its group's tokens).
+double balanced_routed_rows(const ModelSpec& m, const Parallelism& p) {
+  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context) / d(p.tensor);
+  return tokens * d(m.moe->top_k) * d(p.expert_tensor_or_default());
+}
+
+// The busiest rank's routed rows, load_imbalance x the balanced count, before any padding.
+double busiest_routed_rows(const ModelSpec& m, const Parallelism& p) {
+  return balanced_routed_rows(m, p) * std::max(m.moe->load_imbalance, 1.0);
+}
+
 // Transformer Engine's grouped linear layers on Hopper run one cuBLAS GEMM per expert, issued
 // round-robin on its compute streams (transformer_engine/common/gemm/cublaslt_gemm.cpp,
 // multi_stream_cublas_gemm; the CUTLASS grouped GEMM is opt-in, NVTE_USE_CUTLASS_GROUPED_GEMM):
@@ -218,39 +230,15 @@ void add_mla_projections(std::vector<Op>& ops, const ModelSpec& m, const Paralle
   tag_recompute(ops, up, kRecomputeMlaUpProjection);
 }
 
-// A mixture-of-experts FFN on one GPU (Megatron-Core MoELayer): the router GEMM (h x experts)
-// and its score and top-k (fp32 logits, memory bound); the permutation of top_k copies of the
-// tokens into expert order and its inverse with the probability weighting; the grouped GEMMs of
-// the rank's num_experts / EP experts on the routed rows (routed_rows: the busiest rank's, the
-// FFN split over ETP as TP splits an MLP); the shared expert as a dense MLP. With TP the layer
-// runs on the rank's sequence-parallel share of the tokens.
-void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p, double tokens,
-                 double e) {
+// The experts' MLP as Megatron-Core's TEGroupedMLP runs it: Transformer Engine's grouped
+// linears (add_grouped_linear) around the activation, with the fp8 recipes' casts.
+void add_grouped_mlp(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p, double rows,
+                     double local_experts, double ffn, double e) {
   const MoeSpec& moe = *m.moe;
   const bool gated = is_gated(m.ffn_activation);
   const bool fp8 = is_low_precision(p.precision);
   const double h = m.hidden_size;
-  const double local = tokens / d(p.tensor);
-  const double experts = d(moe.num_experts);
-  const size_t first = ops.size();
-  add_linear(ops, "router", local, h, experts);
-  // Score function, top-k and the auxiliary statistics over fp32 logits: about three passes.
-  add_elementwise(ops, "router_topk", 3.0 * local * experts * 4.0);
-  const double rows = routed_rows(m, p);
-  const double copies = local * d(moe.top_k);
-  // Permute: read the tokens, write top_k copies; un-permute: read the copies and their
-  // probabilities, write the weighted sum.
-  add_copy(ops, "permute", (local + copies) * h * e);
-  const double local_experts = experts / d(p.expert);
-  // Megatron-Core's all-to-all dispatcher receives its rows grouped by source rank and sorts
-  // them by local expert before the experts (and back after them): each sort reads and writes
-  // every routed row, the forward one with its probability (MoEAlltoAllTokenDispatcher
-  // dispatch_postprocess / combine_preprocess, sort_chunks_by_idxs).
-  const bool sorts_chunks = p.token_dispatcher == TokenDispatcher::kAllToAll && local_experts > 1.0;
-  if (sorts_chunks)
-    add_copy(ops, "sort_chunks", 2.0 * rows * (h * e + 4.0));
   const double rows_per_expert = rows / local_experts;
-  const double ffn = d(moe.ffn_hidden_size) / d(p.expert_tensor_or_default());
   add_grouped_linear(ops, "expert_up", local_experts, rows_per_expert, h,
                      (gated ? 2.0 : 1.0) * ffn);
   const size_t activation_first = ops.size();
@@ -274,6 +262,79 @@ void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p,
                   CastBy::kProducer, p.precision);
     add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel,
                   p.precision);
+  }
+}
+
+// Rows per expert Transformer Engine's fused grouped MLP pads to: its kernels' 256-row tiles.
+constexpr double kFusedGroupedMlpRowAlignment = 256.0;
+
+// Transformer Engine's fused grouped MLP (te.pytorch.ops with NVTE_CUTEDSL_FUSED_GROUPED_MLP,
+// cuDNN frontend's CuTe DSL kernels): each linear one persistent grouped GEMM over the rank's
+// experts, each expert's rows padded to kFusedGroupedMlpRowAlignment. The first GEMM's epilogue
+// applies the bias, the gated activation with its clamp and the routing probability and
+// quantizes the second's input; backward the second's data-gradient GEMM applies the
+// activation's gradient and quantizes the first's. Kernels of their own quantize only the first
+// linear's input and the second's incoming gradient.
+void add_fused_grouped_mlp(std::vector<Op>& ops, double experts, double rows_per_expert, double h,
+                           double up_width, double ffn, Precision precision) {
+  const double rows =
+      std::ceil(rows_per_expert / kFusedGroupedMlpRowAlignment) * kFusedGroupedMlpRowAlignment;
+  const auto add_grouped = [&](const char* name, double in, double out) {
+    Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, experts}, 0.0, 0.0, 0};
+    Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, experts}, 0.0, 0.0, 0};
+    Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, experts}, 0.0, 0.0, 0};
+    for (Op* op : {&fwd, &dgrad, &wgrad}) {
+      op->flop = op->gemm.flop();
+      ops.push_back(*op);
+    }
+  };
+  add_grouped("expert_up", h, up_width);
+  add_grouped("expert_down", ffn, h);
+  const double routed = rows_per_expert * experts;
+  add_fp8_casts(ops, "expert_up_fp8_cast", routed, h, up_width, CastBy::kOwnKernel,
+                CastBy::kProducer, precision);
+  add_fp8_casts(ops, "expert_down_fp8_cast", routed, ffn, h, CastBy::kProducer, CastBy::kOwnKernel,
+                precision);
+}
+
+// A mixture-of-experts FFN on one GPU (Megatron-Core MoELayer): the router GEMM (h x experts)
+// and its score and top-k (fp32 logits, memory bound); the permutation of top_k copies of the
+// tokens into expert order and its inverse with the probability weighting; the grouped GEMMs of
+// the rank's num_experts / EP experts on the routed rows (routed_rows: the busiest rank's, the
+// FFN split over ETP as TP splits an MLP); the shared expert as a dense MLP. With TP the layer
+// runs on the rank's sequence-parallel share of the tokens.
+void add_moe_ffn(std::vector<Op>& ops, const ModelSpec& m, const Parallelism& p, double tokens,
+                 double e) {
+  const MoeSpec& moe = *m.moe;
+  const bool gated = is_gated(m.ffn_activation);
+  const double h = m.hidden_size;
+  const double local = tokens / d(p.tensor);
+  const double experts = d(moe.num_experts);
+  const size_t first = ops.size();
+  add_linear(ops, "router", local, h, experts);
+  // Score function, top-k and the auxiliary statistics over fp32 logits: about three passes.
+  add_elementwise(ops, "router_topk", 3.0 * local * experts * 4.0);
+  const double rows = routed_rows(m, p);
+  const double copies = local * d(moe.top_k);
+  // Permute: read the tokens, write top_k copies; un-permute: read the copies and their
+  // probabilities, write the weighted sum.
+  add_copy(ops, "permute", (local + copies) * h * e);
+  const double local_experts = experts / d(p.expert);
+  // Megatron-Core's all-to-all dispatcher receives its rows grouped by source rank and sorts
+  // them by local expert before the experts (and back after them): each sort reads and writes
+  // every routed row, the forward one with its probability (MoEAlltoAllTokenDispatcher
+  // dispatch_postprocess / combine_preprocess, sort_chunks_by_idxs).
+  const bool sorts_chunks = p.token_dispatcher == TokenDispatcher::kAllToAll && local_experts > 1.0;
+  if (sorts_chunks)
+    add_copy(ops, "sort_chunks", 2.0 * rows * (h * e + 4.0));
+  const double ffn = d(moe.ffn_hidden_size) / d(p.expert_tensor_or_default());
+  if (moe.fused_grouped_mlp) {
+    // Its kernels read the experts' token counts on the device and run only the routed rows,
+    // whatever capacity the rank pads its buffers to.
+    add_fused_grouped_mlp(ops, local_experts, busiest_routed_rows(m, p) / local_experts, h,
+                          (gated ? 2.0 : 1.0) * ffn, ffn, p.precision);
+  } else {
+    add_grouped_mlp(ops, m, p, rows, local_experts, ffn, e);
   }
   if (sorts_chunks)
     add_copy(ops, "unsort_chunks", 2.0 * rows * h * e);
@@ -416,11 +477,10 @@ double windowed_keys(const ModelSpec& m) {
 
 double routed_rows(const ModelSpec& m, const Parallelism& p) {
   const MoeSpec& e = *m.moe;
-  const double tokens = d(p.micro_batch_size) * d(m.seq_length) / d(p.context) / d(p.tensor);
-  const double balanced = tokens * d(e.top_k) * d(p.expert_tensor_or_default());
-  const double busiest = balanced * std::max(e.load_imbalance, 1.0);
-  return e.rank_capacity_factor > 0.0 ? std::max(busiest, balanced * e.rank_capacity_factor)
-                                      : busiest;
+  const double busiest = busiest_routed_rows(m, p);
+  return e.rank_capacity_factor > 0.0
+             ? std::max(busiest, balanced_routed_rows(m, p) * e.rank_capacity_factor)
+             : busiest;
 }
 
 std::vector<Op> lower_embedding(const ModelSpec& m, const Parallelism& p) {

@@ -66,9 +66,10 @@ struct LayerKind {
 // Keys a query of a causal window attends on average: w - w²/2s (s/2 without a window).
 [[nodiscard]] double windowed_keys(const ModelSpec& model);
 
-// Rows the busiest expert-parallel rank's grouped GEMMs run per micro-batch: its
+// Rows the busiest expert-parallel rank's grouped GEMMs take per micro-batch: its
 // sequence-parallel share of the tokens x top_k (x ETP, which gathers its group's tokens), times
-// load_imbalance, padded to rank_capacity_factor x the balanced count when that is set.
+// load_imbalance, padded to rank_capacity_factor x the balanced count when that is set (the
+// fused grouped MLP, moe.fused_grouped_mlp, computes only the unpadded rows).
 // REQUIRES: model.moe
 [[nodiscard]] double routed_rows(const ModelSpec& model, const Parallelism& parallelism);
 

@@ -122,6 +122,8 @@ void add_model_details(std::string& out, const ModelSpec& m) {
     // Megatron-LM's linears carry biases unless told not to.
     if (!m.moe->linear_bias)
       add(out, "--disable-bias-linear");
+    if (m.moe->fused_grouped_mlp)
+      add(out, "--use-transformer-engine-op-fuser");
   }
   if (!m.rope_fusion)
     add(out, "--no-rope-fusion");
@@ -334,6 +336,11 @@ std::vector<std::string> megatron_unexpressed(const Scenario& s) {
     out.emplace_back(
         "parallelism.memory_efficient_permutation false (Megatron-Core 0.13 and later always "
         "apply the probabilities in the experts' activation)");
+  }
+  if (m.moe && m.moe->fused_grouped_mlp) {
+    out.emplace_back(
+        "model.moe.fused_grouped_mlp also needs NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 in the "
+        "environment (Transformer Engine's switch for the CuTe DSL kernels)");
   }
   if (m.moe && m.moe->activation_clamp > 0.0) {
     out.push_back(io::printf_string(

@@ -82,6 +82,7 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
     case estimate::LayoutRule::kA2aOverlapMtp:
     case estimate::LayoutRule::kRecomputeModulePresent:
     case estimate::LayoutRule::kActivationInputFp8:
+    case estimate::LayoutRule::kFusedGroupedMlp:
     case estimate::LayoutRule::kSequenceParallelNeedsTensor:
     case estimate::LayoutRule::kTpOverlapNeedsSequenceParallel:
     case estimate::LayoutRule::kTensorTilesNodes:

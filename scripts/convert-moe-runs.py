@@ -83,6 +83,15 @@ CORRECTIONS = {
 }
 
 
+# Rows that ran Transformer Engine's fused grouped MLP without printing it: Megatron-Bridge
+# v0.6.0 (the 26.08 container) src/megatron/bridge/perf_recipes/qwen/common.py
+# _enable_hybridep_full_iteration_mxfp8, which its GB200 and GB300 MXFP8 Qwen3 recipes call, sets
+# use_transformer_engine_op_fuser, and the recipes NVTE_CUTEDSL_FUSED_GROUPED_MLP=1. The rows of
+# the 26.06 and 26.06.01 containers print it (other_flags.cutedsl_fused_grouped_mlp).
+FUSED_GROUPED_MLP_RUNS = {"mbridge-26.08-Qwen3-30B-A3B-GB200-8-FP8_MX",
+                          "mbridge-26.08-Qwen3-235B-A22B-GB300-256-FP8_MX"}
+
+
 def dgxc_deepseek_split(run, pp):
     """The layer split of NVIDIA's DGX Cloud DeepSeek-V3 runs of release v25.05, whatever the GPU:
     its NeMo (commit 7a8f1cc) scripts/performance/llm/pretrain_deepseek_v3.py puts 64 / PP - 1
@@ -235,9 +244,12 @@ def model_of(run):
     groups = router_groups(run)
     if groups:
         moe["router_groups"], moe["router_group_top_k"] = groups
-    factor = (run["layout"].get("other_flags") or {}).get("moe_expert_rank_capacity_factor")
+    flags = run["layout"].get("other_flags") or {}
+    factor = flags.get("moe_expert_rank_capacity_factor")
     if factor:
         moe["rank_capacity_factor"] = factor
+    if flags.get("cutedsl_fused_grouped_mlp") or run["id"] in FUSED_GROUPED_MLP_RUNS:
+        moe["fused_grouped_mlp"] = True
     model["moe"] = moe
     if mtp:
         model["mtp_layers"] = mtp
@@ -358,6 +370,11 @@ def case_of(run):
                    "first stage, 64 / PP - 2 on the last")
     if optimizer_source:
         source += "; " + optimizer_source
+    if run["id"] in FUSED_GROUPED_MLP_RUNS:
+        source += ("; the experts as Transformer Engine's fused grouped MLP (the release's "
+                   "src/megatron/bridge/perf_recipes/qwen/common.py "
+                   "_enable_hybridep_full_iteration_mxfp8: use_transformer_engine_op_fuser; "
+                   "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1)")
     if par.get("memory_efficient_permutation") is False:
         source += ("; the experts' outputs weighed at the un-permutation: the release's NeMo "
                    "(commit 7a8f1cc) pins Megatron-LM core_r0.12.0 (commit 3cdfd613)")

@@ -36,6 +36,7 @@ ModelSpec moe_model() {
 ClusterSpec cluster(bool fp8 = false, int num_nodes = 2) {
   ClusterSpec c;
   c.gpu.name = "A100-SXM4-80GB";
+  c.gpu.architecture = "ampere";
   c.gpu.peak_fp8_flop_per_s = fp8 ? 1e15 : 0.0;
   c.gpus_per_node = 8;
   c.num_nodes = num_nodes;
@@ -84,6 +85,39 @@ TEST(LayoutRulesTest, ValidLayoutHasNoProblem) {
   EXPECT_TRUE(broken_layout_rules(model(), cluster(false), valid()).empty());
   EXPECT_TRUE(problems(moe_valid(), moe_model()).empty());
   EXPECT_TRUE(problems(a2a_overlap_valid(), moe_model()).empty());
+}
+
+// Transformer Engine's fused grouped MLP runs on Blackwell in mxfp8 or nvfp4 with expert tensor
+// parallelism 1: each missing condition is the rule's one problem, pointing at the model's key.
+TEST(LayoutRulesTest, FusedGroupedMlpNeedsBlackwellBlockScalingAndNoExpertTensor) {
+  ModelSpec m = moe_model();
+  m.moe->fused_grouped_mlp = true;
+  ClusterSpec c = cluster(true);
+  c.gpu.name = "B200-SXM-180GB";
+  c.gpu.architecture = "blackwell";
+  Parallelism p = moe_valid();
+  p.expert_tensor = 1;
+  p.precision = Precision::kMxfp8;
+  EXPECT_TRUE(layout_problems(m, c, p).empty());
+  const auto expect_only = [&](const std::string& problem) {
+    const std::vector<LayoutProblem> found = layout_problems(m, c, p);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].rule, LayoutRule::kFusedGroupedMlp);
+    EXPECT_EQ(found[0].pointer, "/model/moe/fused_grouped_mlp");
+    EXPECT_EQ(found[0].message,
+              "moe.fused_grouped_mlp (Transformer Engine's CuTe DSL grouped MLP) " + problem);
+  };
+  p.expert_tensor = 2;
+  expect_only("needs expert_tensor 1, got 2");
+  p.expert_tensor = 1;
+  p.precision = Precision::kFp8Cs;
+  expect_only("quantizes in mxfp8 or nvfp4; precision is \"fp8-cs\"");
+  p.precision = Precision::kMxfp8;
+  c.gpu.name = "H100-SXM5-80GB";
+  c.gpu.architecture = "hopper";
+  EXPECT_TRUE(broken_layout_rules(m, c, p).contains(LayoutRule::kFusedGroupedMlp));
+  p.precision = Precision::kBf16;
+  expect_only("runs on Blackwell GPUs only; cluster.gpu H100-SXM5-80GB is hopper");
 }
 
 // DualPipeV's stage 0 may hold a single layer (its chunk 1 then holds the head alone, as a
@@ -237,6 +271,12 @@ std::vector<RuleCase> moe_rule_cases() {
       LayoutRule::kA2aOverlapNeedsInterleaving, "/parallelism/virtual_pipeline_stages",
       "moe_a2a_overlap with pipeline (2) overlaps the micro-batches of interleaved virtual "
       "stages; it needs virtual_pipeline_stages > 1 (or schedule \"dualpipev\")");
+  add(
+      "FusedGroupedMlp", moe_valid(),
+      [](Parallelism&, ModelSpec& m) { m.moe->fused_grouped_mlp = true; },
+      LayoutRule::kFusedGroupedMlp, "/model/moe/fused_grouped_mlp",
+      "moe.fused_grouped_mlp (Transformer Engine's CuTe DSL grouped MLP) runs on Blackwell GPUs "
+      "only; cluster.gpu A100-SXM4-80GB is ampere");
   add(
       "A2aOverlapMtp", a2a_overlap_valid(), [](Parallelism&, ModelSpec& m) { m.mtp_layers = 2; },
       LayoutRule::kA2aOverlapMtp, "/parallelism/moe_a2a_overlap",

@@ -140,6 +140,25 @@ TEST(MegatronImportTest, RopeFusionAndExpertBiasesFollowMegatronsDefaults) {
   EXPECT_FALSE(import_text(moe + "--disable-bias-linear").scenario.model.moe->linear_bias);
 }
 
+// Transformer Engine's op fuser runs the experts as its fused grouped MLP, on Blackwell in
+// MXFP8; on H100 the layout rules refuse it.
+TEST(MegatronImportTest, OpFuserRunsTheExpertsAsTheFusedGroupedMlp) {
+  const std::string moe = kModel + "--swiglu --num-experts 8 --moe-router-topk 2 ";
+  EXPECT_FALSE(import_text(moe).scenario.model.moe->fused_grouped_mlp);
+  MegatronImportOptions o = on_h100(1);
+  o.cluster["gpu"] = "B200-SXM-180GB";
+  Catalog catalog;
+  const std::string fused = moe +
+                            "--fp8-format e4m3 --fp8-recipe mxfp8 "
+                            "--use-transformer-engine-op-fuser";
+  EXPECT_TRUE(import_megatron(fused, "t.args", o, catalog).scenario.model.moe->fused_grouped_mlp);
+  EXPECT_NE(error_text(moe + "--use-transformer-engine-op-fuser")
+                .find("/model/moe/fused_grouped_mlp: moe.fused_grouped_mlp "
+                      "(Transformer Engine's CuTe DSL grouped MLP) runs on Blackwell "
+                      "GPUs only"),
+            std::string::npos);
+}
+
 TEST(MegatronImportTest, LayoutArguments) {
   const Scenario s =
       import_text(kModel +

@@ -338,6 +338,59 @@ TEST(MoeLowering, LinearBiasAddsTheSecondBiasPerExpert) {
   EXPECT_DOUBLE_EQ(op_bytes(m, p, "expert_down_bias", Pass::kBackwardInput), 8.0 * out * 2.0);
 }
 
+// Transformer Engine's fused grouped MLP: each linear one grouped GEMM over the rank's experts
+// (one round, the experts its batch), each expert's rows padded to 256; the activation and its
+// clamp, the second linear's bias and the cast of its input run in the GEMMs' epilogues, and
+// padded buffers (rank_capacity_factor) leave the computed rows as routed.
+TEST(MoeLowering, FusedGroupedMlpRunsOneGroupedGemmPerLinearWithTheActivationFused) {
+  ModelSpec m = qwen3_235b();
+  m.moe->activation_clamp = 7.0;
+  m.moe->linear_bias = true;
+  m.moe->fused_grouped_mlp = true;
+  m.moe->rank_capacity_factor = 1.5;
+  Parallelism p;
+  p.precision = Precision::kMxfp8;
+  p.expert = 32;  // 4 local experts
+  const std::vector<Op> ops = lower_layer(m, p, LayerKind{true, false});
+  int grouped = 0;
+  for (const Op& op : ops) {
+    const std::string_view name = op.name;
+    EXPECT_NE(name, "expert_activation");
+    EXPECT_NE(name, "expert_activation_clamp");
+    EXPECT_NE(name, "expert_down_bias");
+    if (name == "expert_up" || name == "expert_down") {
+      ++grouped;
+      EXPECT_EQ(op.rounds, 1.0);
+      EXPECT_EQ(op.gemm.batch, 4.0);
+      EXPECT_DOUBLE_EQ(op.flop, op.gemm.flop());
+    }
+    if (is_gemm(op, "expert_up", Pass::kForward)) {
+      // 4096 tokens x top-8 over the 4 local experts, not the 1.5x the buffers hold.
+      EXPECT_EQ(op.gemm.m, 4096.0 * 8.0 / 4.0);
+      EXPECT_EQ(op.gemm.n, 2.0 * 1536.0);
+    }
+  }
+  EXPECT_EQ(grouped, 6);  // forward, data and weight gradient of each linear
+  // The casts are those of the unfused linears, whose second input the activation casts too.
+  ModelSpec unfused = m;
+  unfused.moe->fused_grouped_mlp = false;
+  unfused.moe->rank_capacity_factor = 0.0;
+  for (const char* cast : {"expert_up_fp8_cast", "expert_down_fp8_cast"}) {
+    for (const Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+      EXPECT_DOUBLE_EQ(op_bytes(m, p, cast, pass), op_bytes(unfused, p, cast, pass));
+    }
+  }
+  EXPECT_GT(op_bytes(m, p, "expert_up_fp8_cast", Pass::kForward), 0.0);
+  // One local expert's 1000 x 8 rows pad to the kernels' 256-row tiles: 8,192.
+  p.expert = 128;
+  m.seq_length = 1000;
+  for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
+    if (is_gemm(op, "expert_down", Pass::kForward)) {
+      EXPECT_EQ(op.gemm.m, 8192.0);
+    }
+  }
+}
+
 // Unfused rotary embeddings move 12 and 17 times each query and key element where the fused
 // kernel moves 2 and 4, on grouped-query and on MLA's rotary parts.
 TEST(MoeLowering, UnfusedRopeMovesSixTimesTheFusedTraffic) {

@@ -243,6 +243,21 @@ TEST(MegatronRoundTripTest, ActivationStorageOfTheExperts) {
                 "always apply the probabilities in the experts' activation)"}));
 }
 
+// The fused grouped MLP is Transformer Engine's op fuser; the switch for its kernels is an
+// environment variable, which the arguments cannot carry, so it is named.
+TEST(MegatronRoundTripTest, FusedGroupedMlpIsTheOpFuserWithItsEnvironmentNamed) {
+  Scenario s = io::load_scenario(
+      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "mixtral-8x7b-h100" / "scenario.json").string());
+  s.model.moe->fused_grouped_mlp = true;
+  EXPECT_NE(megatron_arguments(s, MegatronArgumentSet::kComplete)
+                .find("--use-transformer-engine-op-fuser"),
+            std::string::npos);
+  EXPECT_EQ(megatron_unexpressed(s),
+            (std::vector<std::string>{
+                "model.moe.fused_grouped_mlp also needs NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 in the "
+                "environment (Transformer Engine's switch for the CuTe DSL kernels)"}));
+}
+
 // Squared ReLU is --squared-relu (Bridge: activation_func squared_relu) and reads back; GeGLU
 // has no Megatron-LM flag and is named; DeepSpeed's split is written as the layout it gives.
 TEST(MegatronRoundTripTest, ActivationsAndDeepSpeedSplit) {

@@ -912,7 +912,7 @@ TEST(CliTest, DevStacksIsDevJsonWithStacksNamed) {
 TEST(CliTest, TimeToTrainPlansEachFindAWinner) {
   std::ifstream in(kSource + "/data/validation/time-to-train.json");
   const auto cases = nlohmann::json::parse(in).at("cases");
-  ASSERT_GE(cases.size(), 8U);
+  ASSERT_GE(cases.size(), 9U);
   for (const auto& c : cases) {
     const std::string plan = c.at("plan").get<std::string>();
     const auto r = run_capsim("plan " + kSource + "/" + plan + " --engine analytic --json");

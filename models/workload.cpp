@@ -1,7 +1,9 @@
 #include "models/workload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <tuple>
 
 #include "models/as_double.hpp"
 #include "models/low_precision.hpp"
@@ -10,17 +12,25 @@
 namespace capsim {
 namespace {
 
-// Appends a forward GEMM (rows x out = rows x in . in x out) and its two backward GEMMs:
-// data gradient (rows x in = rows x out . out x in) and weight gradient (in x out = in x rows .
-// rows x out).
+// The forward GEMM of `batch` independent products (rows x out = rows x in . in x out) and its
+// two backward GEMMs, data gradient (rows x in = rows x out . out x in) and weight gradient
+// (in x out = in x rows . rows x out), each with its FLOPs; the weight gradient runs in
+// `weight_pass`.
+std::array<Op, 3> linear_gemms(const char* name, double rows, double in, double out, double batch,
+                               Pass weight_pass = Pass::kBackwardWeight) {
+  std::array<Op, 3> gemms{
+      Op{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, batch}, 0.0, 0.0, 0},
+      Op{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, batch}, 0.0, 0.0, 0},
+      Op{name, KernelKind::kGemm, weight_pass, {in, out, rows, batch}, 0.0, 0.0, 0}};
+  for (Op& op : gemms)
+    op.flop = op.gemm.flop();
+  return gemms;
+}
+
+// Appends a linear layer's three GEMMs (linear_gemms).
 void add_linear(std::vector<Op>& ops, const char* name, double rows, double in, double out) {
-  Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, 1.0}, 0.0, 0.0, 0};
-  Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, 1.0}, 0.0, 0.0, 0};
-  Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, 1.0}, 0.0, 0.0, 0};
-  for (Op* op : {&fwd, &dgrad, &wgrad}) {
-    op->flop = op->gemm.flop();
-    ops.push_back(*op);
-  }
+  for (const Op& op : linear_gemms(name, rows, in, out, 1.0))
+    ops.push_back(op);
 }
 
 // Marks ops[first..] as replayed by the recompute `module`.
@@ -105,14 +115,10 @@ void add_materialized_attention(std::vector<Op>& ops, const ModelSpec& m, const 
   const double queries = tokens / d(p.micro_batch_size);
   const double keys = m.seq_length;
   const double hd = m.head_dim();
+  // Both operands are activations: the second gradient is an input gradient too.
   const auto add_batched = [&](const char* name, double rows, double in, double out) {
-    Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, batch}, 0.0, 0.0, 0};
-    Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, batch}, 0.0, 0.0, 0};
-    Op wgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {in, out, rows, batch}, 0.0, 0.0, 0};
-    for (Op* op : {&fwd, &dgrad, &wgrad}) {
-      op->flop = op->gemm.flop();
-      ops.push_back(*op);
-    }
+    for (const Op& op : linear_gemms(name, rows, in, out, batch, Pass::kBackwardInput))
+      ops.push_back(op);
   };
   const size_t first = ops.size();
   const double scores = batch * queries * keys;
@@ -184,14 +190,10 @@ void add_grouped_linear(std::vector<Op>& ops, const char* name, double experts, 
                         double in, double out) {
   const double concurrent = std::min(experts, kGroupedGemmStreams);
   const double rounds = std::ceil(experts / concurrent);
-  Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, concurrent}, 0.0, 0.0, 0};
-  Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, concurrent}, 0.0, 0.0, 0};
-  Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, concurrent}, 0.0, 0.0,
-           0};
-  for (Op* op : {&fwd, &dgrad, &wgrad}) {
-    op->rounds = rounds;
-    op->flop = op->gemm.flop() / concurrent * experts;
-    ops.push_back(*op);
+  for (Op op : linear_gemms(name, rows, in, out, concurrent)) {
+    op.rounds = rounds;
+    op.flop = op.gemm.flop() / concurrent * experts;
+    ops.push_back(op);
   }
 }
 
@@ -279,17 +281,11 @@ void add_fused_grouped_mlp(std::vector<Op>& ops, double experts, double rows_per
                            double up_width, double ffn, Precision precision) {
   const double rows =
       std::ceil(rows_per_expert / kFusedGroupedMlpRowAlignment) * kFusedGroupedMlpRowAlignment;
-  const auto add_grouped = [&](const char* name, double in, double out) {
-    Op fwd{name, KernelKind::kGemm, Pass::kForward, {rows, out, in, experts}, 0.0, 0.0, 0};
-    Op dgrad{name, KernelKind::kGemm, Pass::kBackwardInput, {rows, in, out, experts}, 0.0, 0.0, 0};
-    Op wgrad{name, KernelKind::kGemm, Pass::kBackwardWeight, {in, out, rows, experts}, 0.0, 0.0, 0};
-    for (Op* op : {&fwd, &dgrad, &wgrad}) {
-      op->flop = op->gemm.flop();
-      ops.push_back(*op);
-    }
-  };
-  add_grouped("expert_up", h, up_width);
-  add_grouped("expert_down", ffn, h);
+  for (const auto& [name, in, out] :
+       {std::tuple{"expert_up", h, up_width}, std::tuple{"expert_down", ffn, h}}) {
+    for (const Op& op : linear_gemms(name, rows, in, out, experts))
+      ops.push_back(op);
+  }
   const double routed = rows_per_expert * experts;
   add_fp8_casts(ops, "expert_up_fp8_cast", routed, h, up_width, CastBy::kOwnKernel,
                 CastBy::kProducer, precision);

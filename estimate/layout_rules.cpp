@@ -463,6 +463,15 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
               "for SwiGLU.\")"};
     });
   }
+  if (p.fp8_attention && !is_low_precision(p.precision)) {
+    report(LayoutRule::kFp8Attention, [&] {
+      return Finding{"fp8_attention", std::string("fp8_attention runs the attention core in "
+                                                  "the fp8 recipe; precision is \"") +
+                                          to_string(p.precision) +
+                                          "\" (Megatron-LM: --fp8-dot-product-attention "
+                                          "needs --fp8-format)"};
+    });
+  }
 }
 
 }  // namespace

@@ -43,8 +43,9 @@ enum class LayoutRule {
   kRecomputeModulePresent,       // recompute_modules names only parts the model has
   kActivationInputFp8,           // activation_input_fp8 stores SwiGLU's input only
   kFusedGroupedMlp,  // moe.fused_grouped_mlp: Blackwell, mxfp8 or nvfp4, expert_tensor 1
+  kFp8Attention,     // fp8_attention needs a low-precision recipe
 };
-inline constexpr int kNumLayoutRules = 29;
+inline constexpr int kNumLayoutRules = 30;
 
 // One broken rule: where in the scenario it points (a JSON pointer relative to the scenario
 // object, e.g. "/parallelism/data") and what is wrong, naming the fields and their values.

@@ -48,6 +48,7 @@ constexpr auto kRenamed = std::to_array<Renamed>({
     {"mixed_precision", "fp8", "--fp8-format", false},
     {"mixed_precision", "fp8_recipe", "--fp8-recipe", false},
     {"mixed_precision", "fp8_param_gather", "--fp8-param-gather", false},
+    {"mixed_precision", "fp8_dot_product_attention", "--fp8-dot-product-attention", false},
     {"mixed_precision", "fp4", "--fp4-format", false},
     {"mixed_precision", "fp4_recipe", "--fp4-recipe", false},
 });

@@ -762,6 +762,11 @@ void read_precision(Arguments& a, Findings& f, json& p) {
   }
   if (a.flag("--activation-func-fp8-input-store"))
     p["activation_input_fp8"] = true;
+  if (a.flag("--fp8-dot-product-attention")) {
+    if (!fp8)
+      throw a.error("--fp8-dot-product-attention", "needs --fp8-format");
+    p["fp8_attention"] = true;
+  }
 }
 
 // The training stack: optimizer, gradient reduction and communication overlap.

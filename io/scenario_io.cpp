@@ -344,6 +344,7 @@ void read_stack_keys(JsonReader& reader, Parallelism& parallelism) {
   parallelism.tp_comm_overlap = reader.optional_bool("tp_comm_overlap", false);
   parallelism.tp_backward_overlap = reader.optional_bool("tp_backward_overlap", true);
   parallelism.activation_input_fp8 = reader.optional_bool("activation_input_fp8", false);
+  parallelism.fp8_attention = reader.optional_bool("fp8_attention", false);
 }
 
 std::optional<std::string> master_weights_conflict(MasterWeights master_weights,
@@ -874,6 +875,8 @@ nlohmann::json scenario_to_json(const Scenario& sc) {
     par["partition_method"] = to_string(*p.partition_method);
   if (p.activation_input_fp8)
     par["activation_input_fp8"] = true;
+  if (p.fp8_attention)
+    par["fp8_attention"] = true;
   write_stack_keys(p, implied, par);
   if (p.expert != 1)
     par["expert"] = p.expert;

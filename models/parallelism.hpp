@@ -98,6 +98,9 @@ struct Parallelism {
   // a kernel of its own each way (Megatron-Core --activation-func-fp8-input-store; DeepSeek-V3
   // report §3.3.3 for the experts').
   bool activation_input_fp8 = false;
+  // The attention core runs in fp8 under a low-precision recipe (Transformer Engine's FP8
+  // dot-product attention, cuDNN's fused kernel; Megatron-Core --fp8-dot-product-attention).
+  bool fp8_attention = false;
 
   [[nodiscard]] int expert_tensor_or_default() const { return expert_tensor.value_or(tensor); }
   // The modules selective recompute replays: none without it (full recompute replays every

@@ -427,6 +427,7 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
     for (size_t i = ops.size() - 2; i < ops.size(); ++i) {
       ops[i].attention_core = true;
       ops[i].attention_kernel = m.attention;
+      ops[i].fp8_attention = p.fp8_attention;
     }
     tag_recompute(ops, ops.size() - 2, kRecomputeCoreAttention);
   } else {

@@ -26,6 +26,7 @@ struct Op {
   int head_dim = 0;
   AttentionKernel attention_kernel = AttentionKernel::kFlash;  // of a kAttention op
   bool attention_core = false;  // replayed by selective recompute (Korthikanti et al. §5)
+  bool fp8_attention = false;   // a kAttention op run in fp8 (Parallelism::fp8_attention)
   // The recompute modules (RecomputeModule bits) whose selective recompute replays this op.
   unsigned recompute_modules = 0;
   // GEMMs: how many times `gemm` runs one after another (a grouped GEMM's rounds); `flop`

@@ -303,6 +303,8 @@ std::string megatron_arguments(const Scenario& given, MegatronArgumentSet set) {
   // What the activations take, as the recompute above: the layout may fit only with it.
   if (p.activation_input_fp8)
     add(out, "--activation-func-fp8-input-store");
+  if (p.fp8_attention)
+    add(out, "--fp8-dot-product-attention");
   if (complete)
     add_stack_details(out, scenario);
   return out;

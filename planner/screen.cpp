@@ -124,6 +124,7 @@ void apply_stack(const PlanSpec& plan, Parallelism& p) {
   p.moe_a2a_overlap = stack.moe_a2a_overlap && estimate::moe_a2a_overlap_possible(model, p);
   p.memory_efficient_permutation = stack.memory_efficient_permutation;
   p.activation_input_fp8 = stack.activation_input_fp8;
+  p.fp8_attention = stack.fp8_attention;
 }
 
 // Calls `visit` for every combination of the per-layout choices (micro-batch, recompute, ZeRO,

@@ -83,6 +83,7 @@ PruneReason prune_reason(estimate::LayoutRule rule) {
     case estimate::LayoutRule::kRecomputeModulePresent:
     case estimate::LayoutRule::kActivationInputFp8:
     case estimate::LayoutRule::kFusedGroupedMlp:
+    case estimate::LayoutRule::kFp8Attention:
     case estimate::LayoutRule::kSequenceParallelNeedsTensor:
     case estimate::LayoutRule::kTpOverlapNeedsSequenceParallel:
     case estimate::LayoutRule::kTensorTilesNodes:

@@ -93,13 +93,14 @@ CORRECTIONS = {
 }
 
 
-# Rows that ran Transformer Engine's fused grouped MLP without printing it: Megatron-Bridge
-# v0.6.0 (the 26.08 container) src/megatron/bridge/perf_recipes/qwen/common.py
+# Rows that ran Transformer Engine's fused grouped MLP and fp8 attention without printing them:
+# Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/perf_recipes/qwen/common.py
 # _enable_hybridep_full_iteration_mxfp8, which its GB200 and GB300 MXFP8 Qwen3 recipes call, sets
-# use_transformer_engine_op_fuser, and the recipes NVTE_CUTEDSL_FUSED_GROUPED_MLP=1. The rows of
-# the 26.06 and 26.06.01 containers print it (other_flags.cutedsl_fused_grouped_mlp).
-FUSED_GROUPED_MLP_RUNS = {"mbridge-26.08-Qwen3-30B-A3B-GB200-8-FP8_MX",
-                          "mbridge-26.08-Qwen3-235B-A22B-GB300-256-FP8_MX"}
+# use_transformer_engine_op_fuser and mixed_precision.fp8_dot_product_attention, and the recipes
+# NVTE_CUTEDSL_FUSED_GROUPED_MLP=1. The rows of the 26.06 and 26.06.01 containers print both
+# (other_flags.cutedsl_fused_grouped_mlp, other_flags.fp8_dot_product_attention).
+RELEASE_CODE_RUNS = {"mbridge-26.08-Qwen3-30B-A3B-GB200-8-FP8_MX",
+                     "mbridge-26.08-Qwen3-235B-A22B-GB300-256-FP8_MX"}
 
 
 def dgxc_deepseek_split(run, pp):
@@ -258,7 +259,7 @@ def model_of(run):
     factor = flags.get("moe_expert_rank_capacity_factor")
     if factor:
         moe["rank_capacity_factor"] = factor
-    if flags.get("cutedsl_fused_grouped_mlp") or run["id"] in FUSED_GROUPED_MLP_RUNS:
+    if flags.get("cutedsl_fused_grouped_mlp") or run["id"] in RELEASE_CODE_RUNS:
         moe["fused_grouped_mlp"] = True
     model["moe"] = moe
     if mtp:
@@ -338,6 +339,9 @@ def case_of(run):
         "token_dispatcher": DISPATCHERS[lay["token_dispatcher"]],
         "moe_a2a_overlap": bool(lay.get("moe_a2a_overlap")),
     }
+    flags = lay.get("other_flags") or {}
+    if flags.get("fp8_dot_product_attention") or run["id"] in RELEASE_CODE_RUNS:
+        par["fp8_attention"] = True
     modules = recompute_of(lay, recipe)[1]
     if modules and modules != ["core_attn"]:
         par["recompute_modules"] = modules
@@ -380,11 +384,11 @@ def case_of(run):
                    "first stage, 64 / PP - 2 on the last")
     if optimizer_source:
         source += "; " + optimizer_source
-    if run["id"] in FUSED_GROUPED_MLP_RUNS:
-        source += ("; the experts as Transformer Engine's fused grouped MLP (the release's "
-                   "src/megatron/bridge/perf_recipes/qwen/common.py "
-                   "_enable_hybridep_full_iteration_mxfp8: use_transformer_engine_op_fuser; "
-                   "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1)")
+    if run["id"] in RELEASE_CODE_RUNS:
+        source += ("; the experts as Transformer Engine's fused grouped MLP and the attention in "
+                   "fp8 (the release's src/megatron/bridge/perf_recipes/qwen/common.py "
+                   "_enable_hybridep_full_iteration_mxfp8: use_transformer_engine_op_fuser, "
+                   "fp8_dot_product_attention; NVTE_CUTEDSL_FUSED_GROUPED_MLP=1)")
     if par.get("memory_efficient_permutation") is False:
         source += ("; the experts' outputs weighed at the un-permutation: the release's NeMo "
                    "(commit 7a8f1cc) pins Megatron-LM core_r0.12.0 (commit 3cdfd613)")

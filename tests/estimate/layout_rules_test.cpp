@@ -334,6 +334,11 @@ std::vector<RuleCase> one_rule_cases() {
       LayoutRule::kContextSplit, "/parallelism/context",
       "seq_length (2050) is not divisible by 2 x context (4), which load-balanced causal CP needs");
   add(
+      "Fp8Attention", [](Parallelism& p, ModelSpec&) { p.fp8_attention = true; },
+      LayoutRule::kFp8Attention, "/parallelism/fp8_attention",
+      "fp8_attention runs the attention core in the fp8 recipe; precision is \"bf16\" "
+      "(Megatron-LM: --fp8-dot-product-attention needs --fp8-format)");
+  add(
       "Batch", [](Parallelism& p, ModelSpec&) { p.micro_batch_size = 3; }, LayoutRule::kBatchSplit,
       "/parallelism/global_batch_size",
       "global_batch_size (8) is not divisible by micro_batch_size (3) x data (1)");

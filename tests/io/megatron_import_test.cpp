@@ -140,6 +140,17 @@ TEST(MegatronImportTest, RopeFusionAndExpertBiasesFollowMegatronsDefaults) {
   EXPECT_FALSE(import_text(moe + "--disable-bias-linear").scenario.model.moe->linear_bias);
 }
 
+// --fp8-dot-product-attention runs the attention core in fp8; it needs an fp8 recipe.
+TEST(MegatronImportTest, Fp8DotProductAttentionNeedsAnFp8Recipe) {
+  EXPECT_TRUE(import_text(kModel + "--fp8-format hybrid --fp8-recipe tensorwise "
+                                   "--fp8-dot-product-attention")
+                  .scenario.parallelism.fp8_attention);
+  EXPECT_FALSE(import_text(kModel).scenario.parallelism.fp8_attention);
+  EXPECT_NE(error_text(kModel + "--fp8-dot-product-attention")
+                .find("--fp8-dot-product-attention: needs --fp8-format"),
+            std::string::npos);
+}
+
 // Transformer Engine's op fuser runs the experts as its fused grouped MLP, on Blackwell in
 // MXFP8; on H100 the layout rules refuse it.
 TEST(MegatronImportTest, OpFuserRunsTheExpertsAsTheFusedGroupedMlp) {

@@ -258,6 +258,16 @@ TEST(MegatronRoundTripTest, FusedGroupedMlpIsTheOpFuserWithItsEnvironmentNamed) 
                 "environment (Transformer Engine's switch for the CuTe DSL kernels)"}));
 }
 
+// fp8 attention is an argument of the layout's set, as the precision is.
+TEST(MegatronRoundTripTest, Fp8AttentionIsWrittenWithThePrecision) {
+  Scenario s = io::load_scenario(
+      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "mixtral-8x7b-h100" / "scenario.json").string());
+  s.parallelism.precision = Precision::kFp8Cs;
+  EXPECT_EQ(megatron_arguments(s).find("--fp8-dot-product-attention"), std::string::npos);
+  s.parallelism.fp8_attention = true;
+  EXPECT_NE(megatron_arguments(s).find("--fp8-dot-product-attention"), std::string::npos);
+}
+
 // Squared ReLU is --squared-relu (Bridge: activation_func squared_relu) and reads back; GeGLU
 // has no Megatron-LM flag and is named; DeepSpeed's split is written as the layout it gives.
 TEST(MegatronRoundTripTest, ActivationsAndDeepSpeedSplit) {

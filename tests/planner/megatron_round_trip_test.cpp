@@ -228,11 +228,16 @@ TEST(MegatronRoundTripTest, DualPipeVIsNamedWithWhereItRuns) {
                 "--parallelism.pipeline_parallel_schedule DualPipeV)"}));
 }
 
+// The shipped Mixtral 8x7B scenario on H100.
+Scenario shipped_mixtral() {
+  return io::load_scenario(
+      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "mixtral-8x7b-h100" / "scenario.json").string());
+}
+
 // The fp8 SwiGLU input is an argument of the layout's set (the layout may fit only with it);
 // the classic permutation has no argument in the Megatron-Core that runs the others.
 TEST(MegatronRoundTripTest, ActivationStorageOfTheExperts) {
-  Scenario s = io::load_scenario(
-      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "mixtral-8x7b-h100" / "scenario.json").string());
+  Scenario s = shipped_mixtral();
   EXPECT_TRUE(megatron_unexpressed(s).empty());
   s.parallelism.activation_input_fp8 = true;
   s.parallelism.memory_efficient_permutation = false;
@@ -246,8 +251,7 @@ TEST(MegatronRoundTripTest, ActivationStorageOfTheExperts) {
 // The fused grouped MLP is Transformer Engine's op fuser; the switch for its kernels is an
 // environment variable, which the arguments cannot carry, so it is named.
 TEST(MegatronRoundTripTest, FusedGroupedMlpIsTheOpFuserWithItsEnvironmentNamed) {
-  Scenario s = io::load_scenario(
-      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "mixtral-8x7b-h100" / "scenario.json").string());
+  Scenario s = shipped_mixtral();
   s.model.moe->fused_grouped_mlp = true;
   EXPECT_NE(megatron_arguments(s, MegatronArgumentSet::kComplete)
                 .find("--use-transformer-engine-op-fuser"),
@@ -260,8 +264,7 @@ TEST(MegatronRoundTripTest, FusedGroupedMlpIsTheOpFuserWithItsEnvironmentNamed) 
 
 // fp8 attention is an argument of the layout's set, as the precision is.
 TEST(MegatronRoundTripTest, Fp8AttentionIsWrittenWithThePrecision) {
-  Scenario s = io::load_scenario(
-      (fs::path(CAPSIM_SOURCE_DIR) / "scenarios" / "mixtral-8x7b-h100" / "scenario.json").string());
+  Scenario s = shipped_mixtral();
   s.parallelism.precision = Precision::kFp8Cs;
   EXPECT_EQ(megatron_arguments(s).find("--fp8-dot-product-attention"), std::string::npos);
   s.parallelism.fp8_attention = true;

@@ -73,8 +73,9 @@ json window_pair(const std::string& text) {
 }
 
 bool is_precision_argument(const std::string& name) {
-  for (const char* p : {"--bf16", "--fp16", "--fp8-format", "--fp8-recipe", "--fp8-param-gather",
-                        "--fp4-format", "--fp4-recipe", "--grad-reduce-in-bf16"}) {
+  for (const char* p :
+       {"--bf16", "--fp16", "--fp8-format", "--fp8-recipe", "--fp8-param-gather",
+        "--fp8-dot-product-attention", "--fp4-format", "--fp4-recipe", "--grad-reduce-in-bf16"}) {
     if (name == p)
       return true;
   }

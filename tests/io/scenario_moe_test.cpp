@@ -106,7 +106,7 @@ TEST(ScenarioMoeTest, DenseScenarioWritesNoNewKey) {
   for (const char* key : {"head_dim", "moe", "mla", "mtp_layers", "window_attention"})
     EXPECT_FALSE(j.at("model").contains(key)) << key;
   for (const char* key : {"expert", "expert_tensor", "token_dispatcher", "moe_a2a_overlap",
-                          "memory_efficient_permutation", "activation_input_fp8"})
+                          "memory_efficient_permutation", "activation_input_fp8", "fp8_attention"})
     EXPECT_FALSE(j.at("parallelism").contains(key)) << key;
 }
 

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/low_precision.hpp"
 #include "planner/bridge_overrides.hpp"
 #include "planner/megatron_args.hpp"
 #include "planner/sbatch_script.hpp"
@@ -170,6 +171,7 @@ Scenario random_scenario(std::mt19937_64& rng) {
   if (coin())
     p.optimizer_state_precision = Precision::kBf16;
   p.activation_input_fp8 = m.ffn_activation == FfnActivation::kSwiglu && coin();
+  p.fp8_attention = is_low_precision(p.precision) && coin();
   return s;
 }
 

@@ -80,16 +80,10 @@ CORRECTIONS = {
         "source": "NVIDIA/dgxc-benchmarking v25.05.05 deepseek_v3/pretraining/launch.sh: "
                   "recompute_modules mla_up_proj",
     },
-    "dgxc-DeepSeek-V3-GB200-256-BF16": {
-        "fields": {"recompute": ["core_attn"]},
-        "source": "NVIDIA/dgxc-benchmarking v25.05.05 deepseek_v3/pretraining/launch.sh: "
-                  "recompute_modules core_attn on GB200",
-    },
-    "dgxc-DeepSeek-V3-GB200-512-BF16": {
-        "fields": {"recompute": ["core_attn"]},
-        "source": "NVIDIA/dgxc-benchmarking v25.05.05 deepseek_v3/pretraining/launch.sh: "
-                  "recompute_modules core_attn on GB200",
-    },
+    **{run_id: {"fields": {"recompute": ["core_attn"]},
+                "source": "NVIDIA/dgxc-benchmarking v25.05.05 deepseek_v3/pretraining/launch.sh: "
+                          "recompute_modules core_attn on GB200"}
+       for run_id in ("dgxc-DeepSeek-V3-GB200-256-BF16", "dgxc-DeepSeek-V3-GB200-512-BF16")},
 }
 
 

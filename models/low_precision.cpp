@@ -81,6 +81,23 @@ double cast_bytes_per_element(Precision precision, CastBy by, CastOf of) {
   return of == CastOf::kInput ? std::max(3.0 * q - 2.0, 0.0) : std::max(2.0 * (q - 1.0), 0.0);
 }
 
+double split_quantize_kernels(Precision precision, double splits) {
+  switch (precision) {
+    case Precision::kFp8Cs:
+      return 3.0 * splits;
+    case Precision::kFp8Blockwise:
+    case Precision::kMxfp8:
+      return splits;
+    case Precision::kFp8:
+    case Precision::kNvfp4:
+    case Precision::kFp16:
+    case Precision::kBf16:
+    case Precision::kFp32:
+      return 1.0;
+  }
+  return 1.0;
+}
+
 double scaling_rate_factor(Precision precision, const GpuSpec& gpu) {
   if (precision == Precision::kFp8Blockwise && !has_block_scaled_mma(gpu))
     return kHopperBlockwiseRate;

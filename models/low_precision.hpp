@@ -46,6 +46,14 @@ enum class CastOf { kInput, kGradient };
 // for the amax: 4 + 2q.
 [[nodiscard]] double cast_bytes_per_element(Precision precision, CastBy by, CastOf of);
 
+// Returns how many kernels Transformer Engine's GroupedLinear launches to quantize one operand
+// split into `splits` per-expert parts (tex.split_quantize, transformer_engine/pytorch/csrc/
+// extensions/cast.cpp): one fused multi-tensor cast-transpose for delayed-scaling fp8
+// (nvte_multi_cast_transpose) and a fused nvfp4 split quantization; otherwise each split is
+// quantized on its own: an amax, a scale and a cast kernel for fp8-cs
+// (Float8CurrentScalingQuantizer::quantize_impl), one cast for fp8-blockwise and mxfp8.
+[[nodiscard]] double split_quantize_kernels(Precision precision, double splits);
+
 // Returns the fraction of the GPU's fp8 tensor-core rate the recipe's GEMMs keep for their
 // scaling alone: 1, except fp8-blockwise on Hopper, whose tensor cores take one scale per
 // tensor, so the per-block scales are applied by CUDA cores in the GEMM's main loop.

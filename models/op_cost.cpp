@@ -96,7 +96,8 @@ double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gp
       break;
     }
     case KernelKind::kMemoryBound:
-      t = memory_bound_time_s(profile.gemm, gpu, op.bytes);
+      t = memory_bound_time_s(profile.gemm, gpu, op.bytes) +
+          (op.kernels - 1.0) * profile.gemm.launch_overhead_s;
       break;
   }
   return t / profile.software_efficiency;

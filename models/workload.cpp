@@ -83,8 +83,9 @@ void add_activation_input_store(std::vector<Op>& ops, const char* name, const Pa
 // 1 B less and the transpose reads and writes 1 B: 1 B per element extra. Weight casts are cached
 // across micro-batches (once per iteration): neglected. The other low-precision recipes move
 // the bytes cast_bytes_per_element gives (scale factors, amax passes).
+// `kernels`: the kernels each cast launches (a grouped linear's per-expert quantization).
 void add_fp8_casts(std::vector<Op>& ops, const char* name, double rows, double in, double out,
-                   CastBy input, CastBy gradient, Precision precision) {
+                   CastBy input, CastBy gradient, Precision precision, double kernels = 1.0) {
   const double fwd_bytes_per_element = cast_bytes_per_element(precision, input, CastOf::kInput);
   const double bwd_bytes_per_element =
       cast_bytes_per_element(precision, gradient, CastOf::kGradient);
@@ -95,6 +96,7 @@ void add_fp8_casts(std::vector<Op>& ops, const char* name, double rows, double i
                  0.0,
                  fwd_bytes_per_element * rows * in,
                  0});
+  ops.back().kernels = kernels;
   if (bwd_bytes_per_element > 0.0) {
     ops.push_back({name,
                    KernelKind::kMemoryBound,
@@ -103,6 +105,7 @@ void add_fp8_casts(std::vector<Op>& ops, const char* name, double rows, double i
                    0.0,
                    bwd_bytes_per_element * rows * out,
                    0});
+    ops.back().kernels = kernels;
   }
 }
 
@@ -259,11 +262,13 @@ void add_grouped_mlp(std::vector<Op>& ops, const ModelSpec& m, const Parallelism
     add_memory_op(ops, "expert_down_bias", 6.0 * rows * h * e, 8.0 * rows * h * e);
   }
   if (fp8) {
-    // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient.
+    // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient, split
+    // by expert.
+    const double kernels = split_quantize_kernels(p.precision, local_experts);
     add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (gated ? 2.0 : 1.0) * ffn, CastBy::kOwnKernel,
-                  CastBy::kProducer, p.precision);
+                  CastBy::kProducer, p.precision, kernels);
     add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel,
-                  p.precision);
+                  p.precision, kernels);
   }
 }
 

@@ -32,6 +32,9 @@ struct Op {
   // GEMMs: how many times `gemm` runs one after another (a grouped GEMM's rounds); `flop`
   // counts them all.
   double rounds = 1.0;
+  // Memory-bound ops: the kernels it launches one after another, each paying the launch term
+  // (a grouped linear's per-expert quantization, split_quantize_kernels); `bytes` counts them all.
+  double kernels = 1.0;
 };
 
 // Whether `op` is the GEMM `name` (lower_layer's "qkv", "mlp_up", ...) of `pass`.

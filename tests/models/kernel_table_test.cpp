@@ -144,6 +144,19 @@ TEST(KernelTableTest, CudnnAttentionIsFasterThanFlashAttention2OnHopperOnly) {
   }
 }
 
+// A memory-bound op of several kernels pays the launch term once per kernel.
+TEST(KernelTableTest, MemoryBoundOpPaysALaunchPerKernel) {
+  const GpuSpec gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
+  HardwareProfile profile;
+  Op op;
+  op.kind = KernelKind::kMemoryBound;
+  op.bytes = 1e8;
+  const double one = op_time_s(op, profile, gpu, Precision::kFp8Cs, 4096.0);
+  op.kernels = 48.0;
+  EXPECT_NEAR(op_time_s(op, profile, gpu, Precision::kFp8Cs, 4096.0) - one,
+              47.0 * profile.gemm.launch_overhead_s / profile.software_efficiency, 1e-15);
+}
+
 // fp8 attention runs cuDNN's forward at 864 / 609 of its bf16 rate (FlashAttention-3, figures 5
 // and 7, head dim 128 at 4k tokens) and its backward at the bf16 rate, on every GPU.
 TEST(KernelTableTest, Fp8AttentionSpeedsUpTheForwardOnly) {

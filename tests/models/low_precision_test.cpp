@@ -217,5 +217,15 @@ TEST(LowPrecisionTest, WhichGpusRunWhichRecipe) {
   EXPECT_EQ(precision_support_problem(Precision::kBf16, a100), "");
 }
 
+// tex.split_quantize: delayed fp8 and nvfp4 quantize all splits in one fused kernel, fp8-cs
+// launches amax, scale and cast per split, fp8-blockwise and mxfp8 one cast per split.
+TEST(LowPrecisionTest, SplitQuantizationLaunchesPerSplitKernels) {
+  EXPECT_EQ(split_quantize_kernels(Precision::kFp8, 16.0), 1.0);
+  EXPECT_EQ(split_quantize_kernels(Precision::kNvfp4, 16.0), 1.0);
+  EXPECT_EQ(split_quantize_kernels(Precision::kFp8Cs, 16.0), 48.0);
+  EXPECT_EQ(split_quantize_kernels(Precision::kFp8Blockwise, 4.0), 4.0);
+  EXPECT_EQ(split_quantize_kernels(Precision::kMxfp8, 4.0), 4.0);
+}
+
 }  // namespace
 }  // namespace capsim

@@ -1,10 +1,12 @@
 #include <cmath>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "models/all_to_all_cost.hpp"
+#include "models/low_precision.hpp"
 #include "models/memory_model.hpp"
 #include "models/parameter_count.hpp"
 #include "models/recompute_modules.hpp"
@@ -389,6 +391,41 @@ TEST(MoeLowering, FusedGroupedMlpRunsOneGroupedGemmPerLinearWithTheActivationFus
       EXPECT_EQ(op.gemm.m, 8192.0);
     }
   }
+}
+
+// Transformer Engine quantizes a grouped linear's operands expert by expert: an amax, a scale
+// and a cast kernel per expert under fp8-cs, one cast per expert under fp8-blockwise, one
+// fused multi-tensor cast under delayed fp8; the fused grouped MLP casts each operand once.
+TEST(MoeLowering, GroupedLinearCastsLaunchPerExpertKernels) {
+  const auto cast_kernels = [](const ModelSpec& m, const Parallelism& p) {
+    std::vector<double> kernels;
+    for (const Op& op : lower_layer(m, p, LayerKind{true, false})) {
+      const std::string_view name = op.name;
+      if (name == "expert_up_fp8_cast" || name == "expert_down_fp8_cast")
+        kernels.push_back(op.kernels);
+    }
+    return kernels;
+  };
+  ModelSpec m = qwen3_235b();
+  Parallelism p;
+  p.expert = 8;  // 16 local experts
+  struct Case {
+    Precision precision;
+    size_t casts;
+    double kernels;
+  };
+  for (const Case& c : {Case{Precision::kFp8Cs, 4, 48.0}, Case{Precision::kFp8Blockwise, 4, 16.0},
+                        Case{Precision::kFp8, 3, 1.0}}) {
+    p.precision = c.precision;
+    const std::vector<double> kernels = cast_kernels(m, p);
+    EXPECT_EQ(kernels.size(), c.casts) << to_string(c.precision);
+    for (const double k : kernels)
+      EXPECT_EQ(k, c.kernels) << to_string(c.precision);
+  }
+  p.precision = Precision::kMxfp8;
+  m.moe->fused_grouped_mlp = true;
+  for (const double k : cast_kernels(m, p))
+    EXPECT_EQ(k, 1.0);
 }
 
 // Unfused rotary embeddings move 12 and 17 times each query and key element where the fused

@@ -263,11 +263,12 @@ void add_grouped_mlp(std::vector<Op>& ops, const ModelSpec& m, const Parallelism
   }
   if (fp8) {
     // Transformer Engine's grouped fp8 linears cast each GEMM input and output gradient, split
-    // by expert.
+    // by expert, in kernels of their own: the activation between them is Megatron-Core's
+    // (bias_swiglu_impl and its kin), which reads and writes 16 bits either way.
     const double kernels = split_quantize_kernels(p.precision, local_experts);
     add_fp8_casts(ops, "expert_up_fp8_cast", rows, h, (gated ? 2.0 : 1.0) * ffn, CastBy::kOwnKernel,
-                  CastBy::kProducer, p.precision, kernels);
-    add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kProducer, CastBy::kOwnKernel,
+                  CastBy::kOwnKernel, p.precision, kernels);
+    add_fp8_casts(ops, "expert_down_fp8_cast", rows, ffn, h, CastBy::kOwnKernel, CastBy::kOwnKernel,
                   p.precision, kernels);
   }
 }

@@ -59,6 +59,8 @@ nlohmann::json kernel_table_to_json(const KernelTable& table) {
     } else {
       r["bytes"] = g(row.op.bytes);
       r["gb_per_s"] = g(row.op.bytes / row.time_s / 1e9);
+      if (row.op.kernels > 1.0)
+        r["launches"] = g(row.op.kernels);
     }
     rows.push_back(r);
   }

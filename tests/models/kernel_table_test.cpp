@@ -203,6 +203,22 @@ TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {
   EXPECT_EQ(attention_rows, 2);
 }
 
+// A row that stands for several kernels (a grouped linear's per-expert casts) says how many.
+TEST(KernelTableTest, JsonRowsCountTheLaunchesOfMultiKernelRows) {
+  KernelTable table;
+  KernelRow row;
+  row.op.kind = KernelKind::kMemoryBound;
+  row.op.name = "expert_up_fp8_cast";
+  row.op.bytes = 1e8;
+  row.time_s = 1e-4;
+  table.rows.push_back(row);
+  row.op.kernels = 48.0;
+  table.rows.push_back(row);
+  const nlohmann::json rows = io::kernel_table_to_json(table).at("rows");
+  EXPECT_FALSE(rows.at(0).contains("launches"));
+  EXPECT_EQ(rows.at(1).at("launches").get<double>(), 48.0);
+}
+
 TEST(KernelTableTest, JsonRowsCarryRatesAndTheTextTotals) {
   const Scenario s = one_stage();
   const KernelTable table = kernel_table(s, profile_for(s));

@@ -29,7 +29,7 @@ bool has_flops(const KernelRow& row) {
 
 std::string shape_text(const Op& op) {
   if (op.kind != KernelKind::kGemm)
-    return "-";
+    return op.kernels > 1.0 ? printf_string("(%.0f kernels)", op.kernels) : "-";
   const GemmShape& s = op.gemm;
   if (s.batch > 1.0)
     return printf_string("%.0f x %.0f x %.0f x %.0f", s.m, s.n, s.k, s.batch);
@@ -98,7 +98,7 @@ std::string kernel_table_text(const KernelTable& table) {
   }
   out +=
       "  (GFLOP and % of the tensor-core peak for GEMMs and attention; MB and % of HBM bandwidth\n"
-      "  for memory-bound kernels; times include the launch term)\n";
+      "  for memory-bound kernels; times include the launch term, once per kernel of a row)\n";
   return out;
 }
 

@@ -217,6 +217,7 @@ TEST(KernelTableTest, JsonRowsCountTheLaunchesOfMultiKernelRows) {
   const nlohmann::json rows = io::kernel_table_to_json(table).at("rows");
   EXPECT_FALSE(rows.at(0).contains("launches"));
   EXPECT_EQ(rows.at(1).at("launches").get<double>(), 48.0);
+  EXPECT_NE(io::kernel_table_text(table).find("(48 kernels)"), std::string::npos);
 }
 
 TEST(KernelTableTest, JsonRowsCarryRatesAndTheTextTotals) {

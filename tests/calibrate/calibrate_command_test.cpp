@@ -11,7 +11,7 @@
 #include "io/in_situ_prior.hpp"
 #include "tests/cli/run_capsim.hpp"
 
-namespace capsim {
+namespace capsim::calibrate_command_test {
 namespace {
 
 using testing::run_capsim;
@@ -689,4 +689,4 @@ TEST(CalibrateCommandTest, GpuSpecAndAnotherGpuConflict) {
 }
 
 }  // namespace
-}  // namespace capsim
+}  // namespace capsim::calibrate_command_test

@@ -11,7 +11,7 @@
 
 #include "io/profile_io.hpp"
 
-namespace capsim::calibrate {
+namespace capsim::calibrate::collective_fit_test {
 namespace {
 
 const std::string kLogs = std::string(CAPSIM_DATA_DIR) + "/nccl/";
@@ -265,4 +265,4 @@ TEST(CollectiveFitTest, MoreNicBandwidthIsNeverSlower) {
 }
 
 }  // namespace
-}  // namespace capsim::calibrate
+}  // namespace capsim::calibrate::collective_fit_test

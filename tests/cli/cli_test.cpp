@@ -10,15 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kSourceDir;
+using capsim::testing::kTestDataDir;
 using testing::run_capsim;
-const std::string kData = CAPSIM_TEST_DATA_DIR;
-const std::string kSource = CAPSIM_SOURCE_DIR;
 
 TEST(CliTest, HelpListsCommands) {
   const auto r = run_capsim("--help");
@@ -34,7 +35,7 @@ TEST(CliTest, UnknownCommandIsBadInput) {
 }
 
 TEST(CliTest, BadScenarioExitsTwoWithFileAndPointer) {
-  const std::string file = kData + "/bad/scenario_bandwidth_bare_number.json";
+  const std::string file = kTestDataDir + "/bad/scenario_bandwidth_bare_number.json";
   const auto r = run_capsim("simulate " + file, true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find(file + ":/cluster/inter_node/nic_bandwidth: expected a bandwidth"),
@@ -43,7 +44,7 @@ TEST(CliTest, BadScenarioExitsTwoWithFileAndPointer) {
 }
 
 TEST(CliTest, NvlinkDomainBeyondNvl72ExitsTwoWithFileAndPointer) {
-  const std::string file = kData + "/bad/scenario_nvlink_domain_above_nvl72.json";
+  const std::string file = kTestDataDir + "/bad/scenario_nvlink_domain_above_nvl72.json";
   const auto r = run_capsim("simulate " + file + " --engine analytic", true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find(file + ":/cluster/nvlink_domain: nvlink_domain (80) exceeds 72"),
@@ -54,7 +55,7 @@ TEST(CliTest, NvlinkDomainBeyondNvl72ExitsTwoWithFileAndPointer) {
 // A low-precision recipe the GPU cannot run is bad input that points at the precision.
 TEST(CliTest, UnsupportedPrecisionExitsTwoWithPointer) {
   for (const char* name : {"scenario_mxfp8_on_h100", "scenario_nvfp4_on_h100"}) {
-    const std::string file = kData + "/bad/" + name + ".json";
+    const std::string file = kTestDataDir + "/bad/" + name + ".json";
     for (const char* engine : {"event", "analytic"}) {
       const auto r = run_capsim("simulate " + file + " --engine " + engine, true);
       EXPECT_EQ(r.exit_code, 2) << name;
@@ -68,7 +69,7 @@ TEST(CliTest, UnsupportedPrecisionExitsTwoWithPointer) {
 // A training stack changes what the scenario's unsaid stack keys are; an unknown one is bad
 // input naming the file, the pointer and the stacks (or versions) capsim knows.
 TEST(CliTest, TrainingStackSetsTheStackAndUnknownOnesExitTwo) {
-  const std::string file = kData + "/scenarios/valid.json";
+  const std::string file = kTestDataDir + "/scenarios/valid.json";
   const auto plain = run_capsim("simulate " + file + " --engine analytic --json");
   const auto stacked =
       run_capsim("simulate " + file + " --engine analytic --json --set stack=megatron-deepspeed");
@@ -82,7 +83,7 @@ TEST(CliTest, TrainingStackSetsTheStackAndUnknownOnesExitTwo) {
                                     "of megatron-core, nemo,"),
             std::string::npos)
       << unknown.out;
-  const std::string bad = kData + "/bad/scenario_stack_unknown_version.json";
+  const std::string bad = kTestDataDir + "/bad/scenario_stack_unknown_version.json";
   for (const char* engine : {"event", "analytic"}) {
     const auto r = run_capsim("simulate " + bad + " --engine " + engine, true);
     EXPECT_EQ(r.exit_code, 2);
@@ -99,13 +100,13 @@ TEST(CliTest, MissingFileExitsTwo) {
 }
 
 TEST(CliTest, UnknownOptionExitsTwo) {
-  EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/valid.json --frob").exit_code, 2);
+  EXPECT_EQ(run_capsim("simulate " + kTestDataDir + "/scenarios/valid.json --frob").exit_code, 2);
 }
 
 // An argument a command does not take is an error, not silently ignored; --jobs is bounded
 // (more threads than the system can start would abort the planner).
 TEST(CliTest, ExtraArgumentsAndHugeJobCountsExitTwo) {
-  const std::string scenario = kData + "/scenarios/valid.json";
+  const std::string scenario = kTestDataDir + "/scenarios/valid.json";
   const auto extra =
       run_capsim("simulate " + scenario + " " + scenario + " --engine analytic", true);
   EXPECT_EQ(extra.exit_code, 2);
@@ -170,7 +171,7 @@ TEST(CliTest, NonRegularInputFilesExitTwo) {
 TEST(CliTest, InputsMustBeUtf8TextWithoutNul) {
   const std::string path =
       ::testing::TempDir() + "capsim_nul_" + std::to_string(getpid()) + ".json";
-  std::ifstream valid(kData + "/scenarios/valid.json", std::ios::binary);
+  std::ifstream valid(kTestDataDir + "/scenarios/valid.json", std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(valid)), std::istreambuf_iterator<char>());
   const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   text += std::string("\0 garbage", 9);
@@ -182,7 +183,7 @@ TEST(CliTest, InputsMustBeUtf8TextWithoutNul) {
             std::string::npos)
       << nul.out;
   std::filesystem::remove(path);
-  const auto set = run_capsim("simulate " + kData +
+  const auto set = run_capsim("simulate " + kTestDataDir +
                                   "/scenarios/valid.json --engine analytic --set \"name=$(printf "
                                   "'gpt\\377')\"",
                               true);
@@ -193,7 +194,7 @@ TEST(CliTest, InputsMustBeUtf8TextWithoutNul) {
 // --set may append one element to an array, no more: index 99999999 would allocate 6 GB and
 // abort (exit 134) under a memory limit.
 TEST(CliTest, SetIndexBeyondTheArrayExitsTwo) {
-  const std::string scenario = kData + "/scenarios/valid.json";
+  const std::string scenario = kTestDataDir + "/scenarios/valid.json";
   const auto far = run_capsim(
       "simulate " + scenario + " --engine analytic --set parallelism.stage_layers.99999999=1",
       true);
@@ -216,7 +217,7 @@ TEST(CliTest, SetIndexBeyondTheArrayExitsTwo) {
 TEST(CliTest, EveryKeyProblemIsOneErrorLine) {
   const std::string path =
       ::testing::TempDir() + "capsim_keys_" + std::to_string(getpid()) + ".json";
-  nlohmann::json doc = nlohmann::json::parse(std::ifstream(kData + "/scenarios/valid.json"));
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(kTestDataDir + "/scenarios/valid.json"));
   doc["model"]["num_atention_heads"] = doc["model"]["num_attention_heads"];
   doc["model"].erase("num_attention_heads");
   doc["model"]["moe"] = {{"num_experts", 8}};
@@ -241,27 +242,27 @@ TEST(CliTest, EveryKeyProblemIsOneErrorLine) {
 // A mixture-of-experts scenario's bad key or broken layout rule exits 2 naming the file and
 // the JSON pointer; the shipped MoE scenarios read.
 TEST(CliTest, MixtureOfExpertsInputErrorsExitTwo) {
-  const std::string top_k = kData + "/bad/scenario_moe_top_k_above_experts.json";
+  const std::string top_k = kTestDataDir + "/bad/scenario_moe_top_k_above_experts.json";
   const auto bad = run_capsim("simulate " + top_k + " --engine analytic", true);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.out, "capsim simulate: error: " + top_k +
                          ":/model/moe/top_k: top_k (9) exceeds num_experts (8): each token is "
                          "routed to top_k distinct experts\n");
-  const std::string split = kData + "/bad/scenario_expert_not_dividing_experts.json";
+  const std::string split = kTestDataDir + "/bad/scenario_expert_not_dividing_experts.json";
   const auto rule = run_capsim("simulate " + split + " --engine analytic", true);
   EXPECT_EQ(rule.exit_code, 2);
   EXPECT_NE(rule.out.find(split + ":/parallelism/expert: moe.num_experts (8) is not divisible by "
                                   "expert (3)"),
             std::string::npos)
       << rule.out;
-  const std::string plan = kData + "/bad/plan_search_expert_without_moe.json";
+  const std::string plan = kTestDataDir + "/bad/plan_search_expert_without_moe.json";
   const auto needs_moe = run_capsim("plan " + plan, true);
   EXPECT_EQ(needs_moe.exit_code, 2);
   EXPECT_NE(needs_moe.out.find(plan + ":/search/expert: \"expert\" lays out mixture-of-experts "
                                       "layers; it needs model.moe"),
             std::string::npos)
       << needs_moe.out;
-  const std::string set = run_capsim("simulate " + kData +
+  const std::string set = run_capsim("simulate " + kTestDataDir +
                                          "/scenarios/valid.json --engine "
                                          "analytic --set parallelism.expert=2",
                                      true)
@@ -273,7 +274,7 @@ TEST(CliTest, MixtureOfExpertsInputErrorsExitTwo) {
 }
 
 TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
-  const std::string scenario = kData + "/scenarios/valid.json --engine analytic";
+  const std::string scenario = kTestDataDir + "/scenarios/valid.json --engine analytic";
   const auto every = run_capsim("simulate " + scenario + " --every-gpu", true);
   EXPECT_EQ(every.exit_code, 2);
   EXPECT_NE(every.out.find("--every-gpu: needs --engine event"), std::string::npos) << every.out;
@@ -285,17 +286,19 @@ TEST(CliTest, EventOnlyOptionsNeedTheEventEngine) {
 // Simulating every one of 65,536 GPUs would take many minutes: a clear error instead.
 TEST(CliTest, EveryGpuBeyondThirtyTwoThousandGpusExitsTwo) {
   const auto r =
-      run_capsim("simulate " + kData + "/scenarios/tiny_65536_gpus.json --every-gpu", true);
+      run_capsim("simulate " + kTestDataDir + "/scenarios/tiny_65536_gpus.json --every-gpu", true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("--every-gpu: simulates each of the 65536 GPUs and is limited to 32768"),
             std::string::npos)
       << r.out;
-  EXPECT_EQ(run_capsim("simulate " + kData + "/scenarios/tiny_65536_gpus.json").exit_code, 0);
+  EXPECT_EQ(run_capsim("simulate " + kTestDataDir + "/scenarios/tiny_65536_gpus.json").exit_code,
+            0);
 }
 
 TEST(CliTest, UnwritableTraceExitsTwoAndWritesNothing) {
   const std::string path = "/nonexistent-capsim-dir/trace.json";
-  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --trace " + path, true);
+  const auto r =
+      run_capsim("simulate " + kTestDataDir + "/scenarios/valid.json --trace " + path, true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find(path + ": cannot write file"), std::string::npos) << r.out;
 }
@@ -306,7 +309,7 @@ TEST(CliTest, AFailedOutputLeavesNoOtherOutputBehind) {
   const std::string dir = ::testing::TempDir() + "capsim_outputs_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string log = kSource + "/data/nccl/a100_oci_1node_allreduce_10G_ocitut.txt";
+  const std::string log = kSourceDir + "/data/nccl/a100_oci_1node_allreduce_10G_ocitut.txt";
   const auto fit = run_capsim("calibrate fit " + log + " --gpu A100-SXM4-80GB -o " + dir +
                                   "/p.json --report " + dir + "/none/r.html",
                               true);
@@ -319,7 +322,7 @@ TEST(CliTest, AFailedOutputLeavesNoOtherOutputBehind) {
   EXPECT_EQ(whatif.exit_code, 2);
   EXPECT_FALSE(std::filesystem::exists(dir + "/t.csv"));
   const auto folder =
-      run_capsim("simulate " + kData + "/scenarios/valid.json --trace " + dir, true);
+      run_capsim("simulate " + kTestDataDir + "/scenarios/valid.json --trace " + dir, true);
   EXPECT_EQ(folder.exit_code, 2);
   EXPECT_NE(folder.out.find(dir + ": cannot write file: it is a folder"), std::string::npos)
       << folder.out;
@@ -349,7 +352,7 @@ std::string read_file(const std::string& path) {
 TEST(CliTest, OutputsToDevicesAndPipesAreWrittenDirectly) {
   namespace fs = std::filesystem;
   const std::string dir = fresh_dir("devices");
-  const std::string scenario = kData + "/scenarios/valid.json";
+  const std::string scenario = kTestDataDir + "/scenarios/valid.json";
   if (fs::is_character_file("/dev/full")) {
     fs::create_symlink("/dev/full", dir + "/full");
     const auto full = run_capsim("simulate " + scenario + " --trace " + dir + "/full", true);
@@ -370,7 +373,7 @@ TEST(CliTest, OutputsToDevicesAndPipesAreWrittenDirectly) {
   EXPECT_TRUE(trace.is_object() && trace.contains("traceEvents")) << read_file(dir + "/got.json");
   fs::create_symlink("/dev/stdout", dir + "/stdout");
   const auto out =
-      run_capsim("calibrate fit " + kSource + "/data/nccl/a100_1node_allreduce_mpi8_thanos.txt" +
+      run_capsim("calibrate fit " + kSourceDir + "/data/nccl/a100_1node_allreduce_mpi8_thanos.txt" +
                  " --gpu A100-SXM4-80GB -o " + dir + "/stdout");
   EXPECT_EQ(out.exit_code, 0);
   EXPECT_NE(out.out.find("\"schema\": \"capsim.profile/v1\""), std::string::npos) << out.out;
@@ -391,7 +394,7 @@ TEST(CliTest, OutputsMayNotShareAFileOrReplaceAnInput) {
       << whatif.out;
   EXPECT_FALSE(fs::exists(dir + "/x"));
   const std::string scenario = dir + "/s.json";
-  fs::copy_file(kData + "/scenarios/valid.json", scenario);
+  fs::copy_file(kTestDataDir + "/scenarios/valid.json", scenario);
   fs::create_symlink("s.json", dir + "/link.json");
   for (const std::string& trace : {scenario, dir + "/link.json"}) {
     const auto sim = run_capsim("simulate " + scenario + " --trace " + trace, true);
@@ -403,17 +406,17 @@ TEST(CliTest, OutputsMayNotShareAFileOrReplaceAnInput) {
               std::string::npos)
         << sim.out;
   }
-  EXPECT_EQ(read_file(scenario), read_file(kData + "/scenarios/valid.json"));
+  EXPECT_EQ(read_file(scenario), read_file(kTestDataDir + "/scenarios/valid.json"));
   EXPECT_TRUE(fs::is_symlink(dir + "/link.json"));
   const std::string plan = dir + "/plan.json";
-  fs::copy_file(kSource + "/scenarios/plans/default.json", plan);
+  fs::copy_file(kSourceDir + "/scenarios/plans/default.json", plan);
   const auto planned =
       run_capsim("plan " + plan + " --engine analytic --out-scenario " + plan, true);
   EXPECT_EQ(planned.exit_code, 2);
   EXPECT_NE(planned.out.find("--out-scenario names an input of the command (the plan"),
             std::string::npos)
       << planned.out;
-  EXPECT_EQ(read_file(plan), read_file(kSource + "/scenarios/plans/default.json"));
+  EXPECT_EQ(read_file(plan), read_file(kSourceDir + "/scenarios/plans/default.json"));
   fs::remove_all(dir);
 }
 
@@ -421,7 +424,7 @@ TEST(CliTest, OutputsMayNotShareAFileOrReplaceAnInput) {
 // take is written (the temporary's name is cut to fit beside it).
 TEST(CliTest, OutputNamesAreCheckedForLengthBeforeTheWork) {
   const std::string dir = fresh_dir("long_names");
-  const std::string scenario = kData + "/scenarios/valid.json";
+  const std::string scenario = kTestDataDir + "/scenarios/valid.json";
   const std::string too_long = dir + "/" + std::string(300, 'n') + ".json";
   const auto refused = run_capsim("simulate " + scenario + " --trace " + too_long, true);
   EXPECT_EQ(refused.exit_code, 2);
@@ -438,7 +441,8 @@ TEST(CliTest, OutputNamesAreCheckedForLengthBeforeTheWork) {
 
 // valid.json: TP4 x PP2 x DP4 on 4 nodes (every GPU = 32 simulated).
 TEST(CliTest, EveryGpuSimulatesEveryGpu) {
-  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --every-gpu --json");
+  const auto r =
+      run_capsim("simulate " + kTestDataDir + "/scenarios/valid.json --every-gpu --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   bool found = false;
@@ -449,7 +453,8 @@ TEST(CliTest, EveryGpuSimulatesEveryGpu) {
 }
 
 TEST(CliTest, SimulateJsonHasContractKeys) {
-  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --engine analytic --json");
+  const auto r =
+      run_capsim("simulate " + kTestDataDir + "/scenarios/valid.json --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
@@ -468,10 +473,10 @@ TEST(CliTest, SimulateJsonHasContractKeys) {
 // The result says which in-situ factor its kernel times include: the shipped profile's, or 1
 // for a profile at benchmark speed (here the test scenario names one with 0.5).
 TEST(CliTest, SimulateStatesTheProfilesInSituFactor) {
-  const std::string valid = "simulate " + kData + "/scenarios/valid.json --engine analytic";
+  const std::string valid = "simulate " + kTestDataDir + "/scenarios/valid.json --engine analytic";
   const auto shipped = nlohmann::json::parse(run_capsim(valid + " --json").out);
   EXPECT_LT(shipped.at("software_efficiency").get<double>(), 1.0);
-  const std::string half = kData + "/plans/a100-efa-half-speed.json";
+  const std::string half = kTestDataDir + "/plans/a100-efa-half-speed.json";
   const auto r = run_capsim(valid + " --profile " + half);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("kernels at 0.5 of benchmark speed)"), std::string::npos) << r.out;
@@ -481,7 +486,7 @@ TEST(CliTest, SimulateStatesTheProfilesInSituFactor) {
 
 // --kernels adds the kernel table (both engines); without it the output is unchanged.
 TEST(CliTest, KernelsListsEveryKernelOnRequest) {
-  const std::string base = "simulate " + kData + "/scenarios/valid.json --engine analytic";
+  const std::string base = "simulate " + kTestDataDir + "/scenarios/valid.json --engine analytic";
   const auto plain = nlohmann::json::parse(run_capsim(base + " --json").out);
   EXPECT_FALSE(plain.contains("kernels"));
   const auto r = run_capsim(base + " --json --kernels");
@@ -503,7 +508,7 @@ TEST(CliTest, KernelsListsEveryKernelOnRequest) {
 // runs the split (the suggested time) and suggests nothing more.
 TEST(CliTest, SimulateSuggestsALayerSplitToSetAsIs) {
   const std::string base =
-      "simulate " + kSource + "/scenarios/llama3-70b-p5/scenario.json --engine analytic";
+      "simulate " + kSourceDir + "/scenarios/llama3-70b-p5/scenario.json --engine analytic";
   const auto table = run_capsim(base);
   ASSERT_EQ(table.exit_code, 0) << table.out;
   const std::string setting = "--set 'parallelism.stage_layers=[20,21,20,19]'";
@@ -523,7 +528,7 @@ TEST(CliTest, SimulateSuggestsALayerSplitToSetAsIs) {
 // with both times from the engine that found it.
 TEST(CliTest, SimulateSuggestsASplitThatFitsInMemory) {
   const auto table = run_capsim(
-      "simulate " + kSource +
+      "simulate " + kSourceDir +
       "/scenarios/llama3-70b-p5/scenario.json --engine analytic --set parallelism.schedule=1f1b "
       "--set parallelism.virtual_pipeline_stages=1 --set parallelism.micro_batch_size=2");
   ASSERT_EQ(table.exit_code, 0) << table.out;
@@ -537,7 +542,8 @@ TEST(CliTest, SimulateSuggestsASplitThatFitsInMemory) {
 }
 
 TEST(CliTest, SameInputGivesByteIdenticalOutput) {
-  const std::string args = "simulate " + kData + "/scenarios/valid.json --engine analytic --json";
+  const std::string args =
+      "simulate " + kTestDataDir + "/scenarios/valid.json --engine analytic --json";
   EXPECT_EQ(run_capsim(args).out, run_capsim(args).out);
 }
 
@@ -545,7 +551,7 @@ TEST(CliTest, SameInputGivesByteIdenticalOutput) {
 // scenario was changed. A bad --set is exit 2 with a message naming it.
 TEST(CliTest, SimulateSetMakesAWhatIf) {
   const std::string base =
-      "simulate " + kSource +
+      "simulate " + kSourceDir +
       "/scenarios/gpt3-175b-selene-1024/scenario.json --engine analytic --json";
   const auto plain = run_capsim(base);
   const auto faster = run_capsim(base + " --set cluster.inter_node.nic_bandwidth=400Gbps");
@@ -594,7 +600,7 @@ TEST(CliTest, SimulateSetMakesAWhatIf) {
 // A rack-scale NVLink domain is one node: 72 GB200 (described by their figures) behind one set
 // of NVSwitches with a NIC each, eight such racks. Both engines run it and agree.
 TEST(CliTest, SeventyTwoGpuNvlinkDomainsSimulate) {
-  const std::string base = "simulate " + kData + "/scenarios/gb200-nvl72.json --json";
+  const std::string base = "simulate " + kTestDataDir + "/scenarios/gb200-nvl72.json --json";
   const auto event = run_capsim(base);
   const auto analytic = run_capsim(base + " --engine analytic");
   ASSERT_EQ(event.exit_code, 0) << event.out;
@@ -609,11 +615,11 @@ TEST(CliTest, SeventyTwoGpuNvlinkDomainsSimulate) {
 // nvlink_domain 72. TP 8 and each stage's DP 9 stay inside a rack and the PP hops cross racks at
 // one GPU's NIC, as with racks as nodes: both engines agree, and the analytic times match.
 TEST(CliTest, NvlinkDomainsOfTraysSimulateOnBothEngines) {
-  const std::string base = "simulate " + kData + "/scenarios/gb200-nvl72-trays.json --json";
+  const std::string base = "simulate " + kTestDataDir + "/scenarios/gb200-nvl72-trays.json --json";
   const auto event = run_capsim(base);
   const auto analytic = run_capsim(base + " --engine analytic");
-  const auto racks =
-      run_capsim("simulate " + kData + "/scenarios/gb200-nvl72.json --json --engine analytic");
+  const auto racks = run_capsim("simulate " + kTestDataDir +
+                                "/scenarios/gb200-nvl72.json --json --engine analytic");
   ASSERT_EQ(event.exit_code, 0) << event.out;
   ASSERT_EQ(analytic.exit_code, 0) << analytic.out;
   ASSERT_EQ(racks.exit_code, 0) << racks.out;
@@ -627,7 +633,7 @@ TEST(CliTest, NvlinkDomainsOfTraysSimulateOnBothEngines) {
 
 // The datasheet check of new hardware (GB200 described inline in every case) runs whole.
 TEST(CliTest, NewHardwareCheckRunsEveryCase) {
-  const auto r = run_capsim("validate " + kSource +
+  const auto r = run_capsim("validate " + kSourceDir +
                             "/scenarios/validation/gb200-datasheet-check.json --engine analytic "
                             "--json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -638,7 +644,7 @@ TEST(CliTest, NewHardwareCheckRunsEveryCase) {
 // A bad case (unknown GPU) is reported and left out; the good ones are still predicted, and the
 // exit code says the file had bad input.
 TEST(CliTest, ValidateReportsABadCaseAndPredictsTheOthers) {
-  std::ifstream in(kSource + "/data/validation/dev.json");
+  std::ifstream in(kSourceDir + "/data/validation/dev.json");
   nlohmann::json dev = nlohmann::json::parse(in);
   nlohmann::json small = {{"schema", "capsim.validation/v1"}, {"cases", nlohmann::json::array()}};
   for (int i = 0; i < 3; ++i)
@@ -669,7 +675,7 @@ TEST(CliTest, ValidateReportsABadCaseAndPredictsTheOthers) {
 // --cases keeps the cases whose id starts with a prefix; --set changes every kept scenario first,
 // and the report lists the changes.
 TEST(CliTest, ValidateCasesAndSetMakeAWhatIf) {
-  const std::string base = "validate " + kSource +
+  const std::string base = "validate " + kSourceDir +
                            "/data/validation/dev.json --engine analytic --json --cases "
                            "dgxc2503-Llama3.170B";
   const auto plain = run_capsim(base);
@@ -696,7 +702,7 @@ TEST(CliTest, ValidateCasesAndSetMakeAWhatIf) {
 
 // Every bad --set or --cases is exit 2 with a message naming it.
 TEST(CliTest, ValidateRejectsBadCasesAndSetArguments) {
-  const std::string dev = "validate " + kSource + "/data/validation/dev.json --engine analytic";
+  const std::string dev = "validate " + kSourceDir + "/data/validation/dev.json --engine analytic";
   const std::vector<std::pair<std::string, std::string>> bad = {
       {" --set nokey", "--set nokey: no '='"},
       {" --set .tensor=2", "--set .tensor=2: an empty key in the path"},
@@ -718,7 +724,7 @@ TEST(CliTest, ValidateRejectsBadCasesAndSetArguments) {
 // groups of two; its pick is the layout predicted fastest, its cost follows from the measured
 // times, and the table prints each group.
 TEST(CliTest, ValidateRanksRunsThatDifferOnlyInLayout) {
-  const std::string file = kSource + "/data/validation/dev.json";
+  const std::string file = kSourceDir + "/data/validation/dev.json";
   const auto r = run_capsim("validate " + file + " --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -756,7 +762,7 @@ TEST(CliTest, ValidateRanksRunsThatDifferOnlyInLayout) {
 
 TEST(CliTest, ValidateAnalyticRunsEveryCase) {
   const auto r =
-      run_capsim("validate " + kSource + "/data/validation/dev.json --engine analytic --json");
+      run_capsim("validate " + kSourceDir + "/data/validation/dev.json --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("cases").size(), 124u);
@@ -811,7 +817,7 @@ namespace {
 // `capsim validate FILE --engine analytic --json` of a file under the source tree, parsed;
 // null when it does not exit 0.
 nlohmann::json validate_analytic(const std::string& file) {
-  const auto r = run_capsim("validate " + kSource + "/" + file + " --engine analytic --json");
+  const auto r = run_capsim("validate " + kSourceDir + "/" + file + " --engine analytic --json");
   EXPECT_EQ(r.exit_code, 0) << file;
   return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
 }
@@ -850,7 +856,7 @@ TEST(CliTest, LlamaOneRateWithinTwentyPercent) {
 // group, which do not, are held to where they are so a regression fails here.
 TEST(CliTest, DevSetScoresHoldTheirMarks) {
   const auto r =
-      run_capsim("validate " + kSource + "/data/validation/dev.json --engine analytic --json");
+      run_capsim("validate " + kSourceDir + "/data/validation/dev.json --engine analytic --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto s = nlohmann::json::parse(r.out).at("summary");
   EXPECT_LT(s.at("mape_pct").get<double>(), 13.0);
@@ -899,8 +905,8 @@ TEST(CliTest, DevSetWithStacksNamedHoldsItsMarks) {
 // recipes' loss kernel (scripts/name-dev-stacks.py): the same cases in the same order, every
 // scenario equal once those are removed, so that it cannot drift from the file it stands for.
 TEST(CliTest, DevStacksIsDevJsonWithStacksNamed) {
-  std::ifstream dev_in(kSource + "/data/validation/dev.json");
-  std::ifstream stacks_in(kSource + "/scenarios/validation/dev-stacks.json");
+  std::ifstream dev_in(kSourceDir + "/data/validation/dev.json");
+  std::ifstream stacks_in(kSourceDir + "/scenarios/validation/dev-stacks.json");
   const auto dev = nlohmann::json::parse(dev_in).at("cases");
   const auto named = nlohmann::json::parse(stacks_in).at("cases");
   ASSERT_EQ(dev.size(), named.size());
@@ -922,12 +928,12 @@ TEST(CliTest, DevStacksIsDevJsonWithStacksNamed) {
 // capsim plans to a winner (scripts/time-to-train.py compares its all-in GPU-hours), whose
 // all-in time includes the goodput model's losses.
 TEST(CliTest, TimeToTrainPlansEachFindAWinner) {
-  std::ifstream in(kSource + "/data/validation/time-to-train.json");
+  std::ifstream in(kSourceDir + "/data/validation/time-to-train.json");
   const auto cases = nlohmann::json::parse(in).at("cases");
   ASSERT_GE(cases.size(), 9U);
   for (const auto& c : cases) {
     const std::string plan = c.at("plan").get<std::string>();
-    const auto r = run_capsim("plan " + kSource + "/" + plan + " --engine analytic --json");
+    const auto r = run_capsim("plan " + kSourceDir + "/" + plan + " --engine analytic --json");
     ASSERT_EQ(r.exit_code, 0) << plan;
     const auto best = nlohmann::json::parse(r.out).at("best");
     ASSERT_TRUE(best.is_object()) << plan;
@@ -955,8 +961,8 @@ namespace {
 
 // `capsim simulate --json`'s iteration time of valid.json with `sets` applied, on `engine`.
 double iteration_time_s(const std::string& engine, const std::string& sets) {
-  const auto r = run_capsim("simulate " + kData + "/scenarios/valid.json --engine " + engine +
-                            " --json " + sets);
+  const auto r = run_capsim("simulate " + kTestDataDir + "/scenarios/valid.json --engine " +
+                            engine + " --json " + sets);
   EXPECT_EQ(r.exit_code, 0) << sets;
   const auto j = nlohmann::json::parse(r.out, nullptr, false);
   return j.is_object() && j.contains("iteration_time_s") ? j.at("iteration_time_s").get<double>()
@@ -992,7 +998,7 @@ TEST(CliTest, PartitionMethodSplitsTheStagesAsDeepSpeed) {
     EXPECT_GT(iteration_time_s(engine, "--set parallelism.partition_method=parameters"), 0.0)
         << engine;
   }
-  const auto both = run_capsim("simulate " + kData +
+  const auto both = run_capsim("simulate " + kTestDataDir +
                                    "/scenarios/valid.json --engine analytic --set "
                                    "parallelism.partition_method=uniform --set "
                                    "'parallelism.stage_layers=[21,19]'",
@@ -1003,7 +1009,7 @@ TEST(CliTest, PartitionMethodSplitsTheStagesAsDeepSpeed) {
             std::string::npos)
       << both.out;
   // The stage-balance suggestion for a DeepSpeed split also drops the method, so it applies.
-  const std::string uniform = "simulate " + kData +
+  const std::string uniform = "simulate " + kTestDataDir +
                               "/scenarios/valid.json --engine analytic --set "
                               "parallelism.partition_method=uniform";
   const auto suggested = run_capsim(uniform);

@@ -10,23 +10,24 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kSourceDir;
+using capsim::testing::kTestDataDir;
 using testing::run_capsim;
 namespace fs = std::filesystem;
-const std::string kData = CAPSIM_TEST_DATA_DIR;
-const std::string kSource = CAPSIM_SOURCE_DIR;
-const std::string kExample = kSource + "/scenarios/cluster/two-jobs-oversubscribed.json";
+const std::string kExample = kSourceDir + "/scenarios/cluster/two-jobs-oversubscribed.json";
 
 // A cluster of one job on a fabric equal to its scenario's cluster is that scenario: the same
 // replay of every GPU, bit for bit in the rounded output.
 TEST(ClusterCliTest, OneJobClusterEqualsTheScenario) {
-  const auto cluster = run_capsim("simulate " + kData + "/clusters/one-job.json --json");
+  const auto cluster = run_capsim("simulate " + kTestDataDir + "/clusters/one-job.json --json");
   ASSERT_EQ(cluster.exit_code, 0) << cluster.out;
   const auto scenario =
-      run_capsim("simulate " + kData + "/scenarios/valid.json --every-gpu --json");
+      run_capsim("simulate " + kTestDataDir + "/scenarios/valid.json --every-gpu --json");
   ASSERT_EQ(scenario.exit_code, 0) << scenario.out;
   const nlohmann::json c = nlohmann::json::parse(cluster.out);
   const nlohmann::json s = nlohmann::json::parse(scenario.out);
@@ -40,7 +41,7 @@ TEST(ClusterCliTest, OneJobClusterEqualsTheScenario) {
 }
 
 TEST(ClusterCliTest, BadClusterExitsTwoWithEveryProblem) {
-  const std::string file = kData + "/bad/cluster_many_problems.json";
+  const std::string file = kTestDataDir + "/bad/cluster_many_problems.json";
   const auto r = run_capsim("simulate " + file, true);
   EXPECT_EQ(r.exit_code, 2);
   for (const char* pointer : {":/colour:", ":/jobs/0/parallelism/bogus:", ":/jobs/1/placement:",

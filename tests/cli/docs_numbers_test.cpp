@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kSourceDir;
 using testing::run_capsim;
-
-const std::string kSource = CAPSIM_SOURCE_DIR;
 
 // The file with every run of whitespace made one space, so wrapped prose still matches.
 std::string flat_text(const std::string& path) {
@@ -41,7 +41,7 @@ std::string flat_text(const std::string& path) {
 
 nlohmann::json summary_of(const std::string& cases, const std::string& engine) {
   const auto r =
-      run_capsim("validate " + kSource + "/" + cases + " --engine " + engine + " --json");
+      run_capsim("validate " + kSourceDir + "/" + cases + " --engine " + engine + " --json");
   EXPECT_EQ(r.exit_code, 0) << cases;
   return nlohmann::json::parse(r.out).at("summary");
 }
@@ -59,7 +59,7 @@ std::string signed_fixed(double value, int decimals) {
 }
 
 double shipped_factor(const std::string& profile) {
-  std::ifstream in(kSource + "/scenarios/profiles/" + profile + ".json");
+  std::ifstream in(kSourceDir + "/scenarios/profiles/" + profile + ".json");
   return nlohmann::json::parse(in).at("software_efficiency").get<double>();
 }
 
@@ -99,7 +99,7 @@ int within(const nlohmann::json& summary) {
 }
 
 void expect_readme_quotes_the_current_scores() {
-  const std::string readme = flat_text(kSource + "/README.md");
+  const std::string readme = flat_text(kSourceDir + "/README.md");
   const auto& groups = dev_event().at("by_group");
   for (const std::string& quote :
        {"scores " + fixed(mape(dev_event()), 2) + "% MAPE, " + std::to_string(within(dev_event())) +
@@ -117,7 +117,7 @@ void expect_readme_quotes_the_current_scores() {
 
 // docs/planner.md says what the plans' days and dollars rest on: the factors and dev.json's scores.
 void expect_planner_page_quotes_the_current_scores() {
-  const std::string page = flat_text(kSource + "/docs/planner.md");
+  const std::string page = flat_text(kSourceDir + "/docs/planner.md");
   const auto& groups = dev_event().at("by_group");
   const std::string quote =
       "(A100 " + fixed(shipped_factor("a100-ib"), 3) + ", H100 " +
@@ -131,7 +131,7 @@ void expect_planner_page_quotes_the_current_scores() {
 }
 
 void expect_validation_tables_are_the_current_scores() {
-  const std::string page = flat_text(kSource + "/docs/validation.md");
+  const std::string page = flat_text(kSourceDir + "/docs/validation.md");
   for (const auto& [group, event] : dev_event().at("by_group").items()) {
     const auto& analytic = dev_analytic().at("by_group").at(group);
     const std::string n = std::to_string(event.at("n").get<int>());
@@ -172,7 +172,7 @@ void expect_validation_tables_are_the_current_scores() {
 // docs/validation.md, "The training stack of each group": each dev.json group with the stack its
 // source ran, as `capsim validate` scores it now.
 void expect_stack_rows_are_the_current_scores() {
-  const std::string page = flat_text(kSource + "/docs/validation.md");
+  const std::string page = flat_text(kSourceDir + "/docs/validation.md");
   for (const std::string args :
        {"--cases narayanan21-t1 --cases narayanan21-t2-ptdp --set stack.name=megatron-core "
         "--set stack.version=2021",

@@ -9,15 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 #include <unistd.h>
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kSourceDir;
 using testing::run_capsim;
 namespace fs = std::filesystem;
 const std::string kImport = std::string(CAPSIM_TEST_DATA_DIR) + "/import";
-const std::string kSource = CAPSIM_SOURCE_DIR;
 
 std::string scratch(const std::string& name) {
   return ::testing::TempDir() + "capsim_import_" + std::to_string(getpid()) + "_" + name;
@@ -52,7 +53,7 @@ TEST(ImportCliTest, MegatronScriptToScenarioAndSimulate) {
 }
 
 TEST(ImportCliTest, ExportThenImportIsTheScenario) {
-  const std::string scenario = kSource + "/scenarios/deepseek-v3-h100/scenario.json";
+  const std::string scenario = kSourceDir + "/scenarios/deepseek-v3-h100/scenario.json";
   const std::string args = scratch("ds.args");
   const std::string back = scratch("ds.json");
   const auto exported = run_capsim("export megatron " + scenario);
@@ -76,7 +77,7 @@ TEST(ImportCliTest, ExportThenImportIsTheScenario) {
 }
 
 TEST(ImportCliTest, ExportNamesWhatNoArgumentCarries) {
-  const auto r = run_capsim("export megatron " + kSource +
+  const auto r = run_capsim("export megatron " + kSourceDir +
                                 "/scenarios/gpt3-175b-selene-1024/scenario.json "
                                 "--set parallelism.schedule=zero-bubble",
                             true);
@@ -169,7 +170,7 @@ TEST(ImportCliTest, BridgeRecipeToScenarioWithNotesAndErrors) {
 }
 
 TEST(ImportCliTest, ExportBridgeAndSbatchReadBack) {
-  const std::string scenario = kSource + "/scenarios/mixtral-8x7b-h100/scenario.json";
+  const std::string scenario = kSourceDir + "/scenarios/mixtral-8x7b-h100/scenario.json";
   for (const auto& [format, reader] : std::vector<std::pair<std::string, std::string>>{
            {"bridge", "bridge"}, {"sbatch", "megatron"}}) {
     SCOPED_TRACE(format);

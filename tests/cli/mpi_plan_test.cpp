@@ -11,16 +11,18 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 #include <unistd.h>
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kTestDataDir;
+
 namespace fs = std::filesystem;
 using testing::CommandResult;
 
 const std::string kBinary = CAPSIM_BINARY;
-const std::string kData = CAPSIM_TEST_DATA_DIR;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -60,7 +62,7 @@ fs::path fresh_dir(const std::string& name) {
 
 TEST(MpiPlanTest, TwoRanksGiveTheOneProcessBytes) {
   const fs::path dir = fresh_dir("capsim_mpi_plan");
-  const std::string args = kData + "/plans/small.json --json --top 0 --jobs 1";
+  const std::string args = kTestDataDir + "/plans/small.json --json --top 0 --jobs 1";
   const CommandResult one = run_shell(
       "cd " + dir.string() + " && " + kBinary + " plan " + args + " --out-scenario one.json",
       dir / "one.err");
@@ -84,7 +86,7 @@ TEST(MpiPlanTest, TwoRanksGiveTheOneProcessBytes) {
 TEST(MpiPlanTest, BadInputExitsTwoReportedOnce) {
   const fs::path dir = fresh_dir("capsim_mpi_plan_bad");
   const CommandResult r =
-      run_shell(mpirun_plan(dir, kData + "/bad/plan_instance_unknown.json"), dir / "err");
+      run_shell(mpirun_plan(dir, kTestDataDir + "/bad/plan_instance_unknown.json"), dir / "err");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   const std::string err = read_text(dir / "err");
@@ -96,7 +98,7 @@ TEST(MpiPlanTest, BadInputExitsTwoReportedOnce) {
 // report, the one-process bytes.
 TEST(MpiWhatIfTest, TwoRanksPrintOneReport) {
   const fs::path dir = fresh_dir("capsim_mpi_whatif");
-  const std::string args = kData + "/whatif/tiny.json --json";
+  const std::string args = kTestDataDir + "/whatif/tiny.json --json";
   const CommandResult one = run_shell(kBinary + " whatif " + args, dir / "one.err");
   const CommandResult two = run_shell(
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "

@@ -10,13 +10,14 @@
 
 #include "tests/cli/run_capsim.hpp"
 #include "tests/file_text.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kSourceDir;
 using testing::run_capsim;
-const std::string kSource = CAPSIM_SOURCE_DIR;
-const std::string kScenario = kSource + "/scenarios/llama3-70b-p5/scenario.json";
+const std::string kScenario = kSourceDir + "/scenarios/llama3-70b-p5/scenario.json";
 
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;

@@ -11,7 +11,7 @@
 #include "estimate/iteration_model.hpp"
 #include "io/scenario_io.hpp"
 
-namespace capsim {
+namespace capsim::nvlink_domain_cost_test {
 namespace {
 
 // GPT 13B, TP 4 x PP 2 x DP 4 on 32 A100s, one 25 GB/s NIC per GPU.
@@ -91,4 +91,4 @@ TEST(NvlinkDomainCostTest, CollectiveBetweenDomainsIsNoFasterThanInsideOne) {
 }
 
 }  // namespace
-}  // namespace capsim
+}  // namespace capsim::nvlink_domain_cost_test

@@ -20,10 +20,12 @@
 #include "io/input_error.hpp"
 #include "io/profile_io.hpp"
 #include "tests/fuzz/mutation_fuzz.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kTestDataDir;
 using fuzz::expect_finite;
 using fuzz::join_lines;
 using fuzz::join_ws;
@@ -37,8 +39,6 @@ using fuzz::scaled;
 using fuzz::split_lines;
 using fuzz::split_ws;
 using fuzz::Tally;
-
-const std::string kTestData = CAPSIM_TEST_DATA_DIR;
 
 TEST(CalibrationFuzzTest, NcclLogs) {
   Tally tally;
@@ -131,7 +131,7 @@ TEST(CalibrationFuzzTest, NcclLogs) {
 TEST(CalibrationFuzzTest, Measurements) {
   const fuzz::ScratchDir dir;
   Tally tally;
-  const std::string source = kTestData + "/measurements/every-optional-key.json";
+  const std::string source = kTestDataDir + "/measurements/every-optional-key.json";
   for (const Mutant& m : mutants(read_json(source), 500, 61)) {
     const std::string path = dir.write("measurements.json", m.doc.dump(2));
     run_mutant(m.label, path, tally, [&] {

@@ -38,6 +38,7 @@
 #include "io/scenario_io.hpp"
 #include "io/validation_io.hpp"
 #include "tests/fuzz/mutation_fuzz.hpp"
+#include "tests/test_paths.hpp"
 #include "whatif/results.hpp"
 #include "whatif/runner.hpp"
 #include "whatif/whatif_io.hpp"
@@ -45,6 +46,8 @@
 namespace capsim {
 namespace {
 
+using capsim::testing::kSourceDir;
+using capsim::testing::kTestDataDir;
 using fuzz::expect_finite;
 using fuzz::json;
 using fuzz::Mutant;
@@ -53,9 +56,6 @@ using fuzz::read_json;
 using fuzz::report;
 using fuzz::run_mutant;
 using fuzz::Tally;
-
-const std::string kSource = CAPSIM_SOURCE_DIR;
-const std::string kTestData = CAPSIM_TEST_DATA_DIR;
 
 // The analytic path of `capsim simulate --engine analytic`: finite, positive times.
 void check_scenario_outputs(const Scenario& scenario, const HardwareProfile& profile,
@@ -69,12 +69,12 @@ void check_scenario_outputs(const Scenario& scenario, const HardwareProfile& pro
 TEST(InputFuzzTest, Scenarios) {
   const fuzz::ScratchDir dir;
   Tally tally;
-  std::vector<std::string> sources = {kTestData + "/scenarios/valid.json",
-                                      kTestData + "/scenarios/every-optional-key.json",
-                                      kTestData + "/scenarios/gb200-nvl72.json"};
+  std::vector<std::string> sources = {kTestDataDir + "/scenarios/valid.json",
+                                      kTestDataDir + "/scenarios/every-optional-key.json",
+                                      kTestDataDir + "/scenarios/gb200-nvl72.json"};
   for (const char* name :
        {"gpt3-175b-selene-1024", "gpt-30b-p4d", "llama3-70b-p5", "llama3-70b-b200"})
-    sources.push_back(kSource + "/scenarios/" + name + "/scenario.json");
+    sources.push_back(kSourceDir + "/scenarios/" + name + "/scenario.json");
   std::uint32_t seed = 1;
   for (const auto& source : sources) {
     for (const Mutant& m : mutants(read_json(source), 700, seed++)) {
@@ -91,11 +91,11 @@ TEST(InputFuzzTest, Scenarios) {
 TEST(InputFuzzTest, Profiles) {
   const fuzz::ScratchDir dir;
   Tally tally;
-  const Scenario a100 = io::load_scenario(kTestData + "/scenarios/valid.json");
-  const Scenario h100 = io::load_scenario(kSource + "/scenarios/llama3-70b-p5/scenario.json");
+  const Scenario a100 = io::load_scenario(kTestDataDir + "/scenarios/valid.json");
+  const Scenario h100 = io::load_scenario(kSourceDir + "/scenarios/llama3-70b-p5/scenario.json");
   std::uint32_t seed = 11;
   for (const char* name : {"a100-ib.json", "h100-efa.json"}) {
-    const std::string source = kSource + "/scenarios/profiles/" + name;
+    const std::string source = kSourceDir + "/scenarios/profiles/" + name;
     const Scenario& scenario = name[0] == 'a' ? a100 : h100;
     for (const Mutant& m : mutants(read_json(source), 1200, seed++)) {
       const std::string path = dir.write(name, m.doc.dump(2));
@@ -111,7 +111,7 @@ TEST(InputFuzzTest, Profiles) {
 
 // A validation file with the first `n` cases of data/validation/dev.json.
 json validation_subset(size_t n) {
-  json doc = read_json(kSource + "/data/validation/dev.json");
+  json doc = read_json(kSourceDir + "/data/validation/dev.json");
   json cases = json::array();
   for (size_t i = 0; i < n && i < doc.at("cases").size(); ++i)
     cases.push_back(doc.at("cases").at(i));
@@ -150,10 +150,10 @@ TEST(InputFuzzTest, ValidationCasesAndStepRuns) {
 TEST(InputFuzzTest, Clusters) {
   const fuzz::ScratchDir dir;
   Tally tally;
-  json example = read_json(kSource + "/scenarios/cluster/two-jobs-oversubscribed.json");
+  json example = read_json(kSourceDir + "/scenarios/cluster/two-jobs-oversubscribed.json");
   example.erase("profile");
-  json one_job = read_json(kTestData + "/clusters/one-job.json");
-  one_job["jobs"][0]["scenario"] = kTestData + "/scenarios/valid.json";
+  json one_job = read_json(kTestDataDir + "/clusters/one-job.json");
+  one_job["jobs"][0]["scenario"] = kTestDataDir + "/scenarios/valid.json";
   std::uint32_t seed = 51;
   for (const json& source : {example, one_job}) {
     for (const Mutant& m : mutants(source, 400, seed++)) {
@@ -173,7 +173,8 @@ TEST(InputFuzzTest, Plans) {
   const fuzz::ScratchDir dir;
   Tally tally;
   // The default plan: read only (its search takes about a second).
-  for (const Mutant& m : mutants(read_json(kSource + "/scenarios/plans/default.json"), 600, 31)) {
+  for (const Mutant& m :
+       mutants(read_json(kSourceDir + "/scenarios/plans/default.json"), 600, 31)) {
     const std::string path = dir.write("plan.json", m.doc.dump(2));
     run_mutant(m.label, path, tally, [&] { (void)planner::load_plan(path); });
   }
@@ -181,7 +182,7 @@ TEST(InputFuzzTest, Plans) {
   std::uint32_t seed = 32;
   for (const char* name :
        {"small.json", "every-optional-key.json", "small-defined-instance.json"}) {
-    for (const Mutant& m : mutants(read_json(kTestData + "/plans/" + name), 120, seed++)) {
+    for (const Mutant& m : mutants(read_json(kTestDataDir + "/plans/" + name), 120, seed++)) {
       const std::string path = dir.write(name, m.doc.dump(2));
       run_mutant(m.label, path, tally, [&] {
         const planner::PlanSpec plan = planner::load_plan(path);
@@ -198,7 +199,7 @@ TEST(InputFuzzTest, Plans) {
 
 TEST(InputFuzzTest, WhatIfs) {
   Tally tally;
-  const std::string whatif_dir = kSource + "/scenarios/whatif";
+  const std::string whatif_dir = kSourceDir + "/scenarios/whatif";
   const std::string default_file = whatif_dir + "/default.json";
   const std::string trace_file = whatif_dir + "/philly_day.csv";
   for (const Mutant& m : mutants(read_json(default_file), 600, 41)) {
@@ -210,7 +211,7 @@ TEST(InputFuzzTest, WhatIfs) {
                false, {trace_file});
   }
   // Small what-ifs, one with every optional key: read and run (`capsim whatif`, one replica).
-  const std::string tiny_dir = kTestData + "/whatif";
+  const std::string tiny_dir = kTestDataDir + "/whatif";
   std::uint32_t seed = 42;
   for (const char* name : {"tiny.json", "every-optional-key.json"}) {
     const std::string file = tiny_dir + "/" + name;
@@ -236,8 +237,8 @@ TEST(InputFuzzTest, JobTraces) {
   std::mt19937 rng(81);
   const std::string traces = std::string(CAPSIM_DATA_DIR) + "/traces/";
   const std::vector<std::pair<traces::JobTraceFormat, std::string>> sources = {
-      {traces::JobTraceFormat::kCapsimCsv, kTestData + "/whatif/jobs.csv"},
-      {traces::JobTraceFormat::kCapsimCsv, kSource + "/scenarios/whatif/philly_day.csv"},
+      {traces::JobTraceFormat::kCapsimCsv, kTestDataDir + "/whatif/jobs.csv"},
+      {traces::JobTraceFormat::kCapsimCsv, kSourceDir + "/scenarios/whatif/philly_day.csv"},
       {traces::JobTraceFormat::kPhillyPollux, traces + "philly_jobs_sample_pollux.csv"},
       {traces::JobTraceFormat::kAlibabaOpenb, traces + "alibaba_openb_pod_list_default_sample.csv"},
       {traces::JobTraceFormat::kPolluxWorkload, traces + "pollux_workload1_philly_derived.csv"}};

@@ -14,7 +14,7 @@
 #include "io/yaml_document.hpp"
 #include "tests/io/error_of.hpp"
 
-namespace capsim::io {
+namespace capsim::io::bridge_import_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -244,4 +244,4 @@ TEST(BridgeKeysTest, ArgumentsAndKeysMapBothWays) {
 }
 
 }  // namespace
-}  // namespace capsim::io
+}  // namespace capsim::io::bridge_import_test

@@ -12,17 +12,19 @@
 #include <gtest/gtest.h>
 
 #include "io/input_error.hpp"
+#include "tests/test_paths.hpp"
 
-namespace capsim {
+namespace capsim::cluster_io_test {
 namespace {
 
+using capsim::testing::kTestDataDir;
+
 namespace fs = std::filesystem;
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
 
 // File -> its problems ("/pointer: message"), in the order the reader reports them.
 std::map<std::string, std::vector<std::string>> load_expected() {
   std::map<std::string, std::vector<std::string>> out;
-  std::ifstream in(kDataDir + "/bad/CLUSTER_EXPECTED.tsv");
+  std::ifstream in(kTestDataDir + "/bad/CLUSTER_EXPECTED.tsv");
   std::string line;
   while (std::getline(in, line)) {
     const auto tab = line.find('\t');
@@ -42,7 +44,7 @@ std::vector<std::string> bad_files() {
 class BadClusterTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BadClusterTest, RejectedWithEveryProblem) {
-  const std::string path = kDataDir + "/bad/" + GetParam();
+  const std::string path = kTestDataDir + "/bad/" + GetParam();
   try {
     Catalog catalog;
     (void)io::load_shared_cluster(path, catalog);
@@ -65,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(AllRules, BadClusterTest, ::testing::ValuesIn(bad_files
 TEST(ClusterIoTest, EveryBadClusterFileIsListed) {
   const auto expected = load_expected();
   int files = 0;
-  for (const auto& entry : fs::directory_iterator(kDataDir + "/bad")) {
+  for (const auto& entry : fs::directory_iterator(kTestDataDir + "/bad")) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("cluster_", 0) != 0)
       continue;
@@ -101,7 +103,7 @@ TEST(ClusterIoTest, JobTakesModelAndLayoutFromItsScenarioFile) {
                 "seed": 3 } ] })");
   io::JsonReader reader(doc, "cluster.json");
   Catalog catalog;
-  const SharedCluster c = io::read_shared_cluster(reader, kDataDir + "/scenarios", catalog);
+  const SharedCluster c = io::read_shared_cluster(reader, kTestDataDir + "/scenarios", catalog);
   ASSERT_EQ(c.jobs.size(), 1u);
   EXPECT_EQ(c.jobs[0].scenario.model.num_layers, 40);
   EXPECT_EQ(c.jobs[0].scenario.parallelism.num_gpus(), 32);
@@ -122,7 +124,7 @@ TEST(ClusterIoTest, ReadsRailGroupsRailAlignedAndTheSchedule) {
               { "name": "aligned", "scenario": "valid.json", "placement": "rail-aligned" } ] })");
   io::JsonReader reader(doc, "cluster.json");
   Catalog catalog;
-  const SharedCluster c = io::read_shared_cluster(reader, kDataDir + "/scenarios", catalog);
+  const SharedCluster c = io::read_shared_cluster(reader, kTestDataDir + "/scenarios", catalog);
   EXPECT_EQ(c.fabric.topology, Topology::kRailOptimized);
   EXPECT_EQ(c.fabric.nodes_per_leaf, 4);
   EXPECT_EQ(c.schedule, (FabricSchedule{2, 3, false}));
@@ -139,4 +141,4 @@ TEST(ClusterIoTest, TellsClusterFilesFromScenarios) {
 }
 
 }  // namespace
-}  // namespace capsim
+}  // namespace capsim::cluster_io_test

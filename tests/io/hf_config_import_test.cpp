@@ -12,7 +12,7 @@
 #include "io/scenario_io.hpp"
 #include "tests/io/error_of.hpp"
 
-namespace capsim::io {
+namespace capsim::io::hf_config_import_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -213,4 +213,4 @@ TEST(HfConfigImportTest, BadConfigsAreNamed) {
 }
 
 }  // namespace
-}  // namespace capsim::io
+}  // namespace capsim::io::hf_config_import_test

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "io/input_error.hpp"
+#include "tests/io/error_of.hpp"
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -38,14 +39,7 @@ void write(const std::string& path, const std::string& text) {
 }
 
 // The message of the InputError `f` throws, or "" when it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const io::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 bool is_link(const std::string& path) {
   struct stat st {};
@@ -302,7 +296,7 @@ TEST_F(OutputFilesTest, CheckOutputsRefusesOneFileTwiceAndInputs) {
   EXPECT_NE(error_of([&] {
               io::check_outputs({{"-o", x}, {"--report", path("hard.json")}}, {});
             }),
-            "");
+            "no error");
   EXPECT_EQ(error_of([&] {
               io::check_outputs({{"--trace", same}}, {{"the scenario", x}});
             }),
@@ -312,11 +306,11 @@ TEST_F(OutputFilesTest, CheckOutputsRefusesOneFileTwiceAndInputs) {
               io::check_outputs({{"-o", x}, {"--report", path("r.html")}},
                                 {{"the input", path("in.txt")}, {"the profile", ""}});
             }),
-            "");
+            "no error");
   EXPECT_EQ(error_of([&] {
               io::check_outputs({{"--trace", "/dev/null"}, {"--report", "/dev/null"}}, {});
             }),
-            "");
+            "no error");
   EXPECT_EQ(names(), (std::vector<std::string>{"hard.json", "link.json", "x.json"}));
 }
 

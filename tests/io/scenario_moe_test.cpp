@@ -9,20 +9,18 @@
 
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/io/read_doc.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-
-Scenario read_doc(const nlohmann::json& doc) {
-  io::JsonReader r(doc, "doc.json");
-  return io::read_scenario(r, true);
-}
+using capsim::testing::kTestDataDir;
+using capsim::testing::read_doc;
 
 // valid.json (TP 4 x PP 2 x DP 4 with sequence parallelism) with eight experts in every layer.
 nlohmann::json moe_doc() {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["model"]["moe"] = {{"num_experts", 8}, {"top_k", 2}, {"ffn_hidden_size", 2048}};
   return doc;
 }
@@ -66,7 +64,7 @@ TEST(ScenarioMoeTest, ExpertLayoutKeysRead) {
 // An explicit head dimension (Qwen3: 64 heads of 128 on hidden 4096) frees hidden_size from
 // splitting into the heads; without it the split is still required.
 TEST(ScenarioMoeTest, HeadDimLiftsTheHiddenSplit) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["model"]["num_attention_heads"] = 48;
   doc["model"]["num_kv_heads"] = 8;
   EXPECT_THROW((void)read_doc(doc), io::InputError);
@@ -79,7 +77,7 @@ TEST(ScenarioMoeTest, HeadDimLiftsTheHiddenSplit) {
 // MLA: num_kv_heads may be omitted (it equals the heads) or given equal to them; a null
 // q_lora_rank means no query compression, as 0 does.
 TEST(ScenarioMoeTest, MlaReadsWithoutKeyValueGroups) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["model"].erase("num_kv_heads");
   doc["model"]["mla"] = {{"q_lora_rank", nullptr},
                          {"kv_lora_rank", 512},
@@ -102,7 +100,7 @@ TEST(ScenarioMoeTest, MlaReadsWithoutKeyValueGroups) {
 // A dense scenario writes none of the new keys, so the outputs of dense inputs keep their bytes.
 TEST(ScenarioMoeTest, DenseScenarioWritesNoNewKey) {
   const nlohmann::json j =
-      io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   for (const char* key : {"head_dim", "moe", "mla", "mtp_layers", "window_attention"})
     EXPECT_FALSE(j.at("model").contains(key)) << key;
   for (const char* key : {"expert", "expert_tensor", "token_dispatcher", "moe_a2a_overlap",
@@ -137,7 +135,7 @@ T pick(std::mt19937_64& rnd, const std::vector<T>& values) {
 // A valid scenario with random architecture and expert keys on valid.json's 32 GPUs: TP 2 x
 // PP 2 x DP 8 with sequence parallelism, each stage's 16 GPUs folding into EP x ETP.
 nlohmann::json random_doc(std::mt19937_64& rnd) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   auto& model = doc["model"];
   auto& par = doc["parallelism"];
   par["tensor"] = 2;
@@ -206,7 +204,7 @@ nlohmann::json random_doc(std::mt19937_64& rnd) {
 // Every non-empty set of recompute modules round-trips; the default (core_attn alone) is not
 // written back.
 TEST(ScenarioMoeTest, RecomputeModulesRoundTrip) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["parallelism"]["tensor"] = 2;
   doc["parallelism"]["data"] = 8;
   doc["parallelism"]["recompute"] = "selective";

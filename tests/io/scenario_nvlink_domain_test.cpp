@@ -6,20 +6,18 @@
 
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/io/read_doc.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-
-Scenario read_doc(const nlohmann::json& doc) {
-  io::JsonReader r(doc, "doc.json");
-  return io::read_scenario(r, true);
-}
+using capsim::testing::kTestDataDir;
+using capsim::testing::read_doc;
 
 // valid.json: 4 nodes of 8 GPUs, TP 4 x PP 2 x DP 4.
 nlohmann::json valid_doc() {
-  return io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  return io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
 }
 
 TEST(ScenarioNvlinkDomainTest, DefaultsToTheNodeAndIsNotWritten) {
@@ -70,7 +68,7 @@ namespace {
 
 // valid.json's layout (TP 4 x PP 2 x DP 4, 32 GPUs) on a catalog NVL72 tray instance.
 nlohmann::json tray_doc(int trays) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["cluster"] = {{"instance", "gb200-nvl72"}, {"num_nodes", trays}};
   doc["parallelism"]["data"] = trays * 4 / 8;
   doc["parallelism"]["global_batch_size"] = trays * 4 / 8 * 8;

@@ -8,21 +8,18 @@
 
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/io/read_doc.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-
-Scenario read_doc(const nlohmann::json& doc) {
-  io::JsonReader r(doc, "doc.json");
-  Catalog catalog;
-  return io::read_scenario(r, true, catalog);
-}
+using capsim::testing::kTestDataDir;
+using capsim::testing::read_doc;
 
 // valid.json's layout on eight-GPU B200 nodes of the built-in catalog.
 nlohmann::json b200_doc(const std::string& precision) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["cluster"]["gpu"] = "B200-SXM-180GB";
   doc["cluster"].erase("intra_node");
   doc["parallelism"]["precision"] = precision;

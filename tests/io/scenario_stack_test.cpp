@@ -9,20 +9,17 @@
 
 #include "io/scenario_io.hpp"
 #include "tests/io/error_of.hpp"
+#include "tests/io/read_doc.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-
-Scenario read_doc(const nlohmann::json& doc) {
-  io::JsonReader r(doc, "doc.json");
-  Catalog catalog;
-  return io::read_scenario(r, true, catalog);
-}
+using capsim::testing::kTestDataDir;
+using capsim::testing::read_doc;
 
 nlohmann::json with_stack(const nlohmann::json& stack) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["stack"] = stack;
   return doc;
 }

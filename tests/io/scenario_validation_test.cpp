@@ -12,18 +12,16 @@
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
 #include "io/validation_io.hpp"
+#include "tests/io/read_doc.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+using capsim::testing::kTestDataDir;
+using capsim::testing::read_doc;
 
 // Reads a scenario document held in memory (as if from a file named "doc.json").
-Scenario read_doc(const nlohmann::json& doc) {
-  io::JsonReader r(doc, "doc.json");
-  return io::read_scenario(r, true);
-}
-
 struct BadCase {
   std::string file;
   std::string message;
@@ -31,7 +29,7 @@ struct BadCase {
 
 std::vector<BadCase> load_expected() {
   std::vector<BadCase> out;
-  std::ifstream in(kDataDir + "/bad/EXPECTED.tsv");
+  std::ifstream in(kTestDataDir + "/bad/EXPECTED.tsv");
   std::string line;
   while (std::getline(in, line)) {
     const auto tab = line.find('\t');
@@ -46,7 +44,7 @@ class BadScenarioTest : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadScenarioTest, RejectedWithExactMessage) {
   const BadCase& c = GetParam();
-  const std::string path = kDataDir + "/bad/" + c.file;
+  const std::string path = kTestDataDir + "/bad/" + c.file;
   const std::string expected = path + (c.message.front() == '/' ? ":" : "") + c.message;
   try {
     (void)io::load_scenario(path);
@@ -69,7 +67,7 @@ TEST(ScenarioValidationTest, CoversEveryBadFile) {
 }
 
 TEST(ScenarioValidationTest, ValidScenarioLoadsWithUnits) {
-  const Scenario s = io::load_scenario(kDataDir + "/scenarios/valid.json");
+  const Scenario s = io::load_scenario(kTestDataDir + "/scenarios/valid.json");
   EXPECT_EQ(s.name, "gpt3-13b-test");
   EXPECT_EQ(s.parallelism.num_gpus(), 32);
   EXPECT_DOUBLE_EQ(s.cluster.nic_bandwidth_bytes_per_s, 25e9);
@@ -79,7 +77,7 @@ TEST(ScenarioValidationTest, ValidScenarioLoadsWithUnits) {
 }
 
 TEST(ScenarioValidationTest, JsonRoundTrip) {
-  const Scenario s = io::load_scenario(kDataDir + "/scenarios/valid.json");
+  const Scenario s = io::load_scenario(kTestDataDir + "/scenarios/valid.json");
   const nlohmann::json j = io::scenario_to_json(s);
   io::JsonReader reader(j, "roundtrip.json");
   const Scenario back = io::read_scenario(reader, true);
@@ -99,7 +97,8 @@ TEST(ScenarioValidationTest, JsonRoundTrip) {
 // Gradient reduction precision: unset, Megatron-LM's default (fp32 for bf16/fp8 with ZeRO 0-2,
 // 16 bits for fp16 and ZeRO-3); set, it round-trips and wins.
 TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   EXPECT_FALSE(j.at("parallelism").contains("grad_reduce_precision"));
   EXPECT_EQ(read_doc(j).parallelism.grad_reduce_bytes_per_element(), 4.0);  // bf16, ZeRO-1
   nlohmann::json fp16 = j;
@@ -117,7 +116,8 @@ TEST(ScenarioValidationTest, GradReducePrecisionDefaultsAndRoundTrips) {
 // fp8 parameters: unset, false and not written; set on an fp8 scenario, they read and
 // round-trip (a non-fp8 scenario is rejected, tests/data/bad).
 TEST(ScenarioValidationTest, Fp8ParamsDefaultsAndRoundTrips) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   EXPECT_FALSE(j.at("parallelism").contains("fp8_params"));
   EXPECT_FALSE(read_doc(j).parallelism.fp8_params);
   j["cluster"]["gpu"] = "H100-SXM5-80GB";
@@ -133,7 +133,8 @@ TEST(ScenarioValidationTest, Fp8ParamsDefaultsAndRoundTrips) {
 // The optimizer's storage: unset, fp32 moments and an fp32 master copy (none is written back);
 // set, each value reads, round-trips and reaches the byte counts.
 TEST(ScenarioValidationTest, OptimizerStorageDefaultsAndRoundTrips) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   EXPECT_FALSE(j.at("parallelism").contains("optimizer_state_precision"));
   EXPECT_FALSE(j.at("parallelism").contains("master_weights"));
   const Parallelism defaults = read_doc(j).parallelism;
@@ -157,7 +158,8 @@ TEST(ScenarioValidationTest, OptimizerStorageDefaultsAndRoundTrips) {
 // fp8 training keeps bf16 weights, which fp32-remainders completes; fp16 training accepts a
 // 16-bit fp16 master or none, as Apex does with dtype=fp16 or store_params=False.
 TEST(ScenarioValidationTest, MasterWeightsFollowTheTrainingPrecision) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   j["cluster"]["gpu"] = "H100-SXM5-80GB";
   j["parallelism"]["precision"] = "fp8";
   j["parallelism"]["master_weights"] = "fp32-remainders";
@@ -182,7 +184,8 @@ TEST(ScenarioValidationTest, Fp32TrainingHasNoMasterByDefault) {
 // scenario says otherwise; the parameter gather's default follows the gradients'; written only
 // when off, so it round-trips.
 TEST(ScenarioValidationTest, OverlapDefaultsAndRoundTrips) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   EXPECT_FALSE(j.at("parallelism").contains("overlap_grad_reduce"));
   const Scenario on = read_doc(j);
   EXPECT_TRUE(on.parallelism.overlap_grad_reduce);
@@ -205,7 +208,8 @@ TEST(ScenarioValidationTest, OverlapDefaultsAndRoundTrips) {
 // the loss as layers (126 + 2 over 8 stages of 8 chunks), and stage_layers that do not divide by
 // the virtual stages; and one they reject (neither 125 nor 127 divides by 64).
 TEST(ScenarioValidationTest, MegatronEmbeddingLossSplitAndUnevenChunksLoad) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   j["model"]["num_layers"] = 126;
   j["parallelism"]["tensor"] = 1;
   j["parallelism"]["pipeline"] = 8;
@@ -257,7 +261,8 @@ TEST(ScenarioValidationTest, DpBucketDefaultsToMegatronCoreSize) {
 // The bucket layout: unset, Megatron-Core's (not written back); every-chunk round-trips and
 // reaches the costs.
 TEST(ScenarioValidationTest, DpBucketLayoutDefaultsToMegatronCoreAndRoundTrips) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   EXPECT_FALSE(j.at("parallelism").contains("dp_bucket_layout"));
   EXPECT_FALSE(read_doc(j).parallelism.dp_buckets_every_chunk);
   j["parallelism"]["dp_bucket_layout"] = "every-chunk";
@@ -323,7 +328,8 @@ TEST(ScenarioValidationTest, BucketsAreFullButTheLast) {
 }
 
 TEST(ScenarioValidationTest, OversubscribedLeavesRoundTrip) {
-  nlohmann::json j = io::scenario_to_json(io::load_scenario(kDataDir + "/scenarios/valid.json"));
+  nlohmann::json j =
+      io::scenario_to_json(io::load_scenario(kTestDataDir + "/scenarios/valid.json"));
   nlohmann::json& inter = j["cluster"]["inter_node"];
   inter["topology"] = "oversubscribed";
   inter["oversubscription"] = 2.0;
@@ -362,7 +368,7 @@ TEST(ScenarioValidationTest, InstanceFillsGpuAndNetwork) {
 
 // Every unknown and missing key of a scenario in one run, one line each with its pointer.
 TEST(ScenarioValidationTest, EveryKeyProblemIsReportedAtOnce) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   auto& heads = doc["model"]["num_attention_heads"];
   doc["model"]["num_atention_heads"] = heads;
   doc["model"].erase("num_attention_heads");
@@ -388,7 +394,7 @@ TEST(ScenarioValidationTest, EveryKeyProblemIsReportedAtOnce) {
 // A --set index may append one element to an array, no more: index 99999999 made nlohmann fill
 // the gap with nulls (6 GB, then an abort under a memory limit).
 TEST(ScenarioValidationTest, OverrideIndicesStayNearTheArray) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/scenarios/valid.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   doc["parallelism"]["stage_layers"] = {20, 20};
   try {
     io::apply_overrides(doc, {{"/parallelism/stage_layers/99999999", "1"}}, "s.json", "");
@@ -464,7 +470,8 @@ TEST(ScenarioValidationTest, FabricsActivationsAndPartitionMethodRoundTrip) {
       {"squared-relu", FfnActivation::kSquaredRelu}, {"geglu", FfnActivation::kGeglu}};
   for (const auto& [fabric_name, fabric] : fabrics) {
     for (const auto& [activation_name, activation] : activations) {
-      nlohmann::json doc = nlohmann::json::parse(std::ifstream(kDataDir + "/scenarios/valid.json"));
+      nlohmann::json doc =
+          nlohmann::json::parse(std::ifstream(kTestDataDir + "/scenarios/valid.json"));
       doc["cluster"]["inter_node"]["fabric"] = fabric_name;
       doc["model"]["ffn_activation"] = activation_name;
       doc["parallelism"]["partition_method"] = "parameters";

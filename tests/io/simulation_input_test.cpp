@@ -17,13 +17,15 @@
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
 #include "tests/io/error_of.hpp"
+#include "tests/test_paths.hpp"
 
-namespace capsim {
+namespace capsim::simulation_input_test {
 namespace {
+
+using capsim::testing::kTestDataDir;
 
 namespace fs = std::filesystem;
 
-const std::string kData = CAPSIM_TEST_DATA_DIR;
 const std::string kProfiles = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/profiles/";
 
 fs::path folder(const std::string& name) {
@@ -40,7 +42,7 @@ std::string write(const fs::path& path, const nlohmann::json& doc) {
 
 // valid.json on `gpu`, on one node of 8 GPUs.
 nlohmann::json one_node_scenario(const std::string& gpu) {
-  nlohmann::json s = io::JsonReader::parse_file(kData + "/scenarios/valid.json");
+  nlohmann::json s = io::JsonReader::parse_file(kTestDataDir + "/scenarios/valid.json");
   s["cluster"] = {{"gpu", gpu}, {"gpus_per_node", 8}, {"num_nodes", 1}};
   s["parallelism"]["data"] = 1;
   s.erase("profile");
@@ -50,7 +52,7 @@ nlohmann::json one_node_scenario(const std::string& gpu) {
 using testing::error_of;
 
 TEST(SimulationInputTest, TheScenarioAndTheProfileItGets) {
-  const std::string path = kData + "/scenarios/valid.json";
+  const std::string path = kTestDataDir + "/scenarios/valid.json";
   const io::SimulationInput input = io::load_simulation_input(path, {}, std::nullopt);
   const Scenario scenario = io::load_scenario(path);
   EXPECT_EQ(io::scenario_to_json(input.scenario), io::scenario_to_json(scenario));
@@ -58,7 +60,7 @@ TEST(SimulationInputTest, TheScenarioAndTheProfileItGets) {
 }
 
 TEST(SimulationInputTest, AProfileFileReplacesTheScenarios) {
-  const std::string path = kData + "/scenarios/valid.json";
+  const std::string path = kTestDataDir + "/scenarios/valid.json";
   const std::string efa = kProfiles + "a100-efa.json";
   const io::SimulationInput input = io::load_simulation_input(path, {}, efa);
   EXPECT_EQ(input.scenario.profile_path, efa);
@@ -91,7 +93,7 @@ TEST(SimulationInputTest, AProfileFileDefinesTheGpuTheScenarioNames) {
 // The profile file's absence comes first, then the scenario's errors, then the profile's own.
 TEST(SimulationInputTest, ErrorsInOrder) {
   const fs::path dir = folder("order");
-  const std::string good = kData + "/scenarios/valid.json";
+  const std::string good = kTestDataDir + "/scenarios/valid.json";
   nlohmann::json bad_scenario = io::JsonReader::parse_file(good);
   bad_scenario["parallelism"]["data"] = 3;
   const std::string bad_scenario_path = write(dir / "s.json", bad_scenario);
@@ -144,4 +146,4 @@ TEST(SimulationInputTest, ADocumentReadsAsItsFile) {
 }
 
 }  // namespace
-}  // namespace capsim
+}  // namespace capsim::simulation_input_test

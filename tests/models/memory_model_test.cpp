@@ -9,7 +9,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/parameter_count.hpp"
 
-namespace capsim {
+namespace capsim::memory_model_test {
 namespace {
 
 // GPT-style models of Korthikanti et al. 2022 Table 3 (s = 2048, V = 51200, f = 4h, MHA).
@@ -761,4 +761,4 @@ TEST(MemoryPropertyTest, Fp8ActivationsNeverExceedBf16) {
 }
 
 }  // namespace
-}  // namespace capsim
+}  // namespace capsim::memory_model_test

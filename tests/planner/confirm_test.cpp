@@ -25,12 +25,13 @@
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 #include <unistd.h>
 
 namespace capsim::planner {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+using capsim::testing::kTestDataDir;
 
 // An event evaluation with the given iteration time.
 Evaluation evaluation(double iteration_time_s) {
@@ -39,7 +40,7 @@ Evaluation evaluation(double iteration_time_s) {
 
 std::vector<Scenario> scenarios_with_layers(const std::vector<int>& layers) {
   std::vector<Scenario> out;
-  const PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
+  const PlanSpec plan = load_plan(kTestDataDir + "/plans/small.json");
   for (const int n : layers) {
     Scenario sc;
     sc.name = "s" + std::to_string(n);
@@ -128,7 +129,7 @@ TEST(ConfirmTest, UnavailableEventEngineFallsBackToTheScreen) {
   opts.confirm = forked_confirmer(2, [](const Scenario&) -> Evaluation {
     throw io::InputError("--engine", "", "must be analytic");
   });
-  const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
+  const PlanResult r = run_plan(load_plan(kTestDataDir + "/plans/small.json"), opts);
   EXPECT_FALSE(r.event_available);
   EXPECT_EQ(r.event_unavailable_reason, "--engine: must be analytic");
   EXPECT_EQ(r.confirmations, 0);
@@ -140,7 +141,7 @@ TEST(ConfirmTest, FailedConfirmationsKeepTheScreensNumbers) {
   PlanOptions opts;
   opts.confirm = forked_confirmer(
       2, [](const Scenario&) -> Evaluation { throw std::runtime_error("internal error: boom"); });
-  const PlanResult r = run_plan(load_plan(kDataDir + "/plans/small.json"), opts);
+  const PlanResult r = run_plan(load_plan(kTestDataDir + "/plans/small.json"), opts);
   EXPECT_TRUE(r.event_available);
   EXPECT_EQ(r.confirmations, static_cast<int>(r.candidates.size()));
   for (const auto& c : r.candidates) {
@@ -153,7 +154,7 @@ TEST(ConfirmTest, FailedConfirmationsKeepTheScreensNumbers) {
 // The confirmation ranks on the figures `capsim simulate FILE --engine event --json` prints for
 // the scenario written to FILE: to 6 significant digits, memory in GiB as printed.
 TEST(ConfirmTest, EventEvaluationIsWhatSimulatePrintsForTheWrittenScenario) {
-  const PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
+  const PlanSpec plan = load_plan(kTestDataDir + "/plans/small.json");
   Candidate c;
   c.num_nodes = 2;
   c.parallelism.tensor = 8;
@@ -165,8 +166,8 @@ TEST(ConfirmTest, EventEvaluationIsWhatSimulatePrintsForTheWrittenScenario) {
   const std::string file =
       ::testing::TempDir() + "capsim_confirm_" + std::to_string(getpid()) + ".json";
   std::ofstream(file) << io::scenario_to_json(sc).dump(2) << "\n";
-  const testing::CommandResult cli =
-      testing::run_capsim("simulate " + file + " --engine event --json");
+  const capsim::testing::CommandResult cli =
+      capsim::testing::run_capsim("simulate " + file + " --engine event --json");
   std::filesystem::remove(file);
   ASSERT_EQ(cli.exit_code, 0);
   const nlohmann::json printed = nlohmann::json::parse(cli.out);

@@ -8,7 +8,7 @@
 
 #include "planner/failure_model.hpp"
 
-namespace capsim::planner {
+namespace capsim::planner::goodput_test {
 namespace {
 
 constexpr double kDay = 86400.0;
@@ -117,4 +117,4 @@ TEST(GoodputTest, PlannedStopsCostARestartEach) {
 }
 
 }  // namespace
-}  // namespace capsim::planner
+}  // namespace capsim::planner::goodput_test

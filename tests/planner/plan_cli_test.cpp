@@ -16,14 +16,16 @@
 #include "io/profile_io.hpp"
 #include "io/scenario_io.hpp"
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 #include <unistd.h>
 
 namespace capsim {
 namespace {
 
+using capsim::testing::kSourceDir;
+using capsim::testing::kTestDataDir;
+
 const std::string kBinary = CAPSIM_BINARY;
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-const std::string kSourceDir = CAPSIM_SOURCE_DIR;
 
 using CliRun = testing::CommandResult;
 
@@ -65,14 +67,16 @@ TEST(PlanCliTest, ListInstances) {
     }
   }
   EXPECT_EQ(
-      run("plan --list-instances " + kDataDir + "/plans/small-defined-instance.json").exit_code, 2);
+      run("plan --list-instances " + kTestDataDir + "/plans/small-defined-instance.json").exit_code,
+      2);
 }
 
 TEST(PlanCliTest, JsonAndWinningScenario) {
   const std::string out = ::testing::TempDir() + "capsim_plan_best.json";
   std::filesystem::remove(out);
-  const CliRun r = run("plan " + kDataDir + "/plans/small.json --engine analytic --json --top 3 " +
-                       "--out-scenario " + out);
+  const CliRun r =
+      run("plan " + kTestDataDir + "/plans/small.json --engine analytic --json --top 3 " +
+          "--out-scenario " + out);
   ASSERT_EQ(r.exit_code, 0);
   const auto j = io::JsonReader::parse_text(r.out, "stdout");
   EXPECT_LE(j.at("ranked").size(), 3u);
@@ -93,7 +97,7 @@ TEST(PlanCliTest, JsonAndWinningScenario) {
 TEST(PlanCliTest, WinningScenarioReplaysToThePlansEventNumbers) {
   const std::string out = ::testing::TempDir() + "capsim_plan_best_event.json";
   std::filesystem::remove(out);
-  const CliRun r = run("plan " + kDataDir + "/plans/small.json --json --out-scenario " + out);
+  const CliRun r = run("plan " + kTestDataDir + "/plans/small.json --json --out-scenario " + out);
   ASSERT_EQ(r.exit_code, 0);
   const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
   ASSERT_EQ(best.at("engine"), "event");
@@ -109,8 +113,8 @@ TEST(PlanCliTest, WinningScenarioReplaysToThePlansEventNumbers) {
 // The plan is costed with it, screen and event confirmation alike, and the winning scenario
 // names it.
 TEST(PlanCliTest, InstanceProfileIsUsed) {
-  const CliRun shipped = run("plan " + kDataDir + "/plans/small.json --json");
-  const CliRun slow = run("plan " + kDataDir + "/plans/small-calibrated.json --json");
+  const CliRun shipped = run("plan " + kTestDataDir + "/plans/small.json --json");
+  const CliRun slow = run("plan " + kTestDataDir + "/plans/small-calibrated.json --json");
   ASSERT_EQ(shipped.exit_code, 0);
   ASSERT_EQ(slow.exit_code, 0);
   const auto a = io::JsonReader::parse_text(shipped.out, "shipped").at("best");
@@ -133,7 +137,7 @@ TEST(PlanCliTest, WinnerFindsTheInstanceProfileFromAnyFolder) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "best.json").string();
-  const std::string plan = "cd " + kDataDir + " && " + kBinary +
+  const std::string plan = "cd " + kTestDataDir + " && " + kBinary +
                            " plan plans/small-calibrated.json --engine analytic --out-scenario " +
                            out + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(plan.c_str()), 0);
@@ -142,11 +146,11 @@ TEST(PlanCliTest, WinnerFindsTheInstanceProfileFromAnyFolder) {
   EXPECT_EQ(std::system(simulate.c_str()), 0);
   const Scenario best = io::load_scenario(out);
   EXPECT_EQ(std::filesystem::canonical(best.profile_path),
-            std::filesystem::canonical(kDataDir + "/plans/a100-efa-half-speed.json"));
+            std::filesystem::canonical(kTestDataDir + "/plans/a100-efa-half-speed.json"));
 }
 
 TEST(PlanCliTest, SameInputSameBytes) {
-  const std::string args = "plan " + kDataDir + "/plans/small.json --engine analytic --json";
+  const std::string args = "plan " + kTestDataDir + "/plans/small.json --engine analytic --json";
   const CliRun a = run(args + " --jobs 1");
   const CliRun b = run(args + " --jobs 2");
   ASSERT_EQ(a.exit_code, 0);
@@ -154,7 +158,7 @@ TEST(PlanCliTest, SameInputSameBytes) {
 }
 
 TEST(PlanCliTest, BadInputExitsTwo) {
-  EXPECT_EQ(run("plan " + kDataDir + "/bad/plan_instance_unknown.json").exit_code, 2);
+  EXPECT_EQ(run("plan " + kTestDataDir + "/bad/plan_instance_unknown.json").exit_code, 2);
   EXPECT_EQ(run("plan /nonexistent/plan.json").exit_code, 2);
   EXPECT_EQ(run("plan --top -1").exit_code, 2);
   EXPECT_EQ(run("plan --engine magic").exit_code, 2);
@@ -168,7 +172,7 @@ TEST(PlanCliTest, BadInputExitsTwo) {
 TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
   const std::string out = ::testing::TempDir() + "capsim_plan_defined.json";
   std::filesystem::remove(out);
-  const CliRun r = run("plan " + kDataDir + "/plans/small-defined-instance.json --json " +
+  const CliRun r = run("plan " + kTestDataDir + "/plans/small-defined-instance.json --json " +
                        "--out-scenario " + out);
   ASSERT_EQ(r.exit_code, 0);
   const auto j = io::JsonReader::parse_text(r.out, "stdout");
@@ -196,7 +200,7 @@ TEST(PlanCliTest, DefinedInstanceWinsAsAStandaloneScenario) {
 // catalog H100 node with the same NVLink; only its inter-node collectives come from the
 // datasheet model, and the notes say so.
 TEST(PlanCliTest, ACatalogGpuOnAnUnmeasuredNetworkKeepsItsFamilysKernels) {
-  const CliRun r = run("plan " + kDataDir + "/plans/small-roce-instance.json --json --top 40");
+  const CliRun r = run("plan " + kTestDataDir + "/plans/small-roce-instance.json --json --top 40");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = io::JsonReader::parse_text(r.out, "stdout");
   EXPECT_NE(j.at("notes").dump().find("instance roce-h100-node: no roce measurement of its GPU "
@@ -235,11 +239,11 @@ void expect_contains(const nlohmann::json& before, const nlohmann::json& after,
 // JSON recorded in tests/data/plans/expected/small-steady-state.json is there byte for byte
 // (the goodput model only adds keys).
 TEST(PlanCliTest, FailureModelNoneGivesTheSteadyStateNumbers) {
-  const CliRun r = run("plan " + kDataDir + "/plans/small-no-goodput.json --json");
+  const CliRun r = run("plan " + kTestDataDir + "/plans/small-no-goodput.json --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto now = io::JsonReader::parse_text(r.out, "stdout");
   const auto before =
-      io::JsonReader::parse_file(kDataDir + "/plans/expected/small-steady-state.json");
+      io::JsonReader::parse_file(kTestDataDir + "/plans/expected/small-steady-state.json");
   expect_contains(before, now, "");
   EXPECT_FALSE(now.at("best").contains("goodput"));
   EXPECT_EQ(now.at("best").at("time_to_train_days"), now.at("best").at("failure_free_days"));
@@ -248,7 +252,7 @@ TEST(PlanCliTest, FailureModelNoneGivesTheSteadyStateNumbers) {
 // By default the plan is all-in: its days, cost and GPU-hours include the goodput model's
 // losses, which the JSON breaks down and the table lists for the winner.
 TEST(PlanCliTest, DefaultPlanIsAllIn) {
-  const CliRun r = run("plan " + kDataDir + "/plans/small.json --json");
+  const CliRun r = run("plan " + kTestDataDir + "/plans/small.json --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
   const double steady = best.at("steady_days").get<double>();
@@ -264,7 +268,7 @@ TEST(PlanCliTest, DefaultPlanIsAllIn) {
     parts += g.at(key).get<double>();
   EXPECT_NEAR(parts, g.at("all_in_h").get<double>(), 1e-4 * parts);
   EXPECT_NEAR(g.at("all_in_h").get<double>() / 24.0, all_in, 1e-4 * all_in);
-  const CliRun table = run("plan " + kDataDir + "/plans/small.json");
+  const CliRun table = run("plan " + kTestDataDir + "/plans/small.json");
   EXPECT_NE(table.out.find("goodput of the best: "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("all-in (steady state: "), std::string::npos) << table.out;
 }
@@ -298,7 +302,7 @@ TEST(PlanCliTest, SkippedPricingPairsSayWhy) {
 
 // A winner with less free HBM than memory_warning_headroom gets a warning; one with more none.
 TEST(PlanCliTest, WarnsWhenTheWinnerLeavesLittleMemoryFree) {
-  std::string plan = read_file(kDataDir + "/plans/small.json");
+  std::string plan = read_file(kTestDataDir + "/plans/small.json");
   const std::string path = ::testing::TempDir() + "small-warn.json";
   std::ofstream(path) << plan.insert(plan.rfind('}'), R"(, "memory_warning_headroom": "79GiB")");
   const CliRun r = run("plan " + path + " --engine analytic --json");
@@ -310,13 +314,13 @@ TEST(PlanCliTest, WarnsWhenTheWinnerLeavesLittleMemoryFree) {
   EXPECT_NE(run("plan " + path + " --engine analytic").out.find("warning: the winner leaves"),
             std::string::npos);
   // The default (4 GiB): the small plan's winner leaves far more free.
-  const CliRun fine = run("plan " + kDataDir + "/plans/small.json --engine analytic --json");
+  const CliRun fine = run("plan " + kTestDataDir + "/plans/small.json --engine analytic --json");
   EXPECT_TRUE(io::JsonReader::parse_text(fine.out, "stdout").at("warnings").empty());
 }
 
 // The small plan on exactly 4 nodes, with a shared fabric of 2-node leaves, 8:1 oversubscribed.
 std::string shared_fabric_plan(const std::string& fabric) {
-  std::string plan = read_file(kDataDir + "/plans/small.json");
+  std::string plan = read_file(kTestDataDir + "/plans/small.json");
   plan.replace(plan.find("\"min\": 1"), 8, "\"min\": 4");
   // Named after the test: ctest runs the tests that write such a plan at once.
   const std::string path = ::testing::TempDir() + "small-shared-fabric-" +
@@ -357,7 +361,7 @@ TEST(PlanCliTest, SharedFabricStatesWhatItDoesToTheWinner) {
   // Without the key there is no such line.
   EXPECT_FALSE(
       io::JsonReader::parse_text(
-          run("plan " + kDataDir + "/plans/small.json --engine analytic --json").out, "stdout")
+          run("plan " + kTestDataDir + "/plans/small.json --engine analytic --json").out, "stdout")
           .contains("shared_fabric"));
 }
 
@@ -375,14 +379,14 @@ TEST(PlanCliTest, BadSharedFabricExitsTwoWithItsPointer) {
 
 // The winner's Megatron-LM arguments are in the JSON and the table.
 TEST(PlanCliTest, WinnerHasMegatronArguments) {
-  const CliRun r = run("plan " + kDataDir + "/plans/small.json --engine analytic --json");
+  const CliRun r = run("plan " + kTestDataDir + "/plans/small.json --engine analytic --json");
   const auto best = io::JsonReader::parse_text(r.out, "stdout").at("best");
   const std::string args = best.at("megatron_arguments").get<std::string>();
   EXPECT_NE(args.find("--tensor-model-parallel-size " +
                       std::to_string(best.at("layout").at("tensor").get<int>())),
             std::string::npos)
       << args;
-  EXPECT_NE(run("plan " + kDataDir + "/plans/small.json --engine analytic")
+  EXPECT_NE(run("plan " + kTestDataDir + "/plans/small.json --engine analytic")
                 .out.find("run it with Megatron-LM: --num-layers 24"),
             std::string::npos);
 }
@@ -394,7 +398,7 @@ TEST(PlanCliTest, EmitWritesLaunchFilesThatReadBackAsTheWinner) {
   const std::string dir = ::testing::TempDir() + "capsim_plan_emit_" + std::to_string(getpid());
   const std::string best = dir + ".json";
   fs::remove_all(dir);
-  const std::string plan = "plan " + kDataDir + "/plans/small.json --engine analytic ";
+  const std::string plan = "plan " + kTestDataDir + "/plans/small.json --engine analytic ";
   const CliRun r = run(plan + "--out-scenario " + best +
                        " --emit megatron,bridge --emit sbatch --emit-dir " + dir);
   ASSERT_EQ(r.exit_code, 0) << r.out;

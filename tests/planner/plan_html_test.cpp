@@ -10,12 +10,13 @@
 
 #include "io/json_reader.hpp"
 #include "tests/cli/run_capsim.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-const std::string kSourceDir = CAPSIM_SOURCE_DIR;
+using capsim::testing::kSourceDir;
+using capsim::testing::kTestDataDir;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -77,7 +78,7 @@ TEST(PlanHtmlTest, ReportHasEveryPart) {
 }
 
 TEST(PlanHtmlTest, NoBestSaysWhy) {
-  std::string plan = read_text(kDataDir + "/plans/small.json");
+  std::string plan = read_text(kTestDataDir + "/plans/small.json");
   plan.replace(plan.find("\"10d\""), 5, "\"1h\"");
   const std::string path = ::testing::TempDir() + "unreachable.json";
   std::ofstream(path) << plan;

@@ -18,12 +18,13 @@
 
 #include "io/input_error.hpp"
 #include "io/json_reader.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim::planner {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
-const std::string kSourceDir = CAPSIM_SOURCE_DIR;
+using capsim::testing::kSourceDir;
+using capsim::testing::kTestDataDir;
 
 struct BadCase {
   std::string file;
@@ -32,7 +33,7 @@ struct BadCase {
 
 std::vector<BadCase> load_expected() {
   std::vector<BadCase> out;
-  std::ifstream in(kDataDir + "/bad/PLAN_EXPECTED.tsv");
+  std::ifstream in(kTestDataDir + "/bad/PLAN_EXPECTED.tsv");
   std::string line;
   while (std::getline(in, line)) {
     const auto tab = line.find('\t');
@@ -47,7 +48,7 @@ class BadPlanTest : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadPlanTest, RejectedWithExactMessage) {
   const BadCase& c = GetParam();
-  const std::string path = kDataDir + "/bad/" + c.file;
+  const std::string path = kTestDataDir + "/bad/" + c.file;
   try {
     (void)load_plan(path);
     FAIL() << c.file << " was accepted";
@@ -65,7 +66,7 @@ INSTANTIATE_TEST_SUITE_P(AllRules, BadPlanTest, ::testing::ValuesIn(load_expecte
 
 TEST(PlanIoTest, EveryBadPlanFileHasAnExpectedMessage) {
   size_t files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kDataDir + "/bad")) {
+  for (const auto& entry : std::filesystem::directory_iterator(kTestDataDir + "/bad")) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("plan_", 0) == 0 && entry.path().extension() == ".json")
       ++files;

@@ -14,15 +14,16 @@
 #include "planner/planner.hpp"
 
 #include "io/json_reader.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim::planner {
 namespace {
 
-const std::string kSourceDir = CAPSIM_SOURCE_DIR;
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+using capsim::testing::kSourceDir;
+using capsim::testing::kTestDataDir;
 
 PlanSpec small_space() {
-  PlanSpec plan = load_plan(kDataDir + "/plans/small.json");
+  PlanSpec plan = load_plan(kTestDataDir + "/plans/small.json");
   plan.instances = {{"p4de.24xlarge", {{Pricing::kOnDemand, 27.44705}}},
                     {"p5.48xlarge", {{Pricing::kOnDemand, 55.04}}}};
   plan.node_counts = {1, 2};

@@ -11,11 +11,12 @@
 
 #include "io/input_error.hpp"
 #include "io/scenario_io.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim::planner {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+using capsim::testing::kTestDataDir;
 
 // GPT 1.3B (16 heads) with TP 16 only, on p4de nodes of 8 GPUs.
 PlanSpec tensor16_plan(int nodes, int nvlink_domain) {
@@ -73,7 +74,7 @@ TEST(PlannerNvlinkDomainTest, StraddlingTensorGroupIsPricedNotPruned) {
 }
 
 TEST(PlannerNvlinkDomainTest, PlanInstanceObjectReadsTheDomain) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/plans/small.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/plans/small.json");
   doc["instances"] = {{{"name", "p4de.24xlarge"}, {"nvlink_domain", 16}}};
   doc["num_nodes"] = {{"values", {1, 2, 4}}};
   const PlanSpec plan = read_plan_text(doc.dump(), "plan.json");
@@ -85,7 +86,7 @@ TEST(PlannerNvlinkDomainTest, PlanInstanceObjectReadsTheDomain) {
 // A catalog NVL72 tray instance brings its rack's domain to the plan, and node counts that
 // neither stay in one rack nor fill whole racks are bad input.
 TEST(PlannerNvlinkDomainTest, CatalogTrayInstanceBringsItsDomain) {
-  nlohmann::json doc = io::JsonReader::parse_file(kDataDir + "/plans/small.json");
+  nlohmann::json doc = io::JsonReader::parse_file(kTestDataDir + "/plans/small.json");
   doc["instances"] = {"gb200-nvl72"};
   doc["num_nodes"] = {{"values", {2, 18, 36}}};
   EXPECT_EQ(read_plan_text(doc.dump(), "plan.json").instances.at(0).nvlink_domain, 72);

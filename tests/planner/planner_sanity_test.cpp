@@ -19,12 +19,13 @@
 #include "estimate/analytic_estimator.hpp"
 #include "io/profile_io.hpp"
 #include "io/validation_io.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim::planner {
 namespace {
 
-const std::string kSourceDir = CAPSIM_SOURCE_DIR;
-const std::string kDataDir = CAPSIM_DATA_DIR;
+using capsim::testing::kShippedDataDir;
+using capsim::testing::kSourceDir;
 
 // Spearman's rank correlation (models/rank_correlation.hpp).
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
@@ -59,7 +60,7 @@ TEST(PlannerSanityTest, MegatronGpt3LayoutRanksAmongTheBest) {
 }
 
 TEST(PlannerSanityTest, RankingCorrelatesWithMeasuredThroughput) {
-  const auto cases = io::load_validation_cases(kDataDir + "/validation/dev.json");
+  const auto cases = io::load_validation_cases(kShippedDataDir + "/validation/dev.json");
   // Groups of configurations of the same model on the same hardware: the choice a planner
   // makes. Megatron SC'21: by model (Table 2 compares PTD-P and ZeRO-3 at three sizes);
   // MPT: by (model, GPU) across sequence lengths, micro-batches and node counts.

@@ -31,11 +31,12 @@
 #include "io/scenario_io.hpp"
 #include "io/text_format.hpp"
 #include "tests/planner/skewed_confirmer.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim::planner {
 namespace {
 
-const std::string kDataDir = CAPSIM_TEST_DATA_DIR;
+using capsim::testing::kTestDataDir;
 
 ModelSpec small_model() {
   ModelSpec m;

@@ -21,11 +21,12 @@
 #include "io/profile_io.hpp"
 #include "tests/cli/run_capsim.hpp"
 #include "tests/planner/skewed_confirmer.hpp"
+#include "tests/test_paths.hpp"
 
 namespace capsim::planner {
 namespace {
 
-const std::string kSourceDir = CAPSIM_SOURCE_DIR;
+using capsim::testing::kSourceDir;
 
 PlanSpec small_plan() {
   PlanSpec plan = read_plan_text(default_plan_text(), "<default plan>");

@@ -11,7 +11,7 @@
 #include "io/profile_io.hpp"
 #include "tests/sim/sim_test_util.hpp"
 
-namespace capsim::sim {
+namespace capsim::sim::nvlink_domain_sim_test {
 namespace {
 
 using test::make_costs;
@@ -77,4 +77,4 @@ TEST(NvlinkDomainSimTest, TensorGroupStraddlingTwoDomainsPaysTheNicShare) {
 }
 
 }  // namespace
-}  // namespace capsim::sim
+}  // namespace capsim::sim::nvlink_domain_sim_test

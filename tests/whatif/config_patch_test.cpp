@@ -18,7 +18,7 @@
 #include "whatif/policy_source.hpp"
 #include "whatif/whatif_io.hpp"
 
-namespace capsim::whatif {
+namespace capsim::whatif::config_patch_test {
 namespace {
 
 const std::string kConfigs = std::string(CAPSIM_SOURCE_DIR) + "/scenarios/whatif/configs";
@@ -227,4 +227,4 @@ TEST(ConfigPatchTest, SweepVariantEmitsTheUsersFile) {
 }
 
 }  // namespace
-}  // namespace capsim::whatif
+}  // namespace capsim::whatif::config_patch_test

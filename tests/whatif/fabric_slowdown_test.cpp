@@ -14,7 +14,7 @@
 #include "whatif/throughput.hpp"
 #include "whatif/whatif_io.hpp"
 
-namespace capsim::whatif {
+namespace capsim::whatif::fabric_slowdown_test {
 namespace {
 
 // GPT 30B, TP 8 x PP 2: a 32-GPU job is 4 p4d nodes at data-parallel degree 2.
@@ -98,4 +98,4 @@ TEST(WhatIfFabricTest, BadFabricNamesFileAndPointer) {
 }
 
 }  // namespace
-}  // namespace capsim::whatif
+}  // namespace capsim::whatif::fabric_slowdown_test

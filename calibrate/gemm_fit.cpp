@@ -22,7 +22,7 @@ using Vec = std::array<double, kDims>;
 // A source whose median log-residual sits more than this below or above the median of all
 // sources is not part of the consensus level (ln 1.15: the A100 sweeps differ by ~30%).
 constexpr double kConsensusBand = 0.14;
-constexpr double kPriorWeight = 1e-3;
+constexpr double kGemmPriorWeight = 1e-3;
 
 // Maps unconstrained coordinates to parameters: efficiencies through a logistic (the ceiling
 // scaled to its bound), k_half and launch overhead through exp, so the search never leaves the
@@ -230,7 +230,7 @@ struct LogFit {
     for (double r : res)
       sum += r * r;
     for (size_t d = 0; d < kDims; ++d)
-      sum += kPriorWeight * (x[d] - prior[d]) * (x[d] - prior[d]);
+      sum += kGemmPriorWeight * (x[d] - prior[d]) * (x[d] - prior[d]);
     return sum;
   }
 };

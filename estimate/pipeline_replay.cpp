@@ -21,8 +21,6 @@ namespace {
 using replay::graph_of;
 using replay::kArrival;
 using replay::kBucketCount;
-using replay::kComm;
-using replay::kCompute;
 using replay::kFullBucket;
 using replay::kLastBucket;
 using replay::kOpWidth;
@@ -214,8 +212,8 @@ PlayedEnds play(const ReplayGraph& g, const std::vector<double>& cost, CostTable
     const Step& step = g.steps[i];
     const size_t s = step.stage();
     const size_t index = step.cost_index();
-    const double compute_s = cost[index + kCompute];
-    const double comm_s = cost[index + kComm];
+    const double compute_s = cost[index + replay::kCompute];
+    const double comm_s = cost[index + replay::kComm];
     double t = std::max(end[static_cast<size_t>(step.previous)],
                         arrival(index, end[static_cast<size_t>(step.waits_for)]));
     if (!step.releases_buckets()) {

@@ -71,7 +71,7 @@ struct Stream {
   }
 };
 
-enum class Step { kLead, kLayerStart, kCompute, kComm, kDrain, kFinished };
+enum class PlayStep { kLead, kLayerStart, kCompute, kComm, kDrain, kFinished };
 
 // The compute side and both streams of one play, stepped from event to event.
 class Player {
@@ -107,7 +107,7 @@ class Player {
   void run() {
     for (;;) {
       settle();
-      if (step_ == Step::kFinished && !scatter_.busy())
+      if (step_ == PlayStep::kFinished && !scatter_.busy())
         return;
       const double dt = time_to_next_event_s();
       if (!(dt < kNever))
@@ -129,9 +129,9 @@ class Player {
     return on_wire > 0 ? 1.0 / on_wire : 0.0;
   }
   [[nodiscard]] double compute_time_to_next_s() const {
-    if (step_ == Step::kCompute)
+    if (step_ == PlayStep::kCompute)
       return remaining_s_ / compute_speed();
-    if (step_ == Step::kComm || step_ == Step::kLead)
+    if (step_ == PlayStep::kComm || step_ == PlayStep::kLead)
       return remaining_s_;
     return kNever;
   }
@@ -147,16 +147,16 @@ class Player {
 
   bool settle_compute() {
     switch (step_) {
-      case Step::kLead:
+      case PlayStep::kLead:
         if (remaining_s_ > 0.0)
           return false;
-        step_ = Step::kLayerStart;
+        step_ = PlayStep::kLayerStart;
         return true;
-      case Step::kLayerStart:
+      case PlayStep::kLayerStart:
         // A pass's lead (the event engine's overhead sleep) comes before everything.
         if (layer_ == 0 && !lead_done_ && pass().lead_s > 0.0) {
           lead_done_ = true;
-          step_ = Step::kLead;
+          step_ = PlayStep::kLead;
           remaining_s_ = pass().lead_s;
           return true;
         }
@@ -177,28 +177,28 @@ class Player {
           if (!ends_backward())
             ++gather_.allowed;
         }
-        step_ = Step::kCompute;
+        step_ = PlayStep::kCompute;
         remaining_s_ = pass().compute_s / layers_;
         return true;
-      case Step::kCompute:
+      case PlayStep::kCompute:
         if (remaining_s_ > 0.0)
           return false;
-        step_ = Step::kComm;
+        step_ = PlayStep::kComm;
         remaining_s_ = pass().comm_s / layers_;
         return true;
-      case Step::kComm:
+      case PlayStep::kComm:
         if (remaining_s_ > 0.0)
           return false;
         end_layer();
         return true;
-      case Step::kDrain:
+      case PlayStep::kDrain:
         if (scatter_.done < scatter_.allowed)
           return false;
         if (pass().gathers)
           ++gather_.allowed;  // the held prefetch
         end_pass();
         return true;
-      case Step::kFinished:
+      case PlayStep::kFinished:
         return false;
     }
     return false;
@@ -214,9 +214,9 @@ class Player {
       ++scatter_.allowed;
     if (drain && pass().root_scatter)
       ++scatter_.allowed;
-    step_ = Step::kLayerStart;
+    step_ = PlayStep::kLayerStart;
     if (drain) {
-      step_ = Step::kDrain;
+      step_ = PlayStep::kDrain;
       return;
     }
     if (++layer_ < layers_)
@@ -225,14 +225,14 @@ class Player {
   }
 
   void end_pass() {
-    step_ = Step::kLayerStart;
+    step_ = PlayStep::kLayerStart;
     root_gathered_ = false;
     lead_done_ = false;
     exposed_[pass_index_] = now_ - pass_start_ - pass().lead_s - pass().compute_s - pass().comm_s;
     layer_ = 0;
     pass_start_ = now_;
     if (++pass_index_ == num_passes_)
-      step_ = Step::kFinished;
+      step_ = PlayStep::kFinished;
   }
 
   [[nodiscard]] double time_to_next_event_s() const {
@@ -243,8 +243,8 @@ class Player {
 
   void advance(double dt) {
     now_ += dt;
-    if (step_ == Step::kCompute || step_ == Step::kComm || step_ == Step::kLead) {
-      const double speed = step_ == Step::kCompute ? compute_speed() : 1.0;
+    if (step_ == PlayStep::kCompute || step_ == PlayStep::kComm || step_ == PlayStep::kLead) {
+      const double speed = step_ == PlayStep::kCompute ? compute_speed() : 1.0;
       remaining_s_ = compute_time_to_next_s() <= dt ? 0.0 : remaining_s_ - dt * speed;
     }
     const double wire = wire_speed();
@@ -264,7 +264,7 @@ class Player {
   int gathers_used_ = 0;
   bool root_gathered_ = false;  // this pass's root gather is done
   bool lead_done_ = false;      // this pass's lead is over
-  Step step_ = Step::kLayerStart;
+  PlayStep step_ = PlayStep::kLayerStart;
   double remaining_s_ = 0.0;
   double now_ = 0.0;
   double pass_start_ = 0.0;

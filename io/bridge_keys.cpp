@@ -57,21 +57,21 @@ constexpr auto kRenamed = std::to_array<Renamed>({
 constexpr auto kByName = std::to_array<std::string_view>(
     {"model", "train", "ddp", "optimizer", "mixed_precision", "comm_overlap"});
 
-constexpr const char* kRuntime = "process setup and run control";
+constexpr const char* kRunControl = "process setup and run control";
 
 constexpr auto kIgnoredSections = std::to_array<std::pair<std::string_view, const char*>>({
     {"checkpoint", "checkpoint paths, formats and intervals"},
     {"dataset", "the data and its loading"},
-    {"dist", kRuntime},
-    {"ft", kRuntime},
-    {"inprocess_restart", kRuntime},
+    {"dist", kRunControl},
+    {"ft", kRunControl},
+    {"inprocess_restart", kRunControl},
     {"logger", "logging"},
-    {"nvrx_straggler", kRuntime},
+    {"nvrx_straggler", kRunControl},
     {"profiling", "profiling"},
-    {"rerun_state_machine", kRuntime},
+    {"rerun_state_machine", kRunControl},
     {"rng", "the random seed"},
     {"scheduler", "the learning-rate schedule (the step does the same work)"},
-    {"straggler", kRuntime},
+    {"straggler", kRunControl},
     {"tensor_inspect", "logging"},
     {"tokenizer", "the tokenizer's files (model.vocab_size is the vocabulary)"},
 });

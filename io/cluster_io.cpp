@@ -23,7 +23,7 @@ constexpr std::int64_t kMaxNodes = 1 << 20;
 
 // Whether the fabric names, by a string, a GPU the catalog does not know (yet): a profile fitted
 // on new hardware then defines it, as for scenarios.
-bool names_unknown_gpu(const nlohmann::json& doc, const Catalog& catalog) {
+bool fabric_names_unknown_gpu(const nlohmann::json& doc, const Catalog& catalog) {
   const auto fabric = doc.find("fabric");
   if (fabric == doc.end() || !fabric->is_object())
     return false;
@@ -340,7 +340,7 @@ SharedCluster read_shared_cluster(JsonReader& r, const std::string& base_dir, Ca
     throw r.error("profile", "expected a profile file path, got \"\"");
   std::vector<InputProblem> problems;
   if (r.has("profile") && r.json().at("profile").is_string() &&
-      names_unknown_gpu(r.json(), catalog))
+      fabric_names_unknown_gpu(r.json(), catalog))
     define_gpu_of_profile(out.profile_path, r.file(), r.pointer_to("profile"), catalog);
   bool fabric_read = false;
   try {

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kMaxDim = 1 << 24;
+constexpr std::int64_t kMaxConfigDim = 1 << 24;
 
 // The architectures capsim imports (config.json "architectures").
 const std::vector<std::string>& supported_architectures() {
@@ -49,7 +49,7 @@ std::string architecture(JsonReader& r) {
 void read_window(JsonReader& r, const std::string& arch, json& m) {
   if (arch == "MistralForCausalLM" || arch == "MixtralForCausalLM") {
     if (r.has("sliding_window") && !r.take_null("sliding_window"))
-      m["window_attention"] = {{"size", r.required_int("sliding_window", 1, kMaxDim)},
+      m["window_attention"] = {{"size", r.required_int("sliding_window", 1, kMaxConfigDim)},
                                {"every", 1}};
     return;
   }
@@ -63,7 +63,7 @@ void read_window(JsonReader& r, const std::string& arch, json& m) {
   }
   if (arch != "GptOssForCausalLM" && arch != "Gemma2ForCausalLM")
     return;
-  const std::int64_t size = r.required_int("sliding_window", 1, kMaxDim);
+  const std::int64_t size = r.required_int("sliding_window", 1, kMaxConfigDim);
   const std::vector<json> types = arch == "Gemma2ForCausalLM" && !r.has("layer_types")
                                       ? std::vector<json>{}
                                       : r.array("layer_types", 1);
@@ -101,18 +101,18 @@ int qwen_dense_prefix(JsonReader& r, int num_layers) {
 void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
   json moe = json::object();
   if (arch == "MixtralForCausalLM" || arch == "GptOssForCausalLM") {
-    moe["num_experts"] = r.required_int("num_local_experts", 1, kMaxDim);
+    moe["num_experts"] = r.required_int("num_local_experts", 1, kMaxConfigDim);
     moe["ffn_hidden_size"] = m.at("ffn_hidden_size");  // every layer's FFN is the experts
   } else if (arch == "Qwen3MoeForCausalLM") {
-    moe["num_experts"] = r.required_int("num_experts", 1, kMaxDim);
-    moe["ffn_hidden_size"] = r.required_int("moe_intermediate_size", 1, kMaxDim);
+    moe["num_experts"] = r.required_int("num_experts", 1, kMaxConfigDim);
+    moe["ffn_hidden_size"] = r.required_int("moe_intermediate_size", 1, kMaxConfigDim);
     if (r.optional_int("decoder_sparse_step", 1, 1, num_layers) != 1)
       throw r.error("decoder_sparse_step", "capsim models experts on every layer (1)");
     if (const int dense = qwen_dense_prefix(r, num_layers); dense > 0)
       moe["first_dense_layers"] = dense;
   } else if (arch.starts_with("Deepseek")) {
-    moe["num_experts"] = r.required_int("n_routed_experts", 1, kMaxDim);
-    const std::int64_t expert_ffn = r.required_int("moe_intermediate_size", 1, kMaxDim);
+    moe["num_experts"] = r.required_int("n_routed_experts", 1, kMaxConfigDim);
+    const std::int64_t expert_ffn = r.required_int("moe_intermediate_size", 1, kMaxConfigDim);
     moe["ffn_hidden_size"] = expert_ffn;
     // DeepSeek's shared experts are n_shared_experts experts of the routed size, run as one.
     const std::int64_t shared = r.optional_int("n_shared_experts", 0, 0, 64);
@@ -126,7 +126,7 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
                     "capsim models experts on every layer after the dense ones (1)");
     if (r.optional_enum("scoring_func", "softmax", {"softmax", "sigmoid"}) == "sigmoid")
       moe["router_score"] = "sigmoid";
-    if (const std::int64_t groups = r.optional_int("n_group", 1, 1, kMaxDim); groups > 1) {
+    if (const std::int64_t groups = r.optional_int("n_group", 1, 1, kMaxConfigDim); groups > 1) {
       moe["router_groups"] = groups;
       moe["router_group_top_k"] = r.optional_int("topk_group", groups, 1, groups);
     }
@@ -136,7 +136,7 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
   const std::string top_k_key = arch == "GptOssForCausalLM" && !r.has("num_experts_per_tok")
                                     ? "experts_per_token"
                                     : "num_experts_per_tok";
-  moe["top_k"] = r.required_int(top_k_key, 1, kMaxDim);
+  moe["top_k"] = r.required_int(top_k_key, 1, kMaxConfigDim);
   if (arch == "GptOssForCausalLM") {
     // GptOssExperts: biased projections, and the gated activation's inputs clamped to
     // swiglu_limit (7.0 in the released configs).
@@ -148,12 +148,13 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
 
 void read_mla(JsonReader& r, json& m) {
   json mla = json::object();
-  mla["q_lora_rank"] =
-      r.take_null("q_lora_rank") ? json(nullptr) : json(r.required_int("q_lora_rank", 1, kMaxDim));
-  mla["kv_lora_rank"] = r.required_int("kv_lora_rank", 1, kMaxDim);
-  mla["qk_head_dim"] = r.required_int("qk_nope_head_dim", 1, kMaxDim);
-  mla["qk_pos_emb_head_dim"] = r.required_int("qk_rope_head_dim", 0, kMaxDim);
-  mla["v_head_dim"] = r.required_int("v_head_dim", 1, kMaxDim);
+  mla["q_lora_rank"] = r.take_null("q_lora_rank")
+                           ? json(nullptr)
+                           : json(r.required_int("q_lora_rank", 1, kMaxConfigDim));
+  mla["kv_lora_rank"] = r.required_int("kv_lora_rank", 1, kMaxConfigDim);
+  mla["qk_head_dim"] = r.required_int("qk_nope_head_dim", 1, kMaxConfigDim);
+  mla["qk_pos_emb_head_dim"] = r.required_int("qk_rope_head_dim", 0, kMaxConfigDim);
+  mla["v_head_dim"] = r.required_int("v_head_dim", 1, kMaxConfigDim);
   m["mla"] = mla;
   m.erase("num_kv_heads");  // every MLA head has its own keys and values
   m.erase("head_dim");
@@ -211,19 +212,19 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   json m = json::object();
   m["name"] = options.name.empty() ? arch : options.name;
   const auto layers = r.required_int("num_hidden_layers", 1, 100000);
-  const auto hidden = r.required_int("hidden_size", 1, kMaxDim);
-  const auto heads = r.required_int("num_attention_heads", 1, kMaxDim);
+  const auto hidden = r.required_int("hidden_size", 1, kMaxConfigDim);
+  const auto heads = r.required_int("num_attention_heads", 1, kMaxConfigDim);
   m["num_layers"] = layers;
   m["hidden_size"] = hidden;
   m["num_attention_heads"] = heads;
-  m["num_kv_heads"] = r.optional_int("num_key_value_heads", heads, 1, kMaxDim);
-  m["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxDim);
+  m["num_kv_heads"] = r.optional_int("num_key_value_heads", heads, 1, kMaxConfigDim);
+  m["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxConfigDim);
   m["ffn_activation"] = read_activation(r, arch);
-  m["vocab_size"] = r.required_int("vocab_size", 1, kMaxDim);
+  m["vocab_size"] = r.required_int("vocab_size", 1, kMaxConfigDim);
   // Gemma's configs tie the embeddings unless told otherwise; the other families' do not.
   m["tied_embeddings"] = r.optional_bool("tie_word_embeddings", arch.starts_with("Gemma"));
   if (r.has("head_dim") && !r.take_null("head_dim")) {
-    const auto head_dim = r.required_int("head_dim", 1, kMaxDim);
+    const auto head_dim = r.required_int("head_dim", 1, kMaxConfigDim);
     if (head_dim * heads != hidden)
       m["head_dim"] = head_dim;
   }

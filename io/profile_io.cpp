@@ -35,7 +35,7 @@ std::string with_unit(double value, const char* unit) {
 std::string duration_text(double seconds) {
   return with_unit(seconds * 1e6, "us");
 }
-std::string bandwidth_text(double bytes_per_s) {
+std::string profile_bandwidth_text(double bytes_per_s) {
   return with_unit(bytes_per_s / 1e9, "GBps");
 }
 
@@ -343,7 +343,8 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   j["gpu"] = gpu_reference_json(p.gpu);
   j["fabric"] = p.fabric;
   if (p.reference_node_nic_bandwidth_bytes_per_s > 0.0) {
-    j["reference_node_nic_bandwidth"] = bandwidth_text(p.reference_node_nic_bandwidth_bytes_per_s);
+    j["reference_node_nic_bandwidth"] =
+        profile_bandwidth_text(p.reference_node_nic_bandwidth_bytes_per_s);
   }
   j["per_microbatch_overhead"] = duration_text(p.per_microbatch_overhead_s);
   j["datasheet_default"] = p.is_datasheet_default;
@@ -367,11 +368,12 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   for (const auto& fit : p.collectives) {
     nlohmann::json algorithms = nlohmann::json::array();
     for (const auto& a : fit.algorithms) {
-      algorithms.push_back({{"algorithm", algorithm_name(a.algorithm)},
-                            {"base_latency", duration_text(a.base_latency_s)},
-                            {"intra_step_latency", duration_text(a.intra_step_latency_s)},
-                            {"inter_step_latency", duration_text(a.inter_step_latency_s)},
-                            {"bus_bandwidth", bandwidth_text(a.bus_bandwidth_bytes_per_s)}});
+      algorithms.push_back(
+          {{"algorithm", algorithm_name(a.algorithm)},
+           {"base_latency", duration_text(a.base_latency_s)},
+           {"intra_step_latency", duration_text(a.intra_step_latency_s)},
+           {"inter_step_latency", duration_text(a.inter_step_latency_s)},
+           {"bus_bandwidth", profile_bandwidth_text(a.bus_bandwidth_bytes_per_s)}});
     }
     collectives.push_back({{"collective", collective_name(fit.kind)},
                            {"scope", scope_name(fit.inter_node)},

@@ -29,7 +29,7 @@ constexpr double kGiga = 1e9;
 // 148 SMs on all four (CUDA device query). NVLink 5: 18 links, 1.8 TB/s per GPU both ways, and
 // NVLS in the NVSwitch. HBM capacities as nvidia-smi reports them: B200 183359 MiB, B300 SXM6
 // 275040 MiB, GB200 189471 MiB, GB300 284208 MiB.
-const std::array<GpuSpec, 10>& catalog() {
+const std::array<GpuSpec, 10>& gpu_table() {
   static const std::array<GpuSpec, 10> kGpus{{
       {"A100-SXM4-40GB", "ampere", 312 * kTera, 312 * kTera, 0.0, 156 * kTera, 40536 * kMiB,
        1555 * kGiga, 108, 3, 300 * kGiga, false},
@@ -77,7 +77,7 @@ double GpuSpec::peak_flop_per_s(Precision precision) const {
 }
 
 std::span<const GpuSpec> builtin_gpus() {
-  return catalog();
+  return gpu_table();
 }
 
 bool is_builtin_gpu(const std::string& name) {

@@ -33,7 +33,7 @@ const GpuSpec& gpu(const std::string& name) {
 // reported in 2025) and 135 kW; a rack's price and power are split over its 18 trays. NICs: 400
 // Gb/s ConnectX-7 per GPU (DGX B200, GB200 NVL72, p6-b200 EFAv4), 800 Gb/s ConnectX-8 per GPU
 // (GB300 NVL72, p6-b300).
-const std::array<InstanceSpec, 14>& catalog() {
+const std::array<InstanceSpec, 14>& instance_table() {
   static const std::array<InstanceSpec, 14> kInstances{{
       {"p4d.24xlarge", gpu("A100-SXM4-40GB"), 8, "efa", 4, 100 * kGbit, 21.957642, 14.75, 13.92,
        "AWS us-east-1 on-demand after 2025-06 cut (vantage via tsaol/aws-gpu); capacity block "
@@ -79,7 +79,7 @@ const std::array<InstanceSpec, 14>& catalog() {
 }  // namespace
 
 std::span<const InstanceSpec> builtin_instances() {
-  return catalog();
+  return instance_table();
 }
 
 bool is_builtin_instance(const std::string& name) {

@@ -8,8 +8,6 @@
 namespace capsim::planner {
 namespace {
 
-constexpr double kDay = 86400.0;
-
 bool same_option(const InstanceOption& o, const ScreenedCandidate& c, const RankedEntry& r) {
   return static_cast<size_t>(c.candidate.instance) == o.instance &&
          r.price.pricing == o.price.pricing;

@@ -22,8 +22,6 @@
 namespace capsim::planner {
 namespace {
 
-constexpr double kDay = 86400.0;
-
 using io::html_escape;
 using io::printf_string;
 

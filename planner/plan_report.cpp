@@ -16,8 +16,6 @@
 namespace capsim::planner {
 namespace {
 
-constexpr double kDay = 86400.0;
-
 double g(double v) {
   return io::round_significant(v);
 }

@@ -13,6 +13,9 @@
 
 namespace capsim::planner {
 
+// Seconds in a day: plans give their times in seconds and their reports in days.
+inline constexpr double kDay = 86400.0;
+
 // One point of the search space: a layout on `num_nodes` nodes of plan.instances[instance].
 struct Candidate {
   int instance = 0;

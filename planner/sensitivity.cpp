@@ -16,8 +16,6 @@
 namespace capsim::planner {
 namespace {
 
-constexpr double kDay = 86400.0;
-
 // A ranked entry's identity across re-rankings: its candidate and its pricing option.
 using EntryKey = std::pair<size_t, Pricing>;
 

@@ -25,7 +25,8 @@ keep = {line.strip() for line in open(tracked) if not line.startswith("tests/")}
 entries = [e for e in json.load(open(commands))
            if os.path.relpath(os.path.join(e["directory"], e["file"])) in keep]
 if not entries:
-    sys.exit("check-tidy: no first-party source in " + commands)
+    sys.exit("check-tidy: no first-party source in " + commands +
+             " (a unity build lists its units, not its sources: configure with -DCAPSIM_UNITY_BUILD=OFF)")
 json.dump(entries, open(out, "w"), indent=1)
 EOF
 # The GCC-only flags of capsim_warnings (-Wno-stringop-overflow, -Wno-restrict) are unknown to

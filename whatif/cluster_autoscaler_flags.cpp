@@ -15,8 +15,6 @@
 namespace capsim::whatif {
 namespace {
 
-constexpr double kNeverS = 365.0 * 86400.0;
-
 // A flag as written, with where it was written.
 struct Flag {
   std::string name;  // without the dashes

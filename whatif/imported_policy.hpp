@@ -16,6 +16,9 @@
 
 namespace capsim::whatif {
 
+// "Never" (no consolidation, no expiry, no suspend) maps to the longest duration a knob takes.
+inline constexpr double kNeverS = 365.0 * 86400.0;
+
 // The autoscaler configurations a what-if policy may come from, and `--emit` writes back.
 enum class ConfigFormat { kKarpenter, kKubeRay, kRay, kClusterAutoscaler, kSlurm };
 

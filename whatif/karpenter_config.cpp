@@ -15,9 +15,6 @@
 namespace capsim::whatif {
 namespace {
 
-// "Never" (no consolidation, no expiry) maps to the longest duration a knob takes.
-constexpr double kNeverS = 365.0 * 86400.0;
-
 constexpr const char* kNodePoolApi = "karpenter.sh/v1";
 constexpr const char* kNodeClassApi = "karpenter.k8s.aws/v1";
 

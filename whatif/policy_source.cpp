@@ -192,7 +192,6 @@ ImportedPolicy as_karpenter(const PolicySpec& policy, const std::vector<NodePool
   out.name = policy.name;
   out.preset = "karpenter";
   const ControlLoop& l = policy.loop;
-  constexpr double kNeverS = 365.0 * 86400.0;
   const bool never = l.scale_down == ScaleDownPredicate::kNever;
   out.knobs["consolidation_policy"] =
       l.scale_down == ScaleDownPredicate::kUnderutilized ? "WhenEmptyOrUnderutilized" : "WhenEmpty";

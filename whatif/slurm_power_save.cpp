@@ -16,7 +16,6 @@
 namespace capsim::whatif {
 namespace {
 
-constexpr double kNeverS = 365.0 * 86400.0;
 constexpr std::size_t kMaxHosts = 100000;
 // Host names a whole file may expand to (each node is named on its NodeName line, its
 // partitions' and SuspendExcNodes): ten lists of the largest size.

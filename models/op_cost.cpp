@@ -86,9 +86,14 @@ double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gp
       const bool backward = op.pass != Pass::kForward;
       const double peak = gpu.peak_flop_per_s(op_precision(op, precision));
       const double fp8_speed = op.fp8_attention && !backward ? kCudnnFp8ForwardSpeed : 1.0;
+      // A windowed layer's kernel runs as short as its window: few key blocks per query block.
+      const double kernel_seq_length = op.attention_seq_length > 0.0
+                                           ? std::min(op.attention_seq_length, seq_length)
+                                           : seq_length;
       const double compute =
           op.flop /
-          (peak * attention_efficiency(profile.attention, op.head_dim, seq_length, backward) *
+          (peak *
+           attention_efficiency(profile.attention, op.head_dim, kernel_seq_length, backward) *
            kernel_speed(op.attention_kernel, gpu, op.head_dim, backward) * fp8_speed);
       const double memory =
           op.bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.gemm.memory_efficiency);

@@ -434,6 +434,8 @@ std::vector<Op> lower_layer(const ModelSpec& m, const Parallelism& p, LayerKind 
       ops[i].attention_core = true;
       ops[i].attention_kernel = m.attention;
       ops[i].fp8_attention = p.fp8_attention;
+      if (kind.windowed)
+        ops[i].attention_seq_length = 2.0 * windowed_keys(m);
     }
     tag_recompute(ops, ops.size() - 2, kRecomputeCoreAttention);
   } else {

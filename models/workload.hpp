@@ -35,6 +35,9 @@ struct Op {
   // Memory-bound ops: the kernels it launches one after another, each paying the launch term
   // (a grouped linear's per-expert quantization, split_quantize_kernels); `bytes` counts them all.
   double kernels = 1.0;
+  // kAttention ops of a windowed layer: the causal sequence length whose queries see as many
+  // keys on average (2 x windowed_keys), at which the kernel's efficiency is read; 0: the run's.
+  double attention_seq_length = 0.0;
 };
 
 // Whether `op` is the GEMM `name` (lower_layer's "qkv", "mlp_up", ...) of `pass`.

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "models/all_to_all_cost.hpp"
+#include "models/catalog.hpp"
 #include "models/low_precision.hpp"
 #include "models/memory_model.hpp"
+#include "models/op_cost.hpp"
 #include "models/parameter_count.hpp"
 #include "models/recompute_modules.hpp"
 #include "models/workload.hpp"
@@ -140,6 +142,39 @@ TEST(MoeLowering, WindowedLayersAttendFewerKeys) {
   EXPECT_FALSE(layer_kind(m, 1).windowed);
   const double ratio = attention_flop({true, true}) / attention_flop({true, false});
   EXPECT_NEAR(ratio, (128.0 - 128.0 * 128.0 / 8192.0) / 2048.0, 1e-12);
+}
+
+// A windowed layer's attention kernel runs as short as its window: its efficiency is that of the
+// causal sequence whose queries see as many keys on average (2 x 126 here), so a FLOP costs more
+// than in a full layer.
+TEST(MoeLowering, WindowedAttentionRunsAtItsWindowsEfficiency) {
+  Scenario s = io::load_scenario(std::string(CAPSIM_SOURCE_DIR) +
+                                 "/scenarios/qwen3-235b-h100/scenario.json");
+  s.model.window_attention = WindowAttention{128, 2};
+  const HardwareProfile profile = io::resolve_profile(s);
+  const GpuSpec& gpu = *builtin_catalog().find_gpu("H100-SXM5-80GB");
+  const double seq = attention_kernel_seq_length(s.model, s.parallelism);
+  const auto attention = [&](LayerKind kind) {
+    for (const Op& op : lower_layer(s.model, s.parallelism, kind)) {
+      if (op.kind == KernelKind::kAttention && op.pass == Pass::kForward)
+        return op;
+    }
+    return Op{};
+  };
+  const Op windowed = attention({true, true});
+  const Op full = attention({true, false});
+  EXPECT_DOUBLE_EQ(windowed.attention_seq_length, 2.0 * windowed_keys(s.model));
+  EXPECT_EQ(full.attention_seq_length, 0.0);
+  const auto per_flop_s = [&](const Op& op) {
+    return (op_time_s(op, profile, gpu, s.parallelism.precision, seq) *
+                profile.software_efficiency -
+            profile.gemm.launch_overhead_s) /
+           op.flop;
+  };
+  const double half = profile.attention.half_efficiency_seq_length;
+  const double keys = 2.0 * windowed_keys(s.model);
+  EXPECT_NEAR(per_flop_s(windowed) / per_flop_s(full),
+              (seq / (seq + half)) / (keys / (keys + half)), 1e-9);
 }
 
 // Routed experts' weights shard over EP x ETP; their optimizer state over expert data

@@ -617,9 +617,13 @@ std::optional<SimulationResult> estimate(const Scenario& scenario, const Iterati
   if (sends.blocking) {
     pp_s = m * (sends.forward_s[busiest] + sends.backward_s[busiest]);
   } else if (!sends.forward_s.empty() && detail == EstimateDetail::kBreakdown) {
+    // Only the unslowed makespan is compared, so the buckets, which only slow compute, are
+    // left off too: the whole replay then runs the branch-free loop.
     for (auto& stage : times) {
-      for (ChunkOpTimes& t : stage)
+      for (ChunkOpTimes& t : stage) {
         t.activations_arrival_s = t.gradients_arrival_s = 0.0;
+        t.bucket_s = t.last_bucket_s = 0.0;
+      }
     }
     const PipelineTimeline instant =
         replay_pipeline(par.schedule, times, costs.micro_batches, par.recompute != Recompute::kNone,

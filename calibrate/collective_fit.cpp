@@ -10,13 +10,13 @@
 
 #include "models/byte_units.hpp"
 #include "models/collective_cost.hpp"
+#include "models/time_units.hpp"
 
 #include "io/profile_io.hpp"
 
 namespace capsim::calibrate {
 namespace {
 
-constexpr double kUs = 1e-6;
 // Fewest points one regime of a multi-regime fit may rest on.
 constexpr size_t kMinSegment = 3;
 // Weight of the prior "latency scale = 1" (NCCL's own constants) against the relative errors:

@@ -5,11 +5,10 @@
 #include <utility>
 
 #include "models/fabric_figures.hpp"
+#include "models/time_units.hpp"
 
 namespace capsim {
 namespace {
-
-constexpr double kUs = 1e-6;
 
 // NCCL hardware latencies (docs/design/nccl-cost-model.md §2a-2b, current values): Ring LL
 // base 6.6 us, NVLink step 0.6 us; Simple base 8.4 us, NVLink step 3.4 us, NET step 14 us; Tree

@@ -1,9 +1,9 @@
 #include "models/fabric_figures.hpp"
 
+#include "models/time_units.hpp"
+
 namespace capsim {
 namespace {
-
-constexpr double kMicrosecond = 1e-6;
 
 // InfiniBand, RoCE and Ethernet: ring busbw ~0.92 of the node's aggregate NIC bandwidth (OCI
 // 191.8 of 200 GB/s; docs/design/hardware-facts.md §2), tree ~0.45; the IB verbs transport
@@ -25,7 +25,7 @@ constexpr double kTcpxRing = 0.895;
 // Not published as such: derived from the same run's smallest message (1 MiB, 1788.7 us) with
 // NCCL's 2-node tree latency (6.8 + 2 x (7 x 0.6 + 5) us) and bandwidth term (43.7 us) removed,
 // halved over the tree's 2 NET steps: (1788.7 - 25.2 - 43.7) / 2 = 860 us per NET step.
-constexpr double kTcpxExtraLatencyS = 860 * kMicrosecond;
+constexpr double kTcpxExtraLatencyS = 860 * kUs;
 
 // Google TCPXO (A3 Mega, a3-megagpu-8g, 8 x 200 Gb/s = 200 GB/s of GPU NICs per Google Cloud
 // "Networking and GPU machines"): a public two-node all_reduce_perf reaches 338.82 GB/s busbw at
@@ -33,7 +33,7 @@ constexpr double kTcpxExtraLatencyS = 860 * kMicrosecond;
 // 2-node tree, whose busbw tops out at 2(n-1)/n x NIC = 1.875 x 200 GB/s: 338.82 / 375 = 0.90.
 constexpr double kTcpxoRing = 0.90;
 // Same run's 8-byte all-reduce, 123.5 us, less the 2-node tree's 25.2 us, over 2 NET steps.
-constexpr double kTcpxoExtraLatencyS = 49 * kMicrosecond;
+constexpr double kTcpxoExtraLatencyS = 49 * kUs;
 
 }  // namespace
 
@@ -47,7 +47,7 @@ FabricFigures fabric_figures(Fabric fabric) {
     case Fabric::kEfa:
       // aws-ofi-nccl reports 75 us per NET step on p4d/p4de/p5 (docs/design/nccl-cost-model.md
       // §8); bandwidth as RDMA.
-      return {75 * kMicrosecond, kRdmaRing, kRdmaTree};
+      return {75 * kUs, kRdmaRing, kRdmaTree};
     case Fabric::kOmniPath:
       // No NCCL measurement over Omni-Path is published. OPA's link transfer packet carries
       // 16 x 64 data bits in 1056 bits (Birrittella et al., Hot Interconnects 2015), 0.970 of

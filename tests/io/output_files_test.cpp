@@ -38,7 +38,6 @@ void write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-// The message of the InputError `f` throws, or "" when it throws none.
 using testing::error_of;
 
 bool is_link(const std::string& path) {

@@ -21,7 +21,6 @@ namespace {
 using capsim::testing::kTestDataDir;
 using capsim::testing::read_doc;
 
-// Reads a scenario document held in memory (as if from a file named "doc.json").
 struct BadCase {
   std::string file;
   std::string message;

@@ -19,9 +19,11 @@ constexpr std::int64_t kMaxConfigDim = 1 << 24;
 // The architectures capsim imports (config.json "architectures").
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> kNames = {
-      "LlamaForCausalLM",  "MistralForCausalLM",  "MixtralForCausalLM",    "Qwen2ForCausalLM",
-      "Qwen3ForCausalLM",  "Qwen3MoeForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
-      "GptOssForCausalLM", "NemotronForCausalLM", "GemmaForCausalLM",      "Gemma2ForCausalLM"};
+      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
+      "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
+      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM",
+      "NemotronForCausalLM",   "GemmaForCausalLM",      "Gemma2ForCausalLM",
+      "Grok1ModelForCausalLM", "Grok1ForCausalLM"};
   return kNames;
 }
 
@@ -130,6 +132,17 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
       moe["router_groups"] = groups;
       moe["router_group_top_k"] = r.optional_int("topk_group", groups, 1, groups);
     }
+  } else if (arch.starts_with("Grok1")) {
+    // Grok-1 (hpcai-tech's Grok1Config: num_experts experts of intermediate_size); later configs
+    // of the family name num_local_experts and moe_intermediate_size, and with residual_moe add
+    // a dense MLP of intermediate_size beside the experts (sglang models/grok.py, Grok1MLP).
+    const char* experts_key = r.has("num_local_experts") ? "num_local_experts" : "num_experts";
+    moe["num_experts"] = r.required_int(experts_key, 1, kMaxConfigDim);
+    moe["ffn_hidden_size"] = r.has("moe_intermediate_size")
+                                 ? json(r.required_int("moe_intermediate_size", 1, kMaxConfigDim))
+                                 : m.at("ffn_hidden_size");
+    if (r.optional_bool("residual_moe", false))
+      moe["shared_expert_ffn_hidden_size"] = m.at("ffn_hidden_size");
   } else {
     return;
   }
@@ -162,8 +175,10 @@ void read_mla(JsonReader& r, json& m) {
 
 // The FFN's activation. Nemotron's MLP is up and down projections around relu(x)^2 ("relu2",
 // transformers' NemotronMLP); Gemma's gates a tanh-approximated GeLU (GemmaMLP, gate_proj x
-// up_proj: GeGLU), named by hidden_activation, else by the older hidden_act; every other
-// supported family gates with SiLU (SwiGLU), GPT-OSS's clamped variant too.
+// up_proj: GeGLU), named by hidden_activation, else by the older hidden_act; Grok-1's experts
+// gate a GeLU too (xai-org/grok-1 model.py, gelu(linear(x)) * linear_v(x)), and its config names
+// no activation; every other supported family gates with SiLU (SwiGLU), GPT-OSS's clamped
+// variant too.
 std::string read_activation(JsonReader& r, const std::string& arch) {
   if (arch == "NemotronForCausalLM") {
     const std::string act = r.optional_string("hidden_act", "relu2");
@@ -172,14 +187,15 @@ std::string read_activation(JsonReader& r, const std::string& arch) {
                     "capsim imports Nemotron's squared ReLU (\"relu2\"), got \"" + act + "\"");
     return "squared-relu";
   }
-  if (arch.starts_with("Gemma")) {
+  if (arch.starts_with("Gemma") || arch.starts_with("Grok1")) {
     const char* key = r.has("hidden_activation") && !r.take_null("hidden_activation")
                           ? "hidden_activation"
                           : "hidden_act";
+    const std::string family = arch.starts_with("Gemma") ? "Gemma" : "Grok-1";
     const std::string act = r.optional_string(key, "gelu_pytorch_tanh");
     if (act != "gelu_pytorch_tanh" && act != "gelu" && act != "gelu_new")
-      throw r.error(key, "capsim imports Gemma's GeLU-gated FFN (\"gelu_pytorch_tanh\"), got \"" +
-                             act + "\"");
+      throw r.error(key, "capsim imports " + family +
+                             "'s GeLU-gated FFN (\"gelu_pytorch_tanh\"), got \"" + act + "\"");
     return "geglu";
   }
   const std::string act = r.optional_string("hidden_act", "silu");
@@ -207,6 +223,21 @@ void note_gemma2_extras(JsonReader& r, std::vector<InputProblem>& notes) {
                    "memory-bound norms per layer)"});
 }
 
+// What Grok-1 adds that capsim does not cost (xai-org/grok-1 model.py): tanh soft-capping of the
+// attention logits at max_attn_value (30), and an RMSNorm after attention and after the experts
+// beside the two before them.
+void note_grok1_extras(JsonReader& r, std::vector<InputProblem>& notes) {
+  const char* cap = r.has("attn_logit_softcapping") ? "attn_logit_softcapping" : "max_attn_value";
+  if (r.has(cap) && !r.take_null(cap))
+    notes.push_back({r.file(), r.pointer_to(cap),
+                     std::string("not modelled: ") + cap +
+                         " (a tanh on the attention scores, inside the attention kernel where "
+                         "it can cap them, else around an unfused one)"});
+  notes.push_back({r.file(), "",
+                   "not modelled: Grok-1's post-attention and post-expert RMSNorms (two more "
+                   "memory-bound norms per layer)"});
+}
+
 json read_config(JsonReader& r, const HfImportOptions& options, std::vector<InputProblem>& notes) {
   const std::string arch = architecture(r);
   json m = json::object();
@@ -221,8 +252,10 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   m["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxConfigDim);
   m["ffn_activation"] = read_activation(r, arch);
   m["vocab_size"] = r.required_int("vocab_size", 1, kMaxConfigDim);
-  // Gemma's configs tie the embeddings unless told otherwise; the other families' do not.
-  m["tied_embeddings"] = r.optional_bool("tie_word_embeddings", arch.starts_with("Gemma"));
+  // Gemma's and Grok-1's configs tie the embeddings unless told otherwise (GemmaConfig,
+  // Grok1Config); the other families' do not.
+  m["tied_embeddings"] = r.optional_bool("tie_word_embeddings",
+                                         arch.starts_with("Gemma") || arch.starts_with("Grok1"));
   if (r.has("head_dim") && !r.take_null("head_dim")) {
     const auto head_dim = r.required_int("head_dim", 1, kMaxConfigDim);
     if (head_dim * heads != hidden)
@@ -254,6 +287,8 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   }
   if (arch == "Gemma2ForCausalLM")
     note_gemma2_extras(r, notes);
+  if (arch.starts_with("Grok1"))
+    note_grok1_extras(r, notes);
   read_moe(r, arch, static_cast<int>(layers), m);
   // GPT-OSS's attention sinks: FlashAttention has none, so Transformer Engine runs cuDNN's.
   if (arch == "GptOssForCausalLM")

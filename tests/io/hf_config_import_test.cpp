@@ -139,6 +139,48 @@ TEST(HfConfigImportTest, Gemma2_27B) {
             "\"sliding_attention\", got \"full_attention\"");
 }
 
+// Grok-1: eight GeLU-gated experts of the full FFN width on every layer, top-2, tied
+// embeddings; its attention-logit cap and extra norms are noted. A later config of the family
+// (num_local_experts, moe_intermediate_size, residual_moe) runs a dense MLP beside the experts.
+TEST(HfConfigImportTest, Grok1) {
+  HfImportOptions o;
+  o.seq_length = 8192;
+  const HfImport g = import_hf_config(config("grok-1.json"), "g.json", o);
+  const ModelSpec m =
+      JsonReader::read_document(g.model, "g.json", [](JsonReader& r) { return read_model(r); });
+  EXPECT_EQ(m.num_layers, 64);
+  EXPECT_EQ(m.hidden_size, 6144);
+  EXPECT_EQ(m.num_attention_heads, 48);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.ffn_activation, FfnActivation::kGeglu);
+  EXPECT_EQ(m.vocab_size, 131072);
+  EXPECT_TRUE(m.tied_embeddings);
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 8);
+  EXPECT_EQ(m.moe->top_k, 2);
+  EXPECT_EQ(m.moe->ffn_hidden_size, 32768);
+  EXPECT_EQ(m.moe->shared_expert_ffn_hidden_size, 0);
+  EXPECT_EQ(m.moe->first_dense_layers, 0);
+  std::vector<std::string> notes;
+  for (const auto& n : g.notes)
+    notes.push_back(n.pointer);
+  EXPECT_EQ(notes, (std::vector<std::string>{"/max_attn_value", ""}));
+
+  nlohmann::json c = config("grok-1.json");
+  c["architectures"] = {"Grok1ForCausalLM"};
+  c.erase("num_experts");
+  c["num_local_experts"] = 8;
+  c["moe_intermediate_size"] = 16384;
+  c["residual_moe"] = true;
+  const nlohmann::json later = import_hf_config(c, "c.json", o).model;
+  EXPECT_EQ(later.at("moe").at("ffn_hidden_size"), 16384);
+  EXPECT_EQ(later.at("moe").at("shared_expert_ffn_hidden_size"), 32768);
+  c["hidden_act"] = "silu";
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", o); }),
+            "c.json:/hidden_act: capsim imports Grok-1's GeLU-gated FFN "
+            "(\"gelu_pytorch_tanh\"), got \"silu\"");
+}
+
 TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
   const HfImport m = import_hf_config(config("llama-3.1-8b.json"), "c.json", {});
   EXPECT_FALSE(m.model.contains("seq_length"));
@@ -175,8 +217,8 @@ TEST(HfConfigImportTest, BadConfigsAreNamed) {
             "c.json:/architectures/0: architectures: capsim imports LlamaForCausalLM, "
             "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
             "Qwen3MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
-            "GptOssForCausalLM, NemotronForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, got "
-            "\"BertModel\"");
+            "GptOssForCausalLM, NemotronForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
+            "Grok1ModelForCausalLM, Grok1ForCausalLM, got \"BertModel\"");
   c = config("llama-3.1-8b.json");
   c.erase("hidden_size");
   EXPECT_NE(testing::error_of([&] {

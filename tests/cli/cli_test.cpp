@@ -849,6 +849,18 @@ TEST(CliTest, LlamaOneRateWithinTwentyPercent) {
   EXPECT_TRUE(j.at("cases").at(0).at("fits_in_memory").get<bool>());
 }
 
+// torchtitan's published Llama 3.1 8B runs on 32 and 64 H200 (scenarios/validation/torchtitan.json)
+// at the torchtitan stack's defaults: -4.7% and -6.3% (docs/validation.md, "Time to train").
+// Held within 10%: the evidence that capsim's torchtitan runs at the speed torchtitan publishes,
+// so the Llama 3 totals' gap is not the stack's.
+TEST(CliTest, TorchtitanRunsWithinTenPercent) {
+  const auto j = validate_analytic("scenarios/validation/torchtitan.json");
+  ASSERT_FALSE(j.is_null());
+  ASSERT_EQ(j.at("cases").size(), 2U);
+  for (const auto& c : j.at("cases"))
+    EXPECT_LT(std::fabs(c.at("error_pct").get<double>()), 10.0) << c.at("id");
+}
+
 // dev.json judges the model; nothing is fitted to it. The targets are a MAPE of at most 10% over
 // all 124 cases and 15% in every group (docs/validation.md). Measured (analytic; the event
 // engine agrees within 0.5% per case): all 12.37%, DGXC 7.5%, MPT 10.3%, Megatron SC'21 23.6%.

@@ -285,6 +285,49 @@ def recompute_of(lay, recipe):
     return "none", None
 
 
+def expand_layout(text):
+    """Megatron-Core's --pipeline-model-parallel-layout ("E", "t", "m", "L", "|", with "x*N" and
+    "(...)*N" repetition) in its plain form, as io/megatron_import.cpp expands it."""
+    def expand(i):
+        out = ""
+        while i < len(text) and text[i] != ")":
+            if text[i] == "(":
+                piece, i = expand(i + 1)
+                if i >= len(text) or text[i] != ")":
+                    raise ValueError("unbalanced parenthesis in layout %r" % text)
+                i += 1
+            elif text[i] in "EtmL|":
+                piece, i = text[i], i + 1
+            elif text[i] == " ":
+                i += 1
+                continue
+            else:
+                raise ValueError("unexpected %r in layout %r" % (text[i], text))
+            found = re.match(r"\*(\d+)", text[i:])
+            if found:
+                piece *= int(found.group(1))
+                i += found.end()
+            out += piece
+        return out, i
+    plain, end = expand(0)
+    if end != len(text):
+        raise ValueError("unbalanced parenthesis in layout %r" % text)
+    return plain
+
+
+def layout_stage_layers(layout, pp, vp):
+    """Each pipeline rank's transformer layers under a published layout: virtual stage j of rank
+    i is chunk j x pp + i (Megatron-Core's interleaved assignment); None when the layout has not
+    pp x vp chunks."""
+    chunks = expand_layout(layout).split("|")
+    if len(chunks) != pp * vp:
+        return None
+    split = [0] * pp
+    for c, chunk in enumerate(chunks):
+        split[c % pp] += chunk.count("t")
+    return split
+
+
 def stage_layers(layers, pp, vp):
     """An even split, the remainder taken from the last stage (its head is the heaviest part)."""
     per = math.ceil(layers / pp)
@@ -343,6 +386,13 @@ def case_of(run):
         par["memory_efficient_permutation"] = False
     optimizer, optimizer_source = recipe_optimizer(run)
     par.update(optimizer)
+    layout_split = None
+    if not lay.get("stage_layers") and lay.get("pp_layout"):
+        layout_split = layout_stage_layers(lay["pp_layout"], pp, vp)
+        if layout_split is None or sum(layout_split) != model["num_layers"]:
+            return None, "pipeline layout %r does not place %d layers on %d x %d chunks" % (
+                lay["pp_layout"], model["num_layers"], pp, vp)
+        lay["stage_layers"] = layout_split
     dgxc_split = None if lay.get("stage_layers") else dgxc_deepseek_split(run, pp)
     if dgxc_split:
         lay["stage_layers"] = dgxc_split
@@ -372,6 +422,8 @@ def case_of(run):
         source += "; unstated layout fields from " + recipe["source"]
     if correction:
         source += "; layout from the release's code: " + correction["source"]
+    if layout_split:
+        source += "; layers split as the run's pipeline layout %s places them" % lay["pp_layout"]
     if dgxc_split:
         source += ("; layers split as the release's NeMo (commit 7a8f1cc) "
                    "scripts/performance/llm/pretrain_deepseek_v3.py does: 64 / PP - 1 on the "

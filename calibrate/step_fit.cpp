@@ -150,6 +150,7 @@ StepFit fit_software_efficiency(const std::vector<io::ValidationCase>& runs,
   StepFit fit;
   fit.software_efficiency = efficiency;
   fit.attention_scale = attention;
+  fit.tensor_speed = base.tensor_speed;
   fit.profile = with_attention_scale(base, attention);
   fit.profile.software_efficiency = efficiency;
   for (const auto& run : runs) {
@@ -157,6 +158,37 @@ StepFit fit_software_efficiency(const std::vector<io::ValidationCase>& runs,
     fit.predicted_after_s.push_back(predicted_s(run, fit.profile));
   }
   return fit;
+}
+
+StepFit fit_tensor_speed(const std::vector<io::ValidationCase>& runs, const HardwareProfile& base,
+                         const std::string& file) {
+  check_runs(runs, base, file);
+  // As for the efficiency: each run's log time falls monotonically in log(speed), the
+  // compute-bound part as 1/speed and the rest not at all.
+  const double speed = std::exp(golden_section(
+      [&](double x) {
+        HardwareProfile p = base;
+        p.tensor_speed = std::exp(x);
+        return absolute_log_error(runs, p);
+      },
+      std::log(HardwareProfile::kMinTensorSpeed), std::log(HardwareProfile::kMaxTensorSpeed)));
+  StepFit fit;
+  fit.software_efficiency = base.software_efficiency;
+  fit.tensor_speed = speed;
+  fit.profile = base;
+  fit.profile.tensor_speed = speed;
+  for (const auto& run : runs) {
+    fit.predicted_before_s.push_back(predicted_s(run, base));
+    fit.predicted_after_s.push_back(predicted_s(run, fit.profile));
+  }
+  return fit;
+}
+
+void set_tensor_speed(HardwareProfile& profile, double speed, const std::string& provenance) {
+  profile.tensor_speed = speed;
+  std::erase_if(profile.provenance,
+                [](const std::string& line) { return line.starts_with("tensor_speed "); });
+  profile.provenance.push_back(provenance);
 }
 
 bool one_factor_serves(const HardwareProfile& base, const HardwareProfile& other) {

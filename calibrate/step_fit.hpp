@@ -12,8 +12,9 @@ namespace capsim::calibrate {
 // HardwareProfile::software_efficiency fitted to measured iterations of the user's own stack.
 struct StepFit {
   double software_efficiency = 1.0;
-  double attention_scale = 1.0;            // factor on the attention efficiencies (1 unless fitted)
-  HardwareProfile profile;                 // the base with both applied
+  double attention_scale = 1.0;  // factor on the attention efficiencies (1 unless fitted)
+  double tensor_speed = 1.0;     // HardwareProfile::tensor_speed (the base's unless fitted)
+  HardwareProfile profile;       // the base with both applied
   std::vector<double> predicted_before_s;  // per run, analytic engine, the base profile
   std::vector<double> predicted_after_s;   // per run, analytic engine, the fitted profile
 };
@@ -29,6 +30,16 @@ struct StepFit {
 [[nodiscard]] StepFit fit_software_efficiency(const std::vector<io::ValidationCase>& runs,
                                               const HardwareProfile& base, const std::string& file,
                                               bool fit_attention = false);
+
+// Fits `base.tensor_speed` (HardwareProfile::tensor_speed) the same way, in [0.5, 2], keeping
+// its software_efficiency: for a GPU whose runs outpace its datasheet peaks at its family's
+// in-situ factor. Throws as fit_software_efficiency does.
+[[nodiscard]] StepFit fit_tensor_speed(const std::vector<io::ValidationCase>& runs,
+                                       const HardwareProfile& base, const std::string& file);
+
+// Sets `profile.tensor_speed` and replaces the provenance line that states where it came from
+// (every such line starts "tensor_speed ").
+void set_tensor_speed(HardwareProfile& profile, double speed, const std::string& provenance);
 
 // Whether the factor fitted on `base` serves a run resolving to `other`: the same profile, or
 // datasheet profiles of one architecture on one fabric (B200 and GB200 runs fit one Blackwell

@@ -33,7 +33,8 @@ constexpr const char* kUsage =
     "usage: capsim calibrate fit LOG_OR_JSON... -o PROFILE.json [--report REPORT.html] "
     "[--software-efficiency-from PROFILE.json]\n"
     "       capsim calibrate step RUNS.json -o PROFILE.json [--profile BASE.json] "
-    "[--cases ID_PREFIX]... [--set PATH=VALUE]... [--attention] [--cross-validate]\n"
+    "[--cases ID_PREFIX]... [--set PATH=VALUE]... [--attention] [--cross-validate] "
+    "[--tensor-speed]\n"
     "       capsim calibrate run   (the CUDA/NCCL harness: capsim-calibrate)\n";
 
 // The in-situ factor is the GPU's software stack's, not its network's: fitted once per GPU family
@@ -267,8 +268,10 @@ int run_step(int argc, char** argv) {
       "cross-validate", "also fit on each run alone and report the error on the others")(
       "attention",
       "also fit a factor on the attention efficiencies (runs at two or more sequence lengths)")(
-      "cases", "only runs whose id starts with this (repeatable)",
-      cxxopts::value<std::vector<std::string>>())(
+      "tensor-speed",
+      "fit the profile's tensor_speed (the tensor cores' rate over the datasheet peaks) in place "
+      "of its software_efficiency")("cases", "only runs whose id starts with this (repeatable)",
+                                    cxxopts::value<std::vector<std::string>>())(
       "set",
       "change every run's scenario first: PATH=VALUE, as capsim validate --set "
       "(stack=nemo; repeatable)",
@@ -315,16 +318,29 @@ int run_step(int argc, char** argv) {
     }
   }
   const bool fit_attention = args.count("attention") > 0;
+  const bool fit_speed = args.count("tensor-speed") > 0;
+  if (fit_speed && (fit_attention || args.count("cross-validate") > 0)) {
+    throw io::InputError("--tensor-speed", "",
+                         "fits the tensor speed alone: not with --attention or --cross-validate");
+  }
   const calibrate::StepFit fit =
-      calibrate::fit_software_efficiency(runs, base, runs_path, fit_attention);
+      fit_speed ? calibrate::fit_tensor_speed(runs, base, runs_path)
+                : calibrate::fit_software_efficiency(runs, base, runs_path, fit_attention);
   HardwareProfile calibrated = fit.profile;
-  calibrate::set_software_efficiency(
-      calibrated, fit.software_efficiency,
-      "software_efficiency " + std::to_string(fit.software_efficiency) +
-          (fit_attention ? ", attention efficiencies x " + std::to_string(fit.attention_scale)
-                         : "") +
-          " fitted to " + std::to_string(runs.size()) + " measured iteration(s) of " + runs_path +
-          cases_text(args) + " (capsim calibrate step, analytic engine)");
+  const std::string fitted_to = " fitted to " + std::to_string(runs.size()) +
+                                " measured iteration(s) of " + runs_path + cases_text(args) +
+                                " (capsim calibrate step, analytic engine)";
+  if (fit_speed) {
+    calibrate::set_tensor_speed(calibrated, fit.tensor_speed,
+                                "tensor_speed " + std::to_string(fit.tensor_speed) + fitted_to);
+  } else {
+    calibrate::set_software_efficiency(
+        calibrated, fit.software_efficiency,
+        "software_efficiency " + std::to_string(fit.software_efficiency) +
+            (fit_attention ? ", attention efficiencies x " + std::to_string(fit.attention_scale)
+                           : "") +
+            fitted_to);
+  }
   const std::string out = args["output"].as<std::string>();
   io::write_file_atomically(out, io::profile_to_text(calibrated));
   std::printf("%-44s %12s %12s %8s %12s %8s\n", "run", "measured s", "before s", "error", "after s",
@@ -342,9 +358,15 @@ int run_step(int argc, char** argv) {
     after += std::fabs(fit.predicted_after_s[i] / runs[i].measured_iteration_time_s - 1.0);
   }
   const auto n = static_cast<double>(runs.size());
-  std::printf("software_efficiency %.4g (profile \"%s\", was %.4g): MAPE %.2f%% -> %.2f%%\n",
-              fit.software_efficiency, base.name.c_str(), base.software_efficiency,
-              100.0 * before / n, 100.0 * after / n);
+  if (fit_speed) {
+    std::printf("tensor_speed %.4g (profile \"%s\", was %.4g): MAPE %.2f%% -> %.2f%%\n",
+                fit.tensor_speed, base.name.c_str(), base.tensor_speed, 100.0 * before / n,
+                100.0 * after / n);
+  } else {
+    std::printf("software_efficiency %.4g (profile \"%s\", was %.4g): MAPE %.2f%% -> %.2f%%\n",
+                fit.software_efficiency, base.name.c_str(), base.software_efficiency,
+                100.0 * before / n, 100.0 * after / n);
+  }
   if (fit_attention)
     std::printf("attention efficiencies x %.4g (capped at 1)\n", fit.attention_scale);
   if (args.count("cross-validate") > 0 && runs.size() < 2) {

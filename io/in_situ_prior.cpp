@@ -84,6 +84,22 @@ constexpr FittedFamily kFittedFamilies[] = {
      "stack.version=2023 --profile scenarios/profiles/h100-ib.json"},
 };
 
+// GPUs whose published runs outpace what their datasheet peaks and their family's in-situ factor
+// predict, with the tensor speed those runs fitted (docs/validation.md, "Dense models on GB300";
+// the dev set's MoE runs on GB300 judge it). GB300's datasheet gives it GB200's dense fp8 and
+// bf16 peaks, yet Megatron-Bridge's runs of one layout on both measure it 5-27% faster per step;
+// the speed multiplies the tensor-bound time only, so it exceeds that. Its faster fp4 is in its
+// datasheet peak already. CalibrateCommandTest.TensorSpeedIsTheFitOfItsRuns refits it.
+struct FittedTensorSpeed {
+  const char* gpu;
+  double speed;
+  const char* runs;  // the command that fits it
+};
+constexpr FittedTensorSpeed kFittedTensorSpeeds[] = {
+    {"GB300-NVL-288GB", 1.34324,
+     "capsim calibrate step scenarios/validation/dense-gb300.json --tensor-speed"},
+};
+
 // The factor of `architecture` fitted to the runs of `stack` ("": none) at `version`, else to
 // its runs of every version, else nullptr.
 const FittedFamily* stack_family(const std::string& architecture, const std::string& stack,
@@ -156,11 +172,28 @@ InSituPrior in_situ_prior(const std::string& architecture, const std::string& st
                       "; fitted to published runs), borrowed: no step was measured on this GPU"};
 }
 
+std::optional<InSituPrior> tensor_speed_prior(const std::string& gpu_name) {
+  for (const FittedTensorSpeed& fitted : kFittedTensorSpeeds) {
+    if (gpu_name == fitted.gpu) {
+      return InSituPrior{fitted.speed, "tensor_speed " + factor_text(fitted.speed) + ": " +
+                                           fitted.gpu +
+                                           "'s tensor cores over its datasheet peaks, fitted to "
+                                           "published runs on it (" +
+                                           fitted.runs + ")"};
+    }
+  }
+  return std::nullopt;
+}
+
 HardwareProfile with_in_situ_prior(HardwareProfile profile, const std::string& architecture,
                                    const std::string& stack, const std::string& version) {
   InSituPrior prior = in_situ_prior(architecture, stack, version);
   profile.software_efficiency = prior.factor;
   profile.provenance.push_back(std::move(prior.source));
+  if (std::optional<InSituPrior> speed = tensor_speed_prior(profile.gpu.name)) {
+    profile.tensor_speed = speed->factor;
+    profile.provenance.push_back(std::move(speed->source));
+  }
   return profile;
 }
 

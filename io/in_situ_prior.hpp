@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "models/hardware_profile.hpp"
@@ -25,7 +26,12 @@ struct InSituPrior {
                                         const std::string& stack = "",
                                         const std::string& version = "");
 
-// Returns `profile` (a datasheet profile) with the prior of its GPU's architecture and `stack`.
+// The tensor speed (HardwareProfile::tensor_speed) published runs on GPU `gpu_name` fitted over
+// its datasheet peaks, and where it comes from; nullopt for a GPU with none (speed 1).
+[[nodiscard]] std::optional<InSituPrior> tensor_speed_prior(const std::string& gpu_name);
+
+// Returns `profile` (a datasheet profile) with the prior of its GPU's architecture and `stack`,
+// and its GPU's tensor speed where one was fitted.
 [[nodiscard]] HardwareProfile with_in_situ_prior(HardwareProfile profile,
                                                  const std::string& architecture,
                                                  const std::string& stack = "",

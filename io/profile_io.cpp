@@ -275,6 +275,9 @@ HardwareProfile read_profile(JsonReader& reader, Catalog& catalog) {
   p.software_efficiency = reader.optional_number("software_efficiency", p.software_efficiency,
                                                  HardwareProfile::kMinSoftwareEfficiency,
                                                  HardwareProfile::kMaxSoftwareEfficiency);
+  p.tensor_speed =
+      reader.optional_number("tensor_speed", p.tensor_speed, HardwareProfile::kMinTensorSpeed,
+                             HardwareProfile::kMaxTensorSpeed);
   {
     JsonReader gemm = reader.object("gemm");
     p.gemm = read_gemm(gemm);
@@ -350,6 +353,8 @@ nlohmann::json profile_to_json(const HardwareProfile& p) {
   j["datasheet_default"] = p.is_datasheet_default;
   j["collective_sms"] = p.collective_sms;
   j["software_efficiency"] = round_significant(p.software_efficiency);
+  if (p.tensor_speed != 1.0)
+    j["tensor_speed"] = round_significant(p.tensor_speed);
   j["gemm"] = {{"max_efficiency", round_significant(p.gemm.max_efficiency)},
                {"k_half", round_significant(p.gemm.k_half)},
                {"launch_overhead", duration_text(p.gemm.launch_overhead_s)},

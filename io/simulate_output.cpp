@@ -20,11 +20,15 @@ std::optional<std::string> profile_note(const HardwareProfile& profile) {
     const auto prior = std::find_if(
         profile.provenance.rbegin(), profile.provenance.rend(),
         [](const std::string& line) { return line.starts_with("software_efficiency "); });
+    const auto speed =
+        std::find_if(profile.provenance.rbegin(), profile.provenance.rend(),
+                     [](const std::string& line) { return line.starts_with("tensor_speed "); });
     return "profile " + profile.name +
            ": kernels and collectives from the GPU's datasheet figures, not fitted to "
            "measurements of it; " +
            (prior != profile.provenance.rend() ? *prior
-                                               : in_situ_prior(profile.gpu.architecture).source);
+                                               : in_situ_prior(profile.gpu.architecture).source) +
+           (speed != profile.provenance.rend() ? "; " + *speed : "");
   }
   if (profile.has_datasheet_network) {
     return "profile " + profile.name +

@@ -136,11 +136,11 @@ double gemm_efficiency(const GemmParams& params, const GpuSpec& gpu, Precision p
 }
 
 double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,
-                   const GemmShape& s) {
+                   const GemmShape& s, double tensor_speed) {
   const double eta = gemm_efficiency(params, gpu, precision, s);
   if (eta <= 0.0)
     return params.launch_overhead_s;
-  const double compute_s = s.flop() / (gpu.peak_flop_per_s(precision) * eta);
+  const double compute_s = s.flop() / (gpu.peak_flop_per_s(precision) * eta * tensor_speed);
   const double bytes = (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch * element_bytes(precision);
   const double memory_s = bytes / (gpu.hbm_bandwidth_bytes_per_s * params.memory_efficiency);
   return params.launch_overhead_s + std::max(compute_s, memory_s);

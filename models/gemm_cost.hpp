@@ -24,9 +24,10 @@ struct GemmShape {
                                      Precision precision, const GemmShape& shape);
 
 // Returns the GEMM's time in seconds: launch + max(compute at that efficiency, operand and
-// result traffic at the profile's share of HBM bandwidth).
+// result traffic at the profile's share of HBM bandwidth). `tensor_speed` multiplies the compute
+// rate (HardwareProfile::tensor_speed).
 [[nodiscard]] double gemm_time_s(const GemmParams& params, const GpuSpec& gpu, Precision precision,
-                                 const GemmShape& shape);
+                                 const GemmShape& shape, double tensor_speed = 1.0);
 
 // Returns the time (s) of a memory-bound kernel moving `bytes` through HBM (norms, activations,
 // dropout, residual adds, optimizer steps): launch + bytes / (HBM bandwidth x efficiency).

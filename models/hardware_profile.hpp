@@ -110,6 +110,15 @@ struct HardwareProfile {
   double software_efficiency = 1.0;
   static constexpr double kMinSoftwareEfficiency = 0.1;
   static constexpr double kMaxSoftwareEfficiency = 2.0;
+  // The tensor cores' sustained rate in situ over the datasheet's fp8 and 16-bit peaks, which
+  // the GEMM and attention figures are fractions of: it multiplies the compute-bound part of a
+  // GEMM or an attention kernel only (memory-bound time, launch overhead and fp4 GEMMs keep their
+  // speed). 1 on every profile whose kernels were measured; a datasheet profile takes its GPU's
+  // fitted value where one was fitted (io/in_situ_prior.cpp: GB300, whose published runs outpace
+  // its datasheet's parity with GB200), by `capsim calibrate step --tensor-speed`.
+  double tensor_speed = 1.0;
+  static constexpr double kMinTensorSpeed = 0.5;
+  static constexpr double kMaxTensorSpeed = 2.0;
   std::vector<std::string> provenance;  // logs, dates, hardware the fit came from
   bool is_datasheet_default = false;    // true when built from specs, not measurements
   // True when a family's measured profile took its inter-node fits from the datasheet model

@@ -65,6 +65,11 @@ double kernel_speed(AttentionKernel kernel, const GpuSpec& gpu, int head_dim, bo
   return 1.0;
 }
 
+// The tensor speed at a precision: fp4's rate is the datasheet's (HardwareProfile::tensor_speed).
+double tensor_speed_at(const HardwareProfile& profile, Precision precision) {
+  return precision == Precision::kNvfp4 ? 1.0 : profile.tensor_speed;
+}
+
 }  // namespace
 
 double attention_efficiency(const AttentionParams& a, int head_dim, double seq_length,
@@ -80,11 +85,13 @@ double op_time_s(const Op& op, const HardwareProfile& profile, const GpuSpec& gp
   double t = 0.0;
   switch (op.kind) {
     case KernelKind::kGemm:
-      t = op.rounds * gemm_time_s(profile.gemm, gpu, op_precision(op, precision), op.gemm);
+      t = op.rounds * gemm_time_s(profile.gemm, gpu, op_precision(op, precision), op.gemm,
+                                  tensor_speed_at(profile, op_precision(op, precision)));
       break;
     case KernelKind::kAttention: {
       const bool backward = op.pass != Pass::kForward;
-      const double peak = gpu.peak_flop_per_s(op_precision(op, precision));
+      const Precision at = op_precision(op, precision);
+      const double peak = gpu.peak_flop_per_s(at) * tensor_speed_at(profile, at);
       const double fp8_speed = op.fp8_attention && !backward ? kCudnnFp8ForwardSpeed : 1.0;
       // A windowed layer's kernel runs as short as its window: few key blocks per query block.
       const double kernel_seq_length = op.attention_seq_length > 0.0

@@ -39,6 +39,7 @@ MATERIALIZED = "scenarios/validation/megatron-sc21-materialized.json"
 DEV_STACKS = "scenarios/validation/dev-stacks.json"
 DENSE_BLACKWELL = "scenarios/validation/dense-blackwell.json"
 MOE_BLACKWELL = "scenarios/validation/moe-blackwell.json"
+DENSE_GB300 = "scenarios/validation/dense-gb300.json"
 BLACKWELL_STACK_PROFILE = "scenarios/plans/blackwell-megatron-bridge.json"
 # The dense Blackwell runs by training stack: (label, id prefix after "fit-"/"judged-").
 BLACKWELL_STACKS = [("Megatron-Bridge (NeMo containers 25.09 to 26.06)", "mbridge"),
@@ -531,6 +532,43 @@ def block_validation_dense_blackwell_cases(r):
               "predicted peak GiB (! = over)"]
     return [validate_cmd(DENSE_BLACKWELL), validate_cmd(DENSE_BLACKWELL, engine="analytic")], \
         table(header, rows)
+
+
+def gb300_groups(r, cases_file, tmp):
+    """Per group of a file's GB300 cases: n, MAPE at tensor speed 1 (the datasheet profile at its
+    family's in-situ factor, fitted to nothing of GB300's) and as shipped (event, analytic)."""
+    out = f"{tmp}/gb300.json"
+    argv = [r.capsim, "calibrate", "step", cases_file, "--tensor-speed", "-o", out]
+    done = r.run(argv)
+    if done.returncode != 0:
+        sys.exit(f"docs-tables: {' '.join(argv)} exited {done.returncode}: {done.stderr}")
+    profile = json.loads(Path(out).read_text())
+    speed = profile.pop("tensor_speed")
+    parity = f"{tmp}/parity.json"
+    Path(parity).write_text(json.dumps(profile))
+    at_one = r.validate(cases_file, f"--set profile={parity}", "analytic")["summary"]
+    event = r.validate(cases_file)["summary"]
+    analytic = r.validate(cases_file, engine="analytic")["summary"]
+    rows = []
+    for group, g in event["by_group"].items():
+        rows.append([group, g["n"], mape(at_one["by_group"][group]), f"**{mape(g)}** / {bias(g)}",
+                     mape(analytic["by_group"][group]), f"{g['within_10_pct']}/{g['n']}"])
+    rows.append(["**all**", event["n"], mape(at_one), f"**{mape(event)}** / {bias(event)}",
+                 mape(analytic), f"{event['within_10_pct']}/{event['n']}"])
+    return speed, rows
+
+
+def block_validation_dense_gb300(r):
+    with tempfile.TemporaryDirectory() as tmp:
+        speed, rows = gb300_groups(r, DENSE_GB300, tmp)
+    header = ["group", "runs", "MAPE at tensor speed 1 (analytic)",
+              f"MAPE / mean signed error as shipped (event; tensor speed {speed:.6g})",
+              "analytic MAPE", "within ±10%"]
+    commands = [f"capsim calibrate step {DENSE_GB300} --tensor-speed -o /tmp/g.json",
+                f"capsim validate {DENSE_GB300} --engine analytic --set profile=/tmp/g.json "
+                "--json, its tensor_speed removed",
+                validate_cmd(DENSE_GB300), validate_cmd(DENSE_GB300, engine="analytic")]
+    return commands, table(header, rows)
 
 
 # ---- docs/performance.md -----------------------------------------------------------------------
@@ -1286,6 +1324,7 @@ BLOCKS = {
     "validation-time-to-train": block_validation_time_to_train,
     "validation-dense-blackwell": block_validation_dense_blackwell,
     "validation-dense-blackwell-cases": block_validation_dense_blackwell_cases,
+    "validation-dense-gb300": block_validation_dense_gb300,
     "sim-oversubscribed": block_sim_oversubscribed,
     "calibration-step": block_calibration_step,
     "planner-exhaustive": block_planner_exhaustive,

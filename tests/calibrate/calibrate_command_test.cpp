@@ -1,6 +1,7 @@
 // `capsim calibrate` end to end through the built binary: exit codes, outputs, report.
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -491,6 +492,35 @@ TEST(CalibrateCommandTest, StackFactorsAreTheFitsOfTheirRuns) {
                 io::in_situ_prior(fit.architecture, fit.stack, fit.version).factor, 5e-7)
         << fit.runs;
   }
+}
+
+// GB300's tensor speed (io/in_situ_prior.cpp) is what `calibrate step --tensor-speed` fits on
+// its published dense runs; the fit replaces the profile's tensor_speed provenance line and
+// keeps its software_efficiency. It fits the speed alone: with --attention it exits 2.
+TEST(CalibrateCommandTest, TensorSpeedIsTheFitOfItsRuns) {
+  const std::string runs =
+      std::string(CAPSIM_SOURCE_DIR) + "/scenarios/validation/dense-gb300.json";
+  const std::string fitted = temp_path("tensor-speed.json");
+  const auto r = run_capsim("calibrate step " + runs + " --tensor-speed -o " + fitted, true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json profile = nlohmann::json::parse(read(fitted));
+  const std::optional<io::InSituPrior> shipped = io::tensor_speed_prior("GB300-NVL-288GB");
+  ASSERT_TRUE(shipped.has_value());
+  EXPECT_NEAR(profile.at("tensor_speed").get<double>(), shipped->factor, 5e-6);
+  EXPECT_NEAR(profile.at("software_efficiency").get<double>(),
+              io::in_situ_prior("blackwell", "megatron-bridge").factor, 5e-7);
+  int speed_lines = 0;
+  for (const auto& line : profile.at("provenance"))
+    speed_lines += line.get<std::string>().starts_with("tensor_speed ") ? 1 : 0;
+  EXPECT_EQ(speed_lines, 1);
+  EXPECT_NE(r.out.find("tensor_speed 1.343"), std::string::npos) << r.out;
+  EXPECT_FALSE(io::tensor_speed_prior("GB200-NVL-186GB").has_value());
+
+  const auto both =
+      run_capsim("calibrate step " + runs + " --tensor-speed --attention -o " + fitted, true);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.out.find("--tensor-speed: fits the tensor speed alone"), std::string::npos)
+      << both.out;
 }
 
 // `calibrate fit --software-efficiency-from`: the family's in-situ factor, fitted once by

@@ -107,6 +107,17 @@ TEST(ProfileIoTest, RoundTripsEveryFittedNumberToSixDigits) {
   EXPECT_DOUBLE_EQ(q.gemm.k_half, 77.7778);
 }
 
+// A profile's tensor speed is written only where it is not 1 (the shipped profiles' text stays
+// as it is) and reads back to six digits.
+TEST(ProfileIoTest, TensorSpeedIsWrittenWhereItIsNotOne) {
+  HardwareProfile p = io::embedded_profile("h100-ib.json");
+  EXPECT_FALSE(io::profile_to_json(p).contains("tensor_speed"));
+  p.tensor_speed = 1.234567891;
+  const nlohmann::json doc = io::profile_to_json(p);
+  io::JsonReader reader(doc, "x.json");
+  EXPECT_DOUBLE_EQ(io::read_profile(reader).tensor_speed, 1.23457);
+}
+
 struct Rule {
   const char* name;
   void (*mutate)(nlohmann::json&);
@@ -120,7 +131,7 @@ const Rule kRules[] = {
      "p.json:/bogus: unknown key \"bogus\"; allowed keys: attention, collective_sms, "
      "collectives, datasheet_default, fabric, fit_quality, gemm, gpu, name, "
      "per_microbatch_overhead, provenance, reference_node_nic_bandwidth, schema, "
-     "software_efficiency"},
+     "software_efficiency, tensor_speed"},
     {"gpu", [](nlohmann::json& j) { j["gpu"] = "V100"; },
      "p.json:/gpu: unknown GPU \"V100\"; known GPUs: A100-SXM4-40GB, A100-SXM4-80GB, "
      "A800-SXM4-80GB, B200-SXM-180GB, B300-SXM-288GB, GB200-NVL-186GB, GB300-NVL-288GB, "
@@ -184,6 +195,8 @@ const Rule kRules[] = {
      "p.json:/collective_sms: expected an integer, got \"24\""},
     {"software_efficiency_range", [](nlohmann::json& j) { j["software_efficiency"] = 0.05; },
      "p.json:/software_efficiency: expected a number in [0.1, 2], got 0.05"},
+    {"tensor_speed_range", [](nlohmann::json& j) { j["tensor_speed"] = 3; },
+     "p.json:/tensor_speed: expected a number in [0.5, 2], got 3"},
     {"no_intra_all_reduce", [](nlohmann::json& j) { j["collectives"].erase(0); },
      "p.json:/collectives: needs an all_reduce intra_node fit (the fallback for the other "
      "collectives)"},
@@ -385,6 +398,19 @@ TEST(ResolveProfileTest, ADefinedGpuBorrowsTheShippedInSituFactor) {
   EXPECT_NE(other.provenance.back().find("geometric mean"), std::string::npos);
   EXPECT_NE(other.provenance.back().find("a100-ib.json"), std::string::npos);
   EXPECT_NE(other.provenance.back().find("h100-ib.json"), std::string::npos);
+}
+
+// A GB300 scenario's datasheet profile takes the tensor speed its published runs fitted, with
+// its provenance; other GPUs keep 1.
+TEST(ResolveProfileTest, Gb300TakesItsFittedTensorSpeed) {
+  const GpuSpec gb300 = *builtin_catalog().find_gpu("GB300-NVL-288GB");
+  const HardwareProfile p = io::resolve_profile(scenario_on(gb300, true, Fabric::kInfiniband));
+  ASSERT_TRUE(io::tensor_speed_prior(gb300.name).has_value());
+  EXPECT_EQ(p.tensor_speed, io::tensor_speed_prior(gb300.name)->factor);
+  EXPECT_GT(p.tensor_speed, 1.0);
+  EXPECT_TRUE(p.provenance.back().starts_with("tensor_speed ")) << p.provenance.back();
+  const GpuSpec gb200 = *builtin_catalog().find_gpu("GB200-NVL-186GB");
+  EXPECT_EQ(io::resolve_profile(scenario_on(gb200, true, Fabric::kInfiniband)).tensor_speed, 1.0);
 }
 
 // A scenario naming a stack whose published runs on the GPU's family fitted a factor of its own

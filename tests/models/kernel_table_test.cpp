@@ -180,6 +180,37 @@ TEST(KernelTableTest, Fp8AttentionSpeedsUpTheForwardOnly) {
   }
 }
 
+// The tensor speed divides the compute-bound part of an fp8 or 16-bit GEMM and of attention;
+// memory-bound kernels, launch overhead and fp4 GEMMs keep their time.
+TEST(KernelTableTest, TensorSpeedScalesTensorComputeOnly) {
+  const GpuSpec gpu = *builtin_catalog().find_gpu("GB300-NVL-288GB");
+  HardwareProfile profile;
+  HardwareProfile fast = profile;
+  fast.tensor_speed = 1.25;
+  const double launch = profile.gemm.launch_overhead_s;
+  Op gemm;
+  gemm.kind = KernelKind::kGemm;
+  gemm.gemm = {8192, 8192, 8192, 1};
+  for (const Precision p : {Precision::kBf16, Precision::kMxfp8}) {
+    EXPECT_NEAR(op_time_s(gemm, fast, gpu, p, 4096.0) - launch,
+                (op_time_s(gemm, profile, gpu, p, 4096.0) - launch) / 1.25, 1e-15);
+  }
+  EXPECT_EQ(op_time_s(gemm, fast, gpu, Precision::kNvfp4, 4096.0),
+            op_time_s(gemm, profile, gpu, Precision::kNvfp4, 4096.0));
+  Op attention;
+  attention.kind = KernelKind::kAttention;
+  attention.flop = 1e13;
+  attention.head_dim = 128;
+  EXPECT_NEAR(op_time_s(attention, fast, gpu, Precision::kNvfp4, 4096.0) - launch,
+              (op_time_s(attention, profile, gpu, Precision::kNvfp4, 4096.0) - launch) / 1.25,
+              1e-15);
+  Op norm;
+  norm.kind = KernelKind::kMemoryBound;
+  norm.bytes = 1e9;
+  EXPECT_EQ(op_time_s(norm, fast, gpu, Precision::kBf16, 4096.0),
+            op_time_s(norm, profile, gpu, Precision::kBf16, 4096.0));
+}
+
 // With context parallelism each attention call runs one ring step's s/c x s/c block, so the
 // FlashAttention efficiency ramps with s/c: shorter blocks run less efficiently.
 TEST(KernelTableTest, ContextParallelAttentionRampsWithTheRingBlock) {

@@ -117,7 +117,12 @@ def main():
         if reason:
             print("skipped %s: %s" % (run["id"], reason))
             continue
-        case = case_of(run)
+        try:
+            case = case_of(run)
+        except (KeyError, TypeError, ValueError) as error:
+            print("skipped %s: its record does not give what a case needs (%s: %s)"
+                  % (run["id"], type(error).__name__, error))
+            continue
         if not gb300:
             case["id"] = "%s-%s" % ("fit" if i % 3 == 0 else "judged", case["id"])
         cases.append(case)

@@ -124,6 +124,15 @@ def recipe_optimizer(run):
     if source.get("repo") != "NVIDIA-NeMo/Megatron-Bridge":
         return {}, ""
     fields, texts = {}, []
+    if run["model"].lower().startswith("kimi"):
+        # Kimi-K2's recipe trains with Muon, which Megatron-Bridge runs without the distributed
+        # optimizer and with fp32 gradient reduction (src/megatron/bridge/recipes/kimi/h100/
+        # kimi_k2.py, _apply_kimi_k2_optimizer "muon"); capsim costs Adam's step in its place.
+        fields["zero_stage"] = 0
+        fields["grad_reduce_precision"] = "fp32"
+        return fields, ("the optimizer as the release's Kimi-K2 recipe runs Muon: no distributed "
+                        "optimizer, gradients reduced in fp32 (src/megatron/bridge/recipes/kimi/"
+                        "h100/kimi_k2.py, _apply_kimi_k2_optimizer); Muon's step costed as Adam's")
     if run["model"] == "DeepSeek-V3":
         fields["optimizer_state_precision"] = "bf16"
         texts.append("Adam's moments in bf16 (the release's src/megatron/bridge/recipes/deepseek/"

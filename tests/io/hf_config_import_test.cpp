@@ -32,6 +32,24 @@ ModelSpec imported(const std::string& file, const std::string& name) {
   return JsonReader::read_document(model, file, [](JsonReader& r) { return read_model(r); });
 }
 
+// A config read as a model at `seq_length` tokens, with the JSON pointers of its import notes.
+struct ImportedWithNotes {
+  ModelSpec model;
+  std::vector<std::string> note_pointers;
+};
+
+ImportedWithNotes imported_with_notes(const std::string& file, int seq_length) {
+  HfImportOptions o;
+  o.seq_length = seq_length;
+  const HfImport imported = import_hf_config(config(file), file, o);
+  ImportedWithNotes out;
+  out.model =
+      JsonReader::read_document(imported.model, file, [](JsonReader& r) { return read_model(r); });
+  for (const auto& n : imported.notes)
+    out.note_pointers.push_back(n.pointer);
+  return out;
+}
+
 ModelSpec scenario_model(const std::string& scenario) {
   return load_scenario((kSource / "scenarios" / scenario / "scenario.json").string()).model;
 }
@@ -108,11 +126,8 @@ TEST(HfConfigImportTest, NemotronAndGemmaActivations) {
 // Gemma 2 27B: GeGLU, tied embeddings, head_dim 128 (not hidden / heads = 144), 4,096-token
 // windows on layers 0, 2, 4, ...; what it adds that capsim does not cost is noted.
 TEST(HfConfigImportTest, Gemma2_27B) {
-  HfImportOptions o;
-  o.seq_length = 8192;
-  const HfImport g = import_hf_config(config("gemma-2-27b.json"), "g.json", o);
-  const ModelSpec m =
-      JsonReader::read_document(g.model, "g.json", [](JsonReader& r) { return read_model(r); });
+  const ImportedWithNotes g = imported_with_notes("gemma-2-27b.json", 8192);
+  const ModelSpec& m = g.model;
   EXPECT_EQ(m.num_layers, 46);
   EXPECT_EQ(m.hidden_size, 4608);
   EXPECT_EQ(m.num_attention_heads, 32);
@@ -125,12 +140,11 @@ TEST(HfConfigImportTest, Gemma2_27B) {
   ASSERT_TRUE(m.window_attention.has_value());
   EXPECT_EQ(m.window_attention->size, 4096);
   EXPECT_EQ(m.window_attention->every, 2);
-  std::vector<std::string> notes;
-  for (const auto& n : g.notes)
-    notes.push_back(n.pointer);
-  EXPECT_EQ(notes,
+  EXPECT_EQ(g.note_pointers,
             (std::vector<std::string>{"/attn_logit_softcapping", "/final_logit_softcapping", ""}));
   // A newer config's layer_types must alternate, sliding first.
+  HfImportOptions o;
+  o.seq_length = 8192;
   nlohmann::json c = config("gemma-2-27b.json");
   c["layer_types"] = {"full_attention", "sliding_attention"};
   EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", o); }),
@@ -143,11 +157,8 @@ TEST(HfConfigImportTest, Gemma2_27B) {
 // embeddings; its attention-logit cap and extra norms are noted. A later config of the family
 // (num_local_experts, moe_intermediate_size, residual_moe) runs a dense MLP beside the experts.
 TEST(HfConfigImportTest, Grok1) {
-  HfImportOptions o;
-  o.seq_length = 8192;
-  const HfImport g = import_hf_config(config("grok-1.json"), "g.json", o);
-  const ModelSpec m =
-      JsonReader::read_document(g.model, "g.json", [](JsonReader& r) { return read_model(r); });
+  const ImportedWithNotes g = imported_with_notes("grok-1.json", 8192);
+  const ModelSpec& m = g.model;
   EXPECT_EQ(m.num_layers, 64);
   EXPECT_EQ(m.hidden_size, 6144);
   EXPECT_EQ(m.num_attention_heads, 48);
@@ -161,11 +172,10 @@ TEST(HfConfigImportTest, Grok1) {
   EXPECT_EQ(m.moe->ffn_hidden_size, 32768);
   EXPECT_EQ(m.moe->shared_expert_ffn_hidden_size, 0);
   EXPECT_EQ(m.moe->first_dense_layers, 0);
-  std::vector<std::string> notes;
-  for (const auto& n : g.notes)
-    notes.push_back(n.pointer);
-  EXPECT_EQ(notes, (std::vector<std::string>{"/max_attn_value", ""}));
+  EXPECT_EQ(g.note_pointers, (std::vector<std::string>{"/max_attn_value", ""}));
 
+  HfImportOptions o;
+  o.seq_length = 8192;
   nlohmann::json c = config("grok-1.json");
   c["architectures"] = {"Grok1ForCausalLM"};
   c.erase("num_experts");

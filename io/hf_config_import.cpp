@@ -23,7 +23,7 @@ const std::vector<std::string>& supported_architectures() {
       "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
       "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM",
       "NemotronForCausalLM",   "GemmaForCausalLM",      "Gemma2ForCausalLM",
-      "Grok1ModelForCausalLM", "Grok1ForCausalLM"};
+      "Grok1ModelForCausalLM", "Grok1ForCausalLM",      "Glm4MoeForCausalLM"};
   return kNames;
 }
 
@@ -112,7 +112,9 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
       throw r.error("decoder_sparse_step", "capsim models experts on every layer (1)");
     if (const int dense = qwen_dense_prefix(r, num_layers); dense > 0)
       moe["first_dense_layers"] = dense;
-  } else if (arch.starts_with("Deepseek")) {
+  } else if (arch.starts_with("Deepseek") || arch == "Glm4MoeForCausalLM") {
+    // GLM-4.5 (transformers' Glm4MoeConfig) names its experts as DeepSeek-V3 does and routes as
+    // it does, by sigmoid scores (Glm4MoeTopkRouter), with grouped-query attention in place of MLA.
     moe["num_experts"] = r.required_int("n_routed_experts", 1, kMaxConfigDim);
     const std::int64_t expert_ffn = r.required_int("moe_intermediate_size", 1, kMaxConfigDim);
     moe["ffn_hidden_size"] = expert_ffn;
@@ -126,7 +128,8 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
     if (r.optional_int("moe_layer_freq", 1, 1, num_layers) != 1)
       throw r.error("moe_layer_freq",
                     "capsim models experts on every layer after the dense ones (1)");
-    if (r.optional_enum("scoring_func", "softmax", {"softmax", "sigmoid"}) == "sigmoid")
+    const std::string default_score = arch == "Glm4MoeForCausalLM" ? "sigmoid" : "softmax";
+    if (r.optional_enum("scoring_func", default_score, {"softmax", "sigmoid"}) == "sigmoid")
       moe["router_score"] = "sigmoid";
     if (const std::int64_t groups = r.optional_int("n_group", 1, 1, kMaxConfigDim); groups > 1) {
       moe["router_groups"] = groups;
@@ -238,6 +241,20 @@ void note_grok1_extras(JsonReader& r, std::vector<InputProblem>& notes) {
                    "memory-bound norms per layer)"});
 }
 
+// What GLM-4.5 adds that capsim does not cost (transformers' Glm4MoeAttention): biases on the
+// query, key and value projections and RMSNorms on the queries and keys. Its rotary embedding
+// turns half of each head (partial_rotary_factor 0.5); capsim costs it over the whole head.
+void note_glm4_moe_extras(JsonReader& r, std::vector<InputProblem>& notes) {
+  const std::pair<const char*, const char*> extras[] = {
+      {"attention_bias", "biases on the query, key and value projections"},
+      {"use_qk_norm", "RMSNorms on the queries and keys: two more memory-bound norms per layer"}};
+  for (const auto& [key, what] : extras) {
+    if (r.has(key) && r.optional_bool(key, false))
+      notes.push_back(
+          {r.file(), r.pointer_to(key), std::string("not modelled: ") + key + " (" + what + ")"});
+  }
+}
+
 json read_config(JsonReader& r, const HfImportOptions& options, std::vector<InputProblem>& notes) {
   const std::string arch = architecture(r);
   json m = json::object();
@@ -293,11 +310,14 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   // GPT-OSS's attention sinks: FlashAttention has none, so Transformer Engine runs cuDNN's.
   if (arch == "GptOssForCausalLM")
     m["attention"] = "cudnn";
-  if (arch.starts_with("Deepseek")) {
+  if (arch.starts_with("Deepseek"))
     read_mla(r, m);
+  if (arch.starts_with("Deepseek") || arch == "Glm4MoeForCausalLM") {
     if (const auto mtp = r.optional_int("num_nextn_predict_layers", 0, 0, layers); mtp > 0)
       m["mtp_layers"] = mtp;
   }
+  if (arch == "Glm4MoeForCausalLM")
+    note_glm4_moe_extras(r, notes);
   // YaRN's scaled rotary embedding runs unfused in Megatron-Core, MLA's aside (rope_utils.py).
   if (r.has("rope_scaling") && !r.take_null("rope_scaling") && !m.contains("mla")) {
     auto scaling = r.optional_object("rope_scaling");

@@ -191,6 +191,30 @@ TEST(HfConfigImportTest, Grok1) {
             "(\"gelu_pytorch_tanh\"), got \"silu\"");
 }
 
+// GLM-4.5: DeepSeek-V3's expert keys with grouped-query attention (head_dim 128, not hidden /
+// heads), sigmoid routing without a scoring_func key, three dense layers first and one MTP
+// layer; its attention biases and query-key norms are noted.
+TEST(HfConfigImportTest, Glm45) {
+  const ImportedWithNotes g = imported_with_notes("glm-4.5.json", 4096);
+  const ModelSpec& m = g.model;
+  EXPECT_EQ(m.num_layers, 92);
+  EXPECT_EQ(m.hidden_size, 5120);
+  EXPECT_EQ(m.num_attention_heads, 96);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.explicit_head_dim, 128);
+  EXPECT_FALSE(m.mla.has_value());
+  EXPECT_EQ(m.ffn_hidden_size, 12288);
+  EXPECT_EQ(m.mtp_layers, 1);
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 160);
+  EXPECT_EQ(m.moe->top_k, 8);
+  EXPECT_EQ(m.moe->ffn_hidden_size, 1536);
+  EXPECT_EQ(m.moe->shared_expert_ffn_hidden_size, 1536);
+  EXPECT_EQ(m.moe->first_dense_layers, 3);
+  EXPECT_EQ(m.moe->router_score, RouterScore::kSigmoid);
+  EXPECT_EQ(g.note_pointers, (std::vector<std::string>{"/attention_bias", "/use_qk_norm"}));
+}
+
 TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
   const HfImport m = import_hf_config(config("llama-3.1-8b.json"), "c.json", {});
   EXPECT_FALSE(m.model.contains("seq_length"));
@@ -228,7 +252,7 @@ TEST(HfConfigImportTest, BadConfigsAreNamed) {
             "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
             "Qwen3MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
             "GptOssForCausalLM, NemotronForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
-            "Grok1ModelForCausalLM, Grok1ForCausalLM, got \"BertModel\"");
+            "Grok1ModelForCausalLM, Grok1ForCausalLM, Glm4MoeForCausalLM, got \"BertModel\"");
   c = config("llama-3.1-8b.json");
   c.erase("hidden_size");
   EXPECT_NE(testing::error_of([&] {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -514,6 +515,9 @@ PlanResult run_plan(const PlanSpec& plan, const PlanOptions& options) {
           io::in_situ_prior(instance.gpu.architecture, stack.name, stack.version).source +
           "); a profile fitted to the hardware (`capsim calibrate fit --gpu-spec`) puts the "
           "comparison with shipped ones on measurements");
+    } else if (const std::optional<io::InSituPrior> speed =
+                   io::tensor_speed_prior(instance.gpu.name)) {
+      result.notes.push_back("instance " + choice.name + ": " + speed->source);
     } else if (multi_node != work.profiles.end() && multi_node->second.has_datasheet_network) {
       result.notes.push_back("instance " + choice.name + ": no " + instance.fabric +
                              " measurement of its GPU family ships with capsim, so its "

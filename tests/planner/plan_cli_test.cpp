@@ -218,6 +218,28 @@ TEST(PlanCliTest, ACatalogGpuOnAnUnmeasuredNetworkKeepsItsFamilysKernels) {
   EXPECT_EQ(one_node.at("roce-h100-node"), one_node.at("dgx-h100"));
 }
 
+// A GB300 tray's candidates run at GB300's fitted tensor speed and the notes say so; a GB200
+// tray's, whose GPU has none, do not. On the same layout the GB300 candidate is the faster.
+TEST(PlanCliTest, Gb300CandidatesRunAtItsTensorSpeed) {
+  const CliRun r = run("plan " + kTestDataDir + "/plans/small-gb300.json --engine analytic --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = io::JsonReader::parse_text(r.out, "stdout");
+  const std::string notes = j.at("notes").dump();
+  EXPECT_NE(notes.find("instance gb300-nvl72: tensor_speed 1.34324: GB300-NVL-288GB's tensor "
+                       "cores over its datasheet peaks"),
+            std::string::npos)
+      << notes;
+  EXPECT_EQ(notes.find("instance gb200-nvl72"), std::string::npos) << notes;
+  std::map<std::string, double> fastest;
+  for (const auto& c : j.at("ranked")) {
+    const auto instance = c.at("instance").get<std::string>();
+    const double t = c.at("iteration_time_s").get<double>();
+    fastest[instance] = fastest.count(instance) > 0 ? std::min(fastest[instance], t) : t;
+  }
+  ASSERT_EQ(fastest.size(), 2U);
+  EXPECT_LT(fastest.at("gb300-nvl72"), fastest.at("gb200-nvl72"));
+}
+
 // Every key of `before` is in `after` with the same bytes; `after` may add keys of its own.
 void expect_contains(const nlohmann::json& before, const nlohmann::json& after,
                      const std::string& where) {

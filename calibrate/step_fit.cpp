@@ -195,7 +195,8 @@ bool one_factor_serves(const HardwareProfile& base, const HardwareProfile& other
   if (other.name == base.name)
     return true;
   return base.is_datasheet_default && other.is_datasheet_default &&
-         base.gpu.architecture == other.gpu.architecture && base.fabric == other.fabric;
+         base.gpu.architecture == other.gpu.architecture && base.fabric == other.fabric &&
+         base.tensor_speed == other.tensor_speed;
 }
 
 void set_software_efficiency(HardwareProfile& profile, double efficiency,

@@ -42,8 +42,9 @@ struct StepFit {
 void set_tensor_speed(HardwareProfile& profile, double speed, const std::string& provenance);
 
 // Whether the factor fitted on `base` serves a run resolving to `other`: the same profile, or
-// datasheet profiles of one architecture on one fabric (B200 and GB200 runs fit one Blackwell
-// factor; a profile serves every GPU of its architecture).
+// datasheet profiles of one architecture on one fabric at one tensor speed (B200 and GB200 runs
+// fit one Blackwell factor, GB300's, at its own tensor speed, do not join them; a profile serves
+// every GPU of its architecture).
 [[nodiscard]] bool one_factor_serves(const HardwareProfile& base, const HardwareProfile& other);
 
 // Sets `profile.software_efficiency` and replaces the provenance line that states where it came

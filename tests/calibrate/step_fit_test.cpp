@@ -178,6 +178,13 @@ TEST(StepFitTest, OneFactorServesAFamilyOnOneFabric) {
   measured.name = "gb200-fitted";
   EXPECT_FALSE(one_factor_serves(profile_for(b200), measured));
   EXPECT_TRUE(one_factor_serves(measured, measured));
+  // A GB300's datasheet profile runs at its own tensor speed: its runs fit apart.
+  Scenario gb300 = gb200;
+  gb300.cluster.gpu = *builtin_catalog().find_gpu("GB300-NVL-288GB");
+  HardwareProfile faster = profile_for(gb300);
+  faster.tensor_speed = 1.3;
+  EXPECT_FALSE(one_factor_serves(profile_for(gb200), faster));
+  EXPECT_TRUE(one_factor_serves(faster, faster));
 }
 
 }  // namespace

@@ -213,7 +213,7 @@ void check_rules(const ModelSpec& m, const ClusterSpec& c, const Parallelism& p,
   tensor_divides(m.num_kv_heads, "num_kv_heads");
   // A mixture-of-experts model without dense layers has no dense FFN to split; its shared
   // expert is a dense FFN split over tensor (Megatron-Core SharedExpertMLP).
-  if (!m.moe || m.moe->first_dense_layers > 0)
+  if (m.has_dense_ffn_layers())
     tensor_divides(m.ffn_hidden_size, "ffn_hidden_size");
   if (m.moe && m.moe->shared_expert_ffn_hidden_size > 0)
     tensor_divides(m.moe->shared_expert_ffn_hidden_size, "moe.shared_expert_ffn_hidden_size");
@@ -481,7 +481,7 @@ std::optional<std::string> recompute_module_problem(const ModelSpec& m, unsigned
   const std::pair<RecomputeModule, const char*> lacking[] = {
       {kRecomputeMoeActivation, m.moe ? nullptr : "no mixture-of-experts layers (model.moe)"},
       {kRecomputeMlaUpProjection, m.mla ? nullptr : "no latent attention (model.mla)"},
-      {kRecomputeMlp, !m.moe || m.moe->first_dense_layers > 0
+      {kRecomputeMlp, m.has_dense_ffn_layers()
                           ? nullptr
                           : "no dense MLP layers (every layer is a mixture of experts)"},
       {kRecomputeMoe, m.moe ? nullptr : "no mixture-of-experts layers (model.moe)"},

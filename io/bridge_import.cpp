@@ -59,24 +59,37 @@ std::string dtype_text(const std::string& text) {
 }
 
 // --moe-layer-freq from a list of 0/1 per layer: Megatron's "([0]*K+[1]*M)" pattern when the
-// dense layers come first, else the list as written (which the reader reports).
+// dense layers come first, "([0]*K+([0]*(I-1)+[1])*M+[0]*R)" when after them the last of every
+// I layers has experts, else the list as written (which the reader reports).
 std::string layer_freq_text(const json& list) {
-  int dense = 0;
-  int sparse = 0;
-  bool prefix = true;
-  for (const json& v : list) {
+  std::vector<int> experts;  // the layers with experts
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& v = list[i];
     if (!v.is_number_integer() || (v.get<long long>() != 0 && v.get<long long>() != 1))
       return list.dump();
-    if (v.get<long long>() == 0) {
-      prefix = prefix && sparse == 0;
-      ++dense;
-    } else {
-      ++sparse;
-    }
+    if (v.get<long long>() == 1)
+      experts.push_back(static_cast<int>(i));
   }
-  if (!prefix || sparse == 0)
+  const auto layers = static_cast<int>(list.size());
+  if (experts.empty())
     return list.dump();
-  return printf_string("([0]*%d+[1]*%d)", dense, sparse);
+  const int interval = experts.size() > 1 ? experts[1] - experts[0] : 1;
+  for (size_t k = 1; k < experts.size(); ++k) {
+    if (experts[k] - experts[k - 1] != interval)
+      return list.dump();
+  }
+  const int dense = experts.front() - (interval - 1);
+  const int rest = layers - 1 - experts.back();
+  if (dense < 0 || rest >= interval)
+    return list.dump();
+  const auto groups = static_cast<int>(experts.size());
+  std::string pattern = dense > 0 ? printf_string("[0]*%d+", dense) : "";
+  if (interval == 1)
+    return "(" + pattern + printf_string("[1]*%d", groups) + ")";
+  pattern += printf_string("([0]*%d+[1])*%d", interval - 1, groups);
+  if (rest > 0)
+    pattern += printf_string("+[0]*%d", rest);
+  return "(" + pattern + ")";
 }
 
 // --pipeline-model-parallel-layout from Bridge's list of stages, each a list of layer names.

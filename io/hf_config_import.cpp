@@ -108,10 +108,22 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
   } else if (arch == "Qwen3MoeForCausalLM") {
     moe["num_experts"] = r.required_int("num_experts", 1, kMaxConfigDim);
     moe["ffn_hidden_size"] = r.required_int("moe_intermediate_size", 1, kMaxConfigDim);
-    if (r.optional_int("decoder_sparse_step", 1, 1, num_layers) != 1)
-      throw r.error("decoder_sparse_step", "capsim models experts on every layer (1)");
-    if (const int dense = qwen_dense_prefix(r, num_layers); dense > 0)
+    // Qwen2MoeDecoderLayer: experts where (layer + 1) % decoder_sparse_step == 0, outside
+    // mlp_only_layers: capsim's last of every layer_interval after the dense prefix, when the
+    // prefix is whole groups.
+    const int dense = qwen_dense_prefix(r, num_layers);
+    const auto step = r.optional_int("decoder_sparse_step", 1, 1, num_layers - dense);
+    if (dense % step != 0) {
+      throw r.error("decoder_sparse_step",
+                    "capsim puts experts on the last of every decoder_sparse_step layers after "
+                    "the dense ones, which here (" +
+                        std::to_string(dense) + ") are not whole groups of " +
+                        std::to_string(step));
+    }
+    if (dense > 0)
       moe["first_dense_layers"] = dense;
+    if (step > 1)
+      moe["layer_interval"] = step;
   } else if (arch.starts_with("Deepseek") || arch == "Glm4MoeForCausalLM") {
     // GLM-4.5 (transformers' Glm4MoeConfig) names its experts as DeepSeek-V3 does and routes as
     // it does, by sigmoid scores (Glm4MoeTopkRouter), with grouped-query attention in place of MLA.

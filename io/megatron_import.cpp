@@ -280,23 +280,60 @@ bool skip(const std::string& text, size_t& i, std::string_view prefix) {
   return true;
 }
 
-// --moe-layer-freq: 1 (every layer) or Megatron's pattern "([0]*K+[1]*M)", K dense layers
-// first; returns K, or nullopt for a pattern capsim does not model.
-std::optional<int> first_dense_layers(std::string pattern, int num_layers) {
+// Which layers of --moe-layer-freq's pattern have experts: K dense layers first, then the last
+// of every `interval` (MoeSpec::first_dense_layers, layer_interval).
+struct MoeLayerPattern {
+  int first_dense = 0;
+  int interval = 1;
+};
+
+// --moe-layer-freq: 1 (every layer) or Megatron's list pattern "([0]*K+[1]*M)" (K dense layers
+// first), or with an interval I "([0]*K+([0]*(I-1)+[1])*M+[0]*R)", the K and R parts optional,
+// as `capsim export megatron` writes them; nullopt for a pattern capsim does not model.
+std::optional<MoeLayerPattern> moe_layer_pattern(std::string pattern, int num_layers) {
   std::erase(pattern, ' ');
   if (pattern == "1")
-    return 0;
+    return MoeLayerPattern{};
   if (!pattern.starts_with("("))  // the parentheses are optional in Python
     pattern = "(" + pattern + ")";
   size_t i = 0;
-  std::optional<int> dense;
-  std::optional<int> sparse;
-  if (skip(pattern, i, "([0]*") && (dense = read_count(pattern, i)) && skip(pattern, i, "+[1]*") &&
-      (sparse = read_count(pattern, i)) && skip(pattern, i, ")") && i == pattern.size() &&
-      static_cast<long long>(*dense) + *sparse == num_layers) {
-    return *dense;
+  if (!skip(pattern, i, "("))
+    return std::nullopt;
+  MoeLayerPattern out;
+  long long layers = 0;
+  // "[0]*K+" ahead of the experts' part (not "[0]*J+[1]" of a group, which starts with "(").
+  if (const size_t at = i; skip(pattern, i, "[0]*")) {
+    const std::optional<int> dense = read_count(pattern, i);
+    if (!dense || !skip(pattern, i, "+")) {
+      i = at;
+    } else {
+      out.first_dense = *dense;
+      layers += *dense;
+    }
   }
-  return std::nullopt;
+  std::optional<int> groups;
+  if (skip(pattern, i, "[1]*")) {
+    if (!(groups = read_count(pattern, i)))
+      return std::nullopt;
+    layers += *groups;
+  } else {
+    std::optional<int> dense_in_group;
+    if (!skip(pattern, i, "([0]*") || !(dense_in_group = read_count(pattern, i)) ||
+        !skip(pattern, i, "+[1])*") || !(groups = read_count(pattern, i)) || *dense_in_group < 1) {
+      return std::nullopt;
+    }
+    out.interval = *dense_in_group + 1;
+    layers += static_cast<long long>(out.interval) * *groups;
+    if (skip(pattern, i, "+[0]*")) {
+      const std::optional<int> rest = read_count(pattern, i);
+      if (!rest || *rest >= out.interval)
+        return std::nullopt;
+      layers += *rest;
+    }
+  }
+  if (!skip(pattern, i, ")") || i != pattern.size() || layers != num_layers || *groups < 1)
+    return std::nullopt;
+  return out;
 }
 
 // Expands Megatron-Core's --pipeline-model-parallel-layout ("E", "t", "m", "L", "|", with
@@ -447,15 +484,19 @@ void read_moe_arguments(Arguments& a, Findings& f, json& m) {
     moe["shared_expert_ffn_hidden_size"] =
         a.integer("--moe-shared-expert-intermediate-size", 0, 0, 1 << 24);
     if (const auto freq = a.text("--moe-layer-freq")) {
-      const std::optional<int> dense = first_dense_layers(*freq, layers);
-      if (!dense) {
-        f.unmodelled.push_back(
-            a.finding("--moe-layer-freq",
-                      "--moe-layer-freq: capsim models dense layers first, then MoE "
-                      "layers (1 or \"([0]*K+[1]*M)\" with K+M = --num-layers), got \"" +
-                          *freq + "\""));
-      } else if (*dense > 0) {
-        moe["first_dense_layers"] = *dense;
+      const std::optional<MoeLayerPattern> pattern = moe_layer_pattern(*freq, layers);
+      if (!pattern) {
+        f.unmodelled.push_back(a.finding(
+            "--moe-layer-freq",
+            "--moe-layer-freq: capsim models dense layers first, then MoE layers, all or the "
+            "last of every I (1, \"([0]*K+[1]*M)\" or \"([0]*K+([0]*(I-1)+[1])*M+[0]*R)\", "
+            "the layers adding up to --num-layers), got \"" +
+                *freq + "\""));
+      } else {
+        if (pattern->first_dense > 0)
+          moe["first_dense_layers"] = pattern->first_dense;
+        if (pattern->interval > 1)
+          moe["layer_interval"] = pattern->interval;
       }
     }
     if (a.choice("--moe-router-score-function", {"softmax", "sigmoid"}) == "sigmoid")

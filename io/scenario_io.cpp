@@ -420,6 +420,9 @@ MoeSpec read_moe(JsonReader& r, int num_layers, FfnActivation activation) {
   moe.shared_expert_ffn_hidden_size =
       to_int(r.optional_int("shared_expert_ffn_hidden_size", 0, 0, kMaxDim));
   moe.first_dense_layers = to_int(r.optional_int("first_dense_layers", 0, 0, num_layers - 1));
+  // At least one layer after the dense ones has experts.
+  moe.layer_interval =
+      to_int(r.optional_int("layer_interval", 1, 1, num_layers - moe.first_dense_layers));
   // The busiest of at most num_experts ranks holds at most all routed tokens: num_experts x
   // the mean.
   const auto max_factor = static_cast<double>(moe.num_experts);
@@ -715,20 +718,24 @@ Scenario load_scenario(const std::string& path, const std::vector<ScenarioOverri
 namespace {
 
 // Every key of the mixture-of-experts block, defaults too: a reader sees the whole layer.
+// `layer_interval` only where it is not 1 (experts on every layer after the dense ones).
 nlohmann::json moe_to_json(const MoeSpec& moe) {
-  return {{"num_experts", moe.num_experts},
-          {"top_k", moe.top_k},
-          {"ffn_hidden_size", moe.ffn_hidden_size},
-          {"shared_expert_ffn_hidden_size", moe.shared_expert_ffn_hidden_size},
-          {"first_dense_layers", moe.first_dense_layers},
-          {"load_imbalance", moe.load_imbalance},
-          {"router_score", to_string(moe.router_score)},
-          {"router_groups", moe.router_groups},
-          {"router_group_top_k", moe.router_group_top_k},
-          {"rank_capacity_factor", moe.rank_capacity_factor},
-          {"activation_clamp", moe.activation_clamp},
-          {"linear_bias", moe.linear_bias},
-          {"fused_grouped_mlp", moe.fused_grouped_mlp}};
+  nlohmann::json j = {{"num_experts", moe.num_experts},
+                      {"top_k", moe.top_k},
+                      {"ffn_hidden_size", moe.ffn_hidden_size},
+                      {"shared_expert_ffn_hidden_size", moe.shared_expert_ffn_hidden_size},
+                      {"first_dense_layers", moe.first_dense_layers},
+                      {"load_imbalance", moe.load_imbalance},
+                      {"router_score", to_string(moe.router_score)},
+                      {"router_groups", moe.router_groups},
+                      {"router_group_top_k", moe.router_group_top_k},
+                      {"rank_capacity_factor", moe.rank_capacity_factor},
+                      {"activation_clamp", moe.activation_clamp},
+                      {"linear_bias", moe.linear_bias},
+                      {"fused_grouped_mlp", moe.fused_grouped_mlp}};
+  if (moe.layer_interval != 1)
+    j["layer_interval"] = moe.layer_interval;
+  return j;
 }
 
 nlohmann::json mla_to_json(const MlaSpec& mla) {

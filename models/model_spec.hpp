@@ -30,11 +30,12 @@ enum class CrossEntropyKernel { kUnfused, kFused, kSingleKernel };
 // (Mixtral, Qwen3, GPT-OSS) or sigmoid (DeepSeek-V3, Megatron-Core --moe-router-score-function).
 enum class RouterScore { kSoftmax, kSigmoid };
 
-// The feed-forward block of every layer after the first `first_dense_layers` is `num_experts`
-// experts of `ffn_hidden_size` with top-`top_k` routing, plus a shared expert when
-// `shared_expert_ffn_hidden_size` > 0 (Megatron-Core --num-experts, --moe-router-topk,
-// --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size, --moe-layer-freq). The experts
-// use the model's FFN activation.
+// The feed-forward block of the layers after the first `first_dense_layers`, or of one in every
+// `layer_interval` of them, is `num_experts` experts of `ffn_hidden_size` with top-`top_k`
+// routing, plus a shared expert when `shared_expert_ffn_hidden_size` > 0 (Megatron-Core
+// --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
+// --moe-shared-expert-intermediate-size, --moe-layer-freq). The experts use the model's FFN
+// activation.
 struct MoeSpec {
   int num_experts = 0;
   int top_k = 0;
@@ -67,6 +68,10 @@ struct MoeSpec {
   // Blackwell, mxfp8 or nvfp4): one grouped GEMM per linear over the rank's experts, the
   // activation and the quantization between the linears in the GEMMs' epilogues.
   bool fused_grouped_mlp = false;
+  // Of the layers after the dense ones, the last of every `layer_interval` has experts and the
+  // others a dense FFN (Llama 4 Maverick: 2, experts on layers 1, 3, 5, ...; transformers'
+  // interleave_moe_layer_step); 1: every one.
+  int layer_interval = 1;
 
   [[nodiscard]] bool operator==(const MoeSpec& other) const = default;
 };
@@ -133,7 +138,12 @@ struct ModelSpec {
   }
   // Whether layer `layer` (0-based) has a mixture-of-experts FFN.
   [[nodiscard]] bool is_moe_layer(int layer) const {
-    return moe.has_value() && layer >= moe->first_dense_layers;
+    return moe.has_value() && layer >= moe->first_dense_layers &&
+           (layer - moe->first_dense_layers) % moe->layer_interval == moe->layer_interval - 1;
+  }
+  // Whether some layer has a dense FFN (of `ffn_hidden_size`).
+  [[nodiscard]] bool has_dense_ffn_layers() const {
+    return !moe.has_value() || moe->first_dense_layers > 0 || moe->layer_interval > 1;
   }
 
   [[nodiscard]] bool operator==(const ModelSpec& other) const = default;

@@ -61,7 +61,10 @@ double moe_layer_dense_parameters(const ModelSpec& m) {
 }
 
 double num_moe_layers(const ModelSpec& m) {
-  return m.moe ? d(m.num_layers - std::min(m.moe->first_dense_layers, m.num_layers)) : 0.0;
+  if (!m.moe)
+    return 0.0;
+  const int after_dense = m.num_layers - std::min(m.moe->first_dense_layers, m.num_layers);
+  return d(after_dense / m.moe->layer_interval);
 }
 
 }  // namespace

@@ -127,6 +127,34 @@ TEST(BridgeImportTest, RenamedAndInvertedKeys) {
   EXPECT_DOUBLE_EQ(s.parallelism.dp_bucket_bytes, 40000000.0 * 2);
 }
 
+// A moe_layer_freq list with experts on every other layer after two dense ones reads as
+// first_dense_layers 2 and layer_interval 2; one that is not periodic is reported.
+TEST(BridgeImportTest, InterleavedExpertLayersRead) {
+  std::string freq = "[0, 0";
+  for (int i = 0; i < 15; ++i)
+    freq += ", 0, 1";
+  freq += "]";
+  const Scenario s =
+      import_text(kModel +
+                  "  num_moe_experts: 8\n  moe_router_topk: 2\n  moe_ffn_hidden_size: "
+                  "2048\n  moe_layer_freq: " +
+                  freq + "\nmixed_precision: bf16_mixed\n")
+          .scenario;
+  ASSERT_TRUE(s.model.moe.has_value());
+  EXPECT_EQ(s.model.moe->first_dense_layers, 2);
+  EXPECT_EQ(s.model.moe->layer_interval, 2);
+  EXPECT_TRUE(s.model.is_moe_layer(3));
+  EXPECT_FALSE(s.model.is_moe_layer(4));
+  std::string uneven = "[0, 1, 1";
+  for (int i = 0; i < 14; ++i)
+    uneven += ", 0, 1";
+  uneven += ", 0]";
+  EXPECT_NE(error_text(kModel + "  num_moe_experts: 8\n  moe_layer_freq: " + uneven +
+                       "\nmixed_precision: bf16_mixed\n")
+                .find("--moe-layer-freq: capsim models dense layers first"),
+            std::string::npos);
+}
+
 // Bridge applies the precision's grad_reduce_in_fp32 to the DDP configuration.
 TEST(BridgeImportTest, PrecisionGradientReductionOverridesDdp) {
   const std::string ddp_bf16 = kModel + "ddp: {grad_reduce_in_fp32: false}\n";

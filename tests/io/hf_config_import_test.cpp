@@ -215,6 +215,24 @@ TEST(HfConfigImportTest, Glm45) {
   EXPECT_EQ(g.note_pointers, (std::vector<std::string>{"/attention_bias", "/use_qk_norm"}));
 }
 
+// Qwen's decoder_sparse_step puts experts where (layer + 1) is a multiple of it: capsim's
+// layer_interval after a dense prefix of whole groups; a prefix that is not is an error.
+TEST(HfConfigImportTest, QwenSparseStepIsTheLayerInterval) {
+  nlohmann::json c = config("qwen3-30b-a3b.json");
+  c["decoder_sparse_step"] = 2;
+  c["mlp_only_layers"] = {0, 1};
+  HfImportOptions o;
+  o.seq_length = 4096;
+  const nlohmann::json moe = import_hf_config(c, "c.json", o).model.at("moe");
+  EXPECT_EQ(moe.at("first_dense_layers"), 2);
+  EXPECT_EQ(moe.at("layer_interval"), 2);
+  c["mlp_only_layers"] = {0};
+  EXPECT_EQ(testing::error_of([&] { (void)import_hf_config(c, "c.json", o); }),
+            "c.json:/decoder_sparse_step: capsim puts experts on the last of every "
+            "decoder_sparse_step layers after the dense ones, which here (1) are not whole "
+            "groups of 2");
+}
+
 TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
   const HfImport m = import_hf_config(config("llama-3.1-8b.json"), "c.json", {});
   EXPECT_FALSE(m.model.contains("seq_length"));

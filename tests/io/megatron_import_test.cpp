@@ -341,6 +341,9 @@ TEST(MegatronImportTest, LayoutMustFitTheClusterAndTheLayers) {
   EXPECT_NE(error_text(kModel + "--num-experts 8 --moe-layer-freq \"([0]*3+[1]*30)\"")
                 .find("--moe-layer-freq: capsim models dense layers first"),
             std::string::npos);
+  EXPECT_NE(error_text(kModel + "--num-experts 8 --moe-layer-freq \"(([0]*1+[1])*15+[0]*2)\"")
+                .find("--moe-layer-freq: capsim models dense layers first"),
+            std::string::npos);
   EXPECT_EQ(error_text(kModel + "--pipeline-model-parallel-size 2 "
                                 "--pipeline-model-parallel-layout \"Et*16|t*16|L\""),
             "t.args:line 1: --pipeline-model-parallel-layout: has 3 stages; "

@@ -97,6 +97,31 @@ TEST(ScenarioMoeTest, MlaReadsWithoutKeyValueGroups) {
   EXPECT_EQ(read_doc(doc).model.mla->q_lora_rank, 1536);
 }
 
+// layer_interval puts the experts on the last of every group of layers after the dense ones
+// (40 layers, 2 dense, interval 3: layers 4, 7, ..., 37, and 38 and 39 dense); it is written back
+// only when not 1, and an interval beyond the layers after the dense ones is an error.
+TEST(ScenarioMoeTest, LayerIntervalPutsExpertsOnTheLastOfEachGroup) {
+  nlohmann::json doc = moe_doc();
+  doc["model"]["moe"]["first_dense_layers"] = 2;
+  doc["model"]["moe"]["layer_interval"] = 3;
+  const Scenario s = read_doc(doc);
+  std::vector<int> experts;
+  for (int layer = 0; layer < s.model.num_layers; ++layer) {
+    if (s.model.is_moe_layer(layer))
+      experts.push_back(layer);
+  }
+  ASSERT_EQ(experts.size(), 12U);
+  EXPECT_EQ(experts.front(), 4);
+  EXPECT_EQ(experts.back(), 37);
+  EXPECT_TRUE(s.model.has_dense_ffn_layers());
+  EXPECT_EQ(io::scenario_to_json(s).at("model").at("moe").at("layer_interval"), 3);
+  EXPECT_FALSE(
+      io::scenario_to_json(read_doc(moe_doc())).at("model").at("moe").contains("layer_interval"));
+  doc["model"]["moe"]["layer_interval"] = 39;
+  EXPECT_EQ(testing::error_of([&] { (void)read_doc(doc); }),
+            "doc.json:/model/moe/layer_interval: expected an integer in [1, 38], got 39");
+}
+
 // A dense scenario writes none of the new keys, so the outputs of dense inputs keep their bytes.
 TEST(ScenarioMoeTest, DenseScenarioWritesNoNewKey) {
   const nlohmann::json j =
@@ -172,6 +197,8 @@ nlohmann::json random_doc(std::mt19937_64& rnd) {
     m["shared_expert_ffn_hidden_size"] = pick(rnd, std::vector<int>{0, 2048});
   if (pick(rnd, std::vector<int>{0, 1}) == 1)
     m["first_dense_layers"] = pick(rnd, std::vector<int>{0, 1, 3});
+  if (pick(rnd, std::vector<int>{0, 1, 1}) == 0)
+    m["layer_interval"] = pick(rnd, std::vector<int>{1, 2, 4});
   if (pick(rnd, std::vector<int>{0, 1}) == 1)
     m["load_imbalance"] = pick(rnd, std::vector<double>{1.0, 1.25, 1.5});
   if (pick(rnd, std::vector<int>{0, 1}) == 1)

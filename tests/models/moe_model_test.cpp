@@ -68,6 +68,24 @@ ModelSpec mixtral_8x7b() {
   return m;
 }
 
+// Llama 4 Maverick: experts on every other layer (transformers' interleave_moe_layer_step 2),
+// 128 routed of 8192 with top-1 and a shared one, dense layers of 16384.
+ModelSpec llama4_maverick() {
+  ModelSpec m;
+  m.name = "Llama-4-Maverick";
+  m.num_layers = 48;
+  m.hidden_size = 5120;
+  m.num_attention_heads = 40;
+  m.num_kv_heads = 8;
+  m.ffn_hidden_size = 16384;
+  m.ffn_activation = FfnActivation::kSwiglu;
+  m.seq_length = 8192;
+  m.vocab_size = 202048;
+  m.moe = MoeSpec{128, 1, 8192, 8192, 0, 1.0, RouterScore::kSigmoid, 0.0};
+  m.moe->layer_interval = 2;
+  return m;
+}
+
 // A MoE layer's tensors outside its routed experts (MLA's projections and latent norms, the
 // router, the shared expert) add up to its dense parameters, per rank.
 TEST(MoeParameters, LayerTensorsSumToTheDenseParametersOfTheLayer) {
@@ -90,6 +108,13 @@ TEST(MoeParameters, DeepSeekV3TotalAndActive) {
 TEST(MoeParameters, Qwen3TotalAndActive) {
   EXPECT_NEAR(total_parameters(qwen3_235b()) / 1e9, 235.1, 0.5);
   EXPECT_NEAR(active_parameters(qwen3_235b()) / 1e9, 22.2, 0.3);
+}
+
+// Meta's Llama 4 model card: Maverick has 400B total and 17B active parameters. With experts on
+// every layer the same dimensions would hold 784B.
+TEST(MoeParameters, Llama4MaverickTotalAndActive) {
+  EXPECT_NEAR(total_parameters(llama4_maverick()) / 1e9, 400.0, 2.0);
+  EXPECT_NEAR(active_parameters(llama4_maverick()) / 1e9, 17.0, 0.5);
 }
 
 // Mistral's Mixtral 8x7B: 46.7B total, 12.9B active.

@@ -125,6 +125,7 @@ Scenario random_scenario(std::mt19937_64& rng) {
     e.ffn_hidden_size = 128 * pick(1, 16);
     e.shared_expert_ffn_hidden_size = coin() ? e.ffn_hidden_size : 0;
     e.first_dense_layers = m.num_layers > 1 ? pick(0, 1) : 0;
+    e.layer_interval = m.num_layers - e.first_dense_layers >= 3 ? pick(1, 3) : 1;
     e.router_score = coin() ? RouterScore::kSigmoid : RouterScore::kSoftmax;
     m.moe = e;
     p.expert = p.context * p.data >= 2 && coin() ? 2 : 1;

@@ -19,11 +19,15 @@ constexpr std::int64_t kMaxConfigDim = 1 << 24;
 // The architectures capsim imports (config.json "architectures").
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> kNames = {
-      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
-      "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
-      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM",
-      "NemotronForCausalLM",   "GemmaForCausalLM",      "Gemma2ForCausalLM",
-      "Grok1ModelForCausalLM", "Grok1ForCausalLM",      "Glm4MoeForCausalLM"};
+      "LlamaForCausalLM",      "MistralForCausalLM",
+      "MixtralForCausalLM",    "Qwen2ForCausalLM",
+      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
+      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+      "GptOssForCausalLM",     "NemotronForCausalLM",
+      "GemmaForCausalLM",      "Gemma2ForCausalLM",
+      "Grok1ModelForCausalLM", "Grok1ForCausalLM",
+      "Glm4MoeForCausalLM",    "Llama4ForConditionalGeneration",
+      "Llama4ForCausalLM"};
   return kNames;
 }
 
@@ -147,6 +151,16 @@ void read_moe(JsonReader& r, const std::string& arch, int num_layers, json& m) {
       moe["router_groups"] = groups;
       moe["router_group_top_k"] = r.optional_int("topk_group", groups, 1, groups);
     }
+  } else if (arch == "Llama4ForCausalLM") {
+    // Llama 4 (transformers' Llama4TextMoe): num_local_experts of intermediate_size, routed by
+    // the sigmoid of the top-k logits, beside a shared expert of the same size, on the layers
+    // moe_layers lists: the last of every interleave_moe_layer_step (Maverick: 2; Scout: 1).
+    moe["num_experts"] = r.required_int("num_local_experts", 1, kMaxConfigDim);
+    moe["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxConfigDim);
+    moe["shared_expert_ffn_hidden_size"] = moe["ffn_hidden_size"];
+    moe["router_score"] = "sigmoid";
+    if (const auto step = r.optional_int("interleave_moe_layer_step", 1, 1, num_layers); step > 1)
+      moe["layer_interval"] = step;
   } else if (arch.starts_with("Grok1")) {
     // Grok-1 (hpcai-tech's Grok1Config: num_experts experts of intermediate_size); later configs
     // of the family name num_local_experts and moe_intermediate_size, and with residual_moe add
@@ -253,10 +267,11 @@ void note_grok1_extras(JsonReader& r, std::vector<InputProblem>& notes) {
                    "memory-bound norms per layer)"});
 }
 
-// What GLM-4.5 adds that capsim does not cost (transformers' Glm4MoeAttention): biases on the
-// query, key and value projections and RMSNorms on the queries and keys. Its rotary embedding
-// turns half of each head (partial_rotary_factor 0.5); capsim costs it over the whole head.
-void note_glm4_moe_extras(JsonReader& r, std::vector<InputProblem>& notes) {
+// What GLM-4.5 and Llama 4 add to their attention that capsim does not cost (transformers'
+// Glm4MoeAttention, Llama4TextAttention): biases on the query, key and value projections and
+// RMSNorms on the queries and keys. GLM-4.5's rotary embedding turns half of each head
+// (partial_rotary_factor 0.5); capsim costs it over the whole head.
+void note_attention_extras(JsonReader& r, std::vector<InputProblem>& notes) {
   const std::pair<const char*, const char*> extras[] = {
       {"attention_bias", "biases on the query, key and value projections"},
       {"use_qk_norm", "RMSNorms on the queries and keys: two more memory-bound norms per layer"}};
@@ -267,10 +282,28 @@ void note_glm4_moe_extras(JsonReader& r, std::vector<InputProblem>& notes) {
   }
 }
 
-json read_config(JsonReader& r, const HfImportOptions& options, std::vector<InputProblem>& notes) {
-  const std::string arch = architecture(r);
+// Llama 4's attention on three of every four layers is chunked (Llama4TextAttention): each query
+// attends within its attention_chunk_size-token chunk, which at sequences up to the chunk is full
+// causal attention, as capsim costs it; beyond, it is noted.
+void note_chunked_attention(JsonReader& r, const HfImportOptions& options,
+                            std::vector<InputProblem>& notes) {
+  if (!r.has("attention_chunk_size") || r.take_null("attention_chunk_size"))
+    return;
+  const auto chunk = r.optional_int("attention_chunk_size", 1, 1, kMaxConfigDim);
+  if (options.seq_length > 0 && options.seq_length <= chunk)
+    return;
+  notes.push_back({r.file(), r.pointer_to("attention_chunk_size"),
+                   "not modelled: chunked attention (" + std::to_string(chunk) +
+                       "-token chunks on three of every four layers) beyond sequences of one "
+                       "chunk; capsim costs full causal attention"});
+}
+
+// The text model's keys of a config of architecture `arch` (Llama 4's multimodal config nests them
+// in text_config, read as Llama4ForCausalLM's), named `name`.
+json read_text_model(JsonReader& r, const std::string& arch, const std::string& name,
+                     const HfImportOptions& options, std::vector<InputProblem>& notes) {
   json m = json::object();
-  m["name"] = options.name.empty() ? arch : options.name;
+  m["name"] = name;
   const auto layers = r.required_int("num_hidden_layers", 1, 100000);
   const auto hidden = r.required_int("hidden_size", 1, kMaxConfigDim);
   const auto heads = r.required_int("num_attention_heads", 1, kMaxConfigDim);
@@ -278,7 +311,10 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   m["hidden_size"] = hidden;
   m["num_attention_heads"] = heads;
   m["num_kv_heads"] = r.optional_int("num_key_value_heads", heads, 1, kMaxConfigDim);
-  m["ffn_hidden_size"] = r.required_int("intermediate_size", 1, kMaxConfigDim);
+  // Llama 4's dense layers are intermediate_size_mlp wide; its intermediate_size is an expert's.
+  m["ffn_hidden_size"] =
+      r.required_int(arch == "Llama4ForCausalLM" ? "intermediate_size_mlp" : "intermediate_size", 1,
+                     kMaxConfigDim);
   m["ffn_activation"] = read_activation(r, arch);
   m["vocab_size"] = r.required_int("vocab_size", 1, kMaxConfigDim);
   // Gemma's and Grok-1's configs tie the embeddings unless told otherwise (GemmaConfig,
@@ -328,8 +364,10 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
     if (const auto mtp = r.optional_int("num_nextn_predict_layers", 0, 0, layers); mtp > 0)
       m["mtp_layers"] = mtp;
   }
-  if (arch == "Glm4MoeForCausalLM")
-    note_glm4_moe_extras(r, notes);
+  if (arch == "Glm4MoeForCausalLM" || arch == "Llama4ForCausalLM")
+    note_attention_extras(r, notes);
+  if (arch == "Llama4ForCausalLM")
+    note_chunked_attention(r, options, notes);
   // YaRN's scaled rotary embedding runs unfused in Megatron-Core, MLA's aside (rope_utils.py).
   if (r.has("rope_scaling") && !r.take_null("rope_scaling") && !m.contains("mla")) {
     auto scaling = r.optional_object("rope_scaling");
@@ -340,6 +378,15 @@ json read_config(JsonReader& r, const HfImportOptions& options, std::vector<Inpu
   }
   r.throw_key_problems();
   return m;
+}
+
+json read_config(JsonReader& r, const HfImportOptions& options, std::vector<InputProblem>& notes) {
+  const std::string arch = architecture(r);
+  const std::string name = options.name.empty() ? arch : options.name;
+  if (arch != "Llama4ForConditionalGeneration")
+    return read_text_model(r, arch, name, options, notes);
+  JsonReader text = r.object("text_config");
+  return read_text_model(text, "Llama4ForCausalLM", name, options, notes);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "models/parameter_count.hpp"
+
 #include "io/json_reader.hpp"
 #include "io/scenario_io.hpp"
 #include "tests/io/error_of.hpp"
@@ -233,6 +235,32 @@ TEST(HfConfigImportTest, QwenSparseStepIsTheLayerInterval) {
             "groups of 2");
 }
 
+// Llama 4 Maverick's multimodal config: the text model of text_config, experts of 8192 with a
+// shared one on every other layer and dense layers of intermediate_size_mlp (16384): Meta's
+// 400B total and 17B active parameters. Its chunked attention is full attention at sequences up
+// to its 8192-token chunk and noted beyond.
+TEST(HfConfigImportTest, Llama4Maverick) {
+  const ImportedWithNotes g = imported_with_notes("llama-4-maverick.json", 8192);
+  const ModelSpec& m = g.model;
+  EXPECT_EQ(m.num_layers, 48);
+  EXPECT_EQ(m.ffn_hidden_size, 16384);
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 128);
+  EXPECT_EQ(m.moe->top_k, 1);
+  EXPECT_EQ(m.moe->ffn_hidden_size, 8192);
+  EXPECT_EQ(m.moe->shared_expert_ffn_hidden_size, 8192);
+  EXPECT_EQ(m.moe->layer_interval, 2);
+  EXPECT_EQ(m.moe->router_score, RouterScore::kSigmoid);
+  EXPECT_TRUE(m.is_moe_layer(1));
+  EXPECT_FALSE(m.is_moe_layer(2));
+  EXPECT_NEAR(total_parameters(m) / 1e9, 400.0, 2.0);
+  EXPECT_NEAR(active_parameters(m) / 1e9, 17.0, 0.5);
+  EXPECT_EQ(g.note_pointers, (std::vector<std::string>{"/text_config/use_qk_norm"}));
+  EXPECT_EQ(
+      imported_with_notes("llama-4-maverick.json", 16384).note_pointers,
+      (std::vector<std::string>{"/text_config/use_qk_norm", "/text_config/attention_chunk_size"}));
+}
+
 TEST(HfConfigImportTest, WithoutSeqLengthTheModelSaysSo) {
   const HfImport m = import_hf_config(config("llama-3.1-8b.json"), "c.json", {});
   EXPECT_FALSE(m.model.contains("seq_length"));
@@ -270,7 +298,8 @@ TEST(HfConfigImportTest, BadConfigsAreNamed) {
             "MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
             "Qwen3MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
             "GptOssForCausalLM, NemotronForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
-            "Grok1ModelForCausalLM, Grok1ForCausalLM, Glm4MoeForCausalLM, got \"BertModel\"");
+            "Grok1ModelForCausalLM, Grok1ForCausalLM, Glm4MoeForCausalLM, "
+            "Llama4ForConditionalGeneration, Llama4ForCausalLM, got \"BertModel\"");
   c = config("llama-3.1-8b.json");
   c.erase("hidden_size");
   EXPECT_NE(testing::error_of([&] {

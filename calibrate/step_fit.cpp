@@ -81,6 +81,15 @@ void check_runs(const std::vector<io::ValidationCase>& runs, const HardwareProfi
   }
 }
 
+// The fit's predictions of every run, before (the base profile) and after (the fitted one).
+void fill_predictions(StepFit& fit, const std::vector<io::ValidationCase>& runs,
+                      const HardwareProfile& base) {
+  for (const auto& run : runs) {
+    fit.predicted_before_s.push_back(predicted_s(run, base));
+    fit.predicted_after_s.push_back(predicted_s(run, fit.profile));
+  }
+}
+
 // The base profile with its four attention efficiencies times `scale` (at most 1).
 HardwareProfile with_attention_scale(const HardwareProfile& base, double scale) {
   HardwareProfile p = base;
@@ -153,10 +162,7 @@ StepFit fit_software_efficiency(const std::vector<io::ValidationCase>& runs,
   fit.tensor_speed = base.tensor_speed;
   fit.profile = with_attention_scale(base, attention);
   fit.profile.software_efficiency = efficiency;
-  for (const auto& run : runs) {
-    fit.predicted_before_s.push_back(predicted_s(run, base));
-    fit.predicted_after_s.push_back(predicted_s(run, fit.profile));
-  }
+  fill_predictions(fit, runs, base);
   return fit;
 }
 
@@ -177,10 +183,7 @@ StepFit fit_tensor_speed(const std::vector<io::ValidationCase>& runs, const Hard
   fit.tensor_speed = speed;
   fit.profile = base;
   fit.profile.tensor_speed = speed;
-  for (const auto& run : runs) {
-    fit.predicted_before_s.push_back(predicted_s(run, base));
-    fit.predicted_after_s.push_back(predicted_s(run, fit.profile));
-  }
+  fill_predictions(fit, runs, base);
   return fit;
 }
 

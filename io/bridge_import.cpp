@@ -13,6 +13,7 @@
 #include "io/bridge_precision.hpp"
 #include "io/json_reader.hpp"
 #include "io/megatron_arguments_known.hpp"
+#include "io/megatron_import.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::io {
@@ -82,14 +83,7 @@ std::string layer_freq_text(const json& list) {
   const int rest = layers - 1 - experts.back();
   if (dense < 0 || rest >= interval)
     return list.dump();
-  const auto groups = static_cast<int>(experts.size());
-  std::string pattern = dense > 0 ? printf_string("[0]*%d+", dense) : "";
-  if (interval == 1)
-    return "(" + pattern + printf_string("[1]*%d", groups) + ")";
-  pattern += printf_string("([0]*%d+[1])*%d", interval - 1, groups);
-  if (rest > 0)
-    pattern += printf_string("+[0]*%d", rest);
-  return "(" + pattern + ")";
+  return moe_layer_freq_text(layers, dense, interval);
 }
 
 // --pipeline-model-parallel-layout from Bridge's list of stages, each a list of layer names.

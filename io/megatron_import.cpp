@@ -1051,4 +1051,17 @@ MegatronImport import_megatron_arguments(const MegatronArgumentSource& source,
   return import_arguments(source.words, file, options, catalog, &source);
 }
 
+std::string moe_layer_freq_text(int num_layers, int first_dense, int interval) {
+  const int after = num_layers - first_dense;
+  std::string pattern = first_dense > 0 ? printf_string("[0]*%d+", first_dense) : "";
+  if (interval == 1) {
+    pattern += printf_string("[1]*%d", after);
+  } else {
+    pattern += printf_string("([0]*%d+[1])*%d", interval - 1, after / interval);
+    if (after % interval > 0)
+      pattern += printf_string("+[0]*%d", after % interval);
+  }
+  return "(" + pattern + ")";
+}
+
 }  // namespace capsim::io

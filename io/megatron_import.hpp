@@ -62,4 +62,10 @@ struct MegatronArgumentSource {
                                                        const MegatronImportOptions& options,
                                                        Catalog& catalog);
 
+// Megatron's --moe-layer-freq list for `num_layers` layers whose first `first_dense` have a dense
+// FFN and, after them, the last of every `interval` experts (MoeSpec::layer_interval):
+// "([0]*K+[1]*M)", or "([0]*K+([0]*(I-1)+[1])*M+[0]*R)" (a Python expression Megatron
+// evaluates; parts of zero layers left out). The import reads both back.
+[[nodiscard]] std::string moe_layer_freq_text(int num_layers, int first_dense, int interval);
+
 }  // namespace capsim::io

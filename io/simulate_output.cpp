@@ -17,12 +17,12 @@ std::optional<std::string> profile_note(const HardwareProfile& profile) {
   if (profile.is_datasheet_default) {
     // The prior with_in_situ_prior gave it (its stack's, where one was fitted) is its last
     // software_efficiency provenance line.
-    const auto prior = std::find_if(
-        profile.provenance.rbegin(), profile.provenance.rend(),
-        [](const std::string& line) { return line.starts_with("software_efficiency "); });
-    const auto speed =
-        std::find_if(profile.provenance.rbegin(), profile.provenance.rend(),
-                     [](const std::string& line) { return line.starts_with("tensor_speed "); });
+    const auto last_line = [&profile](const std::string& prefix) {
+      return std::find_if(profile.provenance.rbegin(), profile.provenance.rend(),
+                          [&prefix](const std::string& line) { return line.starts_with(prefix); });
+    };
+    const auto prior = last_line("software_efficiency ");
+    const auto speed = last_line("tensor_speed ");
     return "profile " + profile.name +
            ": kernels and collectives from the GPU's datasheet figures, not fitted to "
            "measurements of it; " +

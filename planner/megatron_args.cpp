@@ -5,6 +5,7 @@
 
 #include "models/parameter_count.hpp"
 
+#include "io/megatron_import.hpp"
 #include "io/text_format.hpp"
 
 namespace capsim::planner {
@@ -82,26 +83,6 @@ std::string complete_layout_argument(const Scenario& s) {
   return "--pipeline-model-parallel-layout \"" + layout + "\"";
 }
 
-// Megatron's --moe-layer-freq list for the model's dense and expert layers: "([0]*K+[1]*M)",
-// or with experts on the last of every I layers "([0]*K+([0]*(I-1)+[1])*M+[0]*R)" (a Python
-// expression Megatron evaluates; parts of zero layers left out); "" when every layer has experts.
-std::string moe_layer_pattern(const ModelSpec& m) {
-  const int dense = m.moe->first_dense_layers;
-  const int interval = m.moe->layer_interval;
-  if (dense == 0 && interval == 1)
-    return "";
-  const int after = m.num_layers - dense;
-  std::string pattern = dense > 0 ? io::printf_string("[0]*%d+", dense) : "";
-  if (interval == 1) {
-    pattern += io::printf_string("[1]*%d", after);
-  } else {
-    pattern += io::printf_string("([0]*%d+[1])*%d", interval - 1, after / interval);
-    if (after % interval > 0)
-      pattern += io::printf_string("+[0]*%d", after % interval);
-  }
-  return "(" + pattern + ")";
-}
-
 // The model keys beyond the layout writer's: vocabulary, embeddings, head size, MLA, MoE, MTP,
 // windows, kernels and dropout.
 void add_model_details(std::string& out, const ModelSpec& m) {
@@ -125,8 +106,12 @@ void add_model_details(std::string& out, const ModelSpec& m) {
     add(out, "--moe-ffn-hidden-size", m.moe->ffn_hidden_size);
     if (m.moe->shared_expert_ffn_hidden_size > 0)
       add(out, "--moe-shared-expert-intermediate-size", m.moe->shared_expert_ffn_hidden_size);
-    if (const std::string pattern = moe_layer_pattern(m); !pattern.empty())
-      add(out, "--moe-layer-freq \"" + pattern + "\"");
+    if (m.moe->first_dense_layers > 0 || m.moe->layer_interval > 1) {
+      add(out, "--moe-layer-freq \"" +
+                   io::moe_layer_freq_text(m.num_layers, m.moe->first_dense_layers,
+                                           m.moe->layer_interval) +
+                   "\"");
+    }
     if (m.moe->router_score == RouterScore::kSigmoid)
       add(out, "--moe-router-score-function sigmoid");
     if (m.moe->router_groups > 1) {
